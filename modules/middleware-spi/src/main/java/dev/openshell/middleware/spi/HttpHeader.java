@@ -1,0 +1,24 @@
+package dev.openshell.middleware.spi;
+
+import java.util.Objects;
+
+/**
+ * One header line handed to a stage (RFC 0009, "The middleware contract": {@code HttpHeader}). Names are lowercased
+ * by the host; values are trimmed of surrounding whitespace. Lists of headers keep wire order and duplicates.
+ *
+ * @param name the field name, an RFC 9110 token, lowercase
+ * @param value the field value, without CR, LF or NUL
+ */
+public record HttpHeader(String name, String value) {
+    /** @throws NullPointerException if either part is {@code null} */
+    public HttpHeader {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(value, "value");
+    }
+
+    /** {@return the name and the value's length only: header values never appear in logs} */
+    @Override
+    public String toString() {
+        return "HttpHeader[" + name + ", " + value.length() + " chars]";
+    }
+}

@@ -1,0 +1,28 @@
+package dev.openshell.middleware.spi.host;
+
+import java.util.Objects;
+
+/**
+ * The supervisor-only capabilities handed to a restricted built-in by the engine, once, before its first evaluation.
+ */
+public final class HostCapabilities {
+    private final CredentialAccess credentials;
+
+    private HostCapabilities(CredentialAccess credentials) {
+        this.credentials = credentials;
+    }
+
+    /**
+     * {@return capabilities backed by the given services}
+     *
+     * @param credentials credential resolution; never {@code null}
+     */
+    public static HostCapabilities of(CredentialAccess credentials) {
+        return new HostCapabilities(Objects.requireNonNull(credentials, "credentials"));
+    }
+
+    /** {@return credential resolution} */
+    public CredentialAccess credentials() {
+        return credentials;
+    }
+}

@@ -1,0 +1,22 @@
+/**
+ * The supervisor middleware SPI (OpenShell RFC 0009, "The middleware contract").
+ *
+ * <p>Every middleware stage, built-in or external, is reached through
+ * {@link dev.openshell.middleware.spi.MiddlewareProvider}. The public package holds plain Java value types that mirror
+ * the {@code openshell.middleware.v1} wire contract; no Helidon or protobuf type appears here.
+ *
+ * <p>{@code dev.openshell.middleware.spi.host} holds supervisor-only host capabilities (credential access for the
+ * post-credentials phase). It is exported by qualified export to the engine and to the named restricted built-ins
+ * only; a module in a plugin layer cannot use it, whatever its name.
+ *
+ * @uses nothing: this module only declares the service type
+ */
+@SuppressWarnings("module") // export targets are compiled later in the reactor
+module dev.openshell.middleware.spi {
+    requires transitive jakarta.json;
+
+    exports dev.openshell.middleware.spi;
+    exports dev.openshell.middleware.spi.host to
+            dev.openshell.supervisor.engine,
+            dev.openshell.builtin.sigv4;
+}
