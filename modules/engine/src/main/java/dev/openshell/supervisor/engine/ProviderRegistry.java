@@ -1,0 +1,92 @@
+package dev.openshell.supervisor.engine;
+
+import dev.openshell.middleware.spi.BindingId;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.eclipse.collections.api.factory.Lists;
+import org.eclipse.collections.api.factory.Maps;
+import org.eclipse.collections.api.list.ImmutableList;
+import org.eclipse.collections.api.map.ImmutableMap;
+
+/**
+ * The immutable set of bindings a runtime generation can use, keyed by binding ID (RFC 0009, "Registration and
+ * delivery").
+ *
+ * <p>Built by {@link #assemble}: each binding ID has exactly one owner. When several providers claim one ID, a single
+ * built-in claimant keeps it and the others are refused; with no built-in among them every claim is refused, so
+ * policy that names the ID fails validation instead of running an arbitrary one. Every refusal names all owners.
+ */
+public final class ProviderRegistry {
+    private final ImmutableMap<BindingId, RegisteredBinding> byId;
+    private final ImmutableList<RegisteredBinding> ordered;
+
+    private ProviderRegistry(ImmutableMap<BindingId, RegisteredBinding> byId,
+                             ImmutableList<RegisteredBinding> ordered) {
+        this.byId = byId;
+        this.ordered = ordered;
+    }
+
+    /** {@return a registry with no bindings} */
+    public static ProviderRegistry empty() {
+        return new ProviderRegistry(Maps.immutable.empty(), Lists.immutable.empty());
+    }
+
+    /**
+     * Resolves claims into a registry.
+     *
+     * @param claims every binding claimed, in discovery order (built-ins first)
+     * @param failures receives one failure per refused claim
+     * @return the registry of unambiguous bindings
+     */
+    public static ProviderRegistry assemble(List<RegisteredBinding> claims, List<PluginFailure> failures) {
+        Map<BindingId, List<RegisteredBinding>> byId = new LinkedHashMap<>();
+        for (RegisteredBinding claim : claims) {
+            byId.computeIfAbsent(claim.id(), k -> new ArrayList<>()).add(claim);
+        }
+        Map<BindingId, RegisteredBinding> accepted = new LinkedHashMap<>();
+        for (Map.Entry<BindingId, List<RegisteredBinding>> e : byId.entrySet()) {
+            List<RegisteredBinding> owners = e.getValue();
+            if (owners.size() == 1) {
+                accepted.put(e.getKey(), owners.get(0));
+                continue;
+            }
+            List<RegisteredBinding> builtIns = owners.stream()
+                    .filter(o -> o.origin().kind() == ProviderOrigin.Kind.BUILT_IN).toList();
+            String all = owners.stream().map(o -> o.origin().describe()).collect(Collectors.joining(", "));
+            if (builtIns.size() == 1) {
+                RegisteredBinding keeper = builtIns.get(0);
+                accepted.put(e.getKey(), keeper);
+                for (RegisteredBinding o : owners) {
+                    if (o != keeper) {
+                        failures.add(new PluginFailure(o.origin().describe(),
+                                "duplicate binding ID '%s': already provided by %s; refused from %s"
+                                        .formatted(e.getKey(), keeper.origin().describe(), o.origin().describe())));
+                    }
+                }
+            } else {
+                for (RegisteredBinding o : owners) {
+                    failures.add(new PluginFailure(o.origin().describe(),
+                            "duplicate binding ID '%s' claimed by %s; all claims refused"
+                                    .formatted(e.getKey(), all)));
+                }
+            }
+        }
+        List<RegisteredBinding> list = new ArrayList<>(accepted.values());
+        list.sort((a, b) -> a.id().compareTo(b.id()));
+        return new ProviderRegistry(Maps.immutable.ofMap(accepted), Lists.immutable.ofAll(list));
+    }
+
+    /** {@return the binding with this ID, if registered} @param id the binding ID */
+    public Optional<RegisteredBinding> lookup(BindingId id) {
+        return Optional.ofNullable(byId.get(id));
+    }
+
+    /** {@return every registered binding, sorted by binding ID} */
+    public ImmutableList<RegisteredBinding> bindings() {
+        return ordered;
+    }
+}
