@@ -7,7 +7,7 @@
  */
 module dev.openshell.supervisor.engine {
     requires transitive dev.openshell.middleware.spi;
-    requires org.eclipse.collections.api;
+    requires transitive org.eclipse.collections.api;
     requires org.eclipse.collections.impl;
 
     exports dev.openshell.supervisor.engine;

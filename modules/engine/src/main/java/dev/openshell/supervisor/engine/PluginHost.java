@@ -33,7 +33,7 @@ import org.eclipse.collections.api.list.ImmutableList;
  * <h2>Plugins directory</h2>
  * Each entry is one plugin: a {@code .jar} file (a modular JAR, or an automatic module with
  * {@code META-INF/services}), or a directory of JARs (the plugin and its own dependencies). Entries are loaded in name
- * order; hidden entries are skipped, and other files are skipped with a warning. Each plugin gets its own layer
+ * order; hidden entries and {@code .txt}/{@code .md} files are skipped, and other files are skipped with a warning. Each plugin gets its own layer
  * ({@link ModuleLayer#defineModulesWithManyLoaders}), so one plugin's failure never affects another.
  *
  * <h2>Rules (RFC 0009, "Registration and delivery"; the rules are checked before a binding is usable)</h2>
@@ -170,8 +170,8 @@ public final class PluginHost {
                 List<Path> entries = new ArrayList<>();
                 for (Path p : s.sorted().toList()) {
                     String name = p.getFileName().toString();
-                    if (name.startsWith(".")) {
-                        continue;
+                    if (name.startsWith(".") || name.endsWith(".txt") || name.endsWith(".md")) {
+                        continue; // hidden entries and documentation
                     }
                     if (Files.isDirectory(p) || (Files.isRegularFile(p) && name.endsWith(".jar"))) {
                         entries.add(p);

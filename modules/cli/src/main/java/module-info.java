@@ -1,0 +1,12 @@
+/**
+ * The {@code supervisor} command line. Nothing requires this module; it is the image's main module.
+ */
+module dev.openshell.supervisor.cli {
+    requires dev.openshell.supervisor.engine;
+    requires info.picocli;
+    requires jakarta.json;
+    requires java.logging;
+
+    // picocli reads the command classes' annotations and fields reflectively
+    opens dev.openshell.supervisor.cli to info.picocli;
+}
