@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Developer entry point: finds a JDK >= 21 (the machine default may be older), then builds, tests or demos.
+#   ./dev.sh demo      build the runtime image (tests skipped) and run the main job
+#   ./dev.sh test      run the whole test suite (unit, property, integration)
+#   ./dev.sh build     build the runtime image only (jlink/target/image)
+#   ./dev.sh goldens   rewrite module-info-docs/*.describe.txt from the built JARs (review the diff!)
+#   ./dev.sh mvn ARGS  run the Maven wrapper with the JDK found
+set -euo pipefail
+cd "$(dirname "$0")"
+JAVA_HOME=$(scripts/find-jdk.sh) || exit 1
+export JAVA_HOME
+export PATH="$JAVA_HOME/bin:$PATH"
+mvn=(./mvnw -B -ntp)
+image=jlink/target/image
+
+build_image() {
+  echo "==> building the runtime image with $JAVA_HOME (tests skipped; ./dev.sh test runs them)"
+  "${mvn[@]}" -q -DskipTests -Dmaven.test.skip.exec=true package "$@"
+  echo "==> image ready: $image/bin/supervisor"
+}
+
+cmd=${1:-help}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  demo)
+    build_image
+    plugins=$(mktemp -d)
+    trap 'rm -rf "$plugins"' EXIT
+    cp plugins/example-tagger/target/example-tagger-*.jar "$plugins/"
+    echo "==> $image/bin/supervisor plugins --plugins $plugins   (built-ins + the example third-party plugin)"
+    "$image/bin/supervisor" plugins --plugins "$plugins"
+    ;;
+  test)
+    echo "==> running the whole test suite with $JAVA_HOME"
+    "${mvn[@]}" verify "$@"
+    ;;
+  build)
+    build_image "$@"
+    ;;
+  goldens)
+    "${mvn[@]}" -q verify -Dgoldens.update=true -Dit.test=ModuleDescriptorGoldenIT -Dtest=none \
+      -Dsurefire.failIfNoSpecifiedTests=false "$@"
+    git status --short module-info-docs
+    ;;
+  mvn)
+    "${mvn[@]}" "$@"
+    ;;
+  help|-h|--help)
+    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    ;;
+  *)
+    echo "unknown command: $cmd (try ./dev.sh help)" >&2
+    exit 2
+    ;;
+esac
