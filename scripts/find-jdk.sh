@@ -23,8 +23,16 @@ if command -v java >/dev/null 2>&1; then
   j=$(readlink -f "$(command -v java)")
   candidates+=("${j%/bin/java}")
 fi
-for d in /usr/lib/jvm/* /usr/java/* /opt/java/* /opt/jdk* /opt/*jdk* /usr/local/*jdk* \
-         "$HOME"/.sdkman/candidates/java/* "$HOME"/.jdks/* /Library/Java/JavaVirtualMachines/*/Contents/Home; do
+# SUPERVISOR_JDK_SEARCH (colon-separated directories whose children are JDK homes) replaces the usual places.
+if [ -n "${SUPERVISOR_JDK_SEARCH:-}" ]; then
+  IFS=: read -r -a roots <<< "$SUPERVISOR_JDK_SEARCH"
+  globs=()
+  for r in "${roots[@]}"; do globs+=("$r"/*); done
+else
+  globs=(/usr/lib/jvm/* /usr/java/* /opt/java/* /opt/jdk* /opt/*jdk* /usr/local/*jdk* \
+         "$HOME"/.sdkman/candidates/java/* "$HOME"/.jdks/* /Library/Java/JavaVirtualMachines/*/Contents/Home)
+fi
+for d in "${globs[@]}"; do
   [ -d "$d" ] && candidates+=("$d")
 done
 
@@ -41,7 +49,7 @@ done
 if [ -z "$best" ]; then
   {
     echo "error: no JDK $min or newer found (the supervisor needs one: Helidon 4 requires Java $min+)."
-    echo "  looked at: \$JAVA_HOME, java on the PATH, /usr/lib/jvm, /usr/java, /opt, ~/.sdkman, ~/.jdks"
+    echo "  looked at: \$JAVA_HOME, java on the PATH, ${SUPERVISOR_JDK_SEARCH:-/usr/lib/jvm, /usr/java, /opt, ~/.sdkman, ~/.jdks}"
     echo "  install one (for example: apt-get install openjdk-21-jdk-headless) or set JAVA_HOME to it."
   } >&2
   exit 1
