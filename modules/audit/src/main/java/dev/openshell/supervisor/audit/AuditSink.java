@@ -1,0 +1,33 @@
+package dev.openshell.supervisor.audit;
+
+import jakarta.json.JsonObject;
+
+/**
+ * Receives audit events. Implementations are thread-safe and never throw into the request path: a sink that cannot
+ * write counts the loss and reports it in the log, once per failure streak.
+ */
+public interface AuditSink extends AutoCloseable {
+    /**
+     * Records one event.
+     *
+     * @param event an OCSF event built by {@link OcsfEvents}
+     */
+    void emit(JsonObject event);
+
+    /** Flushes and releases resources; later events are dropped. */
+    @Override
+    void close();
+
+    /** {@return a sink that drops everything} */
+    static AuditSink discard() {
+        return new AuditSink() {
+            @Override
+            public void emit(JsonObject event) {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+}

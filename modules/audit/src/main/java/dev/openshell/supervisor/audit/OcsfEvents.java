@@ -1,0 +1,311 @@
+package dev.openshell.supervisor.audit;
+
+import jakarta.json.Json;
+import jakarta.json.JsonArrayBuilder;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonObjectBuilder;
+import java.time.Clock;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * Builds the OCSF events the supervisor emits (RFC 0009, "Audit and logging"), against OCSF schema
+ * {@value #SCHEMA_VERSION}:
+ * <ul>
+ *   <li>{@code HTTP Activity} (class 4002) per stage invocation: Informational for allow, Medium for deny.</li>
+ *   <li>{@code Detection Finding} (class 2004): required-stage failures, invalid responses, uninspectable traffic and
+ *       body-aware policy failures are High; {@code fail_open} bypasses and all-{@code fail_open} uninspectable relays
+ *       are Medium, so operators can alert on reduced enforcement; middleware findings are Informational.</li>
+ *   <li>{@code Device Config State Change} (class 5019): registration validation, registry reload, policy validation
+ *       and each insecure ({@code allow_insecure}) registration.</li>
+ * </ul>
+ * Supervisor-specific fields go under {@code unmapped.openshell}. Every string that reaches an event is either
+ * supervisor-owned (config keys, binding IDs, platform codes) or passed through {@link #safeText}; nothing here
+ * accepts paths, queries, header values, bodies or text from external services.
+ */
+public final class OcsfEvents {
+    /** The OCSF schema version events conform to ({@code metadata.version}). */
+    public static final String SCHEMA_VERSION = "1.9.0-dev";
+    /** The product name in {@code metadata.product.name}. */
+    public static final String PRODUCT = "OpenShell Supervisor";
+    static final int CATEGORY_FINDINGS = 2;
+    static final int CATEGORY_NETWORK = 4;
+    static final int CATEGORY_DISCOVERY = 5;
+    static final int HTTP_ACTIVITY = 4002;
+    static final int DETECTION_FINDING = 2004;
+    static final int DEVICE_CONFIG_STATE_CHANGE = 5019;
+
+    private static final Map<String, Integer> HTTP_ACTIVITY_IDS = Map.ofEntries(
+            Map.entry("CONNECT", 1), Map.entry("DELETE", 2), Map.entry("GET", 3), Map.entry("HEAD", 4),
+            Map.entry("OPTIONS", 5), Map.entry("POST", 6), Map.entry("PUT", 7), Map.entry("TRACE", 8),
+            Map.entry("PATCH", 9));
+
+    private final String productVersion;
+    private final String hostname;
+    private final Clock clock;
+
+    /**
+     * @param productVersion the supervisor version, for {@code metadata.product.version}
+     * @param hostname this host's name, for {@code device.hostname} in configuration events
+     * @param clock the clock for {@code time}
+     */
+    public OcsfEvents(String productVersion, String hostname, Clock clock) {
+        this.productVersion = Objects.requireNonNull(productVersion, "productVersion");
+        this.hostname = Objects.requireNonNull(hostname, "hostname");
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    /** Severity IDs used here (OCSF {@code severity_id}). */
+    public enum Severity {
+        /** 1. */
+        INFORMATIONAL(1),
+        /** 3. */
+        MEDIUM(3),
+        /** 4. */
+        HIGH(4);
+
+        private final int id;
+
+        Severity(int id) {
+            this.id = id;
+        }
+
+        /** {@return the OCSF ID} */
+        public int id() {
+            return id;
+        }
+
+        /** {@return the OCSF caption} */
+        public String caption() {
+            return name().charAt(0) + name().substring(1).toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** Kinds of configuration event (class 5019). */
+    public enum ConfigChange {
+        /** An external service registration was validated (Describe and manifest checks). */
+        REGISTRATION_VALIDATION("middleware registration validation"),
+        /** A runtime generation (policy + registry) was prepared and installed, or preparation failed. */
+        REGISTRY_RELOAD("middleware registry reload"),
+        /** A sandbox policy was validated. */
+        POLICY_VALIDATION("policy validation"),
+        /** A registration uses plaintext gRPC under {@code allow_insecure = true}. */
+        INSECURE_REGISTRATION("insecure middleware registration");
+
+        private final String title;
+
+        ConfigChange(String title) {
+            this.title = title;
+        }
+
+        /** {@return the event title} */
+        public String title() {
+            return title;
+        }
+    }
+
+    /**
+     * {@return an HTTP Activity event (class 4002) for one stage invocation}
+     *
+     * @param request the request facts
+     * @param stage what the stage did
+     */
+    public JsonObject httpActivity(RequestFacts request, StageOutcome stage) {
+        boolean allowed = stage.result() == StageOutcome.Result.ALLOWED
+                || stage.result() == StageOutcome.Result.BYPASSED;
+        String method = request.method().toUpperCase(Locale.ROOT);
+        int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
+        JsonObjectBuilder e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
+                activity == 99 ? "Other" : caption(method), allowed ? Severity.INFORMATIONAL : Severity.MEDIUM);
+        e.add("status_id", allowed ? 1 : 2).add("status", allowed ? "Success" : "Failure");
+        e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
+        e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
+        e.add("duration", stage.latencyNanos() / 1_000_000L);
+        e.add("message", "middleware %s %s: %s".formatted(stage.configKey(), stage.bindingId(),
+                stage.result().name().toLowerCase(Locale.ROOT)));
+        e.add("http_request", Json.createObjectBuilder().add("http_method", method)
+                .add("url", url(request)));
+        e.add("dst_endpoint", endpoint(request));
+        JsonObjectBuilder os = openshell(request, stage.configKey(), stage.bindingId())
+                .add("decision", stage.result().name().toLowerCase(Locale.ROOT))
+                .add("transformed", stage.transformed())
+                .add("latency_us", stage.latencyNanos() / 1_000L)
+                .add("on_error", stage.failClosed() ? "fail_closed" : "fail_open");
+        stage.platformCode().ifPresent(c -> os.add("code", safeCode(c)));
+        e.add("unmapped", Json.createObjectBuilder().add("openshell", os));
+        return e.build();
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004) for a stage failure: High when {@code fail_closed} denied the
+     * request, Medium for a {@code fail_open} bypass}
+     *
+     * @param request the request facts
+     * @param stage the failed stage ({@link StageOutcome.Result#FAILED_CLOSED} or {@link StageOutcome.Result#BYPASSED})
+     */
+    public JsonObject stageFailure(RequestFacts request, StageOutcome stage) {
+        boolean closed = stage.result() != StageOutcome.Result.BYPASSED;
+        String code = stage.platformCode().map(OcsfEvents::safeCode).orElse("middleware_failed");
+        String title = closed ? "required middleware stage failed; request denied"
+                : "middleware stage bypassed (fail_open); request relayed without it";
+        JsonObjectBuilder os = openshell(request, stage.configKey(), stage.bindingId()).add("code", code)
+                .add("on_error", closed ? "fail_closed" : "fail_open")
+                .add("decision", closed ? "deny" : "bypass");
+        return finding(request, closed ? Severity.HIGH : Severity.MEDIUM, title,
+                closed ? "middleware.failure" : "middleware.bypass", os);
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004) for a request the matching chain could not inspect (RFC 0009: denied
+     * when any matching stage is {@code fail_closed}, High; relayed when all are {@code fail_open}, Medium)}
+     *
+     * @param request the request facts
+     * @param configKeys the matching chain's config keys, in order
+     * @param denied whether the request was denied
+     * @param code the platform code for why it was uninspectable, e.g. {@code body_over_capacity}
+     */
+    public JsonObject uninspectable(RequestFacts request, List<String> configKeys, boolean denied, String code) {
+        JsonArrayBuilder keys = Json.createArrayBuilder();
+        configKeys.forEach(keys::add);
+        JsonObjectBuilder os = base(request).add("config_keys", keys).add("code", safeCode(code))
+                .add("decision", denied ? "deny" : "bypass");
+        return finding(request, denied ? Severity.HIGH : Severity.MEDIUM,
+                denied ? "uninspectable request denied: a matching stage is fail_closed"
+                        : "uninspectable request relayed: every matching stage is fail_open",
+                "middleware.uninspectable", os);
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004, High) for a body-aware policy failure after a body replacement}
+     *
+     * @param request the request facts
+     * @param configKey the stage whose replacement failed the check
+     * @param bindingId its binding ID
+     * @param code the platform code
+     */
+    public JsonObject bodyPolicyFailure(RequestFacts request, String configKey, String bindingId, String code) {
+        JsonObjectBuilder os = openshell(request, configKey, bindingId).add("code", safeCode(code))
+                .add("decision", "deny");
+        return finding(request, Severity.HIGH, "replacement body failed body-aware policy; request denied",
+                "policy.body_recheck", os);
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004, Informational) for a finding a stage reported}
+     *
+     * @param request the request facts
+     * @param configKey the stage's config key
+     * @param bindingId its binding ID
+     * @param type the finding type, e.g. {@code pii.email} (passed through {@link #safeText})
+     * @param count the number of matches
+     */
+    public JsonObject middlewareFinding(RequestFacts request, String configKey, String bindingId, String type,
+                                        long count) {
+        String safeType = safeText(type, 64);
+        JsonObjectBuilder os = openshell(request, configKey, bindingId).add("finding_type", safeType)
+                .add("count", count);
+        return finding(request, Severity.INFORMATIONAL, "middleware finding: " + safeType, safeType, os);
+    }
+
+    /**
+     * {@return a Device Config State Change event (class 5019)}
+     *
+     * @param change what was checked or changed
+     * @param success whether it succeeded
+     * @param subject the supervisor-owned subject (registration name, policy file name), passed through
+     *     {@link #safeText}
+     * @param detail a supervisor-owned explanation, passed through {@link #safeText}
+     */
+    public JsonObject configChange(ConfigChange change, boolean success, String subject, String detail) {
+        boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION;
+        Severity sev = atRisk ? Severity.MEDIUM : success ? Severity.INFORMATIONAL : Severity.HIGH;
+        JsonObjectBuilder e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
+                "Device Config State Change", 1, "Log", sev);
+        e.add("status_id", success ? 1 : 2).add("status", success ? "Success" : "Failure");
+        e.add("message", change.title() + " " + (success ? "succeeded" : "failed") + ": " + safeText(subject, 200));
+        e.add("device", Json.createObjectBuilder().add("hostname", hostname).add("type_id", 1).add("type", "Server"));
+        e.add("security_level_id", atRisk ? 2 : 1).add("security_level", atRisk ? "At Risk" : "Secure");
+        e.add("unmapped", Json.createObjectBuilder().add("openshell", Json.createObjectBuilder()
+                .add("change", change.name().toLowerCase(Locale.ROOT)).add("subject", safeText(subject, 200))
+                .add("detail", safeText(detail, 500))));
+        return e.build();
+    }
+
+    private JsonObject finding(RequestFacts request, Severity severity, String title, String type,
+                               JsonObjectBuilder openshell) {
+        JsonObjectBuilder e = base(CATEGORY_FINDINGS, "Findings", DETECTION_FINDING, "Detection Finding", 1,
+                "Create", severity);
+        e.add("status_id", 1).add("status", "New");
+        e.add("is_alert", severity == Severity.HIGH);
+        e.add("message", title);
+        e.add("finding_info", Json.createObjectBuilder().add("uid", UUID.randomUUID().toString())
+                .add("title", title).add("types", Json.createArrayBuilder().add(type)));
+        e.add("dst_endpoint", endpoint(request));
+        e.add("unmapped", Json.createObjectBuilder().add("openshell", openshell));
+        return e.build();
+    }
+
+    private JsonObjectBuilder base(int category, String categoryName, int classUid, String className, int activity,
+                                   String activityName, Severity severity) {
+        return Json.createObjectBuilder()
+                .add("time", clock.millis())
+                .add("category_uid", category).add("category_name", categoryName)
+                .add("class_uid", classUid).add("class_name", className)
+                .add("activity_id", activity).add("activity_name", activityName)
+                .add("type_uid", classUid * 100L + activity).add("type_name", className + ": " + activityName)
+                .add("severity_id", severity.id()).add("severity", severity.caption())
+                .add("metadata", Json.createObjectBuilder()
+                        .add("version", SCHEMA_VERSION)
+                        .add("uid", UUID.randomUUID().toString())
+                        .add("product", Json.createObjectBuilder().add("name", PRODUCT)
+                                .add("vendor_name", "OpenShell").add("version", productVersion)));
+    }
+
+    private static JsonObjectBuilder base(RequestFacts request) {
+        JsonObjectBuilder os = Json.createObjectBuilder().add("request_id", safeText(request.requestId(), 64));
+        request.networkPolicy().ifPresent(p -> os.add("network_policy", safeText(p, 128)));
+        return os;
+    }
+
+    private static JsonObjectBuilder openshell(RequestFacts request, String configKey, String bindingId) {
+        return base(request).add("config_key", safeText(configKey, 128)).add("binding_id", safeText(bindingId, 128));
+    }
+
+    private static JsonObjectBuilder url(RequestFacts r) {
+        return Json.createObjectBuilder().add("scheme", r.scheme()).add("hostname", r.host()).add("port", r.port());
+    }
+
+    private static JsonObjectBuilder endpoint(RequestFacts r) {
+        return Json.createObjectBuilder().add("hostname", r.host()).add("port", r.port());
+    }
+
+    private static String caption(String method) {
+        return method.charAt(0) + method.substring(1).toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * Keeps supervisor-owned identifiers printable and short: characters outside {@code [A-Za-z0-9 ._:/@-]} become
+     * {@code _}, and the result is cut at {@code max} characters.
+     *
+     * @param s the text
+     * @param max the longest result, in characters
+     * @return the safe text
+     */
+    public static String safeText(String s, int max) {
+        StringBuilder b = new StringBuilder(Math.min(s.length(), max));
+        for (int i = 0; i < s.length() && b.length() < max; i++) {
+            char c = s.charAt(i);
+            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || c == ' ' || c == '.' || c == '_' || c == ':' || c == '/' || c == '@' || c == '-';
+            b.append(ok ? c : '_');
+        }
+        return b.toString();
+    }
+
+    private static String safeCode(String code) {
+        return code.matches("[a-z][a-z0-9_]{0,63}") ? code : "invalid_code";
+    }
+}

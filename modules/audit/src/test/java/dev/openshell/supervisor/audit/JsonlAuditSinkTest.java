@@ -1,0 +1,139 @@
+package dev.openshell.supervisor.audit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class JsonlAuditSinkTest {
+    @TempDir
+    Path dir;
+
+    /** A clock the test moves by hand. */
+    static final class ManualClock extends Clock {
+        Instant now = Instant.parse("2026-11-29T23:59:00Z");
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+
+    private static JsonObject event(int n) {
+        return Json.createObjectBuilder().add("n", n).add("pad", "x".repeat(100)).build();
+    }
+
+    private List<Path> files() throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.sorted().toList();
+        }
+    }
+
+    private long lines() throws IOException {
+        long n = 0;
+        for (Path p : files()) {
+            n += Files.readAllLines(p).size();
+        }
+        return n;
+    }
+
+    @Test
+    void writesOneJsonObjectPerLine() throws IOException {
+        Path log = dir.resolve("audit.jsonl");
+        try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, JsonlAuditSink.DEFAULT_MAX_BYTES, new ManualClock())) {
+            sink.emit(event(1));
+            sink.emit(event(2));
+            // flushed per line: readable before close
+            List<String> lines = Files.readAllLines(log);
+            assertEquals(2, lines.size());
+            assertEquals(1, Json.createReader(new java.io.StringReader(lines.get(0))).readObject().getInt("n"));
+        }
+    }
+
+    @Test
+    void rotatesBySizeWithoutLosingAnEvent() throws IOException {
+        Path log = dir.resolve("audit.jsonl");
+        try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, 1024, new ManualClock())) {
+            for (int i = 0; i < 50; i++) {
+                sink.emit(event(i));
+            }
+        }
+        assertTrue(files().size() > 3, files().toString());
+        for (Path p : files()) {
+            assertTrue(Files.size(p) <= 1024, p + " is " + Files.size(p) + " bytes");
+        }
+        assertEquals(50, lines());
+    }
+
+    @Test
+    void rotatesWhenTheUtcDayChanges() throws IOException {
+        ManualClock clock = new ManualClock();
+        Path log = dir.resolve("audit.jsonl");
+        try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, JsonlAuditSink.DEFAULT_MAX_BYTES, clock)) {
+            sink.emit(event(1));
+            clock.now = clock.now.plus(Duration.ofMinutes(2));
+            sink.emit(event(2));
+        }
+        assertEquals(List.of(log, dir.resolve("audit.jsonl.20261130T000100Z")), files());
+        assertEquals(1, Files.readAllLines(log).size());
+        assertEquals(2, lines());
+    }
+
+    @Test
+    void writeFailuresAreCountedNeverThrown() {
+        OutputStream broken = new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                throw new IOException("disk full");
+            }
+        };
+        JsonlAuditSink sink = JsonlAuditSink.toStream(broken);
+        sink.emit(event(1));
+        sink.emit(event(2));
+        assertEquals(2, sink.dropped());
+    }
+
+    @Test
+    void eventsAfterCloseAreDroppedAndCounted() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        JsonlAuditSink sink = JsonlAuditSink.toStream(out);
+        sink.emit(event(1));
+        sink.close();
+        sink.emit(event(2));
+        assertEquals(1, out.toString(StandardCharsets.UTF_8).lines().count());
+        assertEquals(1, sink.dropped());
+    }
+
+    @Test
+    void tinyLimitsAreRefused() {
+        assertThrows(IllegalArgumentException.class,
+                () -> JsonlAuditSink.toFile(dir.resolve("a"), 10, Clock.systemUTC()));
+    }
+}

@@ -1,0 +1,114 @@
+package dev.openshell.supervisor.audit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Every event kind the supervisor emits, validated against the OCSF schema files in the shared conformance data. */
+class OcsfEventsTest {
+    private static final OcsfSchema SCHEMA = new OcsfSchema();
+    private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-29T12:00:00Z"), ZoneOffset.UTC);
+    private static final OcsfEvents EVENTS = new OcsfEvents("0.1.0", "sandbox-host", CLOCK);
+    private static final RequestFacts REQUEST = new RequestFacts("req-1", "POST", "https", "api.openai.com", 443,
+            Optional.of("openai"));
+
+    private static StageOutcome stage(StageOutcome.Result result) {
+        return new StageOutcome("secrets", "openshell/regex", result, result == StageOutcome.Result.ALLOWED,
+                1_500_000, result == StageOutcome.Result.ALLOWED ? Optional.empty()
+                : Optional.of("middleware_timeout"), result != StageOutcome.Result.BYPASSED);
+    }
+
+    @ParameterizedTest
+    @EnumSource(StageOutcome.Result.class)
+    void httpActivityForEveryStageResult(StageOutcome.Result result) {
+        JsonObject e = EVENTS.httpActivity(REQUEST, stage(result));
+        SCHEMA.validate("http_activity", e);
+        boolean allowed = result == StageOutcome.Result.ALLOWED || result == StageOutcome.Result.BYPASSED;
+        assertEquals(allowed ? 1 : 3, e.getInt("severity_id"), "Informational for allow, Medium for deny");
+        assertEquals(400206, e.getJsonNumber("type_uid").longValue());
+        JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
+        assertEquals("secrets", os.getString("config_key"));
+        assertEquals("openshell/regex", os.getString("binding_id"));
+        assertEquals(1500, os.getInt("latency_us"));
+    }
+
+    @Test
+    void unknownMethodsAreOther() {
+        JsonObject e = EVENTS.httpActivity(new RequestFacts("r", "PROPFIND", "http", "h", 80, Optional.empty()),
+                stage(StageOutcome.Result.ALLOWED));
+        SCHEMA.validate("http_activity", e);
+        assertEquals(99, e.getInt("activity_id"));
+    }
+
+    static Stream<Arguments> findings() {
+        return Stream.of(
+                Arguments.of("fail_closed failure", EVENTS.stageFailure(REQUEST, stage(StageOutcome.Result.FAILED_CLOSED)), 4),
+                Arguments.of("fail_open bypass", EVENTS.stageFailure(REQUEST, stage(StageOutcome.Result.BYPASSED)), 3),
+                Arguments.of("uninspectable, denied", EVENTS.uninspectable(REQUEST, List.of("a", "b"), true,
+                        "body_over_capacity"), 4),
+                Arguments.of("uninspectable, relayed", EVENTS.uninspectable(REQUEST, List.of("a"), false,
+                        "body_over_capacity"), 3),
+                Arguments.of("body policy failure", EVENTS.bodyPolicyFailure(REQUEST, "secrets", "openshell/regex",
+                        "body_policy_unparseable"), 4),
+                Arguments.of("middleware finding", EVENTS.middlewareFinding(REQUEST, "secrets", "openshell/regex",
+                        "secret.openai_api_key", 2), 1));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("findings")
+    void detectionFindings(String what, JsonObject e, int severity) {
+        SCHEMA.validate("detection_finding", e);
+        assertEquals(severity, e.getInt("severity_id"), what);
+        assertEquals(severity == 4, e.getBoolean("is_alert"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(OcsfEvents.ConfigChange.class)
+    void configStateChanges(OcsfEvents.ConfigChange change) {
+        for (boolean ok : new boolean[] {true, false}) {
+            JsonObject e = EVENTS.configChange(change, ok, "policy.yaml", "2 middleware configs");
+            SCHEMA.validate("device_config_state_change", e);
+            assertEquals(ok ? 1 : 2, e.getInt("status_id"));
+        }
+        assertEquals(2, EVENTS.configChange(OcsfEvents.ConfigChange.INSECURE_REGISTRATION, true, "anonymizer", "")
+                .getInt("security_level_id"), "an insecure registration is At Risk");
+    }
+
+    @Test
+    void theValidatorRejectsWhatTheSchemaForbids() {
+        JsonObject good = EVENTS.httpActivity(REQUEST, stage(StageOutcome.Result.ALLOWED));
+        assertThrows(AssertionError.class, () -> SCHEMA.validate("http_activity",
+                Json.createObjectBuilder(good).remove("metadata").build()), "missing required attribute");
+        assertThrows(AssertionError.class, () -> SCHEMA.validate("http_activity",
+                Json.createObjectBuilder(good).add("severity_id", 7).build()), "enum value not in the schema");
+        assertThrows(AssertionError.class, () -> SCHEMA.validate("http_activity",
+                Json.createObjectBuilder(good).add("severity", "High").build()), "caption disagrees with its id");
+        assertThrows(AssertionError.class, () -> SCHEMA.validate("http_activity",
+                Json.createObjectBuilder(good).add("not_an_ocsf_attribute", 1).build()), "unknown attribute");
+        assertThrows(AssertionError.class, () -> SCHEMA.validate("http_activity",
+                Json.createObjectBuilder(good).add("type_uid", 400201).build()), "type_uid arithmetic");
+        assertThrows(AssertionError.class, () -> SCHEMA.validate("detection_finding", good), "wrong class");
+    }
+
+    @Test
+    void identifiersAreKeptPrintableAndShort() {
+        assertEquals("a_b_c", OcsfEvents.safeText("a\nb\"c", 10));
+        assertEquals("abc", OcsfEvents.safeText("abcdef", 3));
+        JsonObject e = EVENTS.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, "x\r\ny", "z\u0000");
+        assertFalse(e.toString().contains("\\r") || e.toString().contains("\\u0000"), e.toString());
+    }
+}
