@@ -45,6 +45,10 @@ class ImagePluginsIT {
             assertTrue(b.getString("binding_id").startsWith("openshell/"), b.toString());
             assertTrue(b.getString("module").startsWith("dev.openshell."), b.toString());
         });
+        JsonObject sigv4 = o.getJsonArray("bindings").getValuesAs(JsonObject.class).stream()
+                .filter(b -> b.getString("binding_id").equals("openshell/sigv4")).findFirst().orElseThrow();
+        assertEquals("dev.openshell.builtin.sigv4", sigv4.getString("module"));
+        assertEquals("POST_CREDENTIALS", sigv4.getString("phase"), "the restricted built-in is in the image");
     }
 
     @Test

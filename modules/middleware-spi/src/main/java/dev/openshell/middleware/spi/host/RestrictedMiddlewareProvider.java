@@ -1,11 +1,17 @@
 package dev.openshell.middleware.spi.host;
 
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.MiddlewareProvider;
+import jakarta.json.JsonObject;
 
 /**
  * A built-in that needs supervisor-only capabilities, such as {@code openshell/sigv4} in the post-credentials
  * phase. The engine binds capabilities only to providers whose module is in the boot layer and on the engine's list
  * of restricted built-ins; every other implementation is refused at load time.
+ *
+ * <p>A post-credentials binding is invoked through {@link #evaluatePostCredentials}, never through
+ * {@link MiddlewareProvider#evaluate} (which such a provider may reject with a {@link MiddlewareException}).
  */
 public interface RestrictedMiddlewareProvider extends MiddlewareProvider {
     /**
@@ -14,4 +20,16 @@ public interface RestrictedMiddlewareProvider extends MiddlewareProvider {
      * @param capabilities the capabilities; never {@code null}
      */
     void bind(HostCapabilities capabilities);
+
+    /**
+     * Transforms the final request after credential injection (for example, signs it). The host checks the answer:
+     * the target and body must be unchanged and no framing or hop-by-hop header may be added.
+     *
+     * @param bindingId one of this provider's {@code POST_CREDENTIALS} bindings
+     * @param config the middleware config from policy
+     * @param request the request as it will be forwarded
+     * @return the request to forward; never {@code null}
+     * @throws MiddlewareException when the stage cannot complete (handled by the config's {@code on_error})
+     */
+    OutboundRequest evaluatePostCredentials(BindingId bindingId, JsonObject config, OutboundRequest request);
 }
