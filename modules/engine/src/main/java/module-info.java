@@ -11,6 +11,7 @@ module dev.openshell.supervisor.engine {
     requires org.eclipse.collections.impl;
 
     exports dev.openshell.supervisor.engine;
+    exports dev.openshell.supervisor.engine.credentials;
     // chain package arrives with the chain engine work
 
 
