@@ -1,0 +1,127 @@
+package dev.openshell.supervisor.audit;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The supervisor's metrics, kept with the Prometheus Java client and served in the Prometheus text format.
+ *
+ * <p>Labels carry only supervisor-owned identifiers (admission outcomes, config keys, binding IDs, platform codes,
+ * registration names), never request content. Latencies are in seconds (Prometheus convention); sizes in bytes.
+ * <ul>
+ *   <li>{@code supervisor_requests_total{outcome}}: requests by admission outcome
+ *       ({@code admitted}, {@code denied_network}, {@code denied_ssrf}, {@code bad_request}, ...).</li>
+ *   <li>{@code supervisor_stage_invocations_total{config_key,binding_id,decision}}: stage invocations by decision
+ *       ({@code allowed}, {@code denied}, {@code failed_closed}, {@code bypassed}).</li>
+ *   <li>{@code supervisor_stage_latency_seconds{config_key,binding_id}}: stage latency histogram.</li>
+ *   <li>{@code supervisor_failures_total{code}}: stage and policy failures by platform code.</li>
+ *   <li>{@code supervisor_bypasses_total{config_key,binding_id}}: {@code fail_open} bypasses.</li>
+ *   <li>{@code supervisor_body_bytes_buffered_total}: bytes of request bodies buffered for chains.</li>
+ *   <li>{@code supervisor_external_service_up{service}}: 1 when an external middleware service is reachable.</li>
+ * </ul>
+ */
+public final class SupervisorMetrics {
+    private static final double[] LATENCY_BOUNDS = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+        0.5, 1, 2.5, 5, 10, 30};
+
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final Counter requests;
+    private final Counter stageInvocations;
+    private final Histogram stageLatency;
+    private final Counter failures;
+    private final Counter bypasses;
+    private final Counter bodyBytes;
+    private final Gauge serviceUp;
+    private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
+
+    /** Creates the metrics in a registry of their own. */
+    public SupervisorMetrics() {
+        requests = Counter.builder().name("supervisor_requests_total").help("Requests by admission outcome")
+                .labelNames("outcome").withoutExemplars().register(registry);
+        stageInvocations = Counter.builder().name("supervisor_stage_invocations_total")
+                .help("Middleware stage invocations by config key, binding ID and decision")
+                .labelNames("config_key", "binding_id", "decision").withoutExemplars().register(registry);
+        stageLatency = Histogram.builder().name("supervisor_stage_latency_seconds")
+                .help("Middleware stage latency in seconds").labelNames("config_key", "binding_id")
+                .classicOnly().classicUpperBounds(LATENCY_BOUNDS).withoutExemplars().register(registry);
+        failures = Counter.builder().name("supervisor_failures_total").help("Failures by platform code")
+                .labelNames("code").withoutExemplars().register(registry);
+        bypasses = Counter.builder().name("supervisor_bypasses_total")
+                .help("fail_open bypasses by config key and binding ID").labelNames("config_key", "binding_id")
+                .withoutExemplars().register(registry);
+        bodyBytes = Counter.builder().name("supervisor_body_bytes_buffered_total")
+                .help("Request body bytes buffered for middleware chains").withoutExemplars().register(registry);
+        serviceUp = Gauge.builder().name("supervisor_external_service_up")
+                .help("1 when the external middleware service answers, else 0").labelNames("service")
+                .withoutExemplars().register(registry);
+    }
+
+    /** Counts one request. @param outcome the admission outcome, a short lowercase word */
+    public void request(String outcome) {
+        requests.labelValues(outcome).inc();
+    }
+
+    /**
+     * Records one stage invocation.
+     *
+     * @param stage what the stage did
+     */
+    public void stage(StageOutcome stage) {
+        String decision = stage.result().name().toLowerCase(java.util.Locale.ROOT);
+        stageInvocations.labelValues(stage.configKey(), stage.bindingId(), decision).inc();
+        stageLatency.labelValues(stage.configKey(), stage.bindingId()).observe(stage.latencyNanos() / 1e9);
+        if (stage.result() == StageOutcome.Result.BYPASSED) {
+            bypasses.labelValues(stage.configKey(), stage.bindingId()).inc();
+        }
+        stage.platformCode().ifPresent(this::failure);
+    }
+
+    /** Counts one failure. @param code the platform code */
+    public void failure(String code) {
+        failures.labelValues(code).inc();
+    }
+
+    /** Adds buffered body bytes. @param bytes the number of bytes */
+    public void bodyBuffered(long bytes) {
+        bodyBytes.inc(bytes);
+    }
+
+    /** Sets an external service's availability. @param service the registration name @param up whether it answers */
+    public void serviceUp(String service, boolean up) {
+        serviceUp.labelValues(service).set(up ? 1 : 0);
+    }
+
+    /** {@return the Prometheus text exposition content type} */
+    public String contentType() {
+        return writer.getContentType();
+    }
+
+    /**
+     * Writes every metric in the Prometheus text format.
+     *
+     * @param out the stream
+     * @throws IOException if writing fails
+     */
+    public void writeTo(OutputStream out) throws IOException {
+        writer.write(out, registry.scrape());
+    }
+
+    /** {@return every metric in the Prometheus text format} */
+    public String scrape() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            writeTo(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,36 @@
+package dev.openshell.supervisor.audit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class SupervisorMetricsTest {
+    @Test
+    void countsAndHistogramsAppearInTheTextFormat() {
+        SupervisorMetrics m = new SupervisorMetrics();
+        m.request("admitted");
+        m.request("admitted");
+        m.request("denied_network");
+        m.stage(new StageOutcome("secrets", "openshell/regex", StageOutcome.Result.ALLOWED, true, 2_000_000,
+                Optional.empty(), true));
+        m.stage(new StageOutcome("trace", "acme/trace", StageOutcome.Result.BYPASSED, false, 600_000_000,
+                Optional.of("middleware_timeout"), false));
+        m.bodyBuffered(2048);
+        m.serviceUp("anonymizer", false);
+        String text = m.scrape();
+        assertTrue(text.contains("supervisor_requests_total{outcome=\"admitted\"} 2.0"), text);
+        assertTrue(text.contains("supervisor_requests_total{outcome=\"denied_network\"} 1.0"), text);
+        assertTrue(text.contains("supervisor_stage_invocations_total{binding_id=\"openshell/regex\",config_key="
+                + "\"secrets\",decision=\"allowed\"} 1.0"), text);
+        assertTrue(text.contains("supervisor_stage_latency_seconds_bucket{binding_id=\"openshell/regex\","
+                + "config_key=\"secrets\",le=\"0.0025\"} 1"), text);
+        assertTrue(text.contains("supervisor_stage_latency_seconds_bucket{binding_id=\"acme/trace\","
+                + "config_key=\"trace\",le=\"0.5\"} 0"), text);
+        assertTrue(text.contains("supervisor_bypasses_total{binding_id=\"acme/trace\",config_key=\"trace\"} 1.0"),
+                text);
+        assertTrue(text.contains("supervisor_failures_total{code=\"middleware_timeout\"} 1.0"), text);
+        assertTrue(text.contains("supervisor_body_bytes_buffered_total 2048.0"), text);
+        assertTrue(text.contains("supervisor_external_service_up{service=\"anonymizer\"} 0.0"), text);
+    }
+}
