@@ -73,7 +73,7 @@ public final class Texts {
     public static String suggestion(String unknown, Collection<String> known) {
         String best = null;
         int bestDistance = Integer.MAX_VALUE;
-        int limit = unknown.length() <= 4 ? 1 : 2;
+        int limit = Math.max(1, Math.min(3, unknown.length() / 4));
         for (String candidate : known) {
             int d = distance(unknown.toLowerCase(Locale.ROOT), candidate.toLowerCase(Locale.ROOT), limit);
             if (d <= limit && d < bestDistance) {
@@ -91,31 +91,30 @@ public final class Texts {
                 || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
     }
 
-    /** Levenshtein distance, giving up (returning {@code limit + 1}) once it exceeds {@code limit}. */
+    /**
+     * Edit distance counting insertions, deletions, substitutions and swaps of neighbours (optimal string alignment),
+     * or {@code limit + 1} for strings too far apart or too long to bother.
+     */
     static int distance(String a, String b, int limit) {
         if (Math.abs(a.length() - b.length()) > limit || a.length() > 64 || b.length() > 64) {
             return limit + 1;
         }
-        int[] previous = new int[b.length() + 1];
-        int[] current = new int[b.length() + 1];
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) {
+            d[i][0] = i;
+        }
         for (int j = 0; j <= b.length(); j++) {
-            previous[j] = j;
+            d[0][j] = j;
         }
         for (int i = 1; i <= a.length(); i++) {
-            current[0] = i;
-            int rowMin = current[0];
             for (int j = 1; j <= b.length(); j++) {
                 int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                current[j] = Math.min(Math.min(current[j - 1] + 1, previous[j] + 1), previous[j - 1] + cost);
-                rowMin = Math.min(rowMin, current[j]);
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+                }
             }
-            if (rowMin > limit) {
-                return limit + 1;
-            }
-            int[] t = previous;
-            previous = current;
-            current = t;
         }
-        return previous[b.length()];
+        return Math.min(d[a.length()][b.length()], limit + 1);
     }
 }
