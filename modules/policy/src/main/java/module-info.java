@@ -22,4 +22,5 @@ module dev.openshell.supervisor.policy {
     requires org.tomlj;
 
     exports dev.openshell.supervisor.policy;
+    exports dev.openshell.supervisor.policy.gateway;
 }

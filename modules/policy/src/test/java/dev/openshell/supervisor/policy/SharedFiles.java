@@ -6,7 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Finds files in the project's shared directory (conformance vectors, reference policies) without copying them. */
-final class SharedFiles {
+public final class SharedFiles {
     private SharedFiles() {
     }
 
@@ -15,7 +15,7 @@ final class SharedFiles {
      *
      * @param relative a path such as {@code conformance/host_patterns.tsv}
      */
-    static Path require(String relative) {
+    public static Path require(String relative) {
         String configured = System.getProperty("supervisor.shared");
         Path base = configured != null && !configured.isBlank()
                 ? Path.of(configured)
