@@ -11,7 +11,8 @@ import org.eclipse.collections.api.list.ImmutableList;
  * hosts, after the middleware chain (RFC 0009, "Operation phases and placement": middleware runs before credential
  * injection and never sees the secret).
  *
- * @param name the credential's name, unique in the file; how request placeholders and audit events refer to it
+ * @param name the credential's name, unique in the file, {@code [A-Za-z_][A-Za-z0-9_]*}: how request placeholders
+ *     ({@code openshell:resolve:env:<name>}) and audit events refer to it
  * @param source where the secret is read from
  * @param hosts the hosts the secret may be sent to; at least one
  */

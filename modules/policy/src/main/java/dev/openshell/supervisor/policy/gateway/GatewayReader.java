@@ -58,8 +58,10 @@ final class GatewayReader {
             "max_payload_bytes", "max_body_bytes",
             "allow_insecure_transport", "allow_insecure",
             "tls_ca_cert_path", "tls_ca_bundle");
-    /** Registration and credential names: shown in logs and audit events, so plain words. */
+    /** Registration names: shown in logs and audit events, so plain words. */
     static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    /** Credential names: request placeholders name them ({@code openshell:resolve:env:<name>}). */
+    static final Pattern CREDENTIAL_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
 
     private final Problems problems;
     private final Path baseDirectory;
@@ -228,7 +230,8 @@ final class GatewayReader {
                         + alias.getValue() + " are two spellings of one setting; give only one");
             }
         }
-        Optional<String> name = requiredName(t, path, names, "the service's diagnostic name, such as \"anonymizer\"");
+        Optional<String> name = requiredName(t, path, names, "the service's diagnostic name, such as \"anonymizer\"",
+                NAME, "1 to 64 letters, digits, '.', '_' or '-'");
 
         Optional<GrpcEndpoint> endpoint = Optional.empty();
         if (!t.contains(List.of("grpc_endpoint"))) {
@@ -352,7 +355,9 @@ final class GatewayReader {
             KeyPath cp = path.key("credentials").index(i);
             int errors = problems.errorCount();
             rejectUnknown(t, cp, CREDENTIAL_KEYS);
-            Optional<String> name = requiredName(t, cp, names, "how placeholders and audit events refer to it");
+            Optional<String> name = requiredName(t, cp, names, "how placeholders and audit events refer to it",
+                    CREDENTIAL_NAME, "a letter or '_' followed by up to 127 letters, digits or '_' (request"
+                            + " placeholders refer to it)");
             Optional<CredentialSource> source = Optional.empty();
             if (!t.contains(List.of("source"))) {
                 problems.error(at(cp, t), cp, "source is required: env:VARIABLE or file:/path/to/secret");
@@ -399,7 +404,8 @@ final class GatewayReader {
 
     // ------------------------------------------------------------------------------------------------ helpers
 
-    private Optional<String> requiredName(TomlTable t, KeyPath path, Map<String, KeyPath> names, String what) {
+    private Optional<String> requiredName(TomlTable t, KeyPath path, Map<String, KeyPath> names, String what,
+                                          Pattern grammar, String grammarText) {
         if (!t.contains(List.of("name"))) {
             problems.error(at(path, t), path, "name is required: " + what);
             return Optional.empty();
@@ -408,9 +414,9 @@ final class GatewayReader {
         if (name.isEmpty()) {
             return name;
         }
-        if (!NAME.matcher(name.get()).matches()) {
-            problems.error(at(t, "name"), path.key("name"), "name " + Texts.quote(name.get())
-                    + " must be 1 to 64 letters, digits, '.', '_' or '-'");
+        if (!grammar.matcher(name.get()).matches()) {
+            problems.error(at(t, "name"), path.key("name"), "name " + Texts.quote(name.get()) + " must be "
+                    + grammarText);
             return Optional.empty();
         }
         KeyPath first = names.putIfAbsent(name.get(), path);

@@ -421,6 +421,10 @@ class GatewayConfigTest {
                 hosts = ["api..github.com", 7]
                 [[openshell.supervisor.credentials]]
                 name = "x"
+                [[openshell.supervisor.credentials]]
+                name = "github-token"
+                source = "env:T"
+                hosts = ["a.com"]
                 """);
         assertEquals(List.of(
                 "g.toml:3:1: error: openshell.supervisor.credentials[0].source: invalid credential source"
@@ -439,7 +443,10 @@ class GatewayConfigTest {
                 "g.toml:9:1: error: openshell.supervisor.credentials[2]: source is required: env:VARIABLE or"
                         + " file:/path/to/secret",
                 "g.toml:9:1: error: openshell.supervisor.credentials[2]: hosts is required: the host patterns the"
-                        + " secret may be sent to"), e.errors().collect(ConfigProblem::describe).castToList());
+                        + " secret may be sent to",
+                "g.toml:12:1: error: openshell.supervisor.credentials[3].name: name 'github-token' must be a letter"
+                        + " or '_' followed by up to 127 letters, digits or '_' (request placeholders refer to it)"),
+                e.errors().collect(ConfigProblem::describe).castToList());
     }
 
     @Test
