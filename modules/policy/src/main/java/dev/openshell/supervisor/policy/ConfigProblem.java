@@ -30,7 +30,11 @@ public record ConfigProblem(Severity severity, SourceLocation location, String k
         WARNING
     }
 
-    /** @throws NullPointerException if any component is {@code null} */
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
     public ConfigProblem {
         Objects.requireNonNull(severity, "severity");
         Objects.requireNonNull(location, "location");

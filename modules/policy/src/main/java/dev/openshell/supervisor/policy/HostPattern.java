@@ -130,7 +130,11 @@ public final class HostPattern {
         return null;
     }
 
-    /** {@return whether {@code text} is a valid pattern} @param text a candidate pattern; never {@code null} */
+    /**
+     * {@return whether {@code text} is a valid pattern}
+     *
+     * @param text a candidate pattern; never {@code null}
+     */
     public static boolean isValid(String text) {
         return problem(text) == null;
     }
@@ -234,7 +238,11 @@ public final class HostPattern {
         return labels.length;
     }
 
-    /** {@return label {@code i}'s glob, or {@code null} for {@code **}} @param i the index */
+    /**
+     * {@return label {@code i}'s glob, or {@code null} for {@code **}}
+     *
+     * @param i the index
+     */
     String label(int i) {
         return labels[i];
     }

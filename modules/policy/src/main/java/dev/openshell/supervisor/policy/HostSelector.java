@@ -26,6 +26,8 @@ public record HostSelector(ImmutableList<HostPattern> include, ImmutableList<Hos
     public static final int MAX_PATTERNS = 32;
 
     /**
+     * Checks the components.
+     *
      * @throws IllegalArgumentException if {@code include} is empty
      * @throws NullPointerException if a list or a pattern is {@code null}
      */

@@ -176,7 +176,11 @@ public record IpRange(InetAddress network, int prefixLength) {
         return true;
     }
 
-    /** {@return whether the two ranges share an address} @param other another range */
+    /**
+     * {@return whether the two ranges share an address}
+     *
+     * @param other another range
+     */
     public boolean overlaps(IpRange other) {
         if (isIpv4() != other.isIpv4()) {
             return false;

@@ -20,7 +20,11 @@ import org.eclipse.collections.api.map.ImmutableMap;
  */
 public record Loaded<T>(String file, T value, ImmutableList<ConfigProblem> warnings,
                         ImmutableMap<String, SourceLocation> locations) {
-    /** @throws NullPointerException if any component is {@code null} */
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
     public Loaded {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(value, "value");

@@ -32,6 +32,8 @@ public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports
                               ImmutableList<IpRange> allowedIps, JsonArray rules, JsonArray denyRules,
                               JsonObject options) {
     /**
+     * Checks the components.
+     *
      * @throws IllegalArgumentException if there is neither a host nor an allowed IP, no port, or a port out of range
      * @throws NullPointerException if any component is {@code null}
      */

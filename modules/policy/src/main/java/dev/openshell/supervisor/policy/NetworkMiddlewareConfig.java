@@ -22,7 +22,11 @@ import jakarta.json.JsonObject;
  */
 public record NetworkMiddlewareConfig(String key, String name, BindingId middleware, int order, JsonObject config,
                                       OnError onError, HostSelector endpoints) {
-    /** @throws NullPointerException if any component is {@code null} */
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
     public NetworkMiddlewareConfig {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(name, "name");
@@ -32,7 +36,11 @@ public record NetworkMiddlewareConfig(String key, String name, BindingId middlew
         Objects.requireNonNull(endpoints, "endpoints");
     }
 
-    /** {@return whether this config's selector selects {@code host}} @param host the canonical admitted host */
+    /**
+     * {@return whether this config's selector selects {@code host}}
+     *
+     * @param host the canonical admitted host
+     */
     public boolean selects(String host) {
         return endpoints.matches(host);
     }

@@ -15,7 +15,11 @@ import org.eclipse.collections.api.list.ImmutableList;
  */
 public record NetworkPolicy(String key, String name, ImmutableList<NetworkEndpoint> endpoints,
                             ImmutableList<String> binaries) {
-    /** @throws NullPointerException if any component is {@code null} */
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
     public NetworkPolicy {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(name, "name");

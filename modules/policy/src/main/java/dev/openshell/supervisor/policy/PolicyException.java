@@ -12,6 +12,7 @@ import org.eclipse.collections.api.list.ImmutableList;
  * untrusted detail.
  */
 public class PolicyException extends RuntimeException {
+    /** Serialisation version. */
     private static final long serialVersionUID = 1L;
     /** Most errors spelled out in the exception message; {@link #errors()} always has all of them. */
     private static final int MAX_IN_MESSAGE = 50;
@@ -20,6 +21,8 @@ public class PolicyException extends RuntimeException {
     private final transient ImmutableList<ConfigProblem> problems;
 
     /**
+     * Creates the exception.
+     *
      * @param file the file name as given to the loader
      * @param problems the problems found, at least one of them an error
      * @throws IllegalArgumentException if no problem is an error

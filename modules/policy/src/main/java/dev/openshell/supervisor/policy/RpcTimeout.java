@@ -70,7 +70,11 @@ public final class RpcTimeout {
                 : Duration.ofSeconds(Long.parseLong(text.substring(0, text.length() - 1)));
     }
 
-    /** {@return {@code d} in this syntax: whole seconds as {@code Ns}, else {@code Nms}} @param d a duration */
+    /**
+     * {@return {@code d} in this syntax: whole seconds as {@code Ns}, else {@code Nms}}
+     *
+     * @param d a duration
+     */
     public static String format(Duration d) {
         long ms = d.toMillis();
         return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";

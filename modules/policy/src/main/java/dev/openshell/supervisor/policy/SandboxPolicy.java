@@ -23,7 +23,11 @@ public record SandboxPolicy(int version, ImmutableSortedMap<String, NetworkPolic
     /** Most middleware configs in one policy (RFC 0009, "Policy integration"). */
     public static final int MAX_MIDDLEWARE_CONFIGS = 10;
 
-    /** @throws NullPointerException if any component is {@code null} */
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
     public SandboxPolicy {
         Objects.requireNonNull(networkPolicies, "networkPolicies");
         Objects.requireNonNull(networkMiddlewares, "networkMiddlewares");

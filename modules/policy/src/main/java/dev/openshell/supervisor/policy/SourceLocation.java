@@ -11,6 +11,8 @@ import java.util.Objects;
  */
 public record SourceLocation(String file, int line, int column) {
     /**
+     * Checks the components.
+     *
      * @throws IllegalArgumentException if {@code line} or {@code column} is negative
      * @throws NullPointerException if {@code file} is {@code null}
      */
@@ -21,7 +23,11 @@ public record SourceLocation(String file, int line, int column) {
         }
     }
 
-    /** {@return a location naming only the file} @param file the file name */
+    /**
+     * {@return a location naming only the file}
+     *
+     * @param file the file name
+     */
     public static SourceLocation of(String file) {
         return new SourceLocation(file, 0, 0);
     }

@@ -17,7 +17,11 @@ import org.eclipse.collections.api.list.ImmutableList;
  * @param hosts the hosts the secret may be sent to; at least one
  */
 public record CredentialRule(String name, CredentialSource source, ImmutableList<HostPattern> hosts) {
-    /** @throws IllegalArgumentException if {@code hosts} is empty */
+    /**
+     * Checks the components.
+     *
+     * @throws IllegalArgumentException if {@code hosts} is empty
+     */
     public CredentialRule {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(source, "source");
@@ -27,7 +31,11 @@ public record CredentialRule(String name, CredentialSource source, ImmutableList
         }
     }
 
-    /** {@return whether the secret may be sent to {@code host}} @param host the canonical admitted host */
+    /**
+     * {@return whether the secret may be sent to {@code host}}
+     *
+     * @param host the canonical admitted host
+     */
     public boolean appliesTo(String host) {
         return hosts.anySatisfy(p -> p.matches(host));
     }

@@ -18,7 +18,11 @@ public sealed interface CredentialSource {
      * @param variable the variable name, {@code [A-Za-z_][A-Za-z0-9_]*}
      */
     record Environment(String variable) implements CredentialSource {
-        /** @throws IllegalArgumentException if the name is not a portable variable name */
+        /**
+         * Checks the components.
+         *
+         * @throws IllegalArgumentException if the name is not a portable variable name
+         */
         public Environment {
             Objects.requireNonNull(variable, "variable");
             if (!VARIABLE.matcher(variable).matches()) {
@@ -39,7 +43,11 @@ public sealed interface CredentialSource {
      * @param path the file, absolute once loaded (relative paths resolve against the configuration's directory)
      */
     record SecretFile(Path path) implements CredentialSource {
-        /** @throws NullPointerException if {@code path} is {@code null} */
+        /**
+         * Checks the components.
+         *
+         * @throws NullPointerException if {@code path} is {@code null}
+         */
         public SecretFile {
             Objects.requireNonNull(path, "path");
         }

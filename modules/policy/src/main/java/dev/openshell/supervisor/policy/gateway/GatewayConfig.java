@@ -17,14 +17,22 @@ import org.eclipse.collections.api.list.ImmutableList;
  */
 public record GatewayConfig(SupervisorSettings supervisor, ImmutableList<MiddlewareRegistration> middleware,
                             ImmutableList<CredentialRule> credentials) {
-    /** @throws NullPointerException if any component is {@code null} */
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
     public GatewayConfig {
         Objects.requireNonNull(supervisor, "supervisor");
         Objects.requireNonNull(middleware, "middleware");
         Objects.requireNonNull(credentials, "credentials");
     }
 
-    /** {@return the registration called {@code name}} @param name a registration name */
+    /**
+     * {@return the registration called {@code name}}
+     *
+     * @param name a registration name
+     */
     public Optional<MiddlewareRegistration> registration(String name) {
         return middleware.detectOptional(r -> r.name().equals(name));
     }

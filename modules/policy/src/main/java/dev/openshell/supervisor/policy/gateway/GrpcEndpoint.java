@@ -19,7 +19,11 @@ import java.util.Objects;
  * @param port 1 to 65535
  */
 public record GrpcEndpoint(String scheme, String host, int port) {
-    /** @throws IllegalArgumentException if a part is invalid */
+    /**
+     * Checks the components.
+     *
+     * @throws IllegalArgumentException if a part is invalid
+     */
     public GrpcEndpoint {
         Objects.requireNonNull(scheme, "scheme");
         Objects.requireNonNull(host, "host");

@@ -16,6 +16,8 @@ import java.util.Objects;
  */
 public record ListenAddress(String host, int port) {
     /**
+     * Checks the components.
+     *
      * @throws IllegalArgumentException if the host is not an IP literal or {@code localhost}, or the port is out of
      *     range
      */

@@ -26,6 +26,8 @@ public record MiddlewareRegistration(String name, GrpcEndpoint endpoint, long ma
                                      boolean allowInsecure, Optional<Path> tlsCaBundle, Optional<Path> tlsClientCert,
                                      Optional<Path> tlsClientKey, Optional<String> audience) {
     /**
+     * Checks the components.
+     *
      * @throws IllegalArgumentException if a plaintext endpoint is not explicitly allowed, TLS files are given for a
      *     plaintext endpoint, or only one of client certificate and key is given
      * @throws NullPointerException if any component is {@code null}

@@ -14,7 +14,11 @@ import org.eclipse.collections.api.map.sorted.ImmutableSortedMap;
  * @param staticHosts host names resolved without DNS, lowercase name to address
  */
 public record NetworkSettings(boolean allowLoopbackUpstreams, ImmutableSortedMap<String, InetAddress> staticHosts) {
-    /** @throws NullPointerException if {@code staticHosts} is {@code null} */
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if {@code staticHosts} is {@code null}
+     */
     public NetworkSettings {
         Objects.requireNonNull(staticHosts, "staticHosts");
     }

@@ -21,7 +21,11 @@ public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir
     /** The proxy's address when none is configured: {@code 127.0.0.1:3128}. */
     public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("127.0.0.1", 3128);
 
-    /** @throws NullPointerException if any component is {@code null} */
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
     public SupervisorSettings {
         Objects.requireNonNull(listen, "listen");
         Objects.requireNonNull(pluginsDir, "pluginsDir");

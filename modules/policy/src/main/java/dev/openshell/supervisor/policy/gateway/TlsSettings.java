@@ -14,7 +14,11 @@ import java.util.Optional;
  * @param caKey the PEM private key of {@code caCert}
  */
 public record TlsSettings(Optional<Path> upstreamCaBundle, Optional<Path> caCert, Optional<Path> caKey) {
-    /** @throws IllegalArgumentException if only one of {@code caCert} and {@code caKey} is given */
+    /**
+     * Checks the components.
+     *
+     * @throws IllegalArgumentException if only one of {@code caCert} and {@code caKey} is given
+     */
     public TlsSettings {
         Objects.requireNonNull(upstreamCaBundle, "upstreamCaBundle");
         Objects.requireNonNull(caCert, "caCert");

@@ -33,13 +33,21 @@ public final class KeyPath {
         return p;
     }
 
-    /** {@return this path extended by a mapping key} @param key the key, any text */
+    /**
+     * {@return this path extended by a mapping key}
+     *
+     * @param key the key, any text
+     */
     public KeyPath key(String key) {
         String segment = PLAIN.matcher(key).matches() ? key : "\"" + Texts.printable(key).replace("\"", "\\\"") + "\"";
         return new KeyPath(text.isEmpty() ? segment : text + "." + segment);
     }
 
-    /** {@return this path extended by a list index} @param index the 0-based index */
+    /**
+     * {@return this path extended by a list index}
+     *
+     * @param index the 0-based index
+     */
     public KeyPath index(int index) {
         return new KeyPath(text + "[" + index + "]");
     }

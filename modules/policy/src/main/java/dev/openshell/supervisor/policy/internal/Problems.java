@@ -39,7 +39,12 @@ public final class Problems {
         return file;
     }
 
-    /** {@return a location in this file} @param line 1-based line, 0 unknown @param column 1-based, 0 unknown */
+    /**
+     * {@return a location in this file}
+     *
+     * @param line 1-based line, 0 unknown
+     * @param column 1-based column, 0 unknown
+     */
     public SourceLocation at(int line, int column) {
         return new SourceLocation(file, line, column);
     }

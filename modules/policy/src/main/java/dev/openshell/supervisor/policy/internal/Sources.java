@@ -71,7 +71,11 @@ public final class Sources {
         }
     }
 
-    /** {@return {@code text} without a leading byte-order mark} @param text the text */
+    /**
+     * {@return {@code text} without a leading byte-order mark}
+     *
+     * @param text the text
+     */
     public static String stripBom(String text) {
         return text.startsWith("\uFEFF") ? text.substring(1) : text;
     }
