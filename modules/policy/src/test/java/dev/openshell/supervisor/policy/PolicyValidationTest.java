@@ -312,6 +312,25 @@ class PolicyValidationTest {
         }
 
         @Test
+        void aSelectorTooComplexToDecideIsRejectedWithAMessage() {
+            // ten exclusions over disjoint letters: about 4^10 joint label states, past the analysis budget
+            StringBuilder exclude = new StringBuilder();
+            String letters = "abcdefghijklmnopqrstuvwxyz0123";
+            for (int i = 0; i < 10; i++) {
+                exclude.append(i == 0 ? "" : ", ").append("'*").append(letters.charAt(3 * i)).append('*')
+                        .append(letters.charAt(3 * i + 1)).append('*').append(letters.charAt(3 * i + 2))
+                        .append("*.x'");
+            }
+            String yaml = "version: 1\nnetwork_policies:\n  raw:\n    endpoints: [{ host: '**', port: 443, tls: skip }]\n"
+                    + "network_middlewares:\n  m:\n    middleware: m\n    endpoints:\n      include: ['**.x']\n"
+                    + "      exclude: [" + exclude + "]\n";
+            assertProblem(onlyError(rejected(yaml)), "network_middlewares.m.endpoints", 8, 5,
+                    "could not decide within the analysis budget whether this selector overlaps"
+                            + " network_policies.raw.endpoints[0] (host '**', tls: skip); simplify the wildcard"
+                            + " patterns");
+        }
+
+        @Test
         void disjointSelectorsLoad() {
             SandboxPolicy p = load(CDN.replace("**.example.com", "api.example.com").formatted("fail_closed", ""))
                     .value();
