@@ -1,0 +1,83 @@
+package dev.openshell.supervisor.policy;
+
+import java.util.Objects;
+import java.util.Optional;
+
+import jakarta.json.JsonArray;
+import jakarta.json.JsonObject;
+
+import org.eclipse.collections.api.list.ImmutableList;
+import org.eclipse.collections.api.list.primitive.ImmutableIntList;
+
+/**
+ * One endpoint of a network policy (OpenShell policy {@code network_policies.<key>.endpoints[i]}): the hosts and ports
+ * it admits at L4, and what the L7 policy engine needs to know about it.
+ *
+ * @param host the host pattern; empty for a hostless endpoint whose destination is given by {@code allowedIps} only
+ *     (it may then reach any host name, so for selector checks it counts as {@code **})
+ * @param ports the admitted TCP ports, 1..65535, ascending and distinct, at least one
+ * @param protocol the declared protocol, if any
+ * @param enforcement how L7 violations are handled
+ * @param access the L7 access preset, if any
+ * @param tls whether TLS is terminated; {@link TlsMode#SKIP} traffic is never inspected
+ * @param allowedIps address ranges exempted from the private-range SSRF block for this endpoint; never loopback,
+ *     link-local or unspecified
+ * @param rules the L7 allow rules, as written (opaque here; the L7 policy engine interprets them)
+ * @param denyRules the L7 deny rules, as written (opaque here)
+ * @param options other OpenShell endpoint settings this supervisor keeps but does not interpret (for example
+ *     {@code path}, {@code json_rpc}, {@code mcp}), by their policy key
+ */
+public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports, Optional<EndpointProtocol> protocol,
+                              Enforcement enforcement, Optional<AccessPreset> access, TlsMode tls,
+                              ImmutableList<IpRange> allowedIps, JsonArray rules, JsonArray denyRules,
+                              JsonObject options) {
+    /**
+     * Checks the components.
+     *
+     * @throws IllegalArgumentException if there is neither a host nor an allowed IP, no port, or a port out of range
+     * @throws NullPointerException if any component is {@code null}
+     */
+    public NetworkEndpoint {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(ports, "ports");
+        Objects.requireNonNull(protocol, "protocol");
+        Objects.requireNonNull(enforcement, "enforcement");
+        Objects.requireNonNull(access, "access");
+        Objects.requireNonNull(tls, "tls");
+        Objects.requireNonNull(allowedIps, "allowedIps");
+        Objects.requireNonNull(rules, "rules");
+        Objects.requireNonNull(denyRules, "denyRules");
+        Objects.requireNonNull(options, "options");
+        if (host.isEmpty() && allowedIps.isEmpty()) {
+            throw new IllegalArgumentException("an endpoint needs a host or allowed_ips");
+        }
+        if (ports.isEmpty() || ports.anySatisfy(p -> p < 1 || p > 65535)) {
+            throw new IllegalArgumentException("an endpoint needs ports in 1..65535");
+        }
+        ports = ports.distinct().toSortedList().toImmutable();
+    }
+
+    /**
+     * {@return whether the supervisor parses this endpoint's traffic, so that middleware can inspect it} It does not
+     * for {@code tls: skip} and for {@code protocol: tcp} (RFC 0009, "Operation phases and placement").
+     */
+    public boolean inspectable() {
+        return tls != TlsMode.SKIP && protocol.filter(p -> p == EndpointProtocol.TCP).isEmpty();
+    }
+
+    /** {@return the hosts this endpoint may reach: its pattern, or {@code **} when it is hostless} */
+    public HostPattern reachableHosts() {
+        return host.orElseGet(() -> HostPattern.parse("**"));
+    }
+
+    /**
+     * {@return whether this endpoint admits {@code host} on {@code port} at L4} A hostless endpoint admits any host
+     * here; its address check happens after resolution, outside this model.
+     *
+     * @param host the canonical host ({@link HostPattern#canonicalHost(String)})
+     * @param port the port
+     */
+    public boolean admits(String host, int port) {
+        return ports.contains(port) && this.host.map(p -> p.matches(host)).orElse(true);
+    }
+}

@@ -1,0 +1,645 @@
+package dev.openshell.supervisor.policy;
+
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.ConfigValidation;
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.supervisor.policy.YamlTree.Entry;
+import dev.openshell.supervisor.policy.YamlTree.Item;
+import dev.openshell.supervisor.policy.internal.KeyPath;
+import dev.openshell.supervisor.policy.internal.Problems;
+import dev.openshell.supervisor.policy.internal.Texts;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+import jakarta.json.JsonArray;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonObjectBuilder;
+import jakarta.json.JsonValue;
+
+import org.eclipse.collections.api.factory.Lists;
+import org.eclipse.collections.api.factory.SortedMaps;
+import org.eclipse.collections.api.factory.primitive.IntLists;
+import org.eclipse.collections.api.list.primitive.MutableIntList;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.SequenceNode;
+
+/**
+ * Walks a composed policy document into a {@link SandboxPolicy}, recording every problem in a {@link Problems}, then
+ * runs the cross-entry rules (order uniqueness, {@code tls: skip} overlap) and, when given a catalog, the binding
+ * rules. See {@code docs/policy-reference.md} for every message.
+ */
+final class PolicyReader {
+    static final List<String> TOP_KEYS = List.of("version", "network_policies", "network_middlewares",
+            "filesystem_policy", "landlock", "process");
+    static final List<String> UNUSED_TOP_KEYS = List.of("filesystem_policy", "landlock", "process");
+    static final List<String> POLICY_KEYS = List.of("name", "endpoints", "binaries");
+    static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "enforcement",
+            "access", "allowed_ips", "rules", "deny_rules");
+    /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
+    static final List<String> ENDPOINT_KEPT_KEYS = List.of("path", "allow_encoded_slash",
+            "websocket_credential_rewrite", "request_body_credential_rewrite", "allow_uninspected_credentials",
+            "persisted_queries", "graphql_persisted_queries", "graphql_max_body_bytes", "credential_signing",
+            "signing_service", "signing_region", "json_rpc", "mcp");
+    static final List<String> BINARY_KEYS = List.of("path", "harness");
+    static final List<String> MIDDLEWARE_KEYS = List.of("name", "middleware", "order", "config", "on_error",
+            "endpoints");
+    static final List<String> SELECTOR_KEYS = List.of("include", "exclude");
+    /** Config keys namespace metadata ({@code <key>.<name>}), so they are plain words. */
+    static final Pattern CONFIG_KEY = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+
+    private final YamlTree yaml;
+    private final Problems problems;
+    private final Optional<BindingCatalog> catalog;
+
+    /** A middleware entry as far as it could be read, for the cross-entry rules. */
+    private record MiddlewareDraft(Entry entry, Map<String, Entry> fields, OptionalLong order,
+                                   Optional<HostSelector> selector, Optional<NetworkMiddlewareConfig> config,
+                                   KeyPath selectorPath, Node selectorNode) {
+    }
+
+    /** An endpoint that was read without error, with where it was written. */
+    private record EndpointAt(NetworkEndpoint endpoint, KeyPath path) {
+    }
+
+    PolicyReader(YamlTree yaml, Optional<BindingCatalog> catalog) {
+        this.yaml = yaml;
+        this.problems = yaml.problems();
+        this.catalog = catalog;
+    }
+
+    /** {@return the policy, or {@code null} when the document is not even a mapping} */
+    SandboxPolicy read(Node root) {
+        Map<String, Entry> top = yaml.mapping(root, KeyPath.root());
+        if (top == null) {
+            return null;
+        }
+        yaml.rejectUnknown(top, TOP_KEYS);
+        Entry version = top.get("version");
+        if (version == null) {
+            problems.error(yaml.at(root), KeyPath.root(),
+                    "version is required; this supervisor reads version: " + SandboxPolicy.VERSION);
+        } else {
+            yaml.integer(version, Integer.MIN_VALUE, Integer.MAX_VALUE).ifPresent(v -> {
+                if (v != SandboxPolicy.VERSION) {
+                    problems.error(yaml.at(version.value()), version.path(), "unsupported policy version " + v
+                            + "; this supervisor reads version " + SandboxPolicy.VERSION);
+                }
+            });
+        }
+        for (String unused : UNUSED_TOP_KEYS) {
+            Entry e = top.get(unused);
+            if (e != null) {
+                problems.warning(yaml.at(e.keyNode()), e.path(), "not enforced by this supervisor, which mediates"
+                        + " network egress only; the section is ignored");
+            }
+        }
+        SortedMap<String, NetworkPolicy> policies = new TreeMap<>();
+        List<EndpointAt> endpoints = new ArrayList<>();
+        Entry np = top.get("network_policies");
+        if (np != null) {
+            Map<String, Entry> entries = yaml.mapping(np.value(), np.path());
+            if (entries != null) {
+                for (Entry e : entries.values()) {
+                    NetworkPolicy p = networkPolicy(e, endpoints);
+                    if (p != null) {
+                        policies.put(e.key(), p);
+                    }
+                }
+            }
+        }
+        SortedMap<String, NetworkMiddlewareConfig> middlewares = new TreeMap<>();
+        List<MiddlewareDraft> drafts = new ArrayList<>();
+        Entry nm = top.get("network_middlewares");
+        if (nm != null) {
+            Map<String, Entry> entries = yaml.mapping(nm.value(), nm.path());
+            if (entries != null) {
+                if (entries.size() > SandboxPolicy.MAX_MIDDLEWARE_CONFIGS) {
+                    problems.error(yaml.at(nm.keyNode()), nm.path(), entries.size()
+                            + " middleware configs; a policy may declare at most "
+                            + SandboxPolicy.MAX_MIDDLEWARE_CONFIGS);
+                }
+                for (Entry e : entries.values()) {
+                    MiddlewareDraft d = middleware(e);
+                    drafts.add(d);
+                    d.config().ifPresent(c -> middlewares.put(c.key(), c));
+                }
+            }
+        }
+        checkUniqueOrders(drafts);
+        checkUninspectedOverlap(drafts, endpoints);
+        catalog.ifPresent(c -> drafts.forEach(d -> d.config().ifPresent(cfg -> checkBinding(c, d, cfg))));
+        return new SandboxPolicy(SandboxPolicy.VERSION, SortedMaps.immutable.withSortedMap(policies),
+                SortedMaps.immutable.withSortedMap(middlewares));
+    }
+
+    // ---------------------------------------------------------------------------------------- network_policies
+
+    private NetworkPolicy networkPolicy(Entry policy, List<EndpointAt> allEndpoints) {
+        Map<String, Entry> fields = yaml.mapping(policy.value(), policy.path());
+        if (fields == null) {
+            return null;
+        }
+        yaml.rejectUnknown(fields, POLICY_KEYS);
+        int errors = problems.errorCount();
+        String name = policy.key();
+        Entry nameEntry = fields.get("name");
+        if (nameEntry != null) {
+            name = yaml.string(nameEntry).orElse(name);
+        }
+        List<NetworkEndpoint> endpoints = new ArrayList<>();
+        Entry eps = fields.get("endpoints");
+        if (eps != null) {
+            List<Item> items = yaml.sequence(eps);
+            if (items != null) {
+                for (Item item : items) {
+                    NetworkEndpoint ep = endpoint(item);
+                    if (ep != null) {
+                        endpoints.add(ep);
+                        allEndpoints.add(new EndpointAt(ep, item.path()));
+                    }
+                }
+            }
+        }
+        List<String> binaries = new ArrayList<>();
+        Entry bins = fields.get("binaries");
+        if (bins != null) {
+            List<Item> items = yaml.sequence(bins);
+            if (items != null) {
+                for (Item item : items) {
+                    Map<String, Entry> b = yaml.mapping(item.node(), item.path());
+                    if (b == null) {
+                        continue;
+                    }
+                    yaml.rejectUnknown(b, BINARY_KEYS);
+                    Entry path = b.get("path");
+                    if (path == null) {
+                        problems.error(yaml.at(item.node()), item.path(), "path is required");
+                    } else {
+                        yaml.string(path).ifPresent(binaries::add);
+                    }
+                    Entry harness = b.get("harness");
+                    if (harness != null) {
+                        yaml.bool(harness);
+                    }
+                }
+                if (!items.isEmpty()) {
+                    problems.warning(yaml.at(bins.keyNode()), bins.path(), "binary-scoped access is not enforced by"
+                            + " this supervisor: every process in the sandbox can reach these endpoints");
+                }
+            }
+        }
+        if (problems.errorCount() != errors) {
+            return null;
+        }
+        return new NetworkPolicy(policy.key(), name, Lists.immutable.withAll(endpoints),
+                Lists.immutable.withAll(binaries));
+    }
+
+    private NetworkEndpoint endpoint(Item item) {
+        Map<String, Entry> f = yaml.mapping(item.node(), item.path());
+        if (f == null) {
+            return null;
+        }
+        int errors = problems.errorCount();
+        List<String> allowed = new ArrayList<>(ENDPOINT_KEYS);
+        allowed.addAll(ENDPOINT_KEPT_KEYS);
+        yaml.rejectUnknown(f, allowed);
+
+        Optional<HostPattern> host = Optional.empty();
+        Entry hostEntry = f.get("host");
+        if (hostEntry != null) {
+            host = yaml.string(hostEntry).flatMap(h -> pattern(h, hostEntry.value(), hostEntry.path()));
+        }
+
+        MutableIntList ports = IntLists.mutable.empty();
+        Entry port = f.get("port");
+        Entry portList = f.get("ports");
+        if (port != null && portList != null) {
+            problems.error(yaml.at(portList.keyNode()), portList.path(), "give either port or ports, not both");
+        } else if (port != null) {
+            yaml.integer(port, 1, 65535).ifPresent(p -> ports.add((int) p));
+        } else if (portList != null) {
+            List<Item> items = yaml.sequence(portList);
+            if (items != null) {
+                if (items.isEmpty()) {
+                    problems.error(yaml.at(portList.value()), portList.path(), "ports must list at least one port");
+                }
+                for (Item p : items) {
+                    yaml.integer(p.node(), p.path(), 1, 65535).ifPresent(v -> ports.add((int) v));
+                }
+            }
+        } else {
+            problems.error(yaml.at(item.node()), item.path(), "port or ports is required");
+        }
+
+        Optional<EndpointProtocol> protocol = Optional.empty();
+        Entry proto = f.get("protocol");
+        if (proto != null) {
+            Optional<String> text = yaml.string(proto);
+            if (text.isPresent()) {
+                protocol = EndpointProtocol.fromPolicyName(text.get());
+                if (protocol.isEmpty()) {
+                    problems.error(yaml.at(proto.value()), proto.path(), "unknown protocol " + Texts.quote(text.get())
+                            + "; expected one of: rest, graphql, json-rpc, mcp, websocket, sql, tcp");
+                }
+            }
+        }
+
+        TlsMode tls = TlsMode.TERMINATE;
+        Entry tlsEntry = f.get("tls");
+        if (tlsEntry != null) {
+            Optional<String> text = yaml.string(tlsEntry);
+            if (text.isPresent()) {
+                switch (text.get()) {
+                    case "skip" -> tls = TlsMode.SKIP;
+                    case "terminate", "passthrough" -> problems.warning(yaml.at(tlsEntry.value()), tlsEntry.path(),
+                            "tls: " + text.get() + " is deprecated and has no effect: the supervisor terminates TLS"
+                                    + " unless tls: skip");
+                    default -> problems.error(yaml.at(tlsEntry.value()), tlsEntry.path(), "unknown tls value "
+                            + Texts.quote(text.get()) + "; expected skip (terminate and passthrough are deprecated"
+                            + " and have no effect)");
+                }
+            }
+        }
+
+        Enforcement enforcement = Enforcement.ENFORCE;
+        Entry enf = f.get("enforcement");
+        if (enf != null) {
+            Optional<String> text = yaml.string(enf);
+            if (text.isPresent()) {
+                switch (text.get()) {
+                    case "enforce" -> enforcement = Enforcement.ENFORCE;
+                    case "audit" -> enforcement = Enforcement.AUDIT;
+                    default -> problems.error(yaml.at(enf.value()), enf.path(), "unknown enforcement value "
+                            + Texts.quote(text.get()) + "; expected enforce or audit");
+                }
+            }
+        }
+
+        Optional<AccessPreset> access = Optional.empty();
+        Entry acc = f.get("access");
+        if (acc != null) {
+            Optional<String> text = yaml.string(acc);
+            if (text.isPresent()) {
+                for (AccessPreset a : AccessPreset.values()) {
+                    if (a.policyName().equals(text.get())) {
+                        access = Optional.of(a);
+                    }
+                }
+                if (access.isEmpty()) {
+                    problems.error(yaml.at(acc.value()), acc.path(), "unknown access value " + Texts.quote(text.get())
+                            + "; expected read-only, read-write or full");
+                }
+            }
+        }
+
+        List<IpRange> allowedIps = new ArrayList<>();
+        Entry ips = f.get("allowed_ips");
+        if (ips != null) {
+            List<Item> items = yaml.sequence(ips);
+            if (items != null) {
+                for (Item ip : items) {
+                    yaml.string(ip.node(), ip.path()).flatMap(t -> allowedRange(t, ip)).ifPresent(allowedIps::add);
+                }
+            }
+        }
+        boolean ipsGiven = ips != null && ips.value() instanceof SequenceNode list && !list.getValue().isEmpty();
+        if (hostEntry == null && !ipsGiven) {
+            problems.error(yaml.at(item.node()), item.path(),
+                    "host is required unless allowed_ips names the destination addresses");
+        }
+
+        JsonArray rules = opaqueList(f.get("rules"));
+        JsonArray denyRules = opaqueList(f.get("deny_rules"));
+
+        JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
+        for (String kept : ENDPOINT_KEPT_KEYS) {
+            Entry e = f.get(kept);
+            if (e != null) {
+                JsonValue v = yaml.json(e.value(), e.path());
+                if (v != null) {
+                    options.add(kept, v);
+                }
+                problems.warning(yaml.at(e.keyNode()), e.path(), "not interpreted by this supervisor; the setting is"
+                        + " kept with the endpoint for the L7 policy engine");
+            }
+        }
+        if (problems.errorCount() != errors) {
+            return null;
+        }
+        return new NetworkEndpoint(host, ports.toImmutable(), protocol, enforcement, access, tls,
+                Lists.immutable.withAll(allowedIps), rules, denyRules, options.build());
+    }
+
+    private JsonArray opaqueList(Entry e) {
+        if (e == null) {
+            return JsonValue.EMPTY_JSON_ARRAY;
+        }
+        if (yaml.sequence(e) == null) {
+            return JsonValue.EMPTY_JSON_ARRAY;
+        }
+        JsonValue v = yaml.json(e.value(), e.path());
+        return v instanceof JsonArray a ? a : JsonValue.EMPTY_JSON_ARRAY;
+    }
+
+    private Optional<IpRange> allowedRange(String text, Item at) {
+        IpRange range;
+        try {
+            range = IpRange.parse(text);
+        } catch (IllegalArgumentException e) {
+            problems.error(yaml.at(at.node()), at.path(), e.getMessage());
+            return Optional.empty();
+        }
+        for (String[] forbidden : new String[][] {{"127.0.0.0/8", "loopback"}, {"::1/128", "loopback"},
+                {"169.254.0.0/16", "link-local"}, {"fe80::/10", "link-local"}, {"0.0.0.0/32", "unspecified"},
+                {"::/128", "unspecified"}}) {
+            if (range.overlaps(IpRange.parse(forbidden[0]))) {
+                problems.error(yaml.at(at.node()), at.path(), "address range " + Texts.quote(text) + " includes "
+                        + forbidden[1] + " addresses (" + forbidden[0] + "), which allowed_ips never exempts");
+                return Optional.empty();
+            }
+        }
+        return Optional.of(range);
+    }
+
+    private Optional<HostPattern> pattern(String text, Node node, KeyPath path) {
+        String problem = HostPattern.problem(text);
+        if (problem != null) {
+            problems.error(yaml.at(node), path, "invalid host pattern " + Texts.quote(text) + ": " + problem);
+            return Optional.empty();
+        }
+        return Optional.of(HostPattern.parse(text));
+    }
+
+    // ------------------------------------------------------------------------------------- network_middlewares
+
+    private MiddlewareDraft middleware(Entry entry) {
+        int errors = problems.errorCount();
+        if (!CONFIG_KEY.matcher(entry.key()).matches()) {
+            problems.error(yaml.at(entry.keyNode()), entry.path(), "config key " + Texts.quote(entry.key())
+                    + " must be 1 to 64 letters, digits, '-' or '_' (it namespaces the config's metadata)");
+        }
+        Map<String, Entry> f = yaml.mapping(entry.value(), entry.path());
+        if (f == null) {
+            return new MiddlewareDraft(entry, Map.of(), OptionalLong.empty(), Optional.empty(), Optional.empty(),
+                    entry.path(), entry.value());
+        }
+        yaml.rejectUnknown(f, MIDDLEWARE_KEYS);
+
+        String name = entry.key();
+        Entry nameEntry = f.get("name");
+        if (nameEntry != null) {
+            Optional<String> text = yaml.string(nameEntry);
+            if (text.isPresent() && text.get().isBlank()) {
+                problems.error(yaml.at(nameEntry.value()), nameEntry.path(),
+                        "name must not be empty; leave it out to use the config key");
+            }
+            name = text.orElse(name);
+        }
+
+        BindingId binding = null;
+        Entry mw = f.get("middleware");
+        if (mw == null) {
+            problems.error(yaml.at(entry.value()), entry.path(),
+                    "middleware is required: give the binding ID to run, such as openshell/regex");
+        } else {
+            Optional<String> id = yaml.string(mw);
+            if (id.isPresent()) {
+                String problem = BindingId.problem(id.get());
+                if (problem != null) {
+                    problems.error(yaml.at(mw.value()), mw.path(), "invalid binding ID " + Texts.quote(id.get())
+                            + ": " + problem);
+                } else {
+                    binding = new BindingId(id.get());
+                }
+            }
+        }
+
+        OptionalLong order = OptionalLong.of(0);
+        Entry orderEntry = f.get("order");
+        if (orderEntry != null) {
+            order = yaml.integer(orderEntry, Integer.MIN_VALUE, Integer.MAX_VALUE);
+        }
+
+        JsonObject config = JsonValue.EMPTY_JSON_OBJECT;
+        Entry cfg = f.get("config");
+        if (cfg != null) {
+            if (yaml.isMapping(cfg.value(), cfg.path())) {
+                JsonValue v = yaml.json(cfg.value(), cfg.path());
+                if (v instanceof JsonObject o) {
+                    config = o;
+                    int size = o.toString().getBytes(StandardCharsets.UTF_8).length;
+                    if (size > EnvelopeLimits.MAX_CONFIG_BYTES) {
+                        problems.error(yaml.at(cfg.keyNode()), cfg.path(), "config is " + size
+                                + " bytes as JSON; the limit is " + EnvelopeLimits.MAX_CONFIG_BYTES + " bytes");
+                    }
+                }
+            }
+        }
+
+        OnError onError = OnError.FAIL_CLOSED;
+        Entry oe = f.get("on_error");
+        if (oe != null) {
+            Optional<String> text = yaml.string(oe);
+            if (text.isPresent()) {
+                switch (text.get()) {
+                    case "fail_closed" -> onError = OnError.FAIL_CLOSED;
+                    case "fail_open" -> onError = OnError.FAIL_OPEN;
+                    default -> problems.error(yaml.at(oe.value()), oe.path(), "unknown on_error value "
+                            + Texts.quote(text.get()) + "; expected fail_closed or fail_open");
+                }
+            }
+        }
+
+        Optional<HostSelector> selector = Optional.empty();
+        KeyPath selectorPath = entry.path().key("endpoints");
+        Node selectorNode = entry.value();
+        Entry ep = f.get("endpoints");
+        if (ep == null) {
+            problems.error(yaml.at(entry.value()), entry.path(),
+                    "endpoints is required: give endpoints.include with at least one host pattern");
+        } else {
+            selectorNode = ep.keyNode();
+            selector = selector(ep);
+        }
+
+        Optional<NetworkMiddlewareConfig> built = Optional.empty();
+        if (problems.errorCount() == errors) {
+            built = Optional.of(new NetworkMiddlewareConfig(entry.key(), name, binding, (int) order.getAsLong(),
+                    config, onError, selector.orElseThrow()));
+        }
+        return new MiddlewareDraft(entry, f, order, selector, built, selectorPath, selectorNode);
+    }
+
+    private Optional<HostSelector> selector(Entry endpoints) {
+        Map<String, Entry> f = yaml.mapping(endpoints.value(), endpoints.path());
+        if (f == null) {
+            return Optional.empty();
+        }
+        int errors = problems.errorCount();
+        yaml.rejectUnknown(f, SELECTOR_KEYS);
+        List<HostPattern> include = patterns(f.get("include"));
+        List<HostPattern> exclude = patterns(f.get("exclude"));
+        Entry in = f.get("include");
+        if (in == null) {
+            problems.error(yaml.at(endpoints.value()), endpoints.path(), "include must list at least one host pattern");
+        } else if (in.value() instanceof SequenceNode list && list.getValue().isEmpty()) {
+            problems.error(yaml.at(in.value()), in.path(), "include must list at least one host pattern");
+        }
+        int total = count(f.get("include")) + count(f.get("exclude"));
+        if (total > HostSelector.MAX_PATTERNS) {
+            problems.error(yaml.at(endpoints.keyNode()), endpoints.path(), total
+                    + " host patterns in include and exclude; a config may have at most " + HostSelector.MAX_PATTERNS);
+        }
+        if (problems.errorCount() != errors) {
+            return Optional.empty();
+        }
+        return Optional.of(new HostSelector(Lists.immutable.withAll(include), Lists.immutable.withAll(exclude)));
+    }
+
+    private int count(Entry list) {
+        return list != null && list.value() instanceof SequenceNode s ? s.getValue().size() : 0;
+    }
+
+    private List<HostPattern> patterns(Entry list) {
+        List<HostPattern> out = new ArrayList<>();
+        if (list == null) {
+            return out;
+        }
+        List<Item> items = yaml.sequence(list);
+        if (items == null) {
+            return out;
+        }
+        for (Item item : items) {
+            yaml.string(item.node(), item.path()).flatMap(t -> pattern(t, item.node(), item.path()))
+                    .ifPresent(out::add);
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------------------------------- cross-entry rules
+
+    /** RFC 0009, "Middleware ordering": order values must be unique across the policy, default 0 included. */
+    private void checkUniqueOrders(List<MiddlewareDraft> drafts) {
+        Map<Long, MiddlewareDraft> first = new LinkedHashMap<>();
+        for (MiddlewareDraft d : drafts) {
+            if (d.order().isEmpty()) {
+                continue;
+            }
+            long order = d.order().getAsLong();
+            MiddlewareDraft earlier = first.putIfAbsent(order, d);
+            if (earlier != null) {
+                KeyPath orderPath = d.entry().path().key("order");
+                Entry written = d.fields().get("order");
+                problems.error(written != null ? yaml.at(written.value()) : yaml.at(d.entry().keyNode()), orderPath,
+                        "order " + order + (written == null ? " (the default)" : "") + " is also used by "
+                                + earlier.entry().path() + "; order values must be unique across the policy");
+            }
+        }
+    }
+
+    /**
+     * RFC 0009, "Operation phases and placement": "Policy validation rejects any middleware selector whose possible
+     * hosts overlap an endpoint configured with tls: skip". Applied to every config, whatever its on_error, and also
+     * to {@code protocol: tcp} endpoints, which are never parsed either.
+     */
+    private void checkUninspectedOverlap(List<MiddlewareDraft> drafts, List<EndpointAt> endpoints) {
+        for (MiddlewareDraft d : drafts) {
+            if (d.selector().isEmpty()) {
+                continue;
+            }
+            for (EndpointAt at : endpoints) {
+                NetworkEndpoint ep = at.endpoint();
+                if (ep.inspectable()) {
+                    continue;
+                }
+                String why = ep.tls() == TlsMode.SKIP ? "tls: skip" : "protocol: tcp";
+                String hostText = ep.host().map(h -> "host " + Texts.quote(h.source())).orElse("no host");
+                Optional<String> shared;
+                try {
+                    shared = d.selector().get().sharedHost(ep.reachableHosts());
+                } catch (IllegalStateException tooComplex) {
+                    problems.error(yaml.at(d.selectorNode()), d.selectorPath(), "could not decide within the analysis"
+                            + " budget whether this selector overlaps " + at.path() + " (" + hostText + ", " + why
+                            + "); simplify the wildcard patterns");
+                    continue;
+                }
+                shared.ifPresent(host -> problems.error(yaml.at(d.selectorNode()), d.selectorPath(), "selects host "
+                        + Texts.quote(host) + ", which " + at.path() + " (" + hostText + ", " + why
+                        + ") relays without inspection, so this middleware would be bypassed; exclude those hosts"
+                        + " or remove " + why));
+            }
+        }
+    }
+
+    /** RFC 0009, "Contract versioning" and "Registration and delivery": the binding exists and accepts the config. */
+    private void checkBinding(BindingCatalog catalog, MiddlewareDraft draft, NetworkMiddlewareConfig config) {
+        Map<String, Entry> f = draft.fields();
+        Entry entry = draft.entry();
+        Entry mw = f.get("middleware");
+        SourceLocation at = yaml.at(mw.value());
+        KeyPath path = mw.path();
+        BindingId id = config.middleware();
+        Optional<BindingFacts> facts;
+        try {
+            facts = catalog.lookup(id);
+        } catch (RuntimeException e) {
+            problems.error(at, path, "the binding catalog failed to look up " + Texts.quote(id.value()) + " ("
+                    + e.getClass().getSimpleName() + ")");
+            return;
+        }
+        if (facts.isEmpty()) {
+            problems.error(at, path, id.isReserved()
+                    ? "binding " + Texts.quote(id.value()) + " is not a built-in of this supervisor; the "
+                            + BindingId.RESERVED_PREFIX + " namespace is reserved for built-ins"
+                    : "no built-in, plugin or registered middleware service provides binding "
+                            + Texts.quote(id.value()));
+            return;
+        }
+        BindingFacts b = facts.get();
+        if (id.isReserved() && b.ownerKind() != BindingFacts.OwnerKind.BUILTIN) {
+            problems.error(at, path, "binding " + Texts.quote(id.value()) + " is provided by "
+                    + b.ownerKind().description() + " " + Texts.quote(b.ownerName()) + ", but the "
+                    + BindingId.RESERVED_PREFIX + " namespace is reserved for built-ins");
+            return;
+        }
+        Entry cfg = f.get("config");
+        SourceLocation configAt = cfg != null ? yaml.at(cfg.keyNode()) : at;
+        KeyPath configPath = entry.path().key("config");
+        ConfigValidation answer;
+        try {
+            answer = b.validate(config.config());
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Throwable e) {
+            problems.error(configAt, configPath, "binding " + Texts.quote(id.value()) + " of "
+                    + b.ownerKind().description() + " " + Texts.quote(b.ownerName())
+                    + " could not validate the config (" + e.getClass().getSimpleName() + ")");
+            return;
+        }
+        if (answer == null || answer.valid()) {
+            if (answer == null) {
+                problems.error(configAt, configPath, "binding " + Texts.quote(id.value())
+                        + " gave no answer to the config validation");
+            }
+            return;
+        }
+        if (b.ownerKind() == BindingFacts.OwnerKind.BUILTIN) {
+            problems.error(configAt, configPath, "rejected by built-in " + Texts.quote(id.value()) + ": "
+                    + Texts.printable(answer.reason()));
+        } else {
+            problems.error(configAt, configPath, "rejected by binding " + Texts.quote(id.value()) + " of "
+                    + b.ownerKind().description() + " " + Texts.quote(b.ownerName())
+                    + " (its reason is untrusted text, shown separately)", answer.reason());
+        }
+    }
+}

@@ -1,0 +1,592 @@
+package dev.openshell.supervisor.policy.gateway;
+
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.supervisor.policy.HostPattern;
+import dev.openshell.supervisor.policy.IpRange;
+import dev.openshell.supervisor.policy.RpcTimeout;
+import dev.openshell.supervisor.policy.SourceLocation;
+import dev.openshell.supervisor.policy.internal.KeyPath;
+import dev.openshell.supervisor.policy.internal.Problems;
+import dev.openshell.supervisor.policy.internal.Texts;
+
+import java.net.InetAddress;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.temporal.TemporalAccessor;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+import org.eclipse.collections.api.factory.Lists;
+import org.eclipse.collections.api.factory.SortedMaps;
+import org.tomlj.Toml;
+import org.tomlj.TomlArray;
+import org.tomlj.TomlParseError;
+import org.tomlj.TomlParseResult;
+import org.tomlj.TomlPosition;
+import org.tomlj.TomlTable;
+import org.tomlj.TomlVersion;
+
+/**
+ * Walks a parsed TOML document into a {@link GatewayConfig}, recording every problem with its position. Unknown keys
+ * are errors everywhere under {@code openshell.supervisor} (a typo must not silently drop a setting); other
+ * {@code openshell.*} tables belong to other OpenShell components and are left alone.
+ */
+final class GatewayReader {
+    static final List<String> TOP_KEYS = List.of("openshell");
+    /** Tables of an OpenShell gateway file that configure other components. */
+    static final List<String> OPENSHELL_KEYS = List.of("version", "gateway", "supervisor", "drivers",
+            "credential_drivers");
+    static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log", "network",
+            "admin", "tls", "middleware", "credentials");
+    static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
+    static final List<String> ADMIN_KEYS = List.of("listen");
+    static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
+    static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts");
+    static final List<String> MIDDLEWARE_KEYS = List.of("name", "grpc_endpoint", "max_body_bytes", "timeout",
+            "allow_insecure", "tls_ca_bundle", "tls_client_cert", "tls_client_key", "audience",
+            "max_payload_bytes", "allow_insecure_transport", "tls_ca_cert_path");
+    /** The published OpenShell spellings accepted for the RFC's keys: alias to canonical. */
+    static final Map<String, String> ALIASES = Map.of(
+            "max_payload_bytes", "max_body_bytes",
+            "allow_insecure_transport", "allow_insecure",
+            "tls_ca_cert_path", "tls_ca_bundle");
+    /** Registration names: shown in logs and audit events, so plain words. */
+    static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    /** Credential names: request placeholders name them ({@code openshell:resolve:env:<name>}). */
+    static final Pattern CREDENTIAL_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
+
+    private final Problems problems;
+    private final Path baseDirectory;
+    /** Where each table read so far was opened, by key path, for problems about a missing key. */
+    private final Map<String, SourceLocation> tableLocations = new LinkedHashMap<>();
+
+    GatewayReader(Problems problems, Path baseDirectory) {
+        this.problems = problems;
+        this.baseDirectory = baseDirectory;
+    }
+
+    /** {@return the parse result, with every syntax error recorded} */
+    TomlParseResult parse(String text) {
+        TomlParseResult result = Toml.parse(text, TomlVersion.V1_0_0);
+        for (TomlParseError e : result.errors()) {
+            TomlPosition p = e.position();
+            problems.error(p == null ? problems.nowhere() : problems.at(p.line(), p.column()), KeyPath.root(),
+                    "TOML syntax error: " + Texts.printable(String.valueOf(e.getMessage())));
+        }
+        return result;
+    }
+
+    GatewayConfig read(TomlTable root) {
+        rejectUnknown(root, KeyPath.root(), TOP_KEYS);
+        TomlTable openshell = table(root, "openshell", KeyPath.root());
+        TomlTable supervisor = null;
+        if (openshell != null) {
+            KeyPath os = KeyPath.of("openshell");
+            rejectUnknown(openshell, os, OPENSHELL_KEYS);
+            if (openshell.contains(List.of("version"))) {
+                integer(openshell, "version", os, Long.MIN_VALUE, Long.MAX_VALUE).ifPresent(v -> {
+                    if (v != 1) {
+                        problems.error(at(openshell, "version"), os.key("version"), "unsupported configuration"
+                                + " version " + v + "; this supervisor reads version 1");
+                    }
+                });
+            }
+            supervisor = table(openshell, "supervisor", os);
+        }
+        if (supervisor == null) {
+            return new GatewayConfig(SupervisorSettings.defaults(), Lists.immutable.empty(), Lists.immutable.empty());
+        }
+        KeyPath sp = KeyPath.of("openshell", "supervisor");
+        rejectUnknown(supervisor, sp, SUPERVISOR_KEYS);
+        SupervisorSettings settings = settings(supervisor, sp);
+        List<MiddlewareRegistration> middleware = registrations(supervisor, sp);
+        List<CredentialRule> credentials = credentials(supervisor, sp);
+        if (settings == null) {
+            settings = SupervisorSettings.defaults();
+        }
+        return new GatewayConfig(settings, Lists.immutable.withAll(middleware), Lists.immutable.withAll(credentials));
+    }
+
+    // ------------------------------------------------------------------------------------ [openshell.supervisor]
+
+    private SupervisorSettings settings(TomlTable t, KeyPath path) {
+        int errors = problems.errorCount();
+        ListenAddress listen = string(t, "listen", path).flatMap(s -> listen(s, t, "listen", path))
+                .orElse(SupervisorSettings.DEFAULT_LISTEN);
+        Optional<Path> plugins = string(t, "plugins_dir", path).flatMap(s -> path(s, t, "plugins_dir", path));
+        Optional<Path> state = string(t, "state_dir", path).flatMap(s -> path(s, t, "state_dir", path));
+        Optional<Path> audit = string(t, "audit_log", path).flatMap(s -> path(s, t, "audit_log", path));
+
+        NetworkSettings network = NetworkSettings.defaults();
+        TomlTable net = table(t, "network", path);
+        if (net != null) {
+            network = network(net, path.key("network"));
+        }
+        Optional<ListenAddress> admin = Optional.empty();
+        TomlTable adm = table(t, "admin", path);
+        if (adm != null) {
+            KeyPath ap = path.key("admin");
+            rejectUnknown(adm, ap, ADMIN_KEYS);
+            admin = string(adm, "listen", ap).flatMap(s -> listen(s, adm, "listen", ap));
+        }
+        TlsSettings tls = TlsSettings.defaults();
+        TomlTable tl = table(t, "tls", path);
+        if (tl != null) {
+            tls = tls(tl, path.key("tls"));
+        }
+        if (problems.errorCount() != errors || network == null || tls == null) {
+            return null;
+        }
+        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls);
+    }
+
+    private NetworkSettings network(TomlTable t, KeyPath path) {
+        rejectUnknown(t, path, NETWORK_KEYS);
+        int errors = problems.errorCount();
+        boolean loopback = bool(t, "allow_loopback_upstreams", path).orElse(false);
+        Map<String, InetAddress> hosts = new TreeMap<>();
+        TomlTable sh = table(t, "static_hosts", path);
+        if (sh != null) {
+            KeyPath sp = path.key("static_hosts");
+            for (String name : sh.keySet()) {
+                KeyPath np = sp.key(name);
+                Optional<String> ip = string(sh, name, sp);
+                if (ip.isEmpty()) {
+                    continue;
+                }
+                String problem = HostPattern.problem(name);
+                if (problem != null || !HostPattern.parse(name).isLiteral()) {
+                    problems.error(at(sh, name), np, "static host name " + Texts.quote(name) + " is not a valid host"
+                            + " name" + (problem != null ? ": " + problem : " (wildcards are not allowed)"));
+                    continue;
+                }
+                InetAddress address = IpRange.parseAddress(ip.get());
+                if (address == null) {
+                    problems.error(at(sh, name), np, Texts.quote(ip.get()) + " is not an IPv4 or IPv6 address");
+                    continue;
+                }
+                String key = name.toLowerCase(Locale.ROOT);
+                if (hosts.putIfAbsent(key, address) != null) {
+                    problems.error(at(sh, name), np, "static host " + Texts.quote(key) + " is given twice");
+                }
+            }
+        }
+        if (problems.errorCount() != errors) {
+            return null;
+        }
+        return new NetworkSettings(loopback, SortedMaps.immutable.withSortedMap(new TreeMap<>(hosts)));
+    }
+
+    private TlsSettings tls(TomlTable t, KeyPath path) {
+        rejectUnknown(t, path, TLS_KEYS);
+        int errors = problems.errorCount();
+        Optional<Path> upstream = string(t, "upstream_ca_bundle", path)
+                .flatMap(s -> path(s, t, "upstream_ca_bundle", path));
+        Optional<Path> cert = string(t, "ca_cert", path).flatMap(s -> path(s, t, "ca_cert", path));
+        Optional<Path> key = string(t, "ca_key", path).flatMap(s -> path(s, t, "ca_key", path));
+        if (t.contains(List.of("ca_cert")) != t.contains(List.of("ca_key"))) {
+            problems.error(at(path, t), path, "ca_cert and ca_key must be given together");
+        }
+        if (problems.errorCount() != errors) {
+            return null;
+        }
+        return new TlsSettings(upstream, cert, key);
+    }
+
+    // ---------------------------------------------------------------------------- [[openshell.supervisor.middleware]]
+
+    private List<MiddlewareRegistration> registrations(TomlTable supervisor, KeyPath path) {
+        List<MiddlewareRegistration> out = new ArrayList<>();
+        List<TomlTable> entries = tables(supervisor, "middleware", path);
+        Map<String, KeyPath> names = new LinkedHashMap<>();
+        for (int i = 0; i < entries.size(); i++) {
+            KeyPath ep = path.key("middleware").index(i);
+            TomlTable entry = entries.get(i);
+            if (entry == null) {
+                continue;
+            }
+            MiddlewareRegistration r = registration(entry, ep, names);
+            if (r != null) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    private MiddlewareRegistration registration(TomlTable t, KeyPath path, Map<String, KeyPath> names) {
+        int errors = problems.errorCount();
+        rejectUnknown(t, path, MIDDLEWARE_KEYS);
+        for (Map.Entry<String, String> alias : ALIASES.entrySet()) {
+            if (t.contains(List.of(alias.getKey())) && t.contains(List.of(alias.getValue()))) {
+                problems.error(at(t, alias.getKey()), path.key(alias.getKey()), alias.getKey() + " and "
+                        + alias.getValue() + " are two spellings of one setting; give only one");
+            }
+        }
+        Optional<String> name = requiredName(t, path, names, "the service's diagnostic name, such as \"anonymizer\"",
+                NAME, "1 to 64 letters, digits, '.', '_' or '-'");
+
+        Optional<GrpcEndpoint> endpoint = Optional.empty();
+        if (!t.contains(List.of("grpc_endpoint"))) {
+            problems.error(at(path, t), path,
+                    "grpc_endpoint is required: the service's address, such as \"https://pii.internal:443\"");
+        } else {
+            endpoint = string(t, "grpc_endpoint", path).flatMap(s -> {
+                try {
+                    return Optional.of(GrpcEndpoint.parse(s));
+                } catch (IllegalArgumentException e) {
+                    problems.error(at(t, "grpc_endpoint"), path.key("grpc_endpoint"), e.getMessage());
+                    return Optional.empty();
+                }
+            });
+        }
+
+        String bodyKey = spelling(t, "max_body_bytes");
+        OptionalLong maxBody = OptionalLong.empty();
+        if (!t.contains(List.of(bodyKey))) {
+            problems.error(at(path, t), path, "max_body_bytes is required: the largest request body, in bytes, sent"
+                    + " to this service (at most " + EnvelopeLimits.MAX_BODY_BYTES + ")");
+        } else {
+            maxBody = integer(t, bodyKey, path, Long.MIN_VALUE, Long.MAX_VALUE);
+            if (maxBody.isPresent() && maxBody.getAsLong() < 0) {
+                problems.error(at(t, bodyKey), path.key(bodyKey), bodyKey + " must not be negative");
+                maxBody = OptionalLong.empty();
+            } else if (maxBody.isPresent() && maxBody.getAsLong() > EnvelopeLimits.MAX_BODY_BYTES) {
+                problems.error(at(t, bodyKey), path.key(bodyKey), bodyKey + " " + maxBody.getAsLong()
+                        + " exceeds the 4 MiB platform maximum (" + EnvelopeLimits.MAX_BODY_BYTES
+                        + " bytes); it is rejected, not clamped");
+                maxBody = OptionalLong.empty();
+            }
+            problems.locate(path.key("max_body_bytes"), at(t, bodyKey));
+        }
+
+        Duration timeout = RpcTimeout.DEFAULT;
+        if (t.contains(List.of("timeout"))) {
+            Optional<String> text = string(t, "timeout", path);
+            if (text.isPresent()) {
+                String problem = RpcTimeout.problem(text.get());
+                if (problem != null) {
+                    problems.error(at(t, "timeout"), path.key("timeout"), "invalid timeout "
+                            + Texts.quote(text.get()) + ": " + problem);
+                } else {
+                    timeout = RpcTimeout.parse(text.get());
+                }
+            }
+        }
+
+        String insecureKey = spelling(t, "allow_insecure");
+        boolean allowInsecure = bool(t, insecureKey, path).orElse(false);
+        String caKey = spelling(t, "tls_ca_bundle");
+        Optional<Path> ca = string(t, caKey, path).flatMap(s -> path(s, t, caKey, path));
+        Optional<Path> clientCert = string(t, "tls_client_cert", path)
+                .flatMap(s -> path(s, t, "tls_client_cert", path));
+        Optional<Path> clientKey = string(t, "tls_client_key", path).flatMap(s -> path(s, t, "tls_client_key", path));
+        if (t.contains(List.of("tls_client_cert")) != t.contains(List.of("tls_client_key"))) {
+            problems.error(at(path, t), path, "tls_client_cert and tls_client_key must be given together");
+        }
+        Optional<String> audience = string(t, "audience", path);
+        audience.ifPresent(a -> problems.warning(at(t, "audience"), path.key("audience"), "accepted for OpenShell"
+                + " compatibility and not used: this supervisor sends no extension bearer token"));
+
+        if (endpoint.isPresent()) {
+            GrpcEndpoint e = endpoint.get();
+            SourceLocation endpointAt = at(t, "grpc_endpoint");
+            KeyPath endpointPath = path.key("grpc_endpoint");
+            if (e.plaintext() && !allowInsecure) {
+                problems.error(endpointAt, endpointPath, "plaintext endpoint " + Texts.quote(e.toString())
+                        + " needs allow_insecure = true: request content would travel unencrypted and"
+                        + " unauthenticated (a research-preview exception for trusted local or isolated networks)");
+            } else if (e.plaintext()) {
+                problems.warning(endpointAt, endpointPath, "INSECURE: plaintext endpoint " + Texts.quote(e.toString())
+                        + " is allowed by " + insecureKey + " = true; request content travels unencrypted and"
+                        + " unauthenticated, so use it only on a trusted local or isolated network (RFC 0009 phase 1"
+                        + " exception, removed in phase 2)");
+            } else if (allowInsecure) {
+                problems.warning(at(t, insecureKey), path.key(insecureKey),
+                        insecureKey + " has no effect on an https:// endpoint");
+            }
+            if (e.plaintext()) {
+                for (String tlsKey : List.of(caKey, "tls_client_cert", "tls_client_key")) {
+                    if (t.contains(List.of(tlsKey))) {
+                        problems.error(at(t, tlsKey), path.key(tlsKey), tlsKey + " applies only to https://"
+                                + " endpoints");
+                    }
+                }
+            }
+        }
+        if (problems.errorCount() != errors) {
+            return null;
+        }
+        return new MiddlewareRegistration(name.orElseThrow(), endpoint.orElseThrow(), maxBody.orElseThrow(), timeout,
+                allowInsecure, ca, clientCert, clientKey, audience);
+    }
+
+    /** {@return the spelling of {@code canonical} this entry uses: the canonical key unless only an alias is given} */
+    private static String spelling(TomlTable t, String canonical) {
+        if (t.contains(List.of(canonical))) {
+            return canonical;
+        }
+        for (Map.Entry<String, String> alias : ALIASES.entrySet()) {
+            if (alias.getValue().equals(canonical) && t.contains(List.of(alias.getKey()))) {
+                return alias.getKey();
+            }
+        }
+        return canonical;
+    }
+
+    // --------------------------------------------------------------------------- [[openshell.supervisor.credentials]]
+
+    private List<CredentialRule> credentials(TomlTable supervisor, KeyPath path) {
+        List<CredentialRule> out = new ArrayList<>();
+        List<TomlTable> entries = tables(supervisor, "credentials", path);
+        Map<String, KeyPath> names = new LinkedHashMap<>();
+        for (int i = 0; i < entries.size(); i++) {
+            TomlTable t = entries.get(i);
+            if (t == null) {
+                continue;
+            }
+            KeyPath cp = path.key("credentials").index(i);
+            int errors = problems.errorCount();
+            rejectUnknown(t, cp, CREDENTIAL_KEYS);
+            Optional<String> name = requiredName(t, cp, names, "how placeholders and audit events refer to it",
+                    CREDENTIAL_NAME, "a letter or '_' followed by up to 127 letters, digits or '_' (request"
+                            + " placeholders refer to it)");
+            Optional<CredentialSource> source = Optional.empty();
+            if (!t.contains(List.of("source"))) {
+                problems.error(at(cp, t), cp, "source is required: env:VARIABLE or file:/path/to/secret");
+            } else {
+                source = string(t, "source", cp).flatMap(s -> {
+                    try {
+                        return Optional.of(CredentialSource.parse(s, baseDirectory));
+                    } catch (IllegalArgumentException e) {
+                        problems.error(at(t, "source"), cp.key("source"), e.getMessage());
+                        return Optional.empty();
+                    }
+                });
+            }
+            List<HostPattern> hosts = new ArrayList<>();
+            if (!t.contains(List.of("hosts"))) {
+                problems.error(at(cp, t), cp, "hosts is required: the host patterns the secret may be sent to");
+            } else {
+                TomlArray array = array(t, "hosts", cp);
+                if (array != null && array.isEmpty()) {
+                    problems.error(at(t, "hosts"), cp.key("hosts"), "hosts must list at least one host pattern");
+                }
+                for (int k = 0; array != null && k < array.size(); k++) {
+                    KeyPath hp = cp.key("hosts").index(k);
+                    Object v = array.get(k);
+                    SourceLocation vat = position(array.inputPositionOf(k));
+                    if (!(v instanceof String s)) {
+                        problems.error(vat, hp, "expected a string, found " + describe(v));
+                        continue;
+                    }
+                    String problem = HostPattern.problem(s);
+                    if (problem != null) {
+                        problems.error(vat, hp, "invalid host pattern " + Texts.quote(s) + ": " + problem);
+                    } else {
+                        hosts.add(HostPattern.parse(s));
+                    }
+                }
+            }
+            if (problems.errorCount() == errors) {
+                out.add(new CredentialRule(name.orElseThrow(), source.orElseThrow(), Lists.immutable.withAll(hosts)));
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    private Optional<String> requiredName(TomlTable t, KeyPath path, Map<String, KeyPath> names, String what,
+                                          Pattern grammar, String grammarText) {
+        if (!t.contains(List.of("name"))) {
+            problems.error(at(path, t), path, "name is required: " + what);
+            return Optional.empty();
+        }
+        Optional<String> name = string(t, "name", path);
+        if (name.isEmpty()) {
+            return name;
+        }
+        if (!grammar.matcher(name.get()).matches()) {
+            problems.error(at(t, "name"), path.key("name"), "name " + Texts.quote(name.get()) + " must be "
+                    + grammarText);
+            return Optional.empty();
+        }
+        KeyPath first = names.putIfAbsent(name.get(), path);
+        if (first != null) {
+            problems.error(at(t, "name"), path.key("name"), "name " + Texts.quote(name.get()) + " is already used by "
+                    + first + "; names must be unique");
+            return Optional.empty();
+        }
+        return name;
+    }
+
+    private Optional<ListenAddress> listen(String text, TomlTable t, String key, KeyPath path) {
+        try {
+            return Optional.of(ListenAddress.parse(text));
+        } catch (IllegalArgumentException e) {
+            problems.error(at(t, key), path.key(key), e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    /** A path setting: non-empty; relative paths resolve against the configuration's directory. */
+    private Optional<Path> path(String text, TomlTable t, String key, KeyPath path) {
+        if (text.isBlank()) {
+            problems.error(at(t, key), path.key(key), key + " must not be empty");
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(baseDirectory.resolve(text).normalize());
+        } catch (InvalidPathException e) {
+            problems.error(at(t, key), path.key(key), Texts.quote(text) + " is not a valid path");
+            return Optional.empty();
+        }
+    }
+
+    private SourceLocation at(TomlTable t, String key) {
+        return position(t.inputPositionOf(List.of(key)));
+    }
+
+    /** The location of a table: where its header (or first key) was written, as recorded while walking. */
+    private SourceLocation at(KeyPath path, TomlTable t) {
+        SourceLocation known = tableLocations.get(path.toString());
+        if (known != null) {
+            return known;
+        }
+        for (String k : t.keySet()) {
+            return at(t, k);
+        }
+        return problems.nowhere();
+    }
+
+    private SourceLocation position(TomlPosition p) {
+        return p == null ? problems.nowhere() : problems.at(p.line(), p.column());
+    }
+
+    private void rejectUnknown(TomlTable t, KeyPath path, List<String> allowed) {
+        for (String key : t.keySet()) {
+            problems.locate(path.key(key), at(t, key));
+            if (!allowed.contains(key)) {
+                problems.error(at(t, key), path.key(key), "unknown key " + Texts.quote(key)
+                        + Texts.suggestion(key, allowed) + "; allowed keys: " + String.join(", ", allowed));
+            }
+        }
+    }
+
+    /** {@return the sub-table {@code key}, or {@code null} when absent or (after an error) not a table} */
+    private TomlTable table(TomlTable t, String key, KeyPath path) {
+        if (!t.contains(List.of(key))) {
+            return null;
+        }
+        Object v = t.get(List.of(key));
+        if (v instanceof TomlTable sub) {
+            tableLocations.put(path.key(key).toString(), at(t, key));
+            return sub;
+        }
+        problems.error(at(t, key), path.key(key), "expected a table, found " + describe(v));
+        return null;
+    }
+
+    /** {@return the tables of an array of tables; {@code null} entries where an element is not a table} */
+    private List<TomlTable> tables(TomlTable t, String key, KeyPath path) {
+        List<TomlTable> out = new ArrayList<>();
+        TomlArray array = array(t, key, path);
+        if (array == null) {
+            return out;
+        }
+        for (int i = 0; i < array.size(); i++) {
+            Object v = array.get(i);
+            KeyPath ip = path.key(key).index(i);
+            SourceLocation vat = position(array.inputPositionOf(i));
+            if (v instanceof TomlTable table) {
+                tableLocations.put(ip.toString(), vat);
+                problems.locate(ip, vat);
+                out.add(table);
+            } else {
+                problems.error(vat, ip, "expected a table, found " + describe(v));
+                out.add(null);
+            }
+        }
+        return out;
+    }
+
+    private TomlArray array(TomlTable t, String key, KeyPath path) {
+        if (!t.contains(List.of(key))) {
+            return null;
+        }
+        Object v = t.get(List.of(key));
+        if (v instanceof TomlArray a) {
+            return a;
+        }
+        problems.error(at(t, key), path.key(key), "expected an array, found " + describe(v));
+        return null;
+    }
+
+    private Optional<String> string(TomlTable t, String key, KeyPath path) {
+        if (!t.contains(List.of(key))) {
+            return Optional.empty();
+        }
+        Object v = t.get(List.of(key));
+        if (v instanceof String s) {
+            return Optional.of(s);
+        }
+        problems.error(at(t, key), path.key(key), "expected a string, found " + describe(v));
+        return Optional.empty();
+    }
+
+    private Optional<Boolean> bool(TomlTable t, String key, KeyPath path) {
+        if (!t.contains(List.of(key))) {
+            return Optional.empty();
+        }
+        Object v = t.get(List.of(key));
+        if (v instanceof Boolean b) {
+            return Optional.of(b);
+        }
+        problems.error(at(t, key), path.key(key), "expected true or false, found " + describe(v));
+        return Optional.empty();
+    }
+
+    private OptionalLong integer(TomlTable t, String key, KeyPath path, long min, long max) {
+        Object v = t.get(List.of(key));
+        if (v instanceof Long l) {
+            if (l < min || l > max) {
+                problems.error(at(t, key), path.key(key), l + " is outside " + min + ".." + max);
+                return OptionalLong.empty();
+            }
+            return OptionalLong.of(l);
+        }
+        problems.error(at(t, key), path.key(key), "expected an integer, found " + describe(v));
+        return OptionalLong.empty();
+    }
+
+    /** How a message names a TOML value it did not expect; strings are quoted, nothing is shown of tables. */
+    static String describe(Object v) {
+        if (v instanceof String s) {
+            return "the string " + Texts.quote(s);
+        }
+        if (v instanceof Long || v instanceof Double) {
+            return "the number " + v;
+        }
+        if (v instanceof Boolean b) {
+            return b.toString();
+        }
+        if (v instanceof TomlTable) {
+            return "a table";
+        }
+        if (v instanceof TomlArray) {
+            return "an array";
+        }
+        if (v instanceof TemporalAccessor) {
+            return "a date or time";
+        }
+        return "a value";
+    }
+}

@@ -1,0 +1,44 @@
+package dev.openshell.supervisor.policy.gateway;
+
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * {@code [openshell.supervisor]}: the supervisor's own settings.
+ *
+ * @param listen where the egress proxy listens; {@link #DEFAULT_LISTEN} when not written
+ * @param pluginsDir the directory of third-party plugin JARs; none when not written
+ * @param stateDir the directory for state the supervisor keeps (its generated CA); none when not written
+ * @param auditLog the OCSF JSONL audit file; none when not written (the caller decides where events go)
+ * @param network upstream network settings
+ * @param adminListen where the metrics and health server listens; none when not written (no admin server)
+ * @param tls trust and CA settings
+ */
+public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir, Optional<Path> stateDir,
+                                 Optional<Path> auditLog, NetworkSettings network, Optional<ListenAddress> adminListen,
+                                 TlsSettings tls) {
+    /** The proxy's address when none is configured: {@code 127.0.0.1:3128}. */
+    public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("127.0.0.1", 3128);
+
+    /**
+     * Checks the components.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
+    public SupervisorSettings {
+        Objects.requireNonNull(listen, "listen");
+        Objects.requireNonNull(pluginsDir, "pluginsDir");
+        Objects.requireNonNull(stateDir, "stateDir");
+        Objects.requireNonNull(auditLog, "auditLog");
+        Objects.requireNonNull(network, "network");
+        Objects.requireNonNull(adminListen, "adminListen");
+        Objects.requireNonNull(tls, "tls");
+    }
+
+    /** {@return the settings of an empty file} */
+    public static SupervisorSettings defaults() {
+        return new SupervisorSettings(DEFAULT_LISTEN, Optional.empty(), Optional.empty(), Optional.empty(),
+                NetworkSettings.defaults(), Optional.empty(), TlsSettings.defaults());
+    }
+}

@@ -1,0 +1,96 @@
+package dev.openshell.supervisor.policy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.BindingId;
+
+import java.util.List;
+
+import org.eclipse.collections.api.list.ImmutableList;
+import org.junit.jupiter.api.Test;
+
+/** The OpenShell example policies and the benchmark policies load unchanged, with warnings only. */
+class ReferencePolicyTest {
+    private static Loaded<SandboxPolicy> load(String relative) {
+        try {
+            return SandboxPolicyLoader.load(SharedFiles.require(relative));
+        } catch (PolicyException e) {
+            throw new AssertionError("expected " + relative + " to load: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<String> warnings(Loaded<?> loaded) {
+        return loaded.warnings().collect(p -> p.keyPath() + ": " + p.message()).castToList();
+    }
+
+    @Test
+    void contentGuardExampleLoadsWithBinaryWarnings() {
+        Loaded<SandboxPolicy> loaded = load("reference/openshell-policies/policy_example_content_guard.yaml");
+        SandboxPolicy policy = loaded.value();
+        assertEquals(List.of(
+                "network_policies.httpbin.binaries: binary-scoped access is not enforced by this supervisor: every"
+                        + " process in the sandbox can reach these endpoints",
+                "network_policies.httpbingo.binaries: binary-scoped access is not enforced by this supervisor:"
+                        + " every process in the sandbox can reach these endpoints"), warnings(loaded));
+        assertTrue(loaded.warnings().allSatisfy(w -> w.location().hasLine()));
+
+        NetworkMiddlewareConfig guard = policy.networkMiddlewares().get("prototype-content-guard");
+        assertEquals("Prototype content guard", guard.name());
+        assertEquals(new BindingId("content-guard-example"), guard.middleware());
+        assertEquals(10, guard.order());
+        assertEquals(OnError.FAIL_CLOSED, guard.onError());
+        assertEquals("redact", guard.config().getString("mode"));
+        assertEquals(List.of("prototype-secret", "internal-only"),
+                guard.config().getJsonArray("terms").getValuesAs(jakarta.json.JsonString::getString));
+        assertEquals("[FILTERED]", guard.config().getString("replacement"));
+        assertEquals("include=httpbin.org;exclude=", guard.endpoints().toString());
+
+        NetworkPolicy httpbin = policy.networkPolicies().get("httpbin");
+        assertEquals(List.of("/usr/bin/curl"), httpbin.binaries().castToList());
+        NetworkEndpoint ep = httpbin.endpoints().getOnly();
+        assertEquals("httpbin.org", ep.host().orElseThrow().source());
+        assertEquals(443, ep.ports().get(0));
+        assertEquals(EndpointProtocol.REST, ep.protocol().orElseThrow());
+        assertEquals(1, ep.rules().size());
+        assertEquals("POST", ep.rules().getJsonObject(0).getJsonObject("allow").getString("method"));
+        assertTrue(ep.inspectable());
+
+        ImmutableList<NetworkMiddlewareConfig> chain = policy.middlewaresFor("httpbin.org");
+        assertEquals(List.of("prototype-content-guard"), chain.collect(NetworkMiddlewareConfig::key).castToList());
+        assertTrue(policy.middlewaresFor("httpbingo.org").isEmpty());
+    }
+
+    @Test
+    void quickstartExampleLoadsWithUnusedSectionWarnings() {
+        Loaded<SandboxPolicy> loaded = load("reference/openshell-policies/policy_example_quickstart.yaml");
+        assertEquals(List.of(
+                "filesystem_policy: not enforced by this supervisor, which mediates network egress only; the section"
+                        + " is ignored",
+                "landlock: not enforced by this supervisor, which mediates network egress only; the section is"
+                        + " ignored",
+                "network_policies.github_api.binaries: binary-scoped access is not enforced by this supervisor:"
+                        + " every process in the sandbox can reach these endpoints"), warnings(loaded));
+        NetworkEndpoint ep = loaded.value().networkPolicies().get("github_api").endpoints().getOnly();
+        assertEquals("github-api-readonly", loaded.value().networkPolicies().get("github_api").name());
+        assertEquals(AccessPreset.READ_ONLY, ep.access().orElseThrow());
+        assertEquals(Enforcement.ENFORCE, ep.enforcement());
+        assertFalse(loaded.value().hasMiddleware());
+    }
+
+    @Test
+    void benchmarkPoliciesLoadWithoutWarnings() {
+        Loaded<SandboxPolicy> withMiddleware = load("bench-peers/conf/sup-policy.yaml");
+        Loaded<SandboxPolicy> without = load("bench-peers/conf/sup-policy-nomw.yaml");
+        assertTrue(withMiddleware.warnings().isEmpty(), () -> warnings(withMiddleware).toString());
+        assertTrue(without.warnings().isEmpty());
+        NetworkMiddlewareConfig secrets = withMiddleware.value().networkMiddlewares().get("secrets");
+        assertEquals(new BindingId("openshell/regex"), secrets.middleware());
+        assertEquals("secrets", secrets.name(), "the name defaults to the config key");
+        assertTrue(secrets.selects("127.0.0.1"));
+        assertEquals(18080, without.value().networkPolicies().get("upstream").endpoints().getOnly().ports().get(0));
+        assertEquals(withMiddleware.value().networkPolicies(), without.value().networkPolicies(),
+                "the two files differ only in their middleware");
+    }
+}

@@ -1,0 +1,511 @@
+package dev.openshell.supervisor.policy.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.MiddlewareBinding;
+import dev.openshell.middleware.spi.MiddlewareManifest;
+import dev.openshell.supervisor.policy.ConfigProblem;
+import dev.openshell.supervisor.policy.HostPattern;
+import dev.openshell.supervisor.policy.Loaded;
+import dev.openshell.supervisor.policy.PolicyException;
+import dev.openshell.supervisor.policy.SourceLocation;
+
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The gateway configuration: registrations, aliases, supervisor settings, credentials, and every rule's message. */
+class GatewayConfigTest {
+    static final Path BASE = Path.of("/etc/supervisor");
+
+    static Loaded<GatewayConfig> load(String toml) {
+        return GatewayConfigLoader.parse("g.toml", toml, BASE);
+    }
+
+    static PolicyException rejected(String toml) {
+        return assertThrows(PolicyException.class, () -> load(toml));
+    }
+
+    static ConfigProblem onlyError(String toml) {
+        PolicyException e = rejected(toml);
+        assertEquals(1, e.errors().size(), e::getMessage);
+        return e.errors().get(0);
+    }
+
+    static void assertProblem(ConfigProblem p, String keyPath, int line, int column, String message) {
+        assertEquals(message, p.message());
+        assertEquals(keyPath, p.keyPath());
+        assertEquals(new SourceLocation("g.toml", line, column), p.location(), p::describe);
+    }
+
+    /** One registration with {@code extra} lines after a valid https endpoint and body limit. */
+    static String registration(String extra) {
+        return "[[openshell.supervisor.middleware]]\nname = \"svc\"\ngrpc_endpoint = \"https://svc.internal:8443\"\n"
+                + "max_body_bytes = 1048576\n" + extra;
+    }
+
+    @Test
+    void theRfcExampleLoads() {
+        Loaded<GatewayConfig> loaded = load("""
+                [[openshell.supervisor.middleware]]
+                name = "anonymizer"
+                grpc_endpoint = "http://127.0.0.1:1234"
+                max_body_bytes = 4194304
+                timeout = "500ms"
+                allow_insecure = true
+
+                [[openshell.supervisor.middleware]]
+                name = "agent-traces-exporter"
+                grpc_endpoint = "https://middleware.example.internal:443"
+                max_body_bytes = 1048576
+                """);
+        MiddlewareRegistration anonymizer = loaded.value().registration("anonymizer").orElseThrow();
+        assertEquals(new GrpcEndpoint("http", "127.0.0.1", 1234), anonymizer.endpoint());
+        assertEquals(4_194_304, anonymizer.maxBodyBytes());
+        assertEquals(Duration.ofMillis(500), anonymizer.timeout());
+        assertTrue(anonymizer.insecure());
+        MiddlewareRegistration exporter = loaded.value().registration("agent-traces-exporter").orElseThrow();
+        assertEquals(Duration.ofMillis(500), exporter.timeout(), "the default timeout");
+        assertFalse(exporter.insecure());
+        assertEquals(List.of(anonymizer), loaded.value().insecureRegistrations().castToList());
+        ConfigProblem warning = loaded.warnings().getOnly();
+        assertEquals("g.toml:3:1: warning: openshell.supervisor.middleware[0].grpc_endpoint: INSECURE: plaintext"
+                + " endpoint 'http://127.0.0.1:1234' is allowed by allow_insecure = true; request content travels"
+                + " unencrypted and unauthenticated, so use it only on a trusted local or isolated network (RFC 0009"
+                + " phase 1 exception, removed in phase 2)", warning.describe());
+    }
+
+    @Test
+    void thePublishedOpenShellSpellingsAreAliases() {
+        Loaded<GatewayConfig> loaded = load("""
+                [openshell]
+                version = 1
+                [openshell.gateway]
+                name = "pi-admission"
+                compute_drivers = ["docker"]
+                [openshell.drivers.docker]
+                supervisor_bin = "/opt/bin/openshell-sandbox"
+                [[openshell.supervisor.middleware]]
+                name = "pi-egress"
+                grpc_endpoint = "https://10.0.0.5:50051"
+                tls_ca_cert_path = "tls/ca.crt"
+                audience = "urn:openshell:middleware:pi-egress"
+                max_payload_bytes = 4194304
+                timeout = "10s"
+                [[openshell.supervisor.middleware]]
+                name = "local"
+                grpc_endpoint = "http://127.0.0.1:50052"
+                max_payload_bytes = 65536
+                allow_insecure_transport = true
+                """);
+        MiddlewareRegistration egress = loaded.value().middleware().get(0);
+        assertEquals(Optional.of(Path.of("/etc/supervisor/tls/ca.crt")), egress.tlsCaBundle());
+        assertEquals(4_194_304, egress.maxBodyBytes());
+        assertEquals(Duration.ofSeconds(10), egress.timeout());
+        assertEquals(Optional.of("urn:openshell:middleware:pi-egress"), egress.audience());
+        assertTrue(loaded.value().middleware().get(1).allowInsecure());
+        assertEquals(List.of("openshell.supervisor.middleware[0].audience",
+                        "openshell.supervisor.middleware[1].grpc_endpoint"),
+                loaded.warnings().collect(ConfigProblem::keyPath).castToList());
+        assertTrue(loaded.warnings().get(1).message().contains("allowed by allow_insecure_transport = true"));
+        assertEquals(load(registration("").replace("max_body_bytes", "max_payload_bytes")).value(),
+                load(registration("")).value(), "an alias means exactly what the RFC key means");
+    }
+
+    @Test
+    void bothSpellingsOfOneKeyAreAnError() {
+        PolicyException e = rejected(registration("max_payload_bytes = 1048576\nallow_insecure = false\n"
+                + "allow_insecure_transport = false\ntls_ca_bundle = \"a.pem\"\ntls_ca_cert_path = \"a.pem\"\n"));
+        assertEquals(List.of(
+                "g.toml:5:1: error: openshell.supervisor.middleware[0].max_payload_bytes: max_payload_bytes and"
+                        + " max_body_bytes are two spellings of one setting; give only one",
+                "g.toml:7:1: error: openshell.supervisor.middleware[0].allow_insecure_transport:"
+                        + " allow_insecure_transport and allow_insecure are two spellings of one setting; give only"
+                        + " one",
+                "g.toml:9:1: error: openshell.supervisor.middleware[0].tls_ca_cert_path: tls_ca_cert_path and"
+                        + " tls_ca_bundle are two spellings of one setting; give only one"),
+                e.errors().collect(ConfigProblem::describe).castToList());
+    }
+
+    @Nested
+    class Timeouts {
+        @Test
+        void integerWithMsOrSFrom10msTo30s() {
+            assertEquals(Duration.ofMillis(10), load(registration("timeout = \"10ms\"")).value().middleware().get(0)
+                    .timeout());
+            assertEquals(Duration.ofSeconds(30), load(registration("timeout = \"30s\"")).value().middleware().get(0)
+                    .timeout());
+            for (String[] c : new String[][] {
+                    {"9ms", "it must be from 10ms to 30s"},
+                    {"30001ms", "it must be from 10ms to 30s"},
+                    {"31s", "it must be from 10ms to 30s"},
+                    {"500", "write an integer followed by ms or s, such as 500ms or 2s"},
+                    {"1.5s", "write an integer followed by ms or s, such as 500ms or 2s"},
+                    {" 500ms", "write an integer followed by ms or s, such as 500ms or 2s"},
+                    {"+5s", "write an integer followed by ms or s, such as 500ms or 2s"},
+                    {"5m", "write an integer followed by ms or s, such as 500ms or 2s"},
+                    {"", "it is empty"}}) {
+                assertProblem(onlyError(registration("timeout = \"" + c[0] + "\"")),
+                        "openshell.supervisor.middleware[0].timeout", 5, 1,
+                        "invalid timeout '" + c[0] + "': " + c[1]);
+            }
+            assertProblem(onlyError(registration("timeout = 500")), "openshell.supervisor.middleware[0].timeout", 5, 1,
+                    "expected a string, found the number 500");
+        }
+    }
+
+    @Nested
+    class BodyLimits {
+        @Test
+        void atMostTheFourMibPlatformMaximumNeverClamped() {
+            String over = registration("").replace("1048576", "4194305");
+            assertProblem(onlyError(over), "openshell.supervisor.middleware[0].max_body_bytes", 4, 1,
+                    "max_body_bytes 4194305 exceeds the 4 MiB platform maximum (4194304 bytes); it is rejected, not"
+                            + " clamped");
+            assertProblem(onlyError(over.replace("max_body_bytes", "max_payload_bytes")),
+                    "openshell.supervisor.middleware[0].max_payload_bytes", 4, 1, "max_payload_bytes 4194305 exceeds"
+                            + " the 4 MiB platform maximum (4194304 bytes); it is rejected, not clamped");
+            assertEquals(4_194_304, load(registration("").replace("1048576", "4194304")).value().middleware().get(0)
+                    .maxBodyBytes());
+            assertProblem(onlyError(registration("").replace("1048576", "-1")),
+                    "openshell.supervisor.middleware[0].max_body_bytes", 4, 1, "max_body_bytes must not be negative");
+            assertProblem(onlyError(registration("").replace("1048576", "\"1MiB\"")),
+                    "openshell.supervisor.middleware[0].max_body_bytes", 4, 1,
+                    "expected an integer, found the string '1MiB'");
+        }
+
+        @Test
+        void isRequired() {
+            assertProblem(onlyError(registration("").replace("max_body_bytes = 1048576\n", "")),
+                    "openshell.supervisor.middleware[0]", 1, 1, "max_body_bytes is required: the largest request body,"
+                            + " in bytes, sent to this service (at most 4194304)");
+        }
+
+        @Test
+        void neverAboveWhatABindingAdvertises() {
+            Loaded<GatewayConfig> loaded = load("\n" + registration(""));
+            MiddlewareRegistration r = loaded.value().middleware().get(0);
+            MiddlewareManifest manifest = new MiddlewareManifest("svc", "1.0", List.of(
+                    MiddlewareBinding.httpRequest("acme/small", 65_536),
+                    MiddlewareBinding.httpRequest("acme/large", 4_194_304)));
+            ConfigProblem p = GatewayConfigLoader.checkManifest(loaded, r, manifest).getOnly();
+            assertEquals("g.toml:5:1: error: openshell.supervisor.middleware[0].max_body_bytes: max_body_bytes 1048576"
+                    + " exceeds the 65536 bytes that binding 'acme/small' of 'svc' accepts; it is rejected, not"
+                    + " clamped: set at most 65536", p.describe());
+            MiddlewareManifest fits = new MiddlewareManifest("svc", "1.0",
+                    List.of(MiddlewareBinding.httpRequest("acme/large", 4_194_304)));
+            assertTrue(GatewayConfigLoader.checkManifest(loaded, r, fits).isEmpty());
+            MiddlewareRegistration stranger = load(registration("").replace("svc\"", "other\"")).value()
+                    .middleware().get(0);
+            assertThrows(IllegalArgumentException.class,
+                    () -> GatewayConfigLoader.checkManifest(loaded, stranger, fits));
+        }
+    }
+
+    @Nested
+    class Transport {
+        @Test
+        void plaintextNeedsAllowInsecure() {
+            String plain = registration("").replace("https://svc.internal:8443", "http://127.0.0.1:1234");
+            assertProblem(onlyError(plain), "openshell.supervisor.middleware[0].grpc_endpoint", 3, 1,
+                    "plaintext endpoint 'http://127.0.0.1:1234' needs allow_insecure = true: request content would"
+                            + " travel unencrypted and unauthenticated (a research-preview exception for trusted"
+                            + " local or isolated networks)");
+            assertProblem(onlyError(plain + "allow_insecure = false\n"),
+                    "openshell.supervisor.middleware[0].grpc_endpoint", 3, 1,
+                    "plaintext endpoint 'http://127.0.0.1:1234' needs allow_insecure = true: request content would"
+                            + " travel unencrypted and unauthenticated (a research-preview exception for trusted"
+                            + " local or isolated networks)");
+            MiddlewareRegistration r = load(plain + "allow_insecure = true\n").value().middleware().get(0);
+            assertTrue(r.insecure());
+            assertTrue(r.allowInsecure());
+        }
+
+        @Test
+        void allowInsecureOnHttpsIsAWarning() {
+            ConfigProblem w = load(registration("allow_insecure = true\n")).warnings().getOnly();
+            assertEquals("openshell.supervisor.middleware[0].allow_insecure", w.keyPath());
+            assertEquals("allow_insecure has no effect on an https:// endpoint", w.message());
+        }
+
+        @Test
+        void tlsSettingsNeedHttpsAndComeInPairs() {
+            String plain = registration("allow_insecure = true\ntls_ca_bundle = \"ca.pem\"\n")
+                    .replace("https://svc.internal:8443", "http://127.0.0.1:1234");
+            assertProblem(onlyError(plain), "openshell.supervisor.middleware[0].tls_ca_bundle", 6, 1,
+                    "tls_ca_bundle applies only to https:// endpoints");
+            assertProblem(onlyError(registration("tls_client_cert = \"client.pem\"\n")),
+                    "openshell.supervisor.middleware[0]", 1, 1,
+                    "tls_client_cert and tls_client_key must be given together");
+            MiddlewareRegistration r = load(registration("tls_client_cert = \"client.pem\"\n"
+                    + "tls_client_key = \"/keys/client.key\"\n")).value().middleware().get(0);
+            assertTrue(r.mutualTls());
+            assertEquals(Optional.of(Path.of("/etc/supervisor/client.pem")), r.tlsClientCert());
+            assertEquals(Optional.of(Path.of("/keys/client.key")), r.tlsClientKey());
+        }
+
+        @Test
+        void endpointsAreSchemeHostAndPortOnly() {
+            for (String[] c : new String[][] {
+                    {"grpc://svc:1", "write it as https://host:port (or http://host:port with allow_insecure = true)"},
+                    {"svc.internal:443", "write it as https://host:port (or http://host:port with allow_insecure ="
+                            + " true)"},
+                    {"https://svc.internal:443/v1", "only scheme, host and port are allowed (no user, path, query or"
+                            + " fragment)"},
+                    {"https://user@svc.internal", "only scheme, host and port are allowed (no user, path, query or"
+                            + " fragment)"},
+                    {"https://svc.internal:99999", "the port must be a number from 1 to 65535"},
+                    {"https://", "it is not a URL; write it as https://host:port"},
+                    {"https://*.internal", "it has no host (or the host is not a valid DNS name or IP address)"}}) {
+                assertProblem(onlyError(registration("").replace("https://svc.internal:8443", c[0])),
+                        "openshell.supervisor.middleware[0].grpc_endpoint", 3, 1,
+                        "invalid gRPC endpoint '" + c[0] + "': " + c[1]);
+            }
+            assertEquals(new GrpcEndpoint("https", "svc.internal", 443),
+                    GrpcEndpoint.parse("HTTPS://SVC.internal"));
+            assertEquals("https://[::1]:9000", GrpcEndpoint.parse("https://[::1]:9000").toString());
+        }
+    }
+
+    @Test
+    void unknownKeysInARegistrationAreErrors() {
+        assertProblem(onlyError(registration("max_body_byte = 5\n")), "openshell.supervisor.middleware[0].max_body_byte",
+                5, 1, "unknown key 'max_body_byte' (did you mean 'max_body_bytes'?); allowed keys: name,"
+                        + " grpc_endpoint, max_body_bytes, timeout, allow_insecure, tls_ca_bundle, tls_client_cert,"
+                        + " tls_client_key, audience, max_payload_bytes, allow_insecure_transport, tls_ca_cert_path");
+    }
+
+    @Test
+    void registrationNamesAreRequiredPlainAndUnique() {
+        assertProblem(onlyError(registration("").replace("name = \"svc\"\n", "")),
+                "openshell.supervisor.middleware[0]", 1, 1,
+                "name is required: the service's diagnostic name, such as \"anonymizer\"");
+        assertProblem(onlyError(registration("").replace("\"svc\"", "\"my svc\"")),
+                "openshell.supervisor.middleware[0].name", 2, 1,
+                "name 'my svc' must be 1 to 64 letters, digits, '.', '_' or '-'");
+        assertProblem(onlyError(registration("") + registration("")), "openshell.supervisor.middleware[1].name", 6, 1,
+                "name 'svc' is already used by openshell.supervisor.middleware[0]; names must be unique");
+        assertProblem(onlyError(registration("").replace("grpc_endpoint = \"https://svc.internal:8443\"\n", "")),
+                "openshell.supervisor.middleware[0]", 1, 1,
+                "grpc_endpoint is required: the service's address, such as \"https://pii.internal:443\"");
+    }
+
+    @Test
+    void supervisorSettings() {
+        GatewayConfig config = load("""
+                [openshell.supervisor]
+                listen = "0.0.0.0:8080"
+                plugins_dir = "plugins"
+                state_dir = "/var/lib/supervisor"
+                audit_log = "../log/audit.jsonl"
+
+                [openshell.supervisor.network]
+                allow_loopback_upstreams = true
+                [openshell.supervisor.network.static_hosts]
+                "Upstream.test" = "127.0.0.1"
+                "v6.test" = "::1"
+
+                [openshell.supervisor.admin]
+                listen = "[::1]:9464"
+
+                [openshell.supervisor.tls]
+                upstream_ca_bundle = "upstream-ca.pem"
+                ca_cert = "ca/cert.pem"
+                ca_key = "ca/key.pem"
+                """).value();
+        SupervisorSettings s = config.supervisor();
+        assertEquals(new ListenAddress("0.0.0.0", 8080), s.listen());
+        assertEquals(Optional.of(Path.of("/etc/supervisor/plugins")), s.pluginsDir());
+        assertEquals(Optional.of(Path.of("/var/lib/supervisor")), s.stateDir());
+        assertEquals(Optional.of(Path.of("/etc/log/audit.jsonl")), s.auditLog());
+        assertTrue(s.network().allowLoopbackUpstreams());
+        assertEquals(InetAddress.getLoopbackAddress(), s.network().staticHosts().get("upstream.test"));
+        assertEquals(List.of("upstream.test", "v6.test"), s.network().staticHosts().keysView().toList());
+        assertEquals("[::1]:9464", s.adminListen().orElseThrow().toString());
+        assertEquals(Optional.of(Path.of("/etc/supervisor/ca/cert.pem")), s.tls().caCert());
+        assertEquals(Optional.of(Path.of("/etc/supervisor/upstream-ca.pem")), s.tls().upstreamCaBundle());
+
+        SupervisorSettings defaults = load("").value().supervisor();
+        assertEquals(SupervisorSettings.defaults(), defaults);
+        assertEquals("127.0.0.1:3128", defaults.listen().toString());
+        assertFalse(defaults.network().allowLoopbackUpstreams());
+        assertTrue(defaults.adminListen().isEmpty());
+    }
+
+    @Test
+    void supervisorSettingErrors() {
+        PolicyException e = rejected("""
+                [openshell.supervisor]
+                listen = "localhost"
+                plugin_dir = "plugins"
+                [openshell.supervisor.network]
+                allow_loopback_upstreams = "yes"
+                [openshell.supervisor.network.static_hosts]
+                "*.test" = "127.0.0.1"
+                "a.test" = "somewhere"
+                [openshell.supervisor.tls]
+                ca_cert = "ca.pem"
+                """);
+        assertEquals(List.of(
+                "g.toml:2:1: error: openshell.supervisor.listen: invalid listen address 'localhost': write it as"
+                        + " host:port, with an IPv6 host in brackets ([::1]:3128)",
+                "g.toml:3:1: error: openshell.supervisor.plugin_dir: unknown key 'plugin_dir' (did you mean"
+                        + " 'plugins_dir'?); allowed keys: listen, plugins_dir, state_dir, audit_log, network, admin,"
+                        + " tls, middleware, credentials",
+                "g.toml:5:1: error: openshell.supervisor.network.allow_loopback_upstreams: expected true or false,"
+                        + " found the string 'yes'",
+                "g.toml:7:1: error: openshell.supervisor.network.static_hosts.\"*.test\": static host name '*.test' is"
+                        + " not a valid host name (wildcards are not allowed)",
+                "g.toml:8:1: error: openshell.supervisor.network.static_hosts.\"a.test\": 'somewhere' is not an IPv4"
+                        + " or IPv6 address",
+                "g.toml:9:1: error: openshell.supervisor.tls: ca_cert and ca_key must be given together"),
+                e.errors().collect(ConfigProblem::describe).castToList());
+    }
+
+    @Test
+    void unknownTablesOutsideOpenShellAreErrors() {
+        assertProblem(onlyError("[opnshell.supervisor]\nlisten = \"127.0.0.1:1\"\n"), "opnshell", 1, 1,
+                "unknown key 'opnshell' (did you mean 'openshell'?); allowed keys: openshell");
+        assertProblem(onlyError("[openshell.supervisr]\n"), "openshell.supervisr", 1, 1,
+                "unknown key 'supervisr' (did you mean 'supervisor'?); allowed keys: version, gateway, supervisor,"
+                        + " drivers, credential_drivers");
+        assertProblem(onlyError("[openshell]\nversion = 2\n"), "openshell.version", 2, 1,
+                "unsupported configuration version 2; this supervisor reads version 1");
+        assertProblem(onlyError("[openshell]\nsupervisor = 3\n"), "openshell.supervisor", 2, 1,
+                "expected a table, found the number 3");
+    }
+
+    @Test
+    void credentials() {
+        GatewayConfig config = load("""
+                [[openshell.supervisor.credentials]]
+                name = "github"
+                source = "env:GITHUB_TOKEN"
+                hosts = ["api.github.com", "*.githubusercontent.com"]
+                [[openshell.supervisor.credentials]]
+                name = "openai"
+                source = "file:secrets/openai"
+                hosts = ["api.openai.com"]
+                """).value();
+        CredentialRule github = config.credentials().get(0);
+        assertEquals(new CredentialSource.Environment("GITHUB_TOKEN"), github.source());
+        assertTrue(github.appliesTo("raw.githubusercontent.com"));
+        assertFalse(github.appliesTo("github.com"));
+        assertEquals(HostPattern.parse("api.github.com"), github.hosts().get(0));
+        assertEquals(new CredentialSource.SecretFile(Path.of("/etc/supervisor/secrets/openai")),
+                config.credentials().get(1).source());
+        assertEquals("env:GITHUB_TOKEN", github.source().toString());
+    }
+
+    @Test
+    void credentialErrors() {
+        PolicyException e = rejected("""
+                [[openshell.supervisor.credentials]]
+                name = "github"
+                source = "vault:kv/github"
+                hosts = []
+                [[openshell.supervisor.credentials]]
+                name = "github"
+                source = "env:1TOKEN"
+                hosts = ["api..github.com", 7]
+                [[openshell.supervisor.credentials]]
+                name = "x"
+                [[openshell.supervisor.credentials]]
+                name = "github-token"
+                source = "env:T"
+                hosts = ["a.com"]
+                """);
+        assertEquals(List.of(
+                "g.toml:3:1: error: openshell.supervisor.credentials[0].source: invalid credential source"
+                        + " 'vault:kv/github': write env:VARIABLE or file:/path/to/secret",
+                "g.toml:4:1: error: openshell.supervisor.credentials[0].hosts: hosts must list at least one host"
+                        + " pattern",
+                "g.toml:6:1: error: openshell.supervisor.credentials[1].name: name 'github' is already used by"
+                        + " openshell.supervisor.credentials[0]; names must be unique",
+                "g.toml:7:1: error: openshell.supervisor.credentials[1].source: invalid credential source"
+                        + " 'env:1TOKEN': environment variable names are letters, digits and '_', not starting with a"
+                        + " digit",
+                "g.toml:8:10: error: openshell.supervisor.credentials[1].hosts[0]: invalid host pattern"
+                        + " 'api..github.com': it has an empty DNS label (a leading, trailing or doubled '.')",
+                "g.toml:8:29: error: openshell.supervisor.credentials[1].hosts[1]: expected a string, found the"
+                        + " number 7",
+                "g.toml:9:1: error: openshell.supervisor.credentials[2]: source is required: env:VARIABLE or"
+                        + " file:/path/to/secret",
+                "g.toml:9:1: error: openshell.supervisor.credentials[2]: hosts is required: the host patterns the"
+                        + " secret may be sent to",
+                "g.toml:12:1: error: openshell.supervisor.credentials[3].name: name 'github-token' must be a letter"
+                        + " or '_' followed by up to 127 letters, digits or '_' (request placeholders refer to it)"),
+                e.errors().collect(ConfigProblem::describe).castToList());
+    }
+
+    @Test
+    void syntaxErrorsAreAllReportedWithTheirLines() {
+        PolicyException e = rejected("""
+                [openshell.supervisor]
+                listen = "127.0.0.1:1"
+                listen = "127.0.0.1:2"
+                state_dir =
+                """);
+        assertEquals(List.of(3, 4), e.errors().collect(p -> p.location().line()).castToList());
+        assertTrue(e.errors().allSatisfy(p -> p.message().startsWith("TOML syntax error: ")), e::getMessage);
+    }
+
+    @Test
+    void everyErrorIsReportedAtOnce() {
+        PolicyException e = rejected("""
+                [[openshell.supervisor.middleware]]
+                name = "a"
+                grpc_endpoint = "http://127.0.0.1:1"
+                max_body_bytes = 9999999
+                timeout = "1m"
+                [[openshell.supervisor.middleware]]
+                name = "b"
+                grpc_endpoint = "https://b.internal"
+                max_body_bytes = 1
+                colour = "blue"
+                """);
+        assertEquals(List.of(
+                "openshell.supervisor.middleware[0].grpc_endpoint",
+                "openshell.supervisor.middleware[0].max_body_bytes",
+                "openshell.supervisor.middleware[0].timeout",
+                "openshell.supervisor.middleware[1].colour"), e.errors().collect(ConfigProblem::keyPath).castToList());
+    }
+
+    @Test
+    void theBenchmarkGatewayLoads() {
+        Path file = dev.openshell.supervisor.policy.SharedFiles.require("bench-peers/conf/sup-gateway.toml");
+        Loaded<GatewayConfig> loaded = GatewayConfigLoader.load(file);
+        assertTrue(loaded.value().supervisor().network().allowLoopbackUpstreams());
+        assertTrue(loaded.warnings().isEmpty());
+        assertTrue(loaded.value().middleware().isEmpty());
+    }
+
+    @Test
+    void filesResolvePathsAgainstTheirDirectory(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("gateway.toml");
+        Files.writeString(file, "[openshell.supervisor]\nplugins_dir = \"plugins\"\n");
+        assertEquals(Optional.of(dir.toAbsolutePath().resolve("plugins")),
+                GatewayConfigLoader.load(file).value().supervisor().pluginsDir());
+        assertEquals("cannot read the file: it does not exist", assertThrows(PolicyException.class,
+                () -> GatewayConfigLoader.load(dir.resolve("missing.toml"))).errors().getOnly().message());
+    }
+
+    @Test
+    void equalConfigurationsCompareEqual() {
+        GatewayConfig a = load(registration("timeout = \"1s\"\n")).value();
+        GatewayConfig b = load("# a comment\n" + registration("timeout = \"1000ms\"\n")).value();
+        assertEquals(a, b);
+        assertNotEquals(a, load(registration("timeout = \"2s\"\n")).value());
+    }
+}
