@@ -10,7 +10,6 @@ module dev.openshell.supervisor.engine {
     requires org.eclipse.collections.api;
     requires org.eclipse.collections.impl;
 
-    exports dev.openshell.supervisor.engine;
     exports dev.openshell.supervisor.engine.chain;
 
     uses dev.openshell.middleware.spi.MiddlewareProvider;
