@@ -68,7 +68,10 @@ final class Stages {
         return provider(e -> HttpRequestResult.allow());
     }
 
-    /** A spec builder with test defaults: matches every host, 4 MiB, 1 s, fail_closed, built-in. */
+    /**
+     * A spec builder with test defaults: matches every host, 4 MiB, 30 s (the maximum: only tests about timeouts use
+     * short ones, so a slow machine never turns a test into a timeout), fail_closed, built-in.
+     */
     static Spec spec(String key, long order, MiddlewareProvider provider) {
         return new Spec(key, order, provider);
     }
@@ -81,7 +84,7 @@ final class Stages {
         Provenance provenance = Provenance.BUILT_IN;
         OnError onError = OnError.FAIL_CLOSED;
         int maxBody = EnvelopeLimits.MAX_BODY_BYTES;
-        long timeout = 1_000;
+        long timeout = 30_000;
         JsonObject config = JsonObject.EMPTY_JSON_OBJECT;
         java.util.function.Predicate<String> selector = h -> true;
 
