@@ -10,27 +10,25 @@ import java.util.regex.Pattern;
 /**
  * Finds {@link SecretKind}s in text in one left-to-right pass, and optionally redacts them.
  *
- * <p>Linear time on hostile input: one combined pattern whose alternatives each start with a literal, with
- * possessive repetition over character classes only (no backtracking, and no recursion in {@link Pattern}); PEM
- * blocks are extended by a plain character loop rather than by a reluctant {@code .*?}, which would be quadratic on a
- * body full of BEGIN lines without END. Thread-safe.
+ * <p>Each kind starts with a fixed literal ({@code -----BEGIN }, {@code sk-}, {@code AKIA}, {@code ASIA},
+ * {@code AIza}, {@code gh}, {@code github_pat_}, {@code xox}). The scan walks the text once; only where such a literal
+ * starts, and the character before it does not continue a token, does it run that kind's own pattern, anchored there.
+ * At one position the kinds are tried in {@link SecretKind} order and the first match wins; the scan resumes after
+ * it. The patterns use possessive repetition over character classes only (no backtracking, no recursion in
+ * {@link Pattern}), and PEM blocks are extended by a plain character loop rather than a reluctant {@code .*?}, so the
+ * run time is linear even for hostile bodies (for example, one made only of BEGIN lines). Thread-safe.
  */
 final class SecretScanner {
-    /** Alternatives in priority order: at one position the first that matches wins. */
-    private static final Pattern SECRETS = Pattern.compile(String.join("|",
-            "(?<pem>-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----)",
-            "(?<anthropic>(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}+)",
-            "(?<openai>(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}+"
-                    + "|[A-Za-z0-9]{32,}+(?![A-Za-z0-9_-])))",
-            "(?<aws>(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9]))",
-            "(?<github>(?<![A-Za-z0-9_])(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{22,}+))",
-            "(?<slack>(?<![A-Za-z0-9-])xox[abposr]-[A-Za-z0-9-]{10,}+)",
-            "(?<google>(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-]))"));
-    private static final String[] GROUPS = {"pem", "anthropic", "openai", "aws", "github", "slack", "google"};
-    private static final SecretKind[] KINDS = {SecretKind.PRIVATE_KEY, SecretKind.ANTHROPIC_API_KEY,
-        SecretKind.OPENAI_API_KEY, SecretKind.AWS_ACCESS_KEY_ID, SecretKind.GITHUB_TOKEN, SecretKind.SLACK_TOKEN,
-        SecretKind.GOOGLE_API_KEY};
+    private static final Pattern PEM_BEGIN = Pattern.compile("-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----");
     private static final Pattern PEM_END = Pattern.compile("-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----");
+    private static final Pattern ANTHROPIC = Pattern.compile("sk-ant-[A-Za-z0-9_-]{20,}+");
+    private static final Pattern OPENAI = Pattern.compile(
+            "sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}+|[A-Za-z0-9]{32,}+(?![A-Za-z0-9_-]))");
+    private static final Pattern AWS = Pattern.compile("(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])");
+    private static final Pattern GOOGLE = Pattern.compile("AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])");
+    private static final Pattern GITHUB = Pattern.compile(
+            "(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{22,}+)");
+    private static final Pattern SLACK = Pattern.compile("xox[abposr]-[A-Za-z0-9-]{10,}+");
 
     /**
      * The result of a scan.
@@ -44,7 +42,33 @@ final class SecretScanner {
         }
     }
 
+    /** Per-scan matchers, made on first use. */
+    private static final class Matchers {
+        private final String text;
+        private final Matcher[] byPattern = new Matcher[8];
+
+        Matchers(String text) {
+            this.text = text;
+        }
+
+        /** {@return the end of a match of {@code p} anchored at {@code at}, or -1} */
+        int match(int slot, Pattern p, int at) {
+            Matcher m = byPattern[slot];
+            if (m == null) {
+                m = p.matcher(text);
+                byPattern[slot] = m;
+            }
+            m.region(at, text.length());
+            return m.lookingAt() ? m.end() : -1;
+        }
+    }
+
     private SecretScanner() {
+    }
+
+    /** {@return every kind} */
+    static Set<SecretKind> all() {
+        return EnumSet.allOf(SecretKind.class);
     }
 
     /**
@@ -57,45 +81,86 @@ final class SecretScanner {
      */
     static Scan scan(String text, Set<SecretKind> enabled, boolean redact) {
         EnumMap<SecretKind, Integer> counts = new EnumMap<>(SecretKind.class);
+        Matchers matchers = new Matchers(text);
         StringBuilder out = null;
         int copied = 0;
-        Matcher m = SECRETS.matcher(text);
-        int pos = 0;
-        while (pos < text.length() && m.find(pos)) {
-            SecretKind kind = kindOf(m);
-            int start = m.start();
-            int end = kind == SecretKind.PRIVATE_KEY ? pemEnd(text, m.end()) : m.end();
+        int n = text.length();
+        int i = 0;
+        while (i < n) {
+            char c = text.charAt(i);
+            SecretKind kind = null;
+            int end = -1;
+            switch (c) {
+                case '-' -> {
+                    if (text.startsWith("-----BEGIN ", i) && (end = matchers.match(0, PEM_BEGIN, i)) >= 0) {
+                        kind = SecretKind.PRIVATE_KEY;
+                        end = pemEnd(text, end, matchers);
+                    }
+                }
+                case 's' -> {
+                    if (text.startsWith("sk-", i) && !continues(text, i, "_-")) {
+                        if ((end = matchers.match(1, ANTHROPIC, i)) >= 0) {
+                            kind = SecretKind.ANTHROPIC_API_KEY;
+                        } else if ((end = matchers.match(2, OPENAI, i)) >= 0) {
+                            kind = SecretKind.OPENAI_API_KEY;
+                        }
+                    }
+                }
+                case 'A' -> {
+                    if ((text.startsWith("AKIA", i) || text.startsWith("ASIA", i)) && !continues(text, i, "")) {
+                        if ((end = matchers.match(3, AWS, i)) >= 0) {
+                            kind = SecretKind.AWS_ACCESS_KEY_ID;
+                        }
+                    } else if (text.startsWith("AIza", i) && !continues(text, i, "_-")
+                            && (end = matchers.match(6, GOOGLE, i)) >= 0) {
+                        kind = SecretKind.GOOGLE_API_KEY;
+                    }
+                }
+                case 'g' -> {
+                    if (text.startsWith("gh", i) || text.startsWith("github_pat_", i)) {
+                        if (!continues(text, i, "_") && (end = matchers.match(4, GITHUB, i)) >= 0) {
+                            kind = SecretKind.GITHUB_TOKEN;
+                        }
+                    }
+                }
+                case 'x' -> {
+                    if (text.startsWith("xox", i) && !continues(text, i, "-")
+                            && (end = matchers.match(5, SLACK, i)) >= 0) {
+                        kind = SecretKind.SLACK_TOKEN;
+                    }
+                }
+                default -> { }
+            }
+            if (kind == null) {
+                i++;
+                continue;
+            }
             if (enabled.contains(kind)) {
                 counts.merge(kind, 1, Integer::sum);
                 if (redact) {
                     if (out == null) {
-                        out = new StringBuilder(text.length());
+                        out = new StringBuilder(n + 64);
                     }
-                    out.append(text, copied, start).append(kind.placeholder());
+                    out.append(text, copied, i).append(kind.placeholder());
                     copied = end;
                 }
             }
-            pos = end;
+            i = end;
         }
         if (out == null) {
             return new Scan(counts, text);
         }
-        out.append(text, copied, text.length());
+        out.append(text, copied, n);
         return new Scan(counts, out.toString());
     }
 
-    /** {@return every kind} */
-    static Set<SecretKind> all() {
-        return EnumSet.allOf(SecretKind.class);
-    }
-
-    private static SecretKind kindOf(Matcher m) {
-        for (int i = 0; i < GROUPS.length; i++) {
-            if (m.start(GROUPS[i]) >= 0) {
-                return KINDS[i];
-            }
+    /** {@return whether the character before {@code at} is a letter, a digit or one of {@code extra}} */
+    private static boolean continues(String text, int at, String extra) {
+        if (at == 0) {
+            return false;
         }
-        throw new IllegalStateException("a match without a group");
+        char c = text.charAt(at - 1);
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || extra.indexOf(c) >= 0;
     }
 
     /**
@@ -104,7 +169,7 @@ final class SecretScanner {
      * including a matching END line when one follows; otherwise up to the end of the key data. Trailing whitespace and
      * backslashes are left in place, so an escape sequence in the surrounding syntax is never cut in half.
      */
-    private static int pemEnd(String text, int from) {
+    private static int pemEnd(String text, int from, Matchers matchers) {
         int n = text.length();
         int j = from;
         while (j < n) {
@@ -121,9 +186,9 @@ final class SecretScanner {
             }
         }
         if (text.startsWith("-----END ", j)) {
-            Matcher end = PEM_END.matcher(text).region(j, n);
-            if (end.lookingAt()) {
-                return end.end();
+            int end = matchers.match(7, PEM_END, j);
+            if (end >= 0) {
+                return end;
             }
         }
         while (j > from && (Character.isWhitespace(text.charAt(j - 1)) || text.charAt(j - 1) == '\\')) {
