@@ -435,25 +435,41 @@ public final class ChainEngine {
         private Builder() {
         }
 
-        /** {@return this} @param rules the header rules (and rejection counters) to use */
+        /**
+         * {@return this}
+         *
+         * @param rules the header rules (and rejection counters) to use
+         */
         public Builder headerRules(HeaderRules rules) {
             this.rules = Objects.requireNonNull(rules, "rules");
             return this;
         }
 
-        /** {@return this} @param recheck the body-aware policy re-check run after every body replacement */
+        /**
+         * {@return this}
+         *
+         * @param recheck the body-aware policy re-check run after every body replacement
+         */
         public Builder bodyRecheck(BodyRecheck recheck) {
             this.recheck = Objects.requireNonNull(recheck, "recheck");
             return this;
         }
 
-        /** {@return this} @param nanoClock the clock for stage latencies, in nanoseconds */
+        /**
+         * {@return this}
+         *
+         * @param nanoClock the clock for stage latencies, in nanoseconds
+         */
         public Builder nanoClock(LongSupplier nanoClock) {
             this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
             return this;
         }
 
-        /** {@return this} @param threads the factory for stage threads; virtual threads by default */
+        /**
+         * {@return this}
+         *
+         * @param threads the factory for stage threads; virtual threads by default
+         */
         public Builder threadFactory(ThreadFactory threads) {
             this.threads = Objects.requireNonNull(threads, "threads");
             return this;

@@ -50,7 +50,12 @@ public final class ChainMetadata {
         return byKey.getOrDefault(configKey, Map.of());
     }
 
-    /** {@return one value} @param configKey the config key @param key the stage's key */
+    /**
+     * {@return one value}
+     *
+     * @param configKey the config key
+     * @param key the stage's key
+     */
     public Optional<String> get(String configKey, String key) {
         return Optional.ofNullable(namespace(configKey).get(key));
     }

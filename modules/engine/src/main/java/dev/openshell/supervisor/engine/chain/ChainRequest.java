@@ -58,8 +58,12 @@ public record ChainRequest(HttpRequestTarget target, List<HttpHeader> headers, B
         return HeaderRules.connectionNominated(headers);
     }
 
-    /** {@return a copy with other headers and body, the same target and context} @param headers the headers
-     * @param body the body */
+    /**
+     * {@return a copy with other headers and body, the same target and context}
+     *
+     * @param headers the headers
+     * @param body the body
+     */
     public ChainRequest with(List<HttpHeader> headers, Body body) {
         return new ChainRequest(target, headers, body, context);
     }

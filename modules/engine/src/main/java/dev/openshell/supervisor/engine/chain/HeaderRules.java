@@ -116,7 +116,11 @@ public final class HeaderRules {
         return Optional.empty();
     }
 
-    /** {@return whether a name is statically protected} @param name a header name in any case; never {@code null} */
+    /**
+     * {@return whether a name is statically protected}
+     *
+     * @param name a header name in any case; never {@code null}
+     */
     public static boolean isProtected(String name) {
         return protection(name).isPresent();
     }
@@ -441,7 +445,11 @@ public final class HeaderRules {
         return rejections.get(kind).sum();
     }
 
-    /** {@return whether {@code name} is in the {@value #MIDDLEWARE_PREFIX} namespace} @param name a header name */
+    /**
+     * {@return whether {@code name} is in the {@value #MIDDLEWARE_PREFIX} namespace}
+     *
+     * @param name a header name
+     */
     public static boolean inMiddlewareNamespace(String name) {
         return name.regionMatches(true, 0, MIDDLEWARE_PREFIX, 0, MIDDLEWARE_PREFIX.length());
     }

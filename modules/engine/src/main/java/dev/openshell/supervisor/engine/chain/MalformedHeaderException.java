@@ -8,7 +8,9 @@ package dev.openshell.supervisor.engine.chain;
  */
 public final class MalformedHeaderException extends IllegalArgumentException {
     private static final long serialVersionUID = 1L;
+    /** The platform code. */
     private final String code;
+    /** The 1-based line number. */
     private final int line;
 
     /**

@@ -81,7 +81,11 @@ final class Wire {
         return string(h.name()) + string(h.value());
     }
 
-    /** {@return the summed encoded sizes of the {@code HttpHeader} messages} @param headers the lines */
+    /**
+     * {@return the summed encoded sizes of the {@code HttpHeader} messages}
+     *
+     * @param headers the lines
+     */
     static long headers(List<HttpHeader> headers) {
         long n = 0;
         for (HttpHeader h : headers) {
@@ -137,7 +141,11 @@ final class Wire {
         return a == ExistingHeaderAction.UNSPECIFIED ? 0 : 2;
     }
 
-    /** {@return the encoded size of {@code config} as a {@code google.protobuf.Struct}} @param config the JSON */
+    /**
+     * {@return the encoded size of {@code config} as a {@code google.protobuf.Struct}}
+     *
+     * @param config the JSON
+     */
     static long struct(JsonObject config) {
         return struct(config, 0);
     }
