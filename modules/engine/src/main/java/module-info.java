@@ -11,9 +11,8 @@ module dev.openshell.supervisor.engine {
     requires org.eclipse.collections.impl;
 
     exports dev.openshell.supervisor.engine;
+    exports dev.openshell.supervisor.engine.chain;
     exports dev.openshell.supervisor.engine.credentials;
-    // chain package arrives with the chain engine work
-
 
     uses dev.openshell.middleware.spi.MiddlewareProvider;
 }

@@ -1,0 +1,483 @@
+package dev.openshell.supervisor.engine.chain;
+
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.Finding;
+import dev.openshell.middleware.spi.HeaderMutation;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.Phase;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+
+/**
+ * Runs a {@link Chain} over one request: the fold of RFC 0009 ("The middleware contract", "Middleware ordering").
+ *
+ * <h2>The fold</h2>
+ * Stages run one at a time in ascending order. Each receives the previous stage's accepted body and headers: the
+ * visible subset of the complete header list ({@link HeaderRules#visible}), in wire order with duplicates. For each
+ * stage the engine:
+ * <ol>
+ *   <li>checks the input envelope: config at most 64 KiB encoded, context 4 KiB, target 32 KiB, at most 128 header
+ *       lines and 64 KiB of encoded headers, and the body within the stage's {@code max_body_bytes};</li>
+ *   <li>invokes the provider on a virtual thread and waits at most the stage's timeout;</li>
+ *   <li>checks the result: present; reason at most 4 KiB; reason code {@code [a-z][a-z0-9_]*}; at most 64 header
+ *       mutations and 64 KiB of them encoded; at most 32 findings of at most 4 KiB encoded each; at most 64
+ *       metadata entries, 32 KiB in all, with keys {@code [A-Za-z0-9][A-Za-z0-9_.-]*} (at most 128 characters) and
+ *       values without control characters;</li>
+ *   <li>for {@code ALLOW}, validates and applies the header mutations atomically ({@link HeaderRules#apply}); a
+ *       present body replaces the previous one (present and empty replaces it with nothing; absent keeps it);</li>
+ *   <li>after an accepted body replacement, runs the {@link BodyRecheck}.</li>
+ * </ol>
+ * A {@code DENY} stops the chain: later stages never run. Any failure in steps 1 to 4 (exception, timeout, invalid
+ * result, over-cap body, invalid mutation, envelope violation) follows the stage's {@link OnError}:
+ * {@code fail_closed} stops and denies; {@code fail_open} leaves the representation exactly as the stage received
+ * it, records a bypass finding ({@value PlatformCodes#FINDING_BYPASS}) and lets later stages run. Findings and
+ * metadata of an accepted result (allow or deny) are kept, metadata under the stage's config key.
+ *
+ * <h2>Threads and timeouts</h2>
+ * Every invocation, in-process or not, runs on a fresh thread from the engine's factory (virtual by default) while
+ * the caller waits at most the stage's timeout; a late stage is a {@link FailureCategory#TIMEOUT} failure and its
+ * thread is interrupted. A stage that ignores interrupts keeps its thread until it returns; its result is discarded.
+ * A {@link VirtualMachineError} thrown by a stage is rethrown; every other {@link Throwable} is a stage failure. If
+ * the calling thread is interrupted while waiting, the request is denied ({@value PlatformCodes#CHAIN_INTERRUPTED})
+ * whatever the stage's {@code on_error}, and the interrupt status is restored.
+ *
+ * <p>Instances are immutable and thread-safe; one engine serves every request.
+ */
+public final class ChainEngine {
+    private static final ChainOutcome FORWARD = new ChainOutcome.Forward();
+
+    private final HeaderRules rules;
+    private final BodyRecheck recheck;
+    private final LongSupplier nanoClock;
+    private final ThreadFactory threads;
+
+    private ChainEngine(Builder b) {
+        this.rules = b.rules;
+        this.recheck = b.recheck;
+        this.nanoClock = b.nanoClock;
+        this.threads = b.threads;
+    }
+
+    /** {@return a builder with the defaults: fresh {@link HeaderRules}, no re-check, System.nanoTime, virtual threads} */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** {@return the header rules this engine applies (and whose rejection counters it feeds)} */
+    public HeaderRules headerRules() {
+        return rules;
+    }
+
+    /**
+     * Runs {@code chain} over {@code request}.
+     *
+     * @param chain the selected chain; an empty chain forwards the request unchanged, a refused chain denies it
+     *     without running any stage
+     * @param request the request representation
+     * @return the outcome with per-stage records; never {@code null}
+     * @throws VirtualMachineError if a stage threw one
+     */
+    public ChainResult run(Chain chain, ChainRequest request) {
+        Objects.requireNonNull(chain, "chain");
+        Objects.requireNonNull(request, "request");
+        if (chain.refused()) {
+            return new ChainResult(new ChainOutcome.Deny(chain.refusal().orElseThrow()), List.of(),
+                    request.headers(), request.body(), ChainMetadata.empty(), List.of());
+        }
+        if (chain.isEmpty()) {
+            return new ChainResult(FORWARD, List.of(), request.headers(), request.body(), ChainMetadata.empty(),
+                    List.of());
+        }
+        Fold fold = new Fold(request);
+        for (Chain.Prepared p : chain.prepared()) {
+            if (!fold.step(p)) {
+                break;
+            }
+        }
+        return fold.result();
+    }
+
+    /** The state of one run. */
+    private final class Fold {
+        private final ChainRequest request;
+        private final Set<String> nominated;
+        private final List<StageRecord> records = new ArrayList<>();
+        private final List<RecheckRecord> rechecks = new ArrayList<>(0);
+        private final ChainMetadata.Builder metadata = new ChainMetadata.Builder();
+        private List<HttpHeader> headers;
+        private List<HttpHeader> visible;
+        private Body body;
+        private long contextBytes = -1;
+        private long targetBytes = -1;
+        private ChainOutcome outcome = FORWARD;
+
+        Fold(ChainRequest request) {
+            this.request = request;
+            this.nominated = request.connectionNominated();
+            this.headers = request.headers();
+            this.body = request.body();
+        }
+
+        ChainResult result() {
+            return new ChainResult(outcome, records, headers, body, metadata.build(), rechecks);
+        }
+
+        /** {@return whether the chain continues} */
+        boolean step(Chain.Prepared p) {
+            StageSpec s = p.spec();
+            long start = nanoClock.getAsLong();
+            Attempt attempt = attempt(p);
+            long latency = nanoClock.getAsLong() - start;
+            if (attempt instanceof Attempt.Failed f) {
+                if (f.interrupted() || s.onError() == OnError.FAIL_CLOSED) {
+                    records.add(failedRecord(s, StageOutcome.FAILED_CLOSED, latency, f.failure(), List.of()));
+                    outcome = new ChainOutcome.Deny(DenyResponse.forStage(DenyResponse.MIDDLEWARE_FAILED,
+                            DenyResponse.MIDDLEWARE_FAILED + ": " + f.failure().message(), s, f.failure().code()));
+                    return false;
+                }
+                Finding bypass = new Finding(PlatformCodes.FINDING_BYPASS, "middleware " + s.bindingId()
+                        + " bypassed after " + f.failure().category().words(), 1, "", "medium");
+                records.add(failedRecord(s, StageOutcome.BYPASSED, latency, f.failure(), List.of(bypass)));
+                return true;
+            }
+            Attempt.Accepted a = (Attempt.Accepted) attempt;
+            HttpRequestResult r = a.result();
+            metadata.put(s.configKey(), s.provenance(), r.metadata());
+            List<Finding> findings = s.trusted() ? r.findings() : sanitize(s, r.findings());
+            if (r.decision() == Decision.DENY) {
+                records.add(new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(),
+                        StageOutcome.DENIED, Optional.of(Decision.DENY), r.reasonCode(), false, false, latency,
+                        Optional.empty(), findings));
+                String detail = s.trusted() && !r.reason().isBlank() ? SafeText.safeReason(r.reason())
+                        : "request denied by middleware " + s.bindingId();
+                outcome = new ChainOutcome.Deny(DenyResponse.forStage(DenyResponse.MIDDLEWARE_DENIED, detail, s,
+                        r.reasonCode().orElse(PlatformCodes.MIDDLEWARE_DENIED)));
+                return false;
+            }
+            boolean mutated = a.headers() != null;
+            if (mutated) {
+                headers = a.headers();
+                visible = null;
+            }
+            boolean replaced = r.body().isPresent();
+            if (replaced) {
+                body = r.body().get();
+            }
+            records.add(new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(),
+                    StageOutcome.ALLOWED, Optional.of(Decision.ALLOW), r.reasonCode(), replaced, mutated, latency,
+                    Optional.empty(), findings));
+            return !replaced || recheck(s);
+        }
+
+        private Attempt attempt(Chain.Prepared p) {
+            StageSpec s = p.spec();
+            if (visible == null) {
+                visible = HeaderRules.visible(headers, nominated);
+            }
+            StageFailure inputFailure = checkInput(p);
+            if (inputFailure != null) {
+                return new Attempt.Failed(inputFailure, false);
+            }
+            HttpRequestEvaluation evaluation = new HttpRequestEvaluation(s.bindingId(), Phase.PRE_CREDENTIALS,
+                    request.context(), s.config(), request.target(), visible, body);
+            FutureTask<HttpRequestResult> task = new FutureTask<>(() -> s.provider().evaluate(evaluation));
+            threads.newThread(task).start();
+            HttpRequestResult result;
+            try {
+                result = task.get(s.timeoutMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                task.cancel(true);
+                return failed(s, FailureCategory.TIMEOUT, PlatformCodes.STAGE_TIMEOUT,
+                        "stage did not answer within " + s.timeoutMillis() + " ms");
+            } catch (InterruptedException e) {
+                task.cancel(true);
+                Thread.currentThread().interrupt();
+                return new Attempt.Failed(failure(s, FailureCategory.STAGE_ERROR, PlatformCodes.CHAIN_INTERRUPTED,
+                        "interrupted while waiting for the stage"), true);
+            } catch (ExecutionException e) {
+                return thrown(s, e.getCause());
+            }
+            StageFailure resultFailure = checkResult(s, result);
+            if (resultFailure != null) {
+                return new Attempt.Failed(resultFailure, false);
+            }
+            if (result.decision() == Decision.DENY || result.headerMutations().isEmpty()) {
+                return new Attempt.Accepted(result, null);
+            }
+            return switch (rules.apply(headers, nominated, result.headerMutations())) {
+                case MutationOutcome.Rejected rej -> failed(s, FailureCategory.INVALID_HEADER_MUTATION,
+                        rej.error().code(), rej.error().message());
+                case MutationOutcome.Applied app -> new Attempt.Accepted(result, app.changed() ? app.headers() : null);
+            };
+        }
+
+        private StageFailure checkInput(Chain.Prepared p) {
+            StageSpec s = p.spec();
+            if (p.configBytes() > EnvelopeLimits.MAX_CONFIG_BYTES) {
+                return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.CONFIG_BYTES_OVER_CAPACITY,
+                        "config exceeds " + EnvelopeLimits.MAX_CONFIG_BYTES + " encoded bytes");
+            }
+            if (contextBytes < 0) {
+                contextBytes = Wire.context(request.context());
+                targetBytes = Wire.target(request.target());
+            }
+            if (contextBytes > EnvelopeLimits.MAX_CONTEXT_BYTES) {
+                return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.CONTEXT_BYTES_OVER_CAPACITY,
+                        "request context exceeds " + EnvelopeLimits.MAX_CONTEXT_BYTES + " encoded bytes");
+            }
+            if (targetBytes > EnvelopeLimits.MAX_TARGET_BYTES) {
+                return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.TARGET_BYTES_OVER_CAPACITY,
+                        "request target exceeds " + EnvelopeLimits.MAX_TARGET_BYTES + " encoded bytes");
+            }
+            if (visible.size() > EnvelopeLimits.MAX_HEADER_LINES) {
+                return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.HEADER_COUNT_OVER_CAPACITY,
+                        visible.size() + " header lines exceed " + EnvelopeLimits.MAX_HEADER_LINES);
+            }
+            if (Wire.headers(visible) > EnvelopeLimits.MAX_HEADER_BYTES) {
+                return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.HEADER_BYTES_OVER_CAPACITY,
+                        "headers exceed " + EnvelopeLimits.MAX_HEADER_BYTES + " encoded bytes");
+            }
+            if (body.size() > s.maxBodyBytes()) {
+                return failure(s, FailureCategory.BODY_OVER_CAPACITY, PlatformCodes.BODY_BYTES_OVER_CAPACITY,
+                        "body of " + body.size() + " bytes exceeds the stage limit of " + s.maxBodyBytes() + " bytes");
+            }
+            return null;
+        }
+
+        private boolean recheck(StageSpec s) {
+            BodyRecheck.Verdict v;
+            try {
+                v = recheck.recheck(new BodyRecheck.Request(s.configKey(), s.bindingId(), request.target(), headers,
+                        body));
+            } catch (VirtualMachineError e) {
+                throw e;
+            } catch (Throwable t) {
+                v = null;
+            }
+            switch (v) {
+                case null -> {
+                    rechecks.add(new RecheckRecord(s.configKey(), s.bindingId(), RecheckRecord.Result.FAILED,
+                            PlatformCodes.BODY_RECHECK_FAILED));
+                    outcome = new ChainOutcome.Deny(DenyResponse.forStage(DenyResponse.POLICY_FAILED,
+                            "body-aware policy re-check failed after a transformation by middleware "
+                                    + s.bindingId(), s, PlatformCodes.BODY_RECHECK_FAILED));
+                    return false;
+                }
+                case BodyRecheck.Verdict.Pass pass -> {
+                    rechecks.add(new RecheckRecord(s.configKey(), s.bindingId(), RecheckRecord.Result.PASSED, ""));
+                    return true;
+                }
+                case BodyRecheck.Verdict.Deny d -> {
+                    String code = SafeText.isCode(d.reasonCode()) ? d.reasonCode() : PlatformCodes.BODY_RECHECK_DENIED;
+                    rechecks.add(new RecheckRecord(s.configKey(), s.bindingId(), RecheckRecord.Result.DENIED, code));
+                    outcome = new ChainOutcome.Deny(DenyResponse.forStage(DenyResponse.POLICY_DENIED,
+                            "transformed request denied by body-aware policy after middleware " + s.bindingId(), s,
+                            code));
+                    return false;
+                }
+                case BodyRecheck.Verdict.AuditDeny d -> {
+                    String code = SafeText.isCode(d.reasonCode()) ? d.reasonCode() : PlatformCodes.BODY_RECHECK_DENIED;
+                    rechecks.add(new RecheckRecord(s.configKey(), s.bindingId(), RecheckRecord.Result.AUDIT_DENIED,
+                            code));
+                    return false;
+                }
+            }
+        }
+    }
+
+    private StageFailure checkResult(StageSpec s, HttpRequestResult r) {
+        if (r == null) {
+            return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.RESULT_MISSING, "stage returned no result");
+        }
+        if (Wire.utf8Length(r.reason()) > EnvelopeLimits.MAX_REASON_BYTES) {
+            return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.REASON_BYTES_OVER_CAPACITY,
+                    "reason exceeds " + EnvelopeLimits.MAX_REASON_BYTES + " bytes");
+        }
+        if (r.reasonCode().isPresent() && !SafeText.isCode(r.reasonCode().get())) {
+            return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.RESULT_INVALID_REASON_CODE,
+                    "reason code is not a lowercase code of at most 64 characters");
+        }
+        List<HeaderMutation> mutations = r.headerMutations();
+        if (mutations.size() > EnvelopeLimits.MAX_HEADER_MUTATIONS) {
+            HeaderMutationError e = new HeaderMutationError(HeaderMutationError.Kind.TOO_MANY, "", mutations.size());
+            rules.count(e.kind());
+            return failure(s, FailureCategory.INVALID_HEADER_MUTATION, e.code(), e.message());
+        }
+        if (Wire.mutations(mutations) > EnvelopeLimits.MAX_HEADER_MUTATION_ENCODED_BYTES) {
+            return failure(s, FailureCategory.ENVELOPE_VIOLATION, HeaderMutationError.Kind.TOO_LARGE.code(),
+                    "middleware header mutations exceed " + EnvelopeLimits.MAX_HEADER_MUTATION_ENCODED_BYTES
+                            + " encoded bytes");
+        }
+        if (r.findings().size() > EnvelopeLimits.MAX_FINDINGS) {
+            return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.FINDING_COUNT_OVER_CAPACITY,
+                    r.findings().size() + " findings exceed " + EnvelopeLimits.MAX_FINDINGS);
+        }
+        for (Finding f : r.findings()) {
+            if (Wire.finding(f) > EnvelopeLimits.MAX_FINDING_BYTES) {
+                return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.FINDING_BYTES_OVER_CAPACITY,
+                        "a finding exceeds " + EnvelopeLimits.MAX_FINDING_BYTES + " encoded bytes");
+            }
+        }
+        Map<String, String> metadata = r.metadata();
+        if (metadata.size() > EnvelopeLimits.MAX_METADATA_ENTRIES) {
+            return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.METADATA_COUNT_OVER_CAPACITY,
+                    metadata.size() + " metadata entries exceed " + EnvelopeLimits.MAX_METADATA_ENTRIES);
+        }
+        long metadataBytes = 0;
+        for (Map.Entry<String, String> e : metadata.entrySet()) {
+            if (!isMetadataKey(e.getKey())) {
+                return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.METADATA_INVALID_KEY,
+                        "a metadata key is not [A-Za-z0-9][A-Za-z0-9_.-]* of at most 128 characters");
+            }
+            if (!SafeText.hasNoControls(e.getValue())) {
+                return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.METADATA_INVALID_VALUE,
+                        "a metadata value holds a control character");
+            }
+            metadataBytes += Wire.utf8Length(e.getKey()) + Wire.utf8Length(e.getValue());
+        }
+        if (metadataBytes > EnvelopeLimits.MAX_METADATA_BYTES) {
+            return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.METADATA_BYTES_OVER_CAPACITY,
+                    "metadata exceeds " + EnvelopeLimits.MAX_METADATA_BYTES + " bytes");
+        }
+        return null;
+    }
+
+    private static Attempt thrown(StageSpec s, Throwable cause) {
+        if (cause instanceof VirtualMachineError e) {
+            throw e;
+        }
+        if (cause instanceof MiddlewareException me && SafeText.isCode(me.code())) {
+            return failed(s, FailureCategory.STAGE_ERROR, me.code(),
+                    me.getMessage() == null ? me.code() : me.getMessage());
+        }
+        String text = cause == null || cause.getMessage() == null ? "stage threw an exception" : cause.getMessage();
+        return failed(s, FailureCategory.STAGE_ERROR, PlatformCodes.STAGE_EXCEPTION, text);
+    }
+
+    private static Attempt failed(StageSpec s, FailureCategory category, String code, String text) {
+        return new Attempt.Failed(failure(s, category, code, text), false);
+    }
+
+    /** A failure whose message is the sanitized text for built-ins and the code for third parties. */
+    private static StageFailure failure(StageSpec s, FailureCategory category, String code, String text) {
+        return new StageFailure(category, code, s.trusted() ? SafeText.safeReason(text) : code);
+    }
+
+    private static StageRecord failedRecord(StageSpec s, StageOutcome outcome, long latency, StageFailure failure,
+                                            List<Finding> findings) {
+        return new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(), outcome, Optional.empty(),
+                Optional.empty(), false, false, latency, Optional.of(failure), findings);
+    }
+
+    private static List<Finding> sanitize(StageSpec s, List<Finding> findings) {
+        if (findings.isEmpty()) {
+            return findings;
+        }
+        List<Finding> out = new ArrayList<>(findings.size());
+        String label = "finding reported by " + s.bindingId();
+        for (Finding f : findings) {
+            out.add(new Finding(
+                    SafeText.isLowerToken(f.type(), 128, "_.-") ? f.type() : PlatformCodes.FINDING_UNCLASSIFIED,
+                    label, f.count(),
+                    SafeText.isLowerToken(f.confidence(), 32, "_.-") ? f.confidence() : "",
+                    SafeText.isLowerToken(f.severity(), 32, "_.-") ? f.severity() : ""));
+        }
+        return out;
+    }
+
+    private static boolean isMetadataKey(String key) {
+        if (key.isEmpty() || key.length() > 128) {
+            return false;
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            boolean alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+            if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The outcome of one stage's steps 1 to 4. */
+    private sealed interface Attempt {
+        /** @param result the validated result @param headers the new header list, or {@code null} if unchanged */
+        record Accepted(HttpRequestResult result, List<HttpHeader> headers) implements Attempt {
+        }
+
+        /** @param failure why @param interrupted whether the caller was interrupted (always denies) */
+        record Failed(StageFailure failure, boolean interrupted) implements Attempt {
+        }
+    }
+
+    /** Configures a {@link ChainEngine}; not thread-safe. */
+    public static final class Builder {
+        private HeaderRules rules = new HeaderRules();
+        private BodyRecheck recheck = BodyRecheck.none();
+        private LongSupplier nanoClock = System::nanoTime;
+        private ThreadFactory threads = Thread.ofVirtual().name("middleware-stage-", 0).factory();
+
+        private Builder() {
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param rules the header rules (and rejection counters) to use
+         */
+        public Builder headerRules(HeaderRules rules) {
+            this.rules = Objects.requireNonNull(rules, "rules");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param recheck the body-aware policy re-check run after every body replacement
+         */
+        public Builder bodyRecheck(BodyRecheck recheck) {
+            this.recheck = Objects.requireNonNull(recheck, "recheck");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param nanoClock the clock for stage latencies, in nanoseconds
+         */
+        public Builder nanoClock(LongSupplier nanoClock) {
+            this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param threads the factory for stage threads; virtual threads by default
+         */
+        public Builder threadFactory(ThreadFactory threads) {
+            this.threads = Objects.requireNonNull(threads, "threads");
+            return this;
+        }
+
+        /** {@return the engine} */
+        public ChainEngine build() {
+            return new ChainEngine(this);
+        }
+    }
+}

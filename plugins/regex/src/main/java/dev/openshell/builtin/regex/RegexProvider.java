@@ -1,0 +1,116 @@
+package dev.openshell.builtin.regex;
+
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.ConfigValidation;
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.Finding;
+import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.MiddlewareBinding;
+import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.MiddlewareManifest;
+import dev.openshell.middleware.spi.MiddlewareProvider;
+import jakarta.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
+
+/**
+ * The {@code openshell/regex} built-in (binding {@value #BINDING_ID}, {@code HTTP_REQUEST/PRE_CREDENTIALS}, bodies up
+ * to 4 MiB).
+ *
+ * <p>For each request it decodes the body strictly as UTF-8 and looks for the {@link SecretKind}s the config enables
+ * ({@link RegexConfig}). With no match it allows without touching the body. With matches:
+ * <ul>
+ *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]};</li>
+ *   <li>{@code mode: deny}: denies with reason code {@value #DENY_CODE} and the kinds found in the reason.</li>
+ * </ul>
+ * Either way it reports one finding per kind found ({@code secret.<id>}, the kind's label, the count, severity
+ * {@code high}) and metadata {@code matches} (the total count) and {@code action} ({@code redacted} or
+ * {@code denied}). Matched values never appear in any result field.
+ *
+ * <p>A body that is not well-formed UTF-8 (binary, or compressed) is a failure of this stage, code
+ * {@value #NOT_UTF8_CODE}, so the stage's {@code on_error} decides: never a silent pass. The empty body is allowed.
+ * Stateless and thread-safe.
+ */
+public final class RegexProvider implements MiddlewareProvider {
+    /** The binding ID. */
+    public static final String BINDING_ID = "openshell/regex";
+    /** Reason code of a deny. */
+    public static final String DENY_CODE = "secret_detected";
+    /** Failure code for a body that is not UTF-8. */
+    public static final String NOT_UTF8_CODE = "body_not_utf8";
+    /** Failure code for an invalid config reaching evaluation (policy validation should have refused it). */
+    public static final String INVALID_CONFIG_CODE = "invalid_config";
+    /** Failure code for a redacted body that would exceed the 4 MiB platform maximum. */
+    public static final String REDACTED_TOO_LARGE_CODE = "redacted_body_over_capacity";
+
+    private static final BindingId ID = new BindingId(BINDING_ID);
+    private static final MiddlewareManifest MANIFEST = new MiddlewareManifest("openshell-regex", "1",
+            List.of(MiddlewareBinding.httpRequest(BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)));
+
+    /** Creates the provider; called by {@link java.util.ServiceLoader}. */
+    public RegexProvider() {
+    }
+
+    @Override
+    public MiddlewareManifest manifest() {
+        return MANIFEST;
+    }
+
+    @Override
+    public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
+        if (!ID.equals(bindingId)) {
+            return ConfigValidation.invalid("openshell/regex does not serve binding '" + bindingId + "'");
+        }
+        try {
+            RegexConfig.parse(config);
+            return ConfigValidation.ok();
+        } catch (RegexConfig.Invalid e) {
+            return ConfigValidation.invalid(e.getMessage());
+        }
+    }
+
+    @Override
+    public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
+        RegexConfig config;
+        try {
+            config = RegexConfig.parse(evaluation.config());
+        } catch (RegexConfig.Invalid e) {
+            throw new MiddlewareException(INVALID_CONFIG_CODE, e.getMessage());
+        }
+        Body body = evaluation.body();
+        if (body.isEmpty()) {
+            return HttpRequestResult.allow();
+        }
+        String text = body.utf8().orElseThrow(() ->
+                new MiddlewareException(NOT_UTF8_CODE, "request body is not well-formed UTF-8"));
+        boolean redact = config.mode() == RegexConfig.Mode.REDACT;
+        SecretScanner.Scan scan = SecretScanner.scan(text, config.kinds(), redact);
+        if (scan.counts().isEmpty()) {
+            return HttpRequestResult.allow();
+        }
+        HttpRequestResult.Builder result;
+        if (redact) {
+            byte[] redacted = scan.text().getBytes(StandardCharsets.UTF_8);
+            if (redacted.length > EnvelopeLimits.MAX_BODY_BYTES) {
+                throw new MiddlewareException(REDACTED_TOO_LARGE_CODE,
+                        "redacted body would exceed the 4 MiB platform maximum");
+            }
+            result = HttpRequestResult.builder(Decision.ALLOW).body(Body.ofOwned(redacted))
+                    .metadata("action", "redacted");
+        } else {
+            StringJoiner kinds = new StringJoiner(", ", "request body contains secrets: ", "");
+            scan.counts().keySet().forEach(k -> kinds.add(k.id()));
+            result = HttpRequestResult.builder(Decision.DENY).reason(kinds.toString()).reasonCode(DENY_CODE)
+                    .metadata("action", "denied");
+        }
+        for (Map.Entry<SecretKind, Integer> e : scan.counts().entrySet()) {
+            result.finding(new Finding(e.getKey().findingType(), e.getKey().label(), e.getValue(), "", "high"));
+        }
+        return result.metadata("matches", Integer.toString(scan.total())).build();
+    }
+}

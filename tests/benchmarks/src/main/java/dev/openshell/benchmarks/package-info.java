@@ -1,0 +1,2 @@
+/** JMH benchmarks: {@link dev.openshell.benchmarks.RegexChainBenchmark}. */
+package dev.openshell.benchmarks;

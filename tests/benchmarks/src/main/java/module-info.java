@@ -1,0 +1,16 @@
+/**
+ * JMH micro-benchmarks of the chain engine. Compiled as a module with the reactor; run on the class path by
+ * {@code scripts/run-benchmarks.sh} (JMH forks its measurement JVMs on the class path). See
+ * {@code docs/BENCHMARKS.md}.
+ *
+ * @uses dev.openshell.middleware.spi.MiddlewareProvider to find {@code openshell/regex} when run as a module
+ */
+@SuppressWarnings("module") // jmh.core is an automatic module
+module dev.openshell.benchmarks {
+    requires dev.openshell.supervisor.engine;
+    requires jmh.core;
+
+    opens dev.openshell.benchmarks to jmh.core;
+
+    uses dev.openshell.middleware.spi.MiddlewareProvider;
+}
