@@ -22,7 +22,14 @@ public final class InterceptionTls {
     public static final int MAX_CACHED_HOSTS = 1024;
     private static final char[] NO_PASSWORD = new char[0];
 
+    /** Creates the server context for one destination. */
+    @FunctionalInterface
+    interface ContextFactory {
+        SSLContext create(Authority authority) throws GeneralSecurityException;
+    }
+
     private final CertificateAuthority ca;
+    private final ContextFactory factory;
     private final Cache<String, SSLContext> contexts = Caffeine.newBuilder()
             .maximumSize(MAX_CACHED_HOSTS)
             .expireAfterWrite(Duration.ofHours(24))
@@ -31,6 +38,13 @@ public final class InterceptionTls {
     /** @param ca the signing CA */
     public InterceptionTls(CertificateAuthority ca) {
         this.ca = ca;
+        this.factory = this::create;
+    }
+
+    /** For tests: contexts come from {@code factory}. */
+    InterceptionTls(CertificateAuthority ca, ContextFactory factory) {
+        this.ca = ca;
+        this.factory = factory;
     }
 
     /** {@return the CA} */
@@ -50,7 +64,7 @@ public final class InterceptionTls {
         if (cached != null) {
             return cached;
         }
-        SSLContext created = create(authority);
+        SSLContext created = factory.create(authority);
         contexts.put(authority.host(), created);
         return created;
     }

@@ -99,6 +99,8 @@ final class ProxySession {
             } catch (UpstreamIOException e) {
                 if (UpstreamPool.isTimeout(e)) {
                     refuse(504, "upstream_timeout", "the upstream did not answer in time");
+                } else if (e.isTls()) {
+                    refuse(502, "upstream_tls_failed", "TLS with the upstream failed (certificate not trusted?)");
                 } else {
                     refuse(502, "upstream_failed", "the upstream connection failed");
                 }

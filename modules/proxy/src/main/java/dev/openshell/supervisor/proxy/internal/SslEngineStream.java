@@ -75,6 +75,9 @@ public final class SslEngineStream {
                     }
                 }
                 case NEED_UNWRAP, NEED_UNWRAP_AGAIN -> {
+                    synchronized (writeLock) {
+                        rawOut.flush(); // the peer must see our flight before it answers
+                    }
                     synchronized (readLock) {
                         if (!unwrapOnce()) {
                             throw new EOFException("peer closed during the TLS handshake");

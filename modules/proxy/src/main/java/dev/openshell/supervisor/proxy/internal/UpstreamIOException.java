@@ -10,4 +10,9 @@ public final class UpstreamIOException extends IOException {
     public UpstreamIOException(IOException cause) {
         super(cause.getClass().getSimpleName(), cause);
     }
+
+    /** {@return whether the failure was in TLS (for example the upstream certificate did not verify)} */
+    public boolean isTls() {
+        return getCause() instanceof javax.net.ssl.SSLException;
+    }
 }
