@@ -183,6 +183,9 @@ public final class HeadParser {
      * @throws FramingException when the line breaks RFC 9112 section 5 or RFC 9110 section 5.5
      */
     public static HeaderField parseField(String line) throws FramingException {
+        if (line.isEmpty()) {
+            throw FramingException.badRequest("invalid_field_line", "a field line is empty (RFC 9112 section 5)");
+        }
         char first = line.charAt(0);
         if (first == ' ' || first == '\t') {
             throw FramingException.badRequest("obs_fold",
