@@ -41,6 +41,11 @@ final class ProxyFixture implements AutoCloseable {
     }
 
     ProxyFixture(Path tmp, boolean allowLoopback) throws Exception {
+        this(tmp, allowLoopback, b -> { });
+    }
+
+    ProxyFixture(Path tmp, boolean allowLoopback, java.util.function.Consumer<SupervisorProxy.Builder> custom)
+            throws Exception {
         CertificateAuthority upstreamCa = CertificateAuthority.generate();
         upstreamCaPem = tmp.resolve("upstream-ca.pem");
         Files.writeString(upstreamCaPem, upstreamCa.certificatePem(), StandardCharsets.US_ASCII);
@@ -48,7 +53,7 @@ final class ProxyFixture implements AutoCloseable {
         tlsUpstream = new TestUpstream(serverContext(upstreamCa, API));
         stateDir = tmp.resolve("state");
         InetAddress loopback = InetAddress.getByName("127.0.0.1");
-        proxy = SupervisorProxy.builder()
+        SupervisorProxy.Builder builder = SupervisorProxy.builder()
                 .listen(new InetSocketAddress("127.0.0.1", 0))
                 .stateDirectory(stateDir)
                 .upstreamTrust(upstreamCaPem)
@@ -59,8 +64,9 @@ final class ProxyFixture implements AutoCloseable {
                     case SKIP -> AdmissionDecision.allow(new EndpointFacts("skip", true, List.of(), Optional.empty()));
                     default -> AdmissionDecision.allow(EndpointFacts.of("test-policy"));
                 })
-                .hook(hook)
-                .build();
+                .hook(hook);
+        custom.accept(builder);
+        proxy = builder.build();
         port = proxy.start();
         proxyCaPem = tmp.resolve("proxy-ca.pem");
         Files.writeString(proxyCaPem, proxy.caCertificatePem(), StandardCharsets.US_ASCII);
