@@ -145,13 +145,19 @@ public final class ProxyCore {
         }
     }
 
-    List<HttpHeader> inject(ProxyRequest request, List<HttpHeader> headers) throws Refusal {
+    CredentialInjection.Outcome.Forward inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery)
+            throws Refusal {
+        CredentialInjection.Outcome outcome;
         try {
-            return Objects.requireNonNull(credentials.inject(request, headers), "headers");
+            outcome = Objects.requireNonNull(credentials.inject(request, headers, rawQuery), "outcome");
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": credential injection failed: "
                     + e.getClass().getName());
             throw new Refusal(502, "credential_injection_failed", "credential injection failed");
         }
+        if (outcome instanceof CredentialInjection.Outcome.Refuse r) {
+            throw new Refusal(r.status(), r.error(), r.detail());
+        }
+        return (CredentialInjection.Outcome.Forward) outcome;
     }
 }

@@ -4,6 +4,7 @@ import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.supervisor.proxy.ChainSelection;
+import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.Uninspectable;
@@ -204,10 +205,9 @@ final class ProxySession {
                 mode = BodyMode.BUFFERED;
             }
         }
+        boolean continueAfterCredentials = false;
         if (mode == null) {
-            if (expectContinue) {
-                send(CONTINUE);
-            }
+            continueAfterCredentials = expectContinue;
             mode = switch (framing.kind()) {
                 case NONE -> BodyMode.NONE;
                 case LENGTH -> framing.length() == 0 ? BodyMode.NONE : BodyMode.STREAM_LENGTH;
@@ -216,10 +216,27 @@ final class ProxySession {
             };
         }
         List<HttpHeader> base = hookHeaders != null ? hookHeaders : request.headers();
-        List<HttpHeader> injected = core.inject(request, base);
+        String query = t.query() == null ? "" : t.query();
+        CredentialInjection.Outcome.Forward credentialed;
+        try {
+            credentialed = core.inject(request, base, query);
+        } catch (Refusal r) {
+            if (mode == BodyMode.STREAM_LENGTH || mode == BodyMode.STREAM_CHUNKED) {
+                throw r; // the body is still unread: answer and close
+            }
+            send(ErrorResponses.response(r.status(), r.error(), r.detail(), clientClose));
+            log(head, t, r.status());
+            return !clientClose;
+        }
+        if (continueAfterCredentials) {
+            send(CONTINUE);
+        }
+        List<HttpHeader> injected = credentialed.headers();
+        String originForm = credentialed.rawQuery().equals(query) ? t.originForm()
+                : credentialed.rawQuery().isEmpty() ? t.path() : t.path() + "?" + credentialed.rawQuery();
         String headBlock;
-        String requestLine = head.method() + " " + t.originForm() + " HTTP/1.1\r\n";
-        if (hookHeaders == null && injected == base) {
+        String requestLine = head.method() + " " + originForm + " HTTP/1.1\r\n";
+        if (hookHeaders == null && injected.equals(base)) {
             headBlock = rawHead(requestLine, head, nominated, websocket);
         } else {
             headBlock = rebuiltHead(requestLine, head, injected, nominated, websocket, mode,
