@@ -10,7 +10,11 @@ public sealed interface AdmissionDecision {
      * @param endpoint the facts of the endpoint that matched
      */
     record Allowed(EndpointFacts endpoint) implements AdmissionDecision {
-        /** @throws NullPointerException if {@code endpoint} is {@code null} */
+        /**
+         * Checks the parts.
+         *
+         * @throws NullPointerException if {@code endpoint} is {@code null}
+         */
         public Allowed {
             Objects.requireNonNull(endpoint, "endpoint");
         }
@@ -23,18 +27,30 @@ public sealed interface AdmissionDecision {
      *     and port}; it must not quote request content
      */
     record Denied(String reason) implements AdmissionDecision {
-        /** @throws NullPointerException if {@code reason} is {@code null} */
+        /**
+         * Checks the parts.
+         *
+         * @throws NullPointerException if {@code reason} is {@code null}
+         */
         public Denied {
             Objects.requireNonNull(reason, "reason");
         }
     }
 
-    /** {@return an allowance} @param endpoint the matching endpoint's facts */
+    /**
+     * {@return an allowance}
+     *
+     * @param endpoint the matching endpoint's facts
+     */
     static AdmissionDecision allow(EndpointFacts endpoint) {
         return new Allowed(endpoint);
     }
 
-    /** {@return a denial} @param reason the safe reason */
+    /**
+     * {@return a denial}
+     *
+     * @param reason the safe reason
+     */
     static AdmissionDecision deny(String reason) {
         return new Denied(reason);
     }

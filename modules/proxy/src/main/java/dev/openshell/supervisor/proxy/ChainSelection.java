@@ -21,7 +21,11 @@ public sealed interface ChainSelection {
      *     whose declared Content-Length exceeds the cap stream through unprocessed; otherwise the proxy answers 413.
      */
     record Selected(int bodyCapBytes, boolean allFailOpen) implements ChainSelection {
-        /** @throws IllegalArgumentException if {@code bodyCapBytes} is outside 0..4 MiB */
+        /**
+         * Checks the parts.
+         *
+         * @throws IllegalArgumentException if {@code bodyCapBytes} is outside 0..4 MiB
+         */
         public Selected {
             if (bodyCapBytes < 0 || bodyCapBytes > EnvelopeLimits.MAX_BODY_BYTES) {
                 throw new IllegalArgumentException("body cap %d bytes is outside 0..%d"
@@ -35,8 +39,13 @@ public sealed interface ChainSelection {
         return new None();
     }
 
-    /** {@return a selected chain} @param bodyCapBytes the body cap in bytes @param allFailOpen whether every affected
-     * stage is fail_open */
+    /**
+     * {@return a selected chain}
+     *
+     * @param bodyCapBytes the body cap in bytes
+     * @param allFailOpen whether every affected
+     * stage is fail_open
+     */
     static ChainSelection selected(int bodyCapBytes, boolean allFailOpen) {
         return new Selected(bodyCapBytes, allFailOpen);
     }

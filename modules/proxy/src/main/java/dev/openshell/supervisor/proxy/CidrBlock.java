@@ -67,7 +67,11 @@ public record CidrBlock(InetAddress network, int prefixLength) {
         return new CidrBlock(ip, prefix);
     }
 
-    /** {@return whether {@code address} is inside this block} @param address an address; never {@code null} */
+    /**
+     * {@return whether {@code address} is inside this block}
+     *
+     * @param address an address; never {@code null}
+     */
     public boolean contains(InetAddress address) {
         byte[] a = address.getAddress();
         byte[] n = network.getAddress();

@@ -18,6 +18,8 @@ import java.util.Objects;
 @FunctionalInterface
 public interface CredentialInjection {
     /**
+     * Replaces placeholders in one request about to be forwarded.
+     *
      * @param request the admitted request (its headers are the ones received, before the chain)
      * @param headers the headers about to be forwarded, in order
      * @param rawQuery the raw query without {@code ?}, empty when there is none; never log it
@@ -39,7 +41,11 @@ public interface CredentialInjection {
          * @param rawQuery the query to forward, without {@code ?}; empty for none
          */
         record Forward(List<HttpHeader> headers, String rawQuery) implements Outcome {
-            /** @throws NullPointerException if a part is {@code null} */
+            /**
+             * Checks the parts.
+             *
+             * @throws NullPointerException if a part is {@code null}
+             */
             public Forward {
                 headers = List.copyOf(headers);
                 Objects.requireNonNull(rawQuery, "rawQuery");
@@ -62,6 +68,8 @@ public interface CredentialInjection {
          */
         record Refuse(int status, String error, String detail) implements Outcome {
             /**
+             * Checks the parts.
+             *
              * @throws IllegalArgumentException if {@code status} is outside 400..599
              * @throws NullPointerException if a string is {@code null}
              */

@@ -17,15 +17,23 @@ import java.util.Optional;
  *     when it declares one
  */
 public record EndpointFacts(String policyName, boolean tlsSkip, List<CidrBlock> allowedIps, Optional<String> protocol) {
-    /** @throws NullPointerException if any part is {@code null} */
+    /**
+     * Checks the parts.
+     *
+     * @throws NullPointerException if any part is {@code null}
+     */
     public EndpointFacts {
         Objects.requireNonNull(policyName, "policyName");
         allowedIps = List.copyOf(allowedIps);
         Objects.requireNonNull(protocol, "protocol");
     }
 
-    /** {@return facts for an intercepted endpoint with no allowed private ranges and no protocol} @param policyName
-     * the matching policy's name */
+    /**
+     * {@return facts for an intercepted endpoint with no allowed private ranges and no protocol}
+     *
+     * @param policyName
+     * the matching policy's name
+     */
     public static EndpointFacts of(String policyName) {
         return new EndpointFacts(policyName, false, List.of(), Optional.empty());
     }

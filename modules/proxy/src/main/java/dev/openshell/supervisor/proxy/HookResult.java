@@ -19,7 +19,11 @@ public sealed interface HookResult {
      * @param body the body to forward
      */
     record Forward(List<HttpHeader> headers, Body body) implements HookResult {
-        /** @throws NullPointerException if any part is {@code null} */
+        /**
+         * Checks the parts.
+         *
+         * @throws NullPointerException if any part is {@code null}
+         */
         public Forward {
             headers = List.copyOf(headers);
             Objects.requireNonNull(body, "body");
@@ -36,6 +40,8 @@ public sealed interface HookResult {
      */
     record Deny(int status, String error, String detail) implements HookResult {
         /**
+         * Checks the parts.
+         *
          * @throws IllegalArgumentException if {@code status} is not 400..599
          * @throws NullPointerException if a string is {@code null}
          */

@@ -12,6 +12,8 @@ package dev.openshell.supervisor.proxy;
 @FunctionalInterface
 public interface NetworkAdmission {
     /**
+     * Checks whether network policy allows a destination.
+     *
      * @param host the normalised destination host
      * @param port the destination port, 1 to 65535
      * @return the verdict; never {@code null}. An exception is treated as a denial (fail closed) and logged.

@@ -7,12 +7,21 @@ package dev.openshell.supervisor.proxy;
 public class ProxyException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** @param message a safe message naming the address or file */
+    /**
+     * Creates the exception.
+     *
+     * @param message a safe message naming the address or file
+     */
     public ProxyException(String message) {
         super(message);
     }
 
-    /** @param message a safe message @param cause the cause */
+    /**
+     * Creates the exception.
+     *
+     * @param message a safe message
+     * @param cause the cause
+     */
     public ProxyException(String message, Throwable cause) {
         super(message, cause);
     }

@@ -28,7 +28,11 @@ import java.util.Set;
 public record ProxyRequest(String requestId, HttpRequestTarget target, List<HttpHeader> headers,
                            Set<String> connectionNominated, EndpointFacts endpoint, OptionalLong contentLength,
                            boolean chunked, boolean websocketUpgrade) {
-    /** @throws NullPointerException if any part is {@code null} */
+    /**
+     * Checks the parts.
+     *
+     * @throws NullPointerException if any part is {@code null}
+     */
     public ProxyRequest {
         Objects.requireNonNull(requestId, "requestId");
         Objects.requireNonNull(target, "target");

@@ -178,7 +178,11 @@ public final class SupervisorProxy implements AutoCloseable {
         private Builder() {
         }
 
-        /** {@return this} @param address the listen address; default {@code 127.0.0.1:3128}; port 0 picks one */
+        /**
+         * {@return this}
+         *
+         * @param address the listen address; default {@code 127.0.0.1:3128}; port 0 picks one
+         */
         public Builder listen(InetSocketAddress address) {
             this.listen = Objects.requireNonNull(address, "address");
             return this;
@@ -208,63 +212,103 @@ public final class SupervisorProxy implements AutoCloseable {
             return this;
         }
 
-        /** {@return this} @param pem a PEM file of extra CA certificates trusted for upstream TLS, besides the
-         * system trust store */
+        /**
+         * {@return this}
+         *
+         * @param pem a PEM file of extra CA certificates trusted for upstream TLS, besides the
+         * system trust store
+         */
         public Builder upstreamTrust(Path pem) {
             this.upstreamExtraCa = Objects.requireNonNull(pem, "pem");
             return this;
         }
 
-        /** {@return this} @param admission the L4 network policy check; required */
+        /**
+         * {@return this}
+         *
+         * @param admission the L4 network policy check; required
+         */
         public Builder admission(NetworkAdmission admission) {
             this.admission = Objects.requireNonNull(admission, "admission");
             return this;
         }
 
-        /** {@return this} @param hook the middleware hook; default {@link RequestHook#none()} */
+        /**
+         * {@return this}
+         *
+         * @param hook the middleware hook; default {@link RequestHook#none()}
+         */
         public Builder hook(RequestHook hook) {
             this.hook = Objects.requireNonNull(hook, "hook");
             return this;
         }
 
-        /** {@return this} @param credentials the credential step; default {@link CredentialInjection#identity()} */
+        /**
+         * {@return this}
+         *
+         * @param credentials the credential step; default {@link CredentialInjection#identity()}
+         */
         public Builder credentials(CredentialInjection credentials) {
             this.credentials = Objects.requireNonNull(credentials, "credentials");
             return this;
         }
 
-        /** {@return this} @param network loopback and static-host settings; default {@link NetworkSettings#defaults()} */
+        /**
+         * {@return this}
+         *
+         * @param network loopback and static-host settings; default {@link NetworkSettings#defaults()}
+         */
         public Builder network(NetworkSettings network) {
             this.network = Objects.requireNonNull(network, "network");
             return this;
         }
 
-        /** {@return this} @param timeout upstream TCP connect and TLS handshake timeout; default 10 s */
+        /**
+         * {@return this}
+         *
+         * @param timeout upstream TCP connect and TLS handshake timeout; default 10 s
+         */
         public Builder connectTimeout(Duration timeout) {
             this.connectTimeout = positive(timeout);
             return this;
         }
 
-        /** {@return this} @param timeout longest wait for an upstream byte, also the quiet limit of tunnels and
-         * WebSocket relays; default 5 min */
+        /**
+         * {@return this}
+         *
+         * @param timeout longest wait for an upstream byte, also the quiet limit of tunnels and
+         * WebSocket relays; default 5 min
+         */
         public Builder upstreamReadTimeout(Duration timeout) {
             this.upstreamReadTimeout = positive(timeout);
             return this;
         }
 
-        /** {@return this} @param timeout how long idle upstream connections are pooled; default 4 s */
+        /**
+         * {@return this}
+         *
+         * @param timeout how long idle upstream connections are pooled; default 4 s
+         */
         public Builder upstreamIdleTimeout(Duration timeout) {
             this.upstreamIdleTimeout = positive(timeout);
             return this;
         }
 
-        /** {@return this} @param timeout how long an idle client connection is kept open; default 2 min */
+        /**
+         * {@return this}
+         *
+         * @param timeout how long an idle client connection is kept open; default 2 min
+         */
         public Builder clientIdleTimeout(Duration timeout) {
             this.clientIdleTimeout = positive(timeout);
             return this;
         }
 
-        /** {@return this} @param period how long {@link #stop()} lets in-flight requests finish; default 10 s */
+        /**
+         * {@return this}
+         *
+         * @param period how long {@link #stop()} lets in-flight requests finish; default 10 s
+         */
         public Builder stopGracePeriod(Duration period) {
             this.stopGracePeriod = positive(period);
             return this;

@@ -23,7 +23,11 @@ public record Uninspectable(Kind kind, long capBytes, long declaredBytes, boolea
         CHUNKED_OVER_CAP
     }
 
-    /** @throws NullPointerException if {@code kind} is {@code null} */
+    /**
+     * Checks the parts.
+     *
+     * @throws NullPointerException if {@code kind} is {@code null}
+     */
     public Uninspectable {
         Objects.requireNonNull(kind, "kind");
     }
