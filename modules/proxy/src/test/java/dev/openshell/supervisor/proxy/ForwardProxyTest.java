@@ -109,6 +109,23 @@ class ForwardProxyTest {
     }
 
     @Test
+    void stalePooledConnectionIsRetriedForIdempotentRequests() throws Exception {
+        fx.upstream.closeSilentlyAfterResponse = true;
+        try (RawClient c = fx.client()) {
+            for (int i = 0; i < 3; i++) {
+                c.send("GET " + fx.apiUrl("/stale" + i) + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                RawClient.Response r = c.read();
+                assertEquals(200, r.status(), "a pooled connection the upstream closed must be retried: " + i);
+            }
+        } finally {
+            fx.upstream.closeSilentlyAfterResponse = false;
+        }
+        for (int i = 0; i < 3; i++) {
+            assertTrue(fx.upstream.take().head().startsWith("GET /stale" + i + " "));
+        }
+    }
+
+    @Test
     void hostThatDisagreesWithTargetIsRefused() throws Exception {
         try (RawClient c = fx.client()) {
             c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: evil.example.test\r\n\r\n");

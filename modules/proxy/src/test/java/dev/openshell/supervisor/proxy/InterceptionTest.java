@@ -161,6 +161,56 @@ class InterceptionTest {
         assertEquals(0, fx.tlsUpstream.pending());
     }
 
+    private static SSLSocket intercepted(RawClient c, int port) throws Exception {
+        String auth = ProxyFixture.API + ":" + port;
+        c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
+        assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
+        SSLSocket tls = (SSLSocket) trustProxyCa.getSocketFactory()
+                .createSocket(c.socket(), ProxyFixture.API, port, false);
+        tls.startHandshake();
+        return tls;
+    }
+
+    @Test
+    void webSocketInsideAnInterceptedTunnelRelaysFramesBothWays() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(1024, false);
+        try (RawClient c = fx.client()) {
+            SSLSocket tls = intercepted(c, fx.tlsUpstream.port());
+            tls.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.tlsUpstream.port()
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            tls.getOutputStream().flush();
+            StringBuilder head = new StringBuilder();
+            while (!head.toString().endsWith("\r\n\r\n")) {
+                head.append((char) tls.getInputStream().read());
+            }
+            assertTrue(head.toString().startsWith("HTTP/1.1 101 "), head.toString());
+            for (int i = 0; i < 20; i++) {
+                byte[] frame = ("frame-" + i + "-" + "y".repeat(i * 500)).getBytes(StandardCharsets.US_ASCII);
+                tls.getOutputStream().write(frame);
+                tls.getOutputStream().flush();
+                assertArrayEquals(frame, tls.getInputStream().readNBytes(frame.length));
+            }
+        }
+        assertTrue(fx.hook.selected.get(0).websocketUpgrade());
+        assertEquals("https", fx.hook.selected.get(0).target().scheme());
+    }
+
+    @Test
+    void plainHttpInsideAConnectTunnelIsParsedAndForwarded() throws Exception {
+        try (RawClient c = fx.client()) {
+            String auth = ProxyFixture.API + ":" + fx.upstream.port();
+            c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
+            assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
+            c.send("GET /inner?q=1 HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
+            assertEquals(200, c.read().status());
+            c.send("GET /inner HTTP/1.1\r\nHost: " + auth + "\r\nX-A : b\r\n\r\n");
+            assertEquals(400, c.read().status(), "the tunnel's requests get the same strict framing");
+        }
+        assertEquals("GET /inner?q=1 HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.upstream.port() + "\r\n\r\n",
+                fx.upstream.take().rawText());
+        assertEquals("http", fx.hook.selected.get(0).target().scheme());
+    }
+
     @Test
     void tlsSkipEndpointIsTunnelledAsOpaqueBytes() throws Exception {
         // bytes the proxy's own parser would reject (obs-fold) pass untouched: the tunnel is never parsed

@@ -40,6 +40,8 @@ final class TestUpstream implements AutoCloseable {
     private final List<Socket> sockets = new ArrayList<>();
     private volatile Function<Received, byte[]> responder = r -> ok("ok");
     private volatile boolean closed;
+    /** When set, the upstream closes each connection right after its response, without saying so. */
+    volatile boolean closeSilentlyAfterResponse;
 
     TestUpstream(SSLContext tls) throws IOException {
         server = tls == null ? new ServerSocket(0, 50, InetAddress.getLoopbackAddress())
@@ -141,6 +143,9 @@ final class TestUpstream implements AutoCloseable {
                 }
                 out.write(response);
                 out.flush();
+                if (closeSilentlyAfterResponse) {
+                    return;
+                }
                 if (new String(response, StandardCharsets.ISO_8859_1).toLowerCase(Locale.ROOT)
                         .contains("\r\nconnection: close\r\n")) {
                     return;

@@ -101,6 +101,18 @@ public final class HttpInput extends InputStream {
      * @throws EOFException if the stream ends first
      */
     public void transferExactly(long count, OutputStream out) throws IOException {
+        transferExactly(count, out, false);
+    }
+
+    /**
+     * Copies exactly {@code count} bytes to {@code out}.
+     *
+     * @param count the number of bytes
+     * @param out the destination
+     * @param flushEach flush after every read, so a slowly produced body reaches the recipient as it arrives
+     * @throws EOFException if the stream ends first
+     */
+    public void transferExactly(long count, OutputStream out, boolean flushEach) throws IOException {
         while (count > 0) {
             if (!fill()) {
                 throw new EOFException("stream ended inside a message body");
@@ -109,6 +121,9 @@ public final class HttpInput extends InputStream {
             out.write(buf, pos, n);
             pos += n;
             count -= n;
+            if (flushEach && count > 0) {
+                out.flush();
+            }
         }
     }
 

@@ -270,6 +270,7 @@ final class ProxySession {
                     }
                 }
                 up.flush();
+                c.awaitReadable();
                 response = finalResponse(c, head, websocket);
                 break;
             } catch (UpstreamIOException e) {
@@ -340,7 +341,7 @@ final class ProxySession {
         out.write(encode(responseHead(r, false, closeAfter, client10 && rf.kind() == BodyFraming.Kind.CHUNKED)));
         responseStarted = true;
         switch (rf.kind()) {
-            case LENGTH -> c.in().transferExactly(rf.length(), out);
+            case LENGTH -> c.in().transferExactly(rf.length(), out, true);
             case CHUNKED -> {
                 try {
                     new ChunkedDecoder(c.in()).relay(out, client10);

@@ -92,12 +92,13 @@ public final class UpstreamPool implements AutoCloseable {
                     while ((c = q.peekFirst()) != null) {
                         long idleNanos = now - c.idleSince;
                         if (idleNanos > idleTimeout.toNanos() || !addresses.contains(c.address)
-                                || c.socket.isClosed()) {
+                                || c.socket.isClosed() || c.dead) {
                             stale.add(q.pollFirst());
                             continue;
                         }
                         if (idleNanos <= maxIdle.toNanos()) {
                             candidate = q.pollFirst();
+                            candidate.acquired = true;
                         }
                         break; // the most recently used one is too old for this request: so are the others
                     }
@@ -165,12 +166,23 @@ public final class UpstreamPool implements AutoCloseable {
         synchronized (q) {
             kept = q.size() < MAX_IDLE_PER_DESTINATION;
             if (kept) {
+                c.acquired = false;
                 q.addFirst(c);
             }
         }
         if (!kept) {
             c.close();
+            return;
         }
+        c.watch(() -> {
+            boolean removed;
+            synchronized (q) {
+                removed = !c.acquired && q.remove(c);
+            }
+            if (removed) {
+                c.close();
+            }
+        });
     }
 
     private void sweepIfDue() {
@@ -215,6 +227,12 @@ public final class UpstreamPool implements AutoCloseable {
         private final OutputStream out;
         private volatile long idleSince;
         private boolean reused;
+        /** Set under the pool queue's lock when taken from the pool. */
+        private volatile boolean acquired = true;
+        /** Set when the idle watcher saw the upstream close, or send unsolicited bytes. */
+        private volatile boolean dead;
+        private volatile Thread watcher;
+        private volatile IOException watchError;
 
         Connection(Key key, InetAddress address, Socket socket) throws IOException {
             this.key = key;
@@ -222,6 +240,52 @@ public final class UpstreamPool implements AutoCloseable {
             this.socket = socket;
             this.in = new HttpInput(new TaggedIn(socket.getInputStream()));
             this.out = new BufferedOutputStream(new TaggedOut(socket.getOutputStream()), 16 * 1024);
+        }
+
+        /**
+         * While pooled, a virtual thread waits for the first byte without consuming it, so a connection the upstream
+         * closes while idle leaves the pool at once instead of failing the next request (RFC 9112 section 9.3.1).
+         * Bytes that arrive after the connection was taken again are the next response and stay buffered.
+         */
+        private void watch(Runnable onDeath) {
+            watchError = null;
+            watcher = Thread.ofVirtual().name("upstream-idle-watch").start(() -> {
+                try {
+                    if (in.peek() < 0 || !acquired) {
+                        dead = true;
+                    }
+                } catch (IOException e) {
+                    watchError = e;
+                    dead = true;
+                }
+                if (dead) {
+                    onDeath.run();
+                }
+            });
+        }
+
+        /**
+         * Waits until the idle watcher has stopped reading, so this thread may read; call after sending a request on
+         * a reused connection, before reading the response.
+         *
+         * @throws UpstreamIOException when the watcher saw the connection fail
+         */
+        public void awaitReadable() throws UpstreamIOException {
+            Thread w = watcher;
+            if (w == null) {
+                return;
+            }
+            try {
+                w.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new UpstreamIOException(new java.io.InterruptedIOException("interrupted"));
+            }
+            watcher = null;
+            IOException e = watchError;
+            if (e != null) {
+                throw e instanceof UpstreamIOException u ? u : new UpstreamIOException(e);
+            }
         }
 
         /** {@return the destination} */
