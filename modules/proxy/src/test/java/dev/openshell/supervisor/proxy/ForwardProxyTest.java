@@ -109,6 +109,41 @@ class ForwardProxyTest {
     }
 
     @Test
+    void concurrentKeepAliveClientsShareThePoolSafely() throws Exception {
+        fx.upstream.respond(r -> TestUpstream.ok("echo:" + r.bodyText()));
+        int clients = 8;
+        int perClient = 60;
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int t = 0; t < clients; t++) {
+            int id = t;
+            threads.add(Thread.ofVirtual().start(() -> {
+                try (RawClient c = fx.client()) {
+                    for (int i = 0; i < perClient; i++) {
+                        String body = id + "-" + i;
+                        c.send("POST " + fx.apiUrl("/c") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                                + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body);
+                        RawClient.Response r = c.read();
+                        assertEquals(200, r.status());
+                        assertEquals("echo:" + body, r.bodyText());
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertEquals(List.of(), failures);
+        int received = 0;
+        while (fx.upstream.poll() != null) {
+            received++;
+        }
+        assertEquals(clients * perClient, received);
+    }
+
+    @Test
     void stalePooledConnectionIsRetriedForIdempotentRequests() throws Exception {
         fx.upstream.closeSilentlyAfterResponse = true;
         try (RawClient c = fx.client()) {

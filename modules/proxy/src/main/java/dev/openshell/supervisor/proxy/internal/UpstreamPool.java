@@ -162,18 +162,8 @@ public final class UpstreamPool implements AutoCloseable {
         }
         c.idleSince = System.nanoTime();
         Deque<Connection> q = idle.computeIfAbsent(c.key, k -> new ArrayDeque<>());
-        boolean kept;
-        synchronized (q) {
-            kept = q.size() < MAX_IDLE_PER_DESTINATION;
-            if (kept) {
-                c.acquired = false;
-                q.addFirst(c);
-            }
-        }
-        if (!kept) {
-            c.close();
-            return;
-        }
+        // the watcher must exist before another thread can take the connection: that thread joins it before reading
+        c.acquired = false;
         c.watch(() -> {
             boolean removed;
             synchronized (q) {
@@ -183,6 +173,17 @@ public final class UpstreamPool implements AutoCloseable {
                 c.close();
             }
         });
+        boolean kept;
+        synchronized (q) {
+            kept = q.size() < MAX_IDLE_PER_DESTINATION;
+            if (kept) {
+                q.addFirst(c);
+            }
+        }
+        if (!kept) {
+            c.acquired = true;
+            c.close();
+        }
     }
 
     private void sweepIfDue() {
