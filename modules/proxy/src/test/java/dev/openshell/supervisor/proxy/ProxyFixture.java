@@ -97,7 +97,7 @@ final class ProxyFixture implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() throws IOException {
         proxy.stop();
         upstream.close();
         tlsUpstream.close();
