@@ -1,0 +1,40 @@
+package dev.openshell.supervisor.proxy;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What the proxy needs to know about the policy endpoint that admitted a destination (RFC 0009, "Operation phases
+ * and placement"; the endpoint fields of {@code network_policies}).
+ *
+ * @param policyName the name of the network policy that matched, for logs and audit; never a routing input
+ * @param tlsSkip whether the endpoint is {@code tls: skip}: CONNECT is then tunnelled as opaque bytes, never
+ *     intercepted, and no middleware runs
+ * @param allowedIps private ranges the endpoint may resolve to ({@code allowed_ips}); loopback, link-local,
+ *     unspecified, multicast and cloud metadata addresses stay blocked whatever is listed here
+ * @param protocol the endpoint's declared L7 protocol ({@code rest}, {@code json-rpc}, {@code mcp}, {@code graphql}),
+ *     when it declares one
+ */
+public record EndpointFacts(String policyName, boolean tlsSkip, List<CidrBlock> allowedIps, Optional<String> protocol) {
+    /**
+     * Checks the parts.
+     *
+     * @throws NullPointerException if any part is {@code null}
+     */
+    public EndpointFacts {
+        Objects.requireNonNull(policyName, "policyName");
+        allowedIps = List.copyOf(allowedIps);
+        Objects.requireNonNull(protocol, "protocol");
+    }
+
+    /**
+     * {@return facts for an intercepted endpoint with no allowed private ranges and no protocol}
+     *
+     * @param policyName
+     * the matching policy's name
+     */
+    public static EndpointFacts of(String policyName) {
+        return new EndpointFacts(policyName, false, List.of(), Optional.empty());
+    }
+}

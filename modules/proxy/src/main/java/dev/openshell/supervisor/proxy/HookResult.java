@@ -1,0 +1,56 @@
+package dev.openshell.supervisor.proxy;
+
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.HttpHeader;
+import java.util.List;
+import java.util.Objects;
+
+/** What {@link RequestHook#evaluate} decided for a request whose body was buffered. */
+public sealed interface HookResult {
+    /**
+     * Forward the request as the chain left it.
+     *
+     * <p>The proxy rebuilds the request from these headers: it drops Content-Length, Transfer-Encoding, Trailer, TE,
+     * Expect, Keep-Alive, Proxy-Connection, Proxy-Authorization, Connection and every Connection-nominated field,
+     * then adds exactly one Content-Length for {@code body} (RFC 9112 section 6.2). The {@code Host} fields must be
+     * the ones the request arrived with: the hook cannot re-route a request.
+     *
+     * @param headers the fields to forward, in order; names are written as given
+     * @param body the body to forward
+     */
+    record Forward(List<HttpHeader> headers, Body body) implements HookResult {
+        /**
+         * Checks the parts.
+         *
+         * @throws NullPointerException if any part is {@code null}
+         */
+        public Forward {
+            headers = List.copyOf(headers);
+            Objects.requireNonNull(body, "body");
+        }
+    }
+
+    /**
+     * Refuse the request. The client gets {@code status} with the JSON body
+     * {@code {"error": error, "detail": detail}}; the connection stays open (the body was consumed).
+     *
+     * @param status a 4xx or 5xx status
+     * @param error a short stable code, for example {@code middleware_denied}
+     * @param detail a short safe explanation; it must not quote request content, matched values or secrets
+     */
+    record Deny(int status, String error, String detail) implements HookResult {
+        /**
+         * Checks the parts.
+         *
+         * @throws IllegalArgumentException if {@code status} is not 400..599
+         * @throws NullPointerException if a string is {@code null}
+         */
+        public Deny {
+            if (status < 400 || status > 599) {
+                throw new IllegalArgumentException("deny status " + status + " is outside 400..599");
+            }
+            Objects.requireNonNull(error, "error");
+            Objects.requireNonNull(detail, "detail");
+        }
+    }
+}

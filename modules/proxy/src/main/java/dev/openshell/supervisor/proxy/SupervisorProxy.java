@@ -1,0 +1,339 @@
+package dev.openshell.supervisor.proxy;
+
+import dev.openshell.supervisor.proxy.internal.CertificateAuthority;
+import dev.openshell.supervisor.proxy.internal.InterceptionTls;
+import dev.openshell.supervisor.proxy.internal.ProxyConnectionSelector;
+import dev.openshell.supervisor.proxy.internal.ProxyCore;
+import dev.openshell.supervisor.proxy.internal.SsrfGuard;
+import dev.openshell.supervisor.proxy.internal.UpstreamPool;
+import dev.openshell.supervisor.proxy.internal.UpstreamTls;
+import io.helidon.common.socket.SocketOptions;
+import io.helidon.webserver.WebServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The egress supervisor proxy: an HTTP/1.1 forward proxy on Helidon WebServer (one virtual thread per connection)
+ * that admits, inspects and forwards agent traffic (RFC 0009, "Operation phases and placement").
+ *
+ * <p>It serves absolute-form {@code http://} requests ({@code curl -x}, {@code HTTP_PROXY}) and {@code CONNECT
+ * host:port} ({@code HTTPS_PROXY}); CONNECT tunnels are TLS-intercepted with leaf certificates from the supervisor CA
+ * unless the endpoint is {@code tls: skip}. Every request goes through L4 admission ({@link NetworkAdmission}), SSRF
+ * checks, the middleware hook ({@link RequestHook}) and the credential step ({@link CredentialInjection}) before it is
+ * forwarded. See {@code docs/proxy.md} for the full request flow and the framing rules.
+ *
+ * <pre>{@code
+ * SupervisorProxy proxy = SupervisorProxy.builder()
+ *         .stateDirectory(Path.of("/var/lib/openshell"))
+ *         .admission((host, port) -> AdmissionDecision.allow(EndpointFacts.of("default")))
+ *         .build();
+ * int port = proxy.start();
+ * ...
+ * proxy.stop();
+ * }</pre>
+ *
+ * <p>Thread-safe. {@link #start()} and {@link #stop()} may each be called once.
+ */
+public final class SupervisorProxy implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("dev.openshell.supervisor.proxy");
+    /** The default listen address, {@code 127.0.0.1:3128}. */
+    public static final InetSocketAddress DEFAULT_LISTEN = new InetSocketAddress("127.0.0.1", 3128);
+
+    private final Builder b;
+    private volatile WebServer server;
+    private volatile UpstreamPool pool;
+    private volatile CertificateAuthority ca;
+
+    private SupervisorProxy(Builder b) {
+        this.b = b;
+    }
+
+    /** {@return a new builder} */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Loads or creates the CA, then binds the listener and starts serving. Logs a warning for each loosened
+     * {@link NetworkSettings} value.
+     *
+     * @return the bound port (useful with port 0)
+     * @throws ProxyException when the CA or a trust file cannot be loaded, or the address cannot be bound
+     * @throws IllegalStateException when already started
+     */
+    public synchronized int start() {
+        if (server != null) {
+            throw new IllegalStateException("the proxy is already started");
+        }
+        try {
+            ca = b.operatorCaCert != null ? CertificateAuthority.load(b.operatorCaCert, b.operatorCaKey)
+                    : CertificateAuthority.loadOrCreate(b.stateDirectory);
+        } catch (IOException e) {
+            throw new ProxyException("cannot load the supervisor CA: " + e.getMessage(), e);
+        }
+        UpstreamTls upstreamTls;
+        try {
+            upstreamTls = UpstreamTls.create(Optional.ofNullable(b.upstreamExtraCa));
+        } catch (IOException e) {
+            throw new ProxyException("cannot load upstream trust: " + e.getMessage(), e);
+        }
+        if (b.network.allowLoopbackUpstreams()) {
+            LOG.log(System.Logger.Level.WARNING, "allow_loopback_upstreams is on: loopback destinations are admitted"
+                    + " (tests and local development only)");
+        }
+        if (!b.network.staticHosts().isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "static_hosts overrides DNS for " + b.network.staticHosts().keySet()
+                    + " (tests and local development only)");
+        }
+        pool = new UpstreamPool(upstreamTls, b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout);
+        ProxyCore core = new ProxyCore(b.admission, b.hook, b.credentials, SsrfGuard.system(b.network),
+                new InterceptionTls(ca), pool,
+                new ProxyCore.Timeouts(b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout,
+                        Duration.ofSeconds(1)));
+        WebServer ws = WebServer.builder()
+                .host(b.listen.getHostString())
+                .port(b.listen.getPort())
+                .shutdownHook(false)
+                .shutdownGracePeriod(b.stopGracePeriod)
+                .idleConnectionTimeout(b.clientIdleTimeout)
+                .idleConnectionPeriod(b.clientIdleTimeout.dividedBy(2).compareTo(Duration.ofSeconds(30)) < 0
+                        ? b.clientIdleTimeout.dividedBy(2) : Duration.ofSeconds(30))
+                .connectionOptions(SocketOptions.builder().tcpNoDelay(true).build())
+                .addConnectionSelector(new ProxyConnectionSelector(core))
+                .build();
+        ws.start();
+        if (!ws.isRunning() || ws.port() <= 0) {
+            ws.stop();
+            pool.close();
+            throw new ProxyException("cannot listen on " + b.listen.getHostString() + ":" + b.listen.getPort());
+        }
+        server = ws;
+        return ws.port();
+    }
+
+    /** {@return the bound port, or -1 when not running} */
+    public int port() {
+        WebServer s = server;
+        return s == null || !s.isRunning() ? -1 : s.port();
+    }
+
+    /** {@return the CA certificate clients must trust; available after {@link #start()}} */
+    public X509Certificate caCertificate() {
+        if (ca == null) {
+            throw new IllegalStateException("the proxy is not started");
+        }
+        return ca.certificate();
+    }
+
+    /** {@return the CA certificate as PEM text; available after {@link #start()}} */
+    public String caCertificatePem() {
+        if (ca == null) {
+            throw new IllegalStateException("the proxy is not started");
+        }
+        return ca.certificatePem();
+    }
+
+    /**
+     * Stops accepting connections, lets in-flight requests finish for at most the stop grace period, then closes
+     * what is left, and closes pooled upstream connections. Idempotent.
+     */
+    public synchronized void stop() {
+        WebServer s = server;
+        if (s != null) {
+            s.stop();
+        }
+        if (pool != null) {
+            pool.close();
+        }
+    }
+
+    /** Same as {@link #stop()}. */
+    @Override
+    public void close() {
+        stop();
+    }
+
+    /** Builds a {@link SupervisorProxy}. Not thread-safe. */
+    public static final class Builder {
+        private InetSocketAddress listen = DEFAULT_LISTEN;
+        private Path stateDirectory;
+        private Path operatorCaCert;
+        private Path operatorCaKey;
+        private Path upstreamExtraCa;
+        private NetworkAdmission admission;
+        private RequestHook hook = RequestHook.none();
+        private CredentialInjection credentials = CredentialInjection.identity();
+        private NetworkSettings network = NetworkSettings.defaults();
+        private Duration connectTimeout = Duration.ofSeconds(10);
+        private Duration upstreamReadTimeout = Duration.ofMinutes(5);
+        private Duration upstreamIdleTimeout = Duration.ofSeconds(4);
+        private Duration clientIdleTimeout = Duration.ofMinutes(2);
+        private Duration stopGracePeriod = Duration.ofSeconds(10);
+
+        private Builder() {
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param address the listen address; default {@code 127.0.0.1:3128}; port 0 picks one
+         */
+        public Builder listen(InetSocketAddress address) {
+            this.listen = Objects.requireNonNull(address, "address");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param dir the state directory: the generated CA lives in {@code <dir>/ca/supervisor-ca.pem} and
+         *     {@code supervisor-ca-key.pem} (mode 0600); created on first start
+         */
+        public Builder stateDirectory(Path dir) {
+            this.stateDirectory = Objects.requireNonNull(dir, "dir");
+            return this;
+        }
+
+        /**
+         * Uses an operator-supplied CA instead of the generated one.
+         *
+         * @param certPem PEM file with the CA certificate (CA:true)
+         * @param keyPem PEM file with its unencrypted private key (EC, RSA or Ed25519)
+         * @return this
+         */
+        public Builder operatorCa(Path certPem, Path keyPem) {
+            this.operatorCaCert = Objects.requireNonNull(certPem, "certPem");
+            this.operatorCaKey = Objects.requireNonNull(keyPem, "keyPem");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param pem a PEM file of extra CA certificates trusted for upstream TLS, besides the
+         * system trust store
+         */
+        public Builder upstreamTrust(Path pem) {
+            this.upstreamExtraCa = Objects.requireNonNull(pem, "pem");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param admission the L4 network policy check; required
+         */
+        public Builder admission(NetworkAdmission admission) {
+            this.admission = Objects.requireNonNull(admission, "admission");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param hook the middleware hook; default {@link RequestHook#none()}
+         */
+        public Builder hook(RequestHook hook) {
+            this.hook = Objects.requireNonNull(hook, "hook");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param credentials the credential step; default {@link CredentialInjection#identity()}
+         */
+        public Builder credentials(CredentialInjection credentials) {
+            this.credentials = Objects.requireNonNull(credentials, "credentials");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param network loopback and static-host settings; default {@link NetworkSettings#defaults()}
+         */
+        public Builder network(NetworkSettings network) {
+            this.network = Objects.requireNonNull(network, "network");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param timeout upstream TCP connect and TLS handshake timeout; default 10 s
+         */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = positive(timeout);
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param timeout longest wait for an upstream byte, also the quiet limit of tunnels and
+         * WebSocket relays; default 5 min
+         */
+        public Builder upstreamReadTimeout(Duration timeout) {
+            this.upstreamReadTimeout = positive(timeout);
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param timeout how long idle upstream connections are pooled; default 4 s
+         */
+        public Builder upstreamIdleTimeout(Duration timeout) {
+            this.upstreamIdleTimeout = positive(timeout);
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param timeout how long an idle client connection is kept open; default 2 min
+         */
+        public Builder clientIdleTimeout(Duration timeout) {
+            this.clientIdleTimeout = positive(timeout);
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param period how long {@link #stop()} lets in-flight requests finish; default 10 s
+         */
+        public Builder stopGracePeriod(Duration period) {
+            this.stopGracePeriod = positive(period);
+            return this;
+        }
+
+        /**
+         * {@return the proxy, not yet started}
+         *
+         * @throws IllegalStateException when no admission is set, or neither a state directory nor an operator CA
+         */
+        public SupervisorProxy build() {
+            if (admission == null) {
+                throw new IllegalStateException("an admission (network policy check) is required");
+            }
+            if (stateDirectory == null && operatorCaCert == null) {
+                throw new IllegalStateException("a state directory or an operator CA is required");
+            }
+            return new SupervisorProxy(this);
+        }
+
+        private static Duration positive(Duration d) {
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException("a timeout must be positive");
+            }
+            return d;
+        }
+    }
+}

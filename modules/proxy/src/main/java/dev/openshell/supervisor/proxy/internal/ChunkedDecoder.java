@@ -1,0 +1,238 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+
+/**
+ * A strict, streaming decoder of the chunked transfer coding (RFC 9112 section 7.1).
+ *
+ * <ul>
+ *   <li>chunk-size is {@code 1*HEXDIG}, at most {@value #MAX_SIZE_DIGITS} significant digits; any other byte before
+ *       the optional chunk extension or the CRLF is rejected, and so is a bare LF (section 7.1);</li>
+ *   <li>chunk extensions must match {@code *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] )} (section 7.1.1) and
+ *       are dropped;</li>
+ *   <li>chunk data must be followed by exactly CRLF;</li>
+ *   <li>the trailer section is parsed with the same field-line rules as a header section and then discarded: trailer
+ *       fields never add to or override header fields (section 7.1.2).</li>
+ * </ul>
+ * Errors are {@link FramingException}s with status 400; the caller decides what they mean for an upstream.
+ */
+public final class ChunkedDecoder {
+    /** Most significant hex digits in a chunk size (a chunk is smaller than 2^60 bytes). */
+    public static final int MAX_SIZE_DIGITS = 15;
+    /** Longest chunk-size line, extensions included, in bytes. */
+    public static final int MAX_SIZE_LINE = 4096;
+
+    private final HttpInput in;
+    private long remaining;
+    private boolean done;
+
+    /** @param in the input positioned at the first chunk-size line */
+    public ChunkedDecoder(HttpInput in) {
+        this.in = in;
+    }
+
+    /** {@return whether the last chunk and the trailer section have been read} */
+    public boolean isDone() {
+        return done;
+    }
+
+    /**
+     * Reads the next chunk's size line, or finishes the message.
+     *
+     * @return the size of the next chunk in bytes, or 0 when the message ended (last chunk and trailers consumed)
+     * @throws FramingException when a rule in the class description is broken
+     * @throws EOFException when the stream ends inside the body
+     */
+    public long nextChunk() throws IOException, FramingException {
+        if (done) {
+            return 0;
+        }
+        String line = in.readLine(MAX_SIZE_LINE, FramingException.badRequest("chunk_size_line_too_long",
+                "a chunk-size line is longer than " + MAX_SIZE_LINE + " bytes"));
+        if (line == null) {
+            throw new EOFException("stream ended before a chunk");
+        }
+        long size = parseSizeLine(line);
+        if (size == 0) {
+            HeadParser.readFields(in, HeadParser.MAX_TRAILER_BYTES, 64,
+                    FramingException.badRequest("trailer_section_too_large", "the trailer section is too large"));
+            done = true;
+        }
+        remaining = size;
+        return size;
+    }
+
+    /**
+     * Decodes the whole body into {@code out}, chunk data only.
+     *
+     * @param out where decoded bytes go
+     * @param maxBytes the largest decoded size accepted
+     * @return the decoded size, or -1 when it would exceed {@code maxBytes} (bytes were consumed: the stream cannot
+     *     be resumed)
+     */
+    public long decodeTo(OutputStream out, long maxBytes) throws IOException, FramingException {
+        long total = 0;
+        long size;
+        while ((size = nextChunk()) > 0) {
+            if (total + size > maxBytes) {
+                return -1;
+            }
+            in.transferExactly(size, out);
+            total += size;
+            endChunk();
+        }
+        return total;
+    }
+
+    /**
+     * Relays the body re-encoded canonically: each chunk keeps its size and data, extensions and trailers are
+     * dropped, and the message ends with {@code 0 CRLF CRLF}.
+     *
+     * @param out the next hop
+     * @param dechunk write the data only (for an HTTP/1.0 recipient) instead of re-encoding
+     * @return the decoded size
+     */
+    public long relay(OutputStream out, boolean dechunk) throws IOException, FramingException {
+        long total = 0;
+        long size;
+        while ((size = nextChunk()) > 0) {
+            if (!dechunk) {
+                out.write((Long.toHexString(size) + "\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            }
+            in.transferExactly(size, out);
+            endChunk();
+            if (!dechunk) {
+                out.write('\r');
+                out.write('\n');
+            }
+            out.flush();
+            total += size;
+        }
+        if (!dechunk) {
+            out.write(new byte[] {'0', '\r', '\n', '\r', '\n'});
+        }
+        out.flush();
+        return total;
+    }
+
+    private void endChunk() throws IOException, FramingException {
+        int cr = in.read();
+        int lf = in.read();
+        if (cr < 0 || lf < 0) {
+            throw new EOFException("stream ended inside a chunk");
+        }
+        if (cr != '\r' || lf != '\n') {
+            throw FramingException.badRequest("chunk_missing_crlf",
+                    "chunk data is not followed by CRLF (RFC 9112 section 7.1)");
+        }
+        remaining = 0;
+    }
+
+    /**
+     * Parses a chunk-size line (without its CRLF).
+     *
+     * @param line the line
+     * @return the chunk size in bytes
+     * @throws FramingException when malformed
+     */
+    public static long parseSizeLine(String line) throws FramingException {
+        int i = 0;
+        int n = line.length();
+        long size = 0;
+        int significant = 0;
+        while (i < n && hex(line.charAt(i)) >= 0) {
+            size = size * 16 + hex(line.charAt(i));
+            if (size > 0 && ++significant > MAX_SIZE_DIGITS) {
+                throw invalidSize();
+            }
+            i++;
+        }
+        if (i == 0) {
+            throw invalidSize();
+        }
+        // chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+        while (i < n) {
+            i = skipWs(line, i);
+            if (i >= n || line.charAt(i) != ';') {
+                throw invalidSize();
+            }
+            i = skipWs(line, i + 1);
+            int start = i;
+            while (i < n && HeadParser.isTchar(line.charAt(i))) {
+                i++;
+            }
+            if (i == start) {
+                throw invalidSize();
+            }
+            int afterName = skipWs(line, i);
+            if (afterName < n && line.charAt(afterName) == '=') {
+                i = skipWs(line, afterName + 1);
+                if (i < n && line.charAt(i) == '"') {
+                    i = skipQuoted(line, i);
+                } else {
+                    start = i;
+                    while (i < n && HeadParser.isTchar(line.charAt(i))) {
+                        i++;
+                    }
+                    if (i == start) {
+                        throw invalidSize();
+                    }
+                }
+            } else {
+                i = afterName;
+            }
+        }
+        return size;
+    }
+
+    private static int skipQuoted(String s, int i) throws FramingException {
+        i++;
+        while (i < s.length()) {
+            char c = s.charAt(i);
+            if (c == '"') {
+                return i + 1;
+            }
+            if (c == '\\') {
+                i++;
+                if (i >= s.length()) {
+                    throw invalidSize();
+                }
+                c = s.charAt(i);
+                if ((c < 0x20 && c != '\t') || c == 0x7f) {
+                    throw invalidSize();
+                }
+            } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+                throw invalidSize();
+            }
+            i++;
+        }
+        throw invalidSize();
+    }
+
+    private static int skipWs(String s, int i) {
+        while (i < s.length() && (s.charAt(i) == ' ' || s.charAt(i) == '\t')) {
+            i++;
+        }
+        return i;
+    }
+
+    private static int hex(char c) {
+        if (c >= '0' && c <= '9') {
+            return c - '0';
+        }
+        if (c >= 'a' && c <= 'f') {
+            return c - 'a' + 10;
+        }
+        if (c >= 'A' && c <= 'F') {
+            return c - 'A' + 10;
+        }
+        return -1;
+    }
+
+    private static FramingException invalidSize() {
+        return FramingException.badRequest("invalid_chunk_size",
+                "a chunk-size line is not 1*HEXDIG with valid extensions (RFC 9112 section 7.1)");
+    }
+}

@@ -1,0 +1,42 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.time.Duration;
+
+/** Idle and drain bookkeeping for one client connection, read by Helidon's idle-timeout and shutdown handling. */
+final class ConnectionState {
+    private volatile boolean busy;
+    private volatile boolean draining;
+    private volatile long lastActivity = System.nanoTime();
+
+    /** Waiting for the next request head (idle, may be closed by shutdown or the idle timeout). */
+    void waiting() {
+        busy = false;
+        lastActivity = System.nanoTime();
+    }
+
+    /** {@return false when the connection is draining and must not start a request} */
+    boolean startRequest() {
+        busy = true;
+        return !draining;
+    }
+
+    void endRequest() {
+        lastActivity = System.nanoTime();
+    }
+
+    boolean isBusy() {
+        return busy;
+    }
+
+    boolean draining() {
+        return draining;
+    }
+
+    void drain() {
+        draining = true;
+    }
+
+    Duration idleTime() {
+        return busy ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - lastActivity);
+    }
+}

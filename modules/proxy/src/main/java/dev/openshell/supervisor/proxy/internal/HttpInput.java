@@ -1,0 +1,194 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+
+/**
+ * A buffered byte source with the strict line reading of RFC 9112 section 2.2: every line ends in CRLF; a bare LF or a
+ * bare CR is a framing error, never silently accepted. Not thread-safe: one reader at a time.
+ */
+public final class HttpInput extends InputStream {
+    private static final int BUFFER = 16 * 1024;
+    private final InputStream source;
+    private final byte[] buf = new byte[BUFFER];
+    private int pos;
+    private int limit;
+
+    /** @param source the raw stream; reads block */
+    public HttpInput(InputStream source) {
+        this.source = source;
+    }
+
+    private boolean fill() throws IOException {
+        if (pos < limit) {
+            return true;
+        }
+        int n = source.read(buf, 0, buf.length);
+        if (n <= 0) {
+            return false;
+        }
+        pos = 0;
+        limit = n;
+        return true;
+    }
+
+    /** {@return whether at least one byte can be read, blocking until one arrives or the stream ends} */
+    public boolean awaitData() throws IOException {
+        return fill();
+    }
+
+    /** {@return the next byte without consuming it, or -1 at end of stream} */
+    public int peek() throws IOException {
+        return fill() ? buf[pos] & 0xff : -1;
+    }
+
+    /** {@return how many bytes are buffered and readable without blocking} */
+    public int buffered() {
+        return limit - pos;
+    }
+
+    @Override
+    public int read() throws IOException {
+        return fill() ? buf[pos++] & 0xff : -1;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        if (len == 0) {
+            return 0;
+        }
+        if (pos < limit) {
+            int n = Math.min(len, limit - pos);
+            System.arraycopy(buf, pos, b, off, n);
+            pos += n;
+            return n;
+        }
+        if (len >= BUFFER) {
+            return source.read(b, off, len);
+        }
+        if (!fill()) {
+            return -1;
+        }
+        return read(b, off, len);
+    }
+
+    @Override
+    public int available() throws IOException {
+        return (limit - pos) + source.available();
+    }
+
+    /**
+     * Reads exactly {@code len} bytes.
+     *
+     * @throws EOFException if the stream ends first
+     */
+    public void readFully(byte[] b, int off, int len) throws IOException {
+        while (len > 0) {
+            int n = read(b, off, len);
+            if (n < 0) {
+                throw new EOFException("stream ended inside a message body");
+            }
+            off += n;
+            len -= n;
+        }
+    }
+
+    /**
+     * Copies exactly {@code count} bytes to {@code out}.
+     *
+     * @throws EOFException if the stream ends first
+     */
+    public void transferExactly(long count, OutputStream out) throws IOException {
+        transferExactly(count, out, false);
+    }
+
+    /**
+     * Copies exactly {@code count} bytes to {@code out}.
+     *
+     * @param count the number of bytes
+     * @param out the destination
+     * @param flushEach flush after every read, so a slowly produced body reaches the recipient as it arrives
+     * @throws EOFException if the stream ends first
+     */
+    public void transferExactly(long count, OutputStream out, boolean flushEach) throws IOException {
+        while (count > 0) {
+            if (!fill()) {
+                throw new EOFException("stream ended inside a message body");
+            }
+            int n = (int) Math.min(count, limit - pos);
+            out.write(buf, pos, n);
+            pos += n;
+            count -= n;
+            if (flushEach && count > 0) {
+                out.flush();
+            }
+        }
+    }
+
+    /**
+     * Copies everything until the end of the stream to {@code out}, flushing after each read.
+     *
+     * @return the number of bytes copied
+     */
+    public long transferToEnd(OutputStream out) throws IOException {
+        long total = 0;
+        while (fill()) {
+            int n = limit - pos;
+            out.write(buf, pos, n);
+            pos = limit;
+            total += n;
+            out.flush();
+        }
+        return total;
+    }
+
+    /**
+     * Reads one line ended by CRLF (RFC 9112 section 2.2).
+     *
+     * @param maxBytes the longest line accepted, without the CRLF
+     * @param tooLong the error to throw when the line is longer
+     * @return the line bytes without CRLF, decoded as ISO-8859-1 (one char per byte); {@code null} when the stream
+     *     ends before the first byte
+     * @throws FramingException on a bare LF, a bare CR, or a line over {@code maxBytes}
+     * @throws EOFException if the stream ends inside the line
+     */
+    public String readLine(int maxBytes, FramingException tooLong) throws IOException, FramingException {
+        StringBuilder line = null;
+        while (true) {
+            if (!fill()) {
+                if (line == null) {
+                    return null;
+                }
+                throw new EOFException("stream ended inside a line");
+            }
+            if (line == null) {
+                line = new StringBuilder(64);
+            }
+            while (pos < limit) {
+                byte c = buf[pos++];
+                if (c == '\n') {
+                    throw FramingException.badRequest("bare_lf",
+                            "a line ends in a bare LF without CR (RFC 9112 section 2.2)");
+                }
+                if (c == '\r') {
+                    int next = peek();
+                    if (next == '\n') {
+                        pos++;
+                        return line.toString();
+                    }
+                    if (next < 0) {
+                        throw new EOFException("stream ended inside a line");
+                    }
+                    throw FramingException.badRequest("bare_cr",
+                            "a CR is not followed by LF (RFC 9112 section 2.2)");
+                }
+                if (line.length() >= maxBytes) {
+                    throw tooLong;
+                }
+                line.append((char) (c & 0xff));
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import io.helidon.common.buffers.BufferData;
+import io.helidon.common.buffers.DataReader;
+import io.helidon.common.buffers.DataWriter;
+import io.helidon.common.concurrency.limits.Limit;
+import io.helidon.webserver.ConnectionContext;
+import io.helidon.webserver.spi.ServerConnection;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Arrays;
+
+/**
+ * A Helidon {@link ServerConnection} that serves one client connection of the proxy listener with the proxy's own
+ * strict HTTP/1.1 handling ({@link ProxySession}). Helidon keeps the listener, the virtual thread per connection,
+ * idle-timeout and shutdown handling.
+ */
+final class ProxyConnection implements ServerConnection {
+    private final ConnectionContext ctx;
+    private final ProxyCore core;
+    private final ConnectionState state = new ConnectionState();
+
+    ProxyConnection(ConnectionContext ctx, ProxyCore core) {
+        this.ctx = ctx;
+        this.core = core;
+    }
+
+    @Override
+    public void handle(Limit limit) {
+        HttpInput in = new HttpInput(new ReaderStream(ctx.dataReader()));
+        OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter()), 16 * 1024);
+        try {
+            new ProxySession(core, in, out, this::closeSocket, state, null).loop();
+        } catch (IOException | UncheckedIOException e) {
+            // the client went away
+        } finally {
+            try {
+                out.flush();
+            } catch (IOException | UncheckedIOException ignored) {
+                // the client went away
+            }
+        }
+    }
+
+    @Override
+    public Duration idleTime() {
+        return state.idleTime();
+    }
+
+    @Override
+    public void close(boolean interrupt) {
+        state.drain();
+        if (interrupt || !state.isBusy()) {
+            closeSocket();
+        }
+    }
+
+    private void closeSocket() {
+        try {
+            ctx.serverSocket().close();
+        } catch (RuntimeException ignored) {
+            // already closed
+        }
+    }
+
+    /** Helidon's reader as a stream; end of data is -1, socket failures are IOExceptions. */
+    private static final class ReaderStream extends InputStream {
+        private final DataReader reader;
+
+        ReaderStream(DataReader reader) {
+            this.reader = reader;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            try {
+                reader.ensureAvailable();
+                int n = Math.min(len, reader.available());
+                byte[] bytes = reader.readBytes(n);
+                System.arraycopy(bytes, 0, b, off, n);
+                return n;
+            } catch (DataReader.InsufficientDataAvailableException e) {
+                return -1;
+            } catch (UncheckedIOException e) {
+                throw e.getCause();
+            } catch (RuntimeException e) {
+                throw new IOException("client connection failed", e);
+            }
+        }
+    }
+
+    /** Helidon's writer as a stream; every write goes to the socket at once. */
+    private static final class WriterStream extends OutputStream {
+        private final DataWriter writer;
+
+        WriterStream(DataWriter writer) {
+            this.writer = writer;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            try {
+                writer.writeNow(BufferData.create(Arrays.copyOfRange(b, off, off + len)));
+            } catch (UncheckedIOException e) {
+                throw e.getCause();
+            } catch (RuntimeException e) {
+                throw new IOException("client connection failed", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.supervisor.proxy.AdmissionDecision;
+import dev.openshell.supervisor.proxy.ChainSelection;
+import dev.openshell.supervisor.proxy.CredentialInjection;
+import dev.openshell.supervisor.proxy.EndpointFacts;
+import dev.openshell.supervisor.proxy.HookResult;
+import dev.openshell.supervisor.proxy.NetworkAdmission;
+import dev.openshell.supervisor.proxy.ProxyRequest;
+import dev.openshell.supervisor.proxy.RequestHook;
+import dev.openshell.supervisor.proxy.Uninspectable;
+import java.net.InetAddress;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Everything the connections of one proxy share: the admission, hook and credential interfaces, the SSRF guard, TLS
+ * interception, the upstream pool and timeouts.
+ */
+public final class ProxyCore {
+    static final System.Logger LOG = System.getLogger("dev.openshell.supervisor.proxy");
+
+    /**
+     * A destination past L4 and SSRF admission.
+     *
+     * @param authority the normalised destination
+     * @param endpoint the matching endpoint
+     * @param addresses the checked addresses: connect only to these
+     */
+    record Admitted(Authority authority, EndpointFacts endpoint, List<InetAddress> addresses) {
+    }
+
+    /**
+     * The timeouts.
+     *
+     * @param connect TCP connect and upstream TLS handshake
+     * @param upstreamRead longest wait for an upstream byte, also the idle limit of tunnels and WebSocket relays
+     * @param poolIdle how long an idle upstream connection is kept for idempotent, replayable requests
+     * @param freshIdle the longest idle time of a pooled connection reused for a request that cannot be retried
+     */
+    public record Timeouts(Duration connect, Duration upstreamRead, Duration poolIdle, Duration freshIdle) {
+    }
+
+    private final NetworkAdmission admission;
+    private final RequestHook hook;
+    private final CredentialInjection credentials;
+    private final SsrfGuard ssrf;
+    private final InterceptionTls interception;
+    private final UpstreamPool pool;
+    private final Timeouts timeouts;
+    private final String idPrefix = HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
+    private final AtomicLong ids = new AtomicLong();
+
+    /**
+     * @param admission L4 network policy
+     * @param hook the middleware hook
+     * @param credentials the credential step
+     * @param ssrf the SSRF guard
+     * @param interception TLS interception
+     * @param pool upstream connections
+     * @param timeouts the timeouts
+     */
+    public ProxyCore(NetworkAdmission admission, RequestHook hook, CredentialInjection credentials, SsrfGuard ssrf,
+                     InterceptionTls interception, UpstreamPool pool, Timeouts timeouts) {
+        this.admission = Objects.requireNonNull(admission);
+        this.hook = Objects.requireNonNull(hook);
+        this.credentials = Objects.requireNonNull(credentials);
+        this.ssrf = Objects.requireNonNull(ssrf);
+        this.interception = Objects.requireNonNull(interception);
+        this.pool = Objects.requireNonNull(pool);
+        this.timeouts = Objects.requireNonNull(timeouts);
+    }
+
+    InterceptionTls interception() {
+        return interception;
+    }
+
+    UpstreamPool pool() {
+        return pool;
+    }
+
+    Timeouts timeouts() {
+        return timeouts;
+    }
+
+    String nextRequestId() {
+        return idPrefix + "-" + ids.incrementAndGet();
+    }
+
+    /** L4 network policy, then SSRF (RFC 0009 order). */
+    Admitted admit(Authority authority) throws Refusal {
+        AdmissionDecision d;
+        try {
+            d = admission.admit(authority.host(), authority.port());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "network policy evaluation failed: " + e.getClass().getName());
+            d = null;
+        }
+        if (d == null) {
+            throw new Refusal(403, "policy_denied", "network policy could not be evaluated");
+        }
+        if (d instanceof AdmissionDecision.Denied denied) {
+            throw new Refusal(403, "policy_denied", denied.reason());
+        }
+        EndpointFacts endpoint = ((AdmissionDecision.Allowed) d).endpoint();
+        SsrfGuard.Verdict v = ssrf.check(authority, endpoint);
+        if (v instanceof SsrfGuard.Verdict.Refused r) {
+            throw new Refusal(r.error().equals("ssrf_blocked") ? 403 : 502, r.error(), r.detail());
+        }
+        return new Admitted(authority, endpoint, ((SsrfGuard.Verdict.Admitted) v).addresses());
+    }
+
+    ChainSelection select(ProxyRequest request) throws Refusal {
+        try {
+            return Objects.requireNonNull(hook.select(request), "selection");
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": chain selection failed: "
+                    + e.getClass().getName());
+            throw new Refusal(500, "internal_error", "middleware selection failed");
+        }
+    }
+
+    HookResult evaluate(ProxyRequest request, Body body) throws Refusal {
+        try {
+            return Objects.requireNonNull(hook.evaluate(request, body), "result");
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": middleware hook failed: "
+                    + e.getClass().getName());
+            throw new Refusal(500, "internal_error", "middleware evaluation failed");
+        }
+    }
+
+    void uninspectable(ProxyRequest request, Uninspectable what) {
+        try {
+            hook.uninspectable(request, what);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": uninspectable report failed: "
+                    + e.getClass().getName());
+        }
+    }
+
+    CredentialInjection.Outcome.Forward inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery)
+            throws Refusal {
+        CredentialInjection.Outcome outcome;
+        try {
+            outcome = Objects.requireNonNull(credentials.inject(request, headers, rawQuery), "outcome");
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": credential injection failed: "
+                    + e.getClass().getName());
+            throw new Refusal(502, "credential_injection_failed", "credential injection failed");
+        }
+        if (outcome instanceof CredentialInjection.Outcome.Refuse r) {
+            throw new Refusal(r.status(), r.error(), r.detail());
+        }
+        return (CredentialInjection.Outcome.Forward) outcome;
+    }
+}

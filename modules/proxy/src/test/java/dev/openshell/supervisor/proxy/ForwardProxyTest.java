@@ -1,0 +1,451 @@
+package dev.openshell.supervisor.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.HttpHeader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Plain-HTTP forwarding through a real proxy to a real upstream on loopback, with raw bytes on both sides. */
+class ForwardProxyTest {
+    @TempDir
+    static Path tmp;
+    static ProxyFixture fx;
+
+    @BeforeAll
+    static void start() throws Exception {
+        fx = new ProxyFixture(tmp);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        fx.close();
+    }
+
+    @BeforeEach
+    void reset() {
+        fx.hook.selector = r -> ChainSelection.none();
+        fx.hook.evaluator = (r, b) -> new HookResult.Forward(r.headers(), b);
+        fx.hook.selected.clear();
+        fx.hook.evaluatedBodies.clear();
+        fx.hook.uninspectable.clear();
+        fx.upstream.respond(r -> TestUpstream.ok("ok"));
+        while (fx.upstream.poll() != null) {
+            // drain
+        }
+    }
+
+    @Test
+    void unselectedRequestIsForwardedByteIdentical() throws Exception {
+        String fields = "Host: " + fx.apiAuthority() + "\r\n"
+                + "X-Mixed-Case:   spaced value  \r\n"
+                + "x-dup: one\r\n"
+                + "Accept: */*\r\n"
+                + "X-Dup: two\r\n"
+                + "Authorization: Bearer placeholder\r\n"
+                + "Content-Length: 11\r\n";
+        try (RawClient c = fx.client()) {
+            c.send("POST " + fx.apiUrl("/v1/items?q=a%20b&x=1") + " HTTP/1.1\r\n" + fields
+                    + "Proxy-Connection: keep-alive\r\n\r\nhello world");
+            RawClient.Response r = c.read();
+            assertEquals(200, r.status());
+            assertEquals("ok", r.bodyText());
+        }
+        TestUpstream.Received got = fx.upstream.take();
+        assertEquals("POST /v1/items?q=a%20b&x=1 HTTP/1.1\r\n" + fields + "\r\nhello world", got.rawText());
+        assertEquals(1, fx.hook.selected.size());
+        assertTrue(fx.hook.evaluatedBodies.isEmpty(), "no chain selected: no buffering, no evaluation");
+    }
+
+    @Test
+    void hookSeesTargetAndHeadersInWireOrder() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/p?secret=1") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nX-A: 1\r\nConnection: x-hop\r\nX-Hop: h\r\nX-A: 2\r\n\r\n");
+            assertEquals(200, c.read().status());
+        }
+        ProxyRequest req = fx.hook.selected.get(0);
+        assertEquals("http", req.target().scheme());
+        assertEquals(ProxyFixture.API, req.target().host());
+        assertEquals(fx.upstream.port(), req.target().port());
+        assertEquals("/p", req.target().path());
+        assertEquals("secret=1", req.target().query());
+        assertEquals(List.of("host", "x-a", "connection", "x-hop", "x-a"),
+                req.headers().stream().map(HttpHeader::name).toList());
+        assertTrue(req.connectionNominated().contains("x-hop"));
+        String raw = fx.upstream.take().rawText();
+        assertFalse(raw.toLowerCase().contains("x-hop"), "Connection-nominated field forwarded");
+        assertFalse(raw.toLowerCase().contains("connection:"), "Connection forwarded");
+    }
+
+    @Test
+    void keepAliveToClientAndPooledUpstream() throws Exception {
+        int before = fx.upstream.connections();
+        try (RawClient c = fx.client()) {
+            for (int i = 0; i < 3; i++) {
+                c.send("GET " + fx.apiUrl("/n" + i) + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                RawClient.Response r = c.read();
+                assertEquals(200, r.status());
+                assertNull(r.header("connection"));
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            assertTrue(fx.upstream.take().head().startsWith("GET /n" + i + " "));
+        }
+        // an idle pooled connection from an earlier test may serve all three: at most one new connection
+        assertTrue(fx.upstream.connections() - before <= 1, "three requests should share one upstream connection");
+    }
+
+    @Test
+    void concurrentKeepAliveClientsShareThePoolSafely() throws Exception {
+        fx.upstream.respond(r -> TestUpstream.ok("echo:" + r.bodyText()));
+        int clients = 8;
+        int perClient = 60;
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int t = 0; t < clients; t++) {
+            int id = t;
+            threads.add(Thread.ofVirtual().start(() -> {
+                try (RawClient c = fx.client()) {
+                    for (int i = 0; i < perClient; i++) {
+                        String body = id + "-" + i;
+                        c.send("POST " + fx.apiUrl("/c") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                                + "\r\nContent-Length: " + body.length() + "\r\n\r\n" + body);
+                        RawClient.Response r = c.read();
+                        assertEquals(200, r.status());
+                        assertEquals("echo:" + body, r.bodyText());
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertEquals(List.of(), failures);
+        int received = 0;
+        while (fx.upstream.poll() != null) {
+            received++;
+        }
+        assertEquals(clients * perClient, received);
+    }
+
+    @Test
+    void stalePooledConnectionIsRetriedForIdempotentRequests() throws Exception {
+        fx.upstream.closeSilentlyAfterResponse = true;
+        try (RawClient c = fx.client()) {
+            for (int i = 0; i < 3; i++) {
+                c.send("GET " + fx.apiUrl("/stale" + i) + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                RawClient.Response r = c.read();
+                assertEquals(200, r.status(), "a pooled connection the upstream closed must be retried: " + i);
+            }
+        } finally {
+            fx.upstream.closeSilentlyAfterResponse = false;
+        }
+        for (int i = 0; i < 3; i++) {
+            assertTrue(fx.upstream.take().head().startsWith("GET /stale" + i + " "));
+        }
+    }
+
+    @Test
+    void hostThatDisagreesWithTargetIsRefused() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: evil.example.test\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(400, r.status());
+            assertEquals("application/json", r.header("content-type"));
+            assertTrue(r.bodyText().contains("\"error\":\"host_mismatch\""), r.bodyText());
+            assertFalse(r.bodyText().contains("evil"), "error bodies never echo request content");
+            assertTrue(c.closedByPeer());
+        }
+        assertEquals(0, fx.upstream.pending());
+        assertTrue(fx.hook.selected.isEmpty());
+    }
+
+    @Test
+    void hostWithDefaultPortMatchesTargetWithoutPort() throws Exception {
+        // target without port means 80; Host "api.example.test:80" names the same authority. Port 80 is closed on
+        // loopback, so the request is admitted and fails upstream with 502, which proves the Host check passed.
+        try (RawClient c = fx.client()) {
+            c.send("GET http://API.Example.Test./ HTTP/1.1\r\nHost: api.example.test:80\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(502, r.status(), r.bodyText());
+        }
+    }
+
+    @Test
+    void originFormOnTheProxyPortIsRefused() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("GET /v1 HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(400, r.status());
+            assertTrue(r.bodyText().contains("absolute_form_required"));
+        }
+    }
+
+    @Test
+    void networkPolicyDenialIs403AndKeepsTheConnection() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("GET http://denied.example.test:" + fx.upstream.port() + "/ HTTP/1.1\r\nHost: denied.example.test:"
+                    + fx.upstream.port() + "\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(403, r.status());
+            assertEquals("{\"error\":\"policy_denied\",\"detail\":\"no network policy allows this destination\"}",
+                    r.bodyText());
+            c.send("GET " + fx.apiUrl("/after") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            assertEquals(200, c.read().status());
+        }
+        assertTrue(fx.upstream.take().head().startsWith("GET /after "));
+        assertEquals(0, fx.upstream.pending(), "a denied host never reaches the upstream");
+    }
+
+    @Test
+    void privateAddressIsBlockedBySsrf() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("GET http://lan.example.test/ HTTP/1.1\r\nHost: lan.example.test\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(403, r.status());
+            assertEquals("{\"error\":\"ssrf_blocked\",\"detail\":\"the destination resolves to a private address\"}",
+                    r.bodyText());
+        }
+        assertTrue(fx.hook.selected.isEmpty(), "SSRF runs before the hook");
+    }
+
+    @Test
+    void hookDenialAnswersWithItsStatusAndNothingReachesUpstream() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(1024, false);
+        fx.hook.evaluator = (r, b) -> new HookResult.Deny(403, "middleware_denied", "blocked by policy");
+        try (RawClient c = fx.client()) {
+            c.send("POST " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nContent-Length: 5\r\n\r\nsk-12");
+            RawClient.Response r = c.read();
+            assertEquals(403, r.status());
+            assertEquals("{\"error\":\"middleware_denied\",\"detail\":\"blocked by policy\"}", r.bodyText());
+            assertEquals("sk-12", fx.hook.evaluatedBodies.get(0).utf8().orElseThrow());
+        }
+        assertEquals(0, fx.upstream.pending());
+    }
+
+    @Test
+    void rebuiltRequestHasOneCorrectContentLengthAndNoStaleFraming() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(1024, false);
+        fx.hook.evaluator = (r, b) -> {
+            List<HttpHeader> h = new ArrayList<>(r.headers());
+            h.add(new HttpHeader("x-openshell-middleware-tag", "redacted"));
+            return new HookResult.Forward(h, Body.ofUtf8("HELLO [REDACTED]"));
+        };
+        try (RawClient c = fx.client()) {
+            c.send("POST " + fx.apiUrl("/chat") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\nTE: trailers\r\n"
+                    + "Connection: keep-alive, X-Hop\r\nX-Hop: secret\r\nExpect: 100-continue\r\n\r\n");
+            RawClient.Response cont = new RawClient.Response(0, c.readHead(), new byte[0]);
+            assertTrue(cont.head().startsWith("HTTP/1.1 100 Continue\r\n"), cont.head());
+            c.send("6\r\nhello \r\n5;ext=1\r\nsk-12\r\n0\r\nX-Checksum: 1\r\nHost: evil\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(200, r.status());
+        }
+        assertEquals("hello sk-12", fx.hook.evaluatedBodies.get(0).utf8().orElseThrow());
+        TestUpstream.Received got = fx.upstream.take();
+        assertEquals("POST /chat HTTP/1.1\r\nhost: " + fx.apiAuthority() + "\r\n"
+                + "x-openshell-middleware-tag: redacted\r\nContent-Length: 16\r\n\r\nHELLO [REDACTED]", got.rawText());
+    }
+
+    @Test
+    void trailersNeverAddOrOverrideHeaderFields() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("POST " + fx.apiUrl("/t") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nHost: evil.example.test\r\n"
+                    + "Authorization: Bearer injected\r\n\r\n");
+            assertEquals(200, c.read().status());
+        }
+        TestUpstream.Received got = fx.upstream.take();
+        assertEquals("POST /t HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "3\r\nabc\r\n0\r\n\r\n", got.rawText());
+        assertEquals(1, fx.hook.selected.size());
+        assertFalse(fx.hook.selected.get(0).headers().stream().anyMatch(h -> h.name().equals("authorization")));
+    }
+
+    @Test
+    void overCapContentLengthIsRefusedUnlessEveryStageIsFailOpen() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(10, false);
+        try (RawClient c = fx.client()) {
+            c.send("POST " + fx.apiUrl("/big") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nContent-Length: 20\r\nExpect: 100-continue\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(413, r.status(), "413 before any 100 Continue");
+            assertTrue(r.bodyText().contains("body_too_large"));
+            assertTrue(c.closedByPeer());
+        }
+        assertEquals(List.of(new Uninspectable(Uninspectable.Kind.CONTENT_LENGTH_OVER_CAP, 10, 20, false)),
+                fx.hook.uninspectable);
+        assertEquals(0, fx.upstream.pending());
+        assertTrue(fx.hook.evaluatedBodies.isEmpty());
+    }
+
+    @Test
+    void overCapContentLengthStreamsUnprocessedWhenEveryStageIsFailOpen() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(10, true);
+        String req = "POST /big HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nContent-Length: 20\r\n\r\n";
+        try (RawClient c = fx.client()) {
+            c.send(req.replace("/big", fx.apiUrl("/big")) + "0123456789abcdefghij");
+            assertEquals(200, c.read().status());
+        }
+        assertEquals(req + "0123456789abcdefghij", fx.upstream.take().rawText());
+        assertEquals(List.of(new Uninspectable(Uninspectable.Kind.CONTENT_LENGTH_OVER_CAP, 10, 20, true)),
+                fx.hook.uninspectable);
+        assertTrue(fx.hook.evaluatedBodies.isEmpty());
+    }
+
+    @Test
+    void chunkedOverflowAfterConsumptionIsDeniedEvenWhenFailOpen() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(10, true);
+        try (RawClient c = fx.client()) {
+            c.send("POST " + fx.apiUrl("/big") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n01234567\r\n8\r\n89abcdef\r\n0\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(413, r.status());
+            assertTrue(c.closedByPeer());
+        }
+        assertEquals(List.of(new Uninspectable(Uninspectable.Kind.CHUNKED_OVER_CAP, 10, -1, false)),
+                fx.hook.uninspectable);
+        assertEquals(0, fx.upstream.pending());
+    }
+
+    @Test
+    void expectContinueIsAnsweredOnlyAfterAdmission() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("POST http://denied.example.test/ HTTP/1.1\r\nHost: denied.example.test\r\n"
+                    + "Content-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(403, r.status(), "no 100 Continue for a denied destination");
+            assertTrue(c.closedByPeer(), "the unread body forces a close");
+        }
+        try (RawClient c = fx.client()) {
+            c.send("POST " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+            assertTrue(c.readHead().startsWith("HTTP/1.1 100 Continue"));
+            c.send("hello");
+            assertEquals(200, c.read().status());
+        }
+        String raw = fx.upstream.take().rawText();
+        assertFalse(raw.toLowerCase().contains("expect:"), "the proxy answered the expectation itself");
+        assertTrue(raw.endsWith("\r\n\r\nhello"));
+    }
+
+    @Test
+    void unknownExpectationIs417() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nExpect: magic\r\n\r\n");
+            assertEquals(417, c.read().status());
+        }
+    }
+
+    @Test
+    void pipelinedRequestsAreEachEvaluated() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(100, false);
+        String one = "POST " + fx.apiUrl("/1") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                + "\r\nContent-Length: 3\r\n\r\none";
+        String two = "POST " + fx.apiUrl("/2") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                + "\r\nContent-Length: 3\r\n\r\ntwo";
+        String bad = "GET " + fx.apiUrl("/3") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX : y\r\n\r\n";
+        try (RawClient c = fx.client()) {
+            c.send(one + two + bad);
+            assertEquals(200, c.read().status());
+            assertEquals(200, c.read().status());
+            assertEquals(400, c.read().status());
+            assertTrue(c.closedByPeer());
+        }
+        assertEquals(List.of("one", "two"),
+                fx.hook.evaluatedBodies.stream().map(b -> b.utf8().orElseThrow()).toList());
+        assertEquals("one", fx.upstream.take().bodyText());
+        assertEquals("two", fx.upstream.take().bodyText());
+        assertEquals(0, fx.upstream.pending());
+    }
+
+    @Test
+    void webSocketUpgradeRunsTheHookThenRelaysFrames() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(1024, false);
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Version: 13\r\n\r\n");
+            String head = c.readHead();
+            assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+            assertTrue(head.contains("\r\nUpgrade: websocket\r\n"));
+            byte[] frame = {(byte) 0x81, (byte) 0x85, 1, 2, 3, 4, 'h' ^ 1, 'e' ^ 2, 'l' ^ 3, 'l' ^ 4, 'o' ^ 1};
+            c.send(frame);
+            byte[] echoed = c.in().readNBytes(frame.length);
+            assertEquals(new String(frame, StandardCharsets.ISO_8859_1), new String(echoed, StandardCharsets.ISO_8859_1));
+        }
+        ProxyRequest req = fx.hook.selected.get(0);
+        assertTrue(req.websocketUpgrade());
+        assertEquals(1, fx.hook.evaluatedBodies.size());
+        String raw = fx.upstream.take().rawText();
+        assertTrue(raw.contains("\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"), raw);
+    }
+
+    @Test
+    void responseStreamsBackWithHopByHopFieldsRemoved() throws Exception {
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 201 Created\r\nConnection: X-Up-Hop\r\n"
+                + "X-Up-Hop: a\r\nKeep-Alive: timeout=5\r\nX-Custom:  kept as is \r\nTransfer-Encoding: chunked\r\n"
+                + "\r\n4\r\nwiki\r\n5\r\npedia\r\n0\r\n\r\n"));
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(201, r.status());
+            assertEquals("HTTP/1.1 201 Created\r\nX-Custom:  kept as is \r\nTransfer-Encoding: chunked\r\n\r\n",
+                    r.head());
+            assertEquals("wikipedia", r.bodyText());
+        }
+    }
+
+    @Test
+    void http10ClientGetsADechunkedCloseDelimitedResponse() throws Exception {
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "3\r\nabc\r\n0\r\n\r\n"));
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.0\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(200, r.status());
+            assertNull(r.header("transfer-encoding"));
+            assertEquals("close", r.header("connection"));
+            assertEquals("abc", r.bodyText());
+        }
+    }
+
+    @Test
+    void unreachableUpstreamIs502() throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send("GET http://api.example.test:1/ HTTP/1.1\r\nHost: api.example.test:1\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(502, r.status());
+            assertEquals("{\"error\":\"upstream_failed\",\"detail\":\"the upstream connection failed\"}",
+                    r.bodyText());
+        }
+    }
+
+    @Test
+    void malformedUpstreamResponseIs502() throws Exception {
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n"
+                + "\r\nok"));
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(502, r.status());
+            assertNotNull(r.header("content-type"));
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package dev.openshell.supervisor.proxy;
+
+import dev.openshell.supervisor.proxy.internal.Authority;
+import dev.openshell.supervisor.proxy.internal.CertificateAuthority;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+
+/**
+ * A started proxy with a plain and an HTTPS upstream on 127.0.0.1. Names (all resolve to 127.0.0.1 through
+ * {@code static_hosts}): {@code api.example.test} allowed and intercepted; {@code skip.example.test} allowed with
+ * {@code tls: skip}; {@code denied.example.test} refused by network policy; {@code lan.example.test} maps to
+ * {@code 10.1.2.3}, allowed by policy but blocked by SSRF.
+ */
+final class ProxyFixture implements AutoCloseable {
+    static final String API = "api.example.test";
+    static final String SKIP = "skip.example.test";
+    static final String DENIED = "denied.example.test";
+    static final String LAN = "lan.example.test";
+
+    final TestUpstream upstream;
+    final TestUpstream tlsUpstream;
+    final RecordingHook hook = new RecordingHook();
+    final SupervisorProxy proxy;
+    final int port;
+    final Path stateDir;
+    final Path proxyCaPem;
+    final Path upstreamCaPem;
+
+    ProxyFixture(Path tmp) throws Exception {
+        this(tmp, true);
+    }
+
+    ProxyFixture(Path tmp, boolean allowLoopback) throws Exception {
+        this(tmp, allowLoopback, b -> { });
+    }
+
+    ProxyFixture(Path tmp, boolean allowLoopback, java.util.function.Consumer<SupervisorProxy.Builder> custom)
+            throws Exception {
+        CertificateAuthority upstreamCa = CertificateAuthority.generate();
+        upstreamCaPem = tmp.resolve("upstream-ca.pem");
+        Files.writeString(upstreamCaPem, upstreamCa.certificatePem(), StandardCharsets.US_ASCII);
+        upstream = TestUpstream.plain();
+        tlsUpstream = new TestUpstream(serverContext(upstreamCa, API));
+        stateDir = tmp.resolve("state");
+        InetAddress loopback = InetAddress.getByName("127.0.0.1");
+        SupervisorProxy.Builder builder = SupervisorProxy.builder()
+                .listen(new InetSocketAddress("127.0.0.1", 0))
+                .stateDirectory(stateDir)
+                .upstreamTrust(upstreamCaPem)
+                .network(new NetworkSettings(allowLoopback, Map.of(API, loopback, SKIP, loopback, DENIED, loopback,
+                        LAN, InetAddress.getByName("10.1.2.3"))))
+                .admission((host, p) -> switch (host) {
+                    case DENIED -> AdmissionDecision.deny("no network policy allows this destination");
+                    case SKIP -> AdmissionDecision.allow(new EndpointFacts("skip", true, List.of(), Optional.empty()));
+                    default -> AdmissionDecision.allow(EndpointFacts.of("test-policy"));
+                })
+                .hook(hook);
+        custom.accept(builder);
+        proxy = builder.build();
+        port = proxy.start();
+        proxyCaPem = tmp.resolve("proxy-ca.pem");
+        Files.writeString(proxyCaPem, proxy.caCertificatePem(), StandardCharsets.US_ASCII);
+    }
+
+    static SSLContext serverContext(CertificateAuthority ca, String host) throws Exception {
+        CertificateAuthority.LeafCertificate leaf = ca.issue(Authority.parse(host, 443));
+        KeyStore ks = KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        ks.setKeyEntry("leaf", leaf.key(), new char[0], leaf.chain());
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(ks, new char[0]);
+        SSLContext ctx = SSLContext.getInstance("TLS");
+        ctx.init(kmf.getKeyManagers(), null, null);
+        return ctx;
+    }
+
+    RawClient client() throws IOException {
+        return new RawClient(port);
+    }
+
+    String apiUrl(String pathAndQuery) {
+        return "http://" + API + ":" + upstream.port() + pathAndQuery;
+    }
+
+    String apiAuthority() {
+        return API + ":" + upstream.port();
+    }
+
+    @Override
+    public void close() throws IOException {
+        proxy.stop();
+        upstream.close();
+        tlsUpstream.close();
+    }
+}

@@ -1,0 +1,33 @@
+package dev.openshell.supervisor.proxy;
+
+import dev.openshell.middleware.spi.Body;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+
+/** A {@link RequestHook} for tests: configurable answers, every call recorded. */
+final class RecordingHook implements RequestHook {
+    volatile Function<ProxyRequest, ChainSelection> selector = r -> ChainSelection.none();
+    volatile BiFunction<ProxyRequest, Body, HookResult> evaluator = (r, b) -> new HookResult.Forward(r.headers(), b);
+    final List<ProxyRequest> selected = new CopyOnWriteArrayList<>();
+    final List<Body> evaluatedBodies = new CopyOnWriteArrayList<>();
+    final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
+
+    @Override
+    public ChainSelection select(ProxyRequest request) {
+        selected.add(request);
+        return selector.apply(request);
+    }
+
+    @Override
+    public HookResult evaluate(ProxyRequest request, Body body) {
+        evaluatedBodies.add(body);
+        return evaluator.apply(request, body);
+    }
+
+    @Override
+    public void uninspectable(ProxyRequest request, Uninspectable what) {
+        uninspectable.add(what);
+    }
+}

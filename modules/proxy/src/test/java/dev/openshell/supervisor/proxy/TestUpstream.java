@@ -1,0 +1,227 @@
+package dev.openshell.supervisor.proxy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import javax.net.ssl.SSLContext;
+
+/**
+ * A real HTTP/1.1 origin on 127.0.0.1 for tests: records every request byte for byte and answers with a configurable
+ * responder. Plain or TLS. WebSocket upgrades get a 101 and then an echo of every byte.
+ */
+final class TestUpstream implements AutoCloseable {
+    /** One received request: the raw bytes (head and body as framed on the wire) and the decoded body. */
+    record Received(byte[] raw, String head, byte[] body) {
+        String rawText() {
+            return new String(raw, StandardCharsets.ISO_8859_1);
+        }
+
+        String bodyText() {
+            return new String(body, StandardCharsets.UTF_8);
+        }
+    }
+
+    private final ServerSocket server;
+    private final BlockingQueue<Received> received = new LinkedBlockingQueue<>();
+    private final AtomicInteger connections = new AtomicInteger();
+    private final List<Socket> sockets = new ArrayList<>();
+    private volatile Function<Received, byte[]> responder = r -> ok("ok");
+    private volatile boolean closed;
+    /** When set, the upstream closes each connection right after its response, without saying so. */
+    volatile boolean closeSilentlyAfterResponse;
+
+    TestUpstream(SSLContext tls) throws IOException {
+        server = tls == null ? new ServerSocket(0, 50, InetAddress.getLoopbackAddress())
+                : tls.getServerSocketFactory().createServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread.ofVirtual().start(this::acceptLoop);
+    }
+
+    static TestUpstream plain() throws IOException {
+        return new TestUpstream(null);
+    }
+
+    int port() {
+        return server.getLocalPort();
+    }
+
+    int connections() {
+        return connections.get();
+    }
+
+    void respond(Function<Received, byte[]> responder) {
+        this.responder = responder;
+    }
+
+    /** {@return the next request received, waiting at most 10 s} */
+    Received take() throws InterruptedException {
+        Received r = received.poll(10, TimeUnit.SECONDS);
+        if (r == null) {
+            throw new AssertionError("the upstream received no request within 10 s");
+        }
+        return r;
+    }
+
+    /** {@return a request already received, or null} */
+    Received poll() {
+        return received.poll();
+    }
+
+    int pending() {
+        return received.size();
+    }
+
+    static byte[] ok(String body) {
+        byte[] b = body.getBytes(StandardCharsets.UTF_8);
+        return bytes("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + b.length + "\r\n\r\n" + body);
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            try {
+                Socket s = server.accept();
+                s.setTcpNoDelay(true);
+                synchronized (sockets) {
+                    sockets.add(s);
+                }
+                connections.incrementAndGet();
+                Thread.ofVirtual().start(() -> serve(s));
+            } catch (IOException e) {
+                return;
+            }
+        }
+    }
+
+    private void serve(Socket s) {
+        try (s) {
+            InputStream in = s.getInputStream();
+            OutputStream out = s.getOutputStream();
+            while (true) {
+                ByteArrayOutputStream raw = new ByteArrayOutputStream();
+                String head = readHead(in, raw);
+                if (head == null) {
+                    return;
+                }
+                String lower = head.toLowerCase(Locale.ROOT);
+                ByteArrayOutputStream body = new ByteArrayOutputStream();
+                long cl = contentLength(lower);
+                if (lower.contains("\r\ntransfer-encoding: chunked")) {
+                    readChunked(in, raw, body);
+                } else if (cl > 0) {
+                    byte[] b = in.readNBytes((int) cl);
+                    raw.write(b);
+                    body.write(b);
+                }
+                Received r = new Received(raw.toByteArray(), head, body.toByteArray());
+                received.add(r);
+                if (lower.contains("\r\nupgrade: websocket")) {
+                    out.write(bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                            + "\r\n"));
+                    out.flush();
+                    in.transferTo(out);
+                    return;
+                }
+                byte[] response = responder.apply(r);
+                if (response == null) {
+                    return; // close without answering
+                }
+                out.write(response);
+                out.flush();
+                if (closeSilentlyAfterResponse) {
+                    return;
+                }
+                if (new String(response, StandardCharsets.ISO_8859_1).toLowerCase(Locale.ROOT)
+                        .contains("\r\nconnection: close\r\n")) {
+                    return;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // connection ended, or the proxy cut a malformed message short: nothing complete to record
+        }
+    }
+
+    private static String readHead(InputStream in, ByteArrayOutputStream raw) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        int c;
+        while ((c = in.read()) >= 0) {
+            raw.write(c);
+            sb.append((char) c);
+            if (sb.length() >= 4 && sb.substring(sb.length() - 4).equals("\r\n\r\n")) {
+                return sb.toString();
+            }
+        }
+        return null;
+    }
+
+    private static long contentLength(String lowerHead) {
+        int i = lowerHead.indexOf("\r\ncontent-length:");
+        if (i < 0) {
+            return 0;
+        }
+        int end = lowerHead.indexOf("\r\n", i + 2);
+        return Long.parseLong(lowerHead.substring(i + 17, end).trim());
+    }
+
+    private static void readChunked(InputStream in, ByteArrayOutputStream raw, ByteArrayOutputStream body)
+            throws IOException {
+        while (true) {
+            StringBuilder line = new StringBuilder();
+            int c;
+            while ((c = in.read()) >= 0) {
+                raw.write(c);
+                if (c == '\n') {
+                    break;
+                }
+                line.append((char) c);
+            }
+            int size = Integer.parseInt(line.toString().trim().split(";")[0], 16);
+            if (size == 0) {
+                // trailer lines up to the empty line
+                StringBuilder t = new StringBuilder();
+                while ((c = in.read()) >= 0) {
+                    raw.write(c);
+                    if (c == '\n') {
+                        if (t.toString().equals("\r")) {
+                            return;
+                        }
+                        t.setLength(0);
+                    } else {
+                        t.append((char) c);
+                    }
+                }
+                return;
+            }
+            byte[] data = in.readNBytes(size);
+            raw.write(data);
+            body.write(data);
+            raw.write(in.readNBytes(2));
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        server.close();
+        synchronized (sockets) {
+            for (Socket s : sockets) {
+                s.close();
+            }
+        }
+    }
+}
