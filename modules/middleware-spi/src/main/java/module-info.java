@@ -6,7 +6,8 @@
  * the {@code openshell.middleware.v1} wire contract; no Helidon or protobuf type appears here.
  *
  * <p>{@code dev.openshell.middleware.spi.host} holds supervisor-only host capabilities (credential access for the
- * post-credentials phase). It is exported by qualified export to the engine and to the named restricted built-ins
+ * post-credentials phase). It is exported by qualified export to the engine, the runtime (which runs the
+ * post-credentials phase) and the named restricted built-ins
  * only; a module in a plugin layer cannot use it, whatever its name.
  *
  * @uses nothing: this module only declares the service type
@@ -18,5 +19,6 @@ module dev.openshell.middleware.spi {
     exports dev.openshell.middleware.spi;
     exports dev.openshell.middleware.spi.host to
             dev.openshell.supervisor.engine,
+            dev.openshell.supervisor.runtime,
             dev.openshell.builtin.sigv4;
 }

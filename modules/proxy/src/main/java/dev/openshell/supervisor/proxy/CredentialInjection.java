@@ -1,7 +1,9 @@
 package dev.openshell.supervisor.proxy;
 
+import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import java.util.List;
+import java.util.Optional;
 import java.util.Objects;
 
 /**
@@ -26,6 +28,20 @@ public interface CredentialInjection {
      * @return forward (possibly with real credentials) or refuse; never {@code null}
      */
     Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery);
+
+    /**
+     * Like {@link #inject(ProxyRequest, List, String)}, with the body when the proxy buffered it (a chain was
+     * selected), so a post-credentials stage such as request signing can cover it. The default ignores the body.
+     *
+     * @param request the admitted request
+     * @param headers the headers about to be forwarded, in order
+     * @param rawQuery the raw query without {@code ?}; never log it
+     * @param body the buffered body about to be forwarded, or empty when the body streams through unbuffered
+     * @return forward (possibly with real credentials) or refuse; never {@code null}
+     */
+    default Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery, Optional<Body> body) {
+        return inject(request, headers, rawQuery);
+    }
 
     /** {@return the step that changes nothing} */
     static CredentialInjection identity() {

@@ -3,6 +3,7 @@ package dev.openshell.supervisor.proxy;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /** What {@link RequestHook#evaluate} decided for a request whose body was buffered. */
@@ -32,13 +33,15 @@ public sealed interface HookResult {
 
     /**
      * Refuse the request. The client gets {@code status} with the JSON body
-     * {@code {"error": error, "detail": detail}}; the connection stays open (the body was consumed).
+     * {@code {"error": error, "detail": detail, ...extra}}; the connection stays open (the body was consumed).
      *
      * @param status a 4xx or 5xx status
      * @param error a short stable code, for example {@code middleware_denied}
      * @param detail a short safe explanation; it must not quote request content, matched values or secrets
+     * @param extra further platform-owned string members, in order, for example {@code config_key},
+     *     {@code binding_id}, {@code reason_code}; never request content
      */
-    record Deny(int status, String error, String detail) implements HookResult {
+    record Deny(int status, String error, String detail, Map<String, String> extra) implements HookResult {
         /**
          * Checks the parts.
          *
@@ -51,6 +54,18 @@ public sealed interface HookResult {
             }
             Objects.requireNonNull(error, "error");
             Objects.requireNonNull(detail, "detail");
+            extra = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(extra));
+        }
+
+        /**
+         * A refusal with no extra members.
+         *
+         * @param status a 4xx or 5xx status
+         * @param error the code
+         * @param detail the safe explanation
+         */
+        public Deny(int status, String error, String detail) {
+            this(status, error, detail, Map.of());
         }
     }
 }

@@ -65,6 +65,21 @@ public final class CredentialInjector {
         return new CredentialInjector(List.of());
     }
 
+    /**
+     * Looks up a credential for a host, for the restricted host capability that post-credentials built-ins use.
+     *
+     * @param name the credential name
+     * @param host the admitted host
+     * @return the value, or empty when no credential has that name or it is not bound to {@code host}
+     */
+    public java.util.Optional<dev.openshell.middleware.spi.host.Secret> lookup(String name, String host) {
+        Credential c = byName.get(name);
+        if (c == null || !c.hosts().test(host.toLowerCase(Locale.ROOT))) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(dev.openshell.middleware.spi.host.Secret.of(c.value().reveal()));
+    }
+
     /** {@return the declared credential names} */
     public Set<String> names() {
         return new TreeSet<>(byName.keySet());

@@ -19,7 +19,24 @@ public final class ErrorResponses {
      * @param close whether to add {@code Connection: close}
      */
     public static byte[] response(int status, String error, String detail, boolean close) {
-        byte[] body = json(error, detail).getBytes(StandardCharsets.UTF_8);
+        return response(status, error, detail, java.util.Map.of(), close);
+    }
+
+    /**
+     * {@return the complete response bytes, with further string members after {@code error} and {@code detail}}
+     *
+     * @param status the status code
+     * @param error the error code
+     * @param detail the safe detail
+     * @param extra further platform-owned members, in order
+     * @param close whether to add {@code Connection: close}
+     */
+    public static byte[] response(int status, String error, String detail, java.util.Map<String, String> extra,
+                                  boolean close) {
+        StringBuilder json = new StringBuilder(json(error, detail));
+        json.setLength(json.length() - 1);
+        extra.forEach((k, v) -> json.append(',').append(quote(k)).append(':').append(quote(v)));
+        byte[] body = json.append('}').toString().getBytes(StandardCharsets.UTF_8);
         String head = "HTTP/1.1 " + status + " " + reason(status) + "\r\n"
                 + "Content-Type: application/json\r\n"
                 + "Cache-Control: no-store\r\n"

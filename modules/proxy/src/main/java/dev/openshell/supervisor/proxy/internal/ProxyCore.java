@@ -145,11 +145,11 @@ public final class ProxyCore {
         }
     }
 
-    CredentialInjection.Outcome.Forward inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery)
-            throws Refusal {
+    CredentialInjection.Outcome.Forward inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery,
+                                               java.util.Optional<Body> body) throws Refusal {
         CredentialInjection.Outcome outcome;
         try {
-            outcome = Objects.requireNonNull(credentials.inject(request, headers, rawQuery), "outcome");
+            outcome = Objects.requireNonNull(credentials.inject(request, headers, rawQuery, body), "outcome");
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": credential injection failed: "
                     + e.getClass().getName());

@@ -192,7 +192,7 @@ final class ProxySession {
                 }
                 HookResult result = core.evaluate(request, Body.ofOwned(buffered));
                 if (result instanceof HookResult.Deny d) {
-                    send(ErrorResponses.response(d.status(), d.error(), d.detail(), clientClose));
+                    send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(), clientClose));
                     log(head, t, d.status());
                     return !clientClose;
                 }
@@ -219,7 +219,8 @@ final class ProxySession {
         String query = t.query() == null ? "" : t.query();
         CredentialInjection.Outcome.Forward credentialed;
         try {
-            credentialed = core.inject(request, base, query);
+            credentialed = core.inject(request, base, query,
+                    buffered == null ? java.util.Optional.empty() : java.util.Optional.of(Body.ofOwned(buffered)));
         } catch (Refusal r) {
             if (mode == BodyMode.STREAM_LENGTH || mode == BodyMode.STREAM_CHUNKED) {
                 throw r; // the body is still unread: answer and close

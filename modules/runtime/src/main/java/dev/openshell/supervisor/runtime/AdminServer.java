@@ -1,0 +1,70 @@
+package dev.openshell.supervisor.runtime;
+
+import dev.openshell.supervisor.audit.SupervisorMetrics;
+import dev.openshell.supervisor.proxy.ProxyException;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.WebServer;
+import java.net.InetSocketAddress;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The admin listener, separate from the proxy listener: {@code GET /metrics} (Prometheus text format),
+ * {@code GET /health/live} (200 while the process serves) and {@code GET /health/ready} (200 only when a runtime
+ * generation is installed and the proxy listens, else 503). Bodies are small JSON or text; nothing about requests.
+ */
+final class AdminServer implements AutoCloseable {
+    private final WebServer server;
+
+    private AdminServer(WebServer server) {
+        this.server = server;
+    }
+
+    /**
+     * Starts the listener.
+     *
+     * @param address where to listen (port 0 picks a free one)
+     * @param metrics the metrics to serve
+     * @param ready whether the supervisor is ready
+     * @return the running server
+     * @throws ProxyException if the address cannot be bound
+     */
+    static AdminServer start(InetSocketAddress address, SupervisorMetrics metrics, BooleanSupplier ready) {
+        WebServer server = WebServer.builder()
+                .host(address.getHostString())
+                .port(address.getPort())
+                .routing(r -> r
+                        .get("/metrics", (req, res) -> {
+                            res.header(HeaderNames.CONTENT_TYPE, metrics.contentType());
+                            res.send(metrics.scrape());
+                        })
+                        .get("/health/live", (req, res) -> {
+                            res.header(HeaderNames.CONTENT_TYPE, "application/json");
+                            res.send("{\"status\":\"UP\"}");
+                        })
+                        .get("/health/ready", (req, res) -> {
+                            boolean up = ready.getAsBoolean();
+                            res.status(up ? Status.OK_200 : Status.SERVICE_UNAVAILABLE_503);
+                            res.header(HeaderNames.CONTENT_TYPE, "application/json");
+                            res.send(up ? "{\"status\":\"UP\"}" : "{\"status\":\"DOWN\"}");
+                        }))
+                .build()
+                .start();
+        if (!server.isRunning() || server.port() <= 0) {
+            server.stop();
+            throw new ProxyException("admin listener cannot bind " + address.getHostString() + ":"
+                    + address.getPort());
+        }
+        return new AdminServer(server);
+    }
+
+    /** {@return the bound port} */
+    int port() {
+        return server.port();
+    }
+
+    @Override
+    public void close() {
+        server.stop();
+    }
+}

@@ -1,0 +1,163 @@
+package dev.openshell.supervisor.runtime;
+
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.MiddlewareBinding;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.host.RestrictedMiddlewareProvider;
+import dev.openshell.supervisor.engine.ProviderOrigin;
+import dev.openshell.supervisor.engine.ProviderRegistry;
+import dev.openshell.supervisor.engine.RegisteredBinding;
+import dev.openshell.supervisor.engine.chain.ChainEngine;
+import dev.openshell.supervisor.engine.chain.ChainSelector;
+import dev.openshell.supervisor.engine.chain.OnError;
+import dev.openshell.supervisor.engine.chain.Provenance;
+import dev.openshell.supervisor.engine.chain.StageSpec;
+import dev.openshell.supervisor.engine.credentials.Credential;
+import dev.openshell.supervisor.engine.credentials.CredentialInjector;
+import dev.openshell.supervisor.engine.credentials.CredentialSources;
+import dev.openshell.supervisor.policy.NetworkMiddlewareConfig;
+import dev.openshell.supervisor.policy.SandboxPolicy;
+import dev.openshell.supervisor.policy.gateway.CredentialRule;
+import dev.openshell.supervisor.policy.gateway.CredentialSource;
+import dev.openshell.supervisor.policy.gateway.GatewayConfig;
+import dev.openshell.supervisor.policy.gateway.MiddlewareRegistration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+/**
+ * One complete, immutable runtime: the sandbox policy, the gateway configuration and the provider registry, compiled
+ * into what the hot path needs (RFC 0009, "Registration and delivery": runtime changes are prepared off to the side
+ * and swapped as one generation only after the complete candidate is ready).
+ *
+ * <ul>
+ *   <li>Pre-credentials stages: one {@link StageSpec} per {@code network_middlewares} entry whose binding runs at
+ *       {@code PRE_CREDENTIALS}, with the effective body limit (the binding's capability, and for an external
+ *       service the registration's {@code max_body_bytes}) and the effective timeout (the binding's own, else the
+ *       registration's, else 500 ms).</li>
+ *   <li>Post-credentials stages: entries bound to a restricted built-in's {@code POST_CREDENTIALS} binding.</li>
+ *   <li>Admission over {@code network_policies}; credential injection over the gateway's credentials.</li>
+ * </ul>
+ *
+ * @param number the generation number, from 1
+ * @param policy the sandbox policy
+ * @param gateway the gateway configuration
+ * @param registry the provider registry the policy was validated against
+ * @param selector the pre-credentials chain selector
+ * @param postStages the post-credentials stages, in order
+ * @param admission L4 admission
+ * @param credentials credential injection
+ * @param engine the chain engine
+ */
+public record Generation(long number, SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
+                         ChainSelector selector, List<PostStage> postStages, PolicyAdmissionView admission,
+                         CredentialInjector credentials, ChainEngine engine) {
+    private static final AtomicLong COUNTER = new AtomicLong();
+
+    /**
+     * A post-credentials stage (a restricted built-in, for example {@code openshell/sigv4}).
+     *
+     * @param config the policy entry
+     * @param binding the registered binding
+     * @param provider the restricted provider
+     */
+    public record PostStage(NetworkMiddlewareConfig config, RegisteredBinding binding,
+                            RestrictedMiddlewareProvider provider) {
+    }
+
+    /** Admission, as a public view of the package-private implementation. */
+    public interface PolicyAdmissionView extends dev.openshell.supervisor.proxy.NetworkAdmission {
+        /**
+         * {@return the network policy key that admits {@code host:port}, if any}
+         *
+         * @param host the host
+         * @param port the port
+         */
+        Optional<String> admittingPolicy(String host, int port);
+    }
+
+    /**
+     * Prepares a generation. The policy must already be validated against {@code registry} (every binding exists,
+     * configs accepted by {@code ValidateConfig}).
+     *
+     * @param policy the sandbox policy
+     * @param gateway the gateway configuration
+     * @param registry the provider registry
+     * @param sources where credential values come from
+     * @param engine the chain engine to run chains with
+     * @return the generation
+     * @throws IllegalArgumentException with a safe message when a binding is missing, a credential cannot be
+     *     resolved, or limits do not fit
+     */
+    public static Generation prepare(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
+                                     CredentialSources sources, ChainEngine engine) {
+        List<StageSpec> specs = new ArrayList<>();
+        List<PostStage> post = new ArrayList<>();
+        for (NetworkMiddlewareConfig c : policy.middlewaresInOrder()) {
+            RegisteredBinding rb = registry.lookup(c.middleware()).orElseThrow(() -> new IllegalArgumentException(
+                    "middleware config '%s': binding '%s' is not provided by any built-in, plugin or registered "
+                            .formatted(c.key(), c.middleware()) + "service"));
+            MiddlewareBinding b = rb.binding();
+            if (b.phase() == Phase.POST_CREDENTIALS) {
+                if (!(rb.provider() instanceof RestrictedMiddlewareProvider r)) {
+                    throw new IllegalArgumentException("middleware config '%s': binding '%s' is post-credentials but "
+                            .formatted(c.key(), c.middleware()) + "its provider is not a restricted built-in");
+                }
+                post.add(new PostStage(c, rb, r));
+                continue;
+            }
+            long maxBody = Math.min(b.maxBodyBytes(), EnvelopeLimits.MAX_BODY_BYTES);
+            long timeout = EnvelopeLimits.DEFAULT_TIMEOUT_MILLIS;
+            if (rb.origin().kind() == ProviderOrigin.Kind.EXTERNAL) {
+                Optional<MiddlewareRegistration> reg = gateway.registration(rb.origin().name());
+                if (reg.isPresent()) {
+                    maxBody = Math.min(maxBody, reg.get().maxBodyBytes());
+                    timeout = reg.get().timeout().toMillis();
+                }
+            }
+            if (b.timeout().isPresent()) {
+                timeout = b.timeout().get().toMillis();
+            }
+            Provenance provenance = rb.origin().kind() == ProviderOrigin.Kind.BUILT_IN ? Provenance.BUILT_IN
+                    : Provenance.THIRD_PARTY;
+            specs.add(new StageSpec(c.key(), c.middleware(), rb.provider(), provenance, c.order(),
+                    c.onError() == dev.openshell.supervisor.policy.OnError.FAIL_OPEN ? OnError.FAIL_OPEN
+                            : OnError.FAIL_CLOSED, (int) maxBody, timeout, c.config(), c::selects));
+        }
+        List<Credential> creds = new ArrayList<>();
+        for (CredentialRule rule : gateway.credentials()) {
+            String source = switch (rule.source()) {
+                case CredentialSource.Environment env -> "env:" + env.variable();
+                case CredentialSource.SecretFile file -> "file:" + file.path().toAbsolutePath();
+            };
+            creds.add(new Credential(rule.name(), sources.resolve(rule.name(), source), rule::appliesTo,
+                    rule.hosts().stream().map(Object::toString).collect(Collectors.joining(", ", "[", "]"))));
+        }
+        PolicyAdmission admission = new PolicyAdmission(policy);
+        PolicyAdmissionView view = new PolicyAdmissionView() {
+            @Override
+            public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port) {
+                return admission.admit(host, port);
+            }
+
+            @Override
+            public Optional<String> admittingPolicy(String host, int port) {
+                return admission.admittingPolicy(host, port);
+            }
+        };
+        return new Generation(COUNTER.incrementAndGet(), policy, gateway, registry, ChainSelector.of(specs),
+                List.copyOf(post), view, new CredentialInjector(creds), engine);
+    }
+
+    /** {@return a short description for logs: counts only} */
+    public String summary() {
+        Map<String, Long> byKind = registry.bindings().stream()
+                .collect(Collectors.groupingBy(b -> b.origin().kind().word(), Collectors.counting()));
+        return "generation %d: %d network policies, %d middleware configs (%d post-credentials), bindings %s"
+                .formatted(number, policy.networkPolicies().size(), policy.networkMiddlewares().size(),
+                        postStages.size(), byKind);
+    }
+}
