@@ -21,6 +21,9 @@ import java.util.Optional;
  * 0009, "The middleware contract": "Middleware gRPC servers configure request and response message limits to cover
  * the 4 MiB body plus at least 292 KiB for the remaining envelope").
  *
+ * <p>No JVM shutdown hook is installed: the caller stops the server ({@link #close()}), as the {@code supervisor
+ * privacy-guard} command does on SIGTERM.
+ *
  * <p>TLS: a PEM certificate chain and PEM private key (PKCS#8, or PKCS#1 RSA); with a client CA bundle, every client
  * must present a certificate signed by it (mutual TLS).
  */
@@ -90,7 +93,7 @@ public final class PrivacyGuardServer implements AutoCloseable {
         var builder = WebServer.builder()
                 .host(options.host())
                 .port(options.port())
-                .shutdownHook(true)
+                .shutdownHook(false)
                 .addProtocol(GrpcConfig.builder().maxReadBufferSize(MAX_MESSAGE_BYTES).build())
                 .addRouting(GrpcRouting.builder().service(new PrivacyGuardService()));
         if (options.tlsCertificate().isPresent()) {
