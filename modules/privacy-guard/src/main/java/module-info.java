@@ -7,7 +7,8 @@
  * <p>It is written as an outside team would write one: it depends on the wire contract only, never on the supervisor's
  * SPI or engine.
  *
- * @uses jakarta.json.spi.JsonProvider through jakarta.json (Parsson in the image)
+ * <p>JSON parsing goes through {@code jakarta.json}, whose provider (Parsson in the image) {@code jakarta.json} itself
+ * finds with {@code ServiceLoader}.
  */
 module dev.openshell.examples.privacyguard {
     requires dev.openshell.middleware.proto;

@@ -66,7 +66,8 @@ final class ProtoTranslation {
         }
         RequestContext context = context(e.context());
         if (context.getSerializedSize() > EnvelopeLimits.MAX_CONTEXT_BYTES) {
-            throw notRepresentable("request context exceeds %d bytes encoded".formatted(EnvelopeLimits.MAX_CONTEXT_BYTES));
+            throw notRepresentable("request context exceeds %d bytes encoded"
+                    .formatted(EnvelopeLimits.MAX_CONTEXT_BYTES));
         }
         Struct config = config(e.config());
         if (config.getSerializedSize() > EnvelopeLimits.MAX_CONFIG_BYTES) {
@@ -77,7 +78,8 @@ final class ProtoTranslation {
                 .setScheme(t.scheme()).setHost(t.host()).setPort(t.port()).setMethod(t.method()).setPath(t.path())
                 .setQuery(t.query()).build();
         if (target.getSerializedSize() > EnvelopeLimits.MAX_TARGET_BYTES) {
-            throw notRepresentable("request target exceeds %d bytes encoded".formatted(EnvelopeLimits.MAX_TARGET_BYTES));
+            throw notRepresentable("request target exceeds %d bytes encoded"
+                    .formatted(EnvelopeLimits.MAX_TARGET_BYTES));
         }
         if (e.headers().size() > EnvelopeLimits.MAX_HEADER_LINES) {
             throw notRepresentable("%d header lines exceed the limit of %d"

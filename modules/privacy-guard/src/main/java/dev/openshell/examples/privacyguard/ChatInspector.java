@@ -1,6 +1,5 @@
 package dev.openshell.examples.privacyguard;
 
-import jakarta.json.Json;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonConfig;
@@ -13,6 +12,7 @@ import jakarta.json.JsonString;
 import jakarta.json.JsonStructure;
 import jakarta.json.JsonValue;
 import jakarta.json.JsonWriter;
+import jakarta.json.spi.JsonProvider;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.util.Map;
@@ -46,9 +46,11 @@ final class ChatInspector {
 
     private static final Pattern DATA_URL = Pattern.compile(
             "data:image/[A-Za-z0-9.+\\-]{1,64}+;base64,[A-Za-z0-9+/=]++");
-    private static final JsonReaderFactory STRICT = Json.createReaderFactory(
+    /** Looked up once: {@code Json.createX} would consult the service loader on every call. */
+    private static final JsonProvider JSON = JsonProvider.provider();
+    private static final JsonReaderFactory STRICT = JSON.createReaderFactory(
             Map.of(JsonConfig.KEY_STRATEGY, JsonConfig.KeyStrategy.NONE));
-    private static final JsonReaderFactory LENIENT = Json.createReaderFactory(Map.of());
+    private static final JsonReaderFactory LENIENT = JSON.createReaderFactory(Map.of());
 
     /** What the body was. */
     enum Kind {
@@ -106,7 +108,7 @@ final class ChatInspector {
         byte[] rewritten = null;
         if (w.changed) {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream(body.length);
-            try (JsonWriter writer = Json.createWriter(bytes)) {
+            try (JsonWriter writer = JSON.createWriter(bytes)) {
                 writer.writeObject(out);
             }
             rewritten = bytes.toByteArray();
@@ -124,15 +126,15 @@ final class ChatInspector {
     }
 
     private JsonObject root(JsonObject o) {
-        JsonObjectBuilder b = Json.createObjectBuilder(o);
+        JsonObjectBuilder b = JSON.createObjectBuilder(o);
         if (o.get("system") != null) {
             b.add("system", content(o.get("system")));
         }
         if (o.get("messages") instanceof JsonArray messages) {
-            JsonArrayBuilder list = Json.createArrayBuilder();
+            JsonArrayBuilder list = JSON.createArrayBuilder();
             for (JsonValue m : messages) {
                 if (m instanceof JsonObject message && message.containsKey("content")) {
-                    list.add(Json.createObjectBuilder(message).add("content", content(message.get("content"))));
+                    list.add(JSON.createObjectBuilder(message).add("content", content(message.get("content"))));
                 } else {
                     list.add(m);
                 }
@@ -148,7 +150,7 @@ final class ChatInspector {
             return text(s);
         }
         if (c instanceof JsonArray parts) {
-            JsonArrayBuilder b = Json.createArrayBuilder();
+            JsonArrayBuilder b = JSON.createArrayBuilder();
             for (JsonValue p : parts) {
                 b.add(part(p));
             }
@@ -166,17 +168,17 @@ final class ChatInspector {
         }
         return switch (type.getString()) {
             case "text" -> o.get("text") instanceof JsonString t
-                    ? Json.createObjectBuilder(o).add("text", text(t)).build() : o;
+                    ? JSON.createObjectBuilder(o).add("text", text(t)).build() : o;
             case "image_url", "input_image", "image" -> {
                 images++;
                 if (config.images() == PrivacyGuardConfig.ImageMode.REDACT) {
                     changed = true;
-                    yield Json.createObjectBuilder().add("type", "text").add("text", IMAGE_PLACEHOLDER).build();
+                    yield JSON.createObjectBuilder().add("type", "text").add("text", IMAGE_PLACEHOLDER).build();
                 }
                 yield o;
             }
             case "tool_result" -> o.containsKey("content")
-                    ? Json.createObjectBuilder(o).add("content", content(o.get("content"))).build() : o;
+                    ? JSON.createObjectBuilder(o).add("content", content(o.get("content"))).build() : o;
             default -> o;
         };
     }
@@ -208,6 +210,6 @@ final class ChatInspector {
             return s;
         }
         changed = true;
-        return Json.createValue(pii.text());
+        return JSON.createValue(pii.text());
     }
 }

@@ -1,6 +1,5 @@
 package dev.openshell.examples.privacyguard;
 
-import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -8,8 +7,9 @@ import java.util.regex.Pattern;
  * Finds e-mail addresses and phone numbers in text, counts them, and optionally replaces each with a placeholder.
  * Best effort, like any pattern matcher: it is not a complete PII detector.
  *
- * <p>Both patterns run in time linear in the text (possessive quantifiers, bounded repetition, and a look-behind that
- * rejects match starts inside a run), so a 4 MiB adversarial body cannot make them backtrack.
+ * <p>Both scans run in time linear in the text: e-mail addresses are found from each {@code @} with bounded scans
+ * to each side, and the phone pattern (bounded repetition only) is tried only where a number can start, never inside a
+ * run of letters or digits. A 4 MiB adversarial body cannot make them backtrack.
  *
  * <ul>
  *   <li>E-mail: a local part of 1 to 64 characters of {@code A-Z a-z 0-9 . _ % + -}, {@code @}, then domain labels
@@ -23,11 +23,10 @@ final class PiiScanner {
     static final String EMAIL_PLACEHOLDER = "[email]";
     static final String PHONE_PLACEHOLDER = "[phone]";
 
-    private static final Pattern EMAIL = Pattern.compile(
-            "(?<![A-Za-z0-9._%+\\-])[A-Za-z0-9._%+\\-]{1,64}+@[A-Za-z0-9\\-]++(?:\\.[A-Za-z0-9\\-]++)++");
     private static final Pattern PHONE = Pattern.compile(
-            "(?<![\\w+])(?:\\+\\d{1,3}[ .\\-]?)?(?:\\(\\d{1,4}\\)[ .\\-]?)?\\d{1,4}(?:[ .\\-]\\d{2,4}){0,3}"
+            "(?:\\+\\d{1,3}[ .\\-]?)?(?:\\(\\d{1,4}\\)[ .\\-]?)?\\d{1,4}(?:[ .\\-]\\d{2,4}){0,3}"
                     + "[ .\\-]\\d{3,8}(?![\\w]|[ .\\-]\\d)");
+    private static final int MAX_LOCAL = 64;
 
     /** The outcome of one scan. */
     record Result(String text, int emails, int phones) {
@@ -47,37 +46,125 @@ final class PiiScanner {
      * @return the (possibly redacted) text and the counts
      */
     static Result scan(String text, boolean redact) {
-        int[] emails = new int[1];
-        String afterEmail = replace(text, EMAIL, PiiScanner::isEmail, emails, redact, EMAIL_PLACEHOLDER);
-        int[] phones = new int[1];
-        String afterPhone = replace(afterEmail, PHONE, PiiScanner::isPhone, phones, redact, PHONE_PLACEHOLDER);
-        return new Result(afterPhone, emails[0], phones[0]);
+        Spans emails = emails(text);
+        String afterEmail = redact ? emails.replace(text, EMAIL_PLACEHOLDER) : text;
+        Spans phones = phones(afterEmail);
+        String afterPhone = redact ? phones.replace(afterEmail, PHONE_PLACEHOLDER) : afterEmail;
+        return new Result(afterPhone, emails.count, phones.count);
     }
 
-    private static String replace(String text, Pattern pattern, Predicate<String> accept, int[] count,
-                                  boolean redact, String placeholder) {
-        Matcher m = pattern.matcher(text);
-        StringBuilder out = null;
-        int last = 0;
-        while (m.find()) {
-            if (!accept.test(m.group())) {
-                continue;
+    /** Start and end offsets of accepted matches, in order, not overlapping. */
+    private static final class Spans {
+        private int[] offsets = new int[16];
+        private int count;
+
+        void add(int start, int end) {
+            if (2 * count + 2 > offsets.length) {
+                offsets = java.util.Arrays.copyOf(offsets, offsets.length * 2);
             }
-            count[0]++;
-            if (redact) {
-                if (out == null) {
-                    out = new StringBuilder(text.length());
+            offsets[2 * count] = start;
+            offsets[2 * count + 1] = end;
+            count++;
+        }
+
+        String replace(String text, String placeholder) {
+            if (count == 0) {
+                return text;
+            }
+            StringBuilder out = new StringBuilder(text.length());
+            int last = 0;
+            for (int i = 0; i < count; i++) {
+                out.append(text, last, offsets[2 * i]).append(placeholder);
+                last = offsets[2 * i + 1];
+            }
+            return out.append(text, last, text.length()).toString();
+        }
+    }
+
+    /**
+     * E-mail addresses, found from each {@code @}: scanning back over the local part and forward over the domain.
+     * Each character is visited a bounded number of times.
+     */
+    private static Spans emails(String text) {
+        Spans spans = new Spans();
+        int from = 0;
+        int at;
+        while ((at = text.indexOf('@', from)) >= 0) {
+            int start = at;
+            while (start > 0 && at - start < MAX_LOCAL + 1 && isLocal(text.charAt(start - 1))) {
+                start--;
+            }
+            boolean localOk = start < at && at - start <= MAX_LOCAL && (start == 0 || !isLocal(text.charAt(start - 1)));
+            int end = at + 1;
+            int lastDot = -1;
+            while (end < text.length()) {
+                char c = text.charAt(end);
+                if (isLabel(c)) {
+                    end++;
+                } else if (c == '.' && end + 1 < text.length() && isLabel(text.charAt(end + 1))
+                        && text.charAt(end - 1) != '@' && text.charAt(end - 1) != '.') {
+                    lastDot = end;
+                    end++;
+                } else {
+                    break;
                 }
-                out.append(text, last, m.start()).append(placeholder);
-                last = m.end();
+            }
+            if (localOk && lastDot > at && isEmail(text.substring(lastDot, end))) {
+                spans.add(start, end);
+                from = end;
+            } else {
+                from = at + 1;
             }
         }
-        return out == null ? text : out.append(text, last, text.length()).toString();
+        return spans;
     }
 
-    static boolean isEmail(String match) {
-        int dot = match.lastIndexOf('.');
-        String tld = match.substring(dot + 1);
+    /** Phone numbers: the pattern is tried only where a number can start (a digit, {@code +} or {@code (}). */
+    private static Spans phones(String text) {
+        Spans spans = new Spans();
+        Matcher m = PHONE.matcher(text).useTransparentBounds(true).useAnchoringBounds(false);
+        int i = 0;
+        int n = text.length();
+        while (i < n) {
+            char c = text.charAt(i);
+            boolean candidate = (c >= '0' && c <= '9') || c == '+' || c == '(';
+            if (candidate && (i == 0 || !isWordOrPlus(text.charAt(i - 1)))) {
+                m.region(i, n);
+                if (m.lookingAt()) {
+                    if (isPhone(m.group())) {
+                        spans.add(m.start(), m.end());
+                    }
+                    i = m.end(); // a rejected match (too many digits, dots only) is consumed whole
+                    continue;
+                }
+                // skip the rest of this run of digits: no number starts inside it
+                i++;
+                while (i < n && isWordOrPlus(text.charAt(i))) {
+                    i++;
+                }
+                continue;
+            }
+            i++;
+        }
+        return spans;
+    }
+
+    private static boolean isLocal(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                || c == '.' || c == '_' || c == '%' || c == '+' || c == '-';
+    }
+
+    private static boolean isLabel(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+    }
+
+    private static boolean isWordOrPlus(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '+';
+    }
+
+    /** {@return whether the last label (with its leading dot) is a plausible top-level domain: 2 to 63 letters} */
+    static boolean isEmail(String lastLabel) {
+        String tld = lastLabel.substring(1);
         if (tld.length() < 2 || tld.length() > 63) {
             return false;
         }

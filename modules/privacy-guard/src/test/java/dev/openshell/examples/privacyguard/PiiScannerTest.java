@@ -72,6 +72,32 @@ class PiiScannerTest {
         assertEquals(clean, r.text());
     }
 
+    @Provide
+    Arbitrary<String> tricky() {
+        return Arbitraries.strings().withChars("ab9@.-_+() x1\n").ofMaxLength(120);
+    }
+
+    @Property
+    void redactedTextHoldsNothingLeftToFind(@ForAll("tricky") String text) {
+        var first = PiiScanner.scan(text, true);
+        var again = PiiScanner.scan(first.text(), true);
+        assertEquals(0, again.emails() + again.phones(), () -> text + " -> " + first.text());
+        assertEquals(first.emails() + first.phones() == 0, first.text().equals(text));
+        var counted = PiiScanner.scan(text, false);
+        assertEquals(first.emails(), counted.emails(), "counting and redacting agree");
+        assertEquals(text, counted.text());
+    }
+
+    @Example
+    void anAddressRightAfterAnInvalidOneIsStillFound() {
+        assertEquals(1, PiiScanner.scan("a@b.c1@d.example", true).emails());
+        assertEquals(1, PiiScanner.scan("x@@bob@corp.example", true).emails());
+        assertEquals("[email].", PiiScanner.scan("bob@corp.example.", true).text());
+        assertEquals(0, PiiScanner.scan("bob@corp..example", true).emails());
+        assertEquals(0, PiiScanner.scan(("a".repeat(65)) + "@corp.example", true).emails(), "local part over 64");
+        assertEquals(1, PiiScanner.scan(("a".repeat(64)) + "@corp.example", true).emails());
+    }
+
     @Example
     void longAdversarialRunsDoNotBacktrack() {
         // 4 MiB of candidates that never complete: a linear scan finishes, a backtracking one would not end
