@@ -40,20 +40,31 @@ public class ExternalStageLatency {
             }
             MiddlewareProvider p = services.claims().getOnly().provider();
             List<Case> cases = List.of(
-                    new Case("2 KiB chat JSON, 1 e-mail redacted", chat(2 * 1024), 300, 3000),
-                    new Case("1 MiB chat JSON, e-mails redacted", chat(1024 * 1024), 30, 300),
+                    new Case("2 KiB chat JSON, nothing to redact", chat(2 * 1024, false), 300, 3000),
+                    new Case("2 KiB chat JSON, e-mails redacted", chat(2 * 1024, true), 300, 3000),
+                    new Case("1 MiB chat JSON, nothing to redact", chat(1024 * 1024, false), 30, 300),
+                    new Case("1 MiB chat JSON, e-mails redacted", chat(1024 * 1024, true), 30, 300),
+                    new Case("4 MiB chat JSON, e-mails redacted", chat(4 * 1024 * 1024 - 16, true), 10, 100),
                     new Case("2 KiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(2 * 1024)), 300, 3000),
                     new Case("1 MiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(1024 * 1024)), 30, 300));
             System.out.printf("%-40s %8s %10s %10s %10s%n", "case (one stage, loopback)", "n", "p50 ms", "p99 ms",
                     "mean ms");
-            for (Case c : cases) {
-                HttpRequestEvaluation e = new HttpRequestEvaluation(new BindingId("examples/privacy-guard"),
-                        Phase.PRE_CREDENTIALS, RequestContext.of("bench"), JsonObject.EMPTY_JSON_OBJECT,
-                        new HttpRequestTarget("https", "api.openai.com", 443, "POST", "/v1/chat/completions", ""),
-                        List.of(new HttpHeader("content-type", "application/json")), c.body());
-                for (int i = 0; i < c.warmup(); i++) {
-                    p.evaluate(e);
+            List<HttpRequestEvaluation> evaluations = cases.stream().map(c -> new HttpRequestEvaluation(
+                    new BindingId("examples/privacy-guard"), Phase.PRE_CREDENTIALS, RequestContext.of("bench"),
+                    JsonObject.EMPTY_JSON_OBJECT,
+                    new HttpRequestTarget("https", "api.openai.com", 443, "POST", "/v1/chat/completions", ""),
+                    List.of(new HttpHeader("content-type", "application/json")), c.body())).toList();
+            // warm both JVMs (JIT) on every case first, so the order of the cases does not matter
+            for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < cases.size(); i++) {
+                    for (int j = 0; j < cases.get(i).warmup(); j++) {
+                        p.evaluate(evaluations.get(i));
+                    }
                 }
+            }
+            for (int i = 0; i < cases.size(); i++) {
+                Case c = cases.get(i);
+                HttpRequestEvaluation e = evaluations.get(i);
                 long[] samples = new long[c.count()];
                 int n = 0;
                 long start = System.nanoTime();
@@ -71,10 +82,11 @@ public class ExternalStageLatency {
         }
     }
 
-    static Body chat(int size) {
+    static Body chat(int size, boolean withAddresses) {
         String head = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"";
         String tail = "\"}]}";
-        String unit = "Please summarise the quarterly report and send it to finance@corp.example today. ";
+        String unit = withAddresses ? "Please summarise the quarterly report and send it to finance@corp.example. "
+                : "Please summarise the quarterly report and send it to the finance team today. ";
         StringBuilder b = new StringBuilder(size).append(head);
         while (b.length() + tail.length() < size) {
             b.append(unit, 0, Math.min(unit.length(), size - tail.length() - b.length()));
