@@ -74,8 +74,9 @@ public final class ExternalServices implements AutoCloseable {
     }
 
     /**
-     * Connects to every registration, validates, and collects claims and refusals. Never throws for a bad service;
-     * blocks at most about the longest registration timeout.
+     * Connects to every registration, validates, and collects claims and refusals. Never throws for a bad service.
+     * Services are contacted in parallel; each takes at most its connection budget ({@code max(timeout, 5 s)}) plus
+     * its {@code Describe} deadline ({@code timeout}).
      *
      * @param registrations the operator's registrations, in configuration order
      * @param listener receives plaintext-registration and availability events
