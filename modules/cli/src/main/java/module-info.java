@@ -3,6 +3,7 @@
  */
 module dev.openshell.supervisor.cli {
     requires dev.openshell.supervisor.engine;
+    requires dev.openshell.examples.privacyguard;
     requires info.picocli;
     requires jakarta.json;
     requires java.logging;

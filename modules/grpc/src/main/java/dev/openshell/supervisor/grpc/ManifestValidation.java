@@ -1,0 +1,211 @@
+package dev.openshell.supervisor.grpc;
+
+import dev.openshell.middleware.proto.v1.MiddlewareManifest;
+import dev.openshell.middleware.proto.v1.SupervisorMiddlewareOperation;
+import dev.openshell.middleware.proto.v1.SupervisorMiddlewarePhase;
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.MiddlewareBinding;
+import dev.openshell.middleware.spi.Operation;
+import dev.openshell.middleware.spi.Phase;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Checks a service's {@code Describe} answer against its registration (RFC 0009, "Registration and delivery" and
+ * "Contract versioning"; binding identity per {@code wire-compat.md}).
+ *
+ * <h2>Rules</h2>
+ * <ul>
+ *   <li>{@code name} and {@code service_version}: at most 256 bytes, no control characters (they are logged).</li>
+ *   <li>Every binding's operation and phase must be known. {@code HTTP_REQUEST/PRE_CREDENTIALS} bindings are the ones
+ *       this supervisor invokes. Pairs the published contract defines but v1 never invokes
+ *       ({@code WEBSOCKET_MESSAGE}, {@code PRE_RETURN}) are skipped, not claimed. {@code UNSPECIFIED}, unknown numbers
+ *       and {@code POST_CREDENTIALS} (restricted built-ins only) reject the service.</li>
+ *   <li>At least one {@code HTTP_REQUEST/PRE_CREDENTIALS} binding.</li>
+ *   <li>A binding's {@code id} follows {@link BindingId}'s grammar, is outside {@code openshell/}, and is unique
+ *       within the manifest. A binding without {@code id} (a service written for the published contract) takes the
+ *       registration name as its ID, which is valid only when it is the service's single
+ *       {@code HTTP_REQUEST/PRE_CREDENTIALS} binding.</li>
+ *   <li>The registration's {@code max_body_bytes} must not exceed the binding's advertised capability (which may
+ *       itself exceed 4 MiB: the registration is capped at 4 MiB anyway). Never clamped.</li>
+ *   <li>An advertised {@code timeout} must parse per {@link RpcTimeout}.</li>
+ * </ul>
+ */
+final class ManifestValidation {
+    static final int MAX_TEXT_BYTES = 256;
+
+    /** One accepted binding: the SPI binding as registered, plus what the service itself advertised. */
+    record Accepted(MiddlewareBinding binding, long capability, Optional<Duration> advertisedTimeout,
+                    boolean idFromRegistrationName) {
+    }
+
+    /** The outcome: accepted bindings when {@code problems} is empty. */
+    record Outcome(String serviceName, String serviceVersion, List<Accepted> bindings, List<String> problems,
+                   List<String> skipped) {
+        boolean ok() {
+            return problems.isEmpty();
+        }
+    }
+
+    private ManifestValidation() {
+    }
+
+    static Outcome check(MiddlewareManifest m, ServiceRegistration reg) {
+        List<String> problems = new ArrayList<>();
+        List<String> skipped = new ArrayList<>();
+        String name = text(m.getName(), "manifest name", problems);
+        String version = text(m.getServiceVersion(), "service_version", problems);
+        if (m.getBindingsCount() == 0) {
+            problems.add("the manifest declares no bindings");
+        }
+        List<Integer> invoked = new ArrayList<>();
+        for (int i = 0; i < m.getBindingsCount(); i++) {
+            var b = m.getBindings(i);
+            String where = "binding " + i + idLabel(b.getId());
+            int op = b.getOperationValue();
+            int phase = b.getPhaseValue();
+            if (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST_VALUE
+                    && phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE) {
+                invoked.add(i);
+            } else if (phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS_VALUE) {
+                problems.add(where + " asks for the POST_CREDENTIALS phase, which only restricted built-ins may bind");
+            } else if (knownOperation(op) && knownPhase(phase)
+                    && (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE
+                    || phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE)) {
+                skipped.add(where + " (" + opName(op) + "/" + phaseName(phase) + ": not invoked by this supervisor)");
+            } else {
+                problems.add(where + " has operation " + opName(op) + " and phase " + phaseName(phase)
+                        + "; a service binding must be HTTP_REQUEST/PRE_CREDENTIALS");
+            }
+            if (!b.getId().isEmpty()) {
+                String p = BindingId.problem(b.getId());
+                if (p != null) {
+                    problems.add("binding " + i + " has an invalid ID " + RpcTimeout.quote(b.getId()) + ": " + p);
+                } else if (new BindingId(b.getId()).isReserved()) {
+                    problems.add("binding ID '" + b.getId() + "' is in the reserved 'openshell/' namespace, which "
+                            + "belongs to built-ins that ship with the supervisor");
+                }
+            }
+        }
+        if (m.getBindingsCount() > 0 && invoked.isEmpty() && problems.isEmpty()) {
+            problems.add("the manifest has no HTTP_REQUEST/PRE_CREDENTIALS binding");
+        }
+        List<Accepted> accepted = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (int i : invoked) {
+            var b = m.getBindings(i);
+            String where = "binding " + i + idLabel(b.getId());
+            boolean fromName = b.getId().isEmpty();
+            String id = b.getId();
+            if (fromName) {
+                if (invoked.size() != 1) {
+                    problems.add(where + " has no ID, and the registration name can stand in only for a service's "
+                            + "single HTTP_REQUEST/PRE_CREDENTIALS binding (this one has " + invoked.size() + ")");
+                    continue;
+                }
+                String p = BindingId.problem(reg.name());
+                if (p != null) {
+                    problems.add(where + " has no ID and the registration name '" + reg.name()
+                            + "' is not a valid binding ID: " + p);
+                    continue;
+                }
+                if (new BindingId(reg.name()).isReserved()) {
+                    problems.add(where + " has no ID and the registration name '" + reg.name()
+                            + "' is in the reserved 'openshell/' namespace");
+                    continue;
+                }
+                id = reg.name();
+            } else if (!BindingId.isValid(id) || new BindingId(id).isReserved()) {
+                continue; // reported above
+            }
+            if (!seen.add(id)) {
+                problems.add("binding ID '" + id + "' is declared twice in the manifest");
+                continue;
+            }
+            long capability = b.getMaxBodyBytes();
+            if (Long.compareUnsigned(reg.maxBodyBytes(), capability) > 0) {
+                problems.add(("binding '%s' accepts at most %s bytes, less than the registration's max_body_bytes %d "
+                        + "(lower max_body_bytes; it is never clamped)")
+                        .formatted(id, Long.toUnsignedString(capability), reg.maxBodyBytes()));
+                continue;
+            }
+            Optional<Duration> timeout = Optional.empty();
+            if (!b.getTimeout().isEmpty()) {
+                try {
+                    timeout = Optional.of(RpcTimeout.parse(b.getTimeout()));
+                } catch (IllegalArgumentException e) {
+                    problems.add("binding '" + id + "' advertises an invalid " + e.getMessage());
+                    continue;
+                }
+            }
+            Duration effective = timeout.orElse(reg.timeout());
+            MiddlewareBinding spi = new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST,
+                    Phase.PRE_CREDENTIALS, reg.maxBodyBytes(), Optional.of(effective));
+            accepted.add(new Accepted(spi, capability, timeout, fromName));
+        }
+        return new Outcome(name, version, problems.isEmpty() ? List.copyOf(accepted) : List.of(),
+                List.copyOf(problems), List.copyOf(skipped));
+    }
+
+    /**
+     * Compares a manifest seen after an outage with the bindings accepted at start-up.
+     *
+     * @return empty when every accepted binding is still offered unchanged; else a safe description
+     */
+    static Optional<String> difference(MiddlewareManifest m, ServiceRegistration reg, List<Accepted> before) {
+        Outcome now = check(m, reg);
+        if (!now.ok()) {
+            return Optional.of("the manifest is now invalid: " + String.join("; ", now.problems()));
+        }
+        for (Accepted a : before) {
+            Optional<Accepted> match = now.bindings().stream()
+                    .filter(n -> n.binding().id().equals(a.binding().id())).findFirst();
+            if (match.isEmpty()) {
+                return Optional.of("binding '" + a.binding().id() + "' is no longer offered");
+            }
+            if (!match.get().binding().equals(a.binding())) {
+                return Optional.of("binding '" + a.binding().id() + "' changed its limits or timeout");
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static String text(String s, String what, List<String> problems) {
+        if (s.getBytes(StandardCharsets.UTF_8).length > MAX_TEXT_BYTES) {
+            problems.add(what + " is longer than " + MAX_TEXT_BYTES + " bytes");
+            return "";
+        }
+        if (s.chars().anyMatch(c -> c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0))) {
+            problems.add(what + " contains control characters");
+            return "";
+        }
+        return s;
+    }
+
+    private static String idLabel(String id) {
+        return id.isEmpty() ? " (no ID)" : BindingId.isValid(id) ? " ('" + id + "')" : "";
+    }
+
+    private static boolean knownOperation(int op) {
+        return op == 1 || op == 2;
+    }
+
+    private static boolean knownPhase(int phase) {
+        return phase == 1 || phase == 2;
+    }
+
+    private static String opName(int op) {
+        var e = SupervisorMiddlewareOperation.forNumber(op);
+        return e == null ? "number " + op : e.name().replace("SUPERVISOR_MIDDLEWARE_OPERATION_", "");
+    }
+
+    private static String phaseName(int phase) {
+        var e = SupervisorMiddlewarePhase.forNumber(phase);
+        return e == null ? "number " + phase : e.name().replace("SUPERVISOR_MIDDLEWARE_PHASE_", "");
+    }
+}

@@ -1,0 +1,188 @@
+package dev.openshell.examples.privacyguard;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Empty;
+import dev.openshell.middleware.proto.v1.Decision;
+import dev.openshell.middleware.proto.v1.ExistingHeaderAction;
+import dev.openshell.middleware.proto.v1.Finding;
+import dev.openshell.middleware.proto.v1.HeaderMutation;
+import dev.openshell.middleware.proto.v1.HttpRequestEvaluation;
+import dev.openshell.middleware.proto.v1.HttpRequestResult;
+import dev.openshell.middleware.proto.v1.MiddlewareBinding;
+import dev.openshell.middleware.proto.v1.MiddlewareManifest;
+import dev.openshell.middleware.proto.v1.SupervisorMiddlewareGrpc;
+import dev.openshell.middleware.proto.v1.SupervisorMiddlewareOperation;
+import dev.openshell.middleware.proto.v1.SupervisorMiddlewarePhase;
+import dev.openshell.middleware.proto.v1.ValidateConfigRequest;
+import dev.openshell.middleware.proto.v1.ValidateConfigResponse;
+import dev.openshell.middleware.proto.v1.WriteHeader;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+
+/**
+ * Privacy Guard's {@code openshell.middleware.v1} service (RFC 0009, "Use-case: Privacy Guard").
+ *
+ * <h2>Manifest</h2>
+ * One binding, {@value #BINDING_ID}, {@code HTTP_REQUEST/PRE_CREDENTIALS}, accepting bodies up to 4 MiB
+ * ({@value #MAX_BODY_BYTES} bytes), with no timeout of its own (the registration's applies).
+ *
+ * <h2>ValidateConfig</h2>
+ * Accepts {@code images: redact|deny|allow} and {@code pii: redact|allow} (both optional, default {@code redact});
+ * refuses anything else with a reason naming the key. A request for another binding ID is refused.
+ *
+ * <h2>EvaluateHttpRequest</h2>
+ * Inspects the body with {@link ChatInspector}:
+ * <ul>
+ *   <li>images with {@code images: deny}: {@code DENY}, reason {@value ChatInspector#IMAGE_PLACEHOLDER}, reason code
+ *       {@code image_upload_disabled};</li>
+ *   <li>anything redacted: {@code ALLOW} with the rewritten body, reason code {@code privacy_redacted}, and the header
+ *       {@code x-openshell-middleware-privacy-guard: redacted} (overwrite);</li>
+ *   <li>JSON with duplicate keys: {@code DENY} ({@code ambiguous_json}) unless both modes are {@code allow};</li>
+ *   <li>otherwise {@code ALLOW}, body unchanged.</li>
+ * </ul>
+ * Findings (counts only, never values): {@code pii.email}, {@code pii.phone}, {@code content.image},
+ * {@code content.not_json}, {@code content.unrecognized_format}, {@code content.duplicate_keys}. Metadata:
+ * {@code modalities} ({@code text}, {@code image}, {@code text,image}, {@code none}, or {@code unknown} when the body
+ * was not inspected) and {@code sensitivity} ({@code none}: nothing found; {@code redacted}: everything found was
+ * removed; {@code restricted}: personal data or images go upstream because the config allows them; {@code unknown}).
+ * An invalid config at evaluation answers {@code INVALID_ARGUMENT}; the supervisor then applies {@code on_error}.
+ */
+public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.SupervisorMiddlewareImplBase {
+    /** The binding ID policies select with {@code middleware: examples/privacy-guard}. */
+    public static final String BINDING_ID = "examples/privacy-guard";
+    /** The body capability advertised in the manifest: 4 MiB. */
+    public static final long MAX_BODY_BYTES = 4L * 1024 * 1024;
+    /** The header written when something was redacted. */
+    public static final String HEADER = "x-openshell-middleware-privacy-guard";
+
+    private static final MiddlewareManifest MANIFEST = MiddlewareManifest.newBuilder()
+            .setName("privacy-guard")
+            .setServiceVersion(version())
+            .addBindings(MiddlewareBinding.newBuilder()
+                    .setId(BINDING_ID)
+                    .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
+                    .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
+                    .setMaxBodyBytes(MAX_BODY_BYTES))
+            .build();
+
+    /** Creates the service; it is stateless and thread-safe. */
+    public PrivacyGuardService() {
+    }
+
+    @Override
+    public void describe(Empty request, StreamObserver<MiddlewareManifest> out) {
+        out.onNext(MANIFEST);
+        out.onCompleted();
+    }
+
+    @Override
+    public void validateConfig(ValidateConfigRequest request, StreamObserver<ValidateConfigResponse> out) {
+        ValidateConfigResponse.Builder r = ValidateConfigResponse.newBuilder();
+        if (!request.getBindingId().isEmpty() && !request.getBindingId().equals(BINDING_ID)) {
+            r.setValid(false).setReason("this service serves only the binding " + BINDING_ID);
+        } else {
+            try {
+                PrivacyGuardConfig.parse(request.getConfig());
+                r.setValid(true);
+            } catch (IllegalArgumentException e) {
+                r.setValid(false).setReason(e.getMessage());
+            }
+        }
+        out.onNext(r.build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void evaluateHttpRequest(HttpRequestEvaluation request, StreamObserver<HttpRequestResult> out) {
+        if (!request.getBindingId().isEmpty() && !request.getBindingId().equals(BINDING_ID)) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription("unknown binding").asRuntimeException());
+            return;
+        }
+        if (request.getPhase() != SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription("unsupported phase").asRuntimeException());
+            return;
+        }
+        PrivacyGuardConfig config;
+        try {
+            config = PrivacyGuardConfig.parse(request.getConfig());
+        } catch (IllegalArgumentException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription("invalid config").asRuntimeException());
+            return;
+        }
+        out.onNext(evaluate(request.getBody().toByteArray(), config));
+        out.onCompleted();
+    }
+
+    static HttpRequestResult evaluate(byte[] body, PrivacyGuardConfig config) {
+        ChatInspector.Inspection in = ChatInspector.inspect(body, config);
+        HttpRequestResult.Builder r = HttpRequestResult.newBuilder().setDecision(Decision.DECISION_ALLOW);
+        switch (in.kind()) {
+            case EMPTY -> {
+                return r.putMetadata("modalities", "none").putMetadata("sensitivity", "none").build();
+            }
+            case NOT_JSON -> {
+                return r.addFindings(finding("content.not_json", "body is not JSON: not inspected", 1))
+                        .putMetadata("modalities", "unknown").putMetadata("sensitivity", "unknown").build();
+            }
+            case UNRECOGNIZED -> {
+                return r.addFindings(finding("content.unrecognized_format",
+                                "JSON without messages or system: not inspected", 1))
+                        .putMetadata("modalities", "unknown").putMetadata("sensitivity", "unknown").build();
+            }
+            case DUPLICATE_KEYS -> {
+                r.addFindings(finding("content.duplicate_keys", "JSON object repeats a key", 1))
+                        .putMetadata("modalities", "unknown").putMetadata("sensitivity", "unknown");
+                boolean allowAll = config.images() == PrivacyGuardConfig.ImageMode.ALLOW
+                        && config.pii() == PrivacyGuardConfig.PiiMode.ALLOW;
+                return allowAll ? r.build() : r.setDecision(Decision.DECISION_DENY)
+                        .setReason("request body JSON repeats an object key; it cannot be inspected reliably")
+                        .setReasonCode("ambiguous_json").build();
+            }
+            case CHAT -> {
+                // below
+            }
+        }
+        if (in.emails() > 0) {
+            r.addFindings(finding("pii.email", "e-mail address", in.emails()).toBuilder().setConfidence("medium"));
+        }
+        if (in.phones() > 0) {
+            r.addFindings(finding("pii.phone", "phone number", in.phones()).toBuilder().setConfidence("medium"));
+        }
+        if (in.images() > 0) {
+            r.addFindings(finding("content.image", "image", in.images()).toBuilder().setConfidence("high"));
+        }
+        String modalities = in.text() && in.images() > 0 ? "text,image" : in.text() ? "text"
+                : in.images() > 0 ? "image" : "none";
+        boolean piiLeft = config.pii() == PrivacyGuardConfig.PiiMode.ALLOW && in.emails() + in.phones() > 0;
+        boolean imagesLeft = config.images() == PrivacyGuardConfig.ImageMode.ALLOW && in.images() > 0;
+        boolean found = in.emails() + in.phones() + in.images() > 0;
+        r.putMetadata("modalities", modalities)
+                .putMetadata("sensitivity", !found ? "none" : piiLeft || imagesLeft ? "restricted" : "redacted");
+        if (in.images() > 0 && config.images() == PrivacyGuardConfig.ImageMode.DENY) {
+            return r.setDecision(Decision.DECISION_DENY).setReason(ChatInspector.IMAGE_PLACEHOLDER)
+                    .setReasonCode("image_upload_disabled").build();
+        }
+        if (in.rewritten() != null) {
+            if (in.rewritten().length > MAX_BODY_BYTES) {
+                return r.setDecision(Decision.DECISION_DENY)
+                        .setReason("the redacted body would exceed 4 MiB").setReasonCode("redaction_too_large")
+                        .build();
+            }
+            r.setHasBody(true).setBody(ByteString.copyFrom(in.rewritten()))
+                    .setReason("personal data or images redacted").setReasonCode("privacy_redacted")
+                    .addHeaderMutations(HeaderMutation.newBuilder().setWrite(WriteHeader.newBuilder()
+                            .setName(HEADER).setValue("redacted")
+                            .setOnExisting(ExistingHeaderAction.EXISTING_HEADER_ACTION_OVERWRITE)));
+        }
+        return r.build();
+    }
+
+    private static Finding finding(String type, String label, int count) {
+        return Finding.newBuilder().setType(type).setLabel(label).setCount(count).setSeverity("medium").build();
+    }
+
+    private static String version() {
+        Module m = PrivacyGuardService.class.getModule();
+        return m.getDescriptor() == null ? "dev" : m.getDescriptor().rawVersion().orElse("dev");
+    }
+}
