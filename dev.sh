@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Developer entry point: finds a JDK >= 21 (the machine default may be older), then builds, tests or demos.
-#   ./dev.sh demo      build the runtime image (tests skipped) and run the main job
+#   ./dev.sh demo      build the runtime image (tests skipped) and run the main job (supervisor demo)
 #   ./dev.sh test      run the whole test suite (unit, property, integration)
 #   ./dev.sh build     build the runtime image only (jlink/target/image)
 #   ./dev.sh goldens   rewrite module-info-docs/*.describe.txt from the built JARs (review the diff!)
@@ -24,11 +24,8 @@ cmd=${1:-help}
 case "$cmd" in
   demo)
     build_image
-    plugins=$(mktemp -d)
-    trap 'rm -rf "$plugins"' EXIT
-    cp plugins/example-tagger/target/example-tagger-*.jar "$plugins/"
-    echo "==> $image/bin/supervisor plugins --plugins $plugins   (built-ins + the example third-party plugin)"
-    "$image/bin/supervisor" plugins --plugins "$plugins"
+    echo "==> $image/bin/supervisor demo"
+    "$image/bin/supervisor" demo
     ;;
   test)
     echo "==> running the whole test suite with $JAVA_HOME"

@@ -2,7 +2,9 @@
  * The {@code supervisor} command line. Nothing requires this module; it is the image's main module.
  */
 module dev.openshell.supervisor.cli {
-    requires dev.openshell.supervisor.engine;
+    requires dev.openshell.supervisor.runtime;
+    requires java.net.http;
+    requires jdk.httpserver;
     requires dev.openshell.examples.privacyguard;
     requires info.picocli;
     requires jakarta.json;

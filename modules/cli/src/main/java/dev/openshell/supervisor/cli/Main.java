@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "supervisor", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "OpenShell supervisor: an egress proxy that runs RFC 0009 middleware chains.",
-        subcommands = {PluginsCommand.class, PrivacyGuardCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {RunCommand.class, DemoCommand.class, PluginsCommand.class, PrivacyGuardCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
     /** Creates the root command (called by picocli). */
     public Main() {

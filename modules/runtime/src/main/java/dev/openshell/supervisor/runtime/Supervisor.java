@@ -22,7 +22,13 @@ import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicyLoader;
 import dev.openshell.supervisor.policy.gateway.GatewayConfig;
 import dev.openshell.supervisor.policy.gateway.GatewayConfigLoader;
+import dev.openshell.supervisor.grpc.ExternalServices;
+import dev.openshell.supervisor.grpc.RegistryListener;
+import dev.openshell.supervisor.grpc.RetryPolicy;
+import dev.openshell.supervisor.grpc.ServiceRegistration;
 import dev.openshell.supervisor.policy.gateway.ListenAddress;
+import dev.openshell.supervisor.policy.gateway.MiddlewareRegistration;
+import java.net.URI;
 import dev.openshell.supervisor.policy.gateway.SupervisorSettings;
 import dev.openshell.supervisor.proxy.NetworkSettings;
 import dev.openshell.supervisor.proxy.SupervisorProxy;
@@ -63,6 +69,7 @@ public final class Supervisor implements AutoCloseable {
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
     private final OcsfEvents events;
+    private final ExternalServices external;
     private volatile boolean ready;
 
     /**
@@ -98,7 +105,8 @@ public final class Supervisor implements AutoCloseable {
     }
 
     private Supervisor(AtomicReference<Generation> current, SupervisorProxy proxy, AdminServer admin,
-                       AuditSink audit, SupervisorMetrics metrics, OcsfEvents events) {
+                       AuditSink audit, SupervisorMetrics metrics, OcsfEvents events, ExternalServices external) {
+        this.external = external;
         this.current = current;
         this.proxy = proxy;
         this.admin = admin;
@@ -142,56 +150,74 @@ public final class Supervisor implements AutoCloseable {
                 audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
                         "plugin refused"));
             }
-            ProviderRegistry registry = host.registry();
-            String policyName = options.policy().map(Path::toString).orElse(DEFAULT_POLICY_NAME);
-            Loaded<SandboxPolicy> policy = loadPolicy(options.policy(), catalog(registry));
-            policy.warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
-                    policy.value().networkMiddlewares().size() + " middleware configs"));
-
-            Map<Optional<String>, ChainEngine> engines = new ConcurrentHashMap<>();
-            Generation g = Generation.prepare(policy.value(), gateway, registry,
-                    new CredentialSources(options.environment()),
-                    engines.computeIfAbsent(Optional.empty(), p -> engineFor(p)));
-            current.set(g);
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, g.summary()));
-            LOG.log(System.Logger.Level.INFO, g.summary());
-
-            SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
-                    Supervisor::engineFor), events, audit, metrics);
-            ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
-            SupervisorProxy.Builder pb = SupervisorProxy.builder()
-                    .listen(new InetSocketAddress(listen.address(), listen.port()))
-                    .stateDirectory(stateDir)
-                    .admission(g.admission())
-                    .hook(hook)
-                    .credentials(hook)
-                    .network(new NetworkSettings(settings.network().allowLoopbackUpstreams(),
-                            Map.copyOf(settings.network().staticHosts().castToSortedMap())));
-            settings.tls().upstreamCaBundle().ifPresent(pb::upstreamTrust);
-            if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
-                pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
-            }
-            SupervisorProxy proxy = pb.build();
-            proxy.start();
-            AdminServer admin = null;
-            String adminSpec = options.adminListen().orElseGet(() -> settings.adminListen()
-                    .map(ListenAddress::toString).orElse(DEFAULT_ADMIN.toString()));
-            Supervisor[] self = new Supervisor[1];
-            if (!adminSpec.equals("off")) {
-                ListenAddress a = ListenAddress.parse(adminSpec);
-                try {
-                    admin = AdminServer.start(new InetSocketAddress(a.address(), a.port()), metrics,
-                            () -> self[0] != null && self[0].ready);
-                } catch (RuntimeException e) {
-                    proxy.stop();
-                    throw e;
+            ExternalServices external = connectExternal(gateway, audit, events, metrics);
+            try {
+                List<PluginFailure> refused = new java.util.ArrayList<>(external.failures().castToList());
+                List<RegisteredBinding> claims = new java.util.ArrayList<>(host.registry().bindings().castToList());
+                claims.addAll(external.claims().castToList());
+                ProviderRegistry registry = ProviderRegistry.assemble(claims, refused);
+                for (PluginFailure f : refused) {
+                    LOG.log(System.Logger.Level.WARNING, "middleware service refused: {0}", f);
+                    audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+                            "registration refused"));
                 }
+                for (var p : external.providers()) {
+                    audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, true,
+                            p.registration().name(), "registration validated"));
+                }
+                String policyName = options.policy().map(Path::toString).orElse(DEFAULT_POLICY_NAME);
+                Loaded<SandboxPolicy> policy = loadPolicy(options.policy(), catalog(registry));
+                policy.warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
+                audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
+                        policy.value().networkMiddlewares().size() + " middleware configs"));
+
+                Map<Optional<String>, ChainEngine> engines = new ConcurrentHashMap<>();
+                Generation g = Generation.prepare(policy.value(), gateway, registry,
+                        new CredentialSources(options.environment()),
+                        engines.computeIfAbsent(Optional.empty(), p -> engineFor(p)));
+                current.set(g);
+                audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, g.summary()));
+                LOG.log(System.Logger.Level.INFO, g.summary());
+
+                SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
+                        Supervisor::engineFor), events, audit, metrics);
+                ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
+                SupervisorProxy.Builder pb = SupervisorProxy.builder()
+                        .listen(new InetSocketAddress(listen.address(), listen.port()))
+                        .stateDirectory(stateDir)
+                        .admission(g.admission())
+                        .hook(hook)
+                        .credentials(hook)
+                        .network(new NetworkSettings(settings.network().allowLoopbackUpstreams(),
+                                Map.copyOf(settings.network().staticHosts().castToSortedMap())));
+                settings.tls().upstreamCaBundle().ifPresent(pb::upstreamTrust);
+                if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
+                    pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
+                }
+                SupervisorProxy proxy = pb.build();
+                proxy.start();
+                AdminServer admin = null;
+                String adminSpec = options.adminListen().orElseGet(() -> settings.adminListen()
+                        .map(ListenAddress::toString).orElse(DEFAULT_ADMIN.toString()));
+                Supervisor[] self = new Supervisor[1];
+                if (!adminSpec.equals("off")) {
+                    ListenAddress a = ListenAddress.parse(adminSpec);
+                    try {
+                        admin = AdminServer.start(new InetSocketAddress(a.address(), a.port()), metrics,
+                                () -> self[0] != null && self[0].ready);
+                    } catch (RuntimeException e) {
+                        proxy.stop();
+                        throw e;
+                    }
+                }
+                Supervisor s = new Supervisor(current, proxy, admin, audit, metrics, events, external);
+                self[0] = s;
+                s.ready = true;
+                return s;
+            } catch (RuntimeException e) {
+                external.close();
+                throw e;
             }
-            Supervisor s = new Supervisor(current, proxy, admin, audit, metrics, events);
-            self[0] = s;
-            s.ready = true;
-            return s;
         } catch (dev.openshell.supervisor.policy.PolicyException e) {
             audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, e.file(),
                     e.errors().size() + " errors"));
@@ -201,6 +227,50 @@ public final class Supervisor implements AutoCloseable {
             audit.close();
             throw new StartupException(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage(), e);
         }
+    }
+
+    private static ExternalServices connectExternal(GatewayConfig gateway, AuditSink audit, OcsfEvents events,
+                                                    SupervisorMetrics metrics) {
+        List<ServiceRegistration> regs = new java.util.ArrayList<>();
+        for (MiddlewareRegistration r : gateway.middleware()) {
+            ServiceRegistration.Builder b = ServiceRegistration.builder(r.name(), URI.create(r.endpoint().toString()),
+                    r.maxBodyBytes()).timeout(r.timeout()).allowInsecure(r.allowInsecure());
+            r.tlsCaBundle().ifPresent(b::caBundle);
+            if (r.tlsClientCert().isPresent() && r.tlsClientKey().isPresent()) {
+                b.clientCertificate(r.tlsClientCert().get(), r.tlsClientKey().get());
+            }
+            regs.add(b.build());
+        }
+        if (regs.isEmpty()) {
+            return ExternalServices.connect(List.of());
+        }
+        RegistryListener listener = new RegistryListener() {
+            @Override
+            public void plaintextRegistration(String name, URI endpoint) {
+                LOG.log(System.Logger.Level.WARNING, "INSECURE: middleware service ''{0}'' at {1} uses plaintext "
+                        + "gRPC (allow_insecure = true): request content crosses the network unencrypted and the "
+                        + "service is not authenticated; for trusted local development only", name, endpoint);
+                audit.emit(events.configChange(OcsfEvents.ConfigChange.INSECURE_REGISTRATION, true, name,
+                        "plaintext gRPC under allow_insecure"));
+            }
+
+            @Override
+            public void serviceUnavailable(String name, String code) {
+                LOG.log(System.Logger.Level.WARNING, "middleware service ''{0}'' unavailable ({1}); its stages "
+                        + "follow on_error while it is retried", name, code);
+                metrics.serviceUp(name, false);
+            }
+
+            @Override
+            public void serviceRecovered(String name, int attempts) {
+                LOG.log(System.Logger.Level.INFO, "middleware service ''{0}'' recovered after {1} probe(s)", name,
+                        attempts);
+                metrics.serviceUp(name, true);
+            }
+        };
+        ExternalServices ext = ExternalServices.connect(regs, listener, RetryPolicy.DEFAULT);
+        ext.providers().forEach(p -> metrics.serviceUp(p.registration().name(), true));
+        return ext;
     }
 
     /** {@return every error and warning of a policy or gateway file, one per line, with file:line:col} */
@@ -339,6 +409,7 @@ public final class Supervisor implements AutoCloseable {
             if (admin != null) {
                 admin.close();
             }
+            external.close();
             audit.close();
         }
     }

@@ -1,0 +1,92 @@
+package dev.openshell.supervisor.cli;
+
+import dev.openshell.supervisor.runtime.Supervisor;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code supervisor run}: serves the egress proxy until SIGTERM or SIGINT. Prints exactly one line on standard output
+ * when ready: {@code supervisor listening on HOST:PORT}. Exit codes: 0 after a clean stop, 1 when start-up fails
+ * (every problem is printed, with file, line and column for policy and gateway files).
+ */
+@Command(name = "run", description = {
+        "Run the egress supervisor proxy.",
+        "With no options: 127.0.0.1:3128, the embedded default policy (all hosts on ports 80 and 443,",
+        "openshell/regex redacting known secret formats on every host, fail_closed), admin on 127.0.0.1:9464."})
+final class RunCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--policy", paramLabel = "FILE", description = "Sandbox policy (YAML).")
+    Path policy;
+
+    @Option(names = "--gateway-config", paramLabel = "FILE", description = "Gateway configuration (TOML).")
+    Path gateway;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Proxy listen address (default 127.0.0.1:3128).")
+    String listen;
+
+    @Option(names = "--plugins", paramLabel = "DIR", description = "Plugins directory (default: the image's plugins/).")
+    Path plugins;
+
+    @Option(names = "--state-dir", paramLabel = "DIR",
+            description = "State directory; the supervisor CA lives in DIR/ca (default ~/.openshell/supervisor).")
+    Path stateDir;
+
+    @Option(names = "--audit-log", paramLabel = "FILE",
+            description = "OCSF JSONL audit log: a file, '-' for standard output, or 'off' "
+                    + "(default STATE_DIR/audit/audit.jsonl).")
+    String auditLog;
+
+    @Option(names = "--admin-listen", paramLabel = "HOST:PORT",
+            description = "Admin listener for /metrics, /health/live, /health/ready, or 'off' (default 127.0.0.1:9464).")
+    String adminListen;
+
+    RunCommand() {
+    }
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Supervisor supervisor;
+        try {
+            supervisor = Supervisor.start(new Supervisor.Options(Optional.ofNullable(policy),
+                    Optional.ofNullable(gateway), Optional.ofNullable(listen), Optional.ofNullable(plugins),
+                    Optional.ofNullable(stateDir), Optional.ofNullable(auditLog), Optional.ofNullable(adminListen),
+                    System.getenv()));
+        } catch (Supervisor.StartupException e) {
+            err.println("supervisor: cannot start: " + e.getMessage());
+            err.flush();
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            try {
+                supervisor.close();
+            } finally {
+                stopped.countDown();
+            }
+        }, "supervisor-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        String host = listen != null ? listen.substring(0, listen.lastIndexOf(':'))
+                : supervisor.generation().gateway().supervisor().listen().host();
+        supervisor.adminPort().ifPresent(p -> System.getLogger(RunCommand.class.getName())
+                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready", p));
+        out.println("supervisor listening on " + host + ":" + supervisor.port());
+        out.flush();
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+}
