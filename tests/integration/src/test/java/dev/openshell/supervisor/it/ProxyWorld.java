@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -33,7 +34,9 @@ import javax.net.ssl.TrustManagerFactory;
  *   <li>{@value #SKIP}: HTTPS port, {@code tls: skip};</li>
  *   <li>{@value #DENIED}: resolvable, but no network policy allows it;</li>
  *   <li>{@value #METADATA}: allowed on port 80, resolves to the cloud metadata address 169.254.169.254;</li>
- *   <li>{@code 127.0.0.1} itself on the plain port.</li>
+ *   <li>{@code 127.0.0.1} itself on the plain port;</li>
+ *   <li>with a Privacy Guard port: {@value #GUARDED} ({@code examples/privacy-guard} over plaintext gRPC,
+ *       fail_closed) and {@value #GUARDED_OPEN} (the same, fail_open).</li>
  * </ul>
  */
 final class ProxyWorld implements AutoCloseable {
@@ -45,7 +48,10 @@ final class ProxyWorld implements AutoCloseable {
     static final String SKIP = "skip.test";
     static final String DENIED = "denied.test";
     static final String METADATA = "metadata.test";
-    static final List<String> LOOPBACK_HOSTS = List.of(REDACT, PLAIN, DENY, OPEN, CLOSED, SKIP, DENIED);
+    static final String GUARDED = "pg.test";
+    static final String GUARDED_OPEN = "pg-open.test";
+    static final List<String> LOOPBACK_HOSTS = List.of(REDACT, PLAIN, DENY, OPEN, CLOSED, SKIP, DENIED, GUARDED,
+            GUARDED_OPEN);
     /** The example third-party plugin's body limit (bytes). */
     static final int TAGGER_LIMIT = 64 * 1024;
 
@@ -58,9 +64,11 @@ final class ProxyWorld implements AutoCloseable {
     final Path policy;
     final Path stateDir;
     final Path audit;
+    private final OptionalInt privacyGuard;
 
     private ProxyWorld(Path dir, TestPki.Issued upstreamCa, TestPki.Issued upstreamLeaf, RawUpstream plain,
-                       RawUpstream tls, Path plugins) throws IOException {
+                       RawUpstream tls, Path plugins, OptionalInt privacyGuard) throws IOException {
+        this.privacyGuard = privacyGuard;
         this.dir = dir;
         this.upstreamCa = upstreamCa;
         this.upstreamLeaf = upstreamLeaf;
@@ -73,6 +81,13 @@ final class ProxyWorld implements AutoCloseable {
     }
 
     static ProxyWorld create(Path dir) throws Exception {
+        return create(dir, OptionalInt.empty());
+    }
+
+    /**
+     * @param privacyGuard the port of a Privacy Guard service on 127.0.0.1 to register (plaintext gRPC)
+     */
+    static ProxyWorld create(Path dir, OptionalInt privacyGuard) throws Exception {
         Files.createDirectories(dir);
         Path pki = Files.createDirectories(dir.resolve("pki"));
         TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
@@ -83,7 +98,7 @@ final class ProxyWorld implements AutoCloseable {
         Files.copy(Image.plugin("example-tagger"), plugins.resolve("example-tagger.jar"));
         RawUpstream plain = RawUpstream.plain();
         RawUpstream tls = RawUpstream.tls(serverContext(leaf));
-        return new ProxyWorld(dir, ca, leaf, plain, tls, plugins);
+        return new ProxyWorld(dir, ca, leaf, plain, tls, plugins, privacyGuard);
     }
 
     private String policyText() {
@@ -103,6 +118,8 @@ final class ProxyWorld implements AutoCloseable {
                       - { host: %8$s, port: %3$d, tls: skip }
                       - { host: %9$s, port: 80 }
                       - { host: "127.0.0.1", port: %2$d }
+                      - { host: %10$s, port: %2$d }
+                      - { host: %11$s, port: %2$d }
                 network_middlewares:
                   secrets:
                     name: Redact known secret formats
@@ -133,7 +150,23 @@ final class ProxyWorld implements AutoCloseable {
                     on_error: fail_closed
                     endpoints:
                       include: ["%7$s"]
-                """.formatted(REDACT, up, ups, PLAIN, DENY, OPEN, CLOSED, SKIP, METADATA);
+                """.formatted(REDACT, up, ups, PLAIN, DENY, OPEN, CLOSED, SKIP, METADATA, GUARDED, GUARDED_OPEN)
+                + (privacyGuard.isEmpty() ? "" : """
+                  privacy:
+                    middleware: examples/privacy-guard
+                    order: 30
+                    config: { images: redact, pii: redact }
+                    on_error: fail_closed
+                    endpoints:
+                      include: ["%1$s"]
+                  privacy-open:
+                    middleware: examples/privacy-guard
+                    order: 31
+                    config: { images: redact, pii: redact }
+                    on_error: fail_open
+                    endpoints:
+                      include: ["%2$s"]
+                """.formatted(GUARDED, GUARDED_OPEN));
     }
 
     /**
@@ -153,6 +186,17 @@ final class ProxyWorld implements AutoCloseable {
         b.append('"').append(METADATA).append("\" = \"169.254.169.254\"\n");
         b.append("\n[openshell.supervisor.tls]\n");
         b.append("upstream_ca_bundle = \"").append(upstreamCa.certFile().toAbsolutePath()).append("\"\n");
+        if (privacyGuard.isPresent()) {
+            b.append("""
+
+                    [[openshell.supervisor.middleware]]
+                    name = "privacy-guard"
+                    grpc_endpoint = "http://127.0.0.1:%d"
+                    max_body_bytes = 4194304
+                    timeout = "2s"
+                    allow_insecure = true
+                    """.formatted(privacyGuard.getAsInt()));
+        }
         return Files.writeString(dir.resolve(allowLoopback ? "gateway.toml" : "gateway-no-loopback.toml"),
                 b.toString());
     }
@@ -194,7 +238,8 @@ final class ProxyWorld implements AutoCloseable {
         return ctx;
     }
 
-    private static SSLContext serverContext(TestPki.Issued leaf) throws Exception {
+    /** {@return a server context presenting {@code leaf}} */
+    static SSLContext serverContext(TestPki.Issued leaf) throws Exception {
         KeyStore ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
         char[] pw = "test".toCharArray();

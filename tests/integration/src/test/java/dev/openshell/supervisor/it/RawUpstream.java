@@ -94,13 +94,23 @@ final class RawUpstream implements AutoCloseable {
 
     /** {@return a plain HTTP upstream on a free loopback port} */
     static RawUpstream plain() throws IOException {
-        return new RawUpstream(new ServerSocket(0, 64, InetAddress.getByName("127.0.0.1")), false);
+        return plain(0);
+    }
+
+    /** {@return a plain HTTP upstream on 127.0.0.1:port (0: a free port)} @throws IOException if it is taken */
+    static RawUpstream plain(int port) throws IOException {
+        return new RawUpstream(new ServerSocket(port, 64, InetAddress.getByName("127.0.0.1")), false);
     }
 
     /** {@return an HTTPS upstream on a free loopback port, with the certificate of {@code context}} */
     static RawUpstream tls(SSLContext context) throws IOException {
+        return tls(context, 0);
+    }
+
+    /** {@return an HTTPS upstream on 127.0.0.1:port (0: a free port)} @throws IOException if it is taken */
+    static RawUpstream tls(SSLContext context, int port) throws IOException {
         SSLServerSocket s = (SSLServerSocket) context.getServerSocketFactory()
-                .createServerSocket(0, 64, InetAddress.getByName("127.0.0.1"));
+                .createServerSocket(port, 64, InetAddress.getByName("127.0.0.1"));
         var params = s.getSSLParameters();
         params.setApplicationProtocols(new String[] {"http/1.1"});
         s.setSSLParameters(params);
