@@ -114,7 +114,9 @@ final class SupervisorHook implements RequestHook, CredentialInjection {
         return ChainSelection.selected(cap, allFailOpen);
     }
 
-    /** Counts an admission refusal by outcome: {@code denied_network}, {@code denied_ssrf}, {@code unresolvable_host}. */
+    /**
+     * Counts an admission refusal by outcome: {@code denied_network}, {@code denied_ssrf}, {@code unresolvable_host}.
+     */
     @Override
     public void admissionRefused(String error) {
         metrics.request(switch (error) {
