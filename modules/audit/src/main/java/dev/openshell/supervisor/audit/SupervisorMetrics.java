@@ -17,8 +17,10 @@ import java.nio.charset.StandardCharsets;
  * <p>Labels carry only supervisor-owned identifiers (admission outcomes, config keys, binding IDs, platform codes,
  * registration names), never request content. Latencies are in seconds (Prometheus convention); sizes in bytes.
  * <ul>
- *   <li>{@code supervisor_requests_total{outcome}}: requests by admission outcome
- *       ({@code admitted}, {@code denied_network}, {@code denied_ssrf}, {@code bad_request}, ...).</li>
+ *   <li>{@code supervisor_requests_total{outcome}}: requests by admission outcome ({@code admitted},
+ *       {@code denied_network}, {@code denied_ssrf}, {@code unresolvable_host}); a CONNECT tunnel counts once
+ *       when refused, and each request inside an admitted tunnel counts as {@code admitted}. Requests refused for
+ *       their framing never reach admission and are not counted here.</li>
  *   <li>{@code supervisor_stage_invocations_total{config_key,binding_id,decision}}: stage invocations by decision
  *       ({@code allowed}, {@code denied}, {@code failed_closed}, {@code bypassed}).</li>
  *   <li>{@code supervisor_stage_latency_seconds{config_key,binding_id}}: stage latency histogram.</li>

@@ -13,8 +13,10 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code supervisor run}: serves the egress proxy until SIGTERM or SIGINT. Prints exactly one line on standard output
- * when ready: {@code supervisor listening on HOST:PORT}. Exit codes: 0 after a clean stop, 1 when start-up fails
- * (every problem is printed, with file, line and column for policy and gateway files).
+ * when ready: {@code supervisor listening on HOST:PORT}. Exit codes: after a clean stop the JVM's status for a
+ * signal-initiated exit, 143 for SIGTERM and 130 for SIGINT (in-flight requests have finished and the listeners are
+ * closed by then); 1 when start-up fails (every problem is printed, with file, line and column for policy and gateway
+ * files).
  */
 @Command(name = "run", description = {
         "Run the egress supervisor proxy.",
@@ -79,7 +81,8 @@ final class RunCommand implements Callable<Integer> {
         String host = listen != null ? listen.substring(0, listen.lastIndexOf(':'))
                 : supervisor.generation().gateway().supervisor().listen().host();
         supervisor.adminPort().ifPresent(p -> System.getLogger(RunCommand.class.getName())
-                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready", p));
+                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready",
+                        String.valueOf(p)));
         out.println("supervisor listening on " + host + ":" + supervisor.port());
         out.flush();
         try {

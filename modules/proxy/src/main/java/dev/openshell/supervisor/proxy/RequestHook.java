@@ -49,6 +49,16 @@ public interface RequestHook {
     default void uninspectable(ProxyRequest request, Uninspectable what) {
     }
 
+    /**
+     * Reports a destination refused by admission, before any chain is selected (for metrics by admission outcome).
+     * Called once per refused request, or per refused CONNECT. The default does nothing.
+     *
+     * @param error the client-visible error code: {@code policy_denied} (L4 network policy, 403),
+     *     {@code ssrf_blocked} (403) or {@code unresolvable_host} (502)
+     */
+    default void admissionRefused(String error) {
+    }
+
     /** {@return a hook that never selects a chain} */
     static RequestHook none() {
         return new RequestHook() {

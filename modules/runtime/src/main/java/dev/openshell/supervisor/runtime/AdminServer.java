@@ -33,6 +33,9 @@ final class AdminServer implements AutoCloseable {
         WebServer server = WebServer.builder()
                 .host(address.getHostString())
                 .port(address.getPort())
+                // Supervisor.close() stops it after the proxy has drained, so /health/ready reads 503 meanwhile;
+                // Helidon's own JVM shutdown hook would close it at once on SIGTERM
+                .shutdownHook(false)
                 .routing(r -> r
                         .get("/metrics", (req, res) -> {
                             res.header(HeaderNames.CONTENT_TYPE, metrics.contentType());

@@ -114,6 +114,19 @@ final class SupervisorHook implements RequestHook, CredentialInjection {
         return ChainSelection.selected(cap, allFailOpen);
     }
 
+    /**
+     * Counts an admission refusal by outcome: {@code denied_network}, {@code denied_ssrf}, {@code unresolvable_host}.
+     */
+    @Override
+    public void admissionRefused(String error) {
+        metrics.request(switch (error) {
+            case "policy_denied" -> "denied_network";
+            case "ssrf_blocked" -> "denied_ssrf";
+            case "unresolvable_host" -> "unresolvable_host";
+            default -> "refused";
+        });
+    }
+
     private Plan plan(ProxyRequest request) {
         Plan p = plans.get();
         if (p == null || !p.facts.requestId().equals(request.requestId())) {
@@ -159,7 +172,7 @@ final class SupervisorHook implements RequestHook, CredentialInjection {
         UninspectableVerdict verdict = p.chain.uninspectable(code);
         List<String> keys = p.chain.stages().stream().map(s -> s.configKey()).toList();
         audit.emit(events.uninspectable(p.facts, keys, !what.relayed(), code));
-        metrics.failure(code);
+        // each stage's record counts the failure code once (metrics.stage); counting it here too doubled it
         record(p.facts, verdict.stages());
     }
 

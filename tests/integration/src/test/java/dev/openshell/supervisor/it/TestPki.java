@@ -51,6 +51,16 @@ final class TestPki {
 
     /** A leaf for 127.0.0.1 and localhost, usable as server and client certificate. */
     static Issued leaf(Path dir, String name, Issued ca) throws Exception {
+        return leaf(dir, name, ca, "localhost");
+    }
+
+    /** A leaf for 127.0.0.1 and the given DNS names, usable as server and client certificate. */
+    static Issued leaf(Path dir, String name, Issued ca, String... dnsNames) throws Exception {
+        GeneralName[] names = new GeneralName[dnsNames.length + 1];
+        names[0] = new GeneralName(GeneralName.iPAddress, "127.0.0.1");
+        for (int i = 0; i < dnsNames.length; i++) {
+            names[i + 1] = new GeneralName(GeneralName.dNSName, dnsNames[i]);
+        }
         KeyPair kp = keyPair();
         X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(ca.certificate(), serial(), notBefore(), notAfter(),
                 new X500Name("CN=" + name), kp.getPublic())
@@ -58,9 +68,7 @@ final class TestPki {
                 .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
                 .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(new KeyPurposeId[] {
                         KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}))
-                .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-                        new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
-                        new GeneralName(GeneralName.dNSName, "localhost")}));
+                .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(names));
         return write(dir, name, sign(b, ca.key()), kp.getPrivate());
     }
 

@@ -103,17 +103,26 @@ public final class ProxyCore {
             d = null;
         }
         if (d == null) {
-            throw new Refusal(403, "policy_denied", "network policy could not be evaluated");
+            throw refused(new Refusal(403, "policy_denied", "network policy could not be evaluated"));
         }
         if (d instanceof AdmissionDecision.Denied denied) {
-            throw new Refusal(403, "policy_denied", denied.reason());
+            throw refused(new Refusal(403, "policy_denied", denied.reason()));
         }
         EndpointFacts endpoint = ((AdmissionDecision.Allowed) d).endpoint();
         SsrfGuard.Verdict v = ssrf.check(authority, endpoint);
         if (v instanceof SsrfGuard.Verdict.Refused r) {
-            throw new Refusal(r.error().equals("ssrf_blocked") ? 403 : 502, r.error(), r.detail());
+            throw refused(new Refusal(r.error().equals("ssrf_blocked") ? 403 : 502, r.error(), r.detail()));
         }
         return new Admitted(authority, endpoint, ((SsrfGuard.Verdict.Admitted) v).addresses());
+    }
+
+    private Refusal refused(Refusal r) {
+        try {
+            hook.admissionRefused(r.error());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "admission refusal report failed: " + e.getClass().getName());
+        }
+        return r;
     }
 
     ChainSelection select(ProxyRequest request) throws Refusal {

@@ -1,0 +1,70 @@
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The loopback upstream of tests/load/supervisor-load.sh (not a test): HTTP/1.1 keep-alive on 127.0.0.1, one virtual
+ * thread per connection, reads each request (Content-Length bodies) and answers {@code 200 ok}. Prints
+ * {@code upstream listening on 127.0.0.1:PORT} when ready; runs until killed.
+ * Usage: java LoadUpstream.java
+ */
+public class LoadUpstream {
+    private static final byte[] OK = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+            .getBytes(StandardCharsets.US_ASCII);
+
+    public static void main(String[] args) throws IOException {
+        try (ServerSocket server = new ServerSocket(0, 1024, InetAddress.getByName("127.0.0.1"))) {
+            System.out.println("upstream listening on 127.0.0.1:" + server.getLocalPort());
+            System.out.flush();
+            while (true) {
+                Socket s = server.accept();
+                s.setTcpNoDelay(true);
+                Thread.ofVirtual().start(() -> serve(s));
+            }
+        }
+    }
+
+    private static void serve(Socket s) {
+        try (s) {
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            OutputStream out = s.getOutputStream();
+            while (true) {
+                int length = 0;
+                StringBuilder line = new StringBuilder();
+                boolean any = false;
+                while (true) {
+                    int c = in.read();
+                    if (c < 0) {
+                        return;
+                    }
+                    any = true;
+                    if (c == '\n') {
+                        String l = line.toString().trim();
+                        if (l.isEmpty()) {
+                            break;
+                        }
+                        if (l.regionMatches(true, 0, "content-length:", 0, 15)) {
+                            length = Integer.parseInt(l.substring(15).trim());
+                        }
+                        line.setLength(0);
+                    } else {
+                        line.append((char) c);
+                    }
+                }
+                if (!any) {
+                    return;
+                }
+                in.readNBytes(length);
+                out.write(OK);
+                out.flush();
+            }
+        } catch (IOException e) {
+            // the client closed the connection
+        }
+    }
+}
