@@ -96,7 +96,8 @@ final class CaCommand implements Callable<Integer> {
 
     /** {@code supervisor ca export}. */
     @Command(name = "export", description = {
-            "Export the CA certificate that sandboxes must trust:",
+            "Export the CA certificate that sandboxes must trust.",
+            "Formats:",
             "  pem     the certificate (PEM); with --include-system-roots, followed by the runtime's default roots",
             "  env     shell lines that make common runtimes trust it: SSL_CERT_FILE, REQUESTS_CA_BUNDLE,",
             "          CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS and a Java truststore option (JAVA_TOOL_OPTIONS)",
@@ -255,9 +256,9 @@ final class CaCommand implements Callable<Integer> {
 
     /** {@code supervisor ca rotate}. */
     @Command(name = "rotate", description = {
-            "Replace the generated CA with a new one. The old certificate and key are first copied to",
-            "STATE_DIR/ca/previous/<UTC time>/. Running supervisors keep the old CA until they restart;",
-            "sandboxes must trust the new one (supervisor ca export) before that."})
+            "Replace the generated CA with a new one.",
+            "The old certificate and key are first copied to STATE_DIR/ca/previous/<UTC time>/. Running",
+            "supervisors keep the old CA until they restart; sandboxes must trust the new one before that."})
     static final class Rotate implements Callable<Integer> {
         @Spec
         CommandSpec spec;

@@ -43,9 +43,9 @@ import picocli.CommandLine.Model.CommandSpec;
  * on standard error), 2 usage error.
  */
 @Command(name = "explain", description = {
-        "Explain what the supervisor would do with a request to HOST[:PORT] (default port 443): whether network",
-        "policy admits it and which policy does, and the middleware chain that would run, in order, with owners,",
-        "on_error and body limits, and why each other config would not run."})
+        "Explain how the supervisor would treat a request to HOST[:PORT].",
+        "Whether network policy admits it (default port 443) and which policy does, the middleware chain that",
+        "would run, in order, with owners, on_error and body limits, and why each other config would not run."})
 final class ExplainCommand implements Callable<Integer> {
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
     private static final Pattern PATH = Pattern.compile("/[\\x21-\\x7e]*");

@@ -29,10 +29,10 @@ import picocli.CommandLine.Model.CommandSpec;
  * Exit codes: 0 no errors (warnings allowed), 1 at least one error, 2 usage error.
  */
 @Command(name = "validate", description = {
-        "Validate a sandbox policy (and gateway configuration) exactly as 'supervisor run' does at start-up,",
-        "including Describe and ValidateConfig of registered external services, without listening anywhere.",
-        "Prints every problem as FILE:LINE:COLUMN: error|warning: KEY: MESSAGE. Exits 0 when there is no error,",
-        "1 otherwise."})
+        "Validate a policy and gateway configuration as 'supervisor run' does at start-up.",
+        "Includes Describe and ValidateConfig of registered external services; listens nowhere.",
+        "Prints every problem as FILE:LINE:COLUMN: error|warning: KEY: MESSAGE.",
+        "Exits 0 when there is no error, 1 otherwise."})
 final class ValidateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
