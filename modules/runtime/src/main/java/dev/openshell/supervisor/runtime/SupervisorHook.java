@@ -148,7 +148,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
                 Optional.of(endpoint.policyName()));
         if (!admitted) {
             plans.set(new Plan(g, Chain.empty(), List.of(), facts, host, endpoint, false));
-            metrics.request("denied");
+            metrics.request("denied_network");
             return ChainSelection.none();
         }
         Chain chain = g.selector().select(host);
