@@ -208,6 +208,37 @@ class SupervisorReloadTest {
         assertEquals(List.of("b1", "b2"), tagsOfLast("/after-broken"));
     }
 
+    /**
+     * A Kubernetes ConfigMap volume: {@code policy.yaml -> ..data/policy.yaml}, {@code ..data -> ..v1}; an update
+     * writes {@code ..v2} and swaps the {@code ..data} link in one rename, never touching {@code policy.yaml}.
+     */
+    @Test
+    void aConfigMapStyleLinkSwapIsPickedUp() throws Exception {
+        Path volume = Files.createDirectories(dir.resolve("volume"));
+        Files.createDirectories(volume.resolve("..v1"));
+        Files.writeString(volume.resolve("..v1/policy.yaml"), tagged("a1", "a2"));
+        Files.createSymbolicLink(volume.resolve("..data"), Path.of("..v1"));
+        Files.createSymbolicLink(volume.resolve("policy.yaml"), Path.of("..data/policy.yaml"));
+        policy = volume.resolve("policy.yaml");
+        start(Optional.of(Duration.ofMillis(50)));
+        BlockingQueue<ReloadOutcome> outcomes = new LinkedBlockingQueue<>();
+        supervisor.onReload(outcomes::add);
+        assertEquals(200, get("/v1").statusCode());
+        assertEquals(List.of("a1", "a2"), tagsOfLast("/v1"));
+
+        Files.createDirectories(volume.resolve("..v2"));
+        Files.writeString(volume.resolve("..v2/policy.yaml"), tagged("b1", "b2"));
+        Files.createSymbolicLink(volume.resolve("..data_tmp"), Path.of("..v2"));
+        Files.move(volume.resolve("..data_tmp"), volume.resolve("..data"), StandardCopyOption.ATOMIC_MOVE);
+        ReloadOutcome o = outcomes.poll(20, TimeUnit.SECONDS);
+        while (o instanceof ReloadOutcome.Unchanged) {
+            o = outcomes.poll(20, TimeUnit.SECONDS);
+        }
+        assertInstanceOf(ReloadOutcome.Installed.class, o);
+        assertEquals(200, get("/v2").statusCode());
+        assertEquals(List.of("b1", "b2"), tagsOfLast("/v2"));
+    }
+
     @Test
     void anInFlightRequestFinishesOnTheGenerationItStartedWith() throws Exception {
         start(Optional.empty());
