@@ -9,6 +9,8 @@ module dev.openshell.supervisor.cli {
     requires info.picocli;
     requires jakarta.json;
     requires java.logging;
+    // sun.misc.Signal: supervisor run reloads the policy on SIGHUP
+    requires jdk.unsupported;
 
     // picocli reads the command classes' annotations and fields reflectively
     opens dev.openshell.supervisor.cli to info.picocli;

@@ -9,11 +9,12 @@ import picocli.CommandLine.Command;
 
 /**
  * Entry point of {@code bin/supervisor}. Exit codes: 0 success, 1 the command's check failed (for example a plugin
- * was refused), 2 usage error.
+ * was refused, or a policy is invalid), 2 usage error.
  */
 @Command(name = "supervisor", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "OpenShell supervisor: an egress proxy that runs RFC 0009 middleware chains.",
-        subcommands = {RunCommand.class, DemoCommand.class, PluginsCommand.class, PrivacyGuardCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, ExplainCommand.class, CaCommand.class,
+                DemoCommand.class, PluginsCommand.class, PrivacyGuardCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
     /** Creates the root command (called by picocli). */
     public Main() {

@@ -13,15 +13,18 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code supervisor run}: serves the egress proxy until SIGTERM or SIGINT. Prints exactly one line on standard output
- * when ready: {@code supervisor listening on HOST:PORT}. Exit codes: after a clean stop the JVM's status for a
- * signal-initiated exit, 143 for SIGTERM and 130 for SIGINT (in-flight requests have finished and the listeners are
- * closed by then); 1 when start-up fails (every problem is printed, with file, line and column for policy and gateway
- * files).
+ * when ready: {@code supervisor listening on HOST:PORT}. Reloads the policy on SIGHUP and when the policy file changes
+ * (see {@link Supervisor}: a failed reload keeps the current policy serving). Exit codes: after a clean stop the JVM's
+ * status for a signal-initiated exit, 143 for SIGTERM and 130 for SIGINT (in-flight requests have finished and the
+ * listeners are closed by then); 1 when start-up fails (every problem is printed, with file, line and column for
+ * policy and gateway files).
  */
 @Command(name = "run", description = {
         "Run the egress supervisor proxy.",
         "With no options: 127.0.0.1:3128, the embedded default policy (all hosts on ports 80 and 443,",
-        "openshell/regex redacting known secret formats on every host, fail_closed), admin on 127.0.0.1:9464."})
+        "openshell/regex redacting known secret formats on every host, fail_closed), admin on 127.0.0.1:9464.",
+        "The policy is reloaded on SIGHUP and when its file changes; a policy that fails to load is reported",
+        "and the previous one keeps serving."})
 final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -51,6 +54,10 @@ final class RunCommand implements Callable<Integer> {
             description = "Admin listener for /metrics, /health/live, /health/ready, or 'off' (default 127.0.0.1:9464).")
     String adminListen;
 
+    @Option(names = "--watch-policy", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Reload when the policy file changes (default: on; --no-watch-policy: only on SIGHUP).")
+    boolean watchPolicy;
+
     RunCommand() {
     }
 
@@ -63,7 +70,8 @@ final class RunCommand implements Callable<Integer> {
             supervisor = Supervisor.start(new Supervisor.Options(Optional.ofNullable(policy),
                     Optional.ofNullable(gateway), Optional.ofNullable(listen), Optional.ofNullable(plugins),
                     Optional.ofNullable(stateDir), Optional.ofNullable(auditLog), Optional.ofNullable(adminListen),
-                    System.getenv()));
+                    System.getenv(), watchPolicy ? Optional.of(Supervisor.DEFAULT_WATCH_DEBOUNCE)
+                            : Optional.empty()));
         } catch (Supervisor.StartupException e) {
             err.println("supervisor: cannot start: " + e.getMessage());
             err.flush();
@@ -78,6 +86,7 @@ final class RunCommand implements Callable<Integer> {
             }
         }, "supervisor-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        reloadOnSighup(supervisor);
         String host = listen != null ? listen.substring(0, listen.lastIndexOf(':'))
                 : supervisor.generation().gateway().supervisor().listen().host();
         supervisor.adminPort().ifPresent(p -> System.getLogger(RunCommand.class.getName())
@@ -91,5 +100,19 @@ final class RunCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /** SIGHUP schedules a reload; the handler returns at once (the JVM's default for SIGHUP would exit). */
+    private void reloadOnSighup(Supervisor supervisor) {
+        System.Logger log = System.getLogger(RunCommand.class.getName());
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), sig -> supervisor.requestReload());
+            log.log(System.Logger.Level.INFO, "the policy is reloaded on SIGHUP" + (policy != null && watchPolicy
+                    ? " and when " + policy + " changes" : ""));
+        } catch (IllegalArgumentException e) {
+            // the JVM reserves SIGHUP when started with -Xrs, and some platforms lack it
+            log.log(System.Logger.Level.WARNING, "SIGHUP cannot be handled here ({0}); the policy is reloaded "
+                    + "only when its file changes", e.getMessage());
+        }
     }
 }

@@ -94,46 +94,12 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
      */
     public static Generation prepare(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                                      CredentialSources sources, ChainEngine engine) {
-        List<StageSpec> specs = new ArrayList<>();
-        List<PostStage> post = new ArrayList<>();
-        for (NetworkMiddlewareConfig c : policy.middlewaresInOrder()) {
-            RegisteredBinding rb = registry.lookup(c.middleware()).orElseThrow(() -> new IllegalArgumentException(
-                    "middleware config '%s': binding '%s' is not provided by any built-in, plugin or registered "
-                            .formatted(c.key(), c.middleware()) + "service"));
-            MiddlewareBinding b = rb.binding();
-            if (b.phase() == Phase.POST_CREDENTIALS) {
-                if (!(rb.provider() instanceof RestrictedMiddlewareProvider r)) {
-                    throw new IllegalArgumentException("middleware config '%s': binding '%s' is post-credentials but "
-                            .formatted(c.key(), c.middleware()) + "its provider is not a restricted built-in");
-                }
-                post.add(new PostStage(c, rb, r));
-                continue;
-            }
-            long maxBody = Math.min(b.maxBodyBytes(), EnvelopeLimits.MAX_BODY_BYTES);
-            long timeout = EnvelopeLimits.DEFAULT_TIMEOUT_MILLIS;
-            if (rb.origin().kind() == ProviderOrigin.Kind.EXTERNAL) {
-                Optional<MiddlewareRegistration> reg = gateway.registration(rb.origin().name());
-                if (reg.isPresent()) {
-                    maxBody = Math.min(maxBody, reg.get().maxBodyBytes());
-                    timeout = reg.get().timeout().toMillis();
-                }
-            }
-            if (b.timeout().isPresent()) {
-                timeout = b.timeout().get().toMillis();
-            }
-            Provenance provenance = rb.origin().kind() == ProviderOrigin.Kind.BUILT_IN ? Provenance.BUILT_IN
-                    : Provenance.THIRD_PARTY;
-            specs.add(new StageSpec(c.key(), c.middleware(), rb.provider(), provenance, c.order(),
-                    c.onError() == dev.openshell.supervisor.policy.OnError.FAIL_OPEN ? OnError.FAIL_OPEN
-                            : OnError.FAIL_CLOSED, (int) maxBody, timeout, c.config(), c::selects));
-        }
+        Stages stages = compile(policy, gateway, registry);
+        List<StageSpec> specs = stages.pre();
+        List<PostStage> post = stages.post();
         List<Credential> creds = new ArrayList<>();
         for (CredentialRule rule : gateway.credentials()) {
-            String source = switch (rule.source()) {
-                case CredentialSource.Environment env -> "env:" + env.variable();
-                case CredentialSource.SecretFile file -> "file:" + file.path().toAbsolutePath();
-            };
-            creds.add(new Credential(rule.name(), sources.resolve(rule.name(), source), rule::appliesTo,
+            creds.add(new Credential(rule.name(), sources.resolve(rule.name(), source(rule)), rule::appliesTo,
                     rule.hosts().stream().map(Object::toString).collect(Collectors.joining(", ", "[", "]"))));
         }
         PolicyAdmission admission = new PolicyAdmission(policy);
@@ -150,6 +116,119 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
         };
         return new Generation(COUNTER.incrementAndGet(), policy, gateway, registry, ChainSelector.of(specs),
                 List.copyOf(post), view, new CredentialInjector(creds), engine);
+    }
+
+    /** {@return a credential rule's source as {@link CredentialSources#resolve} reads it} @param rule the rule */
+    static String source(CredentialRule rule) {
+        return switch (rule.source()) {
+            case CredentialSource.Environment env -> "env:" + env.variable();
+            case CredentialSource.SecretFile file -> "file:" + file.path().toAbsolutePath();
+        };
+    }
+
+    /** The compiled stages of a policy: pre-credentials specs and post-credentials stages, both in order. */
+    record Stages(List<StageSpec> pre, List<PostStage> post) {
+    }
+
+    /** A middleware config that cannot be compiled; the message is safe and names the config key. */
+    static final class StageException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+        private final String configKey;
+
+        StageException(String configKey, String message) {
+            super(message);
+            this.configKey = configKey;
+        }
+
+        /** {@return the config key of the entry} */
+        String configKey() {
+            return configKey;
+        }
+    }
+
+    /**
+     * The effective limits of one stage: the binding's body capability, lowered to the platform maximum and, for an
+     * external service, to the registration's {@code max_body_bytes}; the timeout from the binding, else the
+     * registration, else {@link EnvelopeLimits#DEFAULT_TIMEOUT_MILLIS} (RFC 0009, "Registration and delivery").
+     *
+     * @param maxBodyBytes the effective body limit, in bytes
+     * @param timeoutMillis the effective timeout, in milliseconds
+     */
+    record Limits(long maxBodyBytes, long timeoutMillis) {
+        static Limits of(RegisteredBinding rb, GatewayConfig gateway) {
+            MiddlewareBinding b = rb.binding();
+            long maxBody = Math.min(b.maxBodyBytes(), EnvelopeLimits.MAX_BODY_BYTES);
+            long timeout = EnvelopeLimits.DEFAULT_TIMEOUT_MILLIS;
+            if (rb.origin().kind() == ProviderOrigin.Kind.EXTERNAL) {
+                Optional<MiddlewareRegistration> reg = gateway.registration(rb.origin().name());
+                if (reg.isPresent()) {
+                    maxBody = Math.min(maxBody, reg.get().maxBodyBytes());
+                    timeout = reg.get().timeout().toMillis();
+                }
+            }
+            if (b.timeout().isPresent()) {
+                timeout = b.timeout().get().toMillis();
+            }
+            return new Limits(maxBody, timeout);
+        }
+    }
+
+    /**
+     * Compiles the policy's middleware configs against the registry.
+     *
+     * @throws StageException for the first config whose binding is missing, or post-credentials but not restricted
+     */
+    static Stages compile(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry) {
+        return compile(policy, gateway, registry, null);
+    }
+
+    /**
+     * Compiles the policy's middleware configs against the registry.
+     *
+     * @param problems receives every config that cannot be compiled, which is then left out; {@code null} to throw
+     *     at the first one instead
+     * @throws StageException when {@code problems} is {@code null}, for the first config whose binding is missing,
+     *     or post-credentials but not restricted
+     */
+    static Stages compile(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
+                          List<StageException> problems) {
+        List<StageSpec> specs = new ArrayList<>();
+        List<PostStage> post = new ArrayList<>();
+        for (NetworkMiddlewareConfig c : policy.middlewaresInOrder()) {
+            Optional<RegisteredBinding> found = registry.lookup(c.middleware());
+            if (found.isEmpty()) {
+                fail(problems, new StageException(c.key(), "middleware config '%s': binding '%s' is not provided "
+                        .formatted(c.key(), c.middleware()) + "by any built-in, plugin or registered service"));
+                continue;
+            }
+            RegisteredBinding rb = found.get();
+            MiddlewareBinding b = rb.binding();
+            if (b.phase() == Phase.POST_CREDENTIALS) {
+                if (!(rb.provider() instanceof RestrictedMiddlewareProvider r)) {
+                    fail(problems, new StageException(c.key(), "middleware config '%s': binding '%s' is "
+                            .formatted(c.key(), c.middleware())
+                            + "post-credentials but its provider is not a restricted built-in"));
+                    continue;
+                }
+                post.add(new PostStage(c, rb, r));
+                continue;
+            }
+            Limits limits = Limits.of(rb, gateway);
+            Provenance provenance = rb.origin().kind() == ProviderOrigin.Kind.BUILT_IN ? Provenance.BUILT_IN
+                    : Provenance.THIRD_PARTY;
+            specs.add(new StageSpec(c.key(), c.middleware(), rb.provider(), provenance, c.order(),
+                    c.onError() == dev.openshell.supervisor.policy.OnError.FAIL_OPEN ? OnError.FAIL_OPEN
+                            : OnError.FAIL_CLOSED, (int) limits.maxBodyBytes(), limits.timeoutMillis(), c.config(),
+                    c::selects));
+        }
+        return new Stages(specs, List.copyOf(post));
+    }
+
+    private static void fail(List<StageException> problems, StageException e) {
+        if (problems == null) {
+            throw e;
+        }
+        problems.add(e);
     }
 
     /** {@return a short description for logs: counts only} */

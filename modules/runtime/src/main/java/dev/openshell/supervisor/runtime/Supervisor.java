@@ -1,34 +1,25 @@
 package dev.openshell.supervisor.runtime;
 
-import dev.openshell.middleware.spi.BindingId;
-import dev.openshell.middleware.spi.ConfigValidation;
 import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.JsonlAuditSink;
 import dev.openshell.supervisor.audit.OcsfEvents;
 import dev.openshell.supervisor.audit.SupervisorMetrics;
 import dev.openshell.supervisor.engine.PluginFailure;
-import dev.openshell.supervisor.engine.PluginHost;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
-import dev.openshell.supervisor.engine.RegisteredBinding;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.credentials.CredentialSources;
+import dev.openshell.supervisor.grpc.RegistryListener;
 import dev.openshell.supervisor.policy.BindingCatalog;
-import dev.openshell.supervisor.policy.BindingFacts;
 import dev.openshell.supervisor.policy.ConfigProblem;
 import dev.openshell.supervisor.policy.Loaded;
+import dev.openshell.supervisor.policy.PolicyException;
 import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicyLoader;
 import dev.openshell.supervisor.policy.gateway.GatewayConfig;
 import dev.openshell.supervisor.policy.gateway.GatewayConfigLoader;
-import dev.openshell.supervisor.grpc.ExternalServices;
-import dev.openshell.supervisor.grpc.RegistryListener;
-import dev.openshell.supervisor.grpc.RetryPolicy;
-import dev.openshell.supervisor.grpc.ServiceRegistration;
 import dev.openshell.supervisor.policy.gateway.ListenAddress;
-import dev.openshell.supervisor.policy.gateway.MiddlewareRegistration;
-import java.net.URI;
 import dev.openshell.supervisor.policy.gateway.SupervisorSettings;
 import dev.openshell.supervisor.proxy.NetworkSettings;
 import dev.openshell.supervisor.proxy.SupervisorProxy;
@@ -37,24 +28,44 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
- * A running supervisor: the proxy listener, the current runtime {@link Generation}, the audit sink, metrics and the
- * admin listener.
+ * A running supervisor: the proxy listener, the current runtime {@link Generation}, the audit sink, metrics, the
+ * admin listener, and live reload of the policy.
  *
  * <p>Start-up order (RFC 0009, "Registration and delivery"): read the gateway configuration; install built-ins and
- * plugins (the plugin host); validate the sandbox policy against them (every binding must exist; every config goes
- * through its provider's {@code validateConfig}); prepare the generation; start the proxy; start the admin listener.
- * Any failure before the proxy listens stops start-up with a {@link StartupException} whose message lists every
- * problem with file, line and column.
+ * plugins, then connect to the registered external services ({@link ConnectedRegistry}); validate the sandbox policy
+ * against them (every binding must exist; every config goes through its provider's {@code validateConfig}); prepare
+ * the generation; start the proxy; start the admin listener; start watching the policy file. Any failure before the
+ * proxy listens stops start-up with a {@link StartupException} whose message lists every problem with file, line and
+ * column.
+ *
+ * <h2>Live reload</h2>
+ * {@link #reload()} (and {@link #requestReload()}, which {@code supervisor run} calls on {@code SIGHUP}) and a change
+ * of the policy file (watched, debounced by {@link Options#policyWatch()}) re-read the policy and prepare a candidate
+ * generation off to the side, with the connected registry: a policy-only change reuses built-ins, plugins and external
+ * connections. Credential files named by the gateway configuration are read again. The candidate replaces the
+ * current generation only when complete; requests already selected finish on the generation they started with
+ * ({@link SupervisorHook}). A failed preparation keeps the last-known-good generation serving, logs why (every
+ * problem with file, line and column), emits an OCSF config event ({@code registry_reload}, failure), and is retried
+ * with backoff from 1 s to 60 s. The gateway configuration is not reloaded (RFC 0009: registration is not
+ * hot-reloaded); a change to it is logged as needing a restart.
  */
 public final class Supervisor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Supervisor.class.getName());
@@ -62,15 +73,29 @@ public final class Supervisor implements AutoCloseable {
     public static final ListenAddress DEFAULT_ADMIN = new ListenAddress("127.0.0.1", 9464);
     /** The name the embedded default policy is reported under. */
     public static final String DEFAULT_POLICY_NAME = "(embedded default policy)";
+    /** Default debounce of the policy file watcher: 500 ms. */
+    public static final Duration DEFAULT_WATCH_DEBOUNCE = Duration.ofMillis(500);
 
     private final AtomicReference<Generation> current;
-    private final SupervisorProxy proxy;
-    private final AdminServer admin;
+    private final ConnectedRegistry registry;
+    private final Options options;
+    private final CredentialSources sources;
+    private final ChainEngine engine;
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
     private final OcsfEvents events;
-    private final ExternalServices external;
+    private final String policyName;
+    private SupervisorProxy proxy;
+    private AdminServer admin;
+    private Reloader reloader;
+    private PolicyWatcher watcher;
     private volatile boolean ready;
+    // the fields below are used by reload attempts only, which run one at a time on the reload thread
+    private byte[] installedDigest;
+    private byte[] failedDigest;
+    private String failedReason;
+    private final byte[] gatewayDigest;
+    private byte[] warnedGatewayDigest;
 
     /**
      * What to start; every part overrides the gateway configuration, which overrides the defaults.
@@ -84,14 +109,66 @@ public final class Supervisor implements AutoCloseable {
      * @param auditLog the audit log file, or {@code -} for standard output
      * @param adminListen the admin listener ({@code HOST:PORT}; default 127.0.0.1:9464), or {@code off}
      * @param environment where {@code env:} credential sources are read
+     * @param policyWatch the debounce of the policy file watcher (positive; a burst of changes within it is one
+     *     reload); empty does not watch. Ignored without a policy file.
      */
     public record Options(Optional<Path> policy, Optional<Path> gateway, Optional<String> listen,
                           Optional<Path> plugins, Optional<Path> stateDir, Optional<String> auditLog,
-                          Optional<String> adminListen, Map<String, String> environment) {
+                          Optional<String> adminListen, Map<String, String> environment,
+                          Optional<Duration> policyWatch) {
+        /**
+         * Checks the parts.
+         *
+         * @throws IllegalArgumentException if the watch debounce is zero or negative
+         * @throws NullPointerException if a part is {@code null}
+         */
+        public Options {
+            Objects.requireNonNull(policy, "policy");
+            Objects.requireNonNull(gateway, "gateway");
+            Objects.requireNonNull(listen, "listen");
+            Objects.requireNonNull(plugins, "plugins");
+            Objects.requireNonNull(stateDir, "stateDir");
+            Objects.requireNonNull(auditLog, "auditLog");
+            Objects.requireNonNull(adminListen, "adminListen");
+            environment = Map.copyOf(environment);
+            if (policyWatch.filter(d -> d.isNegative() || d.isZero()).isPresent()) {
+                throw new IllegalArgumentException("the policy watch debounce must be positive");
+            }
+        }
+
+        /**
+         * Options that watch the policy file with the {@linkplain #DEFAULT_WATCH_DEBOUNCE default debounce}.
+         *
+         * @param policy the sandbox policy file
+         * @param gateway the gateway configuration file
+         * @param listen the proxy listen address
+         * @param plugins the plugins directory
+         * @param stateDir the state directory
+         * @param auditLog the audit log
+         * @param adminListen the admin listener
+         * @param environment where {@code env:} credential sources are read
+         */
+        public Options(Optional<Path> policy, Optional<Path> gateway, Optional<String> listen,
+                       Optional<Path> plugins, Optional<Path> stateDir, Optional<String> auditLog,
+                       Optional<String> adminListen, Map<String, String> environment) {
+            this(policy, gateway, listen, plugins, stateDir, auditLog, adminListen, environment,
+                    Optional.of(DEFAULT_WATCH_DEBOUNCE));
+        }
+
         /** {@return options with nothing set: the defaults} */
         public static Options defaults() {
             return new Options(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
                     Optional.empty(), Optional.empty(), Optional.empty(), System.getenv());
+        }
+
+        /**
+         * {@return these options with another policy watch setting}
+         *
+         * @param debounce the watcher's debounce, or empty not to watch
+         */
+        public Options withPolicyWatch(Optional<Duration> debounce) {
+            return new Options(policy, gateway, listen, plugins, stateDir, auditLog, adminListen, environment,
+                    debounce);
         }
     }
 
@@ -104,15 +181,18 @@ public final class Supervisor implements AutoCloseable {
         }
     }
 
-    private Supervisor(AtomicReference<Generation> current, SupervisorProxy proxy, AdminServer admin,
-                       AuditSink audit, SupervisorMetrics metrics, OcsfEvents events, ExternalServices external) {
-        this.external = external;
-        this.current = current;
-        this.proxy = proxy;
-        this.admin = admin;
+    private Supervisor(Options options, ConnectedRegistry registry, AuditSink audit, SupervisorMetrics metrics,
+                       OcsfEvents events, AtomicReference<Generation> current, ChainEngine engine) {
+        this.options = options;
+        this.registry = registry;
         this.audit = audit;
         this.metrics = metrics;
         this.events = events;
+        this.current = current;
+        this.engine = engine;
+        this.sources = new CredentialSources(options.environment());
+        this.policyName = options.policy().map(Path::toString).orElse(DEFAULT_POLICY_NAME);
+        this.gatewayDigest = options.gateway().map(Supervisor::digestOf).orElse(null);
     }
 
     /**
@@ -123,128 +203,136 @@ public final class Supervisor implements AutoCloseable {
      * @throws StartupException with every problem, when anything cannot be loaded or bound
      */
     public static Supervisor start(Options options) {
-        Loaded<GatewayConfig> gatewayLoaded = options.gateway().map(Supervisor::loadGateway).orElse(null);
-        GatewayConfig gateway = gatewayLoaded != null ? gatewayLoaded.value()
-                : new GatewayConfig(SupervisorSettings.defaults(), org.eclipse.collections.api.factory.Lists.immutable
-                        .empty(), org.eclipse.collections.api.factory.Lists.immutable.empty());
-        if (gatewayLoaded != null) {
-            gatewayLoaded.warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
+        Optional<Loaded<GatewayConfig>> gatewayLoaded;
+        try {
+            gatewayLoaded = options.gateway().map(GatewayConfigLoader::load);
+        } catch (PolicyException e) {
+            throw new StartupException(describe(e), e);
         }
+        GatewayConfig gateway = gatewayLoaded.map(Loaded::value).orElseGet(ConnectedRegistry::defaultGateway);
+        gatewayLoaded.ifPresent(g -> g.warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe())));
         SupervisorSettings settings = gateway.supervisor();
-        Path stateDir = options.stateDir().or(settings::stateDir)
-                .orElse(Path.of(System.getProperty("user.home"), ".openshell", "supervisor"));
-        Optional<Path> pluginsDir = options.plugins().or(settings::pluginsDir)
-                .or(() -> Optional.ofNullable(System.getProperty("supervisor.home")).map(h -> Path.of(h, "plugins")));
+        Path stateDir = stateDirectory(options.stateDir(), gateway);
+        Optional<Path> pluginsDir = pluginsDirectory(options.plugins(), gateway);
 
         SupervisorMetrics metrics = new SupervisorMetrics();
         OcsfEvents events = new OcsfEvents(version(), hostname(), Clock.systemUTC());
         AuditSink audit = openAudit(options.auditLog().or(() -> settings.auditLog().map(Path::toString)), stateDir);
+        Supervisor s = null;
         try {
             AtomicReference<Generation> current = new AtomicReference<>();
-            // restricted built-ins (openshell/sigv4) resolve credentials of whatever generation is current
-            PluginHost.Builder hb = PluginHost.builder().hostCapabilities(HostCapabilities.of((name, h) ->
-                    Optional.ofNullable(current.get()).flatMap(gen -> gen.credentials().lookup(name, h))));
-            pluginsDir.ifPresent(hb::pluginsDirectory);
-            PluginHost host = hb.load();
-            for (PluginFailure f : host.failures()) {
-                audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
-                        "plugin refused"));
-            }
-            ExternalServices external = connectExternal(gateway, audit, events, metrics);
-            try {
-                List<PluginFailure> refused = new java.util.ArrayList<>(external.failures().castToList());
-                List<RegisteredBinding> claims = new java.util.ArrayList<>(host.registry().bindings().castToList());
-                claims.addAll(external.claims().castToList());
-                ProviderRegistry registry = ProviderRegistry.assemble(claims, refused);
-                for (PluginFailure f : refused) {
-                    LOG.log(System.Logger.Level.WARNING, "middleware service refused: {0}", f);
-                    audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
-                            "registration refused"));
-                }
-                for (var p : external.providers()) {
-                    audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, true,
-                            p.registration().name(), "registration validated"));
-                }
-                String policyName = options.policy().map(Path::toString).orElse(DEFAULT_POLICY_NAME);
-                Loaded<SandboxPolicy> policy = loadPolicy(options.policy(), catalog(registry));
-                policy.warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
-                audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
-                        policy.value().networkMiddlewares().size() + " middleware configs"));
+            AtomicReference<SupervisorHook> hookRef = new AtomicReference<>();
+            // restricted built-ins (openshell/sigv4) resolve credentials of the generation serving the request
+            HostCapabilities capabilities = HostCapabilities.of((name, h) -> Optional.ofNullable(hookRef.get())
+                    .flatMap(SupervisorHook::servingGeneration).or(() -> Optional.ofNullable(current.get()))
+                    .flatMap(gen -> gen.credentials().lookup(name, h)));
+            ConnectedRegistry registry = ConnectedRegistry.connect(gatewayLoaded, pluginsDir, capabilities,
+                    listener(audit, events, metrics), true);
+            Map<Optional<String>, ChainEngine> engines = new ConcurrentHashMap<>();
+            s = new Supervisor(options, registry, audit, metrics, events, current,
+                    engines.computeIfAbsent(Optional.empty(), Supervisor::engineFor));
+            s.reportRegistry();
+            s.installFirst();
 
-                Map<Optional<String>, ChainEngine> engines = new ConcurrentHashMap<>();
-                Generation g = Generation.prepare(policy.value(), gateway, registry,
-                        new CredentialSources(options.environment()),
-                        engines.computeIfAbsent(Optional.empty(), p -> engineFor(p)));
-                current.set(g);
-                audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, g.summary()));
-                LOG.log(System.Logger.Level.INFO, g.summary());
-
-                SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
-                        Supervisor::engineFor), events, audit, metrics);
-                ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
-                SupervisorProxy.Builder pb = SupervisorProxy.builder()
-                        .listen(new InetSocketAddress(listen.address(), listen.port()))
-                        .stateDirectory(stateDir)
-                        .admission(g.admission())
-                        .hook(hook)
-                        .credentials(hook)
-                        .network(new NetworkSettings(settings.network().allowLoopbackUpstreams(),
-                                Map.copyOf(settings.network().staticHosts().castToSortedMap())));
-                settings.tls().upstreamCaBundle().ifPresent(pb::upstreamTrust);
-                if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
-                    pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
-                }
-                SupervisorProxy proxy = pb.build();
-                proxy.start();
-                AdminServer admin = null;
-                String adminSpec = options.adminListen().orElseGet(() -> settings.adminListen()
-                        .map(ListenAddress::toString).orElse(DEFAULT_ADMIN.toString()));
-                Supervisor[] self = new Supervisor[1];
-                if (!adminSpec.equals("off")) {
-                    ListenAddress a = ListenAddress.parse(adminSpec);
-                    try {
-                        admin = AdminServer.start(new InetSocketAddress(a.address(), a.port()), metrics,
-                                () -> self[0] != null && self[0].ready);
-                    } catch (RuntimeException e) {
-                        proxy.stop();
-                        throw e;
-                    }
-                }
-                Supervisor s = new Supervisor(current, proxy, admin, audit, metrics, events, external);
-                self[0] = s;
-                s.ready = true;
-                return s;
-            } catch (RuntimeException e) {
-                external.close();
-                throw e;
+            SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
+                    Supervisor::engineFor), events, audit, metrics);
+            hookRef.set(hook);
+            ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
+            SupervisorProxy.Builder pb = SupervisorProxy.builder()
+                    .listen(new InetSocketAddress(listen.address(), listen.port()))
+                    .stateDirectory(stateDir)
+                    .admission(hook)
+                    .hook(hook)
+                    .credentials(hook)
+                    .network(new NetworkSettings(settings.network().allowLoopbackUpstreams(),
+                            Map.copyOf(settings.network().staticHosts().castToSortedMap())));
+            settings.tls().upstreamCaBundle().ifPresent(pb::upstreamTrust);
+            if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
+                pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
             }
-        } catch (dev.openshell.supervisor.policy.PolicyException e) {
+            s.proxy = pb.build();
+            s.proxy.start();
+            String adminSpec = options.adminListen().orElseGet(() -> settings.adminListen()
+                    .map(ListenAddress::toString).orElse(DEFAULT_ADMIN.toString()));
+            if (!adminSpec.equals("off")) {
+                ListenAddress a = ListenAddress.parse(adminSpec);
+                Supervisor self = s;
+                s.admin = AdminServer.start(new InetSocketAddress(a.address(), a.port()), metrics,
+                        () -> self.ready);
+            }
+            s.startReloading();
+            s.ready = true;
+            return s;
+        } catch (PolicyException e) {
             audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, e.file(),
                     e.errors().size() + " errors"));
-            audit.close();
+            closeQuietly(s, audit);
             throw new StartupException(describe(e), e);
+        } catch (StartupException e) {
+            closeQuietly(s, audit);
+            throw e;
         } catch (RuntimeException e) {
-            audit.close();
+            closeQuietly(s, audit);
             throw new StartupException(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage(), e);
         }
     }
 
-    private static ExternalServices connectExternal(GatewayConfig gateway, AuditSink audit, OcsfEvents events,
-                                                    SupervisorMetrics metrics) {
-        List<ServiceRegistration> regs = new java.util.ArrayList<>();
-        for (MiddlewareRegistration r : gateway.middleware()) {
-            ServiceRegistration.Builder b = ServiceRegistration.builder(r.name(), URI.create(r.endpoint().toString()),
-                    r.maxBodyBytes()).timeout(r.timeout()).allowInsecure(r.allowInsecure());
-            r.tlsCaBundle().ifPresent(b::caBundle);
-            if (r.tlsClientCert().isPresent() && r.tlsClientKey().isPresent()) {
-                b.clientCertificate(r.tlsClientCert().get(), r.tlsClientKey().get());
-            }
-            regs.add(b.build());
+    private static void closeQuietly(Supervisor s, AuditSink audit) {
+        if (s != null) {
+            s.close();
+        } else {
+            audit.close();
         }
-        if (regs.isEmpty()) {
-            return ExternalServices.connect(List.of());
+    }
+
+    /**
+     * {@return the state directory: the option, else the gateway's {@code state_dir}, else
+     * {@code ~/.openshell/supervisor}}
+     *
+     * @param option the command-line option
+     * @param gateway the gateway configuration
+     */
+    public static Path stateDirectory(Optional<Path> option, GatewayConfig gateway) {
+        return option.or(() -> gateway.supervisor().stateDir())
+                .orElse(Path.of(System.getProperty("user.home"), ".openshell", "supervisor"));
+    }
+
+    /**
+     * {@return the plugins directory: the option, else the gateway's {@code plugins_dir}, else the image's
+     * {@code plugins/} (from {@code -Dsupervisor.home}), else none}
+     *
+     * @param option the command-line option
+     * @param gateway the gateway configuration
+     */
+    public static Optional<Path> pluginsDirectory(Optional<Path> option, GatewayConfig gateway) {
+        return option.or(() -> gateway.supervisor().pluginsDir())
+                .or(() -> Optional.ofNullable(System.getProperty("supervisor.home")).map(h -> Path.of(h, "plugins")));
+    }
+
+    private void reportRegistry() {
+        for (PluginFailure f : registry.pluginRefusals()) {
+            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+                    "plugin refused"));
         }
-        RegistryListener listener = new RegistryListener() {
+        for (PluginFailure f : registry.serviceRefusals()) {
+            LOG.log(System.Logger.Level.WARNING, "middleware service refused: {0}", f);
+            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+                    "registration refused"));
+        }
+        for (PluginFailure f : registry.duplicateRefusals()) {
+            LOG.log(System.Logger.Level.WARNING, "middleware binding refused: {0}", f);
+            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+                    "registration refused"));
+        }
+        for (var p : registry.services()) {
+            metrics.serviceUp(p.registration().name(), true);
+            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, true,
+                    p.registration().name(), "registration validated"));
+        }
+    }
+
+    private static RegistryListener listener(AuditSink audit, OcsfEvents events, SupervisorMetrics metrics) {
+        return new RegistryListener() {
             @Override
             public void plaintextRegistration(String name, URI endpoint) {
                 LOG.log(System.Logger.Level.WARNING, "INSECURE: middleware service ''{0}'' at {1} uses plaintext "
@@ -268,13 +356,174 @@ public final class Supervisor implements AutoCloseable {
                 metrics.serviceUp(name, true);
             }
         };
-        ExternalServices ext = ExternalServices.connect(regs, listener, RetryPolicy.DEFAULT);
-        ext.providers().forEach(p -> metrics.serviceUp(p.registration().name(), true));
-        return ext;
+    }
+
+    /** The policy of a candidate and the generation prepared from it. */
+    private record Candidate(Loaded<SandboxPolicy> policy, Generation generation) {
+    }
+
+    /**
+     * Prepares a candidate generation off to the side: the policy validated against the connected registry, then
+     * compiled, with credentials resolved.
+     *
+     * @throws PolicyException with every problem of the policy file
+     * @throws IllegalArgumentException with a safe message when a credential cannot be resolved or a config cannot
+     *     be compiled
+     */
+    private Candidate prepare() {
+        Loaded<SandboxPolicy> policy = loadPolicy(options.policy(), registry.catalog());
+        Generation g = Generation.prepare(policy.value(), registry.gateway(), registry.registry(), sources, engine);
+        return new Candidate(policy, g);
+    }
+
+    private void installFirst() {
+        byte[] digest = options.policy().map(Supervisor::digestOf).orElse(null);
+        Candidate c = prepare();
+        c.policy().warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
+        audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
+                c.policy().value().networkMiddlewares().size() + " middleware configs"));
+        current.set(c.generation());
+        installedDigest = digest;
+        audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName,
+                c.generation().summary()));
+        LOG.log(System.Logger.Level.INFO, c.generation().summary());
+    }
+
+    private void startReloading() {
+        reloader = new Reloader(this::attemptReload);
+        if (options.policy().isPresent() && options.policyWatch().isPresent()) {
+            Duration debounce = options.policyWatch().get();
+            try {
+                watcher = PolicyWatcher.start(options.policy().get(), () -> reloader.request(false, debounce));
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot watch the policy file {0} ({1}); reload with SIGHUP",
+                        policyName, e.getClass().getSimpleName());
+            }
+        }
+    }
+
+    /** One reload attempt, on the reload thread. */
+    private ReloadOutcome attemptReload(boolean force) {
+        Generation serving = current.get();
+        warnIfGatewayChanged();
+        byte[] digest = options.policy().map(Supervisor::digestOf).orElse(null);
+        if (!force && Arrays.equals(digest, installedDigest)) {
+            return new ReloadOutcome.Unchanged(serving.number());
+        }
+        Candidate c;
+        try {
+            c = prepare();
+        } catch (PolicyException e) {
+            List<ConfigProblem> problems = e.problems().castToList();
+            String reason = e.errors().size() + " error(s) in " + e.file() + "; first: "
+                    + e.errors().getFirst().describe();
+            return failed(serving, force, digest, reason, problems);
+        } catch (RuntimeException e) {
+            String reason = e instanceof IllegalArgumentException && e.getMessage() != null ? e.getMessage()
+                    : "preparation failed (" + e.getClass().getSimpleName() + ")";
+            if (!(e instanceof IllegalArgumentException)) {
+                LOG.log(System.Logger.Level.ERROR, "policy reload failed unexpectedly", e);
+            }
+            return failed(serving, force, digest, reason, List.of());
+        }
+        failedDigest = null;
+        failedReason = null;
+        if (!force && c.policy().value().equals(serving.policy())) {
+            installedDigest = digest;
+            LOG.log(System.Logger.Level.DEBUG, "policy file {0} changed but enforces the same policy", policyName);
+            return new ReloadOutcome.Unchanged(serving.number());
+        }
+        c.policy().warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
+        audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
+                c.policy().value().networkMiddlewares().size() + " middleware configs"));
+        current.set(c.generation());
+        installedDigest = digest;
+        String summary = c.generation().summary();
+        audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, summary));
+        LOG.log(System.Logger.Level.INFO, "policy reloaded from {0}: {1} replaces generation {2}", policyName,
+                summary, serving.number());
+        return new ReloadOutcome.Installed(c.generation().number(), serving.number(), summary);
+    }
+
+    private ReloadOutcome failed(Generation serving, boolean force, byte[] digest, String reason,
+                                 List<ConfigProblem> problems) {
+        boolean repeat = !force && Arrays.equals(digest, failedDigest) && reason.equals(failedReason);
+        failedDigest = digest;
+        failedReason = reason;
+        if (repeat) {
+            LOG.log(System.Logger.Level.DEBUG, "policy reload retry failed again; generation {0} keeps serving",
+                    serving.number());
+        } else {
+            long errors = problems.stream().filter(ConfigProblem::isError).count();
+            StringBuilder b = new StringBuilder("policy reload failed; generation ").append(serving.number())
+                    .append(" keeps serving: ").append(problems.isEmpty() ? reason
+                            : errors + " error(s) in " + policyName);
+            for (ConfigProblem p : problems) {
+                b.append(System.lineSeparator()).append("  ").append(p.describe());
+            }
+            LOG.log(System.Logger.Level.WARNING, b.toString());
+            if (!problems.isEmpty()) {
+                audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, policyName,
+                        problems.stream().filter(ConfigProblem::isError).count() + " errors"));
+            }
+            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, false, policyName,
+                    reason + "; generation " + serving.number() + " keeps serving"));
+        }
+        return new ReloadOutcome.Failed(serving.number(), reason, problems);
+    }
+
+    private void warnIfGatewayChanged() {
+        if (gatewayDigest == null) {
+            return;
+        }
+        byte[] now = digestOf(options.gateway().orElseThrow());
+        if (!Arrays.equals(now, gatewayDigest) && !Arrays.equals(now, warnedGatewayDigest)) {
+            warnedGatewayDigest = now;
+            LOG.log(System.Logger.Level.WARNING, "the gateway configuration {0} changed on disk; it is read only at "
+                    + "start-up (middleware registration is not hot-reloaded): restart the supervisor to apply it",
+                    options.gateway().orElseThrow());
+        }
+    }
+
+    /** {@return the SHA-256 of a file's bytes, or {@code null} when it cannot be read} */
+    private static byte[] digestOf(Path file) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file));
+        } catch (IOException e) {
+            return null;
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from the runtime", e);
+        }
+    }
+
+    /**
+     * Reloads the policy now: prepares a candidate generation from the policy file (or the embedded default) and
+     * the connected registry, and swaps it in when complete, even when the file is unchanged (credential files are
+     * read again). Waits for any reload already running.
+     *
+     * @return what happened; a failure keeps the current generation serving
+     * @throws IllegalStateException when the supervisor is closed
+     */
+    public ReloadOutcome reload() {
+        return reloader.reloadNow(true);
+    }
+
+    /** Schedules a {@linkplain #reload() reload} and returns at once (for signal handlers). */
+    public void requestReload() {
+        reloader.request(true, Duration.ZERO);
+    }
+
+    /**
+     * Registers a listener called after every reload attempt, on the reload thread (for tests and tools).
+     *
+     * @param listener the listener; must return quickly
+     */
+    public void onReload(Consumer<ReloadOutcome> listener) {
+        reloader.addListener(listener);
     }
 
     /** {@return every error and warning of a policy or gateway file, one per line, with file:line:col} */
-    public static String describe(dev.openshell.supervisor.policy.PolicyException e) {
+    public static String describe(PolicyException e) {
         StringBuilder b = new StringBuilder();
         b.append(e.file()).append(": ").append(e.errors().size()).append(" error(s)");
         for (ConfigProblem p : e.problems()) {
@@ -285,10 +534,6 @@ public final class Supervisor implements AutoCloseable {
 
     static ChainEngine engineFor(Optional<String> protocol) {
         return ChainEngine.builder().bodyRecheck(BodyAwarePolicy.forProtocol(protocol)).build();
-    }
-
-    private static Loaded<GatewayConfig> loadGateway(Path file) {
-        return GatewayConfigLoader.load(file);
     }
 
     static Loaded<SandboxPolicy> loadPolicy(Optional<Path> file, BindingCatalog catalog) {
@@ -317,27 +562,7 @@ public final class Supervisor implements AutoCloseable {
      * @param registry the registry
      */
     public static BindingCatalog catalog(ProviderRegistry registry) {
-        return id -> registry.lookup(id).map(rb -> BindingFacts.of(id, kind(rb), rb.origin().name(),
-                rb.binding().maxBodyBytes(), config -> validate(rb, id, config)));
-    }
-
-    private static ConfigValidation validate(RegisteredBinding rb, BindingId id, jakarta.json.JsonObject config) {
-        try {
-            ConfigValidation v = rb.provider().validateConfig(id, config);
-            return v == null ? ConfigValidation.invalid("validateConfig returned nothing") : v;
-        } catch (VirtualMachineError e) {
-            throw e;
-        } catch (Throwable e) {
-            return ConfigValidation.invalid("validateConfig failed (" + e.getClass().getSimpleName() + ")");
-        }
-    }
-
-    private static BindingFacts.OwnerKind kind(RegisteredBinding rb) {
-        return switch (rb.origin().kind()) {
-            case BUILT_IN -> BindingFacts.OwnerKind.BUILTIN;
-            case PLUGIN -> BindingFacts.OwnerKind.PLUGIN;
-            case EXTERNAL -> BindingFacts.OwnerKind.EXTERNAL;
-        };
+        return ConnectedRegistry.catalog(registry);
     }
 
     private static AuditSink openAudit(Optional<String> spec, Path stateDir) {
@@ -399,17 +624,28 @@ public final class Supervisor implements AutoCloseable {
         return ready;
     }
 
-    /** Stops accepting, lets in-flight requests finish (bounded), then stops the admin listener and the audit log. */
+    /**
+     * Stops watching and reloading, stops accepting, lets in-flight requests finish (bounded), then stops the admin
+     * listener, the external service connections and the audit log.
+     */
     @Override
     public void close() {
         ready = false;
         try {
-            proxy.stop();
+            if (watcher != null) {
+                watcher.close();
+            }
+            if (reloader != null) {
+                reloader.close();
+            }
+            if (proxy != null) {
+                proxy.stop();
+            }
         } finally {
             if (admin != null) {
                 admin.close();
             }
-            external.close();
+            registry.close();
             audit.close();
         }
     }

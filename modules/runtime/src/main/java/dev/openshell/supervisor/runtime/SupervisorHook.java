@@ -24,9 +24,12 @@ import dev.openshell.supervisor.engine.chain.StageRecord;
 import dev.openshell.supervisor.engine.chain.UninspectableVerdict;
 import dev.openshell.supervisor.engine.credentials.CredentialInjector;
 import dev.openshell.supervisor.policy.HostPattern;
+import dev.openshell.supervisor.proxy.AdmissionDecision;
 import dev.openshell.supervisor.proxy.ChainSelection;
 import dev.openshell.supervisor.proxy.CredentialInjection;
+import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.HookResult;
+import dev.openshell.supervisor.proxy.NetworkAdmission;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
 import dev.openshell.supervisor.proxy.Uninspectable;
@@ -39,16 +42,22 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The proxy's middleware hook and credential step over the current {@link Generation} (RFC 0009, "Operation phases
- * and placement": chain after admission, body-aware re-check after every replacement, then credential injection, then
- * the restricted post-credentials built-ins, then forwarding).
+ * The proxy's admission, middleware hook and credential step over the current {@link Generation} (RFC 0009,
+ * "Operation phases and placement": L4 admission, chain after admission, body-aware re-check after every replacement,
+ * then credential injection, then the restricted post-credentials built-ins, then forwarding).
  *
- * <p>A request is served by the generation current when the proxy asked {@link #select} for it: the plan is kept for
- * the connection's thread until the request's credential step, so a reload never mixes generations within a
- * request. Every stage invocation becomes an OCSF HTTP Activity event and a metric; failures, bypasses, uninspectable
+ * <p>One request, one generation (RFC 0009, "Registration and delivery"): a request is served by the generation
+ * current when the proxy asked {@link #select} for it, and the plan is kept for the connection's thread until the
+ * request's credential step, so a reload never mixes generations within a request. Admission is part of that: when
+ * the generation that admitted the destination is no longer current at selection (a reload in between, or a request
+ * inside a tunnel admitted at {@code CONNECT} time), the destination is admitted again by the generation that serves
+ * the request, and a request it no longer admits is refused with 403 {@code policy_denied} before anything is sent
+ * upstream. (The SSRF check of a tunnel's addresses stays the one made at {@code CONNECT}.)
+ *
+ * <p>Every stage invocation becomes an OCSF HTTP Activity event and a metric; failures, bypasses, uninspectable
  * requests and body-policy failures become Detection Findings.
  */
-final class SupervisorHook implements RequestHook, CredentialInjection {
+final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialInjection {
     private static final System.Logger LOG = System.getLogger(SupervisorHook.class.getName());
 
     private final Supplier<Generation> current;
@@ -57,6 +66,11 @@ final class SupervisorHook implements RequestHook, CredentialInjection {
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
     private final ThreadLocal<Plan> plans = new ThreadLocal<>();
+    private final ThreadLocal<Admitted> admissions = new ThreadLocal<>();
+
+    /** The generation that last admitted a destination on this thread. */
+    private record Admitted(Generation generation, String host, int port) {
+    }
 
     /** The per-request plan, fixed at selection time. */
     private static final class Plan {
@@ -65,14 +79,19 @@ final class SupervisorHook implements RequestHook, CredentialInjection {
         final List<Generation.PostStage> post;
         final RequestFacts facts;
         final String host;
+        final EndpointFacts endpoint;
+        final boolean admitted;
         boolean chainRan;
 
-        Plan(Generation generation, Chain chain, List<Generation.PostStage> post, RequestFacts facts, String host) {
+        Plan(Generation generation, Chain chain, List<Generation.PostStage> post, RequestFacts facts, String host,
+             EndpointFacts endpoint, boolean admitted) {
             this.generation = generation;
             this.chain = chain;
             this.post = post;
             this.facts = facts;
             this.host = host;
+            this.endpoint = endpoint;
+            this.admitted = admitted;
         }
     }
 
@@ -86,17 +105,56 @@ final class SupervisorHook implements RequestHook, CredentialInjection {
         this.metrics = metrics;
     }
 
+    /**
+     * L4 admission by the current generation; remembers, for this thread, which generation admitted the destination.
+     */
+    @Override
+    public AdmissionDecision admit(String host, int port) {
+        Generation g = current.get();
+        AdmissionDecision d = g.admission().admit(host, port);
+        if (d instanceof AdmissionDecision.Allowed) {
+            admissions.set(new Admitted(g, host, port));
+        } else {
+            admissions.remove();
+        }
+        return d;
+    }
+
+    /** {@return the generation of the request this thread is serving, if it is between selection and credentials} */
+    Optional<Generation> servingGeneration() {
+        Plan p = plans.get();
+        return p == null ? Optional.empty() : Optional.of(p.generation);
+    }
+
     @Override
     public ChainSelection select(ProxyRequest request) {
         Generation g = current.get();
         HttpRequestTarget t = request.target();
+        Admitted a = admissions.get();
+        admissions.remove();
+        EndpointFacts endpoint = request.endpoint();
+        boolean admitted = true;
+        if (a == null || a.generation() != g || a.port() != t.port() || !a.host().equals(t.host())) {
+            // admitted by another generation (a reload since, or a tunnel admitted at CONNECT): this one decides
+            AdmissionDecision d = g.admission().admit(t.host(), t.port());
+            if (d instanceof AdmissionDecision.Allowed allowed) {
+                endpoint = allowed.endpoint();
+            } else {
+                admitted = false;
+            }
+        }
         String host = HostPattern.canonicalHost(t.host());
+        RequestFacts facts = new RequestFacts(request.requestId(), t.method(), t.scheme(), host, t.port(),
+                Optional.of(endpoint.policyName()));
+        if (!admitted) {
+            plans.set(new Plan(g, Chain.empty(), List.of(), facts, host, endpoint, false));
+            metrics.request("denied_network");
+            return ChainSelection.none();
+        }
         Chain chain = g.selector().select(host);
         List<Generation.PostStage> post = g.postStages().isEmpty() ? List.of() : g.postStages().stream()
                 .filter(p -> p.config().selects(host)).toList();
-        RequestFacts facts = new RequestFacts(request.requestId(), t.method(), t.scheme(), host, t.port(),
-                Optional.of(request.endpoint().policyName()));
-        plans.set(new Plan(g, chain, post, facts, host));
+        plans.set(new Plan(g, chain, post, facts, host, endpoint, true));
         metrics.request("admitted");
         boolean signsBody = post.stream().anyMatch(p -> !"unsigned".equals(p.config().config()
                 .getString("payload", "signed")));
@@ -148,7 +206,7 @@ final class SupervisorHook implements RequestHook, CredentialInjection {
         if (p.chain.isEmpty()) {
             return new HookResult.Forward(stripped.headers(), body);
         }
-        ChainResult result = engines.apply(request.endpoint().protocol()).run(p.chain,
+        ChainResult result = engines.apply(p.endpoint.protocol()).run(p.chain,
                 new ChainRequest(request.target(), stripped.headers(), body, RequestContext.of(request.requestId())));
         record(p.facts, result.stages());
         for (RecheckRecord r : result.rechecks()) {
@@ -185,6 +243,9 @@ final class SupervisorHook implements RequestHook, CredentialInjection {
     public Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery, Optional<Body> body) {
         Plan p = plan(request);
         try {
+            if (!p.admitted) {
+                return new Outcome.Refuse(403, "policy_denied", PolicyAdmission.DENIED);
+            }
             List<HttpHeader> base = p.chainRan ? headers : HeaderRules.stripMiddlewareNamespace(headers).headers();
             CredentialInjector.Result r = p.generation.credentials().inject(p.host, base, rawQuery);
             if (r instanceof CredentialInjector.Result.Refused refused) {

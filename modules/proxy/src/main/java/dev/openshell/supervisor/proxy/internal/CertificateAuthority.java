@@ -7,9 +7,11 @@ import java.io.Writer;
 import java.math.BigInteger;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
@@ -123,6 +125,75 @@ public final class CertificateAuthority {
             return load(cert, key);
         } catch (GeneralSecurityException | OperatorCreationException e) {
             throw new IOException("cannot generate the supervisor CA: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Replaces the CA in {@code <stateDir>/ca} with a newly generated one. The current files, when present, are first
+     * copied to {@code <stateDir>/ca/previous/<stamp>/} (the key keeps mode 0600); then the new key and certificate
+     * are written beside them under temporary names and moved over the old ones, key first. There is no moment
+     * without a CA on disk; a supervisor starting during the two moves sees a key that does not match and refuses to
+     * start rather than silently generating another CA.
+     *
+     * @param stateDir the state directory; created if missing
+     * @param stamp the name of the backup directory, for example {@code 20261129T213702Z}; {@code [A-Za-z0-9_-]+}
+     * @return the new CA, and where the previous files were copied, if there were any
+     * @throws IOException when a file cannot be read, copied or written, or the backup directory already exists
+     * @throws IllegalArgumentException if {@code stamp} is not a plain file name
+     */
+    public static Rotated rotate(Path stateDir, String stamp) throws IOException {
+        if (!stamp.matches("[A-Za-z0-9_-]{1,64}")) {
+            throw new IllegalArgumentException("backup stamp must be 1 to 64 of [A-Za-z0-9_-]");
+        }
+        Path dir = stateDir.resolve("ca");
+        Path cert = dir.resolve(CERT_FILE);
+        Path key = dir.resolve(KEY_FILE);
+        Files.createDirectories(dir);
+        CertificateAuthority ca;
+        try {
+            ca = generate();
+        } catch (GeneralSecurityException | OperatorCreationException e) {
+            throw new IOException("cannot generate the supervisor CA: " + e.getMessage(), e);
+        }
+        Optional<Path> backup = Optional.empty();
+        if (Files.exists(cert) || Files.exists(key)) {
+            Path previous = dir.resolve("previous").resolve(stamp);
+            Files.createDirectories(previous.getParent());
+            Files.createDirectory(previous);
+            if (Files.exists(key)) {
+                writePrivate(previous.resolve(KEY_FILE), Files.readString(key, StandardCharsets.US_ASCII));
+            }
+            if (Files.exists(cert)) {
+                Files.copy(cert, previous.resolve(CERT_FILE));
+            }
+            backup = Optional.of(previous);
+        }
+        Path newKey = dir.resolve("." + KEY_FILE + ".new");
+        Path newCert = dir.resolve("." + CERT_FILE + ".new");
+        Files.deleteIfExists(newKey);
+        Files.deleteIfExists(newCert);
+        writePrivate(newKey, ca.privateKeyPem());
+        Files.writeString(newCert, ca.certificatePem(), StandardCharsets.US_ASCII, StandardOpenOption.CREATE_NEW);
+        move(newKey, key);
+        move(newCert, cert);
+        return new Rotated(ca, cert, backup);
+    }
+
+    /**
+     * The outcome of {@link #rotate}.
+     *
+     * @param authority the new CA
+     * @param certificateFile where its certificate now is
+     * @param previous the directory holding a copy of the replaced files; empty when there were none
+     */
+    public record Rotated(CertificateAuthority authority, Path certificateFile, Optional<Path> previous) {
+    }
+
+    private static void move(Path from, Path to) throws IOException {
+        try {
+            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
         }
     }
 

@@ -1,0 +1,246 @@
+package dev.openshell.supervisor.cli;
+
+import dev.openshell.supervisor.policy.ConfigProblem;
+import dev.openshell.supervisor.policy.Loaded;
+import dev.openshell.supervisor.policy.PolicyException;
+import dev.openshell.supervisor.policy.SandboxPolicy;
+import dev.openshell.supervisor.policy.SandboxPolicyLoader;
+import dev.openshell.supervisor.policy.gateway.GatewayConfig;
+import dev.openshell.supervisor.policy.gateway.GatewayConfigLoader;
+import dev.openshell.supervisor.runtime.ConnectedRegistry;
+import dev.openshell.supervisor.runtime.Explanation;
+import dev.openshell.supervisor.runtime.Supervisor;
+import jakarta.json.Json;
+import jakarta.json.JsonArrayBuilder;
+import jakarta.json.JsonObjectBuilder;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code supervisor explain}: what the supervisor would do with a request to {@code HOST[:PORT]} under a policy
+ * ({@link Explanation}): whether it is admitted and by which network policy, and the chain that would run, with each
+ * stage's config key, binding ID, owner, {@code on_error}, order and effective body limit, and why every other config
+ * would not run. With {@code --format json} it prints one object:
+ * <pre>{@code
+ * {"admitted": true, "network_policy": "model_api",
+ *  "chain": [{"config_key": "redact", "binding_id": "openshell/regex", "owner": "built-in dev.openshell.builtin.regex",
+ *             "on_error": "fail_closed", "order": 10, "max_body_bytes": 4194304}],
+ *  "not_selected": [{"config_key": "pii", "reason": "no endpoints.include pattern matches api.example.com"}]}
+ * }</pre>
+ * {@code network_policy} is {@code null} when the request is not admitted. The port defaults to 443. Chain selection
+ * depends only on the host (RFC 0009, "Policy integration"); {@code --method} and {@code --path} are checked and
+ * echoed in the text form, but change nothing, since this supervisor does not evaluate L7 rules. Exit codes: 0 the
+ * request was explained (admitted or not), 1 the policy or gateway configuration is invalid (every problem is printed
+ * on standard error), 2 usage error.
+ */
+@Command(name = "explain", description = {
+        "Explain how the supervisor would treat a request to HOST[:PORT].",
+        "Whether network policy admits it (default port 443) and which policy does, the middleware chain that",
+        "would run, in order, with owners, on_error and body limits, and why each other config would not run."})
+final class ExplainCommand implements Callable<Integer> {
+    private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    private static final Pattern PATH = Pattern.compile("/[\\x21-\\x7e]*");
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._-]+");
+    private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]+");
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--policy", paramLabel = "FILE", required = true, description = "Sandbox policy (YAML).")
+    Path policy;
+
+    @Option(names = "--gateway-config", paramLabel = "FILE", description = "Gateway configuration (TOML).")
+    Path gateway;
+
+    @Option(names = "--plugins", paramLabel = "DIR",
+            description = "Plugins directory (default: the gateway's plugins_dir, else the image's plugins/).")
+    Path plugins;
+
+    @Option(names = "--skip-services",
+            description = "Do not contact registered external services (their bindings' owners are not known).")
+    boolean skipServices;
+
+    @Option(names = "--method", paramLabel = "M", defaultValue = "GET",
+            description = "Request method (default: ${DEFAULT-VALUE}); selection does not depend on it.")
+    String method;
+
+    @Option(names = "--path", paramLabel = "P", defaultValue = "/",
+            description = "Request path (default: ${DEFAULT-VALUE}); selection does not depend on it.")
+    String path;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "text",
+            description = "Output format: text or json (default: ${DEFAULT-VALUE}).")
+    Format format;
+
+    @Parameters(index = "0", paramLabel = "HOST[:PORT]",
+            description = "The destination, as in a CONNECT request: host or IP literal ([v6] in brackets with a port).")
+    String destination;
+
+    enum Format { text, json }
+
+    /** A parsed destination. */
+    record Destination(String host, int port) {
+    }
+
+    ExplainCommand() {
+    }
+
+    @Override
+    public Integer call() {
+        Destination d = parseDestination(destination);
+        if (!TOKEN.matcher(method).matches()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--method must be an HTTP method token");
+        }
+        if (!PATH.matcher(path).matches()) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--path must start with / and contain only visible ASCII");
+        }
+        Main.logLevel("dev.openshell", java.util.logging.Level.SEVERE);
+        Main.logLevel("io.grpc", java.util.logging.Level.SEVERE);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Optional<Loaded<GatewayConfig>> gatewayFile;
+        try {
+            gatewayFile = Optional.ofNullable(gateway).map(GatewayConfigLoader::load);
+        } catch (PolicyException e) {
+            return invalid(err, e);
+        }
+        GatewayConfig gw = gatewayFile.map(Loaded::value).orElseGet(ConnectedRegistry::defaultGateway);
+        Explanation x;
+        try (ConnectedRegistry registry = ConnectedRegistry.forTools(gatewayFile,
+                Supervisor.pluginsDirectory(Optional.ofNullable(plugins), gw), !skipServices)) {
+            Loaded<SandboxPolicy> loaded;
+            try {
+                loaded = SandboxPolicyLoader.load(policy, registry.catalogAllowingUnchecked());
+            } catch (PolicyException e) {
+                return invalid(err, e);
+            }
+            x = Explanation.of(loaded.value(), registry.gateway(), registry.registry(), d.host(), d.port());
+        }
+        if (format == Format.json) {
+            out.println(json(x));
+        } else {
+            text(out, x);
+        }
+        out.flush();
+        return 0;
+    }
+
+    private int invalid(PrintWriter err, PolicyException e) {
+        err.println("supervisor: cannot explain: " + e.file() + " is invalid (" + e.errors().size() + " error(s))");
+        for (ConfigProblem p : e.problems()) {
+            err.println("  " + p.describe());
+        }
+        err.flush();
+        return 1;
+    }
+
+    private Destination parseDestination(String text) {
+        String host;
+        String port = null;
+        if (text.startsWith("[")) {
+            int close = text.indexOf(']');
+            if (close < 0) {
+                throw usage("HOST[:PORT]: missing ] after the IPv6 literal");
+            }
+            host = text.substring(1, close);
+            String rest = text.substring(close + 1);
+            if (!rest.isEmpty()) {
+                if (!rest.startsWith(":")) {
+                    throw usage("HOST[:PORT]: expected :PORT after ]");
+                }
+                port = rest.substring(1);
+            }
+            if (!IPV6.matcher(host).matches() || !host.contains(":")) {
+                throw usage("HOST[:PORT]: not an IPv6 literal inside [ ]");
+            }
+        } else {
+            int colon = text.indexOf(':');
+            boolean v6 = false;
+            if (colon < 0) {
+                host = text;
+            } else if (colon == text.lastIndexOf(':')) {
+                host = text.substring(0, colon);
+                port = text.substring(colon + 1);
+            } else {
+                host = text; // an IPv6 literal without brackets, so without a port
+                v6 = true;
+                if (!IPV6.matcher(host).matches()) {
+                    throw usage("HOST[:PORT]: write an IPv6 literal with a port as [v6]:PORT");
+                }
+            }
+            if (!v6 && (!HOST.matcher(host).matches() || host.length() > 253)) {
+                throw usage("HOST[:PORT]: the host must be a DNS name or IP literal (letters, digits, . - _)");
+            }
+        }
+        int p = 443;
+        if (port != null) {
+            if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
+                throw usage("HOST[:PORT]: the port must be 1 to 65535");
+            }
+            p = Integer.parseInt(port);
+        }
+        return new Destination(host, p);
+    }
+
+    private CommandLine.ParameterException usage(String message) {
+        return new CommandLine.ParameterException(spec.commandLine(), message);
+    }
+
+    private void text(PrintWriter out, Explanation x) {
+        String where = x.host().contains(":") ? "[" + x.host() + "]:" + x.port() : x.host() + ":" + x.port();
+        out.println("request:   " + method + " " + path + " to " + where);
+        out.println("admission: " + (x.admitted() ? "admitted by network policy '" + x.networkPolicy().orElseThrow()
+                + "'" : "NOT admitted: no network policy allows " + where + " (403 policy_denied)"));
+        out.println("chain (selected by host only; the method and path do not change it):");
+        if (x.chain().isEmpty()) {
+            out.println("  (none: " + (x.admitted() ? "the request streams straight through, unbuffered)"
+                    : "nothing runs)"));
+        }
+        int i = 1;
+        for (Explanation.Stage s : x.chain()) {
+            out.printf("  %d. %s  order %d  binding %s  owner %s  on_error %s  max body %d bytes%s%n", i++,
+                    s.configKey(), s.order(), s.bindingId(), s.owner(), s.onError(), s.maxBodyBytes(),
+                    s.postCredentials() ? "  (after credential injection)" : "");
+        }
+        if (!x.notSelected().isEmpty()) {
+            out.println("not selected:");
+            for (Explanation.NotSelected n : x.notSelected()) {
+                out.println("  " + n.configKey() + ": " + n.reason());
+            }
+        }
+    }
+
+    static String json(Explanation x) {
+        JsonArrayBuilder chain = Json.createArrayBuilder();
+        for (Explanation.Stage s : x.chain()) {
+            chain.add(Json.createObjectBuilder()
+                    .add("config_key", s.configKey())
+                    .add("binding_id", s.bindingId())
+                    .add("owner", s.owner())
+                    .add("on_error", s.onError())
+                    .add("order", s.order())
+                    .add("max_body_bytes", s.maxBodyBytes()));
+        }
+        JsonArrayBuilder not = Json.createArrayBuilder();
+        for (Explanation.NotSelected n : x.notSelected()) {
+            not.add(Json.createObjectBuilder().add("config_key", n.configKey()).add("reason", n.reason()));
+        }
+        JsonObjectBuilder o = Json.createObjectBuilder().add("admitted", x.admitted());
+        if (x.networkPolicy().isPresent()) {
+            o.add("network_policy", x.networkPolicy().get());
+        } else {
+            o.addNull("network_policy");
+        }
+        return o.add("chain", chain).add("not_selected", not).build().toString();
+    }
+}

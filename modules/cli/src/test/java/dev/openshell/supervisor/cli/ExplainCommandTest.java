@@ -1,0 +1,122 @@
+package dev.openshell.supervisor.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import jakarta.json.JsonObject;
+import jakarta.json.JsonValue;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code supervisor explain}: the JSON shape the issue fixes, the text form, and errors. */
+class ExplainCommandTest {
+    @TempDir
+    Path dir;
+
+    private Path plugins;
+    private Path policy;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        plugins = Cli.pluginsWithTagger(dir);
+        policy = dir.resolve("policy.yaml");
+        Files.writeString(policy, Cli.POLICY);
+    }
+
+    private Cli.Run explain(String... rest) {
+        List<String> args = new java.util.ArrayList<>(List.of("explain", "--policy", policy.toString(),
+                "--plugins", plugins.toString()));
+        args.addAll(List.of(rest));
+        return Cli.run(args.toArray(String[]::new));
+    }
+
+    @Test
+    void jsonIsOneObjectOfExactlyTheDocumentedShape() {
+        Cli.Run r = explain("api.example.com", "--format", "json");
+        assertEquals(0, r.exit(), r.toString());
+        JsonObject o = r.json();
+        assertEquals(Set.of("admitted", "network_policy", "chain", "not_selected"), o.keySet());
+        assertTrue(o.getBoolean("admitted"));
+        assertEquals("api", o.getString("network_policy"));
+        assertEquals(1, o.getJsonArray("chain").size());
+        JsonObject stage = o.getJsonArray("chain").getJsonObject(0);
+        assertEquals(Set.of("config_key", "binding_id", "owner", "on_error", "order", "max_body_bytes"),
+                stage.keySet());
+        assertEquals("tag", stage.getString("config_key"));
+        assertEquals("examples/tagger", stage.getString("binding_id"));
+        assertEquals("plugin com.example.tagger", stage.getString("owner"));
+        assertEquals("fail_closed", stage.getString("on_error"));
+        assertEquals(10, stage.getInt("order"));
+        assertEquals(65536, stage.getJsonNumber("max_body_bytes").longValue());
+        JsonObject other = o.getJsonArray("not_selected").getJsonObject(0);
+        assertEquals(Set.of("config_key", "reason"), other.keySet());
+        assertEquals("other", other.getString("config_key"));
+        assertEquals("no endpoints.include pattern matches api.example.com", other.getString("reason"));
+    }
+
+    @Test
+    void aDestinationNoPolicyAdmitsHasANullNetworkPolicyAndNoChain() {
+        Cli.Run r = explain("api.example.com:8443", "--format", "json");
+        assertEquals(0, r.exit(), r.toString());
+        JsonObject o = r.json();
+        assertFalse(o.getBoolean("admitted"));
+        assertEquals(JsonValue.NULL, o.get("network_policy"));
+        assertEquals(0, o.getJsonArray("chain").size());
+        assertEquals(2, o.getJsonArray("not_selected").size());
+    }
+
+    @Test
+    void anExcludedHostNamesTheExcludePattern() {
+        JsonObject o = explain("internal.example.com", "--format", "json").json();
+        assertTrue(o.getJsonArray("not_selected").getValuesAs(JsonObject.class).stream()
+                .anyMatch(n -> n.getString("config_key").equals("tag") && n.getString("reason")
+                        .equals("endpoints.exclude pattern 'internal.example.com' removes internal.example.com")),
+                o.toString());
+    }
+
+    @Test
+    void textSaysTheSameForPeople() {
+        Cli.Run r = explain("API.example.com:443", "--method", "POST", "--path", "/v1/chat");
+        assertEquals(0, r.exit(), r.toString());
+        List<String> lines = r.out().lines().toList();
+        assertEquals("request:   POST /v1/chat to api.example.com:443", lines.get(0));
+        assertEquals("admission: admitted by network policy 'api'", lines.get(1));
+        assertTrue(lines.get(3).startsWith("  1. tag  order 10  binding examples/tagger  owner plugin "
+                + "com.example.tagger  on_error fail_closed  max body 65536 bytes"), lines.get(3));
+        assertTrue(r.out().contains("  other: no endpoints.include pattern matches api.example.com"), r.out());
+
+        Cli.Run denied = explain("[2001:db8::1]:443");
+        assertEquals(0, denied.exit(), denied.toString());
+        assertTrue(denied.out().contains("NOT admitted: no network policy allows [2001:db8::1]:443"), denied.out());
+    }
+
+    @Test
+    void anInvalidPolicyExitsOneWithEveryProblem() throws IOException {
+        Files.writeString(policy, Cli.POLICY.replace("order: 20", "order: 10"));
+        Cli.Run r = explain("api.example.com");
+        assertEquals(1, r.exit(), r.toString());
+        assertEquals("", r.out());
+        assertTrue(r.err().startsWith("supervisor: cannot explain: " + policy + " is invalid"), r.err());
+        assertTrue(r.err().contains(policy + ":"), r.err());
+    }
+
+    @Test
+    void badDestinationsMethodsAndPathsAreUsageErrors() {
+        for (String bad : List.of("api.example.com:0", "api.example.com:99999", "api.example.com:x", "a/b",
+                "[2001:db8::1", "[nothost]:443", "bad host")) {
+            Cli.Run r = explain(bad);
+            assertEquals(2, r.exit(), bad + ": " + r);
+            assertTrue(r.err().contains("HOST[:PORT]"), r.err());
+        }
+        assertEquals(2, explain("api.example.com", "--method", "GET POST").exit());
+        assertEquals(2, explain("api.example.com", "--path", "no-slash").exit());
+        assertEquals(2, Cli.run("explain", "--policy", policy.toString()).exit(), "the destination is required");
+    }
+}

@@ -1,0 +1,160 @@
+package dev.openshell.supervisor.runtime;
+
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.supervisor.engine.ProviderRegistry;
+import dev.openshell.supervisor.engine.RegisteredBinding;
+import dev.openshell.supervisor.policy.HostPattern;
+import dev.openshell.supervisor.policy.NetworkMiddlewareConfig;
+import dev.openshell.supervisor.policy.SandboxPolicy;
+import dev.openshell.supervisor.policy.gateway.GatewayConfig;
+import dev.openshell.supervisor.proxy.AdmissionDecision;
+import dev.openshell.supervisor.proxy.EndpointFacts;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What the supervisor would do with a request to one destination ({@code supervisor explain}): whether L4 network
+ * policy admits it and which policy does, and the chain that would run, computed by the same rules the running
+ * supervisor applies (RFC 0009, "Operation phases and placement", "Policy integration", "Middleware ordering").
+ *
+ * <p>Chain selection depends only on the admitted host (never on the method, path, or which network policy admitted
+ * it): a config is selected when one of its {@code endpoints.include} patterns matches the host and none of its
+ * {@code endpoints.exclude} patterns does. Selected pre-credentials stages run by ascending {@code order}; selected
+ * post-credentials stages (restricted built-ins such as {@code openshell/sigv4}) run after credential injection, also
+ * by order, and are listed after them. A request that is not admitted, or whose endpoint is {@code tls: skip}, runs
+ * no stage at all.
+ *
+ * @param host the canonical host asked about
+ * @param port the port asked about
+ * @param admitted whether a network policy admits {@code host:port}
+ * @param networkPolicy the key of the network policy that admits it; empty when not admitted
+ * @param chain the stages that would run, in run order; empty when none would
+ * @param notSelected every other config, in order, with the reason it would not run
+ */
+public record Explanation(String host, int port, boolean admitted, Optional<String> networkPolicy,
+                          List<Stage> chain, List<NotSelected> notSelected) {
+    /**
+     * Checks the parts.
+     *
+     * @throws NullPointerException if a part is {@code null}
+     */
+    public Explanation {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(networkPolicy, "networkPolicy");
+        chain = List.copyOf(chain);
+        notSelected = List.copyOf(notSelected);
+    }
+
+    /**
+     * One stage that would run.
+     *
+     * @param configKey the {@code network_middlewares} key
+     * @param bindingId the binding ID
+     * @param owner who provides the binding: {@code built-in MODULE}, {@code plugin MODULE} or
+     *     {@code external service NAME}
+     * @param onError {@code fail_closed} or {@code fail_open}
+     * @param order the config's {@code order}
+     * @param maxBodyBytes the effective body limit in bytes: the binding's capability, at most 4 MiB, and for an
+     *     external service at most the registration's {@code max_body_bytes}
+     * @param postCredentials whether the stage runs after credential injection (restricted built-ins)
+     */
+    public record Stage(String configKey, String bindingId, String owner, String onError, int order,
+                        long maxBodyBytes, boolean postCredentials) {
+        /** @throws NullPointerException if a part is {@code null} */
+        public Stage {
+            Objects.requireNonNull(configKey, "configKey");
+            Objects.requireNonNull(bindingId, "bindingId");
+            Objects.requireNonNull(owner, "owner");
+            Objects.requireNonNull(onError, "onError");
+        }
+    }
+
+    /**
+     * A config that would not run.
+     *
+     * @param configKey the {@code network_middlewares} key
+     * @param reason why, in one sentence: no include pattern matches, an exclude pattern (named) removes the host,
+     *     or the config is selected but the request is not admitted or not inspected
+     */
+    public record NotSelected(String configKey, String reason) {
+        /** @throws NullPointerException if a part is {@code null} */
+        public NotSelected {
+            Objects.requireNonNull(configKey, "configKey");
+            Objects.requireNonNull(reason, "reason");
+        }
+    }
+
+    /**
+     * Explains a destination.
+     *
+     * @param policy the validated sandbox policy
+     * @param gateway the gateway configuration (for external services' body limits)
+     * @param registry the registry the policy was validated against; a binding missing from it is reported as
+     *     provided by an external service that was not contacted
+     * @param host the destination host, without brackets for an IPv6 literal; canonicalised here
+     * @param port the destination port, 1 to 65535
+     * @return the explanation
+     * @throws IllegalArgumentException if {@code port} is out of range or {@code host} is empty
+     */
+    public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
+                                 String host, int port) {
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("port " + port + " is outside 1..65535");
+        }
+        if (host.isEmpty()) {
+            throw new IllegalArgumentException("the host is empty");
+        }
+        String h = HostPattern.canonicalHost(host);
+        AdmissionDecision d = new PolicyAdmission(policy).admit(h, port);
+        Optional<EndpointFacts> endpoint = d instanceof AdmissionDecision.Allowed a ? Optional.of(a.endpoint())
+                : Optional.empty();
+        List<Stage> pre = new ArrayList<>();
+        List<Stage> post = new ArrayList<>();
+        List<NotSelected> not = new ArrayList<>();
+        for (NetworkMiddlewareConfig c : policy.middlewaresInOrder()) {
+            Optional<String> unselected = selectorReason(c, h);
+            if (unselected.isPresent()) {
+                not.add(new NotSelected(c.key(), unselected.get()));
+                continue;
+            }
+            if (endpoint.isEmpty()) {
+                not.add(new NotSelected(c.key(), "its selector matches " + h + ", but no network policy admits "
+                        + h + ":" + port + ", so no stage runs"));
+                continue;
+            }
+            if (endpoint.get().tlsSkip()) {
+                not.add(new NotSelected(c.key(), "its selector matches " + h + ", but the admitting endpoint is "
+                        + "tls: skip, so the traffic is tunnelled uninspected"));
+                continue;
+            }
+            Optional<RegisteredBinding> rb = registry.lookup(c.middleware());
+            boolean postCredentials = rb.map(b -> b.binding().phase() == Phase.POST_CREDENTIALS).orElse(false);
+            Stage s = new Stage(c.key(), c.middleware().value(), rb.map(Explanation::owner)
+                    .orElse("external service " + ConnectedRegistry.UNCHECKED_OWNER), c.onError().policyName(),
+                    c.order(), rb.map(b -> Generation.Limits.of(b, gateway).maxBodyBytes())
+                    .orElse((long) dev.openshell.middleware.spi.EnvelopeLimits.MAX_BODY_BYTES), postCredentials);
+            (postCredentials ? post : pre).add(s);
+        }
+        List<Stage> chain = new ArrayList<>(pre);
+        chain.addAll(post);
+        return new Explanation(h, port, endpoint.isPresent(), endpoint.map(EndpointFacts::policyName), chain, not);
+    }
+
+    private static Optional<String> selectorReason(NetworkMiddlewareConfig c, String host) {
+        if (c.endpoints().include().noneSatisfy(p -> p.matches(host))) {
+            return Optional.of("no endpoints.include pattern matches " + host);
+        }
+        return c.endpoints().exclude().detectOptional(p -> p.matches(host))
+                .map(p -> "endpoints.exclude pattern '" + p.source() + "' removes " + host);
+    }
+
+    private static String owner(RegisteredBinding rb) {
+        return switch (rb.origin().kind()) {
+            case BUILT_IN -> "built-in " + rb.origin().name();
+            case PLUGIN -> "plugin " + rb.origin().name();
+            case EXTERNAL -> "external service " + rb.origin().name();
+        };
+    }
+}
