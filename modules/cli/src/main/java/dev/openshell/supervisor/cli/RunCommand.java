@@ -79,7 +79,8 @@ final class RunCommand implements Callable<Integer> {
         String host = listen != null ? listen.substring(0, listen.lastIndexOf(':'))
                 : supervisor.generation().gateway().supervisor().listen().host();
         supervisor.adminPort().ifPresent(p -> System.getLogger(RunCommand.class.getName())
-                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready", p));
+                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready",
+                        String.valueOf(p)));
         out.println("supervisor listening on " + host + ":" + supervisor.port());
         out.flush();
         try {

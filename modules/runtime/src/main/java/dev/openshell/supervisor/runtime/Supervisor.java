@@ -287,8 +287,14 @@ public final class Supervisor implements AutoCloseable {
         return ChainEngine.builder().bodyRecheck(BodyAwarePolicy.forProtocol(protocol)).build();
     }
 
+    /** Loads the gateway configuration; its problems stop start-up with every one listed (file:line:col). */
     private static Loaded<GatewayConfig> loadGateway(Path file) {
-        return GatewayConfigLoader.load(file);
+        try {
+            return GatewayConfigLoader.load(file);
+        } catch (dev.openshell.supervisor.policy.PolicyException e) {
+            // no audit sink yet: where the audit log goes is itself a gateway setting
+            throw new StartupException(describe(e), e);
+        }
     }
 
     static Loaded<SandboxPolicy> loadPolicy(Optional<Path> file, BindingCatalog catalog) {
