@@ -19,7 +19,7 @@ class SupervisorMetricsTest {
                 Optional.of("middleware_timeout"), false));
         m.stage(new StageOutcome("privacy", "examples/privacy-guard", StageOutcome.Result.ALLOWED, true, 1_000_000,
                 Optional.of("privacy_redacted"), true));
-        m.stage(new StageOutcome("secrets", "openshell/regex", StageOutcome.Result.DENIED, false, 1_000_000,
+        m.stage(new StageOutcome("strict", "openshell/regex", StageOutcome.Result.DENIED, false, 1_000_000,
                 Optional.of("secret_detected"), true));
         m.bodyBuffered(2048);
         m.serviceUp("anonymizer", false);
