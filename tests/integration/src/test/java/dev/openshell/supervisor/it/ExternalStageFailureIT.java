@@ -257,6 +257,8 @@ class ExternalStageFailureIT {
         assertEquals(403, denied.statusCode(), denied.body());
         JsonObject d = SupervisorProcess.json(denied);
         assertEquals("middleware_denied", d.getString("error"));
+        assertEquals("request denied by middleware content-guard-example", d.getString("detail"),
+                "the service's own reason is untrusted text and never shown");
         assertEquals("content-guard", d.getString("config_key"));
         assertEquals("content-guard-example", d.getString("binding_id"));
         assertEquals("blocked_word", d.getString("reason_code"));
