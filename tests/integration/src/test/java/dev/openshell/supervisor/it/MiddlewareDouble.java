@@ -60,6 +60,7 @@ final class MiddlewareDouble implements AutoCloseable {
     private final MiddlewareManifest manifest;
     private volatile CountDownLatch release = new CountDownLatch(1);
     private volatile Function<HttpRequestEvaluation, Reply> script = e -> allow();
+    private volatile ValidateConfigResponse validation = ValidateConfigResponse.newBuilder().setValid(true).build();
     private volatile Server server;
     private final int port;
 
@@ -71,11 +72,22 @@ final class MiddlewareDouble implements AutoCloseable {
 
     /** Starts a double with one {@code HTTP_REQUEST/PRE_CREDENTIALS} binding {@code id}, capability 4 MiB. */
     static MiddlewareDouble start(String id) throws IOException {
+        return start(id, EnvelopeLimits.MAX_BODY_BYTES);
+    }
+
+    /** Starts a double with one {@code HTTP_REQUEST/PRE_CREDENTIALS} binding {@code id} accepting bodies up to
+     * {@code capability} bytes. */
+    static MiddlewareDouble start(String id, long capability) throws IOException {
         return new MiddlewareDouble(MiddlewareManifest.newBuilder().setName("double").setServiceVersion("1")
                 .addBindings(MiddlewareBinding.newBuilder().setId(id)
                         .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
                         .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
-                        .setMaxBodyBytes(EnvelopeLimits.MAX_BODY_BYTES)).build(), 0);
+                        .setMaxBodyBytes(capability)).build(), 0);
+    }
+
+    /** Every later {@code ValidateConfig} call answers invalid with {@code reason} (untrusted text). */
+    void refuseConfigs(String reason) {
+        this.validation = ValidateConfigResponse.newBuilder().setValid(false).setReason(reason).build();
     }
 
     static Reply.Result allow() {
@@ -123,7 +135,7 @@ final class MiddlewareDouble implements AutoCloseable {
                         ServerCalls.asyncUnaryCall((ValidateConfigRequest v,
                                                     StreamObserver<ValidateConfigResponse> o) -> {
                             validations.add(v);
-                            o.onNext(ValidateConfigResponse.newBuilder().setValid(true).build());
+                            o.onNext(validation);
                             o.onCompleted();
                         })))
                 .addMethod(ServerMethodDefinition.create(raw, ServerCalls.asyncUnaryCall(this::evaluate)))

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * what it receives, and agent-like requests through the supervisor (issue 6, "Done when").
  *
  * <p>Policy: on {@code chat.test}, {@code openshell/regex} (order 10) then Privacy Guard (order 20,
- * {@code fail_closed}); on {@code open.test}, Privacy Guard alone, {@code fail_open}.
+ * {@code fail_closed}); on {@code open.test}, Privacy Guard alone, {@code fail_open}; on {@code big.test}, Privacy
+ * Guard alone, {@code fail_closed}. The registration's timeout is 10 s.
  */
 class SupervisorPrivacyGuardIT {
     static final String FAKE_KEY = "sk-proj-" + "IT0123456789abcdefghijklmnopqrstuvwxyzABCDEF";
@@ -53,12 +54,13 @@ class SupervisorPrivacyGuardIT {
                 [openshell.supervisor.network.static_hosts]
                 "chat.test" = "127.0.0.1"
                 "open.test" = "127.0.0.1"
+                "big.test" = "127.0.0.1"
 
                 [[openshell.supervisor.middleware]]
                 name = "privacy-guard"
                 grpc_endpoint = "http://127.0.0.1:%d"
                 max_body_bytes = 4194304
-                timeout = "5s"
+                timeout = "10s"
                 allow_insecure = true
                 """.formatted(guardPort));
         supervisor = SupervisorProcess.start(work.resolve("supervisor"), policy(work, upstream.port()), gateway,
@@ -73,6 +75,7 @@ class SupervisorPrivacyGuardIT {
                     endpoints:
                       - { host: chat.test, port: %1$d }
                       - { host: open.test, port: %1$d }
+                      - { host: big.test, port: %1$d }
                 network_middlewares:
                   secrets:
                     middleware: openshell/regex
@@ -90,6 +93,10 @@ class SupervisorPrivacyGuardIT {
                     order: 30
                     on_error: fail_open
                     endpoints: { include: [open.test] }
+                  privacy-big:
+                    middleware: examples/privacy-guard
+                    order: 40
+                    endpoints: { include: [big.test] }
                 """.formatted(upstreamPort));
     }
 
@@ -192,6 +199,27 @@ class SupervisorPrivacyGuardIT {
         assertTrue(stage(events, "privacy").orElseThrow().getBoolean("transformed"));
         assertEquals(Map.of("secret.openai_api_key", 1), findings(events, "secrets"));
         assertEquals(Map.of("pii.email", 1), findings(events, "privacy"));
+    }
+
+    @Test
+    void aFourMebibyteBodyRoundTripsThroughTheSupervisorAndTheServiceWithinTheDeadline() throws Exception {
+        StringBuilder b = new StringBuilder("{\"messages\":[{\"role\":\"user\",\"content\":\"");
+        String filler = "Lorem ipsum dolor sit amet, contact ops@corp.example. ";
+        int addresses = 0;
+        while (b.length() + filler.length() + 8 <= 4 * 1024 * 1024) {
+            b.append(filler);
+            addresses++;
+        }
+        String body = b.append("\"}]}").toString();
+        assertTrue(body.length() > 4 * 1024 * 1024 - 64 && body.length() <= 4 * 1024 * 1024);
+
+        HttpResponse<String> r = supervisor.postJson("http://big.test:" + upstream.port() + "/v1/chat", body);
+        assertEquals(200, r.statusCode(), r.body());
+        Upstream.Received got = upstream.take();
+        assertFalse(got.text().contains("ops@corp.example"));
+        assertEquals(addresses, got.text().split("\\[email\\]", -1).length - 1);
+        assertEquals(Map.of("pii.email", addresses), findings(requestEvents(lastRequestOf("privacy-big")),
+                "privacy-big"));
     }
 
     @Test
