@@ -96,7 +96,7 @@ class ExternalRegistryStartupIT {
             Image.Run r = run(policy(9, "tests/picky"), gateway(Map.of("picky", picky.port()), Map.of()));
             assertEquals(1, r.exit(), r.err());
             assertTrue(r.err().contains("network_middlewares.stage-10.config: rejected by binding 'tests/picky' of "
-                    + "external service 'picky'"), r.err());
+                    + "external service 'picky' (its reason is untrusted text, shown separately)"), r.err());
             assertFalse(r.err().contains("UNTRUSTED-REASON"), "the service's reason is untrusted text: " + r.err());
             assertEquals(1, picky.validations.size());
             assertEquals("tests/picky", picky.validations.get(0).getBindingId());
@@ -122,9 +122,15 @@ class ExternalRegistryStartupIT {
             try (SupervisorProcess s = SupervisorProcess.start(dir.resolve("supervisor"), policy(upstream.port(),
                     "tests/ok"), gateway(services, Map.of("small", 4096)), Map.of())) {
                 String log = s.stderr();
-                assertTrue(log.contains("tests/dup") && log.contains("dup-a") && log.contains("dup-b"), log);
-                assertTrue(log.contains("squatter") && log.contains("openshell/"), log);
-                assertTrue(log.contains("max_body_bytes 4096") && log.contains("tests/small"), log);
+                assertTrue(log.contains("duplicate binding ID 'tests/dup' claimed by service dup-a (external "
+                        + "http://127.0.0.1:" + services.get("dup-a") + "), service dup-b (external http://127.0.0.1:"
+                        + services.get("dup-b") + "); all claims refused"), log);
+                assertTrue(log.contains("service squatter (external http://127.0.0.1:" + services.get("squatter")
+                        + "): invalid manifest: binding ID 'openshell/regex' is in the reserved 'openshell/' "
+                        + "namespace"), log);
+                assertTrue(log.contains("service small (external http://127.0.0.1:" + small.port() + "): invalid "
+                        + "manifest: binding 'tests/small' accepts at most 1024 bytes, less than the registration's "
+                        + "max_body_bytes 4096 (lower max_body_bytes; it is never clamped)"), log);
                 List<String> refused = s.auditDetails().stream()
                         .filter(d -> "registration_validation".equals(d.getString("change", ""))
                                 && "registration refused".equals(d.getString("detail", "")))
