@@ -130,6 +130,7 @@ class CredentialInjectionIT {
                 "other.test" = "127.0.0.1"
                 "sqs.aws.test" = "127.0.0.1"
                 "unsigned.aws.test" = "127.0.0.1"
+                "unbound.test" = "127.0.0.1"
 
                 [[openshell.supervisor.middleware]]
                 name = "recorder"
@@ -176,6 +177,7 @@ class CredentialInjectionIT {
                       - { host: api.test, port: %1$d }
                       - { host: other.test, port: %1$d }
                       - { host: "*.aws.test", port: %1$d }
+                      - { host: unbound.test, port: %1$d }
                 network_middlewares:
                   recorder:
                     middleware: tests/recorder
@@ -196,6 +198,11 @@ class CredentialInjectionIT {
                     order: 40
                     config: { service: sqs, region: %2$s, payload: unsigned, content_sha256_header: true }
                     endpoints: { include: [unsigned.aws.test] }
+                  signer-unbound:
+                    middleware: openshell/sigv4
+                    order: 50
+                    config: { service: sqs, region: %2$s }
+                    endpoints: { include: [unbound.test] }
                 """.formatted(upstream.port(), REGION));
         supervisor = SupervisorProcess.start(work.resolve("supervisor"), policy, gateway, Map.of(
                 "IT_API_TOKEN", API_TOKEN, "IT_BASIC_PASS", BASIC_PASS, "IT_OTHER_TOKEN", OTHER_TOKEN,
@@ -310,7 +317,8 @@ class CredentialInjectionIT {
         String sandboxDate = "20000101T000000Z";
         String body = "{\"QueueUrl\":\"q\",\"MessageBody\":\"deploy with " + FAKE_OPENAI_KEY + "\"}";
         HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create("http://sqs.aws.test:" + upstream.port()
-                        + "/123456789012/queue%20one?Action=SendMessage&Version=2012-11-05&Note=a%20b%2Bc"))
+                        + "/123456789012/queue%20one?Action=SendMessage&Version=2012-11-05&Note=a%20b%2Bc"
+                        + "&Ref=openshell%3Aresolve%3Aenv%3AAWS_ACCESS_KEY_ID"))
                 .header("Content-Type", "application/x-amz-json-1.0")
                 .header("X-Amz-Target", "AmazonSQS.SendMessage")
                 .header("X-Amz-Date", sandboxDate)
@@ -334,6 +342,7 @@ class CredentialInjectionIT {
         assertTrue(Duration.between(signedAt, Instant.now()).abs().compareTo(Duration.ofMinutes(5)) < 0,
                 "signed now, not with the sandbox's date " + sandboxDate);
         assertFalse(got.headers().containsKey("x-amz-security-token"), "the sandbox's token is stripped");
+        assertTrue(got.rawQuery().endsWith("&Ref=" + AWS_ACCESS_KEY_ID), "the query is signed as injected");
         assertFalse(got.text().contains(FAKE_OPENAI_KEY), "openshell/regex ran before signing");
         assertTrue(got.text().contains("[REDACTED:openai_api_key]"), got.text());
         assertFalse(SigV4Verifier.verify(new SigV4Verifier.Key(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY + "x",
@@ -353,6 +362,23 @@ class CredentialInjectionIT {
 
     @Test
     @Order(6)
+    void signingForAHostTheAwsCredentialsAreNotBoundToFailsClosed() throws Exception {
+        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create("http://unbound.test:" + upstream.port()
+                + "/")).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString("{}")));
+        assertEquals(403, r.statusCode(), r.body());
+        JsonObject body = SupervisorProcess.json(r);
+        assertEquals("middleware_failed", body.getString("error"));
+        assertEquals("middleware_failed: credential_unavailable", body.getString("detail"));
+        assertTrue(upstream.nothingReceived());
+        assertTrue(supervisor.auditDetails().stream().anyMatch(d -> "signer-unbound".equals(d.getString(
+                "config_key", "")) && "deny".equals(d.getString("decision", ""))
+                && "credential_unavailable".equals(d.getString("code", ""))), "audited as a failed stage");
+        assertTrue(supervisor.auditDetails().stream().anyMatch(d -> "signer".equals(d.getString("config_key", ""))
+                && "allowed".equals(d.getString("decision", ""))), "the signing stage is audited");
+    }
+
+    @Test
+    @Order(7)
     void aMiddlewareStageSeesOnlyPlaceholders() {
         List<HttpRequestEvaluation> seen = recorder.evaluations;
         assertTrue(seen.size() >= 8, "the recording stage ran on every request: " + seen.size());
@@ -393,7 +419,7 @@ class CredentialInjectionIT {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void aCredentialWhoseValueHoldsALineBreakStopsStartUpWithoutShowingIt() throws Exception {
         Path dir = Files.createTempDirectory(work, "unsafe");
         String part1 = "unsafe-" + hex(8);
