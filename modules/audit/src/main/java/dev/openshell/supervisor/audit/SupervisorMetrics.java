@@ -72,7 +72,8 @@ public final class SupervisorMetrics {
     }
 
     /**
-     * Records one stage invocation.
+     * Records one stage invocation. Its code counts in {@code supervisor_failures_total} only when the stage failed
+     * ({@code failed_closed} or {@code bypassed}); the reason code of an allow or a deny does not.
      *
      * @param stage what the stage did
      */
@@ -83,7 +84,10 @@ public final class SupervisorMetrics {
         if (stage.result() == StageOutcome.Result.BYPASSED) {
             bypasses.labelValues(stage.configKey(), stage.bindingId()).inc();
         }
-        stage.platformCode().ifPresent(this::failure);
+        // an allow or deny may carry the stage's own reason code (privacy_redacted): that is no failure
+        if (stage.result() == StageOutcome.Result.FAILED_CLOSED || stage.result() == StageOutcome.Result.BYPASSED) {
+            stage.platformCode().ifPresent(this::failure);
+        }
     }
 
     /** Counts one failure. @param code the platform code */

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Optional;
@@ -16,6 +17,10 @@ class SupervisorMetricsTest {
                 Optional.empty(), true));
         m.stage(new StageOutcome("trace", "acme/trace", StageOutcome.Result.BYPASSED, false, 600_000_000,
                 Optional.of("middleware_timeout"), false));
+        m.stage(new StageOutcome("privacy", "examples/privacy-guard", StageOutcome.Result.ALLOWED, true, 1_000_000,
+                Optional.of("privacy_redacted"), true));
+        m.stage(new StageOutcome("strict", "openshell/regex", StageOutcome.Result.DENIED, false, 1_000_000,
+                Optional.of("secret_detected"), true));
         m.bodyBuffered(2048);
         m.serviceUp("anonymizer", false);
         String text = m.scrape();
@@ -30,6 +35,8 @@ class SupervisorMetricsTest {
         assertTrue(text.contains("supervisor_bypasses_total{binding_id=\"acme/trace\",config_key=\"trace\"} 1.0"),
                 text);
         assertTrue(text.contains("supervisor_failures_total{code=\"middleware_timeout\"} 1.0"), text);
+        assertFalse(text.contains("privacy_redacted") || text.contains("secret_detected"),
+                "a reason code of an allow or a deny is no failure: " + text);
         assertTrue(text.contains("supervisor_body_bytes_buffered_total 2048.0"), text);
         assertTrue(text.contains("supervisor_external_service_up{service=\"anonymizer\"} 0.0"), text);
     }

@@ -146,6 +146,32 @@ class PluginHostTest {
                 + "built-ins may bind; provider refused"), messages(host));
     }
 
+    /**
+     * A plugin under an ordinary name, compiled with {@code --add-exports} so that it implements
+     * {@code RestrictedMiddlewareProvider} (to be handed the host capabilities) while binding only the public phase:
+     * its provider class cannot even be defined in a plugin layer, so it is refused and nothing is bound.
+     */
+    @Test
+    void aPluginCannotImplementTheRestrictedProviderToBeHandedTheCapabilities() throws Exception {
+        drop("fixture-thief");
+        PluginHost host = load();
+
+        assertTrue(host.registry().bindings().isEmpty());
+        List<String> messages = messages(host);
+        assertEquals(1, messages.size(), messages.toString());
+        assertEquals("cannot load a provider: ServiceConfigurationError: dev.openshell.middleware.spi."
+                + "MiddlewareProvider: Unable to load com.example.fixture.thief.ThiefProvider", messages.get(0));
+
+        ModuleLayer layer = layerOf(JARS.resolve("fixture-thief.jar"));
+        Module thief = layer.findModule("com.example.fixture.thief").orElseThrow();
+        Module spi = ModuleLayer.boot().findModule("dev.openshell.middleware.spi").orElseThrow();
+        assertFalse(spi.isExported("dev.openshell.middleware.spi.host", thief));
+        ClassLoader loader = layer.findLoader("com.example.fixture.thief");
+        IllegalAccessError e = assertThrows(IllegalAccessError.class,
+                () -> Class.forName("com.example.fixture.thief.ThiefProvider", true, loader));
+        assertTrue(e.getMessage().contains("RestrictedMiddlewareProvider"), e.getMessage());
+    }
+
     @Test
     void aPluginTakingAFirstPartyModuleNameIsRefusedBeforeItsCodeRuns() throws IOException {
         drop("fixture-impostor");
