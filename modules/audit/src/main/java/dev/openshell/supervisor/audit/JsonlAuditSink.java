@@ -1,10 +1,9 @@
 package dev.openshell.supervisor.audit;
 
 import jakarta.json.JsonObject;
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.Writer;
-import java.io.OutputStreamWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +13,7 @@ import java.time.Clock;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -30,6 +30,7 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class JsonlAuditSink implements AuditSink {
     /** Default size limit of one file before rotation: 100 MiB. */
     public static final long DEFAULT_MAX_BYTES = 100L * 1024 * 1024;
+    private static final int BUFFER_BYTES = 16 * 1024;
     private static final System.Logger LOG = System.getLogger(JsonlAuditSink.class.getName());
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
             .withZone(ZoneOffset.UTC);
@@ -39,13 +40,13 @@ public final class JsonlAuditSink implements AuditSink {
     private final long maxBytes;
     private final Clock clock;
     private final AtomicLong dropped = new AtomicLong();
-    private Writer out;
+    private OutputStream out;
     private long size;
     private LocalDate day;
     private boolean failing;
     private boolean closed;
 
-    private JsonlAuditSink(Path file, Writer out, long maxBytes, Clock clock) {
+    private JsonlAuditSink(Path file, OutputStream out, long maxBytes, Clock clock) {
         this.file = file;
         this.out = out;
         this.maxBytes = maxBytes;
@@ -58,7 +59,7 @@ public final class JsonlAuditSink implements AuditSink {
      * @param stream the stream; not closed by {@link #close()}
      */
     public static JsonlAuditSink toStream(OutputStream stream) {
-        Writer w = new OutputStreamWriter(new NonClosingStream(stream), StandardCharsets.UTF_8);
+        OutputStream w = new BufferedOutputStream(new NonClosingStream(stream), BUFFER_BYTES);
         return new JsonlAuditSink(null, w, Long.MAX_VALUE, Clock.systemUTC());
     }
 
@@ -87,8 +88,7 @@ public final class JsonlAuditSink implements AuditSink {
     }
 
     private void open() throws IOException {
-        out = Files.newBufferedWriter(file, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+        out = newFileStream(file);
         size = Files.size(file);
         day = LocalDate.now(clock.withZone(ZoneOffset.UTC));
         if (Files.exists(file) && size > 0) {
@@ -99,9 +99,17 @@ public final class JsonlAuditSink implements AuditSink {
         }
     }
 
+    private static OutputStream newFileStream(Path file) throws IOException {
+        return new BufferedOutputStream(Files.newOutputStream(file, StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND, StandardOpenOption.WRITE), BUFFER_BYTES);
+    }
+
     @Override
     public void emit(JsonObject event) {
-        String line = event.toString() + "\n";
+        // encoded once, outside the lock; the line and its newline go out in one write
+        byte[] json = event.toString().getBytes(StandardCharsets.UTF_8);
+        byte[] line = Arrays.copyOf(json, json.length + 1);
+        line[json.length] = '\n';
         lock.lock();
         try {
             if (closed) {
@@ -109,7 +117,7 @@ public final class JsonlAuditSink implements AuditSink {
                 return;
             }
             if (file != null) {
-                long bytes = line.getBytes(StandardCharsets.UTF_8).length;
+                long bytes = line.length;
                 LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
                 if ((size > 0 && size + bytes > maxBytes) || !today.equals(day)) {
                     rotate(today);
@@ -144,8 +152,7 @@ public final class JsonlAuditSink implements AuditSink {
             }
             Files.move(file, target, StandardCopyOption.ATOMIC_MOVE);
         }
-        out = Files.newBufferedWriter(file, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+        out = newFileStream(file);
         size = 0;
         day = today;
     }

@@ -2,6 +2,7 @@ package dev.openshell.supervisor.audit;
 
 import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
+import jakarta.json.JsonBuilderFactory;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import java.time.Clock;
@@ -10,6 +11,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
 
 /**
  * Builds the OCSF events the supervisor emits (RFC 0009, "Audit and logging"), against OCSF schema
@@ -42,6 +45,13 @@ public final class OcsfEvents {
             Map.entry("CONNECT", 1), Map.entry("DELETE", 2), Map.entry("GET", 3), Map.entry("HEAD", 4),
             Map.entry("OPTIONS", 5), Map.entry("POST", 6), Map.entry("PUT", 7), Map.entry("TRACE", 8),
             Map.entry("PATCH", 9));
+
+    /**
+     * One builder factory for every event: {@code Json.createObjectBuilder()} looks the JSON provider up through
+     * {@link java.util.ServiceLoader} on every call, which cost more than building the event itself.
+     */
+    private static final Pattern CODE = Pattern.compile("[a-z][a-z0-9_]{0,63}");
+    private static final JsonBuilderFactory JSON = Json.createBuilderFactory(Map.of());
 
     private final String productVersion;
     private final String hostname;
@@ -124,9 +134,9 @@ public final class OcsfEvents {
         e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
         e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
         e.add("duration", stage.latencyNanos() / 1_000_000L);
-        e.add("message", "middleware %s %s: %s".formatted(stage.configKey(), stage.bindingId(),
-                stage.result().name().toLowerCase(Locale.ROOT)));
-        e.add("http_request", Json.createObjectBuilder().add("http_method", method)
+        e.add("message", "middleware " + stage.configKey() + " " + stage.bindingId() + ": "
+                + stage.result().name().toLowerCase(Locale.ROOT));
+        e.add("http_request", JSON.createObjectBuilder().add("http_method", method)
                 .add("url", url(request)));
         e.add("dst_endpoint", endpoint(request));
         JsonObjectBuilder os = openshell(request, stage.configKey(), stage.bindingId())
@@ -135,7 +145,7 @@ public final class OcsfEvents {
                 .add("latency_us", stage.latencyNanos() / 1_000L)
                 .add("on_error", stage.failClosed() ? "fail_closed" : "fail_open");
         stage.platformCode().ifPresent(c -> os.add("code", safeCode(c)));
-        e.add("unmapped", Json.createObjectBuilder().add("openshell", os));
+        e.add("unmapped", JSON.createObjectBuilder().add("openshell", os));
         return e.build();
     }
 
@@ -168,7 +178,7 @@ public final class OcsfEvents {
      * @param code the platform code for why it was uninspectable, e.g. {@code body_over_capacity}
      */
     public JsonObject uninspectable(RequestFacts request, List<String> configKeys, boolean denied, String code) {
-        JsonArrayBuilder keys = Json.createArrayBuilder();
+        JsonArrayBuilder keys = JSON.createArrayBuilder();
         configKeys.forEach(keys::add);
         JsonObjectBuilder os = base(request).add("config_keys", keys).add("code", safeCode(code))
                 .add("decision", denied ? "deny" : "bypass");
@@ -226,9 +236,9 @@ public final class OcsfEvents {
                 "Device Config State Change", 1, "Log", sev);
         e.add("status_id", success ? 1 : 2).add("status", success ? "Success" : "Failure");
         e.add("message", change.title() + " " + (success ? "succeeded" : "failed") + ": " + safeText(subject, 200));
-        e.add("device", Json.createObjectBuilder().add("hostname", hostname).add("type_id", 1).add("type", "Server"));
+        e.add("device", JSON.createObjectBuilder().add("hostname", hostname).add("type_id", 1).add("type", "Server"));
         e.add("security_level_id", atRisk ? 2 : 1).add("security_level", atRisk ? "At Risk" : "Secure");
-        e.add("unmapped", Json.createObjectBuilder().add("openshell", Json.createObjectBuilder()
+        e.add("unmapped", JSON.createObjectBuilder().add("openshell", JSON.createObjectBuilder()
                 .add("change", change.name().toLowerCase(Locale.ROOT)).add("subject", safeText(subject, 200))
                 .add("detail", safeText(detail, 500))));
         return e.build();
@@ -241,31 +251,31 @@ public final class OcsfEvents {
         e.add("status_id", 1).add("status", "New");
         e.add("is_alert", severity == Severity.HIGH);
         e.add("message", title);
-        e.add("finding_info", Json.createObjectBuilder().add("uid", UUID.randomUUID().toString())
-                .add("title", title).add("types", Json.createArrayBuilder().add(type)));
+        e.add("finding_info", JSON.createObjectBuilder().add("uid", randomUid())
+                .add("title", title).add("types", JSON.createArrayBuilder().add(type)));
         e.add("dst_endpoint", endpoint(request));
-        e.add("unmapped", Json.createObjectBuilder().add("openshell", openshell));
+        e.add("unmapped", JSON.createObjectBuilder().add("openshell", openshell));
         return e.build();
     }
 
     private JsonObjectBuilder base(int category, String categoryName, int classUid, String className, int activity,
                                    String activityName, Severity severity) {
-        return Json.createObjectBuilder()
+        return JSON.createObjectBuilder()
                 .add("time", clock.millis())
                 .add("category_uid", category).add("category_name", categoryName)
                 .add("class_uid", classUid).add("class_name", className)
                 .add("activity_id", activity).add("activity_name", activityName)
                 .add("type_uid", classUid * 100L + activity).add("type_name", className + ": " + activityName)
                 .add("severity_id", severity.id()).add("severity", severity.caption())
-                .add("metadata", Json.createObjectBuilder()
+                .add("metadata", JSON.createObjectBuilder()
                         .add("version", SCHEMA_VERSION)
-                        .add("uid", UUID.randomUUID().toString())
-                        .add("product", Json.createObjectBuilder().add("name", PRODUCT)
+                        .add("uid", randomUid())
+                        .add("product", JSON.createObjectBuilder().add("name", PRODUCT)
                                 .add("vendor_name", "OpenShell").add("version", productVersion)));
     }
 
     private static JsonObjectBuilder base(RequestFacts request) {
-        JsonObjectBuilder os = Json.createObjectBuilder().add("request_id", safeText(request.requestId(), 64));
+        JsonObjectBuilder os = JSON.createObjectBuilder().add("request_id", safeText(request.requestId(), 64));
         request.networkPolicy().ifPresent(p -> os.add("network_policy", safeText(p, 128)));
         return os;
     }
@@ -275,11 +285,23 @@ public final class OcsfEvents {
     }
 
     private static JsonObjectBuilder url(RequestFacts r) {
-        return Json.createObjectBuilder().add("scheme", r.scheme()).add("hostname", r.host()).add("port", r.port());
+        return JSON.createObjectBuilder().add("scheme", r.scheme()).add("hostname", r.host()).add("port", r.port());
     }
 
     private static JsonObjectBuilder endpoint(RequestFacts r) {
-        return Json.createObjectBuilder().add("hostname", r.host()).add("port", r.port());
+        return JSON.createObjectBuilder().add("hostname", r.host()).add("port", r.port());
+    }
+
+    /**
+     * {@return a random (version 4) UUID for {@code metadata.uid} and {@code finding_info.uid}} The IDs only need to be
+     * unique, not unpredictable, so they come from {@link ThreadLocalRandom} rather than {@link UUID#randomUUID()}'s
+     * {@code SecureRandom}, which reads the OS entropy source and serialises callers.
+     */
+    static String randomUid() {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        long msb = (r.nextLong() & ~0xF000L) | 0x4000L;
+        long lsb = (r.nextLong() & 0x3FFF_FFFF_FFFF_FFFFL) | 0x8000_0000_0000_0000L;
+        return new UUID(msb, lsb).toString();
     }
 
     private static String caption(String method) {
@@ -306,6 +328,6 @@ public final class OcsfEvents {
     }
 
     private static String safeCode(String code) {
-        return code.matches("[a-z][a-z0-9_]{0,63}") ? code : "invalid_code";
+        return CODE.matcher(code).matches() ? code : "invalid_code";
     }
 }

@@ -3,6 +3,7 @@ package dev.openshell.supervisor.audit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
@@ -44,6 +45,22 @@ class OcsfEventsTest {
         assertEquals("secrets", os.getString("config_key"));
         assertEquals("openshell/regex", os.getString("binding_id"));
         assertEquals(1500, os.getInt("latency_us"));
+    }
+
+    @Test
+    void eventUidsAreDistinctVersion4Uuids() {
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (int i = 0; i < 1000; i++) {
+            JsonObject e = EVENTS.httpActivity(REQUEST, stage(StageOutcome.Result.ALLOWED));
+            String uid = e.getJsonObject("metadata").getString("uid");
+            java.util.UUID u = java.util.UUID.fromString(uid);
+            assertEquals(4, u.version(), uid);
+            assertEquals(2, u.variant(), uid);
+            assertEquals(uid, u.toString(), "canonical lowercase form");
+            assertTrue(seen.add(uid), "unique: " + uid);
+        }
+        JsonObject f = EVENTS.middlewareFinding(REQUEST, "secrets", "openshell/regex", "secret.openai_api_key", 1);
+        assertEquals(4, java.util.UUID.fromString(f.getJsonObject("finding_info").getString("uid")).version());
     }
 
     @Test
