@@ -13,7 +13,7 @@ import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
 import jakarta.json.JsonObject;
-import java.nio.charset.StandardCharsets;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
@@ -22,8 +22,8 @@ import java.util.StringJoiner;
  * The {@code openshell/regex} built-in (binding {@value #BINDING_ID}, {@code HTTP_REQUEST/PRE_CREDENTIALS}, bodies up
  * to 4 MiB).
  *
- * <p>For each request it decodes the body strictly as UTF-8 and looks for the {@link SecretKind}s the config enables
- * ({@link RegexConfig}). With no match it allows without touching the body. With matches:
+ * <p>For each request it checks that the body is well-formed UTF-8 and looks for the {@link SecretKind}s the config
+ * enables ({@link RegexConfig}), scanning the bytes in place ({@link SecretScanner}). With no match it allows without touching the body. With matches:
  * <ul>
  *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]};</li>
  *   <li>{@code mode: deny}: denies with reason code {@value #DENY_CODE} and the kinds found in the reason.</li>
@@ -34,7 +34,8 @@ import java.util.StringJoiner;
  *
  * <p>A body that is not well-formed UTF-8 (binary, or compressed) is a failure of this stage, code
  * {@value #NOT_UTF8_CODE}, so the stage's {@code on_error} decides: never a silent pass. The empty body is allowed.
- * Stateless and thread-safe.
+ * Thread-safe; the only state is the last parsed config, kept by identity (a stage passes the same config object
+ * with every request).
  */
 public final class RegexProvider implements MiddlewareProvider {
     /** The binding ID. */
@@ -51,6 +52,12 @@ public final class RegexProvider implements MiddlewareProvider {
     private static final BindingId ID = new BindingId(BINDING_ID);
     private static final MiddlewareManifest MANIFEST = new MiddlewareManifest("openshell-regex", "1",
             List.of(MiddlewareBinding.httpRequest(BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)));
+
+    /** The last config parsed, by identity: a stage's config object is the same for every request. */
+    private volatile Parsed last;
+
+    private record Parsed(JsonObject json, RegexConfig config) {
+    }
 
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public RegexProvider() {
@@ -74,28 +81,39 @@ public final class RegexProvider implements MiddlewareProvider {
         }
     }
 
-    @Override
-    public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
-        RegexConfig config;
+    private RegexConfig config(JsonObject json) {
+        Parsed p = last;
+        if (p != null && p.json() == json) {
+            return p.config();
+        }
         try {
-            config = RegexConfig.parse(evaluation.config());
+            RegexConfig c = RegexConfig.parse(json);
+            last = new Parsed(json, c);
+            return c;
         } catch (RegexConfig.Invalid e) {
             throw new MiddlewareException(INVALID_CONFIG_CODE, e.getMessage());
         }
+    }
+
+    @Override
+    public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
+        RegexConfig config = config(evaluation.config());
         Body body = evaluation.body();
         if (body.isEmpty()) {
             return HttpRequestResult.allow();
         }
-        String text = body.utf8().orElseThrow(() ->
-                new MiddlewareException(NOT_UTF8_CODE, "request body is not well-formed UTF-8"));
+        ByteBuffer bytes = body.asReadOnlyBuffer();
+        if (!Utf8.isWellFormed(bytes)) {
+            throw new MiddlewareException(NOT_UTF8_CODE, "request body is not well-formed UTF-8");
+        }
         boolean redact = config.mode() == RegexConfig.Mode.REDACT;
-        SecretScanner.Scan scan = SecretScanner.scan(text, config.kinds(), redact);
+        SecretScanner.Scan scan = SecretScanner.scan(bytes, config.kinds(), redact);
         if (scan.counts().isEmpty()) {
             return HttpRequestResult.allow();
         }
         HttpRequestResult.Builder result;
         if (redact) {
-            byte[] redacted = scan.text().getBytes(StandardCharsets.UTF_8);
+            byte[] redacted = scan.redacted();
             if (redacted.length > EnvelopeLimits.MAX_BODY_BYTES) {
                 throw new MiddlewareException(REDACTED_TOO_LARGE_CODE,
                         "redacted body would exceed the 4 MiB platform maximum");

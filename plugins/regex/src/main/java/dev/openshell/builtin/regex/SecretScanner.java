@@ -1,5 +1,7 @@
 package dev.openshell.builtin.regex;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.Map;
@@ -8,15 +10,24 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Finds {@link SecretKind}s in text in one left-to-right pass, and optionally redacts them.
+ * Finds {@link SecretKind}s in a UTF-8 body in one left-to-right pass over its bytes, and optionally redacts them.
  *
- * <p>Each kind starts with a fixed literal ({@code -----BEGIN }, {@code sk-}, {@code AKIA}, {@code ASIA},
- * {@code AIza}, {@code gh}, {@code github_pat_}, {@code xox}). The scan walks the text once; only where such a literal
- * starts, and the character before it does not continue a token, does it run that kind's own pattern, anchored there.
- * At one position the kinds are tried in {@link SecretKind} order and the first match wins; the scan resumes after
- * it. The patterns use possessive repetition over character classes only (no backtracking, no recursion in
- * {@link Pattern}), and PEM blocks are extended by a plain character loop rather than a reluctant {@code .*?}, so the
- * run time is linear even for hostile bodies (for example, one made only of BEGIN lines). Thread-safe.
+ * <p>Each kind starts with a fixed ASCII literal ({@code -----BEGIN }, {@code sk-}, {@code AKIA}, {@code ASIA},
+ * {@code AIza}, {@code gh}, {@code github_pat_}, {@code xox}). The scan walks the bytes once; only where such a
+ * literal starts, and the character before it does not continue a token, does it run that kind's own pattern,
+ * anchored there. At one position the kinds are tried in {@link SecretKind} order and the first match wins; the scan
+ * resumes after it. The patterns use possessive repetition over character classes only (no backtracking, no recursion
+ * in {@link Pattern}), and PEM blocks are extended by a plain loop rather than a reluctant {@code .*?}, so the run time
+ * is linear even for hostile bodies (for example, one made only of BEGIN lines). Thread-safe.
+ *
+ * <h2>Why bytes, and why that equals scanning the text</h2>
+ * Every literal and every character class of the patterns is ASCII. In well-formed UTF-8 (the caller checks it with
+ * {@link Utf8}) an ASCII byte is always that ASCII character, and every byte of a multi-byte sequence is 0x80 or more,
+ * which no class contains, exactly as the decoded non-ASCII character would not be. So matching over the bytes read as
+ * ISO-8859-1 finds the same matches at the same characters as matching over the decoded text, and a redaction that
+ * replaces ASCII ranges by ASCII placeholders keeps every other byte, so the result is well-formed UTF-8 again. This
+ * skips the decode into a {@code String}, the copy into a {@code StringBuilder} and the encode back: a 1 MiB body is
+ * scanned in place, and only a redacted copy is allocated.
  */
 final class SecretScanner {
     private static final Pattern PEM_BEGIN = Pattern.compile("-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----");
@@ -30,25 +41,81 @@ final class SecretScanner {
             "(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{22,}+)");
     private static final Pattern SLACK = Pattern.compile("xox[abposr]-[A-Za-z0-9-]{10,}+");
 
+    private static final byte[] BEGIN = ascii("-----BEGIN ");
+    private static final byte[] END = ascii("-----END ");
+    private static final byte[] DASHES = ascii("-----");
+    private static final byte[] SK = ascii("sk-");
+    private static final byte[] AKIA = ascii("AKIA");
+    private static final byte[] ASIA = ascii("ASIA");
+    private static final byte[] AIZA = ascii("AIza");
+    private static final byte[] GH = ascii("gh");
+    private static final byte[] GITHUB_PAT = ascii("github_pat_");
+    private static final byte[] XOX = ascii("xox");
+    /** The first bytes of the literals: every other byte is skipped with one table look-up. */
+    private static final boolean[] TRIGGER = new boolean[256];
+    private static final byte[][] PLACEHOLDERS = new byte[SecretKind.values().length][];
+
+    static {
+        for (char c : new char[] {'-', 's', 'A', 'g', 'x'}) {
+            TRIGGER[c] = true;
+        }
+        for (SecretKind k : SecretKind.values()) {
+            PLACEHOLDERS[k.ordinal()] = ascii(k.placeholder());
+        }
+    }
+
     /**
      * The result of a scan.
      *
      * @param counts matches per enabled kind (kinds without matches absent), in {@link SecretKind} order
-     * @param text the redacted text when redacting and something matched; else the input itself
+     * @param redacted the redacted body when redacting and something matched; else {@code null}
      */
-    record Scan(Map<SecretKind, Integer> counts, String text) {
+    record Scan(Map<SecretKind, Integer> counts, byte[] redacted) {
         int total() {
             return counts.values().stream().mapToInt(Integer::intValue).sum();
         }
     }
 
+    /** The body's bytes as ISO-8859-1 characters (one char per byte), for anchored matching without a copy. */
+    private static final class Latin1 implements CharSequence {
+        private final ByteBuffer bytes;
+        private final int length;
+
+        Latin1(ByteBuffer bytes) {
+            this.bytes = bytes;
+            this.length = bytes.limit();
+        }
+
+        @Override
+        public int length() {
+            return length;
+        }
+
+        @Override
+        public char charAt(int index) {
+            return (char) (bytes.get(index) & 0xff);
+        }
+
+        @Override
+        public CharSequence subSequence(int start, int end) {
+            byte[] b = new byte[end - start];
+            bytes.get(start, b);
+            return new String(b, StandardCharsets.ISO_8859_1);
+        }
+
+        @Override
+        public String toString() {
+            return subSequence(0, length).toString();
+        }
+    }
+
     /** Per-scan matchers, made on first use. */
     private static final class Matchers {
-        private final String text;
+        private final Latin1 text;
         private final Matcher[] byPattern = new Matcher[8];
 
-        Matchers(String text) {
-            this.text = text;
+        Matchers(ByteBuffer body) {
+            this.text = new Latin1(body);
         }
 
         /** {@return the end of a match of {@code p} anchored at {@code at}, or -1} */
@@ -72,33 +139,39 @@ final class SecretScanner {
     }
 
     /**
-     * Scans {@code text}.
+     * Scans a body.
      *
-     * @param text the body as text
+     * @param body well-formed UTF-8 ({@link Utf8#isWellFormed}), from position 0 to its limit; not modified
      * @param enabled the kinds to count (and redact); matches of other kinds are left as they are
-     * @param redact whether to build the redacted text
-     * @return the counts and, when redacting, the new text
+     * @param redact whether to build the redacted body
+     * @return the counts and, when redacting and something matched, the new body
      */
-    static Scan scan(String text, Set<SecretKind> enabled, boolean redact) {
+    static Scan scan(ByteBuffer body, Set<SecretKind> enabled, boolean redact) {
         EnumMap<SecretKind, Integer> counts = new EnumMap<>(SecretKind.class);
-        Matchers matchers = new Matchers(text);
-        StringBuilder out = null;
+        Matchers matchers = null;
+        Redaction out = null;
         int copied = 0;
-        int n = text.length();
+        int n = body.limit();
         int i = 0;
         while (i < n) {
-            char c = text.charAt(i);
+            int c = body.get(i) & 0xff;
+            if (!TRIGGER[c]) {
+                i++;
+                continue;
+            }
             SecretKind kind = null;
             int end = -1;
             switch (c) {
                 case '-' -> {
-                    if (text.startsWith("-----BEGIN ", i) && (end = matchers.match(0, PEM_BEGIN, i)) >= 0) {
+                    if (startsWith(body, i, BEGIN)
+                            && (end = (matchers = matchers(matchers, body)).match(0, PEM_BEGIN, i)) >= 0) {
                         kind = SecretKind.PRIVATE_KEY;
-                        end = pemEnd(text, end, matchers);
+                        end = pemEnd(body, end, matchers);
                     }
                 }
                 case 's' -> {
-                    if (text.startsWith("sk-", i) && !continues(text, i, "_-")) {
+                    if (startsWith(body, i, SK) && !continues(body, i, "_-")) {
+                        matchers = matchers(matchers, body);
                         if ((end = matchers.match(1, ANTHROPIC, i)) >= 0) {
                             kind = SecretKind.ANTHROPIC_API_KEY;
                         } else if ((end = matchers.match(2, OPENAI, i)) >= 0) {
@@ -107,25 +180,26 @@ final class SecretScanner {
                     }
                 }
                 case 'A' -> {
-                    if ((text.startsWith("AKIA", i) || text.startsWith("ASIA", i)) && !continues(text, i, "")) {
-                        if ((end = matchers.match(3, AWS, i)) >= 0) {
+                    if ((startsWith(body, i, AKIA) || startsWith(body, i, ASIA)) && !continues(body, i, "")) {
+                        if ((end = (matchers = matchers(matchers, body)).match(3, AWS, i)) >= 0) {
                             kind = SecretKind.AWS_ACCESS_KEY_ID;
                         }
-                    } else if (text.startsWith("AIza", i) && !continues(text, i, "_-")
-                            && (end = matchers.match(6, GOOGLE, i)) >= 0) {
+                    } else if (startsWith(body, i, AIZA) && !continues(body, i, "_-")
+                            && (end = (matchers = matchers(matchers, body)).match(6, GOOGLE, i)) >= 0) {
                         kind = SecretKind.GOOGLE_API_KEY;
                     }
                 }
                 case 'g' -> {
-                    if (text.startsWith("gh", i) || text.startsWith("github_pat_", i)) {
-                        if (!continues(text, i, "_") && (end = matchers.match(4, GITHUB, i)) >= 0) {
+                    if (startsWith(body, i, GH) || startsWith(body, i, GITHUB_PAT)) {
+                        if (!continues(body, i, "_")
+                                && (end = (matchers = matchers(matchers, body)).match(4, GITHUB, i)) >= 0) {
                             kind = SecretKind.GITHUB_TOKEN;
                         }
                     }
                 }
                 case 'x' -> {
-                    if (text.startsWith("xox", i) && !continues(text, i, "-")
-                            && (end = matchers.match(5, SLACK, i)) >= 0) {
+                    if (startsWith(body, i, XOX) && !continues(body, i, "-")
+                            && (end = (matchers = matchers(matchers, body)).match(5, SLACK, i)) >= 0) {
                         kind = SecretKind.SLACK_TOKEN;
                     }
                 }
@@ -139,28 +213,78 @@ final class SecretScanner {
                 counts.merge(kind, 1, Integer::sum);
                 if (redact) {
                     if (out == null) {
-                        out = new StringBuilder(n + 64);
+                        out = new Redaction(n);
                     }
-                    out.append(text, copied, i).append(kind.placeholder());
+                    out.copy(body, copied, i);
+                    out.append(PLACEHOLDERS[kind.ordinal()]);
                     copied = end;
                 }
             }
             i = end;
         }
         if (out == null) {
-            return new Scan(counts, text);
+            return new Scan(counts, null);
         }
-        out.append(text, copied, n);
-        return new Scan(counts, out.toString());
+        out.copy(body, copied, n);
+        return new Scan(counts, out.toByteArray());
     }
 
-    /** {@return whether the character before {@code at} is a letter, a digit or one of {@code extra}} */
-    private static boolean continues(String text, int at, String extra) {
+    private static Matchers matchers(Matchers m, ByteBuffer body) {
+        return m != null ? m : new Matchers(body);
+    }
+
+    /** A growing byte array for the redacted body. */
+    private static final class Redaction {
+        private byte[] buf;
+        private int size;
+
+        Redaction(int expected) {
+            buf = new byte[expected + 64];
+        }
+
+        void copy(ByteBuffer from, int start, int end) {
+            ensure(end - start);
+            from.get(start, buf, size, end - start);
+            size += end - start;
+        }
+
+        void append(byte[] b) {
+            ensure(b.length);
+            System.arraycopy(b, 0, buf, size, b.length);
+            size += b.length;
+        }
+
+        private void ensure(int more) {
+            if (size + more > buf.length) {
+                buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, size + more));
+            }
+        }
+
+        byte[] toByteArray() {
+            return size == buf.length ? buf : java.util.Arrays.copyOf(buf, size);
+        }
+    }
+
+    private static boolean startsWith(ByteBuffer b, int at, byte[] literal) {
+        if (at + literal.length > b.limit()) {
+            return false;
+        }
+        for (int k = 0; k < literal.length; k++) {
+            if (b.get(at + k) != literal[k]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@return whether the character before {@code at} is an ASCII letter, a digit or one of {@code extra}} */
+    private static boolean continues(ByteBuffer b, int at, String extra) {
         if (at == 0) {
             return false;
         }
-        char c = text.charAt(at - 1);
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || extra.indexOf(c) >= 0;
+        int c = b.get(at - 1) & 0xff;
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                || (c < 0x80 && extra.indexOf(c) >= 0);
     }
 
     /**
@@ -169,13 +293,13 @@ final class SecretScanner {
      * including a matching END line when one follows; otherwise up to the end of the key data. Trailing whitespace and
      * backslashes are left in place, so an escape sequence in the surrounding syntax is never cut in half.
      */
-    private static int pemEnd(String text, int from, Matchers matchers) {
-        int n = text.length();
+    private static int pemEnd(ByteBuffer b, int from, Matchers matchers) {
+        int n = b.limit();
         int j = from;
         while (j < n) {
-            char c = text.charAt(j);
+            int c = b.get(j) & 0xff;
             if (c == '-') {
-                if (text.startsWith("-----", j)) {
+                if (startsWith(b, j, DASHES)) {
                     break;
                 }
                 j++;
@@ -185,21 +309,30 @@ final class SecretScanner {
                 break;
             }
         }
-        if (text.startsWith("-----END ", j)) {
+        if (startsWith(b, j, END)) {
             int end = matchers.match(7, PEM_END, j);
             if (end >= 0) {
                 return end;
             }
         }
-        while (j > from && (Character.isWhitespace(text.charAt(j - 1)) || text.charAt(j - 1) == '\\')) {
+        while (j > from && (isWhitespace(b.get(j - 1) & 0xff) || b.get(j - 1) == '\\')) {
             j--;
         }
         return j;
     }
 
-    private static boolean isKeyData(char c) {
+    /** {@link Character#isWhitespace} for the ASCII range (the key data holds nothing else). */
+    private static boolean isWhitespace(int c) {
+        return c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f);
+    }
+
+    private static boolean isKeyData(int c) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/'
                 || c == '=' || c == ':' || c == ',' || c == '.' || c == '\\' || c == ' ' || c == '\t' || c == '\r'
                 || c == '\n';
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
     }
 }

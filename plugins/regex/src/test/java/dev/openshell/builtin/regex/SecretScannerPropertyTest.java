@@ -2,19 +2,41 @@ package dev.openshell.builtin.regex;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
+import dev.openshell.middleware.spi.Body;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.Size;
 
-/** Laws of the scanner over generated bodies. */
+/** Laws of the scanner over generated bodies, and its agreement with the earlier scanner over decoded text. */
 class SecretScannerPropertyTest {
+    /** The byte scanner's result seen as text: the redacted text, or the input itself when nothing was redacted. */
+    private record TextScan(Map<SecretKind, Integer> counts, String text) {
+    }
+
+    private static TextScan scan(String text, Set<SecretKind> enabled, boolean redact) {
+        ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)).asReadOnlyBuffer();
+        SecretScanner.Scan s = SecretScanner.scan(bytes, enabled, redact);
+        return new TextScan(s.counts(), s.redacted() == null ? text
+                : new String(s.redacted(), StandardCharsets.UTF_8));
+    }
+
+    private static TextScan scan(String text) {
+        return scan(text, SecretScanner.all(), true);
+    }
+
     /** Filler that cannot form or touch a secret: lowercase letters, digits, spaces and JSON punctuation. */
     @Provide
     Arbitrary<String> filler() {
@@ -38,12 +60,12 @@ class SecretScannerPropertyTest {
             expected.merge(secrets.get(i), 1, Integer::sum);
         }
         body.append(fillers.getFirst());
-        SecretScanner.Scan scan = SecretScanner.scan(body.toString(), SecretScanner.all(), true);
+        TextScan scan = scan(body.toString());
         assertEquals(expected, scan.counts());
         for (SecretKind k : secrets) {
             assertFalse(scan.text().contains(Samples.ONE_OF_EACH.get(k)), k.id());
         }
-        SecretScanner.Scan again = SecretScanner.scan(scan.text(), SecretScanner.all(), true);
+        TextScan again = scan(scan.text());
         assertEquals(Map.of(), again.counts(), "redacted text holds nothing detectable");
         assertSame(scan.text(), again.text(), "redaction is idempotent");
     }
@@ -55,9 +77,10 @@ class SecretScannerPropertyTest {
 
     @Property(tries = 1000)
     void textWithoutMatchesIsReturnedUntouched(@ForAll String text) {
-        SecretScanner.Scan scan = SecretScanner.scan(text, SecretScanner.all(), true);
-        if (scan.counts().isEmpty()) {
-            assertSame(text, scan.text());
+        ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+        SecretScanner.Scan s = SecretScanner.scan(bytes, SecretScanner.all(), true);
+        if (s.counts().isEmpty()) {
+            assertNull(s.redacted(), "no copy is made when nothing matched");
         }
     }
 
@@ -66,7 +89,51 @@ class SecretScannerPropertyTest {
                                                            @ForAll("filler") String after,
                                                            @ForAll SecretKind kind) {
         String text = before + " " + Samples.ONE_OF_EACH.get(kind) + " " + after;
-        assertEquals(before + " " + kind.placeholder() + " " + after,
-                SecretScanner.scan(text, SecretScanner.all(), true).text());
+        assertEquals(before + " " + kind.placeholder() + " " + after, scan(text).text());
+    }
+
+    /**
+     * Text built from pieces that start, continue, break or border secrets, with non-ASCII characters around them:
+     * the places where a byte scanner could disagree with a text scanner.
+     */
+    @Provide
+    Arbitrary<String> tricky() {
+        Arbitrary<String> pieces = Arbitraries.oneOf(
+                Arbitraries.of(Samples.ONE_OF_EACH.values().toArray(String[]::new)),
+                Arbitraries.of("sk-", "sk-ant-", "sk-proj-", "AKIA", "ASIA", "AIza", "gh", "ghp_", "github_pat_",
+                        "xox", "xoxb-", "-----BEGIN ", "-----BEGIN RSA PRIVATE KEY-----", "-----END ",
+                        "-----END RSA PRIVATE KEY-----", "PRIVATE KEY-----", "-----", "\\n", "\n", "\r\n", " ", "\t",
+                        "_", "-", "\\", "=", "+/", "\u00e9", "\u4e2d", "\ud83d\ude00", "\u00c4KIA", "x\u00e9"),
+                Arbitraries.strings().withCharRange('A', 'Z').ofMinLength(1).ofMaxLength(40),
+                Arbitraries.strings().withCharRange('a', 'z').withCharRange('0', '9').ofMinLength(1).ofMaxLength(40),
+                Arbitraries.strings().ofMaxLength(6));
+        return pieces.list().ofMaxSize(14).map(l -> String.join("", l));
+    }
+
+    @Property(tries = 3000)
+    void bytesAndDecodedTextGiveTheSameCountsAndRedaction(@ForAll("tricky") String text,
+                                                          @ForAll boolean redact,
+                                                          @ForAll @Size(min = 1) Set<SecretKind> enabled) {
+        String wellFormed = new String(text.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
+        CharSecretScanner.Scan reference = CharSecretScanner.scan(wellFormed, EnumSet.copyOf(enabled), redact);
+        TextScan bytes = scan(wellFormed, EnumSet.copyOf(enabled), redact);
+        assertEquals(reference.counts(), bytes.counts());
+        assertEquals(reference.text(), bytes.text());
+    }
+
+    @Property(tries = 3000)
+    void utf8CheckAgreesWithTheStrictJdkDecoder(@ForAll @Size(max = 24) byte[] raw, @ForAll("tricky") String text) {
+        assertEquals(Body.of(raw).utf8().isPresent(), Utf8.isWellFormed(ByteBuffer.wrap(raw)), "random bytes");
+        byte[] valid = text.getBytes(StandardCharsets.UTF_8);
+        assertEquals(true, Utf8.isWellFormed(ByteBuffer.wrap(valid)));
+        if (valid.length > 0) {
+            // every single-byte corruption of valid text is judged as the JDK judges it
+            for (int i = 0; i < valid.length; i++) {
+                byte[] bad = valid.clone();
+                bad[i] = raw.length > 0 ? raw[i % raw.length] : (byte) 0xff;
+                assertEquals(Body.of(bad).utf8().isPresent(), Utf8.isWellFormed(ByteBuffer.wrap(bad)),
+                        "corrupted at " + i);
+            }
+        }
     }
 }
