@@ -110,6 +110,11 @@ final class Stages {
             return this;
         }
 
+        Spec binding(String id) {
+            binding = id;
+            return this;
+        }
+
         Spec maxBody(int bytes) {
             maxBody = bytes;
             return this;
