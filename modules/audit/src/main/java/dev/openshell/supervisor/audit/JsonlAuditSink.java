@@ -13,7 +13,6 @@ import java.time.Clock;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -107,9 +106,7 @@ public final class JsonlAuditSink implements AuditSink {
     @Override
     public void emit(JsonObject event) {
         // encoded once, outside the lock; the line and its newline go out in one write
-        byte[] json = event.toString().getBytes(StandardCharsets.UTF_8);
-        byte[] line = Arrays.copyOf(json, json.length + 1);
-        line[json.length] = '\n';
+        byte[] line = JsonLine.encode(event);
         lock.lock();
         try {
             if (closed) {

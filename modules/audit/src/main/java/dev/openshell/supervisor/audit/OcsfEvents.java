@@ -56,6 +56,8 @@ public final class OcsfEvents {
     private final String productVersion;
     private final String hostname;
     private final Clock clock;
+    /** {@code metadata.product}: the same for every event, so built once. */
+    private final JsonObject product;
 
     /**
      * @param productVersion the supervisor version, for {@code metadata.product.version}
@@ -66,6 +68,8 @@ public final class OcsfEvents {
         this.productVersion = Objects.requireNonNull(productVersion, "productVersion");
         this.hostname = Objects.requireNonNull(hostname, "hostname");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.product = JSON.createObjectBuilder().add("name", PRODUCT).add("vendor_name", "OpenShell")
+                .add("version", productVersion).build();
     }
 
     /** Severity IDs used here (OCSF {@code severity_id}). */
@@ -270,8 +274,7 @@ public final class OcsfEvents {
                 .add("metadata", JSON.createObjectBuilder()
                         .add("version", SCHEMA_VERSION)
                         .add("uid", randomUid())
-                        .add("product", JSON.createObjectBuilder().add("name", PRODUCT)
-                                .add("vendor_name", "OpenShell").add("version", productVersion)));
+                        .add("product", product));
     }
 
     private static JsonObjectBuilder base(RequestFacts request) {
