@@ -163,7 +163,7 @@ final class ProxySession {
         ChainSelection selection = core.select(request);
 
         BodyMode mode = null;
-        byte[] buffered = null;
+        Body buffered = null;
         List<HttpHeader> hookHeaders = null;
         if (selection instanceof ChainSelection.Selected s) {
             if (framing.kind() == BodyFraming.Kind.LENGTH && framing.length() > s.bodyCapBytes()) {
@@ -180,8 +180,8 @@ final class ProxySession {
                 if (expectContinue) {
                     send(CONTINUE);
                 }
-                buffered = readBody(framing, s.bodyCapBytes());
-                if (buffered == null) {
+                byte[] received = readBody(framing, s.bodyCapBytes());
+                if (received == null) {
                     core.uninspectable(request, new Uninspectable(Uninspectable.Kind.CHUNKED_OVER_CAP,
                             s.bodyCapBytes(), -1, false));
                     send(ErrorResponses.response(413, "body_too_large",
@@ -190,7 +190,7 @@ final class ProxySession {
                     log(head, t, 413);
                     return false;
                 }
-                HookResult result = core.evaluate(request, Body.ofOwned(buffered));
+                HookResult result = core.evaluate(request, Body.ofOwned(received));
                 if (result instanceof HookResult.Deny d) {
                     send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(), clientClose));
                     log(head, t, d.status());
@@ -201,7 +201,7 @@ final class ProxySession {
                     throw new Refusal(500, "internal_error", "the middleware hook changed the Host field");
                 }
                 hookHeaders = f.headers();
-                buffered = f.body().toByteArray();
+                buffered = f.body();
                 mode = BodyMode.BUFFERED;
             }
         }
@@ -220,7 +220,7 @@ final class ProxySession {
         CredentialInjection.Outcome.Forward credentialed;
         try {
             credentialed = core.inject(request, base, query,
-                    buffered == null ? java.util.Optional.empty() : java.util.Optional.of(Body.ofOwned(buffered)));
+                    java.util.Optional.ofNullable(buffered));
         } catch (Refusal r) {
             if (mode == BodyMode.STREAM_LENGTH || mode == BodyMode.STREAM_CHUNKED) {
                 throw r; // the body is still unread: answer and close
@@ -241,13 +241,13 @@ final class ProxySession {
             headBlock = rawHead(requestLine, head, nominated, websocket);
         } else {
             headBlock = rebuiltHead(requestLine, head, injected, nominated, websocket, mode,
-                    buffered == null ? 0 : buffered.length, framing);
+                    buffered == null ? 0 : buffered.size(), framing);
         }
         return forward(head, t, admitted, headBlock, mode, buffered, framing, websocket, clientClose);
     }
 
     private boolean forward(RequestHead head, Target t, ProxyCore.Admitted admitted, String headBlock, BodyMode mode,
-                            byte[] buffered, BodyFraming framing, boolean websocket, boolean clientClose)
+                            Body buffered, BodyFraming framing, boolean websocket, boolean clientClose)
             throws IOException, FramingException, Refusal {
         UpstreamPool.Key key = new UpstreamPool.Key(t.scheme().equals("https"), t.authority().host(),
                 t.authority().port());
@@ -264,7 +264,8 @@ final class ProxySession {
                 OutputStream up = c.out();
                 up.write(headBytes);
                 switch (mode) {
-                    case BUFFERED -> up.write(buffered);
+                    // the body's own array, in chunks through a small buffer: no whole-body copy per attempt
+                    case BUFFERED -> buffered.newInputStream().transferTo(up);
                     case STREAM_LENGTH -> in.transferExactly(framing.length(), up);
                     case STREAM_CHUNKED -> new ChunkedDecoder(in).relay(up, false);
                     case NONE -> {
