@@ -78,6 +78,40 @@ class JsonlAuditSinkTest {
     }
 
     @Test
+    void concurrentEmittersShareFlushesButLeaveNothingBuffered() throws Exception {
+        Path log = dir.resolve("audit.jsonl");
+        int threads = 16;
+        int each = 400;
+        try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, JsonlAuditSink.DEFAULT_MAX_BYTES, new ManualClock())) {
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            List<Thread> started = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int base = t * each;
+                started.add(Thread.ofVirtual().start(() -> {
+                    try {
+                        go.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    for (int i = 0; i < each; i++) {
+                        sink.emit(event(base + i));
+                    }
+                }));
+            }
+            go.countDown();
+            for (Thread t : started) {
+                t.join();
+            }
+            // every emitter has returned and the sink is still open: every line must already be in the file
+            List<String> lines = Files.readAllLines(log);
+            assertEquals(threads * each, lines.size());
+            assertEquals(threads * each, lines.stream()
+                    .map(l -> Json.createReader(new java.io.StringReader(l)).readObject().getInt("n"))
+                    .distinct().count());
+        }
+    }
+
+    @Test
     void rotatesBySizeWithoutLosingAnEvent() throws IOException {
         Path log = dir.resolve("audit.jsonl");
         try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, 1024, new ManualClock())) {

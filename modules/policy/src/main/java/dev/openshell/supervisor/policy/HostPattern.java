@@ -177,6 +177,50 @@ public final class HostPattern {
         if (host.isEmpty()) {
             return false;
         }
+        return labels.length < Long.SIZE ? matchesWithoutAllocation(host) : matchesLong(host);
+    }
+
+    /**
+     * The matcher of {@link #matches} for patterns of fewer than 64 labels (every realistic one): the states of the
+     * label automaton are the bits of a {@code long} (state {@code i}: the first {@code i} pattern labels are
+     * consumed), host labels are regions of {@code host}, so a request's selection allocates nothing.
+     */
+    private boolean matchesWithoutAllocation(String host) {
+        int n = labels.length;
+        long current = 1L;
+        int start = 0;
+        int length = host.length();
+        for (int i = 0; i <= length; i++) {
+            if (i < length && host.charAt(i) != '.') {
+                continue;
+            }
+            if (i == start) {
+                return false; // an empty label
+            }
+            long next = 0L;
+            for (long states = current; states != 0; states &= states - 1) {
+                int state = Long.numberOfTrailingZeros(states);
+                if (state == n) {
+                    continue; // every pattern label is consumed: no move on a further host label
+                }
+                String glob = labels[state];
+                if (glob == null) {
+                    next |= (1L << state) | (1L << (state + 1));
+                } else if (globMatches(glob, host, start, i)) {
+                    next |= 1L << (state + 1);
+                }
+            }
+            if (next == 0L) {
+                return false;
+            }
+            current = next;
+            start = i + 1;
+        }
+        return (current & (1L << n)) != 0;
+    }
+
+    /** The matcher of {@link #matches} for patterns of 64 labels or more. */
+    private boolean matchesLong(String host) {
         List<String> hostLabels = splitHost(host);
         if (hostLabels == null) {
             return false;
@@ -252,11 +296,16 @@ public final class HostPattern {
      * one character, everything else itself, ASCII case-insensitively.
      */
     static boolean globMatches(String glob, String hostLabel) {
+        return globMatches(glob, hostLabel, 0, hostLabel.length());
+    }
+
+    /** {@link #globMatches(String, String)} on the host label {@code host[from, to)}, without copying it. */
+    static boolean globMatches(String glob, String host, int from, int to) {
         int g = 0;
-        int h = 0;
+        int h = from;
         int starAt = -1;
-        int resumeAt = 0;
-        while (h < hostLabel.length()) {
+        int resumeAt = from;
+        while (h < to) {
             if (g < glob.length()) {
                 char p = glob.charAt(g);
                 if (p == STAR) {
@@ -264,7 +313,7 @@ public final class HostPattern {
                     resumeAt = h;
                     continue;
                 }
-                if (p == ANY || p == asciiLower(hostLabel.charAt(h))) {
+                if (p == ANY || p == asciiLower(host.charAt(h))) {
                     g++;
                     h++;
                     continue;

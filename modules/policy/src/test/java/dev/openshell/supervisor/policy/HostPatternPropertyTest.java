@@ -205,4 +205,52 @@ class HostPatternPropertyTest {
         String general = generalise(host, random);
         assertEquals(null, HostPattern.problem(general), general);
     }
+    /**
+     * The allocation-free matcher agrees with an independent oracle: the pattern translated to a regular expression
+     * ({@code **} one or more whole labels, {@code *} a run within a label, {@code ?} one character), and hosts with
+     * an empty label matching nothing.
+     */
+    @Property
+    void matchingAgreesWithARegularExpressionOracle(@ForAll("patterns") HostPattern pattern,
+                                                     @ForAll("smallHosts") String host) {
+        assertEquals(oracle(pattern.source(), host), pattern.matches(host), pattern.source() + " vs " + host);
+    }
+
+    @Property(tries = 200)
+    void matchingAgreesWithTheOracleOnUppercaseAndEmptyLabels(@ForAll("patterns") HostPattern pattern,
+                                                               @ForAll("dnsHosts") String host, @ForAll Random random) {
+        String variant = switch (random.nextInt(4)) {
+            case 0 -> host.toUpperCase(java.util.Locale.ROOT);
+            case 1 -> host + ".";
+            case 2 -> "." + host;
+            default -> host.replaceFirst("\\.", "..");
+        };
+        assertEquals(oracle(pattern.source(), variant), pattern.matches(variant), pattern.source() + " vs " + variant);
+    }
+
+    private static boolean oracle(String patternSource, String host) {
+        if (host.isEmpty() || host.startsWith(".") || host.endsWith(".") || host.contains("..")) {
+            return false;
+        }
+        StringBuilder re = new StringBuilder();
+        String[] labels = patternSource.split("\\.", -1);
+        for (int i = 0; i < labels.length; i++) {
+            if (i > 0) {
+                re.append("\\.");
+            }
+            if (labels[i].equals("**")) {
+                re.append("[^.]+(?:\\.[^.]+)*");
+                continue;
+            }
+            for (char c : labels[i].toCharArray()) {
+                re.append(switch (c) {
+                    case '*' -> "[^.]*";
+                    case '?' -> "[^.]";
+                    default -> java.util.regex.Pattern.quote(String.valueOf(c));
+                });
+            }
+        }
+        return java.util.regex.Pattern.compile(re.toString(), java.util.regex.Pattern.CASE_INSENSITIVE)
+                .matcher(host).matches();
+    }
 }

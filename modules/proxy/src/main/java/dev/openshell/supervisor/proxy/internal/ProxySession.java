@@ -272,7 +272,6 @@ final class ProxySession {
                     }
                 }
                 up.flush();
-                c.awaitReadable();
                 response = finalResponse(c, head, websocket);
                 break;
             } catch (UpstreamIOException e) {

@@ -1,0 +1,106 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Reuse decisions of {@link UpstreamPool}: an idle connection is reused only while the upstream keeps it open. */
+class UpstreamPoolTest {
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    private ServerSocket server;
+    private UpstreamPool pool;
+    private UpstreamPool.Key key;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        server = new ServerSocket(0, 50, LOOPBACK);
+        server.setSoTimeout(10_000);
+        pool = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()), Duration.ofSeconds(5), Duration.ofSeconds(5),
+                Duration.ofSeconds(30));
+        key = new UpstreamPool.Key(false, "127.0.0.1", server.getLocalPort());
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        pool.close();
+        server.close();
+    }
+
+    private UpstreamPool.Connection acquire() throws IOException {
+        return pool.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+    }
+
+    @Test
+    void anIdleOpenConnectionIsReused() throws IOException {
+        UpstreamPool.Connection first = acquire();
+        try (Socket accepted = server.accept()) {
+            pool.release(first);
+            UpstreamPool.Connection again = acquire();
+            assertTrue(again.reused());
+            assertEquals(1, pool.openedConnections());
+            again.close();
+        }
+    }
+
+    @Test
+    void aConnectionTheUpstreamClosedWhileIdleIsNotReused() throws IOException {
+        UpstreamPool.Connection first = acquire();
+        Socket accepted = server.accept();
+        pool.release(first);
+        accepted.close(); // the upstream ends the idle connection (keep-alive timeout)
+        // the FIN has been delivered on loopback by the time close() returns; the probe sees end of stream
+        UpstreamPool.Connection next = acquire();
+        try (Socket second = server.accept()) {
+            assertFalse(next.reused());
+            assertEquals(2, pool.openedConnections());
+            next.out().write('x');
+            next.out().flush();
+            assertEquals('x', second.getInputStream().read());
+        } finally {
+            next.close();
+        }
+    }
+
+    @Test
+    void aConnectionWithUnsolicitedBytesIsNotReused() throws IOException {
+        UpstreamPool.Connection first = acquire();
+        try (Socket accepted = server.accept()) {
+            pool.release(first);
+            OutputStream o = accepted.getOutputStream();
+            o.write("HTTP/1.1 408 Request Timeout\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            o.flush();
+            UpstreamPool.Connection next = acquire();
+            try (Socket second = server.accept()) {
+                assertFalse(next.reused());
+                assertEquals(2, pool.openedConnections());
+            } finally {
+                next.close();
+            }
+        }
+    }
+
+    @Test
+    void aForcedFreshAcquireNeverReuses() throws IOException {
+        UpstreamPool.Connection first = acquire();
+        try (Socket accepted = server.accept()) {
+            pool.release(first);
+            UpstreamPool.Connection fresh = pool.acquire(key, List.of(LOOPBACK), Duration.ZERO);
+            try (Socket second = server.accept()) {
+                assertFalse(fresh.reused());
+            } finally {
+                fresh.close();
+            }
+        }
+    }
+}
