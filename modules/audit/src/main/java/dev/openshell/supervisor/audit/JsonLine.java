@@ -25,6 +25,9 @@ final class JsonLine {
 
     /** {@return the JSON text of {@code value} and a newline, UTF-8 encoded} @param value the value */
     static byte[] encode(JsonValue value) {
+        if (value instanceof RenderedEvent r) {
+            return r.line();
+        }
         StringBuilder b = new StringBuilder(1024);
         write(value, b);
         b.append('\n');
@@ -67,7 +70,7 @@ final class JsonLine {
         }
     }
 
-    private static void string(String s, StringBuilder b) {
+    static void string(String s, StringBuilder b) {
         b.append('"');
         int run = 0;
         int n = s.length();

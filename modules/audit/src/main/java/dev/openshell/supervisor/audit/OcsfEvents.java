@@ -1,10 +1,6 @@
 package dev.openshell.supervisor.audit;
 
-import jakarta.json.Json;
-import jakarta.json.JsonArrayBuilder;
-import jakarta.json.JsonBuilderFactory;
 import jakarta.json.JsonObject;
-import jakarta.json.JsonObjectBuilder;
 import java.time.Clock;
 import java.util.List;
 import java.util.Locale;
@@ -12,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -25,7 +22,8 @@ import java.util.regex.Pattern;
  *   <li>{@code Device Config State Change} (class 5019): registration validation, registry reload, policy validation
  *       and each insecure ({@code allow_insecure}) registration.</li>
  * </ul>
- * Supervisor-specific fields go under {@code unmapped.openshell}. Every string that reaches an event is either
+ * Supervisor-specific fields go under {@code unmapped.openshell}. Events are written straight to JSON text (the audit
+ * hot path: one HTTP Activity per stage invocation); the returned {@link JsonObject} reads that text. Every string that reaches an event is either
  * supervisor-owned (config keys, binding IDs, platform codes) or passed through {@link #safeText}; nothing here
  * accepts paths, queries, header values, bodies or text from external services.
  */
@@ -46,18 +44,13 @@ public final class OcsfEvents {
             Map.entry("OPTIONS", 5), Map.entry("POST", 6), Map.entry("PUT", 7), Map.entry("TRACE", 8),
             Map.entry("PATCH", 9));
 
-    /**
-     * One builder factory for every event: {@code Json.createObjectBuilder()} looks the JSON provider up through
-     * {@link java.util.ServiceLoader} on every call, which cost more than building the event itself.
-     */
     private static final Pattern CODE = Pattern.compile("[a-z][a-z0-9_]{0,63}");
-    private static final JsonBuilderFactory JSON = Json.createBuilderFactory(Map.of());
 
     private final String productVersion;
     private final String hostname;
     private final Clock clock;
-    /** {@code metadata.product}: the same for every event, so built once. */
-    private final JsonObject product;
+    /** {@code metadata.product} as JSON text: the same for every event, so written once. */
+    private final String product;
 
     /**
      * @param productVersion the supervisor version, for {@code metadata.product.version}
@@ -68,8 +61,8 @@ public final class OcsfEvents {
         this.productVersion = Objects.requireNonNull(productVersion, "productVersion");
         this.hostname = Objects.requireNonNull(hostname, "hostname");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.product = JSON.createObjectBuilder().add("name", PRODUCT).add("vendor_name", "OpenShell")
-                .add("version", productVersion).build();
+        JsonText p = new JsonText().add("name", PRODUCT).add("vendor_name", "OpenShell").add("version", productVersion);
+        this.product = p.build().toString();
     }
 
     /** Severity IDs used here (OCSF {@code severity_id}). */
@@ -132,25 +125,24 @@ public final class OcsfEvents {
                 || stage.result() == StageOutcome.Result.BYPASSED;
         String method = request.method().toUpperCase(Locale.ROOT);
         int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
-        JsonObjectBuilder e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
+        JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
                 activity == 99 ? "Other" : caption(method), allowed ? Severity.INFORMATIONAL : Severity.MEDIUM);
         e.add("status_id", allowed ? 1 : 2).add("status", allowed ? "Success" : "Failure");
         e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
         e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
         e.add("duration", stage.latencyNanos() / 1_000_000L);
-        e.add("message", "middleware " + stage.configKey() + " " + stage.bindingId() + ": "
-                + stage.result().name().toLowerCase(Locale.ROOT));
-        e.add("http_request", JSON.createObjectBuilder().add("http_method", method)
-                .add("url", url(request)));
-        e.add("dst_endpoint", endpoint(request));
-        JsonObjectBuilder os = openshell(request, stage.configKey(), stage.bindingId())
-                .add("decision", stage.result().name().toLowerCase(Locale.ROOT))
+        String decision = stage.result().name().toLowerCase(Locale.ROOT);
+        e.add("message", "middleware " + stage.configKey() + " " + stage.bindingId() + ": " + decision);
+        e.open("http_request").add("http_method", method);
+        url(e.open("url"), request).end().end();
+        endpoint(e.open("dst_endpoint"), request).end();
+        openshell(e.open("unmapped").open("openshell"), request, stage.configKey(), stage.bindingId())
+                .add("decision", decision)
                 .add("transformed", stage.transformed())
                 .add("latency_us", stage.latencyNanos() / 1_000L)
                 .add("on_error", stage.failClosed() ? "fail_closed" : "fail_open");
-        stage.platformCode().ifPresent(c -> os.add("code", safeCode(c)));
-        e.add("unmapped", JSON.createObjectBuilder().add("openshell", os));
-        return e.build();
+        stage.platformCode().ifPresent(c -> e.add("code", safeCode(c)));
+        return e.end().end().build();
     }
 
     /**
@@ -165,11 +157,11 @@ public final class OcsfEvents {
         String code = stage.platformCode().map(OcsfEvents::safeCode).orElse("middleware_failed");
         String title = closed ? "required middleware stage failed; request denied"
                 : "middleware stage bypassed (fail_open); request relayed without it";
-        JsonObjectBuilder os = openshell(request, stage.configKey(), stage.bindingId()).add("code", code)
-                .add("on_error", closed ? "fail_closed" : "fail_open")
-                .add("decision", closed ? "deny" : "bypass");
         return finding(request, closed ? Severity.HIGH : Severity.MEDIUM, title,
-                closed ? "middleware.failure" : "middleware.bypass", os);
+                closed ? "middleware.failure" : "middleware.bypass",
+                os -> openshell(os, request, stage.configKey(), stage.bindingId()).add("code", code)
+                        .add("on_error", closed ? "fail_closed" : "fail_open")
+                        .add("decision", closed ? "deny" : "bypass"));
     }
 
     /**
@@ -182,14 +174,12 @@ public final class OcsfEvents {
      * @param code the platform code for why it was uninspectable, e.g. {@code body_over_capacity}
      */
     public JsonObject uninspectable(RequestFacts request, List<String> configKeys, boolean denied, String code) {
-        JsonArrayBuilder keys = JSON.createArrayBuilder();
-        configKeys.forEach(keys::add);
-        JsonObjectBuilder os = base(request).add("config_keys", keys).add("code", safeCode(code))
-                .add("decision", denied ? "deny" : "bypass");
         return finding(request, denied ? Severity.HIGH : Severity.MEDIUM,
                 denied ? "uninspectable request denied: a matching stage is fail_closed"
                         : "uninspectable request relayed: every matching stage is fail_open",
-                "middleware.uninspectable", os);
+                "middleware.uninspectable",
+                os -> base(os, request).addArray("config_keys", configKeys).add("code", safeCode(code))
+                        .add("decision", denied ? "deny" : "bypass"));
     }
 
     /**
@@ -201,10 +191,9 @@ public final class OcsfEvents {
      * @param code the platform code
      */
     public JsonObject bodyPolicyFailure(RequestFacts request, String configKey, String bindingId, String code) {
-        JsonObjectBuilder os = openshell(request, configKey, bindingId).add("code", safeCode(code))
-                .add("decision", "deny");
         return finding(request, Severity.HIGH, "replacement body failed body-aware policy; request denied",
-                "policy.body_recheck", os);
+                "policy.body_recheck",
+                os -> openshell(os, request, configKey, bindingId).add("code", safeCode(code)).add("decision", "deny"));
     }
 
     /**
@@ -219,9 +208,8 @@ public final class OcsfEvents {
     public JsonObject middlewareFinding(RequestFacts request, String configKey, String bindingId, String type,
                                         long count) {
         String safeType = safeText(type, 64);
-        JsonObjectBuilder os = openshell(request, configKey, bindingId).add("finding_type", safeType)
-                .add("count", count);
-        return finding(request, Severity.INFORMATIONAL, "middleware finding: " + safeType, safeType, os);
+        return finding(request, Severity.INFORMATIONAL, "middleware finding: " + safeType, safeType,
+                os -> openshell(os, request, configKey, bindingId).add("finding_type", safeType).add("count", count));
     }
 
     /**
@@ -236,63 +224,64 @@ public final class OcsfEvents {
     public JsonObject configChange(ConfigChange change, boolean success, String subject, String detail) {
         boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION;
         Severity sev = atRisk ? Severity.MEDIUM : success ? Severity.INFORMATIONAL : Severity.HIGH;
-        JsonObjectBuilder e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
+        JsonText e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
                 "Device Config State Change", 1, "Log", sev);
         e.add("status_id", success ? 1 : 2).add("status", success ? "Success" : "Failure");
         e.add("message", change.title() + " " + (success ? "succeeded" : "failed") + ": " + safeText(subject, 200));
-        e.add("device", JSON.createObjectBuilder().add("hostname", hostname).add("type_id", 1).add("type", "Server"));
+        e.open("device").add("hostname", hostname).add("type_id", 1).add("type", "Server").end();
         e.add("security_level_id", atRisk ? 2 : 1).add("security_level", atRisk ? "At Risk" : "Secure");
-        e.add("unmapped", JSON.createObjectBuilder().add("openshell", JSON.createObjectBuilder()
+        e.open("unmapped").open("openshell")
                 .add("change", change.name().toLowerCase(Locale.ROOT)).add("subject", safeText(subject, 200))
-                .add("detail", safeText(detail, 500))));
+                .add("detail", safeText(detail, 500)).end().end();
         return e.build();
     }
 
     private JsonObject finding(RequestFacts request, Severity severity, String title, String type,
-                               JsonObjectBuilder openshell) {
-        JsonObjectBuilder e = base(CATEGORY_FINDINGS, "Findings", DETECTION_FINDING, "Detection Finding", 1,
+                               Consumer<JsonText> openshellMembers) {
+        JsonText e = base(CATEGORY_FINDINGS, "Findings", DETECTION_FINDING, "Detection Finding", 1,
                 "Create", severity);
         e.add("status_id", 1).add("status", "New");
         e.add("is_alert", severity == Severity.HIGH);
         e.add("message", title);
-        e.add("finding_info", JSON.createObjectBuilder().add("uid", randomUid())
-                .add("title", title).add("types", JSON.createArrayBuilder().add(type)));
-        e.add("dst_endpoint", endpoint(request));
-        e.add("unmapped", JSON.createObjectBuilder().add("openshell", openshell));
-        return e.build();
+        e.open("finding_info").add("uid", randomUid()).add("title", title).addSingletonArray("types", type).end();
+        endpoint(e.open("dst_endpoint"), request).end();
+        openshellMembers.accept(e.open("unmapped").open("openshell"));
+        return e.end().end().build();
     }
 
-    private JsonObjectBuilder base(int category, String categoryName, int classUid, String className, int activity,
-                                   String activityName, Severity severity) {
-        return JSON.createObjectBuilder()
+    private JsonText base(int category, String categoryName, int classUid, String className, int activity,
+                          String activityName, Severity severity) {
+        return new JsonText()
                 .add("time", clock.millis())
                 .add("category_uid", category).add("category_name", categoryName)
                 .add("class_uid", classUid).add("class_name", className)
                 .add("activity_id", activity).add("activity_name", activityName)
                 .add("type_uid", classUid * 100L + activity).add("type_name", className + ": " + activityName)
                 .add("severity_id", severity.id()).add("severity", severity.caption())
-                .add("metadata", JSON.createObjectBuilder()
-                        .add("version", SCHEMA_VERSION)
-                        .add("uid", randomUid())
-                        .add("product", product));
+                .open("metadata")
+                .add("version", SCHEMA_VERSION)
+                .add("uid", randomUid())
+                .addRaw("product", product)
+                .end();
     }
 
-    private static JsonObjectBuilder base(RequestFacts request) {
-        JsonObjectBuilder os = JSON.createObjectBuilder().add("request_id", safeText(request.requestId(), 64));
+    private static JsonText base(JsonText os, RequestFacts request) {
+        os.add("request_id", safeText(request.requestId(), 64));
         request.networkPolicy().ifPresent(p -> os.add("network_policy", safeText(p, 128)));
         return os;
     }
 
-    private static JsonObjectBuilder openshell(RequestFacts request, String configKey, String bindingId) {
-        return base(request).add("config_key", safeText(configKey, 128)).add("binding_id", safeText(bindingId, 128));
+    private static JsonText openshell(JsonText os, RequestFacts request, String configKey, String bindingId) {
+        return base(os, request).add("config_key", safeText(configKey, 128))
+                .add("binding_id", safeText(bindingId, 128));
     }
 
-    private static JsonObjectBuilder url(RequestFacts r) {
-        return JSON.createObjectBuilder().add("scheme", r.scheme()).add("hostname", r.host()).add("port", r.port());
+    private static JsonText url(JsonText u, RequestFacts r) {
+        return u.add("scheme", r.scheme()).add("hostname", r.host()).add("port", r.port());
     }
 
-    private static JsonObjectBuilder endpoint(RequestFacts r) {
-        return JSON.createObjectBuilder().add("hostname", r.host()).add("port", r.port());
+    private static JsonText endpoint(JsonText d, RequestFacts r) {
+        return d.add("hostname", r.host()).add("port", r.port());
     }
 
     /**

@@ -73,4 +73,31 @@ class JsonLinePropertyTest {
                     "the same value as the general-purpose writer's text");
         }
     }
+    /**
+     * The streaming writer of the events ({@link JsonText}) writes the same record as the general encoder does for a
+     * Parsson object with the same members in the same order, for any strings (escaping, non-ASCII, surrogates).
+     */
+    @Property(tries = 1000)
+    void theStreamingWriterMatchesTheGeneralEncoder(@ForAll List<@From("anyText") String> values,
+                                                    @ForAll long number, @ForAll boolean flag) {
+        JsonText t = new JsonText();
+        JsonObjectBuilder o = Json.createObjectBuilder();
+        for (int i = 0; i < values.size(); i++) {
+            t.add("k" + i, values.get(i));
+            o.add("k" + i, values.get(i));
+        }
+        String inner = values.isEmpty() ? "x" : values.get(0);
+        t.add("n", number).add("flag", flag).open("nested").add(inner, inner).addSingletonArray("one", inner)
+                .addArray("all", values).end().add("after", "nested");
+        JsonArrayBuilder all = Json.createArrayBuilder();
+        values.forEach(all::add);
+        o.add("n", number).add("flag", flag).add("nested", Json.createObjectBuilder().add(inner, inner)
+                .add("one", Json.createArrayBuilder().add(inner)).add("all", all)).add("after", "nested");
+        RenderedEvent rendered = t.build();
+        JsonObject expected = o.build();
+        assertEquals(new String(JsonLine.encode(expected), StandardCharsets.UTF_8),
+                new String(JsonLine.encode(rendered), StandardCharsets.UTF_8));
+        assertEquals(expected, rendered);
+        assertEquals(expected.getJsonObject("nested"), rendered.getJsonObject("nested"));
+    }
 }

@@ -1,0 +1,133 @@
+package dev.openshell.supervisor.audit;
+
+import jakarta.json.Json;
+import jakarta.json.JsonArray;
+import jakarta.json.JsonNumber;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonReader;
+import jakarta.json.JsonString;
+import jakarta.json.JsonValue;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.util.AbstractMap;
+import java.util.Set;
+
+/**
+ * An event already written as JSON text by {@link JsonText}. The audit sink writes the text as it is; reading it as a
+ * {@link JsonObject} (tests, in-process consumers) parses the text once, on first use, so the object and the written
+ * line can never disagree. Equal to any {@link JsonObject} with the same members ({@link AbstractMap} equality).
+ */
+final class RenderedEvent extends AbstractMap<String, JsonValue> implements JsonObject {
+    private final String text;
+    private volatile JsonObject parsed;
+
+    RenderedEvent(String text) {
+        this.text = text;
+    }
+
+    /** {@return the JSON text and a newline, UTF-8 encoded: one JSONL record} */
+    byte[] line() {
+        byte[] out = new byte[text.length() + 1];
+        int n = text.length();
+        for (int i = 0; i < n; i++) {
+            char c = text.charAt(i);
+            if (c >= 0x80) {
+                return (text + "\n").getBytes(StandardCharsets.UTF_8); // non-ASCII: the general encoder
+            }
+            out[i] = (byte) c;
+        }
+        out[n] = '\n';
+        return out;
+    }
+
+    private JsonObject object() {
+        JsonObject o = parsed;
+        if (o == null) {
+            try (JsonReader r = Json.createReader(new StringReader(text))) {
+                o = r.readObject();
+            }
+            parsed = o;
+        }
+        return o;
+    }
+
+    @Override
+    public Set<Entry<String, JsonValue>> entrySet() {
+        return object().entrySet();
+    }
+
+    @Override
+    public JsonValue get(Object key) {
+        return object().get(key);
+    }
+
+    @Override
+    public boolean containsKey(Object key) {
+        return object().containsKey(key);
+    }
+
+    @Override
+    public JsonArray getJsonArray(String name) {
+        return object().getJsonArray(name);
+    }
+
+    @Override
+    public JsonObject getJsonObject(String name) {
+        return object().getJsonObject(name);
+    }
+
+    @Override
+    public JsonNumber getJsonNumber(String name) {
+        return object().getJsonNumber(name);
+    }
+
+    @Override
+    public JsonString getJsonString(String name) {
+        return object().getJsonString(name);
+    }
+
+    @Override
+    public String getString(String name) {
+        return object().getString(name);
+    }
+
+    @Override
+    public String getString(String name, String defaultValue) {
+        return object().getString(name, defaultValue);
+    }
+
+    @Override
+    public int getInt(String name) {
+        return object().getInt(name);
+    }
+
+    @Override
+    public int getInt(String name, int defaultValue) {
+        return object().getInt(name, defaultValue);
+    }
+
+    @Override
+    public boolean getBoolean(String name) {
+        return object().getBoolean(name);
+    }
+
+    @Override
+    public boolean getBoolean(String name, boolean defaultValue) {
+        return object().getBoolean(name, defaultValue);
+    }
+
+    @Override
+    public boolean isNull(String name) {
+        return object().isNull(name);
+    }
+
+    @Override
+    public ValueType getValueType() {
+        return ValueType.OBJECT;
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}
