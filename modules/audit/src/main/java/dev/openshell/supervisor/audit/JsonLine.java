@@ -72,9 +72,21 @@ final class JsonLine {
 
     static void string(String s, StringBuilder b) {
         b.append('"');
-        int run = 0;
         int n = s.length();
-        for (int i = 0; i < n; i++) {
+        int first = 0;
+        while (first < n) {
+            char c = s.charAt(first);
+            if (c < 0x20 || c == '"' || c == '\\') {
+                break;
+            }
+            first++;
+        }
+        if (first == n) {
+            b.append(s).append('"'); // nothing to escape (the usual case): one bulk copy
+            return;
+        }
+        int run = 0;
+        for (int i = first; i < n; i++) {
             char c = s.charAt(i);
             if (c >= 0x20 && c != '"' && c != '\\') {
                 continue;

@@ -35,6 +35,7 @@ public final class JsonlAuditSink implements AuditSink {
     /** Default size limit of one file before rotation: 100 MiB. */
     public static final long DEFAULT_MAX_BYTES = 100L * 1024 * 1024;
     private static final int BUFFER_BYTES = 16 * 1024;
+    private static final long MILLIS_PER_DAY = 86_400_000L;
     private static final System.Logger LOG = System.getLogger(JsonlAuditSink.class.getName());
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
             .withZone(ZoneOffset.UTC);
@@ -124,10 +125,10 @@ public final class JsonlAuditSink implements AuditSink {
             }
             if (file != null) {
                 long bytes = line.length;
-                LocalDate today = LocalDate.now(clock.withZone(ZoneOffset.UTC));
-                if ((size > 0 && size + bytes > maxBytes) || !today.equals(day)) {
+                long today = Math.floorDiv(clock.millis(), MILLIS_PER_DAY); // the UTC day, without a LocalDate
+                if ((size > 0 && size + bytes > maxBytes) || today != day.toEpochDay()) {
                     out.flush();
-                    rotate(today);
+                    rotate(LocalDate.ofEpochDay(today));
                 }
                 size += bytes;
             }

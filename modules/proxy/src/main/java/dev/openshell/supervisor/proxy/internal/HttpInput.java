@@ -4,6 +4,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A buffered byte source with the strict line reading of RFC 9112 section 2.2: every line ends in CRLF; a bare LF or a
@@ -155,6 +156,21 @@ public final class HttpInput extends InputStream {
      * @throws EOFException if the stream ends inside the line
      */
     public String readLine(int maxBytes, FramingException tooLong) throws IOException, FramingException {
+        if (fill()) {
+            // fast path: the whole line and its CRLF are already buffered (nearly always); one bulk decode
+            int end = Math.min(limit - 1, pos + maxBytes);
+            for (int i = pos; i < end; i++) {
+                byte c = buf[i];
+                if (c == '\r' || c == '\n') {
+                    if (c == '\r' && buf[i + 1] == '\n') {
+                        String line = new String(buf, pos, i - pos, StandardCharsets.ISO_8859_1);
+                        pos = i + 2;
+                        return line;
+                    }
+                    break; // a bare CR or LF: the general loop reports it
+                }
+            }
+        }
         StringBuilder line = null;
         while (true) {
             if (!fill()) {
