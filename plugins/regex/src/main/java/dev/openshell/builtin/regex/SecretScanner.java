@@ -150,7 +150,6 @@ final class SecretScanner {
         EnumMap<SecretKind, Integer> counts = new EnumMap<>(SecretKind.class);
         Matchers matchers = null;
         Redaction out = null;
-        int copied = 0;
         int n = body.limit();
         int i = 0;
         while (i < n) {
@@ -213,11 +212,9 @@ final class SecretScanner {
                 counts.merge(kind, 1, Integer::sum);
                 if (redact) {
                     if (out == null) {
-                        out = new Redaction(n);
+                        out = new Redaction();
                     }
-                    out.copy(body, copied, i);
-                    out.append(PLACEHOLDERS[kind.ordinal()]);
-                    copied = end;
+                    out.add(i, end, kind);
                 }
             }
             i = end;
@@ -225,43 +222,49 @@ final class SecretScanner {
         if (out == null) {
             return new Scan(counts, null);
         }
-        out.copy(body, copied, n);
-        return new Scan(counts, out.toByteArray());
+        return new Scan(counts, out.build(body));
     }
 
     private static Matchers matchers(Matchers m, ByteBuffer body) {
         return m != null ? m : new Matchers(body);
     }
 
-    /** A growing byte array for the redacted body. */
+    /**
+     * The redacted body, built once at the end: the matched spans are recorded while scanning (increasing, never
+     * overlapping), so the output's exact length is known before it is allocated and each byte is copied once.
+     */
     private static final class Redaction {
-        private byte[] buf;
-        private int size;
+        /** Triples: span start, span end (exclusive), {@link SecretKind} ordinal. */
+        private int[] spans = new int[24];
+        private int used;
+        private long length;
 
-        Redaction(int expected) {
-            buf = new byte[expected + 64];
-        }
-
-        void copy(ByteBuffer from, int start, int end) {
-            ensure(end - start);
-            from.get(start, buf, size, end - start);
-            size += end - start;
-        }
-
-        void append(byte[] b) {
-            ensure(b.length);
-            System.arraycopy(b, 0, buf, size, b.length);
-            size += b.length;
-        }
-
-        private void ensure(int more) {
-            if (size + more > buf.length) {
-                buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, size + more));
+        void add(int start, int end, SecretKind kind) {
+            if (used + 3 > spans.length) {
+                spans = java.util.Arrays.copyOf(spans, spans.length * 2);
             }
+            spans[used++] = start;
+            spans[used++] = end;
+            spans[used++] = kind.ordinal();
+            length += PLACEHOLDERS[kind.ordinal()].length - (end - start);
         }
 
-        byte[] toByteArray() {
-            return size == buf.length ? buf : java.util.Arrays.copyOf(buf, size);
+        byte[] build(ByteBuffer body) {
+            int n = body.limit();
+            byte[] out = new byte[Math.toIntExact(n + length)];
+            int o = 0;
+            int copied = 0;
+            for (int s = 0; s < used; s += 3) {
+                int start = spans[s];
+                byte[] placeholder = PLACEHOLDERS[spans[s + 2]];
+                body.get(copied, out, o, start - copied);
+                o += start - copied;
+                System.arraycopy(placeholder, 0, out, o, placeholder.length);
+                o += placeholder.length;
+                copied = spans[s + 1];
+            }
+            body.get(copied, out, o, n - copied);
+            return out;
         }
     }
 
