@@ -89,9 +89,17 @@ final class ProxyConnection implements ServerConnection {
             try {
                 reader.ensureAvailable();
                 int n = Math.min(len, reader.available());
-                byte[] bytes = reader.readBytes(n);
-                System.arraycopy(bytes, 0, b, off, n);
-                return n;
+                // a view of the reader's own arrays: one copy, into the caller's buffer
+                BufferData view = reader.readBuffer(n);
+                int copied = 0;
+                while (copied < n) {
+                    int r = view.read(b, off + copied, n - copied);
+                    if (r <= 0) {
+                        break;
+                    }
+                    copied += r;
+                }
+                return copied;
             } catch (DataReader.InsufficientDataAvailableException e) {
                 return -1;
             } catch (UncheckedIOException e) {
