@@ -10,6 +10,7 @@
 module dev.openshell.benchmarks {
     requires dev.openshell.supervisor.engine;
     requires dev.openshell.supervisor.runtime;
+    requires dev.openshell.middleware.proto;
     requires jmh.core;
 
     opens dev.openshell.benchmarks to jmh.core;
