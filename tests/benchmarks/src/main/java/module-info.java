@@ -1,5 +1,6 @@
 /**
- * JMH micro-benchmarks of the chain engine. Compiled as a module with the reactor; run on the class path by
+ * JMH micro-benchmarks of the in-process costs: chain selection, header rules, {@code openshell/regex}, and the gRPC
+ * adapter's translation. Compiled as a module with the reactor; run on the class path by
  * {@code scripts/run-benchmarks.sh} (JMH forks its measurement JVMs on the class path). See
  * {@code docs/BENCHMARKS.md}.
  *
@@ -8,6 +9,8 @@
 @SuppressWarnings("module") // jmh.core is an automatic module
 module dev.openshell.benchmarks {
     requires dev.openshell.supervisor.engine;
+    requires dev.openshell.supervisor.runtime;
+    requires dev.openshell.middleware.proto;
     requires jmh.core;
 
     opens dev.openshell.benchmarks to jmh.core;

@@ -116,7 +116,7 @@ public class RegexChainBenchmark {
         return b.append("\"}]}").toString();
     }
 
-    private static MiddlewareProvider loadRegex() throws ReflectiveOperationException {
+    static MiddlewareProvider loadRegex() throws ReflectiveOperationException {
         for (MiddlewareProvider p : ServiceLoader.load(MiddlewareProvider.class)) {
             if (p.getClass().getName().equals(REGEX_PROVIDER)) {
                 return p;
