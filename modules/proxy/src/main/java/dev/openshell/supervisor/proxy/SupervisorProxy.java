@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.proxy;
 
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.supervisor.proxy.internal.BodyBudget;
 import dev.openshell.supervisor.proxy.internal.CertificateAuthority;
 import dev.openshell.supervisor.proxy.internal.InterceptionTls;
 import dev.openshell.supervisor.proxy.internal.ProxyConnectionSelector;
@@ -94,7 +96,8 @@ public final class SupervisorProxy implements AutoCloseable {
         ProxyCore core = new ProxyCore(b.admission, b.hook, b.credentials, SsrfGuard.system(b.network),
                 new InterceptionTls(ca), pool,
                 new ProxyCore.Timeouts(b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout,
-                        Duration.ofSeconds(1)));
+                        Duration.ofSeconds(1)),
+                new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait));
         WebServer ws = WebServer.builder()
                 .host(b.listen.getHostString())
                 .port(b.listen.getPort())
@@ -174,6 +177,8 @@ public final class SupervisorProxy implements AutoCloseable {
         private Duration upstreamIdleTimeout = Duration.ofSeconds(4);
         private Duration clientIdleTimeout = Duration.ofMinutes(2);
         private Duration stopGracePeriod = Duration.ofSeconds(10);
+        private long bodyBufferBudget = defaultBodyBufferBudget();
+        private Duration bodyBufferWait = Duration.ofSeconds(10);
 
         private Builder() {
         }
@@ -312,6 +317,48 @@ public final class SupervisorProxy implements AutoCloseable {
         public Builder stopGracePeriod(Duration period) {
             this.stopGracePeriod = positive(period);
             return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param bytes how many bytes of request bodies may be held in memory for middleware at once, over all
+         *     connections (a buffered request reserves its size before its body is read and gives it back when its
+         *     exchange ends; bodies no chain needs never reserve anything); default a quarter of the JVM's maximum
+         *     heap, between 4 MiB and 1 GiB ({@link #defaultBodyBufferBudget()})
+         * @throws IllegalArgumentException when {@code bytes} is outside 4 MiB (one largest body,
+         *     {@link EnvelopeLimits#MAX_BODY_BYTES}) to {@link Integer#MAX_VALUE}
+         */
+        public Builder bodyBufferBudget(long bytes) {
+            if (bytes < EnvelopeLimits.MAX_BODY_BYTES || bytes > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("body buffer budget " + bytes + " bytes is outside "
+                        + EnvelopeLimits.MAX_BODY_BYTES + ".." + Integer.MAX_VALUE);
+            }
+            this.bodyBufferBudget = bytes;
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param wait how long a request whose body must be buffered waits for room in the body buffer budget before
+         *     it is answered {@code 503 body_buffer_busy}; default 10 s; zero refuses at once
+         */
+        public Builder bodyBufferWait(Duration wait) {
+            if (wait.isNegative()) {
+                throw new IllegalArgumentException("the body buffer wait must not be negative");
+            }
+            this.bodyBufferWait = wait;
+            return this;
+        }
+
+        /**
+         * {@return the default body buffer budget, in bytes: a quarter of {@link Runtime#maxMemory()}, at least
+         * {@link EnvelopeLimits#MAX_BODY_BYTES} (4 MiB) and at most 1 GiB}
+         */
+        public static long defaultBodyBufferBudget() {
+            long quarter = Runtime.getRuntime().maxMemory() / 4;
+            return Math.max(EnvelopeLimits.MAX_BODY_BYTES, Math.min(quarter, 1L << 30));
         }
 
         /**

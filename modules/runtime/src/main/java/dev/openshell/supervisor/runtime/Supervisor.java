@@ -247,6 +247,7 @@ public final class Supervisor implements AutoCloseable {
                     .network(new NetworkSettings(settings.network().allowLoopbackUpstreams(),
                             Map.copyOf(settings.network().staticHosts().castToSortedMap())));
             settings.tls().upstreamCaBundle().ifPresent(pb::upstreamTrust);
+            settings.bodyBufferBudgetBytes().ifPresent(pb::bodyBufferBudget);
             if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
                 pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
             }

@@ -44,8 +44,8 @@ final class GatewayReader {
     /** Tables of an OpenShell gateway file that configure other components. */
     static final List<String> OPENSHELL_KEYS = List.of("version", "gateway", "supervisor", "drivers",
             "credential_drivers");
-    static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log", "network",
-            "admin", "tls", "middleware", "credentials");
+    static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log",
+            "body_buffer_budget_bytes", "network", "admin", "tls", "middleware", "credentials");
     static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
@@ -124,6 +124,9 @@ final class GatewayReader {
         Optional<Path> plugins = string(t, "plugins_dir", path).flatMap(s -> path(s, t, "plugins_dir", path));
         Optional<Path> state = string(t, "state_dir", path).flatMap(s -> path(s, t, "state_dir", path));
         Optional<Path> audit = string(t, "audit_log", path).flatMap(s -> path(s, t, "audit_log", path));
+        OptionalLong budget = t.contains(List.of("body_buffer_budget_bytes"))
+                ? integer(t, "body_buffer_budget_bytes", path, EnvelopeLimits.MAX_BODY_BYTES, Integer.MAX_VALUE)
+                : OptionalLong.empty();
 
         NetworkSettings network = NetworkSettings.defaults();
         TomlTable net = table(t, "network", path);
@@ -145,7 +148,7 @@ final class GatewayReader {
         if (problems.errorCount() != errors || network == null || tls == null) {
             return null;
         }
-        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls);
+        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget);
     }
 
     private NetworkSettings network(TomlTable t, KeyPath path) {

@@ -3,6 +3,7 @@ package dev.openshell.supervisor.policy.gateway;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * {@code [openshell.supervisor]}: the supervisor's own settings.
@@ -14,10 +15,13 @@ import java.util.Optional;
  * @param network upstream network settings
  * @param adminListen where the metrics and health server listens; none when not written (no admin server)
  * @param tls trust and CA settings
+ * @param bodyBufferBudgetBytes {@code body_buffer_budget_bytes}: how many bytes of request bodies the proxy may hold
+ *     for middleware at once, 4194304 (one largest body) to 2147483647; none when not written (the proxy then
+ *     derives it from its heap)
  */
 public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir, Optional<Path> stateDir,
                                  Optional<Path> auditLog, NetworkSettings network, Optional<ListenAddress> adminListen,
-                                 TlsSettings tls) {
+                                 TlsSettings tls, OptionalLong bodyBufferBudgetBytes) {
     /** The proxy's address when none is configured: {@code 127.0.0.1:3128}. */
     public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("127.0.0.1", 3128);
 
@@ -34,11 +38,12 @@ public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir
         Objects.requireNonNull(network, "network");
         Objects.requireNonNull(adminListen, "adminListen");
         Objects.requireNonNull(tls, "tls");
+        Objects.requireNonNull(bodyBufferBudgetBytes, "bodyBufferBudgetBytes");
     }
 
     /** {@return the settings of an empty file} */
     public static SupervisorSettings defaults() {
         return new SupervisorSettings(DEFAULT_LISTEN, Optional.empty(), Optional.empty(), Optional.empty(),
-                NetworkSettings.defaults(), Optional.empty(), TlsSettings.defaults());
+                NetworkSettings.defaults(), Optional.empty(), TlsSettings.defaults(), OptionalLong.empty());
     }
 }

@@ -166,6 +166,21 @@ class GatewayConfigTest {
     }
 
     @Nested
+    class BodyBufferBudget {
+        @Test
+        void isOptionalAndRangeChecked() {
+            assertTrue(load("[openshell.supervisor]\n").value().supervisor().bodyBufferBudgetBytes().isEmpty());
+            assertEquals(268_435_456L, load("[openshell.supervisor]\nbody_buffer_budget_bytes = 268435456\n").value()
+                    .supervisor().bodyBufferBudgetBytes().getAsLong());
+            assertProblem(onlyError("[openshell.supervisor]\nbody_buffer_budget_bytes = 1048576\n"),
+                    "openshell.supervisor.body_buffer_budget_bytes", 2, 1, "1048576 is outside 4194304..2147483647");
+            assertProblem(onlyError("[openshell.supervisor]\nbody_buffer_budget_bytes = \"256MiB\"\n"),
+                    "openshell.supervisor.body_buffer_budget_bytes", 2, 1,
+                    "expected an integer, found the string '256MiB'");
+        }
+    }
+
+    @Nested
     class BodyLimits {
         @Test
         void atMostTheFourMibPlatformMaximumNeverClamped() {
@@ -361,7 +376,7 @@ class GatewayConfigTest {
                 "g.toml:2:1: error: openshell.supervisor.listen: invalid listen address 'localhost': write it as"
                         + " host:port, with an IPv6 host in brackets ([::1]:3128)",
                 "g.toml:3:1: error: openshell.supervisor.plugin_dir: unknown key 'plugin_dir' (did you mean"
-                        + " 'plugins_dir'?); allowed keys: listen, plugins_dir, state_dir, audit_log, network, admin,"
+                        + " 'plugins_dir'?); allowed keys: listen, plugins_dir, state_dir, audit_log, body_buffer_budget_bytes, network, admin,"
                         + " tls, middleware, credentials",
                 "g.toml:5:1: error: openshell.supervisor.network.allow_loopback_upstreams: expected true or false,"
                         + " found the string 'yes'",

@@ -54,6 +54,7 @@ public final class ProxyCore {
     private final InterceptionTls interception;
     private final UpstreamPool pool;
     private final Timeouts timeouts;
+    private final BodyBudget bodyBudget;
     private final String idPrefix = HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
     private final AtomicLong ids = new AtomicLong();
 
@@ -68,6 +69,23 @@ public final class ProxyCore {
      */
     public ProxyCore(NetworkAdmission admission, RequestHook hook, CredentialInjection credentials, SsrfGuard ssrf,
                      InterceptionTls interception, UpstreamPool pool, Timeouts timeouts) {
+        this(admission, hook, credentials, ssrf, interception, pool, timeouts,
+                new BodyBudget(Integer.MAX_VALUE, Duration.ZERO));
+    }
+
+    /**
+     * @param admission L4 network policy
+     * @param hook the middleware hook
+     * @param credentials the credential step
+     * @param ssrf the SSRF guard
+     * @param interception TLS interception
+     * @param pool upstream connections
+     * @param timeouts the timeouts
+     * @param bodyBudget the bytes of request bodies that may be held for middleware at once
+     */
+    public ProxyCore(NetworkAdmission admission, RequestHook hook, CredentialInjection credentials, SsrfGuard ssrf,
+                     InterceptionTls interception, UpstreamPool pool, Timeouts timeouts, BodyBudget bodyBudget) {
+        this.bodyBudget = Objects.requireNonNull(bodyBudget);
         this.admission = Objects.requireNonNull(admission);
         this.hook = Objects.requireNonNull(hook);
         this.credentials = Objects.requireNonNull(credentials);
@@ -75,6 +93,10 @@ public final class ProxyCore {
         this.interception = Objects.requireNonNull(interception);
         this.pool = Objects.requireNonNull(pool);
         this.timeouts = Objects.requireNonNull(timeouts);
+    }
+
+    BodyBudget bodyBudget() {
+        return bodyBudget;
     }
 
     InterceptionTls interception() {

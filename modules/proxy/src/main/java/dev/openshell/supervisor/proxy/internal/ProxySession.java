@@ -40,6 +40,8 @@ final class ProxySession {
             "proxy-authorization", "proxy-authenticate", "te", "trailer", "upgrade");
     private static final Set<String> NOT_NOMINABLE = Set.of("host", "content-length", "transfer-encoding");
     private static final Set<String> IDEMPOTENT = Set.of("GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE");
+    private static final java.util.concurrent.atomic.AtomicLong LAST_BUDGET_WARNING =
+            new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - 20_000_000_000L);
     private static final byte[] CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] ESTABLISHED =
             "HTTP/1.1 200 Connection Established\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
@@ -60,6 +62,8 @@ final class ProxySession {
     private final ConnectionState state;
     private final Tunnel tunnel;
     private boolean responseStarted;
+    /** The body-budget reservation of the request in progress, if its body is buffered. */
+    private BodyBudget.Reservation held;
 
     ProxySession(ProxyCore core, HttpInput in, OutputStream out, Runnable closer, ConnectionState state,
                  Tunnel tunnel) {
@@ -107,6 +111,10 @@ final class ProxySession {
                 }
                 return;
             } finally {
+                if (held != null) {
+                    held.close(); // the buffered body is no longer referenced
+                    held = null;
+                }
                 state.endRequest();
             }
             if (!keepAlive || state.draining()) {
@@ -177,10 +185,22 @@ final class ProxySession {
                     return false;
                 }
             } else {
+                if (framing.hasBody()) {
+                    held = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length() : s.bodyCapBytes());
+                    if (held == null) {
+                        send(ErrorResponses.response(503, "body_buffer_busy",
+                                "the proxy is holding as many request bodies as it may; retry shortly", true));
+                        log(head, t, 503);
+                        return false;
+                    }
+                }
                 if (expectContinue) {
                     send(CONTINUE);
                 }
                 byte[] received = readBody(framing, s.bodyCapBytes());
+                if (held != null && received != null) {
+                    held.shrinkTo(received.length);
+                }
                 if (received == null) {
                     core.uninspectable(request, new Uninspectable(Uninspectable.Kind.CHUNKED_OVER_CAP,
                             s.bodyCapBytes(), -1, false));
@@ -576,6 +596,26 @@ final class ProxySession {
             return true;
         }
         throw new Refusal(417, "expectation_failed", "only the 100-continue expectation is supported");
+    }
+
+    private BodyBudget.Reservation reserve(long bytes) throws IOException {
+        BodyBudget budget = core.bodyBudget();
+        try {
+            BodyBudget.Reservation r = budget.reserve(bytes);
+            if (r == null) {
+                long now = System.nanoTime();
+                long last = LAST_BUDGET_WARNING.get();
+                if (now - last > 10_000_000_000L && LAST_BUDGET_WARNING.compareAndSet(last, now)) {
+                    LOG.log(System.Logger.Level.WARNING, "requests refused with 503: the body buffer budget of "
+                            + budget.totalBytes() + " bytes stayed full (raise body_buffer_budget_bytes, or the"
+                            + " heap); logged at most every 10 s");
+                }
+            }
+            return r;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting for body buffer room");
+        }
     }
 
     private byte[] readBody(BodyFraming framing, int cap) throws IOException, FramingException {
