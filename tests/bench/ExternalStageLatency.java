@@ -3,7 +3,8 @@
  * as a separate process on loopback. Not a test: a bounded measurement loop, run by external-stage-latency.sh.
  *
  * Usage: java --module-path jlink/target/modules --add-modules dev.openshell.supervisor.grpc,org.eclipse.parsson \
- *        tests/bench/ExternalStageLatency.java PORT
+ *        tests/bench/ExternalStageLatency.java PORT [CASE_PREFIX]
+ * CASE_PREFIX (optional): run only the cases whose name starts with it, e.g. "2 KiB" (a shorter run).
  */
 
 import dev.openshell.middleware.spi.BindingId;
@@ -30,6 +31,7 @@ public class ExternalStageLatency {
 
     public static void main(String[] args) {
         int port = Integer.parseInt(args[0]);
+        String only = args.length > 1 ? args[1] : "";
         long timeBudgetNanos = Duration.ofSeconds(30).toNanos();
         ServiceRegistration reg = ServiceRegistration.builder("privacy-guard", URI.create("http://127.0.0.1:" + port),
                 4L << 20).allowInsecure(true).timeout(Duration.ofSeconds(5)).build();
@@ -46,7 +48,11 @@ public class ExternalStageLatency {
                     new Case("1 MiB chat JSON, e-mails redacted", chat(1024 * 1024, true), 30, 300),
                     new Case("4 MiB chat JSON, e-mails redacted", chat(4 * 1024 * 1024 - 16, true), 10, 100),
                     new Case("2 KiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(2 * 1024)), 300, 3000),
-                    new Case("1 MiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(1024 * 1024)), 30, 300));
+                    new Case("1 MiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(1024 * 1024)), 30, 300))
+                    .stream().filter(c -> c.name().startsWith(only)).toList();
+            if (cases.isEmpty()) {
+                throw new IllegalArgumentException("no case name starts with '" + only + "'");
+            }
             System.out.printf("%-40s %8s %10s %10s %10s%n", "case (one stage, loopback)", "n", "p50 ms", "p99 ms",
                     "mean ms");
             List<HttpRequestEvaluation> evaluations = cases.stream().map(c -> new HttpRequestEvaluation(
