@@ -12,7 +12,7 @@ modules=jlink/target/modules
 out=$(mktemp)
 "$image/bin/supervisor" privacy-guard --listen 127.0.0.1:0 >"$out" 2>/dev/null &
 pg=$!
-trap 'kill $pg 2>/dev/null; wait $pg 2>/dev/null; rm -f "$out"' EXIT
+trap 'kill $pg 2>/dev/null; wait $pg 2>/dev/null || true; rm -f "$out"' EXIT
 for _ in $(seq 1 600); do
   grep -q 'listening on' "$out" && break
   kill -0 $pg 2>/dev/null || { echo "privacy-guard exited" >&2; exit 1; }
