@@ -27,7 +27,7 @@
 #
 # Env knobs (defaults finish in about 4.5 minutes on a 2-core machine):
 #   RUNS=1          repetitions of step 2 (req/s is then the median, with min-max; p50/p99 medians)
-#   DURATION=3      seconds per wrk measurement in step 2 (5 shapes per target, 8 targets)
+#   DURATION=2      seconds per wrk measurement in step 2 (5 shapes per target, 8 targets)
 #   CONNS="32 128"  connections for GET and POST 2 KiB;  BIG_CONNS=8  connections for POST 1 MiB
 #   SKIP_PEERS=1    step 2 without tinyproxy, squid, squid_icap, mitmproxy (peer ratios and targets become n/a)
 #   RSS_CONNS=128 RSS_DURATION=6   step 3a: concurrent 1 MiB uploads and seconds
@@ -43,7 +43,7 @@ root=$(pwd)
 t_start=$(date +%s)
 
 RUNS=${RUNS:-1}
-DURATION=${DURATION:-3}
+DURATION=${DURATION:-2}
 CONNS=${CONNS:-"32 128"}
 BIG_CONNS=${BIG_CONNS:-8}
 SKIP_PEERS=${SKIP_PEERS:-0}

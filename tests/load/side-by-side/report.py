@@ -34,6 +34,13 @@ def errors(row):
     return int(row["non2xx"] or 0) + sum(int(n) for n in re.findall(r"\d+", row["sock_err"] or "0"))
 
 
+def mostly_read_errors(row):
+    """wrk counts a connection the proxy closes after its answer as a read error: one per request for a proxy
+    without client keep-alive (tinyproxy here). Those requests did complete."""
+    m = re.search(r"r(\d+)", row["sock_err"] or "")
+    return m is not None and int(row["requests"] or 0) > 0 and int(m.group(1)) >= 0.9 * int(row["requests"])
+
+
 def rss_total(field):
     """peak_rss_mib is one figure per watched process joined with '+' (squid_icap: squid+c-icap)."""
     try:
@@ -71,6 +78,7 @@ for k in keys:
         "p50": statistics.median(float(r["p50_ms"]) for r in rs),
         "p99": statistics.median(float(r["p99_ms"]) for r in rs),
         "err": sum(errors(r) for r in rs),
+        "err_note": "+" if any(mostly_read_errors(r) for r in rs) else "",
         "rss": max(rss) if rss else None,
         "rss_parts": rs[-1]["peak_rss_mib"],
         "redacted": " ".join(sorted({r["redacted"] for r in rs})),
@@ -102,12 +110,14 @@ for k in keys:
     a = agg[k]
     rng = f"({a['min']:.0f}-{a['max']:.0f})" if a["n"] > 1 else ""
     rss = fmt(a["rss"]) + ("*" if "+" in a["rss_parts"] else "")
-    out(f"{k[0]:15} {k[1]:9} {k[2]:>4} {a['rps']:>8.0f} {rng:>15} {a['p50']:>8.2f} {a['p99']:>8.2f} {a['err']:>7} "
+    out(f"{k[0]:15} {k[1]:9} {k[2]:>4} {a['rps']:>8.0f} {rng:>15} {a['p50']:>8.2f} {a['p99']:>8.2f} {str(a['err']) + a['err_note']:>7} "
         f"{rss:>8} {fmt(ratio(k, 'direct'), '{:.3f}'):>8} {fmt(ratio(k, 'squid_icap'), '{:.2f}'):>9}  {a['redacted']}")
 out("")
 out(f"req/s: {'median of ' + str(nruns) + ' runs, (min-max)' if nruns > 1 else 'one run'}; p50/p99: latency "
     f"percentiles from wrk (median over runs);")
-out("errors: non-2xx answers + socket errors (connect/read/write/timeout), summed over runs;")
+out("errors: non-2xx answers + socket errors (connect/read/write/timeout), summed over runs; + = nearly all are read")
+out("  errors, which wrk counts when the proxy closes the connection after each answer (no client keep-alive):")
+out("  those requests completed;")
 out("RSS MiB: peak resident memory of the proxy during the measurement, sampled every 0.5 s, including its direct")
 out("  children (supervisor_ext: supervisor + Privacy Guard; * = sum of processes: squid_icap = squid + c-icap;")
 out("  direct = nginx); max over runs;")
