@@ -36,7 +36,8 @@
 #   OUT=dir         results directory (default target/bench-side-by-side/<UTC stamp>; never committed)
 #   SKIP_INSTALL=1  passed to run_anchors.sh: do not check/install Debian packages
 #   BENCH_PEERS=dir the harness (default ../shared/bench-peers next to the repository)
-# Ctrl-C stops everything it started (the harness stops its own processes; this script stops the rest).
+# Ctrl-C or SIGTERM stops everything it started, within DURATION + a few seconds (the harness stops its own servers
+# when its current wrk measurement ends; this script stops the rest).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -84,21 +85,34 @@ launcher=$side/supervisor-launcher.sh
 export SUPERVISOR_IMAGE=$image PRIVACY_GUARD_LOG=$OUT/privacy-guard.out
 
 # ---------------------------------------------------------------- processes this script starts itself
-pids=()
-stop_pid() { # PID: TERM, at most 10 s, then KILL
-  local p=$1 i
+# Long steps run in the background while this script waits, so INT and TERM reach the trap at once (background
+# children of a script ignore SIGINT: the trap stops them with SIGTERM instead).
+pids=()   # servers started here
+step=     # the running step (run_anchors.sh, startup.py, external-stage-latency.sh)
+pstart() { local l; { read -r l <"/proc/$1/stat"; } 2>/dev/null || return 1; l=${l##*) }; set -- $l; echo "${20}"; }
+stop_pid() { # PID [SECONDS=10]: TERM, wait, then KILL; then the same for its children seen before (same start time)
+  local p=$1 i k kids=()
+  for k in $(ps -o pid= --ppid "$p" 2>/dev/null); do kids+=("$k:$(pstart "$k")"); done
   kill -TERM "$p" 2>/dev/null || { wait "$p" 2>/dev/null || true; return 0; }
-  for i in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  for i in $(seq 1 $((${2:-10} * 10))); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$p" 2>/dev/null || true
   wait "$p" 2>/dev/null || true
+  for k in "${kids[@]}"; do
+    [ "$(pstart "${k%%:*}")" = "${k#*:}" ] && kill -TERM "${k%%:*}" 2>/dev/null
+  done
+  return 0
 }
 cleanup() {
   local i
+  # run_anchors.sh stops its servers when its current wrk measurement ends (at most DURATION + 20 s)
+  if [ -n "$step" ]; then stop_pid "$step" $((DURATION > RSS_DURATION ? DURATION + 30 : RSS_DURATION + 30)); fi
+  step=
   for ((i=${#pids[@]}-1; i>=0; i--)); do stop_pid "${pids[i]}"; done
   pids=()
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+wait_step() { local rc=0; wait "$step" || rc=$?; step=; return "$rc"; }
 
 # await FILE REGEX SECONDS PID: until FILE has a line matching REGEX; fails if PID exits or time runs out
 await() {
@@ -116,9 +130,10 @@ anchors() {
   local name=$1 csv
   shift
   log "run_anchors.sh [$name] $*"
-  if ! env "$@" SUPERVISOR_LAUNCHER="$launcher" bash "$PEERS/run_anchors.sh" 2>&1 | tee "$OUT/$name.log" >&2; then
-    log "run_anchors.sh [$name] failed"
-  fi
+  env "$@" SUPERVISOR_LAUNCHER="$launcher" bash "$PEERS/run_anchors.sh" > >(tee "$OUT/$name.log" >&2) 2>&1 &
+  step=$!
+  wait_step || log "run_anchors.sh [$name] failed"
+  sleep 0.2   # tee's last lines
   csv=$(sed -n 's/.*csv: \(\/[^ ]*results\.csv\).*/\1/p' "$OUT/$name.log" | tail -1)
   [ -n "$csv" ] && [ -s "$csv" ] || die "run_anchors.sh [$name] wrote no results (see $OUT/$name.log)"
   rm -rf "${OUT:?}/$name"
@@ -206,13 +221,16 @@ log "start-up: $STARTS starts of bin/supervisor run (launch to 'supervisor liste
 python3 "$side/startup.py" "$STARTS" 20 "$OUT/startup" -- "$image/bin/supervisor" run \
   --policy "$PEERS/conf/sup-policy.yaml" --gateway-config "$PEERS/conf/sup-gateway.toml" --listen 127.0.0.1:0 \
   --admin-listen 127.0.0.1:0 --state-dir "$OUT/startup/state" --audit-log "$OUT/startup/audit.jsonl" \
-  >"$OUT/startup.txt" || log "start-up measurement failed (see $OUT/startup)"
+  >"$OUT/startup.txt" &
+step=$!
+wait_step || log "start-up measurement failed (see $OUT/startup)"
 
 # ---------------------------------------------------------------- 3c. one external stage, sequential calls
 log "external stage latency at 2 KiB: tests/bench/external-stage-latency.sh \"2 KiB chat\""
 # (bounded inside: Privacy Guard's start at most 60 s, each case at most 3000 calls or 30 s)
-tests/bench/external-stage-latency.sh "2 KiB chat" >"$OUT/ext-latency.txt" 2>&1 \
-  || log "external-stage-latency.sh failed (see $OUT/ext-latency.txt)"
+tests/bench/external-stage-latency.sh "2 KiB chat" >"$OUT/ext-latency.txt" 2>&1 &
+step=$!
+wait_step || log "external-stage-latency.sh failed (see $OUT/ext-latency.txt)"
 
 # ---------------------------------------------------------------- stray processes, report
 {

@@ -9,6 +9,7 @@ or times out (its standard error is kept in LOGDIR/start-N.err).
 """
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import time
@@ -48,6 +49,8 @@ def main():
     if len(sys.argv) < 6 or sys.argv[4] != "--":
         sys.exit(__doc__)
     count, timeout, logdir, cmd = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[5:]
+    # SIGTERM (and SIGINT when not ignored) unwind through one_start's finally, which stops the supervisor
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.makedirs(logdir, exist_ok=True)
     for i in range(1, count + 1):
         took = one_start(cmd, timeout, os.path.join(logdir, f"start-{i}.err"))
