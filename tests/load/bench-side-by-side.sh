@@ -90,7 +90,7 @@ export SUPERVISOR_IMAGE=$image PRIVACY_GUARD_LOG=$OUT/privacy-guard.out
 pids=()   # servers started here
 step=     # the running step (run_anchors.sh, startup.py, external-stage-latency.sh)
 pstart() { local l; { read -r l <"/proc/$1/stat"; } 2>/dev/null || return 1; l=${l##*) }; set -- $l; echo "${20}"; }
-stop_pid() { # PID [SECONDS=10]: TERM, wait, then KILL; then the same for its children seen before (same start time)
+stop_pid() { # PID [SECONDS=10]: TERM, wait, KILL; then TERM to its children seen before, if still the same
   local p=$1 i k kids=()
   for k in $(ps -o pid= --ppid "$p" 2>/dev/null); do kids+=("$k:$(pstart "$k")"); done
   kill -TERM "$p" 2>/dev/null || { wait "$p" 2>/dev/null || true; return 0; }
