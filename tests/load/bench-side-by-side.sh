@@ -16,12 +16,12 @@
 #     TARGETS=supervisor through side-by-side/supervisor-launcher.sh with SUPERVISOR_EXT_STAGE=1: one external stage,
 #     Privacy Guard over loopback gRPC, instead of the regex; its rows are renamed supervisor_ext.
 #  3. extras, once: (a) RSS_CONNS concurrent 1 MiB uploads (run_anchors.sh, RSS sampled every 0.5 s): through the
-#     regex chain for its peak RSS, and without middleware under a heap cap (NOMW_HEAP_MIB) smaller than the in-flight
-#     bodies, which only a proxy that streams them survives; (b) start-up time, launch of `bin/supervisor run` to its line
-#     "supervisor listening on", STARTS times, each at most 20 s; (c) the added latency of one external stage at
-#     2 KiB, tests/bench/external-stage-latency.sh "2 KiB chat" (sequential calls); plus a check that the upstream sees
-#     Privacy Guard's redaction through supervisor_ext, that Privacy Guard stops with the supervisor, and that no
-#     process of the image is left at the end.
+#     regex chain for its peak RSS, and without middleware under a heap cap (NOMW_HEAP_MIB) smaller than the
+#     in-flight bodies, which only a proxy that streams them survives; (b) start-up time, launch of
+#     `bin/supervisor run` to its line "supervisor listening on", STARTS times, each at most 20 s; (c) the added
+#     latency of one external stage at 2 KiB, tests/bench/external-stage-latency.sh "2 KiB chat" (sequential calls);
+#     plus a check that the upstream sees Privacy Guard's redaction through supervisor_ext, that Privacy Guard stops
+#     with the supervisor, and that no process of the image is left at the end.
 #  4. one report (side-by-side/report.py): the table (req/s median and range, p50, p99, errors, peak RSS, ratios
 #     to direct and to squid_icap), the extras, the targets; printed and written to OUT/report.txt.
 #
@@ -145,19 +145,24 @@ if [ "$SKIP_PEERS" = 1 ]; then peers=""; fi
 targets="direct $peers supervisor_nomw supervisor"
 {
   echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- modules plugins jlink 2>/dev/null || echo ' (modified)')"
-  echo "machine=$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM, Linux $(uname -r)"
+  modified=$(git diff --quiet HEAD -- modules plugins jlink 2>/dev/null || echo ' (modified)')
+  echo "commit=$(git rev-parse --short HEAD)$modified"
+  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+  mem=$(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo)
+  echo "machine=$(nproc) CPUs ($cpu), $mem RAM, Linux $(uname -r)"
   echo "java=$("$image/bin/java" -version 2>&1 | head -1)"
   echo "wrk=$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
   echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "knobs=RUNS=$RUNS DURATION=$DURATION CONNS='$CONNS' BIG_CONNS=$BIG_CONNS SKIP_PEERS=$SKIP_PEERS RSS_CONNS=$RSS_CONNS RSS_DURATION=$RSS_DURATION STARTS=$STARTS NOMW_HEAP_MIB=$NOMW_HEAP_MIB"
+  echo "knobs=RUNS=$RUNS DURATION=$DURATION CONNS='$CONNS' BIG_CONNS=$BIG_CONNS SKIP_PEERS=$SKIP_PEERS" \
+    "RSS_CONNS=$RSS_CONNS RSS_DURATION=$RSS_DURATION STARTS=$STARTS NOMW_HEAP_MIB=$NOMW_HEAP_MIB"
   echo "targets=$targets"
 } >"$OUT/meta.txt"
 log "results in $OUT"
 
 # ---------------------------------------------------------------- 2. the table, RUNS times
 for run in $(seq 1 "$RUNS"); do
-  anchors "main-$run" TARGETS="$targets" SUPERVISOR_EXT_STAGE=0 DURATION="$DURATION" CONNS="$CONNS" BIG_CONNS="$BIG_CONNS"
+  anchors "main-$run" TARGETS="$targets" SUPERVISOR_EXT_STAGE=0 DURATION="$DURATION" CONNS="$CONNS" \
+    BIG_CONNS="$BIG_CONNS"
   anchors "ext-$run" TARGETS=supervisor SUPERVISOR_EXT_STAGE=1 DURATION="$DURATION" CONNS="$CONNS" \
     BIG_CONNS="$BIG_CONNS"
   # merged table of this run: the ext invocation's "supervisor" rows are the supervisor_ext target

@@ -5,8 +5,8 @@ Usage: report.py OUT_DIR
 
 Reads (all written by bench-side-by-side.sh): meta.txt (key=value), results-run*.csv (run_anchors.sh rows of each
 run, supervisor_ext merged in), rss/ and rss-nomw/ (run_anchors.sh results of the concurrent 1 MiB uploads: CSV and
-raw/*.rss samples), startup.txt (one start-up time in seconds per line), ext-latency.txt (tests/bench/external-stage-latency.sh output),
-ext-check/result.txt (key=value).
+raw/*.rss samples), startup.txt (one start-up time in seconds per line), ext-latency.txt
+(tests/bench/external-stage-latency.sh output), ext-check/result.txt (key=value).
 """
 import csv
 import glob
@@ -110,7 +110,8 @@ for k in keys:
     a = agg[k]
     rng = f"({a['min']:.0f}-{a['max']:.0f})" if a["n"] > 1 else ""
     rss = fmt(a["rss"]) + ("*" if "+" in a["rss_parts"] else "")
-    out(f"{k[0]:15} {k[1]:9} {k[2]:>4} {a['rps']:>8.0f} {rng:>15} {a['p50']:>8.2f} {a['p99']:>8.2f} {str(a['err']) + a['err_note']:>7} "
+    err = str(a["err"]) + a["err_note"]
+    out(f"{k[0]:15} {k[1]:9} {k[2]:>4} {a['rps']:>8.0f} {rng:>15} {a['p50']:>8.2f} {a['p99']:>8.2f} {err:>7} "
         f"{rss:>8} {fmt(ratio(k, 'direct'), '{:.3f}'):>8} {fmt(ratio(k, 'squid_icap'), '{:.2f}'):>9}  {a['redacted']}")
 out("")
 out(f"req/s: {'median of ' + str(nruns) + ' runs, (min-max)' if nruns > 1 else 'one run'}; p50/p99: latency "
@@ -182,7 +183,8 @@ if os.path.exists(ep):
         if m:
             ext_cases[m.group(1)] = (int(m.group(2)), float(m.group(3)), float(m.group(4)))
 if ext_cases:
-    out("c. one external stage (Privacy Guard, loopback gRPC), sequential calls, tests/bench/external-stage-latency.sh:")
+    out("c. one external stage (Privacy Guard, loopback gRPC), sequential calls "
+        "(tests/bench/external-stage-latency.sh):")
     for name, (n, p50, p99) in ext_cases.items():
         out(f"   {name:36} n={n:<5} p50 {p50:.2f} ms  p99 {p99:.2f} ms")
 else:
