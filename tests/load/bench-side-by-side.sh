@@ -19,7 +19,7 @@
 #     regex chain for its peak RSS, and without middleware under a heap cap (NOMW_HEAP_MIB) smaller than the
 #     in-flight bodies, which only a proxy that streams them survives; (b) start-up time, launch of
 #     `bin/supervisor run` to its line "supervisor listening on", STARTS times, each at most 20 s; (c) the added
-#     latency of one external stage at 2 KiB, tests/bench/external-stage-latency.sh "2 KiB chat" (sequential calls);
+#     latency of one external stage at 2 KiB, tests/bench/external-stage-latency.sh "2 KiB chat" 1500 (sequential);
 #     plus a check that the upstream sees Privacy Guard's redaction through supervisor_ext, that Privacy Guard stops
 #     with the supervisor, and that no process of the image is left at the end.
 #  4. one report (side-by-side/report.py): the table (req/s median and range, p50, p99, errors, peak RSS, ratios
@@ -30,7 +30,7 @@
 #   DURATION=2      seconds per wrk measurement in step 2 (5 shapes per target, 8 targets)
 #   CONNS="32 128"  connections for GET and POST 2 KiB;  BIG_CONNS=8  connections for POST 1 MiB
 #   SKIP_PEERS=1    step 2 without tinyproxy, squid, squid_icap, mitmproxy (peer ratios and targets become n/a)
-#   RSS_CONNS=128 RSS_DURATION=6   step 3a: concurrent 1 MiB uploads and seconds
+#   RSS_CONNS=128 RSS_DURATION=5   step 3a: concurrent 1 MiB uploads and seconds
 #   NOMW_HEAP_MIB=64  step 3a: max heap (-Xmx, MiB) of the no-middleware run; must stay below RSS_CONNS MiB
 #   STARTS=5        step 3b: number of starts
 #   OUT=dir         results directory (default target/bench-side-by-side/<UTC stamp>; never committed)
@@ -49,7 +49,7 @@ CONNS=${CONNS:-"32 128"}
 BIG_CONNS=${BIG_CONNS:-8}
 SKIP_PEERS=${SKIP_PEERS:-0}
 RSS_CONNS=${RSS_CONNS:-128}
-RSS_DURATION=${RSS_DURATION:-6}
+RSS_DURATION=${RSS_DURATION:-5}
 NOMW_HEAP_MIB=${NOMW_HEAP_MIB:-64}
 STARTS=${STARTS:-5}
 PEERS=${BENCH_PEERS:-$(cd "$root/.." && pwd)/shared/bench-peers}
@@ -231,9 +231,9 @@ step=$!
 wait_step || log "start-up measurement failed (see $OUT/startup)"
 
 # ---------------------------------------------------------------- 3c. one external stage, sequential calls
-log "external stage latency at 2 KiB: tests/bench/external-stage-latency.sh \"2 KiB chat\""
-# (bounded inside: Privacy Guard's start at most 60 s, each case at most 3000 calls or 30 s)
-tests/bench/external-stage-latency.sh "2 KiB chat" >"$OUT/ext-latency.txt" 2>&1 &
+log "external stage latency at 2 KiB: tests/bench/external-stage-latency.sh \"2 KiB chat\" 1500"
+# (bounded inside: Privacy Guard's start at most 60 s, each case at most 1500 calls or 30 s)
+tests/bench/external-stage-latency.sh "2 KiB chat" 1500 >"$OUT/ext-latency.txt" 2>&1 &
 step=$!
 wait_step || log "external-stage-latency.sh failed (see $OUT/ext-latency.txt)"
 
