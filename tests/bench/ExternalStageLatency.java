@@ -3,7 +3,9 @@
  * as a separate process on loopback. Not a test: a bounded measurement loop, run by external-stage-latency.sh.
  *
  * Usage: java --module-path jlink/target/modules --add-modules dev.openshell.supervisor.grpc,org.eclipse.parsson \
- *        tests/bench/ExternalStageLatency.java PORT
+ *        tests/bench/ExternalStageLatency.java PORT [CASE_PREFIX [MAX_CALLS]]
+ * CASE_PREFIX (optional): run only the cases whose name starts with it, e.g. "2 KiB" (a shorter run); "" for all.
+ * MAX_CALLS (optional): measure at most this many calls per case (default: each case's own count).
  */
 
 import dev.openshell.middleware.spi.BindingId;
@@ -30,6 +32,11 @@ public class ExternalStageLatency {
 
     public static void main(String[] args) {
         int port = Integer.parseInt(args[0]);
+        String only = args.length > 1 ? args[1] : "";
+        int maxCalls = args.length > 2 ? Integer.parseInt(args[2]) : Integer.MAX_VALUE;
+        if (maxCalls < 1) {
+            throw new IllegalArgumentException("MAX_CALLS must be at least 1");
+        }
         long timeBudgetNanos = Duration.ofSeconds(30).toNanos();
         ServiceRegistration reg = ServiceRegistration.builder("privacy-guard", URI.create("http://127.0.0.1:" + port),
                 4L << 20).allowInsecure(true).timeout(Duration.ofSeconds(5)).build();
@@ -46,7 +53,11 @@ public class ExternalStageLatency {
                     new Case("1 MiB chat JSON, e-mails redacted", chat(1024 * 1024, true), 30, 300),
                     new Case("4 MiB chat JSON, e-mails redacted", chat(4 * 1024 * 1024 - 16, true), 10, 100),
                     new Case("2 KiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(2 * 1024)), 300, 3000),
-                    new Case("1 MiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(1024 * 1024)), 30, 300));
+                    new Case("1 MiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(1024 * 1024)), 30, 300))
+                    .stream().filter(c -> c.name().startsWith(only)).toList();
+            if (cases.isEmpty()) {
+                throw new IllegalArgumentException("no case name starts with '" + only + "'");
+            }
             System.out.printf("%-40s %8s %10s %10s %10s%n", "case (one stage, loopback)", "n", "p50 ms", "p99 ms",
                     "mean ms");
             List<HttpRequestEvaluation> evaluations = cases.stream().map(c -> new HttpRequestEvaluation(
@@ -65,10 +76,11 @@ public class ExternalStageLatency {
             for (int i = 0; i < cases.size(); i++) {
                 Case c = cases.get(i);
                 HttpRequestEvaluation e = evaluations.get(i);
-                long[] samples = new long[c.count()];
+                int count = Math.min(c.count(), maxCalls);
+                long[] samples = new long[count];
                 int n = 0;
                 long start = System.nanoTime();
-                while (n < c.count() && System.nanoTime() - start < timeBudgetNanos) {
+                while (n < count && System.nanoTime() - start < timeBudgetNanos) {
                     long t0 = System.nanoTime();
                     p.evaluate(e);
                     samples[n++] = System.nanoTime() - t0;

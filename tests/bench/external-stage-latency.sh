@@ -2,6 +2,9 @@
 # Measures the added latency of one external middleware stage (p50, p99) on loopback: Privacy Guard from the runtime
 # image as its own process, called through GrpcMiddlewareProvider. Bounded: at most 3000 calls or 30 s per case.
 # Needs the image: ./dev.sh build
+# Usage: tests/bench/external-stage-latency.sh [CASE_PREFIX [MAX_CALLS]]
+#   CASE_PREFIX: only the cases whose name starts with it ("2 KiB": the 2 KiB cases, about 20 s); MAX_CALLS: at most
+#   this many measured calls per case (default 3000 for 2 KiB, fewer for larger bodies).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 JAVA_HOME=$(scripts/find-jdk.sh)
@@ -11,7 +14,7 @@ modules=jlink/target/modules
 out=$(mktemp)
 "$image/bin/supervisor" privacy-guard --listen 127.0.0.1:0 >"$out" 2>/dev/null &
 pg=$!
-trap 'kill $pg 2>/dev/null; wait $pg 2>/dev/null; rm -f "$out"' EXIT
+trap 'kill $pg 2>/dev/null; wait $pg 2>/dev/null || true; rm -f "$out"' EXIT
 for _ in $(seq 1 600); do
   grep -q 'listening on' "$out" && break
   kill -0 $pg 2>/dev/null || { echo "privacy-guard exited" >&2; exit 1; }
@@ -23,4 +26,4 @@ echo "privacy-guard pid $pg on 127.0.0.1:$port; $(nproc) CPU(s); load: $(cut -d'
 "$JAVA_HOME/bin/java" -Djava.util.logging.config.file=/dev/null --enable-native-access=io.grpc.netty.shaded \
   --module-path "$modules" \
   --add-modules dev.openshell.supervisor.grpc,org.eclipse.parsson \
-  tests/bench/ExternalStageLatency.java "$port"
+  tests/bench/ExternalStageLatency.java "$port" "$@"

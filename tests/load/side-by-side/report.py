@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""The report of tests/load/bench-side-by-side.sh: reads its results directory, prints the report.
+
+Usage: report.py OUT_DIR
+
+Reads (all written by bench-side-by-side.sh): meta.txt (key=value), results-run*.csv (run_anchors.sh rows of each
+run, supervisor_ext merged in), rss/ and rss-nomw/ (run_anchors.sh results of the concurrent 1 MiB uploads: CSV and
+raw/*.rss samples), startup.txt (one start-up time in seconds per line), ext-latency.txt
+(tests/bench/external-stage-latency.sh output), ext-check/result.txt (key=value).
+"""
+import csv
+import glob
+import os
+import re
+import statistics
+import sys
+
+OUT = sys.argv[1] if len(sys.argv) == 2 else sys.exit(__doc__)
+GIB_MIB = 1024
+
+
+def read_kv(path):
+    kv = {}
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                kv[k] = v
+    return kv
+
+
+def errors(row):
+    """non-2xx answers + wrk socket errors (connect/read/write/timeout), e.g. sock_err "c0/r12/w0/t3" or "0"."""
+    return int(row["non2xx"] or 0) + sum(int(n) for n in re.findall(r"\d+", row["sock_err"] or "0"))
+
+
+def mostly_read_errors(row):
+    """wrk counts a connection the proxy closes after its answer as a read error: one per request for a proxy
+    without client keep-alive (tinyproxy here). Those requests did complete."""
+    m = re.search(r"r(\d+)", row["sock_err"] or "")
+    return m is not None and int(row["requests"] or 0) > 0 and int(m.group(1)) >= 0.9 * int(row["requests"])
+
+
+def rss_total(field):
+    """peak_rss_mib is one figure per watched process joined with '+' (squid_icap: squid+c-icap)."""
+    try:
+        return sum(int(x) for x in field.split("+"))
+    except ValueError:
+        return None
+
+
+def fmt(x, spec="{:.0f}", none="-"):
+    return none if x is None else spec.format(x)
+
+
+# ---------------------------------------------------------------- the table, aggregated over runs
+meta = read_kv(os.path.join(OUT, "meta.txt"))
+runs = [list(csv.DictReader(open(p, encoding="utf-8")))
+        for p in sorted(glob.glob(os.path.join(OUT, "results-run*.csv")),
+                        key=lambda p: int(re.search(r"run(\d+)", p).group(1)))]
+keys = []
+rows = {}
+for run in runs:
+    for r in run:
+        k = (r["target"], r["shape"], int(r["conns"]))
+        if k not in rows:
+            keys.append(k)
+            rows[k] = []
+        rows[k].append(r)
+
+agg = {}
+for k in keys:
+    rs = rows[k]
+    rps = [float(r["rps"]) for r in rs]
+    rss = [x for x in (rss_total(r["peak_rss_mib"]) for r in rs) if x is not None]
+    agg[k] = {
+        "rps": statistics.median(rps), "min": min(rps), "max": max(rps), "n": len(rps),
+        "p50": statistics.median(float(r["p50_ms"]) for r in rs),
+        "p99": statistics.median(float(r["p99_ms"]) for r in rs),
+        "err": sum(errors(r) for r in rs),
+        "err_note": "+" if any(mostly_read_errors(r) for r in rs) else "",
+        "rss": max(rss) if rss else None,
+        "rss_parts": rs[-1]["peak_rss_mib"],
+        "redacted": " ".join(sorted({r["redacted"] for r in rs})),
+    }
+
+
+def get(target, shape, conns):
+    return agg.get((target, shape, conns))
+
+
+def ratio(k, base):
+    b = get(base, k[1], k[2])
+    return agg[k]["rps"] / b["rps"] if b and b["rps"] > 0 else None
+
+
+lines = []
+out = lines.append
+out("Side-by-side load benchmark (issue 10): tests/load/bench-side-by-side.sh")
+out(f"date {meta.get('date_utc', '?')}  commit {meta.get('commit', '?')}  wall {meta.get('wall_s', '?')} s")
+out(f"machine: {meta.get('machine', '?')}; {meta.get('java', '?')}; {meta.get('wrk', '?')}")
+out(f"load average before {meta.get('load_before', '?')}, after {meta.get('load_after', '?')}")
+out(f"settings: {meta.get('knobs', '?')}")
+out(f"results: {OUT}")
+out("")
+nruns = len(runs)
+out(f"{'target':15} {'shape':9} {'c':>4} {'req/s':>8} {'(min-max)':>15} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} "
+    f"{'RSS MiB':>8} {'x direct':>8} {'x sq_icap':>9}  redacted")
+for k in keys:
+    a = agg[k]
+    rng = f"({a['min']:.0f}-{a['max']:.0f})" if a["n"] > 1 else ""
+    rss = fmt(a["rss"]) + ("*" if "+" in a["rss_parts"] else "")
+    err = str(a["err"]) + a["err_note"]
+    out(f"{k[0]:15} {k[1]:9} {k[2]:>4} {a['rps']:>8.0f} {rng:>15} {a['p50']:>8.2f} {a['p99']:>8.2f} {err:>7} "
+        f"{rss:>8} {fmt(ratio(k, 'direct'), '{:.3f}'):>8} {fmt(ratio(k, 'squid_icap'), '{:.2f}'):>9}  {a['redacted']}")
+out("")
+out(f"req/s: {'median of ' + str(nruns) + ' runs, (min-max)' if nruns > 1 else 'one run'}; p50/p99: latency "
+    f"percentiles from wrk (median over runs);")
+out("errors: non-2xx answers + socket errors (connect/read/write/timeout), summed over runs; + = nearly all are read")
+out("  errors, which wrk counts when the proxy closes the connection after each answer (no client keep-alive):")
+out("  those requests completed;")
+out("RSS MiB: peak resident memory of the proxy during the measurement, sampled every 0.5 s, including its direct")
+out("  children (supervisor_ext: supervisor + Privacy Guard; * = sum of processes: squid_icap = squid + c-icap;")
+out("  direct = nginx); max over runs;")
+out("x direct / x sq_icap: median req/s divided by direct's / squid_icap's for the same shape and connections;")
+out("redacted: did the upstream (nginx /echo) get the harness's 2 KiB body without its e-mail addresses and sk- key")
+out("  (cl = the length it got; 2048 = unchanged). supervisor: no:cl=2033 expected, openshell/regex redacts the sk-")
+out("  key (a secret format) and has no e-mail pattern; supervisor_ext: no:cl=2048 expected, that body carries its")
+out("  address outside the chat messages, which is all Privacy Guard reads (the check under c. sends a chat message).")
+
+# ---------------------------------------------------------------- extras
+out("")
+out("Extra measurements")
+knobs = dict(re.findall(r"(\w+)=('[^']*'|\S+)", meta.get("knobs", "")))
+nomw_heap = int(knobs["NOMW_HEAP_MIB"]) if "NOMW_HEAP_MIB" in knobs else None
+
+
+def rss_run(subdir, target):
+    """(row, RSS MiB series) of run_anchors.sh's POST_1MiB row in OUT/subdir, or (None, [])."""
+    path = os.path.join(OUT, subdir, "results.csv")
+    rows_ = [r for r in csv.DictReader(open(path, encoding="utf-8"))] if os.path.exists(path) else []
+    row = next((r for r in rows_ if r["target"] == target and r["shape"] == "POST_1MiB"), None)
+    if row is None:
+        return None, []
+    series = []
+    samples = os.path.join(OUT, subdir, "raw", f"{target}-POST_1MiB-c{row['conns']}.rss")
+    if os.path.exists(samples):
+        for line in open(samples, encoding="utf-8"):
+            if line.split():
+                series.append(sum(int(c) for c in line.split()) / 1024)
+    return row, series
+
+
+rss_runs = {"supervisor": rss_run("rss", "supervisor"), "supervisor_nomw": rss_run("rss-nomw", "supervisor_nomw")}
+out("a. concurrent 1 MiB uploads (POST_1MiB), RSS of the supervisor sampled every 0.5 s:")
+for t, (r, series) in rss_runs.items():
+    label = "supervisor" if t == "supervisor" else f"supervisor_nomw (-Xmx{nomw_heap or '?'}m)"
+    if r is None:
+        out(f"   {label:25}: no result (see {OUT}/{'rss' if t == 'supervisor' else 'rss-nomw'}.log)")
+        continue
+    first = series[0] if series else None
+    peak = max(series) if series else rss_total(r["peak_rss_mib"])
+    out(f"   {label:25} c={r['conns']}: {r['requests']} requests, {float(r['rps']):.0f} req/s, p50 "
+        f"{float(r['p50_ms']):.0f} ms, p99 {float(r['p99_ms']):.0f} ms, errors {errors(r)}, RSS {fmt(first)} MiB "
+        f"at the start, peak {fmt(peak)} MiB")
+
+startups = []
+sp = os.path.join(OUT, "startup.txt")
+if os.path.exists(sp):
+    startups = [float(x) for x in open(sp, encoding="utf-8").read().split()]
+if startups:
+    out(f"b. start-up, launch of bin/supervisor run to 'supervisor listening on' ({len(startups)} starts, the "
+        f"first one creates the CA): median {statistics.median(startups):.2f} s, range "
+        f"{min(startups):.2f}-{max(startups):.2f} s ({', '.join(f'{s:.2f}' for s in startups)})")
+else:
+    out(f"b. start-up: no result (see {OUT}/startup)")
+
+ext_cases = {}
+ep = os.path.join(OUT, "ext-latency.txt")
+if os.path.exists(ep):
+    for line in open(ep, encoding="utf-8"):
+        m = re.match(r"^(\S.*?)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", line)
+        if m:
+            ext_cases[m.group(1)] = (int(m.group(2)), float(m.group(3)), float(m.group(4)))
+if ext_cases:
+    out("c. one external stage (Privacy Guard, loopback gRPC), sequential calls "
+        "(tests/bench/external-stage-latency.sh):")
+    for name, (n, p50, p99) in ext_cases.items():
+        out(f"   {name:36} n={n:<5} p50 {p50:.2f} ms  p99 {p99:.2f} ms")
+else:
+    out(f"c. external stage latency: no result (see {ep})")
+for c in sorted({k[2] for k in keys if k[1] == "POST_2KiB"}):
+    e, n = get("supervisor_ext", "POST_2KiB", c), get("supervisor_nomw", "POST_2KiB", c)
+    if e and n:
+        out(f"   under load, POST 2 KiB c={c}: p50 supervisor_ext - supervisor_nomw = {e['p50'] - n['p50']:+.2f} ms "
+            f"({e['p50']:.2f} - {n['p50']:.2f}; includes queueing behind the stage on 2 cores)")
+chk = read_kv(os.path.join(OUT, "ext-check", "result.txt"))
+out(f"   supervisor_ext check: upstream saw Privacy Guard's redaction of a chat message: {chk.get('redacted', '?')}; "
+    f"Privacy Guard stopped with the supervisor: {chk.get('privacy_guard_stopped', '?')}")
+out(f"   after the run: processes of the image left: {meta.get('stray_image_pids', '?')}; harness ports still "
+    f"listening: {meta.get('busy_harness_ports', '?')}")
+
+# ---------------------------------------------------------------- targets
+out("")
+out("Targets (issue 10)")
+
+
+def target(ok, text):
+    out(f"  [{'n/a   ' if ok is None else 'MET   ' if ok else 'MISSED'}] {text}")
+
+
+def rps_target(label, t, shape, c, base, factor):
+    s, b = get(t, shape, c), get(base, shape, c)
+    if not s or not b:
+        target(None, f"{label}: no {t if not s else base} row for {shape} c={c}")
+        return
+    need = factor * b["rps"]
+    target(s["rps"] >= need, f"{label}: {s['rps']:.0f} req/s vs {factor:g} x {base} {b['rps']:.0f} = {need:.0f} "
+                             f"(ratio {s['rps'] / b['rps']:.2f})")
+
+
+rps_target("POST 2 KiB c=32, regex >= 3 x squid_icap", "supervisor", "POST_2KiB", 32, "squid_icap", 3)
+rps_target("POST 2 KiB c=32, regex >= squid", "supervisor", "POST_2KiB", 32, "squid", 1)
+s, b = get("supervisor", "POST_2KiB", 32), get("squid_icap", "POST_2KiB", 32)
+if s and b:
+    target(s["p99"] < b["p50"], f"POST 2 KiB c=32, regex p99 < squid_icap p50: {s['p99']:.2f} ms vs {b['p50']:.2f} ms")
+else:
+    target(None, "POST 2 KiB c=32, regex p99 < squid_icap p50: rows missing")
+rps_target("GET c=32, no middleware >= 1.5 x squid", "supervisor_nomw", "GET", 32, "squid", 1.5)
+big = sorted({k[2] for k in keys if k[1] == "POST_1MiB"})
+if big:
+    rps_target(f"POST 1 MiB c={big[0]}, regex >= 10 x squid_icap", "supervisor", "POST_1MiB", big[0], "squid_icap", 10)
+else:
+    target(None, "POST 1 MiB, regex >= 10 x squid_icap: no POST_1MiB rows")
+p50s = [(name, v[1]) for name, v in ext_cases.items() if name.startswith("2 KiB chat")]
+if p50s:
+    worst = max(p50s, key=lambda x: x[1])
+    target(worst[1] <= 1.0, f"one external stage adds <= 1 ms p50 at 2 KiB: {worst[1]:.2f} ms (worst 2 KiB chat case, "
+                            f"'{worst[0]}')")
+else:
+    target(None, "one external stage adds <= 1 ms p50 at 2 KiB: no measurement")
+r, series = rss_runs["supervisor"]
+if r is not None:
+    peak = max(series) if series else rss_total(r["peak_rss_mib"])
+    target(peak < GIB_MIB and errors(r) == 0,
+           f"peak RSS < 1 GiB, {r['conns']} concurrent 1 MiB uploads through the regex chain: {peak:.0f} MiB, "
+           f"errors {errors(r)}")
+else:
+    target(None, "peak RSS < 1 GiB with concurrent 1 MiB uploads: no measurement")
+r, _ = rss_runs["supervisor_nomw"]
+if r is not None and nomw_heap is not None:
+    conns, done = int(r["conns"]), int(r["requests"])
+    target(errors(r) == 0 and done >= conns and nomw_heap < conns,
+           f"no body buffered without a chain: supervisor_nomw completed {done} uploads (>= {conns} needed), errors "
+           f"{errors(r)}, with a {nomw_heap} MiB max heap < {conns} concurrent 1 MiB bodies")
+else:
+    target(None, "no body buffered without a chain: no measurement")
+if startups:
+    med = statistics.median(startups)
+    target(med < 1.5, f"start to listening line < 1.5 s: median {med:.2f} s of {len(startups)}")
+else:
+    target(None, "start to listening line < 1.5 s: no measurement")
+
+print("\n".join(lines))
