@@ -47,12 +47,12 @@ public class ExternalStageLatency {
             }
             MiddlewareProvider p = services.claims().getOnly().provider();
             List<Case> cases = List.of(
-                    new Case("2 KiB chat JSON, nothing to redact", chat(2 * 1024, false), 300, 3000),
-                    new Case("2 KiB chat JSON, e-mails redacted", chat(2 * 1024, true), 300, 3000),
+                    new Case("2 KiB chat JSON, nothing to redact", chat(2 * 1024, false), 2000, 3000),
+                    new Case("2 KiB chat JSON, e-mails redacted", chat(2 * 1024, true), 2000, 3000),
                     new Case("1 MiB chat JSON, nothing to redact", chat(1024 * 1024, false), 30, 300),
                     new Case("1 MiB chat JSON, e-mails redacted", chat(1024 * 1024, true), 30, 300),
                     new Case("4 MiB chat JSON, e-mails redacted", chat(4 * 1024 * 1024 - 16, true), 10, 100),
-                    new Case("2 KiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(2 * 1024)), 300, 3000),
+                    new Case("2 KiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(2 * 1024)), 2000, 3000),
                     new Case("1 MiB non-JSON (transport floor)", Body.ofUtf8("x".repeat(1024 * 1024)), 30, 300))
                     .stream().filter(c -> c.name().startsWith(only)).toList();
             if (cases.isEmpty()) {
