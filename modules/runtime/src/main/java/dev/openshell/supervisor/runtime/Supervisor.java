@@ -533,8 +533,21 @@ public final class Supervisor implements AutoCloseable {
         return b.toString();
     }
 
+    /**
+     * Stages the engine runs on the request's own thread instead of handing them to a new thread it can stop waiting
+     * for: the bounded built-ins ({@link ChainEngine#BOUNDED_BUILT_IN_STAGES}) and stages served by this supervisor's
+     * gRPC adapter, whose calls carry a gRPC deadline equal to the stage's effective timeout (the binding's advertised
+     * timeout, else the registration's: {@link Generation}), so the call itself ends when the stage's time is up. The
+     * adapter's constructor is not public, so no plugin can present a provider of that class. The hand-off cost two
+     * thread wake-ups per external call, most of an external stage's supervisor-side CPU under load.
+     */
+    static final java.util.function.Predicate<dev.openshell.supervisor.engine.chain.StageSpec> INLINE_STAGES =
+            ChainEngine.BOUNDED_BUILT_IN_STAGES
+                    .or(s -> s.provider() instanceof dev.openshell.supervisor.grpc.GrpcMiddlewareProvider);
+
     static ChainEngine engineFor(Optional<String> protocol) {
-        return ChainEngine.builder().bodyRecheck(BodyAwarePolicy.forProtocol(protocol)).build();
+        return ChainEngine.builder().bodyRecheck(BodyAwarePolicy.forProtocol(protocol)).inlineStages(INLINE_STAGES)
+                .build();
     }
 
     static Loaded<SandboxPolicy> loadPolicy(Optional<Path> file, BindingCatalog catalog) {
