@@ -26,6 +26,9 @@ import picocli.CommandLine.Model.CommandSpec;
         "The policy is reloaded on SIGHUP and when its file changes; a policy that fails to load is reported",
         "and the previous one keeps serving."})
 final class RunCommand implements Callable<Integer> {
+    /** The longest an orderly stop may take after SIGTERM: the proxy's 10 s grace period plus margin. */
+    static final java.time.Duration SHUTDOWN_BOUND = java.time.Duration.ofSeconds(30);
+
     @Spec
     CommandSpec spec;
 
@@ -79,10 +82,24 @@ final class RunCommand implements Callable<Integer> {
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
+            // bounded: a listener left broken (an OutOfMemoryError in Helidon's accept thread) can make an orderly
+            // stop wait forever, and a process that ignores SIGTERM is worse than one that exits unclean
+            Thread closer = Thread.ofPlatform().daemon().name("supervisor-close").start(() -> {
+                try {
+                    supervisor.close();
+                } finally {
+                    stopped.countDown();
+                }
+            });
             try {
-                supervisor.close();
-            } finally {
-                stopped.countDown();
+                if (!closer.join(SHUTDOWN_BOUND)) {
+                    err.println("supervisor: shutdown did not finish within " + SHUTDOWN_BOUND.toSeconds()
+                            + " s; exiting without it");
+                    err.flush();
+                    Runtime.getRuntime().halt(1);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }, "supervisor-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
