@@ -38,6 +38,12 @@ public final class ChunkedDecoder {
         return done;
     }
 
+    /** Thrown only past the limit; made once (no stack trace, no suppression: safe to share). */
+    private static final FramingException TRAILER_SECTION_TOO_LARGE = FramingException.badRequest(
+            "trailer_section_too_large", "the trailer section is too large");
+    private static final FramingException SIZE_LINE_TOO_LONG = FramingException.badRequest("chunk_size_line_too_long",
+            "a chunk-size line is longer than " + MAX_SIZE_LINE + " bytes");
+
     /**
      * Reads the next chunk's size line, or finishes the message.
      *
@@ -49,15 +55,13 @@ public final class ChunkedDecoder {
         if (done) {
             return 0;
         }
-        String line = in.readLine(MAX_SIZE_LINE, FramingException.badRequest("chunk_size_line_too_long",
-                "a chunk-size line is longer than " + MAX_SIZE_LINE + " bytes"));
+        String line = in.readLine(MAX_SIZE_LINE, SIZE_LINE_TOO_LONG);
         if (line == null) {
             throw new EOFException("stream ended before a chunk");
         }
         long size = parseSizeLine(line);
         if (size == 0) {
-            HeadParser.readFields(in, HeadParser.MAX_TRAILER_BYTES, 64,
-                    FramingException.badRequest("trailer_section_too_large", "the trailer section is too large"));
+            HeadParser.readFields(in, HeadParser.MAX_TRAILER_BYTES, 64, TRAILER_SECTION_TOO_LARGE);
             done = true;
         }
         remaining = size;

@@ -78,6 +78,21 @@ public final class HeadParser {
         return s.substring(start, end);
     }
 
+    /*
+     * Errors thrown only when a limit is passed, made once: a FramingException has no stack trace and no suppressed
+     * exceptions, so one instance can be thrown by any thread. Building them per line cost an allocation and a
+     * string concatenation on every request.
+     */
+    private static final FramingException REQUEST_LINE_TOO_LONG = new FramingException(414, "request_line_too_long",
+            "the request line is longer than " + MAX_START_LINE + " bytes");
+    private static final FramingException HEADER_SECTION_TOO_LARGE = new FramingException(431,
+            "header_section_too_large",
+            "the header section exceeds " + MAX_HEADER_BYTES + " bytes or " + MAX_FIELDS + " fields");
+    private static final FramingException UPSTREAM_HEADER_SECTION_TOO_LARGE = FramingException.badRequest(
+            "header_section_too_large", "the upstream header section is too large");
+    private static final FramingException STATUS_LINE_TOO_LONG = FramingException.badRequest("status_line_too_long",
+            "the upstream status line is too long");
+
     /**
      * Reads a request head.
      *
@@ -88,8 +103,7 @@ public final class HeadParser {
      * @throws EOFException when the stream ends inside the head
      */
     public static RequestHead readRequestHead(HttpInput in) throws IOException, FramingException {
-        FramingException tooLong = new FramingException(414, "request_line_too_long",
-                "the request line is longer than " + MAX_START_LINE + " bytes");
+        FramingException tooLong = REQUEST_LINE_TOO_LONG;
         String line = in.readLine(MAX_START_LINE, tooLong);
         int empty = 0;
         while (line != null && line.isEmpty()) {
@@ -124,9 +138,7 @@ public final class HeadParser {
             }
         }
         checkVersion(version);
-        List<HeaderField> fields = readFields(in, MAX_HEADER_BYTES, MAX_FIELDS,
-                new FramingException(431, "header_section_too_large",
-                        "the header section exceeds " + MAX_HEADER_BYTES + " bytes or " + MAX_FIELDS + " fields"));
+        List<HeaderField> fields = readFields(in, MAX_HEADER_BYTES, MAX_FIELDS, HEADER_SECTION_TOO_LARGE);
         return new RequestHead(method, target, version, fields);
     }
 
@@ -228,8 +240,7 @@ public final class HeadParser {
      * @throws EOFException if the stream ends before or inside the head
      */
     public static ResponseHead readResponseHead(HttpInput in) throws IOException, FramingException {
-        String line = in.readLine(MAX_START_LINE, FramingException.badRequest("status_line_too_long",
-                "the upstream status line is too long"));
+        String line = in.readLine(MAX_START_LINE, STATUS_LINE_TOO_LONG);
         if (line == null) {
             throw new EOFException("upstream closed before a response");
         }
@@ -258,8 +269,7 @@ public final class HeadParser {
                 throw FramingException.badRequest("invalid_status_line", "the upstream reason phrase holds a control");
             }
         }
-        List<HeaderField> fields = readFields(in, MAX_HEADER_BYTES, MAX_FIELDS,
-                FramingException.badRequest("header_section_too_large", "the upstream header section is too large"));
+        List<HeaderField> fields = readFields(in, MAX_HEADER_BYTES, MAX_FIELDS, UPSTREAM_HEADER_SECTION_TOO_LARGE);
         return new ResponseHead(line, version, status, fields);
     }
 }
