@@ -292,6 +292,7 @@ final class ProxySession {
                     }
                 }
                 up.flush();
+                c.awaitReadable();
                 response = finalResponse(c, head, websocket);
                 break;
             } catch (UpstreamIOException e) {

@@ -8,8 +8,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -28,11 +26,8 @@ import javax.net.ssl.SSLSocket;
  * <p>Connections are made only to addresses the SSRF check returned, with TCP_NODELAY, a connect timeout and a read
  * timeout. TLS connections verify the certificate against {@link UpstreamTls} with HTTPS hostname verification, send
  * SNI for DNS names and offer ALPN {@code http/1.1} only. A connection goes back to the pool only after a response
- * whose end was known from its framing; idle connections are closed after the idle timeout. Before an idle connection
- * is reused it is probed without blocking (one non-blocking read): a connection the upstream closed while idle, or on
- * which it sent bytes nobody asked for, is discarded instead of failing the request (RFC 9112 section 9.3.1); the race
- * of a close arriving after the probe is left to the caller's retry of replayable idempotent requests and to the short
- * idle bound for the others. All I/O errors on returned connections surface as {@link UpstreamIOException}.
+ * whose end was known from its framing; idle connections are closed after the idle timeout. All I/O errors on
+ * returned connections surface as {@link UpstreamIOException}.
  */
 public final class UpstreamPool implements AutoCloseable {
     /** Most idle connections kept per destination. */
@@ -88,7 +83,7 @@ public final class UpstreamPool implements AutoCloseable {
         sweepIfDue();
         if (!maxIdle.isZero()) {
             Deque<Connection> q = idle.get(key);
-            while (q != null) {
+            if (q != null) {
                 long now = System.nanoTime();
                 List<Connection> stale = new ArrayList<>();
                 Connection candidate = null;
@@ -97,25 +92,22 @@ public final class UpstreamPool implements AutoCloseable {
                     while ((c = q.peekFirst()) != null) {
                         long idleNanos = now - c.idleSince;
                         if (idleNanos > idleTimeout.toNanos() || !addresses.contains(c.address)
-                                || c.socket.isClosed()) {
+                                || c.socket.isClosed() || c.dead) {
                             stale.add(q.pollFirst());
                             continue;
                         }
                         if (idleNanos <= maxIdle.toNanos()) {
                             candidate = q.pollFirst();
+                            candidate.acquired = true;
                         }
                         break; // the most recently used one is too old for this request: so are the others
                     }
                 }
                 stale.forEach(Connection::close);
-                if (candidate == null) {
-                    break;
-                }
-                if (candidate.idleAndOpen()) {
+                if (candidate != null) {
                     candidate.reused = true;
                     return candidate;
                 }
-                candidate.close(); // closed by the upstream while idle: try the next one
             }
         }
         return open(key, addresses);
@@ -124,13 +116,7 @@ public final class UpstreamPool implements AutoCloseable {
     private Connection open(Key key, List<InetAddress> addresses) throws UpstreamIOException {
         IOException last = null;
         for (InetAddress address : addresses) {
-            SocketChannel channel;
-            try {
-                channel = SocketChannel.open();
-            } catch (IOException e) {
-                throw new UpstreamIOException(e);
-            }
-            Socket s = channel.socket();
+            Socket s = new Socket();
             try {
                 s.setTcpNoDelay(true);
                 s.connect(new InetSocketAddress(address, key.port()), (int) connectTimeout.toMillis());
@@ -151,7 +137,7 @@ public final class UpstreamPool implements AutoCloseable {
                 }
                 used.setSoTimeout((int) readTimeout.toMillis());
                 opened.incrementAndGet();
-                return new Connection(key, address, channel, used);
+                return new Connection(key, address, used);
             } catch (IOException e) {
                 last = e;
                 try {
@@ -176,6 +162,17 @@ public final class UpstreamPool implements AutoCloseable {
         }
         c.idleSince = System.nanoTime();
         Deque<Connection> q = idle.computeIfAbsent(c.key, k -> new ArrayDeque<>());
+        // the watcher must exist before another thread can take the connection: that thread joins it before reading
+        c.acquired = false;
+        c.watch(() -> {
+            boolean removed;
+            synchronized (q) {
+                removed = !c.acquired && q.remove(c);
+            }
+            if (removed) {
+                c.close();
+            }
+        });
         boolean kept;
         synchronized (q) {
             kept = q.size() < MAX_IDLE_PER_DESTINATION;
@@ -184,6 +181,7 @@ public final class UpstreamPool implements AutoCloseable {
             }
         }
         if (!kept) {
+            c.acquired = true;
             c.close();
         }
     }
@@ -228,43 +226,66 @@ public final class UpstreamPool implements AutoCloseable {
         private final Socket socket;
         private final HttpInput in;
         private final OutputStream out;
-        private final SocketChannel channel;
-        private final ByteBuffer probe = ByteBuffer.allocate(1);
         private volatile long idleSince;
         private boolean reused;
+        /** Set under the pool queue's lock when taken from the pool. */
+        private volatile boolean acquired = true;
+        /** Set when the idle watcher saw the upstream close, or send unsolicited bytes. */
+        private volatile boolean dead;
+        private volatile Thread watcher;
+        private volatile IOException watchError;
 
-        Connection(Key key, InetAddress address, SocketChannel channel, Socket socket) throws IOException {
+        Connection(Key key, InetAddress address, Socket socket) throws IOException {
             this.key = key;
             this.address = address;
-            this.channel = channel;
             this.socket = socket;
             this.in = new HttpInput(new TaggedIn(socket.getInputStream()));
             this.out = new BufferedOutputStream(new TaggedOut(socket.getOutputStream()), 16 * 1024);
         }
 
         /**
-         * Probes an idle connection without blocking: one non-blocking read of the raw channel. Nothing to read means
-         * the connection is idle and open; end of stream (the upstream closed it) or unsolicited bytes (left over
-         * from a response, or a TLS alert) mean it must not carry another request.
-         *
-         * @return whether the connection may carry the next request
+         * While pooled, a virtual thread waits for the first byte without consuming it, so a connection the upstream
+         * closes while idle leaves the pool at once instead of failing the next request (RFC 9112 section 9.3.1).
+         * Bytes that arrive after the connection was taken again are the next response and stay buffered.
          */
-        boolean idleAndOpen() {
-            if (in.buffered() > 0) {
-                return false;
+        private void watch(Runnable onDeath) {
+            watchError = null;
+            watcher = Thread.ofVirtual().name("upstream-idle-watch").start(() -> {
+                try {
+                    if (in.peek() < 0 || !acquired) {
+                        dead = true;
+                    }
+                } catch (IOException e) {
+                    watchError = e;
+                    dead = true;
+                }
+                if (dead) {
+                    onDeath.run();
+                }
+            });
+        }
+
+        /**
+         * Waits until the idle watcher has stopped reading, so this thread may read; call after sending a request on
+         * a reused connection, before reading the response.
+         *
+         * @throws UpstreamIOException when the watcher saw the connection fail
+         */
+        public void awaitReadable() throws UpstreamIOException {
+            Thread w = watcher;
+            if (w == null) {
+                return;
             }
             try {
-                synchronized (channel.blockingLock()) {
-                    channel.configureBlocking(false);
-                    try {
-                        probe.clear();
-                        return channel.read(probe) == 0;
-                    } finally {
-                        channel.configureBlocking(true);
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                return false;
+                w.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new UpstreamIOException(new java.io.InterruptedIOException("interrupted"));
+            }
+            watcher = null;
+            IOException e = watchError;
+            if (e != null) {
+                throw e instanceof UpstreamIOException u ? u : new UpstreamIOException(e);
             }
         }
 
