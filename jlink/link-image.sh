@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Links the runtime image: every module in MODULES_DIR (explicit modules only; automatic ones were given a
 # descriptor by moditect first), rooted at the CLI, the built-ins and the JSON provider.
-# Usage: link-image.sh JDK_HOME MODULES_DIR OUTPUT_DIR ROOT_MODULES(comma-separated)
+# Then, on JDK 25 and later, trains the image's AOT cache (lib/supervisor.aot; JEP 483/514/515) with src/aot/
+# AotTraining.java: `bin/supervisor run` serving a few thousand proxied requests. A failed training run fails the
+# build: it is also a smoke test of the image, and an image without its cache would silently miss the start-up target.
+# AOT=false (Maven: -Dimage.aot=false) or an older JDK links the image without a cache. Training files go to WORK_DIR (under target/).
+# Usage: link-image.sh JDK_HOME MODULES_DIR OUTPUT_DIR ROOT_MODULES(comma-separated) [AOT(true|false) WORK_DIR]
 set -euo pipefail
-jdk=$1 mods=$2 out=$3 roots=$4
+jdk=$1 mods=$2 out=$3 roots=$4 aot=${5:-true} work=${6:-$3.aot-training}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out"
 "$jdk/bin/jlink" \
@@ -22,3 +26,22 @@ Drop third-party middleware plugin JARs (or directories of JARs, one per plugin)
 Each is loaded into its own module layer at start-up; `bin/supervisor plugins` lists what loaded.
 EOT
 echo "runtime image: $out ($(du -sh "$out" | cut -f1)); modules: $("$out/bin/java" --list-modules | wc -l)"
+
+feature=$(sed -n 's/^JAVA_VERSION="\([0-9][0-9]*\).*/\1/p' "$out/release")
+if [ "$aot" != true ]; then
+  echo "AOT cache: skipped (image.aot=$aot)"
+elif [ "${feature:-0}" -lt 25 ]; then
+  echo "AOT cache: skipped (the image's Java is $feature; the one-step AOT cache needs 25 or later)"
+else
+  rm -rf "$work"
+  mkdir -p "$work"
+  started=$SECONDS
+  # AotTraining bounds itself (watchdog: 300 s); the supervisor it trains is the image's own bin/supervisor
+  if ! "$jdk/bin/java" "$here/src/aot/AotTraining.java" "$out" "$out/lib/supervisor.aot" "$work"; then
+    rm -f "$out/lib/supervisor.aot"
+    echo "error: the AOT training run failed (its files: $work); -Dimage.aot=false builds the image without a cache" >&2
+    exit 1
+  fi
+  echo "AOT cache: lib/supervisor.aot ($(du -h "$out/lib/supervisor.aot" | cut -f1)), trained in $((SECONDS - started)) s"
+  rm -rf "$work"
+fi
