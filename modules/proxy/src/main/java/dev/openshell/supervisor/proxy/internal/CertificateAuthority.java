@@ -9,6 +9,7 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -16,6 +17,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.KeyPair;
+import java.security.KeyFactory;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
 import java.security.PublicKey;
@@ -24,6 +26,7 @@ import java.security.Signature;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
+import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
@@ -46,13 +49,14 @@ import org.bouncycastle.cert.jcajce.JcaX509ExtensionUtils;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.openssl.PEMKeyPair;
 import org.bouncycastle.openssl.PEMParser;
-import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
 import org.bouncycastle.operator.ContentSigner;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.bouncycastle.asn1.pkcs.PKCSObjectIdentifiers;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
+import org.bouncycastle.asn1.x9.X9ObjectIdentifiers;
 import org.bouncycastle.cert.X509CertificateHolder;
 
 /**
@@ -71,16 +75,18 @@ public final class CertificateAuthority {
     private static final Duration CA_VALIDITY = Duration.ofDays(3650);
     private static final Duration LEAF_VALIDITY = Duration.ofDays(7);
     private static final Duration BACKDATE = Duration.ofHours(1);
+    /** RFC 8410 {@code id-Ed25519}. */
+    private static final String ID_ED25519 = "1.3.101.112";
 
     private final X509Certificate certificate;
     private final PrivateKey privateKey;
-    private final KeyPair leafKey;
     private final SecureRandom random = new SecureRandom();
+    /** The key of every leaf this CA issues, made on the first {@link #issue} (not at start-up); guarded by this. */
+    private KeyPair leafKey;
 
-    private CertificateAuthority(X509Certificate certificate, PrivateKey privateKey) throws GeneralSecurityException {
+    private CertificateAuthority(X509Certificate certificate, PrivateKey privateKey) {
         this.certificate = certificate;
         this.privateKey = privateKey;
-        this.leafKey = newEcKey();
     }
 
     /** {@return the CA certificate} */
@@ -220,11 +226,7 @@ public final class CertificateAuthority {
         if (!matches(key, cert.getPublicKey())) {
             throw new IOException(keyPem + ": the private key does not match the certificate in " + certPem);
         }
-        try {
-            return new CertificateAuthority(cert, key);
-        } catch (GeneralSecurityException e) {
-            throw new IOException("cannot create the leaf key: " + e.getMessage(), e);
-        }
+        return new CertificateAuthority(cert, key);
     }
 
     /** {@return a new in-memory CA} @throws GeneralSecurityException if EC P-256 is unavailable */
@@ -256,6 +258,7 @@ public final class CertificateAuthority {
      * @throws GeneralSecurityException when signing fails
      */
     public LeafCertificate issue(Authority authority) throws GeneralSecurityException {
+        KeyPair key = leafKey();
         try {
             Instant now = Instant.now();
             Instant notAfter = now.plus(LEAF_VALIDITY);
@@ -267,7 +270,7 @@ public final class CertificateAuthority {
                     .addRDN(BCStyle.CN, authority.host())
                     .build();
             X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(certificate, serial(random),
-                    Date.from(now.minus(BACKDATE)), Date.from(notAfter), subject, leafKey.getPublic());
+                    Date.from(now.minus(BACKDATE)), Date.from(notAfter), subject, key.getPublic());
             JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
             Optional<InetAddress> ip = authority.literal();
             GeneralName san = ip.isPresent()
@@ -277,13 +280,20 @@ public final class CertificateAuthority {
             b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
             b.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
             b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(san));
-            b.addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(leafKey.getPublic()));
+            b.addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(key.getPublic()));
             b.addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(certificate));
             X509Certificate leaf = new JcaX509CertificateConverter().getCertificate(b.build(signer(privateKey)));
-            return new LeafCertificate(leafKey.getPrivate(), new X509Certificate[] {leaf, certificate});
+            return new LeafCertificate(key.getPrivate(), new X509Certificate[] {leaf, certificate});
         } catch (CertIOException | OperatorCreationException e) {
             throw new GeneralSecurityException("cannot issue a leaf certificate", e);
         }
+    }
+
+    private synchronized KeyPair leafKey() throws GeneralSecurityException {
+        if (leafKey == null) {
+            leafKey = newEcKey();
+        }
+        return leafKey;
     }
 
     /**
@@ -340,28 +350,66 @@ public final class CertificateAuthority {
                     return new JcaX509CertificateConverter().getCertificate(h);
                 }
             }
-        } catch (CertificateException | RuntimeException e) {
-            throw new IOException(file + ": not a readable PEM certificate");
+        } catch (FileSystemException e) {
+            throw e; // missing or unreadable: the JDK's message names the file
+        } catch (IOException | CertificateException | RuntimeException e) {
+            throw new IOException(file + ": not a readable PEM certificate", e);
         }
         throw new IOException(file + ": no PEM certificate found");
     }
 
+    /**
+     * Reads the first unencrypted private key of a PEM file: PKCS#8 {@code PRIVATE KEY}, or a traditional
+     * {@code EC PRIVATE KEY} (RFC 5915) or {@code RSA PRIVATE KEY} (RFC 8017); encrypted keys are skipped.
+     */
     private static PrivateKey readPrivateKey(Path file) throws IOException {
+        PrivateKeyInfo info = null;
         try (Reader r = Files.newBufferedReader(file, StandardCharsets.US_ASCII); PEMParser p = new PEMParser(r)) {
             Object o;
-            JcaPEMKeyConverter conv = new JcaPEMKeyConverter();
-            while ((o = p.readObject()) != null) {
+            while (info == null && (o = p.readObject()) != null) {
                 if (o instanceof PEMKeyPair kp) {
-                    return conv.getKeyPair(kp).getPrivate();
-                }
-                if (o instanceof PrivateKeyInfo info) {
-                    return conv.getPrivateKey(info);
+                    info = kp.getPrivateKeyInfo();
+                } else if (o instanceof PrivateKeyInfo i) {
+                    info = i;
                 }
             }
-        } catch (RuntimeException e) {
+        } catch (FileSystemException e) {
+            throw e; // missing or unreadable: the JDK's message names the file
+        } catch (IOException | RuntimeException e) {
+            // neither the parser's message nor its exception is kept: they may quote the key's bytes
             throw new IOException(file + ": not a readable, unencrypted PEM private key");
         }
-        throw new IOException(file + ": no unencrypted PEM private key found");
+        if (info == null) {
+            throw new IOException(file + ": no unencrypted PEM private key found");
+        }
+        return privateKey(file, info);
+    }
+
+    /**
+     * Makes the key with the JDK's own key factory for its algorithm (RFC 5480 {@code id-ecPublicKey}, RFC 8017
+     * {@code rsaEncryption}, RFC 8410 {@code id-Ed25519}). Not BouncyCastle's {@code JcaPEMKeyConverter}: it asks
+     * the JCA for an {@code ECDSA} key factory, which no JDK provider has, so the JCA tried every installed provider
+     * (instantiating the BouncyCastle provider, found through the module's service binding, and the JDK's XML
+     * signature and PKCS#11 ones) before falling back to {@code EC}: a quarter of the supervisor's start-up.
+     */
+    private static PrivateKey privateKey(Path file, PrivateKeyInfo info) throws IOException {
+        String oid = info.getPrivateKeyAlgorithm().getAlgorithm().getId();
+        String algorithm;
+        if (oid.equals(X9ObjectIdentifiers.id_ecPublicKey.getId())) {
+            algorithm = "EC";
+        } else if (oid.equals(PKCSObjectIdentifiers.rsaEncryption.getId())) {
+            algorithm = "RSA";
+        } else if (oid.equals(ID_ED25519)) {
+            algorithm = "Ed25519";
+        } else {
+            throw new IOException(file + ": unsupported private key algorithm " + oid
+                    + " (a CA key must be EC, RSA or Ed25519)");
+        }
+        try {
+            return KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(info.getEncoded()));
+        } catch (GeneralSecurityException | IOException | RuntimeException e) {
+            throw new IOException(file + ": not a readable, unencrypted PEM private key");
+        }
     }
 
     private static boolean matches(PrivateKey key, PublicKey pub) {
