@@ -17,6 +17,7 @@ import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.Size;
 
@@ -133,6 +134,40 @@ class SecretScannerPropertyTest {
                 bad[i] = raw.length > 0 ? raw[i % raw.length] : (byte) 0xff;
                 assertEquals(Body.of(bad).utf8().isPresent(), Utf8.isWellFormed(ByteBuffer.wrap(bad)),
                         "corrupted at " + i);
+            }
+        }
+    }
+    /**
+     * The trigger search reads the body through 16 KiB windows: secrets anywhere in a body of up to 48 KiB, including
+     * across and right at window edges, are found exactly as the same secrets in a short body.
+     */
+    @Property(tries = 200)
+    void secretsAcrossTheSearchWindowsAreFoundWherever(@ForAll("kinds") List<SecretKind> secrets,
+                                                      @ForAll @IntRange(min = 0, max = 3 * 16 * 1024) int start,
+                                                      @ForAll @IntRange(min = 0, max = 64) int gap) {
+        StringBuilder body = new StringBuilder("x".repeat(start));
+        Map<SecretKind, Integer> expected = new EnumMap<>(SecretKind.class);
+        for (SecretKind k : secrets) {
+            body.append(' ').append(Samples.ONE_OF_EACH.get(k)).append(' ').append("y".repeat(gap));
+            expected.merge(k, 1, Integer::sum);
+        }
+        TextScan scan = scan(body.toString());
+        assertEquals(expected, scan.counts(), "secrets from offset " + start);
+        for (SecretKind k : secrets) {
+            assertFalse(scan.text().contains(Samples.ONE_OF_EACH.get(k)), k.id());
+        }
+        assertEquals(start, scan.text().indexOf(' ') < 0 ? start : scan.text().indexOf(' '),
+                "the text before the first secret is kept");
+    }
+    @org.junit.jupiter.api.Test
+    void aSecretStartingAtEachOffsetAroundAWindowEdgeIsFound() {
+        for (SecretKind k : SecretKind.values()) {
+            String secret = Samples.ONE_OF_EACH.get(k);
+            for (int edge : new int[] {16 * 1024, 32 * 1024}) {
+                for (int at = edge - secret.length() - 2; at <= edge + 2; at++) {
+                    String body = " ".repeat(at) + secret + " ".repeat(40);
+                    assertEquals(Map.of(k, 1), scan(body).counts(), k.id() + " at offset " + at);
+                }
             }
         }
     }
