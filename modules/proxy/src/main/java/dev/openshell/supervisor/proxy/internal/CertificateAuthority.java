@@ -25,13 +25,19 @@ import java.security.SecureRandom;
 import java.security.Signature;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
+import java.security.interfaces.ECPrivateKey;
+import java.security.interfaces.RSAPrivateCrtKey;
+import java.security.interfaces.RSAPublicKey;
 import java.security.spec.ECGenParameterSpec;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Date;
 import java.util.HexFormat;
+import java.util.Objects;
 import java.util.Optional;
+import org.bouncycastle.asn1.ASN1BitString;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x500.X500NameBuilder;
 import org.bouncycastle.asn1.x500.style.BCStyle;
@@ -42,6 +48,7 @@ import org.bouncycastle.asn1.x509.GeneralName;
 import org.bouncycastle.asn1.x509.GeneralNames;
 import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.asn1.x509.SubjectPublicKeyInfo;
 import org.bouncycastle.cert.CertIOException;
 import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
@@ -50,7 +57,6 @@ import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.openssl.PEMKeyPair;
 import org.bouncycastle.openssl.PEMParser;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
-import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
 import org.bouncycastle.operator.ContentSigner;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
@@ -58,6 +64,8 @@ import org.bouncycastle.asn1.pkcs.PKCSObjectIdentifiers;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.x9.X9ObjectIdentifiers;
 import org.bouncycastle.cert.X509CertificateHolder;
+import org.bouncycastle.util.io.pem.PemObject;
+import org.bouncycastle.util.io.pem.PemWriter;
 
 /**
  * The supervisor CA that signs the per-host leaf certificates used for TLS interception (BouncyCastle PKIX).
@@ -83,6 +91,8 @@ public final class CertificateAuthority {
     private final SecureRandom random = new SecureRandom();
     /** The key of every leaf this CA issues, made on the first {@link #issue} (not at start-up); guarded by this. */
     private KeyPair leafKey;
+    /** Whether a leaf this CA signed has verified with the CA certificate's public key. */
+    private volatile boolean signerVerified;
 
     private CertificateAuthority(X509Certificate certificate, PrivateKey privateKey) {
         this.certificate = certificate;
@@ -208,13 +218,15 @@ public final class CertificateAuthority {
      *
      * @param certPem a PEM file whose first certificate is the CA (basic constraints CA:true)
      * @param keyPem a PEM file with its private key (PKCS#8 {@code PRIVATE KEY}, or traditional {@code EC}/{@code
-     *     RSA PRIVATE KEY}), unencrypted
+     *     RSA PRIVATE KEY}), unencrypted; EC, RSA or Ed25519
      * @return the CA
-     * @throws IOException naming the file when unreadable, not a CA, expired, or when the key does not match
+     * @throws IOException naming the file when unreadable, not a CA, expired, or when the key does not match (see
+     *     {@link #matches})
      */
     public static CertificateAuthority load(Path certPem, Path keyPem) throws IOException {
         X509Certificate cert = readCertificate(certPem);
-        PrivateKey key = readPrivateKey(keyPem);
+        PrivateKeyInfo info = readPrivateKey(keyPem);
+        PrivateKey key = privateKey(keyPem, info);
         if (cert.getBasicConstraints() < 0) {
             throw new IOException(certPem + ": the certificate is not a CA (basic constraints CA:false)");
         }
@@ -223,7 +235,7 @@ public final class CertificateAuthority {
         } catch (CertificateException e) {
             throw new IOException(certPem + ": the CA certificate is expired or not yet valid");
         }
-        if (!matches(key, cert.getPublicKey())) {
+        if (!matches(info, key, cert.getPublicKey())) {
             throw new IOException(keyPem + ": the private key does not match the certificate in " + certPem);
         }
         return new CertificateAuthority(cert, key);
@@ -255,7 +267,9 @@ public final class CertificateAuthority {
      *
      * @param authority the normalised host (DNS name or IP literal) the client asked to CONNECT to
      * @return the leaf key and the chain {@code [leaf, ca]}
-     * @throws GeneralSecurityException when signing fails
+     * @throws GeneralSecurityException when signing fails, or when the first leaf this CA signs does not verify with
+     *     the CA certificate's public key (a key file whose private part does not belong to the public key it
+     *     carries; see {@link #matches})
      */
     public LeafCertificate issue(Authority authority) throws GeneralSecurityException {
         KeyPair key = leafKey();
@@ -283,6 +297,15 @@ public final class CertificateAuthority {
             b.addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(key.getPublic()));
             b.addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(certificate));
             X509Certificate leaf = new JcaX509CertificateConverter().getCertificate(b.build(signer(privateKey)));
+            if (!signerVerified) {
+                try {
+                    leaf.verify(certificate.getPublicKey());
+                } catch (GeneralSecurityException e) {
+                    throw new GeneralSecurityException("the CA private key does not match the CA certificate: "
+                            + "a leaf certificate it signed does not verify", e);
+                }
+                signerVerified = true;
+            }
             return new LeafCertificate(key.getPrivate(), new X509Certificate[] {leaf, certificate});
         } catch (CertIOException | OperatorCreationException e) {
             throw new GeneralSecurityException("cannot issue a leaf certificate", e);
@@ -305,10 +328,22 @@ public final class CertificateAuthority {
     public record LeafCertificate(PrivateKey key, X509Certificate[] chain) {
     }
 
+    /**
+     * {@return the private key as PKCS#8 PEM} An EC key carries its public key (the RFC 5915 {@code publicKey}
+     * field, as OpenSSL writes it), so that {@link #load} can check it against the certificate without EC arithmetic.
+     */
     private String privateKeyPem() throws IOException {
+        byte[] der = privateKey.getEncoded();
+        if (privateKey instanceof ECPrivateKey ec) {
+            PrivateKeyInfo info = PrivateKeyInfo.getInstance(der);
+            der = new PrivateKeyInfo(info.getPrivateKeyAlgorithm(), new org.bouncycastle.asn1.sec.ECPrivateKey(
+                    ec.getParams().getOrder().bitLength(), ec.getS(),
+                    SubjectPublicKeyInfo.getInstance(certificate.getPublicKey().getEncoded()).getPublicKeyData(),
+                    null)).getEncoded();
+        }
         StringWriter sw = new StringWriter();
-        try (JcaPEMWriter w = new JcaPEMWriter(sw)) {
-            w.writeObject(new JcaPKCS8Generator(privateKey, null));
+        try (PemWriter w = new PemWriter(sw)) {
+            w.writeObject(new PemObject("PRIVATE KEY", der));
         }
         return sw.toString();
     }
@@ -362,7 +397,7 @@ public final class CertificateAuthority {
      * Reads the first unencrypted private key of a PEM file: PKCS#8 {@code PRIVATE KEY}, or a traditional
      * {@code EC PRIVATE KEY} (RFC 5915) or {@code RSA PRIVATE KEY} (RFC 8017); encrypted keys are skipped.
      */
-    private static PrivateKey readPrivateKey(Path file) throws IOException {
+    private static PrivateKeyInfo readPrivateKey(Path file) throws IOException {
         PrivateKeyInfo info = null;
         try (Reader r = Files.newBufferedReader(file, StandardCharsets.US_ASCII); PEMParser p = new PEMParser(r)) {
             Object o;
@@ -382,7 +417,7 @@ public final class CertificateAuthority {
         if (info == null) {
             throw new IOException(file + ": no unencrypted PEM private key found");
         }
-        return privateKey(file, info);
+        return info;
     }
 
     /**
@@ -412,7 +447,60 @@ public final class CertificateAuthority {
         }
     }
 
-    private static boolean matches(PrivateKey key, PublicKey pub) {
+    /**
+     * Whether a private key belongs to a certificate's public key. When the key file carries the public key, it must
+     * equal the certificate's: the {@code publicKey} of a PKCS#8 v2 key (RFC 5958) or of an EC key (RFC 5915, as
+     * OpenSSL and {@link #loadOrCreate} write them), or the modulus and public exponent of an RSA CRT key (RFC 8017).
+     * That comparison costs nothing; it does not prove that the file's private part belongs to the public part it
+     * carries (only a damaged or crafted file differs), so {@link #issue} verifies the first leaf it signs with the
+     * certificate's public key and fails closed. Any other key (an EC key without its public key, as this class wrote
+     * them before) is proved with a signature by the key, verified with the certificate's public key: EC arithmetic
+     * that costs about a tenth of the supervisor's start-up while the JVM is cold.
+     */
+    private static boolean matches(PrivateKeyInfo info, PrivateKey key, PublicKey pub) {
+        Optional<Boolean> carried;
+        try {
+            carried = carriedPublicKeyMatches(info, key, pub);
+        } catch (IOException | RuntimeException e) {
+            carried = Optional.empty();
+        }
+        return carried.orElseGet(() -> signatureMatches(key, pub));
+    }
+
+    /** {@return whether the public key the key file carries is the certificate's; empty when it carries none} */
+    private static Optional<Boolean> carriedPublicKeyMatches(PrivateKeyInfo info, PrivateKey key, PublicKey pub)
+            throws IOException {
+        if (key instanceof RSAPrivateCrtKey rsa) {
+            return Optional.of(pub instanceof RSAPublicKey p && rsa.getModulus().equals(p.getModulus())
+                    && rsa.getPublicExponent().equals(p.getPublicExponent()));
+        }
+        ASN1BitString carried = info.hasPublicKey() ? info.getPublicKeyData() : null;
+        if (carried == null && key instanceof ECPrivateKey) {
+            carried = org.bouncycastle.asn1.sec.ECPrivateKey.getInstance(info.parsePrivateKey()).getPublicKey();
+        }
+        if (carried == null) {
+            return Optional.empty();
+        }
+        SubjectPublicKeyInfo certified = SubjectPublicKeyInfo.getInstance(pub.getEncoded());
+        if (!certified.getAlgorithm().getAlgorithm().equals(info.getPrivateKeyAlgorithm().getAlgorithm())) {
+            return Optional.of(false);
+        }
+        byte[] expected = certified.getPublicKeyData().getOctets();
+        byte[] actual = carried.getOctets();
+        if (!Objects.equals(certified.getAlgorithm().getParameters(), info.getPrivateKeyAlgorithm().getParameters())) {
+            return Optional.empty(); // the same curve may be written as a name or as explicit parameters
+        }
+        if (Arrays.equals(expected, actual)) {
+            return Optional.of(true);
+        }
+        boolean ec = info.getPrivateKeyAlgorithm().getAlgorithm().equals(X9ObjectIdentifiers.id_ecPublicKey);
+        boolean bothUncompressed = expected.length == actual.length && expected.length > 0 && expected[0] == 4
+                && actual[0] == 4;
+        // an EC point has two encodings (SEC 1, 2.3.3): a compressed one leaves the decision to the signature
+        return ec && !bothUncompressed ? Optional.empty() : Optional.of(false);
+    }
+
+    private static boolean signatureMatches(PrivateKey key, PublicKey pub) {
         try {
             String alg = signatureAlgorithm(key);
             byte[] probe = "openshell-ca-key-check".getBytes(StandardCharsets.US_ASCII);
@@ -424,7 +512,7 @@ public final class CertificateAuthority {
             v.initVerify(pub);
             v.update(probe);
             return v.verify(sig);
-        } catch (GeneralSecurityException e) {
+        } catch (GeneralSecurityException | IllegalArgumentException e) {
             return false;
         }
     }

@@ -12,6 +12,7 @@ import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
@@ -24,13 +25,17 @@ import java.util.Date;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.Size;
+import org.bouncycastle.asn1.ASN1BitString;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.SubjectPublicKeyInfo;
 import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.jce.provider.BouncyCastleProvider;
+import org.bouncycastle.openssl.PEMParser;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
@@ -72,6 +77,62 @@ class CertificateAuthorityTest {
         Path otherKey = dir.resolve("b/ca").resolve(CertificateAuthority.KEY_FILE);
         IOException e = assertThrows(IOException.class, () -> CertificateAuthority.load(cert, otherKey));
         assertEquals(otherKey + ": the private key does not match the certificate in " + cert, e.getMessage());
+    }
+
+    @Test
+    void aGeneratedKeyFileCarriesItsPublicKeySoLoadingNeedsNoSignature() throws Exception {
+        CertificateAuthority ca = CertificateAuthority.loadOrCreate(dir);
+        PrivateKeyInfo info = privateKeyInfo(dir.resolve("ca").resolve(CertificateAuthority.KEY_FILE));
+        ASN1BitString carried = org.bouncycastle.asn1.sec.ECPrivateKey.getInstance(info.parsePrivateKey())
+                .getPublicKey();
+        assertArrayEquals(SubjectPublicKeyInfo.getInstance(ca.certificate().getPublicKey().getEncoded())
+                .getPublicKeyData().getOctets(), carried.getOctets());
+    }
+
+    @Test
+    void ecKeyFilesWithoutTheirPublicKeyAreStillCheckedWithASignature() throws Exception {
+        KeyPair kp = keyPair("EC");
+        Path cert = write("ca.pem", pem(caCertificate(kp, "SHA256withECDSA")));
+        Path key = write("key.pem", pkcs8(kp.getPrivate()));
+        Path other = write("other-key.pem", pkcs8(keyPair("EC").getPrivate()));
+        assertFalse(privateKeyInfo(key).hasPublicKey());
+        assertEquals(null, org.bouncycastle.asn1.sec.ECPrivateKey.getInstance(privateKeyInfo(key).parsePrivateKey())
+                .getPublicKey(), "the JDK's encoding, as this class wrote key files before");
+        assertEquals(CertificateAuthority.readCertificate(cert), CertificateAuthority.load(cert, key).certificate());
+        IOException e = assertThrows(IOException.class, () -> CertificateAuthority.load(cert, other));
+        assertEquals(other + ": the private key does not match the certificate in " + cert, e.getMessage());
+    }
+
+    @Test
+    void aKeyFileCarryingAnotherPublicKeyThanItsOwnFailsClosedAtTheFirstLeaf() throws Exception {
+        KeyPair certified = keyPair("EC");
+        KeyPair actual = keyPair("EC");
+        X509Certificate ca = caCertificate(certified, "SHA256withECDSA");
+        Path cert = write("ca.pem", pem(ca));
+        // the private part of one key with the public part of the certificate's: only a damaged or crafted file
+        PrivateKeyInfo jdk = PrivateKeyInfo.getInstance(actual.getPrivate().getEncoded());
+        byte[] crafted = new PrivateKeyInfo(jdk.getPrivateKeyAlgorithm(), new org.bouncycastle.asn1.sec.ECPrivateKey(
+                256, ((java.security.interfaces.ECPrivateKey) actual.getPrivate()).getS(),
+                SubjectPublicKeyInfo.getInstance(ca.getPublicKey().getEncoded()).getPublicKeyData(), null))
+                .getEncoded();
+        Path key = write("crafted-key.pem", "-----BEGIN PRIVATE KEY-----\n"
+                + Base64.getMimeEncoder().encodeToString(crafted) + "\n-----END PRIVATE KEY-----\n");
+        CertificateAuthority loaded = CertificateAuthority.load(cert, key);
+        GeneralSecurityException e = assertThrows(GeneralSecurityException.class,
+                () -> loaded.issue(Authority.host("api.example.test", 443)));
+        assertEquals("the CA private key does not match the CA certificate: a leaf certificate it signed does not "
+                + "verify", e.getMessage());
+        assertThrows(GeneralSecurityException.class, () -> loaded.issue(Authority.host("api.example.test", 443)),
+                "every later leaf fails too");
+    }
+
+    @Test
+    void aTraditionalEcKeyOfAnotherCaIsRefused() throws Exception {
+        KeyPair kp = bouncyCastleEcKeyPair();
+        Path cert = write("ca.pem", pem(caCertificate(kp, "SHA256withECDSA")));
+        Path other = write("other-key.pem", pem(bouncyCastleEcKeyPair().getPrivate()));
+        IOException e = assertThrows(IOException.class, () -> CertificateAuthority.load(cert, other));
+        assertEquals(other + ": the private key does not match the certificate in " + cert, e.getMessage());
     }
 
     @Test
@@ -193,6 +254,12 @@ class CertificateAuthorityTest {
             return keyPair("EC");
         } catch (Exception e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    private static PrivateKeyInfo privateKeyInfo(Path file) throws IOException {
+        try (PEMParser p = new PEMParser(Files.newBufferedReader(file))) {
+            return (PrivateKeyInfo) p.readObject();
         }
     }
 
