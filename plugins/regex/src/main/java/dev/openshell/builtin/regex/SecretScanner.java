@@ -76,45 +76,6 @@ final class SecretScanner {
         }
     }
 
-    /**
-     * The search for the next trigger byte, over copies of the body in windows of at most 16 KiB: the hot loop reads a
-     * {@code byte[]} instead of the read-only buffer one checked {@code get} at a time (the scan's largest cost on
-     * 1 MiB bodies), without copying the whole body. Matching itself still reads the buffer.
-     */
-    private static final class Window {
-        private static final int SIZE = 16 * 1024;
-        private final byte[] bytes;
-        private final int limit;
-        private int base = -1;
-        private int length;
-
-        Window(int limit) {
-            this.limit = limit;
-            this.bytes = new byte[Math.min(SIZE, Math.max(limit, 1))];
-        }
-
-        /** {@return the index of the first trigger byte at or after {@code from}, or the body's limit if none} */
-        int nextTrigger(ByteBuffer body, int from) {
-            int i = from;
-            while (i < limit) {
-                if (i < base || i >= base + length) {
-                    base = i;
-                    length = Math.min(bytes.length, limit - i);
-                    body.get(i, bytes, 0, length);
-                }
-                byte[] a = bytes;
-                int end = length;
-                for (int k = i - base; k < end; k++) {
-                    if (TRIGGER[a[k] & 0xff]) {
-                        return base + k;
-                    }
-                }
-                i = base + end;
-            }
-            return limit;
-        }
-    }
-
     /** The body's bytes as ISO-8859-1 characters (one char per byte), for anchored matching without a copy. */
     private static final class Latin1 implements CharSequence {
         private final ByteBuffer bytes;
@@ -190,14 +151,13 @@ final class SecretScanner {
         Matchers matchers = null;
         Redaction out = null;
         int n = body.limit();
-        Window window = new Window(n);
         int i = 0;
         while (i < n) {
-            i = window.nextTrigger(body, i);
-            if (i >= n) {
-                break;
-            }
             int c = body.get(i) & 0xff;
+            if (!TRIGGER[c]) {
+                i++;
+                continue;
+            }
             SecretKind kind = null;
             int end = -1;
             switch (c) {
