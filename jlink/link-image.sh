@@ -42,6 +42,14 @@ else
     echo "error: the AOT training run failed (its files: $work); -Dimage.aot=false builds the image without a cache" >&2
     exit 1
   fi
+  # the launcher as shipped must use the cache cleanly: AOTMode=on makes the JVM fail rather than skip an unusable
+  # cache, and a cached start prints no JVM warning
+  if ! warnings=$(SUPERVISOR_JAVA_OPTS="-XX:AOTMode=on" "$out/bin/supervisor" --version 2>&1 >/dev/null) \
+      || [ -n "$warnings" ]; then
+    rm -f "$out/lib/supervisor.aot"
+    echo "error: bin/supervisor cannot use the AOT cache it was trained for: ${warnings:-(no message)}" >&2
+    exit 1
+  fi
   echo "AOT cache: lib/supervisor.aot ($(du -h "$out/lib/supervisor.aot" | cut -f1)), trained in $((SECONDS - started)) s"
   rm -rf "$work"
 fi
