@@ -9,7 +9,7 @@
 #
 # What it does (everything on 127.0.0.1; every wait and load loop bounded in time and count):
 #  1. finds a JDK >= 21 (scripts/find-jdk.sh), builds the runtime image if missing (./dev.sh build), and uses the
-#     shared peer harness ../shared/bench-peers/run_anchors.sh (read-only, not copied here): nginx upstream that reads
+#     peer harness tests/data/bench-peers/run_anchors.sh (a copy of the shared harness): nginx upstream that reads
 #     the whole body; wrk GET, POST 2 KiB JSON (an e-mail address and an sk- key), POST 1 MiB.
 #  2. per run (RUNS): run_anchors.sh with TARGETS = direct tinyproxy squid squid_icap mitmproxy supervisor_nomw
 #     supervisor (supervisor = openshell/regex selected, supervisor_nomw = no middleware selected), then once more with
@@ -35,7 +35,7 @@
 #   STARTS=5        step 3b: number of starts
 #   OUT=dir         results directory (default target/bench-side-by-side/<UTC stamp>; never committed)
 #   SKIP_INSTALL=1  passed to run_anchors.sh: do not check/install Debian packages
-#   BENCH_PEERS=dir the harness (default ../shared/bench-peers next to the repository)
+#   BENCH_PEERS=dir the harness (default tests/data/bench-peers in this repository)
 # Ctrl-C or SIGTERM stops everything it started, within DURATION + a few seconds (the harness stops its own servers
 # when its current wrk measurement ends; this script stops the rest).
 set -euo pipefail
@@ -52,7 +52,7 @@ RSS_CONNS=${RSS_CONNS:-128}
 RSS_DURATION=${RSS_DURATION:-5}
 NOMW_HEAP_MIB=${NOMW_HEAP_MIB:-64}
 STARTS=${STARTS:-5}
-PEERS=${BENCH_PEERS:-$(cd "$root/.." && pwd)/shared/bench-peers}
+PEERS=${BENCH_PEERS:-$root/tests/data/bench-peers}
 
 die() { echo "bench-side-by-side: $*" >&2; exit 1; }
 log() { echo "[$(date +%T)] == $*" >&2; }
@@ -67,7 +67,7 @@ int_in "$NOMW_HEAP_MIB" 16 $((RSS_CONNS - 1)) || die "NOMW_HEAP_MIB must be 16..
 for c in $CONNS; do int_in "$c" 2 1000 || die "CONNS must be numbers 2..1000"; done
 
 [ -f "$PEERS/run_anchors.sh" ] || die "peer harness not found: $PEERS/run_anchors.sh
-  It is the shared, read-only harness expected at ../shared/bench-peers relative to the repository root
+  It is the peer harness kept at tests/data/bench-peers in this repository
   (set BENCH_PEERS=dir if it lives elsewhere)."
 command -v python3 >/dev/null || die "python3 is needed (report)"
 JAVA_HOME=$(scripts/find-jdk.sh) || exit 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SUPERVISOR_LAUNCHER for ../shared/bench-peers/run_anchors.sh, used by tests/load/bench-side-by-side.sh.
+# SUPERVISOR_LAUNCHER for tests/data/bench-peers/run_anchors.sh, used by tests/load/bench-side-by-side.sh.
 #
 # run_anchors.sh calls:  LAUNCHER run --policy P --gateway-config G --listen A --state-dir D --audit-log F
 # This script execs the image's `bin/supervisor run` with the same arguments plus `--admin-listen 127.0.0.1:0`

@@ -21,7 +21,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A validator for the OCSF schema files in {@code ../shared/conformance/ocsf/}, read in place: it follows a class's
+ * A validator for the OCSF schema files in {@code tests/data/conformance/ocsf/} (a copy of the published schema files): it follows a class's
  * {@code extends} chain to the base event, merges attributes (the child wins; enums are merged, as the OCSF
  * schema compiler does), and checks an event against them:
  * required attributes present, every attribute known (to the class chain or the dictionary, which holds profile
@@ -30,7 +30,7 @@ import java.util.Map;
  * constraints.
  */
 final class OcsfSchema {
-    static final Path ROOT = Paths.get(System.getProperty("supervisor.shared", "../../../shared"), "conformance",
+    static final Path ROOT = Paths.get(System.getProperty("supervisor.testdata", "../../tests/data"), "conformance",
             "ocsf");
     private static final Map<String, String> CLASS_FILES = Map.of(
             "base_event", "events/base_event.json",

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Reads the wire-compatibility table in {@code ../shared/conformance/wire-compat.md} in place and checks every field
+ * Reads the wire-compatibility table in {@code tests/data/conformance/wire-compat.md} in place and checks every field
  * number, type and enum value of the generated descriptors against it.
  */
 class WireCompatibilityTest {
@@ -40,10 +40,10 @@ class WireCompatibilityTest {
     private static final Pattern TICKED = Pattern.compile("`([^`]+)`");
 
     static Path wireCompat() {
-        String shared = System.getProperty("supervisor.shared", "../../../shared");
+        String shared = System.getProperty("supervisor.testdata", "../../tests/data");
         Path p = Paths.get(shared, "conformance", "wire-compat.md");
         assertTrue(Files.isRegularFile(p), "conformance file missing: " + p.toAbsolutePath()
-                + " (../shared must sit beside the checkout)");
+                + " (kept in the repository under tests/data)");
         return p;
     }
 

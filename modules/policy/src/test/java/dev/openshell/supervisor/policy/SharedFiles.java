@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Finds files in the project's shared directory (conformance vectors, reference policies) without copying them. */
+/** Finds test data kept in the repository under {@code tests/data} (conformance vectors, reference policies). */
 public final class SharedFiles {
     private SharedFiles() {
     }
@@ -16,14 +16,14 @@ public final class SharedFiles {
      * @param relative a path such as {@code conformance/host_patterns.tsv}
      */
     public static Path require(String relative) {
-        String configured = System.getProperty("supervisor.shared");
+        String configured = System.getProperty("supervisor.testdata");
         Path base = configured != null && !configured.isBlank()
                 ? Path.of(configured)
-                : Path.of("../../../shared"); // module directory -> worktree -> workspace -> shared
+                : Path.of("../../tests/data"); // module directory -> worktree -> workspace -> shared
         Path file = base.resolve(relative).normalize();
         if (!Files.isRegularFile(file)) {
             fail("shared file " + relative + " not found at " + file.toAbsolutePath()
-                    + " (set -Dsupervisor.shared=<dir> to the directory holding conformance/ and reference/)");
+                    + " (the repository keeps it under tests/data; -Dsupervisor.testdata=<dir> points elsewhere)");
         }
         return file;
     }

@@ -30,11 +30,11 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * AWS's published Signature Version 4 test suite, read in place from {@code ../shared/conformance/sigv4/}: for every
+ * AWS's published Signature Version 4 test suite, read from the copy in {@code tests/data/conformance/sigv4/}: for every
  * case, the canonical request, the string to sign and the {@code Authorization} header must match.
  */
 class SigV4SuiteTest {
-    static final Path SUITE = Paths.get(System.getProperty("supervisor.shared", "../../../shared"), "conformance",
+    static final Path SUITE = Paths.get(System.getProperty("supervisor.testdata", "../../tests/data"), "conformance",
             "sigv4");
     static final String ACCESS_KEY = "AKIDEXAMPLE";
     static final String SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";

@@ -27,7 +27,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * is refused. Without this, an end-to-end test that trusts the verifier would prove nothing.
  */
 class SigV4VerifierTest {
-    static final Path SUITE = Paths.get(System.getProperty("supervisor.shared", "../../../shared"), "conformance",
+    static final Path SUITE = Paths.get(System.getProperty("supervisor.testdata", "../../tests/data"), "conformance",
             "sigv4");
     static final SigV4Verifier.Key SUITE_KEY = new SigV4Verifier.Key("AKIDEXAMPLE",
             "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "us-east-1", "service");

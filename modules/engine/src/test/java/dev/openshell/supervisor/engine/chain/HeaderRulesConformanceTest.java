@@ -34,7 +34,7 @@ class HeaderRulesConformanceTest {
 
     @BeforeAll
     static void read() throws IOException {
-        Path file = Path.of(System.getProperty("supervisor.shared", "../../../shared"), "conformance",
+        Path file = Path.of(System.getProperty("supervisor.testdata", "../../tests/data"), "conformance",
                 "header_rules.txt");
         lines = Files.readAllLines(file, StandardCharsets.UTF_8);
     }
