@@ -224,7 +224,9 @@ public final class PluginHost {
                 Configuration cf = hostLayer.configuration().resolveAndBind(finder, ModuleFinder.of(), roots);
                 return hostLayer.defineModulesWithManyLoaders(cf, PluginHost.class.getClassLoader());
             } catch (RuntimeException | LinkageError e) {
-                failures.add(new PluginFailure(source, "cannot load the plugin: " + safe(e)));
+                // name the entry the operator knows, not the private staging copy it was loaded from
+                failures.add(new PluginFailure(source, "cannot load the plugin: "
+                        + safe(e).replace(entry.toString(), source)));
                 return null;
             }
         }
