@@ -103,10 +103,14 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                     rule.hosts().stream().map(Object::toString).collect(Collectors.joining(", ", "[", "]"))));
         }
         PolicyAdmission admission = new PolicyAdmission(policy);
+        long number = COUNTER.incrementAndGet();
         PolicyAdmissionView view = new PolicyAdmissionView() {
             @Override
             public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port) {
-                return admission.admit(host, port);
+                // numbered, so that the plan of a request can tell whether its serving generation admitted it
+                var d = admission.admit(host, port);
+                return d instanceof dev.openshell.supervisor.proxy.AdmissionDecision.Allowed a
+                        ? dev.openshell.supervisor.proxy.AdmissionDecision.allow(a.endpoint(), number) : d;
             }
 
             @Override
@@ -114,7 +118,7 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                 return admission.admittingPolicy(host, port);
             }
         };
-        return new Generation(COUNTER.incrementAndGet(), policy, gateway, registry, ChainSelector.of(specs),
+        return new Generation(number, policy, gateway, registry, ChainSelector.of(specs),
                 List.copyOf(post), view, new CredentialInjector(creds), engine);
     }
 

@@ -32,6 +32,7 @@ import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.NetworkAdmission;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
+import dev.openshell.supervisor.proxy.RequestPlan;
 import dev.openshell.supervisor.proxy.Uninspectable;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,13 +47,15 @@ import java.util.function.Supplier;
  * "Operation phases and placement": L4 admission, chain after admission, body-aware re-check after every replacement,
  * then credential injection, then the restricted post-credentials built-ins, then forwarding).
  *
- * <p>One request, one generation (RFC 0009, "Registration and delivery"): a request is served by the generation
- * current when the proxy asked {@link #select} for it, and the plan is kept for the connection's thread until the
- * request's credential step, so a reload never mixes generations within a request. Admission is part of that: when
- * the generation that admitted the destination is no longer current at selection (a reload in between, or a request
- * inside a tunnel admitted at {@code CONNECT} time), the destination is admitted again by the generation that serves
- * the request, and a request it no longer admits is refused with 403 {@code policy_denied} before anything is sent
- * upstream. (The SSRF check of a tunnel's addresses stays the one made at {@code CONNECT}.)
+ * <p>One request, one generation (RFC 0009, "Registration and delivery"): {@link #plan} reads the current generation
+ * once and returns a {@link Plan} holding it with the selected chain and post-credentials stages; the proxy hands
+ * that plan back to {@link #evaluate}, {@link #uninspectable} and {@link #inject}, which use nothing else, so a
+ * reload never mixes generations within a request and no state outlives the request (nothing is kept per thread).
+ * Admission is part of the plan: when the generation that admitted the destination
+ * ({@link ProxyRequest#admissionGeneration()}) is not the one serving the request (a reload in between, or a request
+ * inside a tunnel admitted at {@code CONNECT} time), the serving generation admits the destination again, and a
+ * request it no longer admits gets a plan whose admission is a denial: the proxy answers 403 {@code policy_denied}
+ * before anything is sent upstream. (The SSRF check of a tunnel's addresses stays the one made at {@code CONNECT}.)
  *
  * <p>Every stage invocation becomes an OCSF HTTP Activity event and a metric; failures, bypasses, uninspectable
  * requests and body-policy failures become Detection Findings.
@@ -65,33 +68,55 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     private final OcsfEvents events;
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
-    private final ThreadLocal<Plan> plans = new ThreadLocal<>();
-    private final ThreadLocal<Admitted> admissions = new ThreadLocal<>();
+    /** Only while a post-credentials stage runs: the generation whose credentials it resolves (until the engine runs them). */
+    private static final ThreadLocal<Generation> SERVING = new ThreadLocal<>();
 
-    /** The generation that last admitted a destination on this thread. */
-    private record Admitted(Generation generation, String host, int port) {
-    }
-
-    /** The per-request plan, fixed at selection time. */
-    private static final class Plan {
+    /**
+     * The plan of one request, fixed by {@link #plan}: the serving generation and everything chosen from it. Used by
+     * the one request it was made for, on that request's thread; {@code chainRan} is the only part that changes.
+     */
+    static final class Plan implements RequestPlan {
         final Generation generation;
         final Chain chain;
         final List<Generation.PostStage> post;
         final RequestFacts facts;
         final String host;
         final EndpointFacts endpoint;
-        final boolean admitted;
+        final AdmissionDecision admission;
+        final ChainSelection selection;
         boolean chainRan;
 
         Plan(Generation generation, Chain chain, List<Generation.PostStage> post, RequestFacts facts, String host,
-             EndpointFacts endpoint, boolean admitted) {
+             EndpointFacts endpoint, AdmissionDecision admission, ChainSelection selection) {
             this.generation = generation;
             this.chain = chain;
             this.post = post;
             this.facts = facts;
             this.host = host;
             this.endpoint = endpoint;
-            this.admitted = admitted;
+            this.admission = admission;
+            this.selection = selection;
+        }
+
+        @Override
+        public long generation() {
+            return generation.number();
+        }
+
+        @Override
+        public AdmissionDecision admission() {
+            return admission;
+        }
+
+        @Override
+        public ChainSelection selection() {
+            return selection;
+        }
+
+        /** {@return the request ID and generation only} */
+        @Override
+        public String toString() {
+            return "Plan[" + facts.requestId() + ", generation " + generation.number() + ", " + chain + "]";
         }
     }
 
@@ -105,57 +130,41 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         this.metrics = metrics;
     }
 
-    /**
-     * L4 admission by the current generation; remembers, for this thread, which generation admitted the destination.
-     */
+    /** L4 admission by the current generation; the decision names that generation's number. */
     @Override
     public AdmissionDecision admit(String host, int port) {
-        Generation g = current.get();
-        AdmissionDecision d = g.admission().admit(host, port);
-        if (d instanceof AdmissionDecision.Allowed) {
-            admissions.set(new Admitted(g, host, port));
-        } else {
-            admissions.remove();
-        }
-        return d;
-    }
-
-    /** {@return the generation of the request this thread is serving, if it is between selection and credentials} */
-    Optional<Generation> servingGeneration() {
-        Plan p = plans.get();
-        return p == null ? Optional.empty() : Optional.of(p.generation);
+        return current.get().admission().admit(host, port);
     }
 
     @Override
-    public ChainSelection select(ProxyRequest request) {
+    public RequestPlan plan(ProxyRequest request) {
         Generation g = current.get();
         HttpRequestTarget t = request.target();
-        Admitted a = admissions.get();
-        admissions.remove();
         EndpointFacts endpoint = request.endpoint();
-        boolean admitted = true;
-        if (a == null || a.generation() != g || a.port() != t.port() || !a.host().equals(t.host())) {
+        AdmissionDecision admission = AdmissionDecision.allow(endpoint, g.number());
+        if (request.admissionGeneration() != g.number()) {
             // admitted by another generation (a reload since, or a tunnel admitted at CONNECT): this one decides
-            AdmissionDecision d = g.admission().admit(t.host(), t.port());
-            if (d instanceof AdmissionDecision.Allowed allowed) {
+            admission = g.admission().admit(t.host(), t.port());
+            if (admission instanceof AdmissionDecision.Allowed allowed) {
                 endpoint = allowed.endpoint();
-            } else {
-                admitted = false;
             }
         }
         String host = HostPattern.canonicalHost(t.host());
         RequestFacts facts = new RequestFacts(request.requestId(), t.method(), t.scheme(), host, t.port(),
                 Optional.of(endpoint.policyName()));
-        if (!admitted) {
-            plans.set(new Plan(g, Chain.empty(), List.of(), facts, host, endpoint, false));
+        if (admission instanceof AdmissionDecision.Denied) {
             metrics.request("denied_network");
-            return ChainSelection.none();
+            return new Plan(g, Chain.empty(), List.of(), facts, host, endpoint, admission, ChainSelection.none());
         }
         Chain chain = g.selector().select(host);
         List<Generation.PostStage> post = g.postStages().isEmpty() ? List.of() : g.postStages().stream()
                 .filter(p -> p.config().selects(host)).toList();
-        plans.set(new Plan(g, chain, post, facts, host, endpoint, true));
         metrics.request("admitted");
+        return new Plan(g, chain, post, facts, host, endpoint, admission, selection(chain, post));
+    }
+
+    /** {@return what the proxy must buffer for a chain and post-credentials stages} */
+    private static ChainSelection selection(Chain chain, List<Generation.PostStage> post) {
         boolean signsBody = post.stream().anyMatch(p -> !"unsigned".equals(p.config().config()
                 .getString("payload", "signed")));
         if (chain.isEmpty() && !signsBody) {
@@ -185,17 +194,22 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         });
     }
 
-    private Plan plan(ProxyRequest request) {
-        Plan p = plans.get();
-        if (p == null || !p.facts.requestId().equals(request.requestId())) {
-            throw new IllegalStateException("no plan for request " + request.requestId());
+    /** {@return the generation whose post-credentials stage runs on this thread, if one does} */
+    static Optional<Generation> servingGeneration() {
+        return Optional.ofNullable(SERVING.get());
+    }
+
+    /** {@return the hook's own plan for {@code request}} @throws IllegalStateException for any other plan */
+    private static Plan plan(RequestPlan plan, ProxyRequest request) {
+        if (!(plan instanceof Plan p) || !p.facts.requestId().equals(request.requestId())) {
+            throw new IllegalStateException("no plan of this hook for request " + request.requestId());
         }
         return p;
     }
 
     @Override
-    public HookResult evaluate(ProxyRequest request, Body body) {
-        Plan p = plan(request);
+    public HookResult evaluate(RequestPlan plan, ProxyRequest request, Body body) {
+        Plan p = plan(plan, request);
         p.chainRan = true;
         metrics.bodyBuffered(body.size());
         var stripped = HeaderRules.stripMiddlewareNamespace(request.headers());
@@ -223,8 +237,8 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     }
 
     @Override
-    public void uninspectable(ProxyRequest request, Uninspectable what) {
-        Plan p = plan(request);
+    public void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
+        Plan p = plan(plan, request);
         String code = what.kind() == Uninspectable.Kind.CHUNKED_OVER_CAP ? "chunked_body_over_capacity"
                 : "body_over_capacity";
         UninspectableVerdict verdict = p.chain.uninspectable(code);
@@ -235,17 +249,14 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     }
 
     @Override
-    public Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery) {
-        return inject(request, headers, rawQuery, Optional.empty());
-    }
-
-    @Override
-    public Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery, Optional<Body> body) {
-        Plan p = plan(request);
+    public Outcome inject(RequestPlan plan, ProxyRequest request, List<HttpHeader> headers, String rawQuery,
+                          Optional<Body> body) {
+        Plan p = plan(plan, request);
+        if (p.admission instanceof AdmissionDecision.Denied) {
+            return new Outcome.Refuse(403, "policy_denied", PolicyAdmission.DENIED);
+        }
+        SERVING.set(p.generation);
         try {
-            if (!p.admitted) {
-                return new Outcome.Refuse(403, "policy_denied", PolicyAdmission.DENIED);
-            }
             List<HttpHeader> base = p.chainRan ? headers : HeaderRules.stripMiddlewareNamespace(headers).headers();
             CredentialInjector.Result r = p.generation.credentials().inject(p.host, base, rawQuery);
             if (r instanceof CredentialInjector.Result.Refused refused) {
@@ -275,7 +286,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             }
             return new Outcome.Forward(out, injected.query());
         } finally {
-            plans.remove();
+            SERVING.remove();
         }
     }
 
@@ -326,3 +337,4 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         return c.matches("[a-z][a-z0-9_]{0,63}") ? c : "middleware_error";
     }
 }
+

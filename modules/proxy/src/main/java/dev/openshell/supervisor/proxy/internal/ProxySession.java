@@ -3,10 +3,12 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.supervisor.proxy.AdmissionDecision;
 import dev.openshell.supervisor.proxy.ChainSelection;
 import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.ProxyRequest;
+import dev.openshell.supervisor.proxy.RequestPlan;
 import dev.openshell.supervisor.proxy.Uninspectable;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
@@ -165,17 +167,25 @@ final class ProxySession {
         ProxyRequest request = new ProxyRequest(core.nextRequestId(),
                 new HttpRequestTarget(t.scheme(), t.authority().host(), t.authority().port(), head.method(), t.path(),
                         t.query() == null ? "" : t.query()),
-                lowerHeaders(head), nominated, admitted.endpoint(),
+                lowerHeaders(head), nominated, admitted.endpoint(), admitted.generation(),
                 framing.kind() == BodyFraming.Kind.LENGTH ? OptionalLong.of(framing.length()) : OptionalLong.empty(),
                 framing.kind() == BodyFraming.Kind.CHUNKED, websocket);
-        ChainSelection selection = core.select(request);
+        RequestPlan plan = core.plan(request);
+        if (plan.admission() instanceof AdmissionDecision.Denied denied) {
+            // the generation serving the request no longer admits it: nothing is read or sent upstream
+            boolean close = clientClose || framing.hasBody();
+            send(ErrorResponses.response(403, "policy_denied", denied.reason(), close));
+            log(head, t, 403);
+            return !close;
+        }
+        ChainSelection selection = plan.selection();
 
         BodyMode mode = null;
         Body buffered = null;
         List<HttpHeader> hookHeaders = null;
         if (selection instanceof ChainSelection.Selected s) {
             if (framing.kind() == BodyFraming.Kind.LENGTH && framing.length() > s.bodyCapBytes()) {
-                core.uninspectable(request, new Uninspectable(Uninspectable.Kind.CONTENT_LENGTH_OVER_CAP,
+                core.uninspectable(plan, request, new Uninspectable(Uninspectable.Kind.CONTENT_LENGTH_OVER_CAP,
                         s.bodyCapBytes(), framing.length(), s.allFailOpen()));
                 if (!s.allFailOpen()) {
                     send(ErrorResponses.response(413, "body_too_large",
@@ -202,7 +212,7 @@ final class ProxySession {
                     held.shrinkTo(received.length);
                 }
                 if (received == null) {
-                    core.uninspectable(request, new Uninspectable(Uninspectable.Kind.CHUNKED_OVER_CAP,
+                    core.uninspectable(plan, request, new Uninspectable(Uninspectable.Kind.CHUNKED_OVER_CAP,
                             s.bodyCapBytes(), -1, false));
                     send(ErrorResponses.response(413, "body_too_large",
                             "the chunked request body exceeds the middleware body limit of " + s.bodyCapBytes()
@@ -210,7 +220,7 @@ final class ProxySession {
                     log(head, t, 413);
                     return false;
                 }
-                HookResult result = core.evaluate(request, Body.ofOwned(received));
+                HookResult result = core.evaluate(plan, request, Body.ofOwned(received));
                 if (result instanceof HookResult.Deny d) {
                     send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(), clientClose));
                     log(head, t, d.status());
@@ -239,7 +249,7 @@ final class ProxySession {
         String query = t.query() == null ? "" : t.query();
         CredentialInjection.Outcome.Forward credentialed;
         try {
-            credentialed = core.inject(request, base, query,
+            credentialed = core.inject(plan, request, base, query,
                     java.util.Optional.ofNullable(buffered));
         } catch (Refusal r) {
             if (mode == BodyMode.STREAM_LENGTH || mode == BodyMode.STREAM_CHUNKED) {
