@@ -135,8 +135,7 @@ public class ChainAssemblyBenchmark {
         Generation g = generation;
         String h = HostPattern.canonicalHost(host);
         Chain chain = g.selector().select(h);
-        List<Generation.PostStage> post = g.postStages().isEmpty() ? List.of()
-                : g.postStages().stream().filter(p -> p.config().selects(h)).toList();
+        Chain post = g.postCredentials().select(h);
         if (chain.isEmpty() && post.isEmpty()) {
             return 0;
         }

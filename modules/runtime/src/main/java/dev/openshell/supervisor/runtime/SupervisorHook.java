@@ -4,7 +4,6 @@ import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
-import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.RequestContext;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.supervisor.audit.AuditSink;
@@ -21,6 +20,7 @@ import dev.openshell.supervisor.engine.chain.HeaderRules;
 import dev.openshell.supervisor.engine.chain.OnError;
 import dev.openshell.supervisor.engine.chain.RecheckRecord;
 import dev.openshell.supervisor.engine.chain.StageRecord;
+import dev.openshell.supervisor.engine.chain.StageSpec;
 import dev.openshell.supervisor.engine.chain.UninspectableVerdict;
 import dev.openshell.supervisor.engine.credentials.CredentialInjector;
 import dev.openshell.supervisor.policy.HostPattern;
@@ -68,8 +68,6 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     private final OcsfEvents events;
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
-    /** Only while a post-credentials stage runs: the generation whose credentials it resolves (until the engine runs them). */
-    private static final ThreadLocal<Generation> SERVING = new ThreadLocal<>();
 
     /**
      * The plan of one request, fixed by {@link #plan}: the serving generation and everything chosen from it. Used by
@@ -78,7 +76,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     static final class Plan implements RequestPlan {
         final Generation generation;
         final Chain chain;
-        final List<Generation.PostStage> post;
+        final Chain post;
         final RequestFacts facts;
         final String host;
         final EndpointFacts endpoint;
@@ -86,7 +84,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         final ChainSelection selection;
         boolean chainRan;
 
-        Plan(Generation generation, Chain chain, List<Generation.PostStage> post, RequestFacts facts, String host,
+        Plan(Generation generation, Chain chain, Chain post, RequestFacts facts, String host,
              EndpointFacts endpoint, AdmissionDecision admission, ChainSelection selection) {
             this.generation = generation;
             this.chain = chain;
@@ -154,30 +152,30 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
                 Optional.of(endpoint.policyName()));
         if (admission instanceof AdmissionDecision.Denied) {
             metrics.request("denied_network");
-            return new Plan(g, Chain.empty(), List.of(), facts, host, endpoint, admission, ChainSelection.none());
+            return new Plan(g, Chain.empty(), Chain.empty(), facts, host, endpoint, admission, ChainSelection.none());
         }
         Chain chain = g.selector().select(host);
-        List<Generation.PostStage> post = g.postStages().isEmpty() ? List.of() : g.postStages().stream()
-                .filter(p -> p.config().selects(host)).toList();
+        Chain post = g.postCredentials().select(host);
         metrics.request("admitted");
         return new Plan(g, chain, post, facts, host, endpoint, admission, selection(chain, post));
     }
 
-    /** {@return what the proxy must buffer for a chain and post-credentials stages} */
-    private static ChainSelection selection(Chain chain, List<Generation.PostStage> post) {
-        boolean signsBody = post.stream().anyMatch(p -> !"unsigned".equals(p.config().config()
-                .getString("payload", "signed")));
-        if (chain.isEmpty() && !signsBody) {
+    /**
+     * {@return what the proxy must buffer for a chain and post-credentials stages} A post-credentials stage needs the
+     * body unless its config says {@code payload: unsigned} (the SigV4 signer's key).
+     */
+    static ChainSelection selection(Chain chain, Chain post) {
+        List<StageSpec> signing = post.stages().stream()
+                .filter(s -> !"unsigned".equals(s.config().getString("payload", "signed"))).toList();
+        if (chain.isEmpty() && signing.isEmpty()) {
             return ChainSelection.none();
         }
         int cap = chain.isEmpty() ? 0 : chain.refused() ? 0 : chain.bodyBufferLimit();
-        if (signsBody) {
-            cap = Math.max(cap, post.stream().mapToInt(p -> (int) p.binding().binding().maxBodyBytes()).max()
-                    .orElse(0));
+        for (StageSpec s : signing) {
+            cap = Math.max(cap, s.maxBodyBytes());
         }
         boolean allFailOpen = chain.stages().stream().allMatch(s -> s.onError() == OnError.FAIL_OPEN)
-                && post.stream().allMatch(p -> p.config().onError()
-                        == dev.openshell.supervisor.policy.OnError.FAIL_OPEN);
+                && post.stages().stream().allMatch(s -> s.onError() == OnError.FAIL_OPEN);
         return ChainSelection.selected(cap, allFailOpen);
     }
 
@@ -192,11 +190,6 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             case "unresolvable_host" -> "unresolvable_host";
             default -> "refused";
         });
-    }
-
-    /** {@return the generation whose post-credentials stage runs on this thread, if one does} */
-    static Optional<Generation> servingGeneration() {
-        return Optional.ofNullable(SERVING.get());
     }
 
     /** {@return the hook's own plan for {@code request}} @throws IllegalStateException for any other plan */
@@ -255,47 +248,30 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         if (p.admission instanceof AdmissionDecision.Denied) {
             return new Outcome.Refuse(403, "policy_denied", PolicyAdmission.DENIED);
         }
-        SERVING.set(p.generation);
-        try {
-            List<HttpHeader> base = p.chainRan ? headers : HeaderRules.stripMiddlewareNamespace(headers).headers();
-            CredentialInjector.Result r = p.generation.credentials().inject(p.host, base, rawQuery);
-            if (r instanceof CredentialInjector.Result.Refused refused) {
-                metrics.failure(refused.code());
-                return new Outcome.Refuse(403, refused.code(), refused.message());
-            }
-            CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
-            List<HttpHeader> out = injected.headers();
-            for (Generation.PostStage s : p.post) {
-                long start = System.nanoTime();
-                try {
-                    HttpRequestTarget t = request.target();
-                    OutboundRequest signed = s.provider().evaluatePostCredentials(s.config().middleware(),
-                            s.config().config(), new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(),
-                                    t.port(), t.method(), t.path(), injected.query()), out, body.orElse(Body.empty())));
-                    out = signed.headers();
-                    stage(p.facts, s, StageOutcome.Result.ALLOWED, true, start, Optional.empty());
-                } catch (RuntimeException e) {
-                    String code = e instanceof MiddlewareException m ? safeCode(m.code()) : "middleware_error";
-                    boolean closed = s.config().onError() == dev.openshell.supervisor.policy.OnError.FAIL_CLOSED;
-                    stage(p.facts, s, closed ? StageOutcome.Result.FAILED_CLOSED : StageOutcome.Result.BYPASSED,
-                            false, start, Optional.of(code));
-                    if (closed) {
-                        return new Outcome.Refuse(403, DenyResponse.MIDDLEWARE_FAILED, "middleware_failed: " + code);
-                    }
-                }
-            }
-            return new Outcome.Forward(out, injected.query());
-        } finally {
-            SERVING.remove();
+        List<HttpHeader> base = p.chainRan ? headers : HeaderRules.stripMiddlewareNamespace(headers).headers();
+        CredentialInjector.Result r = p.generation.credentials().inject(p.host, base, rawQuery);
+        if (r instanceof CredentialInjector.Result.Refused refused) {
+            metrics.failure(refused.code());
+            return new Outcome.Refuse(403, refused.code(), refused.message());
         }
-    }
-
-    private void stage(RequestFacts facts, Generation.PostStage s, StageOutcome.Result result, boolean transformed,
-                       long startNanos, Optional<String> code) {
-        StageOutcome o = new StageOutcome(s.config().key(), s.config().middleware().value(), result, transformed,
-                System.nanoTime() - startNanos, code,
-                s.config().onError() == dev.openshell.supervisor.policy.OnError.FAIL_CLOSED);
-        emitStage(facts, o, List.of());
+        CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
+        if (p.post.isEmpty()) {
+            return new Outcome.Forward(injected.headers(), injected.query());
+        }
+        HttpRequestTarget t = request.target();
+        OutboundRequest outbound = new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(), t.port(),
+                t.method(), t.path(), injected.query()), injected.headers(), body.orElse(Body.empty()));
+        Generation g = p.generation;
+        ChainResult result = engines.apply(p.endpoint.protocol()).runPostCredentials(p.post, outbound,
+                (name, h) -> g.credentials().lookup(name, h), RequestContext.of(request.requestId()));
+        record(p.facts, result.stages());
+        if (result.outcome() instanceof ChainOutcome.Deny d) {
+            // the code only: a post-credentials stage's message may be about the credentials it holds
+            DenyResponse response = d.response();
+            return new Outcome.Refuse(response.status(), response.error(),
+                    response.error() + ": " + response.reasonCode());
+        }
+        return new Outcome.Forward(result.headers(), injected.query());
     }
 
     private void record(RequestFacts facts, List<StageRecord> stages) {
