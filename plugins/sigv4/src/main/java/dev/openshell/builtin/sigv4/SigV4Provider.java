@@ -50,7 +50,7 @@ import java.util.Set;
  * {@code X-Amz-Security-Token}, {@code X-Amz-Content-Sha256}. Signed: {@code Host} (the one the request carries,
  * which the proxy checked against the admitted target and the engine never lets this stage change; for an HTTP/1.0
  * request without one, the target's authority, added) and
- * every other end-to-end header except {@link SigV4Signer#UNSIGNED_HEADERS}.
+ * every other end-to-end header except those {@link SigV4Signer#unsigned} names.
  */
 public final class SigV4Provider implements RestrictedMiddlewareProvider {
     /** The binding ID. */
@@ -175,7 +175,7 @@ public final class SigV4Provider implements RestrictedMiddlewareProvider {
                 out.add(new HttpHeader("X-Amz-Content-Sha256", payloadHash));
             }
             List<SigV4Signer.Header> toSign = out.stream()
-                    .filter(h -> !SigV4Signer.UNSIGNED_HEADERS.contains(h.name().toLowerCase(Locale.ROOT)))
+                    .filter(h -> !SigV4Signer.unsigned(h.name().toLowerCase(Locale.ROOT)))
                     .map(h -> new SigV4Signer.Header(h.name(), h.value())).toList();
             SigV4Signer.Signature sig = SigV4Signer.sign(t.method(), t.path(), t.query(), toSign, payloadHash,
                     accessKey.reveal(), secretKey.revealBytes(), region, service, now);
