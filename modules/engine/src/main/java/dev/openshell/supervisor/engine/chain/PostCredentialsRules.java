@@ -94,23 +94,13 @@ final class PostCredentialsRules {
                         "a post-credentials stage added the hop-by-hop or framing field " + lower);
             }
         }
-        List<String> before = hostValues(in.headers());
-        List<String> after = hostValues(headers);
+        List<String> before = HttpHeader.valuesOf(in.headers(), "host");
+        List<String> after = HttpHeader.valuesOf(headers, "host");
         if (!after.equals(before) && !(before.isEmpty() && after.equals(List.of(authority(in.target()))))) {
             return new Violation(FailureCategory.INVALID_RESULT, PlatformCodes.POST_CREDENTIALS_HOST_CHANGED,
                     "a post-credentials stage changed the Host field");
         }
         return null;
-    }
-
-    private static List<String> hostValues(List<HttpHeader> headers) {
-        List<String> out = new ArrayList<>(1);
-        for (HttpHeader h : headers) {
-            if (h.name().equalsIgnoreCase("host")) {
-                out.add(h.value());
-            }
-        }
-        return out;
     }
 
     /** {@return the target's authority as a Host value: IPv6 in brackets, the port unless the scheme's default} */

@@ -113,7 +113,7 @@ final class ExchangePipeline implements AutoCloseable {
                     return !req.clientClose();
                 }
                 HookResult.Forward f = (HookResult.Forward) result;
-                if (!hostValues(request.headers()).equals(hostValues(f.headers()))) {
+                if (!HttpHeader.valuesOf(request.headers(), "host").equals(HttpHeader.valuesOf(f.headers(), "host"))) {
                     throw new Refusal(500, "internal_error", "the middleware hook changed the Host field");
                 }
                 hookHeaders = f.headers();
@@ -189,16 +189,6 @@ final class ExchangePipeline implements AutoCloseable {
         List<HttpHeader> out = new ArrayList<>(head.fields().size());
         for (HeaderField f : head.fields()) {
             out.add(new HttpHeader(f.lowerName(), f.value()));
-        }
-        return out;
-    }
-
-    private static List<String> hostValues(List<HttpHeader> headers) {
-        List<String> out = new ArrayList<>(1);
-        for (HttpHeader h : headers) {
-            if (h.name().equalsIgnoreCase("host")) {
-                out.add(h.value());
-            }
         }
         return out;
     }
