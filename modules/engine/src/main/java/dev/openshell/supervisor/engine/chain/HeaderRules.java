@@ -4,6 +4,7 @@ import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.ExistingHeaderAction;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.Syntax;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -126,24 +127,6 @@ public final class HeaderRules {
     }
 
     /**
-     * {@return whether {@code s} is a non-empty RFC 9110 token (section 5.6.2): ALPHA, DIGIT and
-     * {@code ! # $ % & ' * + - . ^ _ ` | ~}}
-     *
-     * @param s a candidate; never {@code null}
-     */
-    public static boolean isToken(String s) {
-        if (s.isEmpty()) {
-            return false;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            if (!isTokenChar(s.charAt(i))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
      * {@return whether {@code value} may be written as a header value}: HTAB, {@code 0x20..0x7E} and non-ASCII
      * characters (RFC 9110 section 5.5 obs-text once encoded) are safe; CR, LF, NUL, every other C0 control, DEL and
      * unpaired UTF-16 surrogates (which have no UTF-8 encoding) are not.
@@ -225,7 +208,7 @@ public final class HeaderRules {
             throw new MalformedHeaderException("header_whitespace_before_colon", lineNo,
                     "whitespace between the field name and the colon");
         }
-        if (!isToken(name)) {
+        if (!Syntax.isToken(name)) {
             throw new MalformedHeaderException("header_invalid_name", lineNo, "the field name is not a token");
         }
         int from = colon + 1;
@@ -389,7 +372,7 @@ public final class HeaderRules {
         long bytes = 0;
         for (HeaderMutation m : mutations) {
             String name = m.name();
-            if (!isToken(name)) {
+            if (!Syntax.isToken(name)) {
                 return error(HeaderMutationError.Kind.INVALID_NAME, name);
             }
             String lower = asciiLower(name);
@@ -456,16 +439,6 @@ public final class HeaderRules {
 
     private static HeaderMutationError error(HeaderMutationError.Kind kind, String name) {
         return new HeaderMutationError(kind, name, 0);
-    }
-
-    private static boolean isTokenChar(char c) {
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-            return true;
-        }
-        return switch (c) {
-            case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~' -> true;
-            default -> false;
-        };
     }
 
     private static boolean isOws(char c) {
