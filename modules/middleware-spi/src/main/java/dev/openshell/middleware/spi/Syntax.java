@@ -1,5 +1,6 @@
 package dev.openshell.middleware.spi;
 
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -17,6 +18,9 @@ import java.util.Objects;
  *       service; the rule is OpenShell's, so registrations written for OpenShell load unchanged): 1 to
  *       {@value #MAX_REGISTRATION_NAME_BYTES} bytes of {@code A-Z a-z 0-9 . _ / -}, not starting with the reserved
  *       {@code openshell/} prefix ({@link BindingId#RESERVED_PREFIX}).</li>
+ *   <li><b>Quoted text</b>: how untrusted text appears in a problem message ({@link #quote(String)}): in single
+ *       quotes, control and format characters escaped as {@code \\uXXXX}, cut after {@value #MAX_QUOTED}
+ *       characters, so a message never carries terminal escapes or a whole file.</li>
  * </ul>
  */
 public final class Syntax {
@@ -26,6 +30,12 @@ public final class Syntax {
     public static final String INVALID_CODE = "invalid_code";
     /** Longest registration name, in bytes (all its characters are ASCII): 128. */
     public static final int MAX_REGISTRATION_NAME_BYTES = 128;
+    /** The registration-name rule in words, for diagnostics. */
+    public static final String REGISTRATION_NAME_RULE =
+            "1 to 128 letters, digits, '.', '_', '-' or '/', not starting with openshell/";
+
+    /** Longest text {@link #quote(String)} shows, in characters, before it cuts with {@code ...}. */
+    public static final int MAX_QUOTED = 80;
 
     private static final boolean[] TCHAR = new boolean[128];
 
@@ -129,5 +139,54 @@ public final class Syntax {
      */
     public static boolean isRegistrationName(String name) {
         return registrationNameProblem(name) == null;
+    }
+
+    /**
+     * {@return {@code value} in single quotes, with control and format characters escaped as {@code \\uXXXX} and cut
+     * after {@value #MAX_QUOTED} characters}
+     *
+     * @param value any text; never {@code null}
+     */
+    public static String quote(String value) {
+        return "'" + printable(value) + "'";
+    }
+
+    /**
+     * {@return {@code value} with control and format characters escaped as {@code \\uXXXX} and cut after
+     * {@value #MAX_QUOTED} characters}
+     *
+     * @param value any text; never {@code null}
+     */
+    public static String printable(String value) {
+        StringBuilder b = new StringBuilder(Math.min(value.length(), MAX_QUOTED) + 8);
+        int shown = 0;
+        for (int i = 0; i < value.length(); ) {
+            int cp = value.codePointAt(i);
+            i += Character.charCount(cp);
+            if (shown == MAX_QUOTED) {
+                b.append("...");
+                break;
+            }
+            if (isUnsafe(cp)) {
+                b.append(String.format(Locale.ROOT, "\\u%04X", cp));
+            } else {
+                b.appendCodePoint(cp);
+            }
+            shown++;
+        }
+        return b.toString();
+    }
+
+    /**
+     * {@return whether {@code cp} must not appear as is in a message: controls, format characters, surrogates,
+     * private-use and unassigned code points, line and paragraph separators}
+     *
+     * @param cp a code point
+     */
+    public static boolean isUnsafe(int cp) {
+        int type = Character.getType(cp);
+        return Character.isISOControl(cp) || type == Character.FORMAT || type == Character.SURROGATE
+                || type == Character.PRIVATE_USE || type == Character.UNASSIGNED
+                || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
     }
 }
