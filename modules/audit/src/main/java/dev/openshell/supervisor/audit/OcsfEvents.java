@@ -47,8 +47,8 @@ public final class OcsfEvents {
     private final String productVersion;
     private final String hostname;
     private final Clock clock;
-    /** {@code metadata.product} as JSON text: the same for every event, so written once. */
-    private final String product;
+    /** {@code metadata.product}: the same for every event, so built once. */
+    private final JsonObject product;
 
     /**
      * @param productVersion the supervisor version, for {@code metadata.product.version}
@@ -59,8 +59,8 @@ public final class OcsfEvents {
         this.productVersion = Objects.requireNonNull(productVersion, "productVersion");
         this.hostname = Objects.requireNonNull(hostname, "hostname");
         this.clock = Objects.requireNonNull(clock, "clock");
-        JsonText p = new JsonText().add("name", PRODUCT).add("vendor_name", "OpenShell").add("version", productVersion);
-        this.product = p.build().toString();
+        this.product = JsonText.json().createObjectBuilder().add("name", PRODUCT).add("vendor_name", "OpenShell")
+                .add("version", productVersion).build();
     }
 
     /** Severity IDs used here (OCSF {@code severity_id}). */
@@ -259,7 +259,7 @@ public final class OcsfEvents {
                 .open("metadata")
                 .add("version", SCHEMA_VERSION)
                 .add("uid", randomUid())
-                .addRaw("product", product)
+                .add("product", product)
                 .end();
     }
 
