@@ -118,10 +118,7 @@ public final class Syntax {
             return "it is empty";
         }
         for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == '.' || c == '_' || c == '-' || c == '/';
-            if (!ok) {
+            if (!isNameChar(name.charAt(i))) {
                 return "only letters, digits, '.', '_', '-' and '/' are allowed";
             }
         }
@@ -132,6 +129,16 @@ public final class Syntax {
             return "the prefix " + BindingId.RESERVED_PREFIX + " is reserved for built-ins";
         }
         return null;
+    }
+
+    /**
+     * {@return whether {@code c} may appear in a registration name or a binding ID: {@code A-Z a-z 0-9 . _ - /}}
+     *
+     * @param c a char
+     */
+    static boolean isNameChar(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                || c == '.' || c == '_' || c == '-' || c == '/';
     }
 
     /**
