@@ -127,6 +127,16 @@ public final class HeaderRules {
     }
 
     /**
+     * {@return whether {@code s} is a non-empty RFC 9110 token}: the rule is {@link Syntax#isToken(CharSequence)};
+     * this delegation serves the callers of the old spot.
+     *
+     * @param s a candidate; never {@code null}
+     */
+    public static boolean isToken(String s) {
+        return Syntax.isToken(s);
+    }
+
+    /**
      * {@return whether {@code value} may be written as a header value}: HTAB, {@code 0x20..0x7E} and non-ASCII
      * characters (RFC 9110 section 5.5 obs-text once encoded) are safe; CR, LF, NUL, every other C0 control, DEL and
      * unpaired UTF-16 surrogates (which have no UTF-8 encoding) are not.
