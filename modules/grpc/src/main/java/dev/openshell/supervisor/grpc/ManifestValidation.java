@@ -141,7 +141,7 @@ final class ManifestValidation {
                 try {
                     timeout = Optional.of(RpcTimeout.parse(b.getTimeout()));
                 } catch (IllegalArgumentException e) {
-                    problems.add("binding '" + id + "' advertises an invalid " + e.getMessage());
+                    problems.add("binding '" + id + "' advertises an " + e.getMessage());
                     continue;
                 }
             }
