@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.OptionalLong;
-import java.util.Set;
 
 /**
  * Finds the process behind a TCP connection accepted by the proxy, on Linux, through {@code /proc} (OpenShell's
@@ -26,8 +25,10 @@ import java.util.Set;
  *       address and whose remote end is the proxy's (IPv4-mapped IPv6 equal to IPv4), in the entrypoint's namespace
  *       ({@code /proc/<entrypoint>/net}) when one is configured, else in the supervisor's ({@code /proc/net});</li>
  *   <li>its owners: every process with a descriptor linking to {@code socket:[inode]}, searched among the entrypoint
- *       and its descendants first (breadth first, through {@code task/<tid>/children}) and, only when none holds it
- *       there, among every process under the root except the excluded ones;</li>
+ *       and its descendants first (breadth first, through {@code task/<tid>/children} or {@code PPid}) and, only when
+ *       none holds it there, among every process under the root except the excluded ones. That full search is one
+ *       pass over every descriptor, shared: every lookup waiting when a pass starts takes its answer from that pass
+ *       (never from a pass that started before the lookup did);</li>
  *   <li>for each owner: the executable ({@code readlink exe}), its ancestors through {@code PPid} (at most
  *       {@value #MAX_ANCESTORS}, up to the entrypoint or PID 1), and the SHA-256 of each executable, trusted on first
  *       use per path and recomputed only when the file's size, mtime, ctime, device or inode change. The owner must
@@ -49,12 +50,14 @@ public final class ProcessIdentifier {
     private final IdentityOptions options;
     private final ProcTree tree;
     private final BinaryTrust trust;
+    private final SharedScan scan;
     private final boolean platform;
 
     private ProcessIdentifier(IdentityOptions options, boolean platform) {
         this.options = options;
         this.tree = new ProcTree(options.procRoot());
         this.trust = new BinaryTrust(options.maxTrustedBinaries(), options.maxBinaryBytes());
+        this.scan = new SharedScan(tree, options.excludedPids());
         this.platform = platform;
     }
 
@@ -91,6 +94,7 @@ public final class ProcessIdentifier {
     public Identification identify(InetSocketAddress client, InetSocketAddress proxy) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(proxy, "proxy");
+        long started = System.nanoTime();
         if (!platform) {
             return new Unidentified(Cause.UNSUPPORTED_PLATFORM, "identity binding unavailable on this platform");
         }
@@ -122,7 +126,7 @@ public final class ProcessIdentifier {
         String target = "socket:[" + inode + "]";
         List<Long> owners;
         try {
-            owners = owners(target);
+            owners = owners(inode, target, started);
         } catch (IOException e) {
             return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the process list cannot be read"
                     + " (" + e.getClass().getSimpleName() + ")");
@@ -158,13 +162,12 @@ public final class ProcessIdentifier {
         return new Identified(first);
     }
 
-    private List<Long> owners(String target) throws IOException {
-        List<Long> out = new ArrayList<>();
-        Set<Long> excluded = options.excludedPids();
+    private List<Long> owners(long inode, String target, long started) throws IOException {
         OptionalLong entrypoint = options.entrypointPid();
         if (entrypoint.isPresent()) {
+            List<Long> out = new ArrayList<>();
             for (long pid : tree.descendants(entrypoint.getAsLong())) {
-                if (!excluded.contains(pid) && tree.holds(pid, target)) {
+                if (!options.excludedPids().contains(pid) && tree.holds(pid, target)) {
                     out.add(pid);
                 }
             }
@@ -172,12 +175,7 @@ public final class ProcessIdentifier {
                 return out;
             }
         }
-        for (long pid : tree.pids()) {
-            if (!excluded.contains(pid) && tree.holds(pid, target)) {
-                out.add(pid);
-            }
-        }
-        return out;
+        return scan.owners(inode, started);
     }
 
     /** Resolves one owner; {@link Cause#NO_OWNER} when it vanished or no longer holds the socket. */
@@ -228,6 +226,11 @@ public final class ProcessIdentifier {
             return new Unidentified(Cause.NO_OWNER, "vanished");
         }
         return new Identified(new ProcessIdentity(pid, binary, verdict.sha256(), ancestors));
+    }
+
+    /** {@return how many full passes over every process ran so far (concurrent lookups share one)} */
+    public long fullScans() {
+        return scan.passes();
     }
 
     /** {@return how many binary hashes were computed so far (each path once, again only after a change)} */

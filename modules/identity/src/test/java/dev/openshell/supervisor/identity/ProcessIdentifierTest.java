@@ -117,6 +117,33 @@ class ProcessIdentifierTest {
     }
 
     @Test
+    void aLookupNeverTakesTheAnswerOfAPassThatStartedBeforeIt() {
+        proc.socket(CLIENT, PROXY, 9002, false);
+        ProcessIdentifier identifier = identifier();
+        assertEquals(Cause.NO_OWNER, cause(identifier.identify(CLIENT, PROXY)));
+        proc.process(202, 100, curl, 9002); // the owner appears after the first pass
+        assertEquals(202, identified(identifier.identify(CLIENT, PROXY)).pid());
+        assertEquals(2, identifier.fullScans());
+    }
+
+    @Test
+    void concurrentLookupsAllGetAnAnswer() throws Exception {
+        proc.socket(CLIENT, PROXY, 9001, false);
+        ProcessIdentifier identifier = identifier();
+        int n = 16;
+        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            List<java.util.concurrent.Future<Identification>> all = new java.util.ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                all.add(pool.submit(() -> identifier.identify(CLIENT, PROXY)));
+            }
+            for (var f : all) {
+                assertEquals(200, identified(f.get()).pid());
+            }
+        }
+        assertTrue(identifier.fullScans() >= 1 && identifier.fullScans() <= n, () -> "" + identifier.fullScans());
+    }
+
+    @Test
     void forkedOwnersRunningTheSameProgramIdentifyAsTheFirst() {
         proc.process(201, 100, curl, 9001).socket(CLIENT, PROXY, 9001, false);
         ProcessIdentity p = identified(identifier().identify(CLIENT, PROXY));
