@@ -62,6 +62,8 @@ public class IdentityLookupCost {
                 measure("entrypoint's descendants first (entrypoint = this JVM)",
                         ProcessIdentifier.create(IdentityOptions.defaults().withEntrypoint(self)), client, local,
                         iterations);
+                burst(ProcessIdentifier.create(IdentityOptions.defaults().withExcluded(java.util.Set.of(self))),
+                        client, local, 32);
             }
         } finally {
             if (curl != null) {
@@ -87,7 +89,7 @@ public class IdentityLookupCost {
                 + "for i in range(int(sys.argv[1])):\n"
                 + "    pid = os.fork()\n"
                 + "    if pid == 0:\n"
-                + "        os.setsid(); sys.stdout.close(); time.sleep(600); os._exit(0)\n"
+                + "        os.setsid(); os.closerange(0, 256); time.sleep(600); os._exit(0)\n"
                 + "    print(pid, flush=True)\n";
         Process py = new ProcessBuilder("python3", "-c", script, Integer.toString(n))
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
@@ -118,6 +120,27 @@ public class IdentityLookupCost {
         try (var s = Files.list(Path.of("/proc"))) {
             return s.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).count();
         }
+    }
+
+    /** {@code n} lookups at once, as a burst of new connections would ask: they share snapshots. */
+    private static void burst(ProcessIdentifier identifier, InetSocketAddress client, InetSocketAddress local, int n)
+            throws Exception {
+        identifier.identify(client, local); // hashes
+        long before = identifier.snapshots();
+        long s = System.nanoTime();
+        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            List<java.util.concurrent.Future<Identification>> all = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                all.add(pool.submit(() -> identifier.identify(client, local)));
+            }
+            for (var f : all) {
+                if (f.get().identity().isEmpty()) {
+                    throw new IllegalStateException("not identified");
+                }
+            }
+        }
+        System.out.printf("burst of %d concurrent lookups: %.2f ms in all, %d snapshots%n", n,
+                (System.nanoTime() - s) / 1e6, identifier.snapshots() - before);
     }
 
     private static void measure(String name, ProcessIdentifier identifier, InetSocketAddress client,

@@ -21,14 +21,14 @@ import java.util.OptionalLong;
  *
  * <p>Steps, per call:
  * <ol>
- *   <li>the client socket's inode: the row of {@code net/tcp}, then {@code net/tcp6}, whose local end is the client's
+ *   <li>the client socket's inode: the row of {@code net/tcp} or {@code net/tcp6} whose local end is the client's
  *       address and whose remote end is the proxy's (IPv4-mapped IPv6 equal to IPv4), in the entrypoint's namespace
  *       ({@code /proc/<entrypoint>/net}) when one is configured, else in the supervisor's ({@code /proc/net});</li>
- *   <li>its owners: every process with a descriptor linking to {@code socket:[inode]}, searched among the entrypoint
- *       and its descendants first (breadth first, through {@code task/<tid>/children} or {@code PPid}) and, only when
- *       none holds it there, among every process under the root except the excluded ones. That full search is one
- *       pass over every descriptor, shared: every lookup waiting when a pass starts takes its answer from that pass
- *       (never from a pass that started before the lookup did);</li>
+ *   <li>its owners: every process, except the excluded ones, with a descriptor linking to {@code socket:[inode]}.
+ *       With an entrypoint, owners in its tree (the entrypoint or a process whose ancestors include it) come first:
+ *       when there are any, owners outside it are not considered. The tables and the descriptors are read in one
+ *       snapshot that is shared: every lookup waiting when a snapshot starts takes its answer from it (never from
+ *       one that started before the lookup did), so a burst of connections costs one snapshot, not one each;</li>
  *   <li>for each owner: the executable ({@code readlink exe}), its ancestors through {@code PPid} (at most
  *       {@value #MAX_ANCESTORS}, up to the entrypoint or PID 1), and the SHA-256 of each executable, trusted on first
  *       use per path and recomputed only when the file's size, mtime, ctime, device or inode change. The owner must
@@ -57,7 +57,9 @@ public final class ProcessIdentifier {
         this.options = options;
         this.tree = new ProcTree(options.procRoot());
         this.trust = new BinaryTrust(options.maxTrustedBinaries(), options.maxBinaryBytes());
-        this.scan = new SharedScan(tree, options.excludedPids());
+        this.scan = new SharedScan(tree, options.entrypointPid().isPresent()
+                ? tree.dir(options.entrypointPid().getAsLong()).resolve("net") : tree.root().resolve("net"),
+                options.excludedPids());
         this.platform = platform;
     }
 
@@ -102,38 +104,26 @@ public final class ProcessIdentifier {
             return new Unidentified(Cause.NO_SOCKET, "failed to resolve peer binary: unresolved address");
         }
         OptionalLong entrypoint = options.entrypointPid();
-        Path net;
-        if (entrypoint.isPresent()) {
-            if (!tree.exists(entrypoint.getAsLong())) {
-                return new Unidentified(Cause.ENTRYPOINT_NOT_RUNNING, "entrypoint process "
-                        + entrypoint.getAsLong() + " is not running");
-            }
-            net = tree.dir(entrypoint.getAsLong()).resolve("net");
-        } else {
-            net = tree.root().resolve("net");
+        if (entrypoint.isPresent() && !tree.exists(entrypoint.getAsLong())) {
+            return new Unidentified(Cause.ENTRYPOINT_NOT_RUNNING, "entrypoint process " + entrypoint.getAsLong()
+                    + " is not running");
         }
-        long inode;
+        SharedScan.Snapshot snapshot;
         try {
-            inode = SocketTables.findInode(net, client, proxy);
+            snapshot = scan.after(started);
         } catch (IOException e) {
-            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the TCP tables cannot be read ("
+            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: /proc cannot be read ("
                     + e.getClass().getSimpleName() + ")");
         }
-        if (inode == 0) {
+        Long inode = snapshot.sockets().get(SocketTables.key(client, proxy));
+        if (inode == null) {
             return new Unidentified(Cause.NO_SOCKET, "failed to resolve peer binary: no TCP socket of the client in"
                     + " the sandbox's network namespace (another host, or the client closed the connection)");
         }
         String target = "socket:[" + inode + "]";
-        List<Long> owners;
-        try {
-            owners = owners(inode, target, started);
-        } catch (IOException e) {
-            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the process list cannot be read"
-                    + " (" + e.getClass().getSimpleName() + ")");
-        }
         List<ProcessIdentity> found = new ArrayList<>();
         String unreadable = null;
-        for (long pid : owners) {
+        for (long pid : snapshot.owners().getOrDefault(inode, List.of())) {
             Identification id = resolve(pid, target);
             switch (id) {
                 case Identified i -> found.add(i.process());
@@ -145,6 +135,14 @@ public final class ProcessIdentifier {
                         unreadable = u.reason();
                     }
                 }
+            }
+        }
+        if (entrypoint.isPresent()) {
+            // the sandbox's own processes first: owners outside the entrypoint's tree do not count when one is inside
+            List<ProcessIdentity> inside = found.stream().filter(p -> descends(p, entrypoint.getAsLong())).toList();
+            if (!inside.isEmpty()) {
+                found = inside;
+                unreadable = null;
             }
         }
         if (found.isEmpty()) {
@@ -162,20 +160,8 @@ public final class ProcessIdentifier {
         return new Identified(first);
     }
 
-    private List<Long> owners(long inode, String target, long started) throws IOException {
-        OptionalLong entrypoint = options.entrypointPid();
-        if (entrypoint.isPresent()) {
-            List<Long> out = new ArrayList<>();
-            for (long pid : tree.descendants(entrypoint.getAsLong())) {
-                if (!options.excludedPids().contains(pid) && tree.holds(pid, target)) {
-                    out.add(pid);
-                }
-            }
-            if (!out.isEmpty()) {
-                return out;
-            }
-        }
-        return scan.owners(inode, started);
+    private static boolean descends(ProcessIdentity p, long entrypoint) {
+        return p.pid() == entrypoint || p.ancestors().stream().anyMatch(a -> a.pid() == entrypoint);
     }
 
     /** Resolves one owner; {@link Cause#NO_OWNER} when it vanished or no longer holds the socket. */
@@ -228,9 +214,9 @@ public final class ProcessIdentifier {
         return new Identified(new ProcessIdentity(pid, binary, verdict.sha256(), ancestors));
     }
 
-    /** {@return how many full passes over every process ran so far (concurrent lookups share one)} */
-    public long fullScans() {
-        return scan.passes();
+    /** {@return how many snapshots of the TCP tables and every process ran so far (concurrent lookups share one)} */
+    public long snapshots() {
+        return scan.snapshots();
     }
 
     /** {@return how many binary hashes were computed so far (each path once, again only after a change)} */

@@ -13,71 +13,77 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The full owner search, shared: one pass over every process's descriptors maps each socket inode to the processes
- * holding it, and every lookup that was waiting when the pass started takes its answer from it. A burst of new
- * connections therefore costs one pass per pass-duration, not one per connection.
+ * The expensive part of identification, shared: one snapshot reads the namespace's TCP tables (the kernel walks its
+ * whole socket hash for {@code /proc/net/tcp}, milliseconds even when almost empty) and every process's descriptors,
+ * and every lookup that was waiting when the snapshot started takes its answer from it. A burst of new connections
+ * therefore costs one snapshot per snapshot-duration, not one per connection.
  *
- * <p>Freshness: a lookup asks for a pass that started at or after its own start (the client socket existed by then,
- * since the proxy accepted it before asking), so it never takes the answer of an older pass. Thread-safe.
+ * <p>Freshness: a lookup asks for a snapshot that started at or after its own start (the client socket existed by
+ * then, since the proxy accepted it before asking), so it never takes the answer of an older snapshot. Thread-safe.
  */
 final class SharedScan {
     private static final String SOCKET = "socket:[";
 
-    /** One pass: socket inode to owner PIDs, in directory order, and when the pass started. */
-    record Pass(long startedNanos, Map<Long, List<Long>> owners) {
+    /**
+     * One snapshot.
+     *
+     * @param startedNanos when it started ({@link System#nanoTime()})
+     * @param sockets socket inode by connection key ({@link SocketTables#key})
+     * @param owners owner PIDs by socket inode, in directory order
+     */
+    record Snapshot(long startedNanos, Map<String, Long> sockets, Map<Long, List<Long>> owners) {
     }
 
     private final ProcTree tree;
+    private final Path netDir;
     private final Set<Long> excluded;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition finished = lock.newCondition();
-    private Pass last;
+    private Snapshot last;
     private boolean running;
-    private long runningSince;
-    private long passes;
+    private long snapshots;
 
-    SharedScan(ProcTree tree, Set<Long> excluded) {
+    SharedScan(ProcTree tree, Path netDir, Set<Long> excluded) {
         this.tree = tree;
+        this.netDir = netDir;
         this.excluded = excluded;
     }
 
     /**
-     * {@return the owners of a socket, from a pass that started at or after {@code since}}
+     * {@return a snapshot that started at or after {@code since}}
      *
-     * @param inode the socket inode
      * @param since {@link System#nanoTime()} when the lookup started
-     * @throws IOException if the process list cannot be read
+     * @throws IOException if the TCP tables or the process list cannot be read
      */
-    List<Long> owners(long inode, long since) throws IOException {
+    Snapshot after(long since) throws IOException {
         long start;
         lock.lock();
         try {
             while (true) {
                 if (last != null && last.startedNanos() - since >= 0) {
-                    return last.owners().getOrDefault(inode, List.of());
+                    return last;
                 }
                 if (!running) {
                     running = true;
-                    runningSince = System.nanoTime();
-                    start = runningSince;
+                    start = System.nanoTime();
                     break;
                 }
-                finished.awaitUninterruptibly(); // the pass in progress, or the next one, will do
+                finished.awaitUninterruptibly(); // the snapshot in progress, or the next one, will do
             }
         } finally {
             lock.unlock();
         }
-        Pass pass = null;
+        Snapshot s = null;
         try {
-            pass = new Pass(start, scan());
-            return pass.owners().getOrDefault(inode, List.of());
+            s = new Snapshot(start, SocketTables.all(netDir), owners());
+            return s;
         } finally {
             lock.lock();
             try {
                 running = false;
-                if (pass != null) {
-                    last = pass;
-                    passes++;
+                if (s != null) {
+                    last = s;
+                    snapshots++;
                 }
                 finished.signalAll();
             } finally {
@@ -86,17 +92,17 @@ final class SharedScan {
         }
     }
 
-    /** {@return how many passes ran (for tests and the benchmark)} */
-    long passes() {
+    /** {@return how many snapshots were taken (for tests and the benchmark)} */
+    long snapshots() {
         lock.lock();
         try {
-            return passes;
+            return snapshots;
         } finally {
             lock.unlock();
         }
     }
 
-    private Map<Long, List<Long>> scan() throws IOException {
+    private Map<Long, List<Long>> owners() throws IOException {
         Map<Long, List<Long>> owners = new HashMap<>();
         for (long pid : tree.pids()) {
             if (excluded.contains(pid)) {

@@ -7,9 +7,11 @@ import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
 
 /**
  * Reads a network namespace's TCP tables ({@code net/tcp}, {@code net/tcp6}; see {@code proc_net_tcp(5)}): finds the
@@ -28,62 +30,58 @@ final class SocketTables {
     }
 
     /**
-     * {@return the inode of the client's socket, or 0 when there is none}
+     * {@return every socket with an inode in the namespace's tables, by {@link #key} of its local and remote ends}
      *
-     * @param netDir the namespace's {@code net} directory ({@code /proc/net} or {@code /proc/<pid>/net})
-     * @param client the client's address as the proxy sees it (the socket's local end)
-     * @param proxy the proxy's address the client connected to (the socket's remote end)
+     * @param netDir the namespace's {@code net} directory
      * @throws IOException if neither table can be read
      */
-    static long findInode(Path netDir, InetSocketAddress client, InetSocketAddress proxy) throws IOException {
-        byte[] clientIp = normal(client.getAddress());
-        byte[] proxyIp = normal(proxy.getAddress());
-        String clientPort = ":" + hexPort(client.getPort());
-        String proxyPort = ":" + hexPort(proxy.getPort());
+    static Map<String, Long> all(Path netDir) throws IOException {
+        Map<String, Long> out = new HashMap<>();
         int readable = 0;
         IOException last = null;
         for (String table : new String[] {"tcp", "tcp6"}) {
             try (BufferedReader r = Files.newBufferedReader(netDir.resolve(table), StandardCharsets.US_ASCII)) {
                 readable++;
-                long inode = scan(r, clientIp, clientPort, proxyIp, proxyPort);
-                if (inode != 0) {
-                    return inode;
+                r.readLine(); // the header
+                String[] f = new String[10];
+                for (String line = r.readLine(); line != null; line = r.readLine()) {
+                    if (fields(line, f) < 10) {
+                        continue;
+                    }
+                    long inode = parseInode(f[9]);
+                    byte[] local = address(f[1]);
+                    byte[] remote = address(f[2]);
+                    if (inode > 0 && local != null && remote != null) {
+                        out.put(key(local, port(f[1]), remote, port(f[2])), inode);
+                    }
                 }
-            } catch (NoSuchFileException e) {
-                last = e; // tcp6 is absent on a kernel without IPv6
             } catch (IOException e) {
-                last = e;
+                last = e; // tcp6 is absent on a kernel without IPv6
             }
         }
         if (readable == 0) {
             throw last;
         }
-        return 0;
+        return out;
     }
 
-    private static long scan(BufferedReader r, byte[] clientIp, String clientPort, byte[] proxyIp, String proxyPort)
-            throws IOException {
-        r.readLine(); // the header
-        String[] f = new String[10];
-        for (String line = r.readLine(); line != null; line = r.readLine()) {
-            if (fields(line, f) < 10) {
-                continue;
-            }
-            // cheap checks first: the ports, then the addresses
-            if (!f[1].endsWith(clientPort) || !f[2].endsWith(proxyPort)) {
-                continue;
-            }
-            byte[] local = address(f[1]);
-            byte[] remote = address(f[2]);
-            if (local == null || remote == null || !Arrays.equals(local, clientIp) || !Arrays.equals(remote, proxyIp)) {
-                continue;
-            }
-            long inode = parseInode(f[9]);
-            if (inode > 0) {
-                return inode;
-            }
+    /** {@return the key of a connection: both ends, IPv4-mapped addresses as IPv4} */
+    static String key(InetSocketAddress local, InetSocketAddress remote) {
+        return key(normal(local.getAddress()), local.getPort(), normal(remote.getAddress()), remote.getPort());
+    }
+
+    private static String key(byte[] local, int localPort, byte[] remote, int remotePort) {
+        HexFormat hex = HexFormat.of();
+        return hex.formatHex(local) + ":" + localPort + ">" + hex.formatHex(remote) + ":" + remotePort;
+    }
+
+    private static int port(String field) {
+        int colon = field.indexOf(':');
+        try {
+            return Integer.parseInt(field, colon + 1, field.length(), 16);
+        } catch (NumberFormatException | IndexOutOfBoundsException e) {
+            return -1;
         }
-        return 0;
     }
 
     /** Splits the first {@code out.length} whitespace-separated fields; {@return how many were found} */

@@ -71,12 +71,15 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
     /** Admission, as a public view of the package-private implementation. */
     public interface PolicyAdmissionView extends dev.openshell.supervisor.proxy.NetworkAdmission {
         /**
-         * {@return the network policy key that admits {@code host:port}, if any}
+         * {@return the verdict for {@code host:port} and a caller: binary-scoped policies admit only the binaries
+         * they list}
          *
          * @param host the host
          * @param port the port
+         * @param caller who opened the connection
          */
-        Optional<String> admittingPolicy(String host, int port);
+        dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
+                                                               dev.openshell.supervisor.policy.Caller caller);
     }
 
     /**
@@ -110,8 +113,9 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
             }
 
             @Override
-            public Optional<String> admittingPolicy(String host, int port) {
-                return admission.admittingPolicy(host, port);
+            public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
+                                                                          dev.openshell.supervisor.policy.Caller c) {
+                return admission.admit(host, port, c);
             }
         };
         return new Generation(COUNTER.incrementAndGet(), policy, gateway, registry, ChainSelector.of(specs),
