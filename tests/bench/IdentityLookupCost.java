@@ -126,7 +126,8 @@ public class IdentityLookupCost {
     private static void burst(ProcessIdentifier identifier, InetSocketAddress client, InetSocketAddress local, int n)
             throws Exception {
         identifier.identify(client, local); // hashes
-        long before = identifier.snapshots();
+        long before = identifier.fullSearches();
+        long tablesBefore = identifier.tableReads();
         long s = System.nanoTime();
         try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
             List<java.util.concurrent.Future<Identification>> all = new ArrayList<>();
@@ -139,8 +140,9 @@ public class IdentityLookupCost {
                 }
             }
         }
-        System.out.printf("burst of %d concurrent lookups: %.2f ms in all, %d snapshots%n", n,
-                (System.nanoTime() - s) / 1e6, identifier.snapshots() - before);
+        System.out.printf("burst of %d concurrent lookups: %.2f ms in all, %d table reads, %d full owner searches%n",
+                n, (System.nanoTime() - s) / 1e6, identifier.tableReads() - tablesBefore,
+                identifier.fullSearches() - before);
     }
 
     private static void measure(String name, ProcessIdentifier identifier, InetSocketAddress client,

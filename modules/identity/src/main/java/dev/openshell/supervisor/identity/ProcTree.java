@@ -7,9 +7,15 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * The process side of {@code /proc} under a root: process IDs, open descriptors, children, parents, executables.
@@ -17,6 +23,8 @@ import java.util.OptionalLong;
  * directory it may not read is skipped.
  */
 final class ProcTree {
+    /** Most processes visited in one descendant walk: bounds the walk on a hostile tree. */
+    static final int MAX_DESCENDANTS = 65_536;
     private static final String DELETED = " (deleted)";
 
     private final Path root;
@@ -87,6 +95,69 @@ final class ProcTree {
             return false;
         }
         return false;
+    }
+
+    /**
+     * {@return the process and its descendants, breadth first, the process first} Read from
+     * {@code task/<tid>/children} of every thread where the kernel has them ({@code CONFIG_PROC_CHILDREN}), else
+     * from the {@code PPid} of every process. At most {@link #MAX_DESCENDANTS}.
+     */
+    List<Long> descendants(long pid) throws IOException {
+        java.util.function.LongFunction<List<Long>> children;
+        if (hasChildrenFiles(pid)) {
+            children = this::children;
+        } else {
+            Map<Long, List<Long>> byParent = new HashMap<>();
+            for (long p : pids()) {
+                OptionalLong parent = parent(p);
+                if (parent.isPresent()) {
+                    byParent.computeIfAbsent(parent.getAsLong(), k -> new ArrayList<>()).add(p);
+                }
+            }
+            children = p -> byParent.getOrDefault(p, List.of());
+        }
+        List<Long> out = new ArrayList<>();
+        Set<Long> seen = new HashSet<>();
+        Deque<Long> queue = new ArrayDeque<>();
+        queue.add(pid);
+        seen.add(pid);
+        while (!queue.isEmpty() && out.size() < MAX_DESCENDANTS) {
+            long p = queue.removeFirst();
+            out.add(p);
+            for (long child : children.apply(p)) {
+                if (seen.add(child)) {
+                    queue.addLast(child);
+                }
+            }
+        }
+        return out;
+    }
+
+    private boolean hasChildrenFiles(long pid) {
+        return Files.isRegularFile(dir(pid).resolve("task").resolve(Long.toString(pid)).resolve("children"));
+    }
+
+    private List<Long> children(long pid) {
+        List<Long> out = new ArrayList<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(dir(pid).resolve("task"))) {
+            for (Path task : tasks) {
+                String text;
+                try {
+                    text = Files.readString(task.resolve("children"), StandardCharsets.US_ASCII);
+                } catch (IOException e) {
+                    continue;
+                }
+                for (String s : text.trim().split("\\s+")) {
+                    long c = pid(s);
+                    if (c > 0) {
+                        out.add(c);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            return out;
+        }
+        return out;
     }
 
     /** {@return the parent process ID from {@code status} ({@code PPid:}), empty when unreadable or none} */

@@ -24,11 +24,10 @@ import java.util.OptionalLong;
  *   <li>the client socket's inode: the row of {@code net/tcp} or {@code net/tcp6} whose local end is the client's
  *       address and whose remote end is the proxy's (IPv4-mapped IPv6 equal to IPv4), in the entrypoint's namespace
  *       ({@code /proc/<entrypoint>/net}) when one is configured, else in the supervisor's ({@code /proc/net});</li>
- *   <li>its owners: every process, except the excluded ones, with a descriptor linking to {@code socket:[inode]}.
- *       With an entrypoint, owners in its tree (the entrypoint or a process whose ancestors include it) come first:
- *       when there are any, owners outside it are not considered. The tables and the descriptors are read in one
- *       snapshot that is shared: every lookup waiting when a snapshot starts takes its answer from it (never from
- *       one that started before the lookup did), so a burst of connections costs one snapshot, not one each;</li>
+ *   <li>its owners: every process with a descriptor linking to {@code socket:[inode]}, searched among the entrypoint
+ *       and its descendants first (breadth first, through {@code task/<tid>/children}, or through every process's
+ *       {@code PPid} on kernels without them) and, only when none holds it there, among every process under the root
+ *       except the excluded ones;</li>
  *   <li>for each owner: the executable ({@code readlink exe}), its ancestors through {@code PPid} (at most
  *       {@value #MAX_ANCESTORS}, up to the entrypoint or PID 1), and the SHA-256 of each executable, trusted on first
  *       use per path and recomputed only when the file's size, mtime, ctime, device or inode change. The owner must
@@ -36,6 +35,8 @@ import java.util.OptionalLong;
  *   <li>owners that do not run the same program (binary, hash and ancestry) make the connection ambiguous: denied.
  *       Several owners running the same program (a fork) identify as the first found.</li>
  * </ol>
+ * The TCP tables and the full owner search are each read once for every lookup waiting when the read starts
+ * (never from a read that started before the lookup did), so a burst of connections costs one read, not one each.
  * A changed hash anywhere is an {@link IntegrityViolation}. Nothing is cached per connection here: the caller keeps
  * the answer for the connection's lifetime. Command lines are never read: a script's path never identifies a process
  * (its interpreter does). Thread-safe; calls block on file reads.
@@ -108,22 +109,37 @@ public final class ProcessIdentifier {
             return new Unidentified(Cause.ENTRYPOINT_NOT_RUNNING, "entrypoint process " + entrypoint.getAsLong()
                     + " is not running");
         }
-        SharedScan.Snapshot snapshot;
+        Long inode;
         try {
-            snapshot = scan.after(started);
+            inode = scan.sockets(started).get(SocketTables.key(client, proxy));
         } catch (IOException e) {
-            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: /proc cannot be read ("
+            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the TCP tables cannot be read ("
                     + e.getClass().getSimpleName() + ")");
         }
-        Long inode = snapshot.sockets().get(SocketTables.key(client, proxy));
         if (inode == null) {
             return new Unidentified(Cause.NO_SOCKET, "failed to resolve peer binary: no TCP socket of the client in"
                     + " the sandbox's network namespace (another host, or the client closed the connection)");
         }
         String target = "socket:[" + inode + "]";
+        List<Long> owners = new ArrayList<>();
+        try {
+            if (entrypoint.isPresent()) {
+                for (long pid : tree.descendants(entrypoint.getAsLong())) {
+                    if (!options.excludedPids().contains(pid) && tree.holds(pid, target)) {
+                        owners.add(pid);
+                    }
+                }
+            }
+            if (owners.isEmpty()) {
+                owners = scan.owners(started).getOrDefault(inode, List.of());
+            }
+        } catch (IOException e) {
+            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the process list cannot be read"
+                    + " (" + e.getClass().getSimpleName() + ")");
+        }
         List<ProcessIdentity> found = new ArrayList<>();
         String unreadable = null;
-        for (long pid : snapshot.owners().getOrDefault(inode, List.of())) {
+        for (long pid : owners) {
             Identification id = resolve(pid, target);
             switch (id) {
                 case Identified i -> found.add(i.process());
@@ -135,14 +151,6 @@ public final class ProcessIdentifier {
                         unreadable = u.reason();
                     }
                 }
-            }
-        }
-        if (entrypoint.isPresent()) {
-            // the sandbox's own processes first: owners outside the entrypoint's tree do not count when one is inside
-            List<ProcessIdentity> inside = found.stream().filter(p -> descends(p, entrypoint.getAsLong())).toList();
-            if (!inside.isEmpty()) {
-                found = inside;
-                unreadable = null;
             }
         }
         if (found.isEmpty()) {
@@ -158,10 +166,6 @@ public final class ProcessIdentifier {
                     + " run the same binaries");
         }
         return new Identified(first);
-    }
-
-    private static boolean descends(ProcessIdentity p, long entrypoint) {
-        return p.pid() == entrypoint || p.ancestors().stream().anyMatch(a -> a.pid() == entrypoint);
     }
 
     /** Resolves one owner; {@link Cause#NO_OWNER} when it vanished or no longer holds the socket. */
@@ -214,9 +218,14 @@ public final class ProcessIdentifier {
         return new Identified(new ProcessIdentity(pid, binary, verdict.sha256(), ancestors));
     }
 
-    /** {@return how many snapshots of the TCP tables and every process ran so far (concurrent lookups share one)} */
-    public long snapshots() {
-        return scan.snapshots();
+    /** {@return how many full owner searches over every process ran so far (concurrent lookups share one)} */
+    public long fullSearches() {
+        return scan.ownerSearches();
+    }
+
+    /** {@return how many times the TCP tables were read so far (concurrent lookups share one read)} */
+    public long tableReads() {
+        return scan.tableReads();
     }
 
     /** {@return how many binary hashes were computed so far (each path once, again only after a change)} */

@@ -123,7 +123,7 @@ class ProcessIdentifierTest {
         assertEquals(Cause.NO_OWNER, cause(identifier.identify(CLIENT, PROXY)));
         proc.process(202, 100, curl, 9002); // the owner appears after the first pass
         assertEquals(202, identified(identifier.identify(CLIENT, PROXY)).pid());
-        assertEquals(2, identifier.snapshots());
+        assertEquals(2, identifier.fullSearches());
     }
 
     @Test
@@ -140,7 +140,7 @@ class ProcessIdentifierTest {
                 assertEquals(200, identified(f.get()).pid());
             }
         }
-        assertTrue(identifier.snapshots() >= 1 && identifier.snapshots() <= n, () -> "" + identifier.snapshots());
+        assertTrue(identifier.fullSearches() >= 1 && identifier.fullSearches() <= n, () -> "" + identifier.fullSearches());
     }
 
     @Test
