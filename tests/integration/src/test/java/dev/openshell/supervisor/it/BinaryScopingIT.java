@@ -86,7 +86,7 @@ class BinaryScopingIT {
         upstream = Upstream.start();
         recorder = MiddlewareDouble.start("tests/recorder");
         Path plugins = Files.createDirectories(work.resolve("plugins"));
-        Files.copy(Image.plugin("fixture-process-echo"), plugins.resolve("fixture-process-echo.jar"));
+        Path echo = Files.copy(Image.plugin("fixture-process-echo"), plugins.resolve("fixture-process-echo.jar"));
         Path gateway = Files.writeString(work.resolve("gateway.toml"), """
                 [openshell.supervisor.network]
                 allow_loopback_upstreams = true
@@ -105,7 +105,7 @@ class BinaryScopingIT {
                 max_body_bytes = 1048576
                 timeout = "5s"
                 allow_insecure = true
-                """.formatted(recorder.port()));
+                """.formatted(recorder.port()) + Image.pins(echo));
         Path policy = Files.writeString(work.resolve("policy.yaml"), """
                 version: 1
                 network_policies:

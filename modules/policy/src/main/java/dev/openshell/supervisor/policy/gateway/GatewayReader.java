@@ -45,11 +45,8 @@ final class GatewayReader {
     static final List<String> OPENSHELL_KEYS = List.of("version", "gateway", "supervisor", "drivers",
             "credential_drivers");
     static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log",
-<<<<<<< HEAD
-            "body_buffer_budget_bytes", "network", "admin", "tls", "identity", "middleware", "credentials");
-=======
-            "body_buffer_budget_bytes", "network", "admin", "tls", "middleware", "credentials", "plugin_pins");
->>>>>>> main
+            "body_buffer_budget_bytes", "network", "admin", "tls", "identity", "middleware", "credentials",
+            "plugin_pins");
     static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> IDENTITY_KEYS = List.of("mode", "entrypoint_pid");

@@ -377,11 +377,7 @@ class GatewayConfigTest {
                         + " host:port, with an IPv6 host in brackets ([::1]:3128)",
                 "g.toml:3:1: error: openshell.supervisor.plugin_dir: unknown key 'plugin_dir' (did you mean"
                         + " 'plugins_dir'?); allowed keys: listen, plugins_dir, state_dir, audit_log, body_buffer_budget_bytes, network, admin,"
-<<<<<<< HEAD
-                        + " tls, identity, middleware, credentials",
-=======
-                        + " tls, middleware, credentials, plugin_pins",
->>>>>>> main
+                        + " tls, identity, middleware, credentials, plugin_pins",
                 "g.toml:5:1: error: openshell.supervisor.network.allow_loopback_upstreams: expected true or false,"
                         + " found the string 'yes'",
                 "g.toml:7:1: error: openshell.supervisor.network.static_hosts.\"*.test\": static host name '*.test' is"
