@@ -6,6 +6,7 @@ import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.NetworkSettings;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
+import dev.openshell.supervisor.proxy.RequestPlan;
 import dev.openshell.supervisor.proxy.SupervisorProxy;
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -44,12 +45,13 @@ public class ProxyLoad {
             boolean[] chain = {false};
             RequestHook hook = new RequestHook() {
                 @Override
-                public ChainSelection select(ProxyRequest r) {
-                    return chain[0] ? ChainSelection.selected(1024 * 1024, false) : ChainSelection.none();
+                public RequestPlan plan(ProxyRequest r) {
+                    return RequestPlan.of(0, AdmissionDecision.allow(r.endpoint()),
+                            chain[0] ? ChainSelection.selected(1024 * 1024, false) : ChainSelection.none());
                 }
 
                 @Override
-                public HookResult evaluate(ProxyRequest r, Body b) {
+                public HookResult evaluate(RequestPlan plan, ProxyRequest r, Body b) {
                     return new HookResult.Forward(r.headers(), b);
                 }
             };

@@ -6,8 +6,9 @@
  * the {@code openshell.middleware.v1} wire contract; no Helidon or protobuf type appears here.
  *
  * <p>{@code dev.openshell.middleware.spi.host} holds supervisor-only host capabilities (credential access for the
- * post-credentials phase). It is exported by qualified export to the engine, the runtime (which runs the
- * post-credentials phase) and the named restricted built-ins
+ * post-credentials phase). It is exported by qualified export to the engine (which runs the post-credentials phase),
+ * the runtime (which hands it the request and the serving generation's credential access) and the named restricted
+ * built-ins
  * only; a module in a plugin layer cannot use it, whatever its name.
  *
  * @uses nothing: this module only declares the service type

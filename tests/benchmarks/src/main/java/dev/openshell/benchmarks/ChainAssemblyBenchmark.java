@@ -49,7 +49,7 @@ import org.openjdk.jmh.annotations.State;
  *   <li>{@link #select}: {@code ChainSelector.select(host)}, the call the runtime makes per request (one pass over
  *       the configs sorted by {@code order}; each config's {@code endpoints} selector tries its include patterns,
  *       then its exclude patterns).</li>
- *   <li>{@link #selectForRequest}: the selection steps of the runtime's request hook ({@code SupervisorHook.select},
+ *   <li>{@link #selectForRequest}: the selection steps of the runtime's request hook ({@code SupervisorHook.plan},
  *       package-private, so repeated here call for call): canonical host, {@code select}, the post-credentials
  *       stages that apply (none in this policy), and for a non-empty chain the body buffer limit and the
  *       "every stage fail_open" check. Left out: admission, which has its own cost, the thread-local plan and the
@@ -135,8 +135,7 @@ public class ChainAssemblyBenchmark {
         Generation g = generation;
         String h = HostPattern.canonicalHost(host);
         Chain chain = g.selector().select(h);
-        List<Generation.PostStage> post = g.postStages().isEmpty() ? List.of()
-                : g.postStages().stream().filter(p -> p.config().selects(h)).toList();
+        Chain post = g.postCredentials().select(h);
         if (chain.isEmpty() && post.isEmpty()) {
             return 0;
         }

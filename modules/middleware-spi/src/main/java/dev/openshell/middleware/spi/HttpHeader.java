@@ -1,5 +1,7 @@
 package dev.openshell.middleware.spi;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -14,6 +16,22 @@ public record HttpHeader(String name, String value) {
     public HttpHeader {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(value, "value");
+    }
+
+    /**
+     * {@return the values of every field named {@code name} (compared case-insensitively), in order}
+     *
+     * @param headers field lines
+     * @param name the field name
+     */
+    public static List<String> valuesOf(List<HttpHeader> headers, String name) {
+        List<String> out = new ArrayList<>(1);
+        for (HttpHeader h : headers) {
+            if (h.name().equalsIgnoreCase(name)) {
+                out.add(h.value());
+            }
+        }
+        return out;
     }
 
     /** {@return the name and the value's length only: header values never appear in logs} */

@@ -8,8 +8,11 @@ public sealed interface AdmissionDecision {
      * The destination is allowed.
      *
      * @param endpoint the facts of the endpoint that matched
+     * @param generation the number of the policy generation that decided, 0 when admission is not versioned; the
+     *     proxy hands it to {@link RequestHook#plan} in {@link ProxyRequest#admissionGeneration()} so the hook can
+     *     tell whether the generation serving the request is the one that admitted it
      */
-    record Allowed(EndpointFacts endpoint) implements AdmissionDecision {
+    record Allowed(EndpointFacts endpoint, long generation) implements AdmissionDecision {
         /**
          * Checks the parts.
          *
@@ -43,7 +46,17 @@ public sealed interface AdmissionDecision {
      * @param endpoint the matching endpoint's facts
      */
     static AdmissionDecision allow(EndpointFacts endpoint) {
-        return new Allowed(endpoint);
+        return new Allowed(endpoint, 0);
+    }
+
+    /**
+     * {@return an allowance by a numbered policy generation}
+     *
+     * @param endpoint the matching endpoint's facts
+     * @param generation the generation number
+     */
+    static AdmissionDecision allow(EndpointFacts endpoint, long generation) {
+        return new Allowed(endpoint, generation);
     }
 
     /**

@@ -20,32 +20,22 @@ import java.util.Objects;
 @FunctionalInterface
 public interface CredentialInjection {
     /**
-     * Replaces placeholders in one request about to be forwarded.
+     * Replaces placeholders in one request about to be forwarded, then runs the post-credentials stages the plan
+     * selected (request signing), with the body when the proxy buffered it so that signing can cover it.
      *
+     * @param plan the plan {@link RequestHook#plan} returned for this request
      * @param request the admitted request (its headers are the ones received, before the chain)
      * @param headers the headers about to be forwarded, in order
      * @param rawQuery the raw query without {@code ?}, empty when there is none; never log it
-     * @return forward (possibly with real credentials) or refuse; never {@code null}
-     */
-    Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery);
-
-    /**
-     * Like {@link #inject(ProxyRequest, List, String)}, with the body when the proxy buffered it (a chain was
-     * selected), so a post-credentials stage such as request signing can cover it. The default ignores the body.
-     *
-     * @param request the admitted request
-     * @param headers the headers about to be forwarded, in order
-     * @param rawQuery the raw query without {@code ?}; never log it
      * @param body the buffered body about to be forwarded, or empty when the body streams through unbuffered
      * @return forward (possibly with real credentials) or refuse; never {@code null}
      */
-    default Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery, Optional<Body> body) {
-        return inject(request, headers, rawQuery);
-    }
+    Outcome inject(RequestPlan plan, ProxyRequest request, List<HttpHeader> headers, String rawQuery,
+                   Optional<Body> body);
 
     /** {@return the step that changes nothing} */
     static CredentialInjection identity() {
-        return (request, headers, rawQuery) -> new Outcome.Forward(headers, rawQuery);
+        return (plan, request, headers, rawQuery, body) -> new Outcome.Forward(headers, rawQuery);
     }
 
     /** What the credential step decided. */

@@ -20,13 +20,16 @@ import java.util.Set;
  * @param connectionNominated the lowercase field names listed in the request's {@code Connection} fields (RFC 9110
  *     section 7.6.1), which never reach the upstream
  * @param endpoint the facts of the endpoint that admitted the destination
+ * @param admissionGeneration the generation number of the admission that admitted the destination
+ *     ({@link AdmissionDecision.Allowed#generation()}): at this request's L4 check, or at the tunnel's CONNECT
  * @param contentLength the declared Content-Length in bytes, when the body is length-delimited
  * @param chunked whether the body uses the chunked transfer coding
  * @param websocketUpgrade whether this is a WebSocket upgrade request ({@code Upgrade: websocket} nominated by
  *     {@code Connection}); after a 101 the frames are relayed without inspection
  */
 public record ProxyRequest(String requestId, HttpRequestTarget target, List<HttpHeader> headers,
-                           Set<String> connectionNominated, EndpointFacts endpoint, OptionalLong contentLength,
+                           Set<String> connectionNominated, EndpointFacts endpoint, long admissionGeneration,
+                           OptionalLong contentLength,
                            boolean chunked, boolean websocketUpgrade) {
     /**
      * Checks the parts.

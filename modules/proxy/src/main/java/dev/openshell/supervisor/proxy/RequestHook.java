@@ -6,9 +6,12 @@ import dev.openshell.middleware.spi.Body;
  * The middleware hook point (RFC 0009, "Operation phases and placement": after L4, SSRF and L7 admission, before
  * credential injection). The chain engine implements it; the proxy owns framing, buffering and forwarding.
  *
- * <p>For every admitted request the proxy calls {@link #select}. With {@link ChainSelection.None} the request streams
- * through byte-identical with no buffering and {@link #evaluate} is not called. With
- * {@link ChainSelection.Selected} the proxy:
+ * <p>For every request past L4 and SSRF admission the proxy calls {@link #plan} once and hands the returned
+ * {@link RequestPlan} back to every later call for that request ({@link #evaluate}, {@link #uninspectable},
+ * {@link CredentialInjection#inject}); the hook keeps no per-request state of its own. When the plan's
+ * {@link RequestPlan#admission()} is a denial the proxy answers 403 and calls nothing else. With
+ * {@link ChainSelection.None} the request streams through byte-identical with no buffering and {@link #evaluate} is
+ * not called. With {@link ChainSelection.Selected} the proxy:
  * <ol>
  *   <li>answers 413 before reading the body, and calls {@link #uninspectable}, when the declared Content-Length
  *       exceeds the cap and not every affected stage is fail_open;</li>
@@ -23,35 +26,39 @@ import dev.openshell.middleware.spi.Body;
  */
 public interface RequestHook {
     /**
-     * Selects the chain for an admitted request (RFC 0009, "Host selector").
+     * Plans one admitted request: the generation that serves it, its admission by that generation and the chain it
+     * selects (RFC 0009, "Host selector"). Called once per request, before any body byte is read.
      *
      * @param request the request head; never {@code null}
-     * @return the selection; never {@code null}
+     * @return the plan; never {@code null}
      */
-    ChainSelection select(ProxyRequest request);
+    RequestPlan plan(ProxyRequest request);
 
     /**
      * Runs the chain, then any body-aware L7 re-evaluation, on a buffered body.
      *
+     * @param plan the plan {@link #plan} returned for this request
      * @param request the request head as received
      * @param body the buffered body, at most the selection's cap; empty when the request has no body
      * @return forward or deny; never {@code null}
      */
-    HookResult evaluate(ProxyRequest request, Body body);
+    HookResult evaluate(RequestPlan plan, ProxyRequest request, Body body);
 
     /**
      * Reports a request whose body could not be inspected; the engine emits the matching finding (RFC 0009,
      * "Observability": bypass or denial). The default does nothing.
      *
+     * @param plan the plan {@link #plan} returned for this request
      * @param request the request head
      * @param what why, and whether it was relayed
      */
-    default void uninspectable(ProxyRequest request, Uninspectable what) {
+    default void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
     }
 
     /**
      * Reports a destination refused by admission, before any chain is selected (for metrics by admission outcome).
-     * Called once per refused request, or per refused CONNECT. The default does nothing.
+     * Called once per refused request, or per refused CONNECT; not for a denial in a {@link RequestPlan} (the hook
+     * made that one itself). The default does nothing.
      *
      * @param error the client-visible error code: {@code policy_denied} (L4 network policy, 403),
      *     {@code ssrf_blocked} (403) or {@code unresolvable_host} (502)
@@ -63,12 +70,12 @@ public interface RequestHook {
     static RequestHook none() {
         return new RequestHook() {
             @Override
-            public ChainSelection select(ProxyRequest request) {
-                return ChainSelection.none();
+            public RequestPlan plan(ProxyRequest request) {
+                return RequestPlan.of(0, AdmissionDecision.allow(request.endpoint()), ChainSelection.none());
             }
 
             @Override
-            public HookResult evaluate(ProxyRequest request, Body body) {
+            public HookResult evaluate(RequestPlan plan, ProxyRequest request, Body body) {
                 throw new IllegalStateException("evaluate called without a selected chain");
             }
         };

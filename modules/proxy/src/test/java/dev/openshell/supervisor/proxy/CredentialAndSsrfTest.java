@@ -16,7 +16,7 @@ class CredentialAndSsrfTest {
     @TempDir
     Path tmp;
 
-    private static final CredentialInjection INJECT = (req, headers, query) -> {
+    private static final CredentialInjection INJECT = (plan, req, headers, query, body) -> {
         if (query.contains("unknown")) {
             return new CredentialInjection.Outcome.Refuse(403, "credential_unknown", "credential 'X' is not declared");
         }

@@ -15,19 +15,19 @@ final class RecordingHook implements RequestHook {
     final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
 
     @Override
-    public ChainSelection select(ProxyRequest request) {
+    public RequestPlan plan(ProxyRequest request) {
         selected.add(request);
-        return selector.apply(request);
+        return RequestPlan.of(0, AdmissionDecision.allow(request.endpoint()), selector.apply(request));
     }
 
     @Override
-    public HookResult evaluate(ProxyRequest request, Body body) {
+    public HookResult evaluate(RequestPlan plan, ProxyRequest request, Body body) {
         evaluatedBodies.add(body);
         return evaluator.apply(request, body);
     }
 
     @Override
-    public void uninspectable(ProxyRequest request, Uninspectable what) {
+    public void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
         uninspectable.add(what);
     }
 }

@@ -38,7 +38,8 @@ import java.util.stream.Collectors;
  *       {@code PRE_CREDENTIALS}, with the effective body limit (the binding's capability, and for an external
  *       service the registration's {@code max_body_bytes}) and the effective timeout (the binding's own, else the
  *       registration's, else 500 ms).</li>
- *   <li>Post-credentials stages: entries bound to a restricted built-in's {@code POST_CREDENTIALS} binding.</li>
+ *   <li>Post-credentials stages: entries bound to a restricted built-in's {@code POST_CREDENTIALS} binding, as
+ *       {@link StageSpec}s with the same limits, run by {@link ChainEngine#runPostCredentials}.</li>
  *   <li>Admission over {@code network_policies}; credential injection over the gateway's credentials.</li>
  * </ul>
  *
@@ -47,26 +48,15 @@ import java.util.stream.Collectors;
  * @param gateway the gateway configuration
  * @param registry the provider registry the policy was validated against
  * @param selector the pre-credentials chain selector
- * @param postStages the post-credentials stages, in order
+ * @param postCredentials the post-credentials chain selector (restricted built-ins only)
  * @param admission L4 admission
  * @param credentials credential injection
  * @param engine the chain engine
  */
 public record Generation(long number, SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
-                         ChainSelector selector, List<PostStage> postStages, PolicyAdmissionView admission,
+                         ChainSelector selector, ChainSelector postCredentials, PolicyAdmissionView admission,
                          CredentialInjector credentials, ChainEngine engine) {
     private static final AtomicLong COUNTER = new AtomicLong();
-
-    /**
-     * A post-credentials stage (a restricted built-in, for example {@code openshell/sigv4}).
-     *
-     * @param config the policy entry
-     * @param binding the registered binding
-     * @param provider the restricted provider
-     */
-    public record PostStage(NetworkMiddlewareConfig config, RegisteredBinding binding,
-                            RestrictedMiddlewareProvider provider) {
-    }
 
     /** Admission, as a public view of the package-private implementation. */
     public interface PolicyAdmissionView extends dev.openshell.supervisor.proxy.NetworkAdmission {
@@ -99,17 +89,20 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                                      CredentialSources sources, ChainEngine engine) {
         Stages stages = compile(policy, gateway, registry);
         List<StageSpec> specs = stages.pre();
-        List<PostStage> post = stages.post();
         List<Credential> creds = new ArrayList<>();
         for (CredentialRule rule : gateway.credentials()) {
             creds.add(new Credential(rule.name(), sources.resolve(rule.name(), source(rule)), rule::appliesTo,
                     rule.hosts().stream().map(Object::toString).collect(Collectors.joining(", ", "[", "]"))));
         }
         PolicyAdmission admission = new PolicyAdmission(policy);
+        long number = COUNTER.incrementAndGet();
         PolicyAdmissionView view = new PolicyAdmissionView() {
             @Override
             public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port) {
-                return admission.admit(host, port);
+                // numbered, so that the plan of a request can tell whether its serving generation admitted it
+                var d = admission.admit(host, port);
+                return d instanceof dev.openshell.supervisor.proxy.AdmissionDecision.Allowed a
+                        ? dev.openshell.supervisor.proxy.AdmissionDecision.allow(a.endpoint(), number) : d;
             }
 
             @Override
@@ -118,8 +111,8 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                 return admission.admit(host, port, c);
             }
         };
-        return new Generation(COUNTER.incrementAndGet(), policy, gateway, registry, ChainSelector.of(specs),
-                List.copyOf(post), view, new CredentialInjector(creds), engine);
+        return new Generation(number, policy, gateway, registry, ChainSelector.of(specs),
+                ChainSelector.of(stages.post()), view, new CredentialInjector(creds), engine);
     }
 
     /** {@return a credential rule's source as {@link CredentialSources#resolve} reads it} @param rule the rule */
@@ -130,8 +123,8 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
         };
     }
 
-    /** The compiled stages of a policy: pre-credentials specs and post-credentials stages, both in order. */
-    record Stages(List<StageSpec> pre, List<PostStage> post) {
+    /** The compiled stages of a policy: pre-credentials and post-credentials specs, both in policy order. */
+    record Stages(List<StageSpec> pre, List<StageSpec> post) {
     }
 
     /** A middleware config that cannot be compiled; the message is safe and names the config key. */
@@ -197,7 +190,7 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
     static Stages compile(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                           List<StageException> problems) {
         List<StageSpec> specs = new ArrayList<>();
-        List<PostStage> post = new ArrayList<>();
+        List<StageSpec> post = new ArrayList<>();
         for (NetworkMiddlewareConfig c : policy.middlewaresInOrder()) {
             Optional<RegisteredBinding> found = registry.lookup(c.middleware());
             if (found.isEmpty()) {
@@ -207,20 +200,17 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
             }
             RegisteredBinding rb = found.get();
             MiddlewareBinding b = rb.binding();
-            if (b.phase() == Phase.POST_CREDENTIALS) {
-                if (!(rb.provider() instanceof RestrictedMiddlewareProvider r)) {
-                    fail(problems, new StageException(c.key(), "middleware config '%s': binding '%s' is "
-                            .formatted(c.key(), c.middleware())
-                            + "post-credentials but its provider is not a restricted built-in"));
-                    continue;
-                }
-                post.add(new PostStage(c, rb, r));
+            boolean postCredentials = b.phase() == Phase.POST_CREDENTIALS;
+            if (postCredentials && !(rb.provider() instanceof RestrictedMiddlewareProvider)) {
+                fail(problems, new StageException(c.key(), "middleware config '%s': binding '%s' is "
+                        .formatted(c.key(), c.middleware())
+                        + "post-credentials but its provider is not a restricted built-in"));
                 continue;
             }
             Limits limits = Limits.of(rb, gateway);
             Provenance provenance = rb.origin().kind() == ProviderOrigin.Kind.BUILT_IN ? Provenance.BUILT_IN
                     : Provenance.THIRD_PARTY;
-            specs.add(new StageSpec(c.key(), c.middleware(), rb.provider(), provenance, c.order(),
+            (postCredentials ? post : specs).add(new StageSpec(c.key(), c.middleware(), rb.provider(), provenance, c.order(),
                     c.onError() == dev.openshell.supervisor.policy.OnError.FAIL_OPEN ? OnError.FAIL_OPEN
                             : OnError.FAIL_CLOSED, (int) limits.maxBodyBytes(), limits.timeoutMillis(), c.config(),
                     c::selects));
@@ -241,6 +231,6 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                 .collect(Collectors.groupingBy(b -> b.origin().kind().word(), Collectors.counting()));
         return "generation %d: %d network policies, %d middleware configs (%d post-credentials), bindings %s"
                 .formatted(number, policy.networkPolicies().size(), policy.networkMiddlewares().size(),
-                        postStages.size(), byKind);
+                        postCredentials.specs().size(), byKind);
     }
 }

@@ -221,10 +221,9 @@ public final class Supervisor implements AutoCloseable {
         Supervisor s = null;
         try {
             AtomicReference<Generation> current = new AtomicReference<>();
-            AtomicReference<SupervisorHook> hookRef = new AtomicReference<>();
-            // restricted built-ins (openshell/sigv4) resolve credentials of the generation serving the request
-            HostCapabilities capabilities = HostCapabilities.of((name, h) -> Optional.ofNullable(hookRef.get())
-                    .flatMap(SupervisorHook::servingGeneration).or(() -> Optional.ofNullable(current.get()))
+            // restricted built-ins (openshell/sigv4) get the serving generation's credentials with each request from
+            // the engine; these bound capabilities only serve a direct call outside a request, from the current one
+            HostCapabilities capabilities = HostCapabilities.of((name, h) -> Optional.ofNullable(current.get())
                     .flatMap(gen -> gen.credentials().lookup(name, h)));
             ConnectedRegistry registry = ConnectedRegistry.connect(gatewayLoaded, pluginsDir, capabilities,
                     listener(audit, events, metrics), true);
@@ -236,7 +235,6 @@ public final class Supervisor implements AutoCloseable {
 
             SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
                     Supervisor::engineFor), events, audit, metrics);
-            hookRef.set(hook);
             ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
             SupervisorProxy.Builder pb = SupervisorProxy.builder()
                     .listen(new InetSocketAddress(listen.address(), listen.port()))

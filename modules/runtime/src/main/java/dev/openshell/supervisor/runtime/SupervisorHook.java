@@ -4,7 +4,6 @@ import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
-import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.RequestContext;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.supervisor.audit.AuditSink;
@@ -21,6 +20,7 @@ import dev.openshell.supervisor.engine.chain.HeaderRules;
 import dev.openshell.supervisor.engine.chain.OnError;
 import dev.openshell.supervisor.engine.chain.RecheckRecord;
 import dev.openshell.supervisor.engine.chain.StageRecord;
+import dev.openshell.supervisor.engine.chain.StageSpec;
 import dev.openshell.supervisor.engine.chain.UninspectableVerdict;
 import dev.openshell.supervisor.engine.credentials.CredentialInjector;
 import dev.openshell.supervisor.policy.HostPattern;
@@ -32,6 +32,7 @@ import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.NetworkAdmission;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
+import dev.openshell.supervisor.proxy.RequestPlan;
 import dev.openshell.supervisor.proxy.Uninspectable;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,13 +47,15 @@ import java.util.function.Supplier;
  * "Operation phases and placement": L4 admission, chain after admission, body-aware re-check after every replacement,
  * then credential injection, then the restricted post-credentials built-ins, then forwarding).
  *
- * <p>One request, one generation (RFC 0009, "Registration and delivery"): a request is served by the generation
- * current when the proxy asked {@link #select} for it, and the plan is kept for the connection's thread until the
- * request's credential step, so a reload never mixes generations within a request. Admission is part of that: when
- * the generation that admitted the destination is no longer current at selection (a reload in between, or a request
- * inside a tunnel admitted at {@code CONNECT} time), the destination is admitted again by the generation that serves
- * the request, and a request it no longer admits is refused with 403 {@code policy_denied} before anything is sent
- * upstream. (The SSRF check of a tunnel's addresses stays the one made at {@code CONNECT}.)
+ * <p>One request, one generation (RFC 0009, "Registration and delivery"): {@link #plan} reads the current generation
+ * once and returns a {@link Plan} holding it with the selected chain and post-credentials stages; the proxy hands
+ * that plan back to {@link #evaluate}, {@link #uninspectable} and {@link #inject}, which use nothing else, so a
+ * reload never mixes generations within a request and no state outlives the request (nothing is kept per thread).
+ * Admission is part of the plan: when the generation that admitted the destination
+ * ({@link ProxyRequest#admissionGeneration()}) is not the one serving the request (a reload in between, or a request
+ * inside a tunnel admitted at {@code CONNECT} time), the serving generation admits the destination again, and a
+ * request it no longer admits gets a plan whose admission is a denial: the proxy answers 403 {@code policy_denied}
+ * before anything is sent upstream. (The SSRF check of a tunnel's addresses stays the one made at {@code CONNECT}.)
  *
  * <p>Every stage invocation becomes an OCSF HTTP Activity event and a metric; failures, bypasses, uninspectable
  * requests and body-policy failures become Detection Findings.
@@ -65,33 +68,53 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     private final OcsfEvents events;
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
-    private final ThreadLocal<Plan> plans = new ThreadLocal<>();
-    private final ThreadLocal<Admitted> admissions = new ThreadLocal<>();
 
-    /** The generation that last admitted a destination on this thread. */
-    private record Admitted(Generation generation, String host, int port) {
-    }
-
-    /** The per-request plan, fixed at selection time. */
-    private static final class Plan {
+    /**
+     * The plan of one request, fixed by {@link #plan}: the serving generation and everything chosen from it. Used by
+     * the one request it was made for, on that request's thread; {@code chainRan} is the only part that changes.
+     */
+    static final class Plan implements RequestPlan {
         final Generation generation;
         final Chain chain;
-        final List<Generation.PostStage> post;
+        final Chain post;
         final RequestFacts facts;
         final String host;
         final EndpointFacts endpoint;
-        final boolean admitted;
+        final AdmissionDecision admission;
+        final ChainSelection selection;
         boolean chainRan;
 
-        Plan(Generation generation, Chain chain, List<Generation.PostStage> post, RequestFacts facts, String host,
-             EndpointFacts endpoint, boolean admitted) {
+        Plan(Generation generation, Chain chain, Chain post, RequestFacts facts, String host,
+             EndpointFacts endpoint, AdmissionDecision admission, ChainSelection selection) {
             this.generation = generation;
             this.chain = chain;
             this.post = post;
             this.facts = facts;
             this.host = host;
             this.endpoint = endpoint;
-            this.admitted = admitted;
+            this.admission = admission;
+            this.selection = selection;
+        }
+
+        @Override
+        public long generation() {
+            return generation.number();
+        }
+
+        @Override
+        public AdmissionDecision admission() {
+            return admission;
+        }
+
+        @Override
+        public ChainSelection selection() {
+            return selection;
+        }
+
+        /** {@return the request ID and generation only} */
+        @Override
+        public String toString() {
+            return "Plan[" + facts.requestId() + ", generation " + generation.number() + ", " + chain + "]";
         }
     }
 
@@ -105,70 +128,54 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         this.metrics = metrics;
     }
 
-    /**
-     * L4 admission by the current generation; remembers, for this thread, which generation admitted the destination.
-     */
+    /** L4 admission by the current generation; the decision names that generation's number. */
     @Override
     public AdmissionDecision admit(String host, int port) {
-        Generation g = current.get();
-        AdmissionDecision d = g.admission().admit(host, port);
-        if (d instanceof AdmissionDecision.Allowed) {
-            admissions.set(new Admitted(g, host, port));
-        } else {
-            admissions.remove();
-        }
-        return d;
-    }
-
-    /** {@return the generation of the request this thread is serving, if it is between selection and credentials} */
-    Optional<Generation> servingGeneration() {
-        Plan p = plans.get();
-        return p == null ? Optional.empty() : Optional.of(p.generation);
+        return current.get().admission().admit(host, port);
     }
 
     @Override
-    public ChainSelection select(ProxyRequest request) {
+    public RequestPlan plan(ProxyRequest request) {
         Generation g = current.get();
         HttpRequestTarget t = request.target();
-        Admitted a = admissions.get();
-        admissions.remove();
         EndpointFacts endpoint = request.endpoint();
-        boolean admitted = true;
-        if (a == null || a.generation() != g || a.port() != t.port() || !a.host().equals(t.host())) {
+        AdmissionDecision admission = AdmissionDecision.allow(endpoint, g.number());
+        if (request.admissionGeneration() != g.number()) {
             // admitted by another generation (a reload since, or a tunnel admitted at CONNECT): this one decides
-            AdmissionDecision d = g.admission().admit(t.host(), t.port());
-            if (d instanceof AdmissionDecision.Allowed allowed) {
+            admission = g.admission().admit(t.host(), t.port());
+            if (admission instanceof AdmissionDecision.Allowed allowed) {
                 endpoint = allowed.endpoint();
-            } else {
-                admitted = false;
             }
         }
         String host = HostPattern.canonicalHost(t.host());
         RequestFacts facts = new RequestFacts(request.requestId(), t.method(), t.scheme(), host, t.port(),
                 Optional.of(endpoint.policyName()));
-        if (!admitted) {
-            plans.set(new Plan(g, Chain.empty(), List.of(), facts, host, endpoint, false));
+        if (admission instanceof AdmissionDecision.Denied) {
             metrics.request("denied_network");
-            return ChainSelection.none();
+            return new Plan(g, Chain.empty(), Chain.empty(), facts, host, endpoint, admission, ChainSelection.none());
         }
         Chain chain = g.selector().select(host);
-        List<Generation.PostStage> post = g.postStages().isEmpty() ? List.of() : g.postStages().stream()
-                .filter(p -> p.config().selects(host)).toList();
-        plans.set(new Plan(g, chain, post, facts, host, endpoint, true));
+        Chain post = g.postCredentials().select(host);
         metrics.request("admitted");
-        boolean signsBody = post.stream().anyMatch(p -> !"unsigned".equals(p.config().config()
-                .getString("payload", "signed")));
-        if (chain.isEmpty() && !signsBody) {
+        return new Plan(g, chain, post, facts, host, endpoint, admission, selection(chain, post));
+    }
+
+    /**
+     * {@return what the proxy must buffer for a chain and post-credentials stages} A post-credentials stage needs the
+     * body unless its config says {@code payload: unsigned} (the SigV4 signer's key).
+     */
+    static ChainSelection selection(Chain chain, Chain post) {
+        List<StageSpec> signing = post.stages().stream()
+                .filter(s -> !"unsigned".equals(s.config().getString("payload", "signed"))).toList();
+        if (chain.isEmpty() && signing.isEmpty()) {
             return ChainSelection.none();
         }
         int cap = chain.isEmpty() ? 0 : chain.refused() ? 0 : chain.bodyBufferLimit();
-        if (signsBody) {
-            cap = Math.max(cap, post.stream().mapToInt(p -> (int) p.binding().binding().maxBodyBytes()).max()
-                    .orElse(0));
+        for (StageSpec s : signing) {
+            cap = Math.max(cap, s.maxBodyBytes());
         }
         boolean allFailOpen = chain.stages().stream().allMatch(s -> s.onError() == OnError.FAIL_OPEN)
-                && post.stream().allMatch(p -> p.config().onError()
-                        == dev.openshell.supervisor.policy.OnError.FAIL_OPEN);
+                && post.stages().stream().allMatch(s -> s.onError() == OnError.FAIL_OPEN);
         return ChainSelection.selected(cap, allFailOpen);
     }
 
@@ -185,17 +192,17 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         });
     }
 
-    private Plan plan(ProxyRequest request) {
-        Plan p = plans.get();
-        if (p == null || !p.facts.requestId().equals(request.requestId())) {
-            throw new IllegalStateException("no plan for request " + request.requestId());
+    /** {@return the hook's own plan for {@code request}} @throws IllegalStateException for any other plan */
+    private static Plan plan(RequestPlan plan, ProxyRequest request) {
+        if (!(plan instanceof Plan p) || !p.facts.requestId().equals(request.requestId())) {
+            throw new IllegalStateException("no plan of this hook for request " + request.requestId());
         }
         return p;
     }
 
     @Override
-    public HookResult evaluate(ProxyRequest request, Body body) {
-        Plan p = plan(request);
+    public HookResult evaluate(RequestPlan plan, ProxyRequest request, Body body) {
+        Plan p = plan(plan, request);
         p.chainRan = true;
         metrics.bodyBuffered(body.size());
         var stripped = HeaderRules.stripMiddlewareNamespace(request.headers());
@@ -223,8 +230,8 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     }
 
     @Override
-    public void uninspectable(ProxyRequest request, Uninspectable what) {
-        Plan p = plan(request);
+    public void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
+        Plan p = plan(plan, request);
         String code = what.kind() == Uninspectable.Kind.CHUNKED_OVER_CAP ? "chunked_body_over_capacity"
                 : "body_over_capacity";
         UninspectableVerdict verdict = p.chain.uninspectable(code);
@@ -235,56 +242,36 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     }
 
     @Override
-    public Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery) {
-        return inject(request, headers, rawQuery, Optional.empty());
-    }
-
-    @Override
-    public Outcome inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery, Optional<Body> body) {
-        Plan p = plan(request);
-        try {
-            if (!p.admitted) {
-                return new Outcome.Refuse(403, "policy_denied", PolicyAdmission.DENIED);
-            }
-            List<HttpHeader> base = p.chainRan ? headers : HeaderRules.stripMiddlewareNamespace(headers).headers();
-            CredentialInjector.Result r = p.generation.credentials().inject(p.host, base, rawQuery);
-            if (r instanceof CredentialInjector.Result.Refused refused) {
-                metrics.failure(refused.code());
-                return new Outcome.Refuse(403, refused.code(), refused.message());
-            }
-            CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
-            List<HttpHeader> out = injected.headers();
-            for (Generation.PostStage s : p.post) {
-                long start = System.nanoTime();
-                try {
-                    HttpRequestTarget t = request.target();
-                    OutboundRequest signed = s.provider().evaluatePostCredentials(s.config().middleware(),
-                            s.config().config(), new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(),
-                                    t.port(), t.method(), t.path(), injected.query()), out, body.orElse(Body.empty())));
-                    out = signed.headers();
-                    stage(p.facts, s, StageOutcome.Result.ALLOWED, true, start, Optional.empty());
-                } catch (RuntimeException e) {
-                    String code = e instanceof MiddlewareException m ? safeCode(m.code()) : "middleware_error";
-                    boolean closed = s.config().onError() == dev.openshell.supervisor.policy.OnError.FAIL_CLOSED;
-                    stage(p.facts, s, closed ? StageOutcome.Result.FAILED_CLOSED : StageOutcome.Result.BYPASSED,
-                            false, start, Optional.of(code));
-                    if (closed) {
-                        return new Outcome.Refuse(403, DenyResponse.MIDDLEWARE_FAILED, "middleware_failed: " + code);
-                    }
-                }
-            }
-            return new Outcome.Forward(out, injected.query());
-        } finally {
-            plans.remove();
+    public Outcome inject(RequestPlan plan, ProxyRequest request, List<HttpHeader> headers, String rawQuery,
+                          Optional<Body> body) {
+        Plan p = plan(plan, request);
+        if (p.admission instanceof AdmissionDecision.Denied) {
+            return new Outcome.Refuse(403, "policy_denied", PolicyAdmission.DENIED);
         }
-    }
-
-    private void stage(RequestFacts facts, Generation.PostStage s, StageOutcome.Result result, boolean transformed,
-                       long startNanos, Optional<String> code) {
-        StageOutcome o = new StageOutcome(s.config().key(), s.config().middleware().value(), result, transformed,
-                System.nanoTime() - startNanos, code,
-                s.config().onError() == dev.openshell.supervisor.policy.OnError.FAIL_CLOSED);
-        emitStage(facts, o, List.of());
+        List<HttpHeader> base = p.chainRan ? headers : HeaderRules.stripMiddlewareNamespace(headers).headers();
+        CredentialInjector.Result r = p.generation.credentials().inject(p.host, base, rawQuery);
+        if (r instanceof CredentialInjector.Result.Refused refused) {
+            metrics.failure(refused.code());
+            return new Outcome.Refuse(403, refused.code(), refused.message());
+        }
+        CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
+        if (p.post.isEmpty()) {
+            return new Outcome.Forward(injected.headers(), injected.query());
+        }
+        HttpRequestTarget t = request.target();
+        OutboundRequest outbound = new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(), t.port(),
+                t.method(), t.path(), injected.query()), injected.headers(), body.orElse(Body.empty()));
+        Generation g = p.generation;
+        ChainResult result = engines.apply(p.endpoint.protocol()).runPostCredentials(p.post, outbound,
+                (name, h) -> g.credentials().lookup(name, h), RequestContext.of(request.requestId()));
+        record(p.facts, result.stages());
+        if (result.outcome() instanceof ChainOutcome.Deny d) {
+            // the code only: a post-credentials stage's message may be about the credentials it holds
+            DenyResponse response = d.response();
+            return new Outcome.Refuse(response.status(), response.error(),
+                    response.error() + ": " + response.reasonCode());
+        }
+        return new Outcome.Forward(result.headers(), injected.query());
     }
 
     private void record(RequestFacts facts, List<StageRecord> stages) {
@@ -326,3 +313,4 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         return c.matches("[a-z][a-z0-9_]{0,63}") ? c : "middleware_error";
     }
 }
+

@@ -12,6 +12,7 @@ import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.Operation;
 import dev.openshell.middleware.spi.Phase;
 import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.host.CredentialAccess;
 import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.middleware.spi.host.RestrictedMiddlewareProvider;
@@ -46,16 +47,19 @@ import java.util.Set;
  *       {@code s3}).</li>
  * </ul>
  * Stripped from the request before signing: {@code Authorization}, {@code X-Amz-Date},
- * {@code X-Amz-Security-Token}, {@code X-Amz-Content-Sha256}. Signed: {@code Host} (from the admitted target) and
- * every other end-to-end header except {@link SigV4Signer#UNSIGNED_HEADERS}.
+ * {@code X-Amz-Security-Token}, {@code X-Amz-Content-Sha256}. Signed: {@code Host} (the one the request carries,
+ * which the proxy checked against the admitted target and the engine never lets this stage change; for an HTTP/1.0
+ * request without one, the target's authority, added) and
+ * every other end-to-end header except those {@link SigV4Signer#unsigned} names.
  */
 public final class SigV4Provider implements RestrictedMiddlewareProvider {
     /** The binding ID. */
     public static final String BINDING_ID = "openshell/sigv4";
     private static final Set<String> KEYS = Set.of("region", "service", "payload", "access_key_id",
             "secret_access_key", "session_token", "content_sha256_header");
+    /** Replaced by the signature; the Host that is sent (which the engine never lets a stage change) is kept. */
     private static final Set<String> STRIPPED = Set.of("authorization", "x-amz-date", "x-amz-security-token",
-            "x-amz-content-sha256", "host");
+            "x-amz-content-sha256");
 
     private final Clock clock;
     private volatile HostCapabilities capabilities;
@@ -126,6 +130,13 @@ public final class SigV4Provider implements RestrictedMiddlewareProvider {
         if (caps == null) {
             throw new MiddlewareException("capabilities_unavailable", "openshell/sigv4 has no host capabilities");
         }
+        return evaluatePostCredentials(bindingId, config, request, caps.credentials());
+    }
+
+    /** Signs with the credentials of the generation serving the request. */
+    @Override
+    public OutboundRequest evaluatePostCredentials(BindingId bindingId, JsonObject config, OutboundRequest request,
+                                                   CredentialAccess credentials) {
         HttpRequestTarget t = request.target();
         String region = string(config, "region");
         String service = string(config, "service");
@@ -137,18 +148,24 @@ public final class SigV4Provider implements RestrictedMiddlewareProvider {
         String skName = stringOr(config, "secret_access_key", "AWS_SECRET_ACCESS_KEY");
         String tokenName = string(config, "session_token");
 
-        try (Secret accessKey = resolve(caps, akName, t.host());
-             Secret secretKey = resolve(caps, skName, t.host());
-             Secret token = tokenName == null ? null : resolve(caps, tokenName, t.host())) {
+        try (Secret accessKey = resolve(credentials, akName, t.host());
+             Secret secretKey = resolve(credentials, skName, t.host());
+             Secret token = tokenName == null ? null : resolve(credentials, tokenName, t.host())) {
             Instant now = clock.instant();
             String payloadHash = unsigned ? SigV4Signer.UNSIGNED_PAYLOAD
                     : SigV4Signer.sha256Hex(request.body().toByteArray());
             List<HttpHeader> out = new ArrayList<>();
-            out.add(new HttpHeader("Host", hostHeader(t)));
+            boolean hasHost = false;
             for (HttpHeader h : request.headers()) {
-                if (!STRIPPED.contains(h.name().toLowerCase(Locale.ROOT))) {
+                String lower = h.name().toLowerCase(Locale.ROOT);
+                hasHost |= lower.equals("host");
+                if (!STRIPPED.contains(lower)) {
                     out.add(h);
                 }
+            }
+            if (!hasHost) {
+                // only an HTTP/1.0 request comes without one; the signature must cover the Host that is sent
+                out.add(0, new HttpHeader("Host", hostHeader(t)));
             }
             out.add(new HttpHeader("X-Amz-Date", SigV4Signer.amzDate(now)));
             if (token != null) {
@@ -158,7 +175,7 @@ public final class SigV4Provider implements RestrictedMiddlewareProvider {
                 out.add(new HttpHeader("X-Amz-Content-Sha256", payloadHash));
             }
             List<SigV4Signer.Header> toSign = out.stream()
-                    .filter(h -> !SigV4Signer.UNSIGNED_HEADERS.contains(h.name().toLowerCase(Locale.ROOT)))
+                    .filter(h -> !SigV4Signer.unsigned(h.name().toLowerCase(Locale.ROOT)))
                     .map(h -> new SigV4Signer.Header(h.name(), h.value())).toList();
             SigV4Signer.Signature sig = SigV4Signer.sign(t.method(), t.path(), t.query(), toSign, payloadHash,
                     accessKey.reveal(), secretKey.revealBytes(), region, service, now);
@@ -167,8 +184,8 @@ public final class SigV4Provider implements RestrictedMiddlewareProvider {
         }
     }
 
-    private static Secret resolve(HostCapabilities caps, String name, String host) {
-        return caps.credentials().resolve(name, host).orElseThrow(() -> new MiddlewareException(
+    private static Secret resolve(CredentialAccess credentials, String name, String host) {
+        return credentials.resolve(name, host).orElseThrow(() -> new MiddlewareException(
                 "credential_unavailable", "credential '" + name + "' is not available for this host"));
     }
 

@@ -1,5 +1,6 @@
 package dev.openshell.builtin.sigv4;
 
+import dev.openshell.middleware.spi.HeaderTable;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -277,8 +278,16 @@ public final class SigV4Signer {
         }
     }
 
-    /** Header names this signer never signs: hop-by-hop, proxy and volatile ones. */
-    static final Set<String> UNSIGNED_HEADERS = Set.of("authorization", "connection", "keep-alive",
-            "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "expect",
-            "user-agent", "x-amzn-trace-id", "content-length");
+    /** The signature itself and fields that intermediaries rewrite (AWS SDKs leave them unsigned too). */
+    private static final Set<String> VOLATILE = Set.of("authorization", "user-agent", "x-amzn-trace-id");
+
+    /**
+     * {@return whether this signer never signs a field: hop-by-hop on forwarding or framing ({@link HeaderTable}:
+     * the proxy drops or rewrites them after signing), the signature itself, or a volatile field}
+     *
+     * @param lower the field name, lowercased
+     */
+    static boolean unsigned(String lower) {
+        return HeaderTable.hopByHop(lower) || HeaderTable.framing(lower) || VOLATILE.contains(lower);
+    }
 }

@@ -9,13 +9,19 @@ import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.RequestContext;
+import dev.openshell.middleware.spi.host.CredentialAccess;
+import dev.openshell.middleware.spi.host.OutboundRequest;
+import dev.openshell.middleware.spi.host.RestrictedMiddlewareProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.ThreadFactory;
@@ -50,6 +56,18 @@ import java.util.function.Predicate;
  * it, records a bypass finding ({@value PlatformCodes#FINDING_BYPASS}) and lets later stages run. Findings and
  * metadata of an accepted result (allow or deny) are kept, metadata under the stage's config key.
  *
+ * <h2>The post-credentials phase</h2>
+ * {@link #runPostCredentials} runs the restricted built-ins of a request (for example {@code openshell/sigv4}) after
+ * credential injection, with the same fold, failure policy, envelope limits, threads, timeouts and
+ * {@link StageRecord}s. The differences, all from {@link RestrictedMiddlewareProvider}'s contract: a stage is invoked
+ * through {@link RestrictedMiddlewareProvider#evaluatePostCredentials} with the credential access of the request's
+ * generation; it sees every end-to-end header, credentials included, but no hop-by-hop, framing or
+ * Connection-nominated one (the proxy frames the request itself); it cannot deny, only fail; and its answer is checked
+ * by {@link PostCredentialsRules}: target and body unchanged, {@code Host} unchanged, no hop-by-hop or framing header
+ * added, every field a token name with a safe value, within the header limits. A failed check is the stage's
+ * {@code on_error} event like any other failure. A provider that is not restricted fails with
+ * {@value PlatformCodes#POST_CREDENTIALS_NOT_RESTRICTED}.
+ *
  * <h2>Threads and timeouts</h2>
  * Every invocation, in-process or not, runs on a fresh thread from the engine's factory (virtual by default) while
  * the caller waits at most the stage's timeout, except stages chosen with {@link Builder#inlineStages} (by default
@@ -64,13 +82,16 @@ import java.util.function.Predicate;
  */
 public final class ChainEngine {
     private static final ChainOutcome FORWARD = new ChainOutcome.Forward();
-    /** Built-ins whose run time is bounded by their input: a linear scan of at most 4 MiB. */
-    private static final Set<String> BOUNDED_BUILT_INS = Set.of("openshell/regex");
+    /**
+     * Built-ins whose run time is bounded by their input: a linear scan of at most 4 MiB (the regex), one SHA-256 of
+     * at most 4 MiB and a few HMACs (the SigV4 signer).
+     */
+    private static final Set<String> BOUNDED_BUILT_INS = Set.of("openshell/regex", "openshell/sigv4");
 
     /**
      * The default of {@link Builder#inlineStages}: {@link Provenance#BUILT_IN} stages of bindings whose run time is
      * bounded by their input and that never block ({@code openshell/regex}: one linear scan of a body of at most
-     * 4 MiB). The {@code openshell/} namespace is reserved for built-ins, so a plugin cannot claim this.
+     * 4 MiB; {@code openshell/sigv4}: one hash of it). The {@code openshell/} namespace is reserved for built-ins, so a plugin cannot claim this.
      */
     public static final Predicate<StageSpec> BOUNDED_BUILT_IN_STAGES = s -> s.provenance() == Provenance.BUILT_IN
             && BOUNDED_BUILT_INS.contains(s.bindingId().value());
@@ -119,7 +140,41 @@ public final class ChainEngine {
             return new ChainResult(FORWARD, List.of(), request.headers(), request.body(), ChainMetadata.empty(),
                     List.of());
         }
-        Fold fold = new Fold(request);
+        return fold(chain, new Fold(request.target(), request.headers(), request.body(), request.context(), null));
+    }
+
+    /**
+     * Runs the post-credentials {@code chain} over the request as it will be forwarded (see the class
+     * documentation, "The post-credentials phase").
+     *
+     * @param chain the selected post-credentials chain; an empty chain forwards unchanged, a refused one denies
+     * @param request the request after credential injection: the admitted target with the final query, the headers
+     *     about to be forwarded (hop-by-hop, framing and Connection-nominated lines are dropped before any stage sees
+     *     them, and the result holds none), the body the proxy buffered ({@link dev.openshell.middleware.spi.Body#empty()}
+     *     when it streams); its header values may be real credentials
+     * @param credentials the credential access of the generation serving the request, handed to every stage
+     * @param context the audit context
+     * @return the outcome with per-stage records; its headers are the ones to forward; never {@code null}
+     * @throws VirtualMachineError if a stage threw one
+     */
+    public ChainResult runPostCredentials(Chain chain, OutboundRequest request, CredentialAccess credentials,
+                                          RequestContext context) {
+        Objects.requireNonNull(chain, "chain");
+        Objects.requireNonNull(request, "request");
+        Objects.requireNonNull(credentials, "credentials");
+        Objects.requireNonNull(context, "context");
+        List<HttpHeader> headers = PostCredentialsRules.forwardable(request.headers());
+        if (chain.refused()) {
+            return new ChainResult(new ChainOutcome.Deny(chain.refusal().orElseThrow()), List.of(), headers,
+                    request.body(), ChainMetadata.empty(), List.of());
+        }
+        if (chain.isEmpty()) {
+            return new ChainResult(FORWARD, List.of(), headers, request.body(), ChainMetadata.empty(), List.of());
+        }
+        return fold(chain, new Fold(request.target(), headers, request.body(), context, credentials));
+    }
+
+    private static ChainResult fold(Chain chain, Fold fold) {
         for (Chain.Prepared p : chain.prepared()) {
             if (!fold.step(p)) {
                 break;
@@ -130,7 +185,10 @@ public final class ChainEngine {
 
     /** The state of one run. */
     private final class Fold {
-        private final ChainRequest request;
+        private final HttpRequestTarget target;
+        private final RequestContext context;
+        /** The post-credentials phase's credential access; {@code null} in the pre-credentials phase. */
+        private final CredentialAccess credentials;
         private final Set<String> nominated;
         private final List<StageRecord> records = new ArrayList<>();
         private final List<RecheckRecord> rechecks = new ArrayList<>(0);
@@ -142,11 +200,14 @@ public final class ChainEngine {
         private long targetBytes = -1;
         private ChainOutcome outcome = FORWARD;
 
-        Fold(ChainRequest request) {
-            this.request = request;
-            this.nominated = request.connectionNominated();
-            this.headers = request.headers();
-            this.body = request.body();
+        Fold(HttpRequestTarget target, List<HttpHeader> headers, Body body, RequestContext context,
+             CredentialAccess credentials) {
+            this.target = target;
+            this.context = context;
+            this.credentials = credentials;
+            this.nominated = credentials == null ? HeaderRules.connectionNominated(headers) : Set.of();
+            this.headers = headers;
+            this.body = body;
         }
 
         ChainResult result() {
@@ -203,47 +264,23 @@ public final class ChainEngine {
         private Attempt attempt(Chain.Prepared p) {
             StageSpec s = p.spec();
             if (visible == null) {
-                visible = HeaderRules.visible(headers, nominated);
+                // the post-credentials phase sees every forwardable header; hop-by-hop ones were dropped already
+                visible = credentials == null ? HeaderRules.visible(headers, nominated) : headers;
             }
             StageFailure inputFailure = checkInput(p);
             if (inputFailure != null) {
                 return new Attempt.Failed(inputFailure, false);
             }
-            HttpRequestEvaluation evaluation = new HttpRequestEvaluation(s.bindingId(), Phase.PRE_CREDENTIALS,
-                    request.context(), s.config(), request.target(), visible, body);
-            HttpRequestResult result;
-            if (inline.test(s)) {
-                if (Thread.currentThread().isInterrupted()) {
-                    return interrupted(s);
-                }
-                long start = nanoClock.getAsLong();
-                try {
-                    result = s.provider().evaluate(evaluation);
-                } catch (Throwable t) {
-                    return thrown(s, t);
-                }
-                if (Thread.currentThread().isInterrupted()) {
-                    return interrupted(s);
-                }
-                if (nanoClock.getAsLong() - start > TimeUnit.MILLISECONDS.toNanos(s.timeoutMillis())) {
-                    return timedOut(s);
-                }
-            } else {
-                FutureTask<HttpRequestResult> task = new FutureTask<>(() -> s.provider().evaluate(evaluation));
-                threads.newThread(task).start();
-                try {
-                    result = task.get(s.timeoutMillis(), TimeUnit.MILLISECONDS);
-                } catch (TimeoutException e) {
-                    task.cancel(true);
-                    return timedOut(s);
-                } catch (InterruptedException e) {
-                    task.cancel(true);
-                    Thread.currentThread().interrupt();
-                    return interrupted(s);
-                } catch (ExecutionException e) {
-                    return thrown(s, e.getCause());
-                }
+            if (credentials != null) {
+                return attemptPostCredentials(s);
             }
+            HttpRequestEvaluation evaluation = new HttpRequestEvaluation(s.bindingId(), Phase.PRE_CREDENTIALS,
+                    context, s.config(), target, visible, body);
+            Invoked<HttpRequestResult> invoked = invoke(s, () -> s.provider().evaluate(evaluation));
+            if (invoked.failed() != null) {
+                return invoked.failed();
+            }
+            HttpRequestResult result = invoked.value();
             StageFailure resultFailure = checkResult(s, result);
             if (resultFailure != null) {
                 return new Attempt.Failed(resultFailure, false);
@@ -258,6 +295,63 @@ public final class ChainEngine {
             };
         }
 
+        /** One restricted stage: invoked with the request's credential access, its answer checked. */
+        private Attempt attemptPostCredentials(StageSpec s) {
+            if (!(s.provider() instanceof RestrictedMiddlewareProvider restricted)) {
+                return failed(s, FailureCategory.STAGE_ERROR, PlatformCodes.POST_CREDENTIALS_NOT_RESTRICTED,
+                        "the post-credentials stage's provider is not a restricted built-in");
+            }
+            OutboundRequest in = new OutboundRequest(target, headers, body);
+            Invoked<OutboundRequest> invoked = invoke(s,
+                    () -> restricted.evaluatePostCredentials(s.bindingId(), s.config(), in, credentials));
+            if (invoked.failed() != null) {
+                return invoked.failed();
+            }
+            PostCredentialsRules.Violation v = PostCredentialsRules.check(in, invoked.value());
+            if (v != null) {
+                return failed(s, v.category(), v.code(), v.message());
+            }
+            List<HttpHeader> out = invoked.value().headers();
+            return new Attempt.Accepted(HttpRequestResult.allow(), out.equals(headers) ? null : out);
+        }
+
+        /** Invokes a stage inline or on a fresh thread, within its timeout. */
+        private <T> Invoked<T> invoke(StageSpec s, Callable<T> call) {
+            if (inline.test(s)) {
+                if (Thread.currentThread().isInterrupted()) {
+                    return new Invoked<>(null, interrupted(s));
+                }
+                long start = nanoClock.getAsLong();
+                T value;
+                try {
+                    value = call.call();
+                } catch (Throwable t) {
+                    return new Invoked<>(null, thrown(s, t));
+                }
+                if (Thread.currentThread().isInterrupted()) {
+                    return new Invoked<>(null, interrupted(s));
+                }
+                if (nanoClock.getAsLong() - start > TimeUnit.MILLISECONDS.toNanos(s.timeoutMillis())) {
+                    return new Invoked<>(null, timedOut(s));
+                }
+                return new Invoked<>(value, null);
+            }
+            FutureTask<T> task = new FutureTask<>(call);
+            threads.newThread(task).start();
+            try {
+                return new Invoked<>(task.get(s.timeoutMillis(), TimeUnit.MILLISECONDS), null);
+            } catch (TimeoutException e) {
+                task.cancel(true);
+                return new Invoked<>(null, timedOut(s));
+            } catch (InterruptedException e) {
+                task.cancel(true);
+                Thread.currentThread().interrupt();
+                return new Invoked<>(null, interrupted(s));
+            } catch (ExecutionException e) {
+                return new Invoked<>(null, thrown(s, e.getCause()));
+            }
+        }
+
         private StageFailure checkInput(Chain.Prepared p) {
             StageSpec s = p.spec();
             if (p.configBytes() > EnvelopeLimits.MAX_CONFIG_BYTES) {
@@ -265,8 +359,8 @@ public final class ChainEngine {
                         "config exceeds " + EnvelopeLimits.MAX_CONFIG_BYTES + " encoded bytes");
             }
             if (contextBytes < 0) {
-                contextBytes = Wire.context(request.context());
-                targetBytes = Wire.target(request.target());
+                contextBytes = Wire.context(context);
+                targetBytes = Wire.target(target);
             }
             if (contextBytes > EnvelopeLimits.MAX_CONTEXT_BYTES) {
                 return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.CONTEXT_BYTES_OVER_CAPACITY,
@@ -294,7 +388,7 @@ public final class ChainEngine {
         private boolean recheck(StageSpec s) {
             BodyRecheck.Verdict v;
             try {
-                v = recheck.recheck(new BodyRecheck.Request(s.configKey(), s.bindingId(), request.target(), headers,
+                v = recheck.recheck(new BodyRecheck.Request(s.configKey(), s.bindingId(), target, headers,
                         body));
             } catch (VirtualMachineError e) {
                 throw e;
@@ -454,6 +548,10 @@ public final class ChainEngine {
             }
         }
         return true;
+    }
+
+    /** A stage's answer, or why there is none. @param value the answer @param failed the failure, or null */
+    private record Invoked<T>(T value, Attempt failed) {
     }
 
     /** The outcome of one stage's steps 1 to 4. */

@@ -3,6 +3,7 @@ package dev.openshell.supervisor.engine.chain;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.ExistingHeaderAction;
 import dev.openshell.middleware.spi.HeaderMutation;
+import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,9 +22,10 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code shared/conformance/header_rules.txt}.
  *
  * <h2>Protected headers</h2>
- * One list serves input filtering and mutation rejection (RFC 0009, "The middleware contract": "OpenShell omits
- * credential-bearing, routing, framing, hop-by-hop, and Connection-nominated headers"). Names are compared after
- * ASCII lowercasing:
+ * The rows of {@link HeaderTable} (the one classification, shared with the proxy and the SigV4 signer) serve input
+ * filtering (column "hidden from middleware") and mutation rejection (column "protected from mutation"); today both
+ * columns hold the same fields (RFC 0009, "The middleware contract": "OpenShell omits credential-bearing, routing,
+ * framing, hop-by-hop, and Connection-nominated headers"). Names are compared after ASCII lowercasing:
  * <ul>
  *   <li>credential: {@code authorization}, {@code proxy-authorization}, {@code proxy-authenticate}, {@code cookie},
  *       every {@code x-amz-*} (SigV4) and every {@code x-openshell-credential*};</li>
@@ -58,35 +60,6 @@ public final class HeaderRules {
     /** The only namespace stages may write: {@value}. */
     public static final String MIDDLEWARE_PREFIX = "x-openshell-middleware-";
 
-    /** Why a header is protected. */
-    public enum Protection {
-        /** Carries a credential: {@code authorization}, {@code cookie}, {@code x-amz-*} and the like. */
-        CREDENTIAL,
-        /** Decides where the request goes: {@code host}. */
-        ROUTING,
-        /** Decides where the message ends: {@code content-length}, {@code transfer-encoding}. */
-        FRAMING,
-        /** Hop-by-hop: the static list, or nominated by this request's {@code Connection} header. */
-        HOP_BY_HOP
-    }
-
-    private static final Map<String, Protection> EXACT = Map.ofEntries(
-            Map.entry("authorization", Protection.CREDENTIAL),
-            Map.entry("proxy-authorization", Protection.CREDENTIAL),
-            Map.entry("proxy-authenticate", Protection.CREDENTIAL),
-            Map.entry("cookie", Protection.CREDENTIAL),
-            Map.entry("host", Protection.ROUTING),
-            Map.entry("content-length", Protection.FRAMING),
-            Map.entry("transfer-encoding", Protection.FRAMING),
-            Map.entry("connection", Protection.HOP_BY_HOP),
-            Map.entry("proxy-connection", Protection.HOP_BY_HOP),
-            Map.entry("keep-alive", Protection.HOP_BY_HOP),
-            Map.entry("te", Protection.HOP_BY_HOP),
-            Map.entry("trailer", Protection.HOP_BY_HOP),
-            Map.entry("upgrade", Protection.HOP_BY_HOP));
-    private static final String AMZ_PREFIX = "x-amz-";
-    private static final String CREDENTIAL_PREFIX = "x-openshell-credential";
-
     private final Map<HeaderMutationError.Kind, LongAdder> rejections = new EnumMap<>(HeaderMutationError.Kind.class);
 
     /** Creates rules with zeroed rejection counters. */
@@ -99,30 +72,23 @@ public final class HeaderRules {
     // ---------------------------------------------------------------------------------------------- classification
 
     /**
-     * {@return why a header name is statically protected, or empty when it is not} Connection-nominated names are
-     * per request: see {@link #connectionNominated}.
+     * {@return why a header name is statically protected from mutation, or empty when it is not} The row of
+     * {@link HeaderTable}; Connection-nominated names are per request: see {@link #connectionNominated}.
      *
      * @param name a header name in any case; never {@code null}
      */
-    public static Optional<Protection> protection(String name) {
-        String lower = asciiLower(name);
-        Protection p = EXACT.get(lower);
-        if (p != null) {
-            return Optional.of(p);
-        }
-        if (lower.startsWith(AMZ_PREFIX) || lower.startsWith(CREDENTIAL_PREFIX)) {
-            return Optional.of(Protection.CREDENTIAL);
-        }
-        return Optional.empty();
+    public static Optional<HeaderTable.Kind> protection(String name) {
+        return HeaderTable.row(asciiLower(name)).filter(HeaderTable.Row::protectedFromMutation)
+                .map(HeaderTable.Row::kind);
     }
 
     /**
-     * {@return whether a name is statically protected}
+     * {@return whether a name is statically protected from mutation ({@link HeaderTable#protectedFromMutation})}
      *
      * @param name a header name in any case; never {@code null}
      */
     public static boolean isProtected(String name) {
-        return protection(name).isPresent();
+        return HeaderTable.protectedFromMutation(asciiLower(name));
     }
 
     /**
@@ -282,7 +248,7 @@ public final class HeaderRules {
         List<HttpHeader> out = new ArrayList<>(headers.size());
         for (HttpHeader h : headers) {
             String lower = asciiLower(h.name());
-            if (!isProtected(lower) && !nominated.contains(lower)) {
+            if (!HeaderTable.hiddenFromMiddleware(lower) && !nominated.contains(lower)) {
                 out.add(h);
             }
         }

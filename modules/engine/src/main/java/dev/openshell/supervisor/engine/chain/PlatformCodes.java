@@ -48,6 +48,20 @@ public final class PlatformCodes {
     /** A metadata value holds a control character. */
     public static final String METADATA_INVALID_VALUE = "metadata_invalid_value";
 
+    // post-credentials stage results (RestrictedMiddlewareProvider's contract, checked by PostCredentialsRules)
+    /** A post-credentials stage's provider is not a restricted built-in. */
+    public static final String POST_CREDENTIALS_NOT_RESTRICTED = "post_credentials_not_restricted";
+    /** A post-credentials stage changed the target (scheme, host, port, method, path or query). */
+    public static final String POST_CREDENTIALS_TARGET_CHANGED = "post_credentials_target_changed";
+    /** A post-credentials stage changed the body. */
+    public static final String POST_CREDENTIALS_BODY_CHANGED = "post_credentials_body_changed";
+    /** A post-credentials stage changed, added or removed a {@code Host} field. */
+    public static final String POST_CREDENTIALS_HOST_CHANGED = "post_credentials_host_changed";
+    /** A post-credentials stage added a hop-by-hop or framing field. */
+    public static final String POST_CREDENTIALS_FORBIDDEN_HEADER = "post_credentials_forbidden_header";
+    /** A post-credentials stage returned a field whose name is not a token or whose value is not safe. */
+    public static final String POST_CREDENTIALS_INVALID_HEADER = "post_credentials_invalid_header";
+
     // chain level
     /** More than 10 stages matched the request. */
     public static final String CHAIN_STAGE_COUNT_OVER_CAPACITY = "chain_stage_count_over_capacity";

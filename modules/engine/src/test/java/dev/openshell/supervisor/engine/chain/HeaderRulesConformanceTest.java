@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.HeaderTable;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -66,11 +67,11 @@ class HeaderRulesConformanceTest {
                 continue;
             }
             String name = m.group(1);
-            HeaderRules.Protection expected = switch (m.group(2)) {
-                case "credential" -> HeaderRules.Protection.CREDENTIAL;
-                case "routing" -> HeaderRules.Protection.ROUTING;
-                case "framing" -> HeaderRules.Protection.FRAMING;
-                default -> HeaderRules.Protection.HOP_BY_HOP;
+            HeaderTable.Kind expected = switch (m.group(2)) {
+                case "credential" -> HeaderTable.Kind.CREDENTIAL;
+                case "routing" -> HeaderTable.Kind.ROUTING;
+                case "framing" -> HeaderTable.Kind.FRAMING;
+                default -> HeaderTable.Kind.HOP_BY_HOP;
             };
             tests.add(DynamicTest.dynamicTest(name, () -> {
                 if (name.endsWith("*")) {

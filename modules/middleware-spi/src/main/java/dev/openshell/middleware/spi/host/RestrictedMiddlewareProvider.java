@@ -22,8 +22,10 @@ public interface RestrictedMiddlewareProvider extends MiddlewareProvider {
     void bind(HostCapabilities capabilities);
 
     /**
-     * Transforms the final request after credential injection (for example, signs it). The host checks the answer:
-     * the target and body must be unchanged and no framing or hop-by-hop header may be added.
+     * Transforms the final request after credential injection (for example, signs it), resolving credentials through
+     * the capabilities given to {@link #bind}. The engine calls
+     * {@link #evaluatePostCredentials(BindingId, JsonObject, OutboundRequest, CredentialAccess)}, whose default calls
+     * this.
      *
      * @param bindingId one of this provider's {@code POST_CREDENTIALS} bindings
      * @param config the middleware config from policy
@@ -32,4 +34,25 @@ public interface RestrictedMiddlewareProvider extends MiddlewareProvider {
      * @throws MiddlewareException when the stage cannot complete (handled by the config's {@code on_error})
      */
     OutboundRequest evaluatePostCredentials(BindingId bindingId, JsonObject config, OutboundRequest request);
+
+    /**
+     * Transforms the final request after credential injection (for example, signs it), resolving credentials through
+     * {@code credentials}: those of the policy generation serving this request, which may differ from the current
+     * one during a reload. The engine invokes this, in the post-credentials phase, with the same fold, failure policy
+     * ({@code on_error}), limits and timeout as any stage, and checks the answer: the target and body must be
+     * unchanged, the {@code Host} fields unchanged, and no framing or hop-by-hop header may be added (the request
+     * holds none); a broken rule fails the stage. The default ignores {@code credentials} and calls
+     * {@link #evaluatePostCredentials(BindingId, JsonObject, OutboundRequest)}.
+     *
+     * @param bindingId one of this provider's {@code POST_CREDENTIALS} bindings
+     * @param config the middleware config from policy
+     * @param request the request as it will be forwarded
+     * @param credentials credential resolution for this request; never {@code null}
+     * @return the request to forward; never {@code null}
+     * @throws MiddlewareException when the stage cannot complete (handled by the config's {@code on_error})
+     */
+    default OutboundRequest evaluatePostCredentials(BindingId bindingId, JsonObject config, OutboundRequest request,
+                                                    CredentialAccess credentials) {
+        return evaluatePostCredentials(bindingId, config, request);
+    }
 }

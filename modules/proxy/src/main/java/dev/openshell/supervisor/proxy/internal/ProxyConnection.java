@@ -34,7 +34,7 @@ final class ProxyConnection implements ServerConnection {
         HttpInput in = new HttpInput(new ReaderStream(ctx.dataReader()));
         OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter()), 16 * 1024);
         try {
-            new ProxySession(core, in, out, this::closeSocket, state, null).loop();
+            new ProxySession(core, in, out, this::closeSocket, state).loop();
         } catch (IOException | UncheckedIOException e) {
             // the client went away
         } finally {

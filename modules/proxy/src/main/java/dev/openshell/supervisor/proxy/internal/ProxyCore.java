@@ -3,13 +3,13 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
-import dev.openshell.supervisor.proxy.ChainSelection;
 import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.NetworkAdmission;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
+import dev.openshell.supervisor.proxy.RequestPlan;
 import dev.openshell.supervisor.proxy.Uninspectable;
 import java.net.InetAddress;
 import java.security.SecureRandom;
@@ -32,8 +32,9 @@ public final class ProxyCore {
      * @param authority the normalised destination
      * @param endpoint the matching endpoint
      * @param addresses the checked addresses: connect only to these
+     * @param generation the policy generation that admitted it ({@link AdmissionDecision.Allowed#generation()})
      */
-    record Admitted(Authority authority, EndpointFacts endpoint, List<InetAddress> addresses) {
+    record Admitted(Authority authority, EndpointFacts endpoint, List<InetAddress> addresses, long generation) {
     }
 
     /**
@@ -130,12 +131,13 @@ public final class ProxyCore {
         if (d instanceof AdmissionDecision.Denied denied) {
             throw refused(new Refusal(403, "policy_denied", denied.reason()));
         }
-        EndpointFacts endpoint = ((AdmissionDecision.Allowed) d).endpoint();
+        AdmissionDecision.Allowed allowed = (AdmissionDecision.Allowed) d;
+        EndpointFacts endpoint = allowed.endpoint();
         SsrfGuard.Verdict v = ssrf.check(authority, endpoint);
         if (v instanceof SsrfGuard.Verdict.Refused r) {
             throw refused(new Refusal(r.error().equals("ssrf_blocked") ? 403 : 502, r.error(), r.detail()));
         }
-        return new Admitted(authority, endpoint, ((SsrfGuard.Verdict.Admitted) v).addresses());
+        return new Admitted(authority, endpoint, ((SsrfGuard.Verdict.Admitted) v).addresses(), allowed.generation());
     }
 
     private Refusal refused(Refusal r) {
@@ -147,9 +149,12 @@ public final class ProxyCore {
         return r;
     }
 
-    ChainSelection select(ProxyRequest request) throws Refusal {
+    RequestPlan plan(ProxyRequest request) throws Refusal {
         try {
-            return Objects.requireNonNull(hook.select(request), "selection");
+            RequestPlan plan = Objects.requireNonNull(hook.plan(request), "plan");
+            Objects.requireNonNull(plan.admission(), "admission");
+            Objects.requireNonNull(plan.selection(), "selection");
+            return plan;
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": chain selection failed: "
                     + e.getClass().getName());
@@ -157,9 +162,9 @@ public final class ProxyCore {
         }
     }
 
-    HookResult evaluate(ProxyRequest request, Body body) throws Refusal {
+    HookResult evaluate(RequestPlan plan, ProxyRequest request, Body body) throws Refusal {
         try {
-            return Objects.requireNonNull(hook.evaluate(request, body), "result");
+            return Objects.requireNonNull(hook.evaluate(plan, request, body), "result");
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": middleware hook failed: "
                     + e.getClass().getName());
@@ -167,20 +172,20 @@ public final class ProxyCore {
         }
     }
 
-    void uninspectable(ProxyRequest request, Uninspectable what) {
+    void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
         try {
-            hook.uninspectable(request, what);
+            hook.uninspectable(plan, request, what);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": uninspectable report failed: "
                     + e.getClass().getName());
         }
     }
 
-    CredentialInjection.Outcome.Forward inject(ProxyRequest request, List<HttpHeader> headers, String rawQuery,
-                                               java.util.Optional<Body> body) throws Refusal {
+    CredentialInjection.Outcome.Forward inject(RequestPlan plan, ProxyRequest request, List<HttpHeader> headers,
+                                               String rawQuery, java.util.Optional<Body> body) throws Refusal {
         CredentialInjection.Outcome outcome;
         try {
-            outcome = Objects.requireNonNull(credentials.inject(request, headers, rawQuery, body), "outcome");
+            outcome = Objects.requireNonNull(credentials.inject(plan, request, headers, rawQuery, body), "outcome");
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": credential injection failed: "
                     + e.getClass().getName());

@@ -2,7 +2,6 @@ package dev.openshell.supervisor.proxy.internal;
 
 import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -239,8 +238,9 @@ public final class UpstreamPool implements AutoCloseable {
             this.key = key;
             this.address = address;
             this.socket = socket;
-            this.in = new HttpInput(new TaggedIn(socket.getInputStream()));
-            this.out = new BufferedOutputStream(new TaggedOut(socket.getOutputStream()), 16 * 1024);
+            this.in = new HttpInput(new UpstreamStreams.TaggedIn(socket.getInputStream()));
+            this.out = new BufferedOutputStream(new UpstreamStreams.TaggedOut(socket.getOutputStream()),
+                    16 * 1024);
         }
 
         /**
@@ -343,71 +343,6 @@ public final class UpstreamPool implements AutoCloseable {
                 // closed already
             }
         }
-    }
-
-    private static final class TaggedIn extends InputStream {
-        private final InputStream in;
-
-        TaggedIn(InputStream in) {
-            this.in = in;
-        }
-
-        @Override
-        public int read() throws IOException {
-            try {
-                return in.read();
-            } catch (IOException e) {
-                throw tag(e);
-            }
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            try {
-                return in.read(b, off, len);
-            } catch (IOException e) {
-                throw tag(e);
-            }
-        }
-    }
-
-    private static final class TaggedOut extends OutputStream {
-        private final OutputStream out;
-
-        TaggedOut(OutputStream out) {
-            this.out = out;
-        }
-
-        @Override
-        public void write(int b) throws IOException {
-            try {
-                out.write(b);
-            } catch (IOException e) {
-                throw tag(e);
-            }
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            try {
-                out.write(b, off, len);
-            } catch (IOException e) {
-                throw tag(e);
-            }
-        }
-
-        @Override
-        public void flush() throws IOException {
-            try {
-                out.flush();
-            } catch (IOException e) {
-                throw tag(e);
-            }
-        }
-    }
-
-    private static UpstreamIOException tag(IOException e) {
-        return e instanceof UpstreamIOException u ? u : new UpstreamIOException(e);
     }
 
     /** {@return whether {@code e} is, or wraps, a read timeout} @param e an upstream failure */

@@ -1,0 +1,66 @@
+package dev.openshell.middleware.spi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** The one header classification (issue 14, item 3): each column as RFC 9110 and RFC 0009 say. */
+class HeaderTableTest {
+    @Test
+    void hopByHopOnForwardingIsRfc9110sListPlusTheProxyFieldsAndExpect() {
+        for (String n : List.of("connection", "proxy-connection", "keep-alive", "te", "trailer", "upgrade",
+                "proxy-authorization", "proxy-authenticate", "expect")) {
+            assertTrue(HeaderTable.hopByHop(n), n);
+        }
+        for (String n : List.of("authorization", "cookie", "host", "content-length", "transfer-encoding",
+                "x-amz-date", "x-openshell-credential-x", "accept", "set-cookie")) {
+            assertFalse(HeaderTable.hopByHop(n), n);
+        }
+    }
+
+    @Test
+    void proxyAuthorizationIsBothACredentialHiddenFromMiddlewareAndHopByHop() {
+        HeaderTable.Row r = HeaderTable.row("proxy-authorization").orElseThrow();
+        assertEquals(HeaderTable.Kind.CREDENTIAL, r.kind());
+        assertTrue(r.hiddenFromMiddleware() && r.protectedFromMutation() && r.hopByHop());
+    }
+
+    @Test
+    void prefixesCoverTheirFamilyAndDeliberateOmissionsStayOut() {
+        assertEquals(HeaderTable.Kind.CREDENTIAL, HeaderTable.row("x-amz-security-token").orElseThrow().kind());
+        assertEquals(HeaderTable.Kind.CREDENTIAL, HeaderTable.row("x-openshell-credential").orElseThrow().kind());
+        for (String n : List.of("set-cookie", "x-api-key", "api-key", "x-amzn-trace-id", "x-openshell-middleware-x")) {
+            assertEquals(Optional.empty(), HeaderTable.row(n), n);
+            assertFalse(HeaderTable.hiddenFromMiddleware(n) || HeaderTable.protectedFromMutation(n), n);
+        }
+    }
+
+    @Test
+    void expectIsVisibleToMiddlewareButNeverForwarded() {
+        assertFalse(HeaderTable.hiddenFromMiddleware("expect"));
+        assertFalse(HeaderTable.protectedFromMutation("expect"));
+        assertTrue(HeaderTable.hopByHop("expect"));
+    }
+
+    @Test
+    void onlyRoutingAndFramingFieldsCannotBeConnectionNominated() {
+        assertTrue(HeaderTable.routingOrFraming("host"));
+        assertTrue(HeaderTable.routingOrFraming("content-length"));
+        assertTrue(HeaderTable.routingOrFraming("transfer-encoding"));
+        assertFalse(HeaderTable.routingOrFraming("authorization"));
+        assertFalse(HeaderTable.routingOrFraming("upgrade"));
+        assertTrue(HeaderTable.framing("content-length") && !HeaderTable.framing("host"));
+    }
+
+    @Test
+    void everyHiddenOrProtectedRowIsBoth() {
+        for (HeaderTable.Row r : HeaderTable.ROWS) {
+            assertEquals(r.hiddenFromMiddleware(), r.protectedFromMutation(), r.name());
+            assertEquals(r.name(), r.name().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.io.IOException;
+import java.io.OutputStream;
+
+/**
+ * The client side of one connection (or of one tunnel inside it): the input and output streams, the connection's
+ * state, how to close the socket, and whether a response to the request in progress has begun (after that, an error
+ * can only close the connection, never answer).
+ */
+final class ClientStream {
+    final HttpInput in;
+    final OutputStream out;
+    final Runnable closer;
+    final ConnectionState state;
+    private boolean responseStarted;
+
+    ClientStream(HttpInput in, OutputStream out, Runnable closer, ConnectionState state) {
+        this.in = in;
+        this.out = out;
+        this.closer = closer;
+        this.state = state;
+    }
+
+    /** {@return the same connection state and socket over other streams (the inside of a TLS tunnel)} */
+    ClientStream inner(HttpInput innerIn, OutputStream innerOut) {
+        return new ClientStream(innerIn, innerOut, closer, state);
+    }
+
+    /** Writes a complete response (or interim response) and flushes. */
+    void send(byte[] bytes) throws IOException {
+        out.write(bytes);
+        out.flush();
+    }
+
+    /** Notes that response bytes for the request in progress reached the client. */
+    void responseStarted() {
+        responseStarted = true;
+    }
+
+    boolean isResponseStarted() {
+        return responseStarted;
+    }
+
+    /** Starts a new request. */
+    void resetResponse() {
+        responseStarted = false;
+    }
+}

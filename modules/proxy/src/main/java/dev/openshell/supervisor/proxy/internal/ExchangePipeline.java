@@ -1,0 +1,204 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.supervisor.proxy.AdmissionDecision;
+import dev.openshell.supervisor.proxy.ChainSelection;
+import dev.openshell.supervisor.proxy.CredentialInjection;
+import dev.openshell.supervisor.proxy.HookResult;
+import dev.openshell.supervisor.proxy.ProxyRequest;
+import dev.openshell.supervisor.proxy.RequestPlan;
+import dev.openshell.supervisor.proxy.Uninspectable;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One request's exchange, in RFC 0009's order ("Operation phases and placement"): L4 then SSRF admission (or the
+ * tunnel's), the {@link RequestPlan} ({@link ProxyCore#plan}), the body decision for a selected chain (413 over the
+ * cap unless every affected stage is fail_open, 503 when the body budget is full), {@code 100 Continue} only then,
+ * body buffering and the hook's evaluation, the credential step (with post-credentials stages), then the outbound
+ * head ({@link OutboundHead}) handed to the {@link UpstreamForwarder}. Every refusal is answered here or thrown as a
+ * {@link Refusal} for the session to answer and close.
+ *
+ * <p>One instance per request; {@link #close} releases its body-budget reservation.
+ */
+final class ExchangePipeline implements AutoCloseable {
+    private static final System.Logger LOG = ProxyCore.LOG;
+    private static final AtomicLong LAST_BUDGET_WARNING = new AtomicLong(System.nanoTime() - 20_000_000_000L);
+    private static final byte[] CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+
+    private final ProxyCore core;
+    private final ClientStream client;
+    private final RequestReader reader;
+    private final Tunnel tunnel;
+    /** The body-budget reservation of this request, if its body is buffered. */
+    private BodyBudget.Reservation held;
+
+    ExchangePipeline(ProxyCore core, ClientStream client, RequestReader reader, Tunnel tunnel) {
+        this.core = core;
+        this.client = client;
+        this.reader = reader;
+        this.tunnel = tunnel;
+    }
+
+    /** {@return whether the client connection stays open} */
+    boolean run(ParsedRequest req) throws IOException, FramingException, Refusal {
+        RequestReader.Target t = req.target();
+        BodyFraming framing = req.framing();
+        ProxyCore.Admitted admitted;
+        if (tunnel != null) {
+            admitted = tunnel.admitted();
+        } else {
+            try {
+                admitted = core.admit(t.authority());
+            } catch (Refusal r) {
+                return answer(req, r.status(), r.error(), r.detail(), req.clientClose() || framing.hasBody());
+            }
+        }
+        ProxyRequest request = new ProxyRequest(core.nextRequestId(),
+                new HttpRequestTarget(t.scheme(), t.authority().host(), t.authority().port(), req.head().method(),
+                        t.path(), t.queryOrEmpty()),
+                lowerHeaders(req.head()), req.nominated(), admitted.endpoint(), admitted.generation(),
+                framing.kind() == BodyFraming.Kind.LENGTH ? OptionalLong.of(framing.length()) : OptionalLong.empty(),
+                framing.kind() == BodyFraming.Kind.CHUNKED, req.websocket());
+        RequestPlan plan = core.plan(request);
+        if (plan.admission() instanceof AdmissionDecision.Denied denied) {
+            // the generation serving the request no longer admits it: nothing is read or sent upstream
+            return answer(req, 403, "policy_denied", denied.reason(), req.clientClose() || framing.hasBody());
+        }
+
+        OutboundHead.BodyMode mode = null;
+        Body buffered = null;
+        List<HttpHeader> hookHeaders = null;
+        if (plan.selection() instanceof ChainSelection.Selected s) {
+            if (framing.kind() == BodyFraming.Kind.LENGTH && framing.length() > s.bodyCapBytes()) {
+                core.uninspectable(plan, request, new Uninspectable(Uninspectable.Kind.CONTENT_LENGTH_OVER_CAP,
+                        s.bodyCapBytes(), framing.length(), s.allFailOpen()));
+                if (!s.allFailOpen()) {
+                    return answer(req, 413, "body_too_large", "the request body exceeds the middleware body limit of "
+                            + s.bodyCapBytes() + " bytes", true);
+                }
+            } else {
+                if (framing.hasBody()) {
+                    held = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length() : s.bodyCapBytes());
+                    if (held == null) {
+                        return answer(req, 503, "body_buffer_busy",
+                                "the proxy is holding as many request bodies as it may; retry shortly", true);
+                    }
+                }
+                if (req.expectContinue()) {
+                    client.send(CONTINUE);
+                }
+                byte[] received = reader.readBody(framing, s.bodyCapBytes());
+                if (received == null) {
+                    core.uninspectable(plan, request, new Uninspectable(Uninspectable.Kind.CHUNKED_OVER_CAP,
+                            s.bodyCapBytes(), -1, false));
+                    return answer(req, 413, "body_too_large", "the chunked request body exceeds the middleware body"
+                            + " limit of " + s.bodyCapBytes() + " bytes", true);
+                }
+                if (held != null) {
+                    held.shrinkTo(received.length);
+                }
+                HookResult result = core.evaluate(plan, request, Body.ofOwned(received));
+                if (result instanceof HookResult.Deny d) {
+                    client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(),
+                            req.clientClose()));
+                    ResponseRelay.log(req, d.status());
+                    return !req.clientClose();
+                }
+                HookResult.Forward f = (HookResult.Forward) result;
+                if (!HttpHeader.valuesOf(request.headers(), "host").equals(HttpHeader.valuesOf(f.headers(), "host"))) {
+                    throw new Refusal(500, "internal_error", "the middleware hook changed the Host field");
+                }
+                hookHeaders = f.headers();
+                buffered = f.body();
+                mode = OutboundHead.BodyMode.BUFFERED;
+            }
+        }
+        boolean continueAfterCredentials = false;
+        if (mode == null) {
+            continueAfterCredentials = req.expectContinue();
+            mode = switch (framing.kind()) {
+                case NONE -> OutboundHead.BodyMode.NONE;
+                case LENGTH -> framing.length() == 0 ? OutboundHead.BodyMode.NONE : OutboundHead.BodyMode.STREAM_LENGTH;
+                case CHUNKED -> OutboundHead.BodyMode.STREAM_CHUNKED;
+                case UNTIL_CLOSE -> throw new IllegalStateException("requests are never close-delimited");
+            };
+        }
+        List<HttpHeader> base = hookHeaders != null ? hookHeaders : request.headers();
+        String query = t.queryOrEmpty();
+        CredentialInjection.Outcome.Forward credentialed;
+        try {
+            credentialed = core.inject(plan, request, base, query, Optional.ofNullable(buffered));
+        } catch (Refusal r) {
+            if (mode == OutboundHead.BodyMode.STREAM_LENGTH || mode == OutboundHead.BodyMode.STREAM_CHUNKED) {
+                throw r; // the body is still unread: answer and close
+            }
+            return answer(req, r.status(), r.error(), r.detail(), req.clientClose());
+        }
+        if (continueAfterCredentials) {
+            client.send(CONTINUE);
+        }
+        List<HttpHeader> injected = credentialed.headers();
+        String originForm = credentialed.rawQuery().equals(query) ? t.originForm()
+                : credentialed.rawQuery().isEmpty() ? t.path() : t.path() + "?" + credentialed.rawQuery();
+        String requestLine = req.head().method() + " " + originForm + " HTTP/1.1\r\n";
+        String headBlock = hookHeaders == null && injected.equals(base)
+                ? OutboundHead.raw(requestLine, req.head(), req.nominated(), req.websocket())
+                : OutboundHead.rebuilt(requestLine, req.head(), injected, req.nominated(), req.websocket(), mode,
+                        buffered == null ? 0 : buffered.size(), framing);
+        return new UpstreamForwarder(core, client).forward(new UpstreamForwarder.Outbound(req, admitted,
+                OutboundHead.encode(headBlock), mode, buffered));
+    }
+
+    /** Sends an error response; {@return whether the connection stays open} */
+    private boolean answer(ParsedRequest req, int status, String error, String detail, boolean close)
+            throws IOException {
+        client.send(ErrorResponses.response(status, error, detail, close));
+        ResponseRelay.log(req, status);
+        return !close;
+    }
+
+    private BodyBudget.Reservation reserve(long bytes) throws IOException {
+        BodyBudget budget = core.bodyBudget();
+        try {
+            BodyBudget.Reservation r = budget.reserve(bytes);
+            if (r == null) {
+                long now = System.nanoTime();
+                long last = LAST_BUDGET_WARNING.get();
+                if (now - last > 10_000_000_000L && LAST_BUDGET_WARNING.compareAndSet(last, now)) {
+                    LOG.log(System.Logger.Level.WARNING, "requests refused with 503: the body buffer budget of "
+                            + budget.totalBytes() + " bytes stayed full (raise body_buffer_budget_bytes, or the"
+                            + " heap); logged at most every 10 s");
+                }
+            }
+            return r;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting for body buffer room");
+        }
+    }
+
+    private static List<HttpHeader> lowerHeaders(RequestHead head) {
+        List<HttpHeader> out = new ArrayList<>(head.fields().size());
+        for (HeaderField f : head.fields()) {
+            out.add(new HttpHeader(f.lowerName(), f.value()));
+        }
+        return out;
+    }
+
+    /** Releases the body-budget reservation: the buffered body is no longer referenced. */
+    @Override
+    public void close() {
+        if (held != null) {
+            held.close();
+            held = null;
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import dev.openshell.middleware.spi.HeaderTable;
+import dev.openshell.middleware.spi.HttpHeader;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The request head sent upstream: the original field lines byte for byte when nothing changed them, else rebuilt
+ * from the header list with exactly one correct framing field (RFC 9112 section 6.2). Either way without hop-by-hop
+ * fields ({@link HeaderTable#hopByHop}) and Connection-nominated ones (RFC 9110 section 7.6.1); a WebSocket upgrade
+ * gets {@code Connection: Upgrade} and its {@code Upgrade} lines back.
+ */
+final class OutboundHead {
+    /** How the request body goes upstream. */
+    enum BodyMode {
+        /** No body. */
+        NONE,
+        /** The buffered (possibly replaced) body, with one Content-Length. */
+        BUFFERED,
+        /** Streamed as received, length-delimited. */
+        STREAM_LENGTH,
+        /** Streamed as received, re-chunked. */
+        STREAM_CHUNKED
+    }
+
+    private OutboundHead() {
+    }
+
+    private static boolean dropOnForward(String lower, Set<String> nominated) {
+        return HeaderTable.hopByHop(lower) || nominated.contains(lower);
+    }
+
+    /** The request as received, minus hop-by-hop and Connection-nominated fields. */
+    static String raw(String requestLine, RequestHead head, Set<String> nominated, boolean websocket) {
+        StringBuilder sb = new StringBuilder(1024).append(requestLine);
+        for (HeaderField f : head.fields()) {
+            if (!dropOnForward(f.lowerName(), nominated)) {
+                sb.append(f.rawLine()).append("\r\n");
+            }
+        }
+        appendUpgrade(sb, head, websocket);
+        return sb.append("\r\n").toString();
+    }
+
+    /**
+     * The request rebuilt from a header list: framing replaced by exactly one correct field.
+     *
+     * @throws Refusal 500 when a field the hook or credential step produced is not a token with a trimmed safe value
+     */
+    static String rebuilt(String requestLine, RequestHead head, List<HttpHeader> fields, Set<String> nominated,
+                          boolean websocket, BodyMode mode, int bufferedLength, BodyFraming original) throws Refusal {
+        StringBuilder sb = new StringBuilder(1024).append(requestLine);
+        for (HttpHeader h : fields) {
+            String lower = h.name().toLowerCase(Locale.ROOT);
+            if (dropOnForward(lower, nominated) || HeaderTable.framing(lower)) {
+                continue;
+            }
+            if (!HeadParser.isToken(h.name()) || h.value().chars().anyMatch(c -> (c < 0x20 && c != '\t') || c == 0x7f)
+                    || !h.value().equals(HeadParser.trimOws(h.value()))) {
+                throw new Refusal(500, "internal_error", "the middleware hook produced an invalid header field");
+            }
+            sb.append(h.name()).append(": ").append(h.value()).append("\r\n");
+        }
+        switch (mode) {
+            case BUFFERED -> {
+                if (bufferedLength > 0 || original.kind() != BodyFraming.Kind.NONE) {
+                    sb.append("Content-Length: ").append(bufferedLength).append("\r\n");
+                }
+            }
+            case STREAM_LENGTH -> sb.append("Content-Length: ").append(original.length()).append("\r\n");
+            case STREAM_CHUNKED -> sb.append("Transfer-Encoding: chunked\r\n");
+            case NONE -> {
+                if (original.kind() == BodyFraming.Kind.LENGTH) {
+                    sb.append("Content-Length: 0\r\n");
+                }
+            }
+        }
+        appendUpgrade(sb, head, websocket);
+        return sb.append("\r\n").toString();
+    }
+
+    private static void appendUpgrade(StringBuilder sb, RequestHead head, boolean websocket) {
+        if (websocket) {
+            sb.append("Connection: Upgrade\r\n");
+            for (HeaderField f : head.all("upgrade")) {
+                sb.append(f.rawLine()).append("\r\n");
+            }
+        }
+    }
+
+    /** Head text is ISO-8859-1 (one char per byte); a char above U+00FF can only come from the hook: UTF-8 then. */
+    static byte[] encode(String s) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c <= 0xff) {
+                b.write(c);
+            } else {
+                int cp = s.codePointAt(i);
+                b.writeBytes(new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8));
+                i += Character.charCount(cp) - 1;
+            }
+        }
+        return b.toByteArray();
+    }
+}

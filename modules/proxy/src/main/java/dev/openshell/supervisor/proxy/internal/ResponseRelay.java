@@ -1,0 +1,150 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import dev.openshell.middleware.spi.HeaderTable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * Relays the upstream's response to the client: interim 1xx responses (except {@code 100}, which the proxy answers
+ * itself), then the final head without hop-by-hop ({@link HeaderTable#hopByHop}) and Connection-nominated fields
+ * (RFC 9110 section 7.6.1), then the body as framed (RFC 9112 section 6; de-chunked for an HTTP/1.0 client), and
+ * decides whether the client and upstream connections stay open. A {@code 101} to a WebSocket upgrade hands over to
+ * {@link UpgradeRelay}. The home of response scrubbing.
+ */
+final class ResponseRelay {
+    private static final System.Logger LOG = ProxyCore.LOG;
+
+    private final ProxyCore core;
+    private final ClientStream client;
+
+    ResponseRelay(ProxyCore core, ClientStream client) {
+        this.core = core;
+        this.client = client;
+    }
+
+    /**
+     * Reads the final response head, relaying interim ones.
+     *
+     * @throws UpstreamIOException when the upstream closed before a head (a reused connection may then be retried)
+     * @throws Refusal 502 for a malformed head or an unasked {@code 101}
+     */
+    ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket)
+            throws IOException, Refusal {
+        while (true) {
+            ResponseHead r;
+            try {
+                r = HeadParser.readResponseHead(c.in());
+            } catch (FramingException e) {
+                throw new Refusal(502, "invalid_upstream_response", "the upstream sent a malformed response");
+            } catch (EOFException e) {
+                throw new UpstreamIOException(e);
+            }
+            if (r.status() == 101) {
+                if (websocket) {
+                    return r;
+                }
+                throw new Refusal(502, "invalid_upstream_response", "the upstream switched protocols unasked");
+            }
+            if (r.status() >= 200) {
+                return r;
+            }
+            if (r.status() != 100 && !head.isHttp10()) {
+                client.out.write(OutboundHead.encode(responseHead(r, false, false, false)));
+                client.out.flush();
+                client.responseStarted();
+            }
+        }
+    }
+
+    /**
+     * Relays the final response.
+     *
+     * @return whether the client connection stays open for another request
+     */
+    boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r) throws IOException, Refusal {
+        RequestHead head = req.head();
+        if (r.status() == 101) {
+            client.out.write(OutboundHead.encode(responseHead(r, true, false, false)));
+            client.out.flush();
+            client.responseStarted();
+            log(req, 101);
+            UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
+            return false;
+        }
+        BodyFraming rf;
+        try {
+            rf = BodyFraming.forResponse(r, head.method());
+        } catch (FramingException e) {
+            throw new Refusal(502, "invalid_upstream_response", "the upstream sent an invalid Content-Length");
+        }
+        boolean client10 = head.isHttp10();
+        boolean closeAfter = req.clientClose() || rf.kind() == BodyFraming.Kind.UNTIL_CLOSE
+                || client.state.draining();
+        client.out.write(OutboundHead.encode(responseHead(r, false, closeAfter,
+                client10 && rf.kind() == BodyFraming.Kind.CHUNKED)));
+        client.responseStarted();
+        switch (rf.kind()) {
+            case LENGTH -> c.in().transferExactly(rf.length(), client.out, true);
+            case CHUNKED -> {
+                try {
+                    new ChunkedDecoder(c.in()).relay(client.out, client10);
+                } catch (FramingException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "upstream sent a malformed chunked body; closing");
+                    throw new UpstreamIOException(new IOException("malformed upstream chunked body"));
+                }
+            }
+            case UNTIL_CLOSE -> c.in().transferToEnd(client.out);
+            case NONE -> {
+            }
+        }
+        client.out.flush();
+        log(req, r.status());
+        boolean upstreamKeep = rf.kind() != BodyFraming.Kind.UNTIL_CLOSE && r.version().equals("HTTP/1.1")
+                && !r.listElements("connection").contains("close");
+        if (upstreamKeep) {
+            core.pool().release(c);
+        } else {
+            c.close();
+        }
+        return !closeAfter;
+    }
+
+    /** The upstream's response head minus hop-by-hop fields; framing fields stay as the relay needs them. */
+    private static String responseHead(ResponseHead r, boolean upgrade, boolean close, boolean dechunk) {
+        Set<String> nominated = new LinkedHashSet<>(r.listElements("connection"));
+        nominated.removeIf(HeaderTable::routingOrFraming);
+        boolean chunked = !r.all("transfer-encoding").isEmpty();
+        StringBuilder sb = new StringBuilder(1024).append(r.statusLine()).append("\r\n");
+        for (HeaderField f : r.fields()) {
+            String lower = f.lowerName();
+            if (HeaderTable.hopByHop(lower) || nominated.contains(lower)) {
+                continue;
+            }
+            if (lower.equals("content-length") && chunked) {
+                continue; // RFC 9112 section 6.1: Transfer-Encoding overrides Content-Length
+            }
+            if (lower.equals("transfer-encoding") && dechunk) {
+                continue;
+            }
+            sb.append(f.rawLine()).append("\r\n");
+        }
+        if (upgrade) {
+            sb.append("Connection: Upgrade\r\n");
+            for (HeaderField f : r.all("upgrade")) {
+                sb.append(f.rawLine()).append("\r\n");
+            }
+        }
+        if (close) {
+            sb.append("Connection: close\r\n");
+        }
+        return sb.append("\r\n").toString();
+    }
+
+    static void log(ParsedRequest req, int status) {
+        if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
+            LOG.log(System.Logger.Level.DEBUG, req.describe(status));
+        }
+    }
+}
