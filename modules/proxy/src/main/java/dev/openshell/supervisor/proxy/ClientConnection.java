@@ -70,6 +70,17 @@ public final class ClientConnection {
         return type.cast(a);
     }
 
+    /**
+     * {@return the attached value, if it was computed already (never computes it)}
+     *
+     * @param type the value's type
+     * @param <T> the type
+     */
+    public <T> Optional<T> attachmentIfPresent(Class<T> type) {
+        Object a = attachment;
+        return a == null ? Optional.empty() : Optional.of(type.cast(a));
+    }
+
     /** {@return the addresses, never the attachment} */
     @Override
     public String toString() {

@@ -70,6 +70,15 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
          */
         dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
                                                                dev.openshell.supervisor.policy.Caller caller);
+
+        /**
+         * {@return whether a binary-scoped policy has an endpoint admitting {@code host:port}: only then does the
+         * caller's identity change the verdict}
+         *
+         * @param host the host
+         * @param port the port
+         */
+        boolean scoped(String host, int port);
     }
 
     /**
@@ -99,16 +108,25 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
         PolicyAdmissionView view = new PolicyAdmissionView() {
             @Override
             public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port) {
-                // numbered, so that the plan of a request can tell whether its serving generation admitted it
-                var d = admission.admit(host, port);
-                return d instanceof dev.openshell.supervisor.proxy.AdmissionDecision.Allowed a
-                        ? dev.openshell.supervisor.proxy.AdmissionDecision.allow(a.endpoint(), number) : d;
+                return numbered(admission.admit(host, port));
             }
 
             @Override
             public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
                                                                           dev.openshell.supervisor.policy.Caller c) {
-                return admission.admit(host, port, c);
+                return numbered(admission.admit(host, port, c));
+            }
+
+            @Override
+            public boolean scoped(String host, int port) {
+                return admission.scoped(host, port);
+            }
+
+            /** Numbered, so that the plan of a request can tell whether its serving generation admitted it. */
+            private dev.openshell.supervisor.proxy.AdmissionDecision numbered(
+                    dev.openshell.supervisor.proxy.AdmissionDecision d) {
+                return d instanceof dev.openshell.supervisor.proxy.AdmissionDecision.Allowed a
+                        ? dev.openshell.supervisor.proxy.AdmissionDecision.allow(a.endpoint(), number) : d;
             }
         };
         return new Generation(number, policy, gateway, registry, ChainSelector.of(specs),

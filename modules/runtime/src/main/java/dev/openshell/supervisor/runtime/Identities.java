@@ -7,6 +7,7 @@ import dev.openshell.supervisor.identity.ProcessIdentifier;
 import dev.openshell.supervisor.identity.ProcessIdentity;
 import dev.openshell.supervisor.policy.Caller;
 import dev.openshell.supervisor.policy.gateway.IdentitySettings;
+import dev.openshell.supervisor.proxy.ClientConnection;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,10 +60,27 @@ final class Identities {
     }
 
     /**
-     * Identifies the process behind a connection. Call once per connection and keep the answer.
+     * Identifies the process behind a connection. Call once per connection and keep the answer
+     * ({@link ClientConnection#attachment}).
      *
-     * @param client the client's address (the accepted socket's remote end)
-     * @param local the proxy's address it connected to (the accepted socket's local end)
+     * @param connection the connection
+     * @return the connection's identity
+     */
+    ConnectionIdentity identify(ClientConnection connection) {
+        if (identifier.isEmpty()) {
+            return ConnectionIdentity.UNSCOPED;
+        }
+        if (connection.client().isEmpty() || connection.local().isEmpty()) {
+            return ConnectionIdentity.UNKNOWN;
+        }
+        return identify(connection.client().get(), connection.local().get());
+    }
+
+    /**
+     * Identifies the process behind a connection given by its addresses.
+     *
+     * @param client the client's address
+     * @param local the proxy's address
      * @return the connection's identity
      */
     ConnectionIdentity identify(InetSocketAddress client, InetSocketAddress local) {
@@ -109,9 +127,38 @@ final class Identities {
                     p.ancestors().isEmpty() ? 0 : p.ancestors().get(0).pid()));
         }
 
-        /** {@return the contract's {@code originating_process}} */
+        /**
+         * {@return the contract's {@code originating_process}, fitted into the 4 KiB request context: ancestors are
+         * dropped from the oldest end while the process would take more than {@value #PROCESS_BUDGET_BYTES} bytes
+         * encoded, and a binary path longer than half of that leaves the field unset (it is optional)}
+         */
         Optional<dev.openshell.middleware.spi.OriginatingProcess> originatingProcess() {
-            return process.map(ProcessIdentity::toOriginatingProcess);
+            return process.flatMap(p -> fitted(p.toOriginatingProcess()));
+        }
+
+        /** Most encoded bytes the originating process may take in the request context (4 KiB in all). */
+        static final int PROCESS_BUDGET_BYTES = 3072;
+
+        static Optional<dev.openshell.middleware.spi.OriginatingProcess> fitted(
+                dev.openshell.middleware.spi.OriginatingProcess p) {
+            int used = encoded(p.binary()) + 16; // the pid, the tags and the message's own length
+            if (used > PROCESS_BUDGET_BYTES / 2) {
+                return Optional.empty();
+            }
+            java.util.List<String> kept = new java.util.ArrayList<>();
+            for (String a : p.ancestors()) {
+                used += encoded(a);
+                if (used > PROCESS_BUDGET_BYTES) {
+                    break;
+                }
+                kept.add(a);
+            }
+            return Optional.of(new dev.openshell.middleware.spi.OriginatingProcess(p.binary(), p.pid(), kept));
+        }
+
+        /** {@return an upper bound of a string field's encoded size: tag, length varint, UTF-8 bytes} */
+        private static int encoded(String s) {
+            return 4 + s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
         }
     }
 }

@@ -83,6 +83,17 @@ final class PolicyAdmission implements NetworkAdmission {
         return AdmissionDecision.deny(binaryDenial(scopedOut.policy().key(), caller));
     }
 
+    /** {@return whether a binary-scoped policy has an endpoint admitting {@code host:port}} */
+    boolean scoped(String host, int port) {
+        String canonical = HostPattern.canonicalHost(host);
+        for (Entry e : entries) {
+            if (e.policy().binaryScoped() && e.endpoint().admits(canonical, port)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** {@return the reason a binary-scoped policy refuses a caller} Safe: policy key, binary path, identity reason. */
     static String binaryDenial(String policy, Caller caller) {
         String head = "network policy '" + policy + "' allows this host and port only for its listed binaries";
