@@ -10,6 +10,7 @@ module dev.openshell.supervisor.runtime {
     requires transitive dev.openshell.supervisor.audit;
     requires transitive dev.openshell.supervisor.proxy;
     requires dev.openshell.supervisor.grpc;
+    requires dev.openshell.supervisor.identity;
     requires io.helidon.webserver;
     requires io.helidon.http;
     requires io.helidon.common;

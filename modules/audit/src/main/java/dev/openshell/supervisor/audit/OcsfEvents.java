@@ -19,8 +19,12 @@ import java.util.function.Consumer;
  *   <li>{@code Detection Finding} (class 2004): required-stage failures, invalid responses, uninspectable traffic and
  *       body-aware policy failures are High; {@code fail_open} bypasses and all-{@code fail_open} uninspectable relays
  *       are Medium, so operators can alert on reduced enforcement; middleware findings are Informational.</li>
- *   <li>{@code Device Config State Change} (class 5019): registration validation, registry reload, policy validation
- *       and each insecure ({@code allow_insecure}) registration.</li>
+ *   <li>{@code Device Config State Change} (class 5019): registration validation, registry reload, policy validation,
+ *       each insecure ({@code allow_insecure}) registration, and binary scoping turned off ({@code endpoint-only}).</li>
+ * </ul>
+ * HTTP Activity and Detection Finding events carry {@code actor.process} (PID, executable with its SHA-256, lineage,
+ * parent) when the process behind the connection was identified; a changed binary is a High Detection Finding.
+ * <ul>
  * </ul>
  * Supervisor-specific fields go under {@code unmapped.openshell}. Events are written straight to JSON text (the audit
  * hot path: one HTTP Activity per stage invocation); the returned {@link JsonObject} reads that text. Every string that reaches an event is either
@@ -98,7 +102,12 @@ public final class OcsfEvents {
         /** A sandbox policy was validated. */
         POLICY_VALIDATION("policy validation"),
         /** A registration uses plaintext gRPC under {@code allow_insecure = true}. */
-        INSECURE_REGISTRATION("insecure middleware registration");
+        INSECURE_REGISTRATION("insecure middleware registration"),
+        /**
+         * Binary scoping is off ({@code [openshell.supervisor.identity] mode = "endpoint-only"}): policies with
+         * {@code binaries} admit every process. Always At Risk.
+         */
+        BINARY_SCOPING_OFF("binary scoping off (endpoint-only)");
 
         private final String title;
 
@@ -134,6 +143,7 @@ public final class OcsfEvents {
         e.open("http_request").add("http_method", method);
         url(e.open("url"), request).end().end();
         endpoint(e.open("dst_endpoint"), request).end();
+        actor(e, request);
         openshell(e.open("unmapped").open("openshell"), request, stage.configKey(), stage.bindingId())
                 .add("decision", decision)
                 .add("transformed", stage.transformed())
@@ -211,6 +221,30 @@ public final class OcsfEvents {
     }
 
     /**
+     * {@return a Detection Finding (class 2004, High) for a binary whose SHA-256 is not the one first seen at its path
+     * (trust on first use): the connection was denied}
+     *
+     * @param request the request facts (of the CONNECT or the request that opened the connection); its process, if
+     *     any, is ignored: the changed binary is the actor
+     * @param pid the process whose executable changed (the client or one of its ancestors)
+     * @param binary the executable's path, passed through {@link #safeText}
+     * @param trustedSha256 the hash first seen at that path
+     * @param observedSha256 the hash now
+     */
+    public JsonObject binaryIntegrityViolation(RequestFacts request, long pid, String binary, String trustedSha256,
+                                               String observedSha256) {
+        RequestFacts withActor = new RequestFacts(request.requestId(), request.method(), request.scheme(),
+                request.host(), request.port(), request.networkPolicy(),
+                java.util.Optional.of(new ProcessFacts(pid, binary, observedSha256, List.of(), 0)));
+        return finding(withActor, Severity.HIGH, "binary integrity violation: a binary changed since it was first"
+                        + " seen; connection denied", "process.integrity_violation",
+                os -> base(os, request).add("code", "binary_integrity_violation").add("decision", "deny")
+                        .add("binary", safeText(binary, 4096)).add("pid", pid)
+                        .add("trusted_sha256", safeText(trustedSha256, 64))
+                        .add("observed_sha256", safeText(observedSha256, 64)));
+    }
+
+    /**
      * {@return a Device Config State Change event (class 5019)}
      *
      * @param change what was checked or changed
@@ -220,7 +254,7 @@ public final class OcsfEvents {
      * @param detail a supervisor-owned explanation, passed through {@link #safeText}
      */
     public JsonObject configChange(ConfigChange change, boolean success, String subject, String detail) {
-        boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION;
+        boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION || change == ConfigChange.BINARY_SCOPING_OFF;
         Severity sev = atRisk ? Severity.MEDIUM : success ? Severity.INFORMATIONAL : Severity.HIGH;
         JsonText e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
                 "Device Config State Change", 1, "Log", sev);
@@ -243,6 +277,7 @@ public final class OcsfEvents {
         e.add("message", title);
         e.open("finding_info").add("uid", randomUid()).add("title", title).addSingletonArray("types", type).end();
         endpoint(e.open("dst_endpoint"), request).end();
+        actor(e, request);
         openshellMembers.accept(e.open("unmapped").open("openshell"));
         return e.end().end().build();
     }
@@ -272,6 +307,43 @@ public final class OcsfEvents {
     private static JsonText openshell(JsonText os, RequestFacts request, String configKey, String bindingId) {
         return base(os, request).add("config_key", safeText(configKey, 128))
                 .add("binding_id", safeText(bindingId, 128));
+    }
+
+    /**
+     * Writes {@code actor.process} when the process is known: {@code pid}, {@code file} (path, name, SHA-256),
+     * {@code lineage} (the executables from the oldest ancestor down to the process itself, as OCSF's example orders
+     * them) and {@code parent_process} (PID and executable). Paths pass through {@link #safeText}.
+     */
+    private static void actor(JsonText e, RequestFacts request) {
+        if (request.process().isEmpty()) {
+            return;
+        }
+        ProcessFacts p = request.process().get();
+        e.open("actor").open("process").add("pid", p.pid());
+        StringBuilder hash = new StringBuilder("[{\"algorithm_id\":3,\"algorithm\":\"SHA-256\",\"value\":");
+        JsonLine.string(safeText(p.sha256(), 64), hash);
+        file(e.open("file"), p.binary()).addRaw("hashes", hash.append("}]").toString()).end();
+        List<String> lineage = new java.util.ArrayList<>();
+        for (int i = p.ancestors().size() - 1; i >= 0; i--) {
+            lineage.add(safeText(p.ancestors().get(i), 4096));
+        }
+        lineage.add(safeText(p.binary(), 4096));
+        e.addArray("lineage", lineage);
+        if (!p.ancestors().isEmpty()) {
+            e.open("parent_process");
+            if (p.parentPid() > 0) {
+                e.add("pid", p.parentPid());
+            }
+            file(e.open("file"), p.ancestors().get(0)).end().end();
+        }
+        e.end().end();
+    }
+
+    private static JsonText file(JsonText f, String path) {
+        String safe = safeText(path, 4096);
+        int slash = safe.lastIndexOf('/');
+        return f.add("path", safe).add("name", slash >= 0 ? safe.substring(slash + 1) : safe).add("type_id", 1)
+                .add("type", "Regular File");
     }
 
     private static JsonText url(JsonText u, RequestFacts r) {

@@ -81,6 +81,8 @@ class OcsfEventsTest {
                         "body_over_capacity"), 3),
                 Arguments.of("body policy failure", EVENTS.bodyPolicyFailure(REQUEST, "secrets", "openshell/regex",
                         "body_policy_unparseable"), 4),
+                Arguments.of("binary integrity violation", EVENTS.binaryIntegrityViolation(REQUEST, 42,
+                        "/usr/bin/curl", "a".repeat(64), "b".repeat(64)), 4),
                 Arguments.of("middleware finding", EVENTS.middlewareFinding(REQUEST, "secrets", "openshell/regex",
                         "secret.openai_api_key", 2), 1));
     }
@@ -103,6 +105,56 @@ class OcsfEventsTest {
         }
         assertEquals(2, EVENTS.configChange(OcsfEvents.ConfigChange.INSECURE_REGISTRATION, true, "anonymizer", "")
                 .getInt("security_level_id"), "an insecure registration is At Risk");
+        assertEquals(2, EVENTS.configChange(OcsfEvents.ConfigChange.BINARY_SCOPING_OFF, true, "gateway.toml", "")
+                .getInt("security_level_id"), "binary scoping off is At Risk");
+    }
+
+    @Test
+    void eventsCarryTheIdentifiedProcessAsTheActor() {
+        RequestFacts r = new RequestFacts("req-2", "GET", "https", "api.github.com", 443, Optional.of("gh"),
+                Optional.of(new ProcessFacts(4242, "/usr/bin/git", "c".repeat(64),
+                        List.of("/usr/bin/bash", "/sbin/init"), 4200)));
+        JsonObject activity = EVENTS.httpActivity(r, stage(StageOutcome.Result.ALLOWED));
+        SCHEMA.validate("http_activity", activity);
+        JsonObject p = activity.getJsonObject("actor").getJsonObject("process");
+        assertEquals(4242, p.getInt("pid"));
+        assertEquals("/usr/bin/git", p.getJsonObject("file").getString("path"));
+        assertEquals("git", p.getJsonObject("file").getString("name"));
+        assertEquals("SHA-256", p.getJsonObject("file").getJsonArray("hashes").getJsonObject(0).getString("algorithm"));
+        assertEquals("c".repeat(64),
+                p.getJsonObject("file").getJsonArray("hashes").getJsonObject(0).getString("value"));
+        assertEquals(List.of("/sbin/init", "/usr/bin/bash", "/usr/bin/git"),
+                p.getJsonArray("lineage").getValuesAs(jakarta.json.JsonString::getString),
+                "oldest ancestor first, the process last (OCSF's example order)");
+        assertEquals(4200, p.getJsonObject("parent_process").getInt("pid"));
+        assertEquals("/usr/bin/bash", p.getJsonObject("parent_process").getJsonObject("file").getString("path"));
+        JsonObject finding = EVENTS.middlewareFinding(r, "secrets", "openshell/regex", "secret.x", 1);
+        SCHEMA.validate("detection_finding", finding);
+        assertEquals(4242, finding.getJsonObject("actor").getJsonObject("process").getInt("pid"));
+        assertFalse(EVENTS.httpActivity(REQUEST, stage(StageOutcome.Result.ALLOWED)).containsKey("actor"),
+                "no actor when the process is not known");
+    }
+
+    @Test
+    void aHostilePathIsKeptPrintable() {
+        RequestFacts r = new RequestFacts("req-3", "GET", "https", "h", 443, Optional.empty(),
+                Optional.of(new ProcessFacts(1, "/tmp/\"x\n\u0000y", "d".repeat(64), List.of(), 0)));
+        JsonObject p = EVENTS.httpActivity(r, stage(StageOutcome.Result.ALLOWED)).getJsonObject("actor")
+                .getJsonObject("process");
+        assertEquals("/tmp/_x__y", p.getJsonObject("file").getString("path"));
+        assertFalse(p.containsKey("parent_process"));
+    }
+
+    @Test
+    void anIntegrityViolationNamesBothHashes() {
+        JsonObject f = EVENTS.binaryIntegrityViolation(REQUEST, 42, "/usr/bin/curl", "a".repeat(64), "b".repeat(64));
+        JsonObject os = f.getJsonObject("unmapped").getJsonObject("openshell");
+        assertEquals("binary_integrity_violation", os.getString("code"));
+        assertEquals("a".repeat(64), os.getString("trusted_sha256"));
+        assertEquals("b".repeat(64), os.getString("observed_sha256"));
+        assertEquals("/usr/bin/curl", f.getJsonObject("actor").getJsonObject("process").getJsonObject("file")
+                .getString("path"));
+        assertTrue(f.getBoolean("is_alert"));
     }
 
     @Test

@@ -32,12 +32,17 @@ import picocli.CommandLine.Model.CommandSpec;
  * stage's config key, binding ID, owner, {@code on_error}, order and effective body limit, and why every other config
  * would not run. With {@code --format json} it prints one object:
  * <pre>{@code
- * {"admitted": true, "network_policy": "model_api",
+ * {"admitted": true, "binary": "/usr/bin/curl", "network_policy": "model_api",
+ *  "policies": [{"network_policy": "model_api", "binaries": ["/usr/bin/curl"], "admits_binary": true,
+ *                "matching_entry": "/usr/bin/curl"}],
  *  "chain": [{"config_key": "redact", "binding_id": "openshell/regex", "owner": "built-in dev.openshell.builtin.regex",
  *             "on_error": "fail_closed", "order": 10, "max_body_bytes": 4194304}],
  *  "not_selected": [{"config_key": "pii", "reason": "no endpoints.include pattern matches api.example.com"}]}
  * }</pre>
- * {@code network_policy} is {@code null} when the request is not admitted. The port defaults to 443. Chain selection
+ * {@code network_policy} is {@code null} when the request is not admitted; {@code binary} is {@code null} without
+ * {@code --binary PATH}, which decides admission for a process running that executable (its path as the kernel
+ * reports it: symbolic links resolved), as the running supervisor does for an identified process. The port
+ * defaults to 443. Chain selection
  * depends only on the host (RFC 0009, "Policy integration"); {@code --method} and {@code --path} are checked and
  * echoed in the text form, but change nothing, since this supervisor does not evaluate L7 rules. Exit codes: 0 the
  * request was explained (admitted or not), 1 the policy or gateway configuration is invalid (every problem is printed
@@ -77,6 +82,11 @@ final class ExplainCommand implements Callable<Integer> {
             description = "Request path (default: ${DEFAULT-VALUE}); selection does not depend on it.")
     String path;
 
+    @Option(names = "--binary", paramLabel = "PATH",
+            description = "Decide admission for a process running this executable (absolute path): which binary-scoped"
+                    + " network policies it would match.")
+    String binary;
+
     @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "text",
             description = "Output format: text or json (default: ${DEFAULT-VALUE}).")
     Format format;
@@ -104,6 +114,10 @@ final class ExplainCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--path must start with / and contain only visible ASCII");
         }
+        if (binary != null && (!binary.startsWith("/") || binary.chars().anyMatch(c -> c < 0x20 || c == 0x7f))) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--binary must be an absolute path without control characters");
+        }
         Main.logLevel("dev.openshell", java.util.logging.Level.SEVERE);
         Main.logLevel("io.grpc", java.util.logging.Level.SEVERE);
         PrintWriter out = spec.commandLine().getOut();
@@ -124,7 +138,8 @@ final class ExplainCommand implements Callable<Integer> {
             } catch (PolicyException e) {
                 return invalid(err, e);
             }
-            x = Explanation.of(loaded.value(), registry.gateway(), registry.registry(), d.host(), d.port());
+            x = Explanation.of(loaded.value(), registry.gateway(), registry.registry(), d.host(), d.port(),
+                    Optional.ofNullable(binary));
         }
         if (format == Format.json) {
             out.println(json(x));
@@ -199,8 +214,26 @@ final class ExplainCommand implements Callable<Integer> {
     private void text(PrintWriter out, Explanation x) {
         String where = x.host().contains(":") ? "[" + x.host() + "]:" + x.port() : x.host() + ":" + x.port();
         out.println("request:   " + method + " " + path + " to " + where);
+        String forWhom = x.binary().map(b -> " for " + b).orElse("");
         out.println("admission: " + (x.admitted() ? "admitted by network policy '" + x.networkPolicy().orElseThrow()
-                + "'" : "NOT admitted: no network policy allows " + where + " (403 policy_denied)"));
+                + "'" + forWhom : "NOT admitted" + forWhom + ": no network policy allows " + where
+                + (x.policies().isEmpty() ? "" : " for this binary") + " (403 policy_denied)"));
+        if (!x.policies().isEmpty()) {
+            out.println("network policies for " + where + " (binary scoping):");
+            for (Explanation.PolicyMatch m : x.policies()) {
+                String scope = m.binaries().isEmpty() ? "any process"
+                        : "only binaries " + String.join(", ", m.binaries());
+                String verdict = x.binary().isEmpty() ? ""
+                        : m.binaries().isEmpty() ? "  -> admits " + x.binary().get()
+                        : m.matchingEntry().map(e -> "  -> admits " + x.binary().get() + " (entry " + e + ")")
+                                .orElse("  -> does not admit " + x.binary().get());
+                out.println("  " + m.key() + ": " + scope + verdict);
+            }
+            if (x.binary().isEmpty() && x.policies().stream().anyMatch(m -> !m.binaries().isEmpty())) {
+                out.println("  (binary-scoped policies admit only their binaries or ancestors of them; --binary PATH"
+                        + " decides for one)");
+            }
+        }
         out.println("chain (selected by host only; the method and path do not change it):");
         if (x.chain().isEmpty()) {
             out.println("  (none: " + (x.admitted() ? "the request streams straight through, unbuffered)"
@@ -235,12 +268,20 @@ final class ExplainCommand implements Callable<Integer> {
         for (Explanation.NotSelected n : x.notSelected()) {
             not.add(Json.createObjectBuilder().add("config_key", n.configKey()).add("reason", n.reason()));
         }
+        JsonArrayBuilder policies = Json.createArrayBuilder();
+        for (Explanation.PolicyMatch m : x.policies()) {
+            JsonObjectBuilder pm = Json.createObjectBuilder().add("network_policy", m.key())
+                    .add("binaries", Json.createArrayBuilder(m.binaries())).add("admits_binary", m.admitsBinary());
+            m.matchingEntry().ifPresentOrElse(e -> pm.add("matching_entry", e), () -> pm.addNull("matching_entry"));
+            policies.add(pm);
+        }
         JsonObjectBuilder o = Json.createObjectBuilder().add("admitted", x.admitted());
+        x.binary().ifPresentOrElse(b -> o.add("binary", b), () -> o.addNull("binary"));
         if (x.networkPolicy().isPresent()) {
             o.add("network_policy", x.networkPolicy().get());
         } else {
             o.addNull("network_policy");
         }
-        return o.add("chain", chain).add("not_selected", not).build().toString();
+        return o.add("policies", policies).add("chain", chain).add("not_selected", not).build().toString();
     }
 }

@@ -42,7 +42,9 @@ class ExplainCommandTest {
         Cli.Run r = explain("api.example.com", "--format", "json");
         assertEquals(0, r.exit(), r.toString());
         JsonObject o = r.json();
-        assertEquals(Set.of("admitted", "network_policy", "chain", "not_selected"), o.keySet());
+        assertEquals(Set.of("admitted", "binary", "network_policy", "policies", "chain", "not_selected"),
+                o.keySet());
+        assertEquals(JsonValue.NULL, o.get("binary"));
         assertTrue(o.getBoolean("admitted"));
         assertEquals("api", o.getString("network_policy"));
         assertEquals(1, o.getJsonArray("chain").size());
@@ -88,13 +90,62 @@ class ExplainCommandTest {
         List<String> lines = r.out().lines().toList();
         assertEquals("request:   POST /v1/chat to api.example.com:443", lines.get(0));
         assertEquals("admission: admitted by network policy 'api'", lines.get(1));
-        assertTrue(lines.get(3).startsWith("  1. tag  order 10  binding examples/tagger  owner plugin "
-                + "com.example.tagger  on_error fail_closed  max body 65536 bytes"), lines.get(3));
+        assertEquals("network policies for api.example.com:443 (binary scoping):", lines.get(2));
+        assertEquals("  api: any process", lines.get(3));
+        assertTrue(lines.get(5).startsWith("  1. tag  order 10  binding examples/tagger  owner plugin "
+                + "com.example.tagger  on_error fail_closed  max body 65536 bytes"), lines.get(5));
         assertTrue(r.out().contains("  other: no endpoints.include pattern matches api.example.com"), r.out());
 
         Cli.Run denied = explain("[2001:db8::1]:443");
         assertEquals(0, denied.exit(), denied.toString());
         assertTrue(denied.out().contains("NOT admitted: no network policy allows [2001:db8::1]:443"), denied.out());
+    }
+
+    @Test
+    void binaryShowsWhichScopedPoliciesABinaryMatches() throws IOException {
+        Path scoped = dir.resolve("scoped.yaml");
+        Files.writeString(scoped, """
+                version: 1
+                network_policies:
+                  gh_git:
+                    endpoints: [{ host: github.com, port: 443 }]
+                    binaries: [{ path: /opt/test/bin/git }]
+                  gh_tools:
+                    endpoints: [{ host: github.com, port: 443 }]
+                    binaries: [{ path: "/opt/tools/*/bin/*" }]
+                """);
+        Cli.Run git = Cli.run("explain", "--policy", scoped.toString(), "--plugins", plugins.toString(),
+                "github.com", "--binary", "/opt/test/bin/git");
+        assertEquals(0, git.exit(), git.toString());
+        assertTrue(git.out().contains("admission: admitted by network policy 'gh_git' for /opt/test/bin/git"),
+                git.out());
+        assertTrue(git.out().contains("  gh_git: only binaries /opt/test/bin/git  -> admits /opt/test/bin/git (entry"
+                + " /opt/test/bin/git)"), git.out());
+        assertTrue(git.out().contains("  gh_tools: only binaries /opt/tools/*/bin/*  -> does not admit"
+                + " /opt/test/bin/git"), git.out());
+
+        Cli.Run tool = Cli.run("explain", "--policy", scoped.toString(), "--plugins", plugins.toString(),
+                "github.com", "--binary", "/opt/tools/gh/bin/gh", "--format", "json");
+        JsonObject o = tool.json();
+        assertTrue(o.getBoolean("admitted"));
+        assertEquals("gh_tools", o.getString("network_policy"));
+        assertEquals("/opt/tools/gh/bin/gh", o.getString("binary"));
+        JsonObject first = o.getJsonArray("policies").getJsonObject(0);
+        assertEquals("gh_git", first.getString("network_policy"));
+        assertFalse(first.getBoolean("admits_binary"));
+        assertEquals(JsonValue.NULL, first.get("matching_entry"));
+        assertEquals("/opt/tools/*/bin/*", o.getJsonArray("policies").getJsonObject(1).getString("matching_entry"));
+
+        Cli.Run python = Cli.run("explain", "--policy", scoped.toString(), "--plugins", plugins.toString(),
+                "github.com", "--binary", "/opt/python/bin/python3");
+        assertTrue(python.out().contains("admission: NOT admitted for /opt/python/bin/python3: no network policy"
+                + " allows github.com:443 for this binary (403 policy_denied)"), python.out());
+
+        Cli.Run any = Cli.run("explain", "--policy", scoped.toString(), "--plugins", plugins.toString(), "github.com");
+        assertTrue(any.out().contains("admission: admitted by network policy 'gh_git'\n"), any.out());
+        assertTrue(any.out().contains("--binary PATH decides for one"), any.out());
+        assertEquals(2, Cli.run("explain", "--policy", scoped.toString(), "github.com", "--binary", "git").exit(),
+                "a relative binary is a usage error");
     }
 
     @Test

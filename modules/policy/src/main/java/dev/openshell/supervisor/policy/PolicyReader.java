@@ -170,7 +170,7 @@ final class PolicyReader {
                 }
             }
         }
-        List<String> binaries = new ArrayList<>();
+        List<BinaryPattern> binaries = new ArrayList<>();
         Entry bins = fields.get("binaries");
         if (bins != null) {
             List<Item> items = yaml.sequence(bins);
@@ -185,16 +185,12 @@ final class PolicyReader {
                     if (path == null) {
                         problems.error(yaml.at(item.node()), item.path(), "path is required");
                     } else {
-                        yaml.string(path).ifPresent(binaries::add);
+                        yaml.string(path).flatMap(text -> binary(text, path)).ifPresent(binaries::add);
                     }
                     Entry harness = b.get("harness");
                     if (harness != null) {
                         yaml.bool(harness);
                     }
-                }
-                if (!items.isEmpty()) {
-                    problems.warning(yaml.at(bins.keyNode()), bins.path(), "binary-scoped access is not enforced by"
-                            + " this supervisor: every process in the sandbox can reach these endpoints");
                 }
             }
         }
@@ -203,6 +199,34 @@ final class PolicyReader {
         }
         return new NetworkPolicy(policy.key(), name, Lists.immutable.withAll(endpoints),
                 Lists.immutable.withAll(binaries));
+    }
+
+    /**
+     * Parses one {@code binaries[].path}; a literal path that is a symbolic link now is resolved and both are kept
+     * (OpenShell resolves them at load time too). A path that does not exist here is kept literally, silently: the
+     * policy may be checked on another host than the sandbox's.
+     */
+    private Optional<BinaryPattern> binary(String text, Entry path) {
+        BinaryPattern pattern;
+        try {
+            pattern = BinaryPattern.parse(text);
+        } catch (IllegalArgumentException e) {
+            problems.error(yaml.at(path.value()), path.path(), e.getMessage());
+            return Optional.empty();
+        }
+        if (pattern.isGlob()) {
+            return Optional.of(pattern);
+        }
+        try {
+            java.nio.file.Path p = java.nio.file.Path.of(text);
+            if (java.nio.file.Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return Optional.of(pattern.withResolved(p.toRealPath().toString()));
+            }
+        } catch (java.nio.file.InvalidPathException | java.io.IOException e) {
+            problems.warning(yaml.at(path.value()), path.path(), "symbolic links in " + Texts.quote(text)
+                    + " cannot be resolved (" + e.getClass().getSimpleName() + "); it is matched literally");
+        }
+        return Optional.of(pattern);
     }
 
     private NetworkEndpoint endpoint(Item item) {

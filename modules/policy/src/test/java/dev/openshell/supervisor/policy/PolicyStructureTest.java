@@ -5,6 +5,7 @@ import static dev.openshell.supervisor.policy.PolicyValidationTest.load;
 import static dev.openshell.supervisor.policy.PolicyValidationTest.onlyError;
 import static dev.openshell.supervisor.policy.PolicyValidationTest.rejected;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -199,26 +200,73 @@ class PolicyStructureTest {
     }
 
     @Test
-    void binariesLoadWithOneWarningPerPolicy() {
+    void binariesLoadWithoutWarnings() {
         Loaded<SandboxPolicy> loaded = load("""
                 version: 1
                 network_policies:
                   gh:
                     endpoints: [{ host: api.github.com, port: 443 }]
                     binaries:
-                      - { path: /usr/bin/curl }
-                      - { path: /usr/bin/git, harness: true }
+                      - { path: /nonexistent/bin/curl }
+                      - { path: /nonexistent/bin/git, harness: true }
+                      - { path: "/home/*/.local/bin/copilot" }
                 """);
-        assertEquals(List.of("/usr/bin/curl", "/usr/bin/git"),
-                loaded.value().networkPolicies().get("gh").binaries().castToList());
-        assertEquals(1, loaded.warnings().size());
-        assertEquals(new SourceLocation("p.yaml", 5, 5), loaded.warnings().get(0).location());
+        NetworkPolicy gh = loaded.value().networkPolicies().get("gh");
+        assertEquals(List.of("/nonexistent/bin/curl", "/nonexistent/bin/git", "/home/*/.local/bin/copilot"),
+                gh.binaries().collect(BinaryPattern::source).castToList());
+        assertTrue(gh.binaryScoped());
+        assertTrue(gh.binaries().get(2).isGlob());
+        assertTrue(loaded.warnings().isEmpty(), () -> loaded.warnings().toString());
         assertProblem(onlyError(rejected("""
                 version: 1
                 network_policies:
                   gh:
                     binaries: [{ harness: true }]
                 """)), "network_policies.gh.binaries[0]", 4, 16, "path is required");
+    }
+
+    @Test
+    void badBinaryPathsAreErrorsAtTheirValue() {
+        assertProblem(onlyError(rejected("""
+                version: 1
+                network_policies:
+                  gh:
+                    binaries: [{ path: curl }]
+                """)), "network_policies.gh.binaries[0].path", 4, 24, "a binary path must be absolute, as the kernel"
+                + " reports executables (or a glob such as **/curl)");
+        assertProblem(onlyError(rejected("""
+                version: 1
+                network_policies:
+                  gh:
+                    binaries: [{ path: "/usr/bin/[ab*" }]
+                """)), "network_policies.gh.binaries[0].path", 4, 24,
+                "invalid binary glob: unclosed '[' at character 10");
+        assertProblem(onlyError(rejected("""
+                version: 1
+                network_policies:
+                  gh:
+                    binaries: [{ path: "" }]
+                """)), "network_policies.gh.binaries[0].path", 4, 24, "a binary path must not be empty");
+    }
+
+    @Test
+    void aSymlinkedBinaryPathIsResolvedAndBothAreKept(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws java.io.IOException {
+        java.nio.file.Path real = java.nio.file.Files.writeString(dir.resolve("python3.11"), "#!");
+        java.nio.file.Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("python3"), real.getFileName());
+        Loaded<SandboxPolicy> loaded = load("""
+                version: 1
+                network_policies:
+                  py:
+                    endpoints: [{ host: pypi.org, port: 443 }]
+                    binaries: [{ path: "%s" }]
+                """.formatted(link));
+        BinaryPattern b = loaded.value().networkPolicies().get("py").binaries().getOnly();
+        assertEquals(link.toString(), b.source());
+        assertEquals(java.util.Optional.of(real.toRealPath().toString()), b.resolved());
+        assertTrue(b.matches(link.toString()));
+        assertTrue(b.matches(real.toRealPath().toString()));
+        assertFalse(b.matches(dir.resolve("python3.12").toString()));
     }
 
     @Test

@@ -19,4 +19,17 @@ public interface NetworkAdmission {
      * @return the verdict; never {@code null}. An exception is treated as a denial (fail closed) and logged.
      */
     AdmissionDecision admit(String host, int port);
+
+    /**
+     * Checks whether network policy allows a destination for the process behind a client connection (binary-scoped
+     * policies). The proxy calls this one; the default ignores the connection.
+     *
+     * @param host the normalised destination host
+     * @param port the destination port, 1 to 65535
+     * @param client the client connection (inside a tunnel: the tunnel's connection)
+     * @return the verdict; never {@code null}. An exception is treated as a denial (fail closed) and logged.
+     */
+    default AdmissionDecision admit(String host, int port, ClientConnection client) {
+        return admit(host, port);
+    }
 }

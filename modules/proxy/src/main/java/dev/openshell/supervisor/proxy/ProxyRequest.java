@@ -26,11 +26,13 @@ import java.util.Set;
  * @param chunked whether the body uses the chunked transfer coding
  * @param websocketUpgrade whether this is a WebSocket upgrade request ({@code Upgrade: websocket} nominated by
  *     {@code Connection}); after a 101 the frames are relayed without inspection
+ * @param client the client connection the request arrived on (inside a CONNECT tunnel: the tunnel's connection),
+ *     with its per-connection attachment (the process identity)
  */
 public record ProxyRequest(String requestId, HttpRequestTarget target, List<HttpHeader> headers,
                            Set<String> connectionNominated, EndpointFacts endpoint, long admissionGeneration,
                            OptionalLong contentLength,
-                           boolean chunked, boolean websocketUpgrade) {
+                           boolean chunked, boolean websocketUpgrade, ClientConnection client) {
     /**
      * Checks the parts.
      *
@@ -43,6 +45,27 @@ public record ProxyRequest(String requestId, HttpRequestTarget target, List<Http
         connectionNominated = Set.copyOf(connectionNominated);
         Objects.requireNonNull(endpoint, "endpoint");
         Objects.requireNonNull(contentLength, "contentLength");
+        Objects.requireNonNull(client, "client");
+    }
+
+    /**
+     * A request on a connection the proxy cannot describe ({@link ClientConnection#unknown()}): tests and tools.
+     *
+     * @param requestId the request ID
+     * @param target the target
+     * @param headers the headers
+     * @param connectionNominated the {@code Connection}-nominated names
+     * @param endpoint the admitting endpoint's facts
+     * @param admissionGeneration the admitting generation
+     * @param contentLength the Content-Length, if any
+     * @param chunked whether chunked
+     * @param websocketUpgrade whether a WebSocket upgrade
+     */
+    public ProxyRequest(String requestId, HttpRequestTarget target, List<HttpHeader> headers,
+                        Set<String> connectionNominated, EndpointFacts endpoint, long admissionGeneration,
+                        OptionalLong contentLength, boolean chunked, boolean websocketUpgrade) {
+        this(requestId, target, headers, connectionNominated, endpoint, admissionGeneration, contentLength, chunked,
+                websocketUpgrade, ClientConnection.unknown());
     }
 
     /** {@return a summary without header values, query or body} */

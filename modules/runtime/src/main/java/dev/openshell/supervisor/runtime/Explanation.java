@@ -3,6 +3,9 @@ package dev.openshell.supervisor.runtime;
 import dev.openshell.middleware.spi.Phase;
 import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.RegisteredBinding;
+import dev.openshell.middleware.spi.OriginatingProcess;
+import dev.openshell.supervisor.policy.BinaryPattern;
+import dev.openshell.supervisor.policy.Caller;
 import dev.openshell.supervisor.policy.HostPattern;
 import dev.openshell.supervisor.policy.NetworkMiddlewareConfig;
 import dev.openshell.supervisor.policy.SandboxPolicy;
@@ -26,15 +29,24 @@ import java.util.Optional;
  * by order, and are listed after them. A request that is not admitted, or whose endpoint is {@code tls: skip}, runs
  * no stage at all.
  *
+ * <p>Binary scoping: with a binary ({@code explain --binary PATH}), admission is decided for a process running that
+ * executable (no ancestors), as the running supervisor decides it for an identified process; without one, for some
+ * process, and {@link #policies()} says which binaries each policy is limited to.
+ *
  * @param host the canonical host asked about
  * @param port the port asked about
- * @param admitted whether a network policy admits {@code host:port}
+ * @param binary the executable asked about, as the kernel would report it (symbolic links resolved when it exists
+ *     here); empty when none was given
+ * @param admitted whether a network policy admits {@code host:port} (for {@code binary}, when given)
  * @param networkPolicy the key of the network policy that admits it; empty when not admitted
+ * @param policies every network policy with an endpoint admitting {@code host:port}, in key order, with its binary
+ *     scoping
  * @param chain the stages that would run, in run order; empty when none would
  * @param notSelected every other config, in order, with the reason it would not run
  */
-public record Explanation(String host, int port, boolean admitted, Optional<String> networkPolicy,
-                          List<Stage> chain, List<NotSelected> notSelected) {
+public record Explanation(String host, int port, Optional<String> binary, boolean admitted,
+                          Optional<String> networkPolicy, List<PolicyMatch> policies, List<Stage> chain,
+                          List<NotSelected> notSelected) {
     /**
      * Checks the parts.
      *
@@ -42,9 +54,30 @@ public record Explanation(String host, int port, boolean admitted, Optional<Stri
      */
     public Explanation {
         Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(binary, "binary");
         Objects.requireNonNull(networkPolicy, "networkPolicy");
+        policies = List.copyOf(policies);
         chain = List.copyOf(chain);
         notSelected = List.copyOf(notSelected);
+    }
+
+    /**
+     * A network policy with an endpoint admitting the destination.
+     *
+     * @param key the policy key
+     * @param binaries its {@code binaries} entries as written; empty when every process may use it
+     * @param matchingEntry the entry that admits the binary asked about, when one does
+     * @param admitsBinary whether it admits the binary asked about (always, when it has no {@code binaries}); when no
+     *     binary was asked about, whether it admits some process (always)
+     */
+    public record PolicyMatch(String key, List<String> binaries, Optional<String> matchingEntry,
+                              boolean admitsBinary) {
+        /** @throws NullPointerException if a part is {@code null} */
+        public PolicyMatch {
+            Objects.requireNonNull(key, "key");
+            binaries = List.copyOf(binaries);
+            Objects.requireNonNull(matchingEntry, "matchingEntry");
+        }
     }
 
     /**
@@ -100,14 +133,43 @@ public record Explanation(String host, int port, boolean admitted, Optional<Stri
      */
     public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                                  String host, int port) {
+        return of(policy, gateway, registry, host, port, Optional.empty());
+    }
+
+    /**
+     * Explains a destination for a binary.
+     *
+     * @param policy the validated sandbox policy
+     * @param gateway the gateway configuration
+     * @param registry the registry the policy was validated against
+     * @param host the destination host; canonicalised here
+     * @param port the destination port, 1 to 65535
+     * @param binary an absolute executable path to decide admission for; resolved through symbolic links when it
+     *     exists here, as the kernel reports a running executable; empty for some process
+     * @return the explanation
+     * @throws IllegalArgumentException if {@code port} is out of range, {@code host} is empty or {@code binary} is
+     *     not absolute
+     */
+    public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
+                                 String host, int port, Optional<String> binary) {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " is outside 1..65535");
         }
         if (host.isEmpty()) {
             throw new IllegalArgumentException("the host is empty");
         }
+        Optional<String> exe = binary.map(Explanation::asRunning);
+        Caller caller = exe.<Caller>map(b -> Caller.of(new OriginatingProcess(b, 0, List.of())))
+                .orElse(Caller.unscoped());
         String h = HostPattern.canonicalHost(host);
-        AdmissionDecision d = new PolicyAdmission(policy).admit(h, port);
+        PolicyAdmission admission = new PolicyAdmission(policy);
+        AdmissionDecision d = admission.admit(h, port, caller);
+        List<PolicyMatch> matches = new ArrayList<>();
+        for (PolicyAdmission.PolicyMatch m : admission.matching(h, port, caller)) {
+            matches.add(new PolicyMatch(m.policy().key(),
+                    m.policy().binaries().collect(BinaryPattern::source).castToList(),
+                    exe.flatMap(b -> m.policy().entryFor(b)).map(BinaryPattern::source), m.callerAdmitted()));
+        }
         Optional<EndpointFacts> endpoint = d instanceof AdmissionDecision.Allowed a ? Optional.of(a.endpoint())
                 : Optional.empty();
         List<Stage> pre = new ArrayList<>();
@@ -139,7 +201,20 @@ public record Explanation(String host, int port, boolean admitted, Optional<Stri
         }
         List<Stage> chain = new ArrayList<>(pre);
         chain.addAll(post);
-        return new Explanation(h, port, endpoint.isPresent(), endpoint.map(EndpointFacts::policyName), chain, not);
+        return new Explanation(h, port, exe, endpoint.isPresent(), endpoint.map(EndpointFacts::policyName), matches,
+                chain, not);
+    }
+
+    /** {@return the path as the kernel would report it running: links resolved when it exists here} */
+    private static String asRunning(String binary) {
+        if (!binary.startsWith("/")) {
+            throw new IllegalArgumentException("the binary must be an absolute path: " + binary);
+        }
+        try {
+            return java.nio.file.Path.of(binary).toRealPath().toString();
+        } catch (java.io.IOException | java.nio.file.InvalidPathException e) {
+            return binary;
+        }
     }
 
     private static Optional<String> selectorReason(NetworkMiddlewareConfig c, String host) {

@@ -61,12 +61,24 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
     /** Admission, as a public view of the package-private implementation. */
     public interface PolicyAdmissionView extends dev.openshell.supervisor.proxy.NetworkAdmission {
         /**
-         * {@return the network policy key that admits {@code host:port}, if any}
+         * {@return the verdict for {@code host:port} and a caller: binary-scoped policies admit only the binaries
+         * they list}
+         *
+         * @param host the host
+         * @param port the port
+         * @param caller who opened the connection
+         */
+        dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
+                                                               dev.openshell.supervisor.policy.Caller caller);
+
+        /**
+         * {@return whether a binary-scoped policy has an endpoint admitting {@code host:port}: only then does the
+         * caller's identity change the verdict}
          *
          * @param host the host
          * @param port the port
          */
-        Optional<String> admittingPolicy(String host, int port);
+        boolean scoped(String host, int port);
     }
 
     /**
@@ -96,15 +108,25 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
         PolicyAdmissionView view = new PolicyAdmissionView() {
             @Override
             public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port) {
-                // numbered, so that the plan of a request can tell whether its serving generation admitted it
-                var d = admission.admit(host, port);
-                return d instanceof dev.openshell.supervisor.proxy.AdmissionDecision.Allowed a
-                        ? dev.openshell.supervisor.proxy.AdmissionDecision.allow(a.endpoint(), number) : d;
+                return numbered(admission.admit(host, port));
             }
 
             @Override
-            public Optional<String> admittingPolicy(String host, int port) {
-                return admission.admittingPolicy(host, port);
+            public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
+                                                                          dev.openshell.supervisor.policy.Caller c) {
+                return numbered(admission.admit(host, port, c));
+            }
+
+            @Override
+            public boolean scoped(String host, int port) {
+                return admission.scoped(host, port);
+            }
+
+            /** Numbered, so that the plan of a request can tell whether its serving generation admitted it. */
+            private dev.openshell.supervisor.proxy.AdmissionDecision numbered(
+                    dev.openshell.supervisor.proxy.AdmissionDecision d) {
+                return d instanceof dev.openshell.supervisor.proxy.AdmissionDecision.Allowed a
+                        ? dev.openshell.supervisor.proxy.AdmissionDecision.allow(a.endpoint(), number) : d;
             }
         };
         return new Generation(number, policy, gateway, registry, ChainSelector.of(specs),

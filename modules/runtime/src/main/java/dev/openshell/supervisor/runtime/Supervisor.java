@@ -233,8 +233,10 @@ public final class Supervisor implements AutoCloseable {
             s.reportRegistry();
             s.installFirst();
 
+            Identities identities = Identities.create(settings.identity());
+            reportIdentity(identities, audit, events, options.gateway());
             SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
-                    Supervisor::engineFor), events, audit, metrics);
+                    Supervisor::engineFor), events, audit, metrics, identities);
             ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
             SupervisorProxy.Builder pb = SupervisorProxy.builder()
                     .listen(new InetSocketAddress(listen.address(), listen.port()))
@@ -273,6 +275,28 @@ public final class Supervisor implements AutoCloseable {
         } catch (RuntimeException e) {
             closeQuietly(s, audit);
             throw new StartupException(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Logs how processes are identified; {@code endpoint-only} (binary scoping off) is a warning and an At Risk
+     * configuration event, as is a platform where identification is unavailable.
+     */
+    private static void reportIdentity(Identities identities, AuditSink audit, OcsfEvents events,
+                                       Optional<Path> gatewayFile) {
+        String subject = gatewayFile.map(Path::toString).orElse("(no gateway configuration)");
+        if (!identities.settings().enforced()) {
+            LOG.log(System.Logger.Level.WARNING, "binary scoping is off ([openshell.supervisor.identity] mode ="
+                    + " \"endpoint-only\"): network policies with binaries admit every process");
+            audit.emit(events.configChange(OcsfEvents.ConfigChange.BINARY_SCOPING_OFF, true, subject,
+                    "identity mode endpoint-only"));
+        } else if (!Identities.platformSupported()) {
+            LOG.log(System.Logger.Level.WARNING, "process identity is unavailable on this platform (it needs Linux"
+                    + " /proc): network policies with binaries admit no connection");
+        } else {
+            LOG.log(System.Logger.Level.INFO, "process identity: enforce"
+                    + identities.settings().entrypointPid().stream().mapToObj(p -> ", entrypoint " + p)
+                    .findFirst().orElse(""));
         }
     }
 

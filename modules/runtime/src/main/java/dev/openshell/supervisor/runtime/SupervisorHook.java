@@ -4,6 +4,7 @@ import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.middleware.spi.OriginatingProcess;
 import dev.openshell.middleware.spi.RequestContext;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.supervisor.audit.AuditSink;
@@ -23,9 +24,11 @@ import dev.openshell.supervisor.engine.chain.StageRecord;
 import dev.openshell.supervisor.engine.chain.StageSpec;
 import dev.openshell.supervisor.engine.chain.UninspectableVerdict;
 import dev.openshell.supervisor.engine.credentials.CredentialInjector;
+import dev.openshell.supervisor.policy.Caller;
 import dev.openshell.supervisor.policy.HostPattern;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
 import dev.openshell.supervisor.proxy.ChainSelection;
+import dev.openshell.supervisor.proxy.ClientConnection;
 import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.HookResult;
@@ -68,6 +71,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     private final OcsfEvents events;
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
+    private final Identities identities;
 
     /**
      * The plan of one request, fixed by {@link #plan}: the serving generation and everything chosen from it. Used by
@@ -82,10 +86,14 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         final EndpointFacts endpoint;
         final AdmissionDecision admission;
         final ChainSelection selection;
+        /** The originating process for the middleware contract, when the connection's process is known. */
+        final Optional<OriginatingProcess> process;
         boolean chainRan;
 
         Plan(Generation generation, Chain chain, Chain post, RequestFacts facts, String host,
-             EndpointFacts endpoint, AdmissionDecision admission, ChainSelection selection) {
+             EndpointFacts endpoint, AdmissionDecision admission, ChainSelection selection,
+             Optional<OriginatingProcess> process) {
+            this.process = process;
             this.generation = generation;
             this.chain = chain;
             this.post = post;
@@ -120,7 +128,8 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
 
     SupervisorHook(Supplier<Generation> current,
                    Function<Optional<String>, dev.openshell.supervisor.engine.chain.ChainEngine> engines,
-                   OcsfEvents events, AuditSink audit, SupervisorMetrics metrics) {
+                   OcsfEvents events, AuditSink audit, SupervisorMetrics metrics, Identities identities) {
+        this.identities = identities;
         this.current = current;
         this.engines = engines;
         this.events = events;
@@ -128,10 +137,55 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         this.metrics = metrics;
     }
 
-    /** L4 admission by the current generation; the decision names that generation's number. */
+    /** L4 admission by the current generation, without a connection: binary-scoped policies do not admit. */
     @Override
     public AdmissionDecision admit(String host, int port) {
         return current.get().admission().admit(host, port);
+    }
+
+    /**
+     * L4 admission by the current generation for the process behind the connection; the decision names that
+     * generation's number. The process is identified only when a binary-scoped policy could admit the destination,
+     * and then once per connection.
+     */
+    @Override
+    public AdmissionDecision admit(String host, int port, ClientConnection client) {
+        return admit(current.get(), host, port, client);
+    }
+
+    private AdmissionDecision admit(Generation g, String host, int port, ClientConnection client) {
+        if (!g.admission().scoped(host, port)) {
+            return g.admission().admit(host, port, Caller.unscoped()); // the caller cannot change the verdict
+        }
+        return g.admission().admit(host, port, identity(client, host, port).caller());
+    }
+
+    /**
+     * {@return the identity of the process behind a connection, computed on the first call for that connection} A
+     * changed binary is reported then, once, as a High finding.
+     */
+    private Identities.ConnectionIdentity identity(ClientConnection client, String host, int port) {
+        return client.attachment(Identities.ConnectionIdentity.class, c -> {
+            Identities.ConnectionIdentity id = identities.identify(c);
+            id.violation().ifPresent(v -> {
+                LOG.log(System.Logger.Level.WARNING, "connection refused: {0}", v.reason());
+                audit.emit(events.binaryIntegrityViolation(new RequestFacts("connection", "CONNECT", "http",
+                        HostPattern.canonicalHost(host), port, Optional.empty()), v.pid(), v.binary(),
+                        v.trustedSha256(), v.observedSha256()));
+            });
+            return id;
+        });
+    }
+
+    /**
+     * {@return the identity for a request's audit facts and middleware context} Computed when a stage will run (the
+     * middleware contract carries it); otherwise only what admission already computed.
+     */
+    private Optional<Identities.ConnectionIdentity> identityFor(ProxyRequest request, String host, boolean stages) {
+        if (stages) {
+            return Optional.of(identity(request.client(), host, request.target().port()));
+        }
+        return request.client().attachmentIfPresent(Identities.ConnectionIdentity.class);
     }
 
     @Override
@@ -142,22 +196,25 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         AdmissionDecision admission = AdmissionDecision.allow(endpoint, g.number());
         if (request.admissionGeneration() != g.number()) {
             // admitted by another generation (a reload since, or a tunnel admitted at CONNECT): this one decides
-            admission = g.admission().admit(t.host(), t.port());
+            admission = admit(g, t.host(), t.port(), request.client());
             if (admission instanceof AdmissionDecision.Allowed allowed) {
                 endpoint = allowed.endpoint();
             }
         }
         String host = HostPattern.canonicalHost(t.host());
+        boolean denied = admission instanceof AdmissionDecision.Denied;
+        Chain chain = denied ? Chain.empty() : g.selector().select(host);
+        Chain post = denied ? Chain.empty() : g.postCredentials().select(host);
+        Optional<Identities.ConnectionIdentity> id = identityFor(request, host, !chain.isEmpty() || !post.isEmpty());
         RequestFacts facts = new RequestFacts(request.requestId(), t.method(), t.scheme(), host, t.port(),
-                Optional.of(endpoint.policyName()));
-        if (admission instanceof AdmissionDecision.Denied) {
+                Optional.of(endpoint.policyName()), id.flatMap(Identities.ConnectionIdentity::facts));
+        Optional<OriginatingProcess> process = id.flatMap(Identities.ConnectionIdentity::originatingProcess);
+        if (denied) {
             metrics.request("denied_network");
-            return new Plan(g, Chain.empty(), Chain.empty(), facts, host, endpoint, admission, ChainSelection.none());
+            return new Plan(g, chain, post, facts, host, endpoint, admission, ChainSelection.none(), process);
         }
-        Chain chain = g.selector().select(host);
-        Chain post = g.postCredentials().select(host);
         metrics.request("admitted");
-        return new Plan(g, chain, post, facts, host, endpoint, admission, selection(chain, post));
+        return new Plan(g, chain, post, facts, host, endpoint, admission, selection(chain, post), process);
     }
 
     /**
@@ -214,7 +271,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             return new HookResult.Forward(stripped.headers(), body);
         }
         ChainResult result = engines.apply(p.endpoint.protocol()).run(p.chain,
-                new ChainRequest(request.target(), stripped.headers(), body, RequestContext.of(request.requestId())));
+                new ChainRequest(request.target(), stripped.headers(), body, new RequestContext(request.requestId(), "", "", "", p.process)));
         record(p.facts, result.stages());
         for (RecheckRecord r : result.rechecks()) {
             if (r.result() == RecheckRecord.Result.FAILED || r.result() == RecheckRecord.Result.DENIED) {
@@ -263,7 +320,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
                 t.method(), t.path(), injected.query()), injected.headers(), body.orElse(Body.empty()));
         Generation g = p.generation;
         ChainResult result = engines.apply(p.endpoint.protocol()).runPostCredentials(p.post, outbound,
-                (name, h) -> g.credentials().lookup(name, h), RequestContext.of(request.requestId()));
+                (name, h) -> g.credentials().lookup(name, h), new RequestContext(request.requestId(), "", "", "", p.process));
         record(p.facts, result.stages());
         if (result.outcome() instanceof ChainOutcome.Deny d) {
             // the code only: a post-credentials stage's message may be about the credentials it holds

@@ -8,6 +8,7 @@ import dev.openshell.supervisor.grpc.RegistryListener;
 import dev.openshell.supervisor.policy.ConfigProblem;
 import dev.openshell.supervisor.policy.Loaded;
 import dev.openshell.supervisor.policy.NetworkMiddlewareConfig;
+import dev.openshell.supervisor.policy.NetworkPolicy;
 import dev.openshell.supervisor.policy.PolicyException;
 import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.SourceLocation;
@@ -140,7 +141,7 @@ public final class Validation {
                 }
             }
             if (gatewayOk) {
-                policyProblems(request.policy(), registry, out);
+                policyProblems(request.policy(), registry, gateway, out);
             } else {
                 out.add(ConfigProblem.warning(SourceLocation.of(request.policy().map(Path::toString)
                         .orElse(Supervisor.DEFAULT_POLICY_NAME)), "", "not validated: the gateway configuration "
@@ -221,7 +222,7 @@ public final class Validation {
         }
     }
 
-    private static void policyProblems(Optional<Path> policyFile, ConnectedRegistry registry,
+    private static void policyProblems(Optional<Path> policyFile, ConnectedRegistry registry, GatewayConfig gateway,
                                        List<ConfigProblem> out) {
         Loaded<SandboxPolicy> loaded;
         try {
@@ -231,6 +232,7 @@ public final class Validation {
             return;
         }
         out.addAll(loaded.warnings().castToList());
+        scopingProblems(loaded, gateway, out);
         Set<String> unchecked = new HashSet<>();
         for (NetworkMiddlewareConfig c : loaded.value().networkMiddlewares().valuesView()) {
             if (registry.registry().lookup(c.middleware()).isEmpty()) {
@@ -249,6 +251,42 @@ public final class Validation {
                 out.add(ConfigProblem.error(loaded.locationOf(key), key, e.getMessage()));
             }
         }
+    }
+
+    /**
+     * Binary scoping that will not hold: with {@code endpoint-only}, every policy with {@code binaries} loses its
+     * scoping (one warning each); where process identity is unavailable (not Linux), such a policy admits nothing.
+     */
+    private static void scopingProblems(Loaded<SandboxPolicy> loaded, GatewayConfig gateway,
+                                        List<ConfigProblem> out) {
+        boolean enforced = gateway.supervisor().identity().enforced();
+        boolean available = Identities.platformSupported();
+        for (NetworkPolicy p : loaded.value().networkPolicies().valuesView()) {
+            if (!p.binaryScoped()) {
+                continue;
+            }
+            String key = policyKey(p.key(), "binaries");
+            if (!enforced) {
+                out.add(ConfigProblem.warning(loaded.locationOf(key), key, "binary scoping is off"
+                        + " ([openshell.supervisor.identity] mode = \"endpoint-only\"): every process in the sandbox"
+                        + " can reach these endpoints, not only the listed binaries"));
+            } else if (!available) {
+                out.add(ConfigProblem.warning(loaded.locationOf(key), key, "process identity is unavailable on this"
+                        + " platform (it needs Linux /proc): this policy admits no connection"));
+            }
+        }
+    }
+
+    /**
+     * {@return the key path of a field of a {@code network_policies} entry, as problems spell it}
+     *
+     * @param policyKey the entry's key
+     * @param field the field
+     */
+    static String policyKey(String policyKey, String field) {
+        String segment = PLAIN_KEY.matcher(policyKey).matches() ? policyKey
+                : "\"" + policyKey.replace("\"", "\\\"") + "\"";
+        return "network_policies." + segment + "." + field;
     }
 
     /**

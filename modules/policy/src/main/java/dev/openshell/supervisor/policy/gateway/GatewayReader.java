@@ -47,9 +47,11 @@ final class GatewayReader {
     static final List<String> OPENSHELL_KEYS = List.of("version", "gateway", "supervisor", "drivers",
             "credential_drivers");
     static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log",
-            "body_buffer_budget_bytes", "network", "admin", "tls", "middleware", "credentials", "plugin_pins");
+            "body_buffer_budget_bytes", "network", "admin", "tls", "identity", "middleware", "credentials",
+            "plugin_pins");
     static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
     static final List<String> ADMIN_KEYS = List.of("listen");
+    static final List<String> IDENTITY_KEYS = List.of("mode", "entrypoint_pid");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
     static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts");
     static final List<String> PLUGIN_PIN_KEYS = List.of("entry", "sha256");
@@ -148,10 +150,15 @@ final class GatewayReader {
         if (tl != null) {
             tls = tls(tl, path.key("tls"));
         }
-        if (problems.errorCount() != errors || network == null || tls == null) {
+        IdentitySettings identity = IdentitySettings.defaults();
+        TomlTable id = table(t, "identity", path);
+        if (id != null) {
+            identity = identity(id, path.key("identity"));
+        }
+        if (problems.errorCount() != errors || network == null || tls == null || identity == null) {
             return null;
         }
-        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget);
+        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget, identity);
     }
 
     private NetworkSettings network(TomlTable t, KeyPath path) {
@@ -189,6 +196,29 @@ final class GatewayReader {
             return null;
         }
         return new NetworkSettings(loopback, SortedMaps.immutable.withSortedMap(new TreeMap<>(hosts)));
+    }
+
+    private IdentitySettings identity(TomlTable t, KeyPath path) {
+        rejectUnknown(t, path, IDENTITY_KEYS);
+        int errors = problems.errorCount();
+        IdentitySettings.Mode mode = IdentitySettings.Mode.ENFORCE;
+        Optional<String> written = string(t, "mode", path);
+        if (written.isPresent()) {
+            Optional<IdentitySettings.Mode> m = java.util.Arrays.stream(IdentitySettings.Mode.values())
+                    .filter(v -> v.configName().equals(written.get())).findFirst();
+            if (m.isEmpty()) {
+                problems.error(at(t, "mode"), path.key("mode"), "unknown identity mode " + Texts.quote(written.get())
+                        + "; expected enforce or endpoint-only");
+            } else {
+                mode = m.get();
+            }
+        }
+        OptionalLong pid = t.contains(List.of("entrypoint_pid"))
+                ? integer(t, "entrypoint_pid", path, 1, IdentitySettings.MAX_PID) : OptionalLong.empty();
+        if (problems.errorCount() != errors) {
+            return null;
+        }
+        return new IdentitySettings(mode, pid);
     }
 
     private TlsSettings tls(TomlTable t, KeyPath path) {

@@ -395,7 +395,7 @@ class GatewayConfigTest {
                         + " host:port, with an IPv6 host in brackets ([::1]:3128)",
                 "g.toml:3:1: error: openshell.supervisor.plugin_dir: unknown key 'plugin_dir' (did you mean"
                         + " 'plugins_dir'?); allowed keys: listen, plugins_dir, state_dir, audit_log, body_buffer_budget_bytes, network, admin,"
-                        + " tls, middleware, credentials, plugin_pins",
+                        + " tls, identity, middleware, credentials, plugin_pins",
                 "g.toml:5:1: error: openshell.supervisor.network.allow_loopback_upstreams: expected true or false,"
                         + " found the string 'yes'",
                 "g.toml:7:1: error: openshell.supervisor.network.static_hosts.\"*.test\": static host name '*.test' is"
@@ -404,6 +404,33 @@ class GatewayConfigTest {
                         + " or IPv6 address",
                 "g.toml:9:1: error: openshell.supervisor.tls: ca_cert and ca_key must be given together"),
                 e.errors().collect(ConfigProblem::describe).castToList());
+    }
+
+    @Test
+    void identitySettings() {
+        assertEquals(IdentitySettings.defaults(), load("").value().supervisor().identity());
+        assertTrue(load("").value().supervisor().identity().enforced(), "binary scoping is on by default");
+        IdentitySettings off = load("""
+                [openshell.supervisor.identity]
+                mode = "endpoint-only"
+                entrypoint_pid = 4242
+                """).value().supervisor().identity();
+        assertEquals(IdentitySettings.Mode.ENDPOINT_ONLY, off.mode());
+        assertFalse(off.enforced());
+        assertEquals(java.util.OptionalLong.of(4242), off.entrypointPid());
+        assertProblem(onlyError("""
+                [openshell.supervisor.identity]
+                mode = "relaxed"
+                """), "openshell.supervisor.identity.mode", 2, 1,
+                "unknown identity mode 'relaxed'; expected enforce or endpoint-only");
+        assertProblem(onlyError("""
+                [openshell.supervisor.identity]
+                entrypoint_pid = 0
+                """), "openshell.supervisor.identity.entrypoint_pid", 2, 1, "0 is outside 1..4194304");
+        assertEquals("unknown key 'mod' (did you mean 'mode'?); allowed keys: mode, entrypoint_pid", onlyError("""
+                [openshell.supervisor.identity]
+                mod = "enforce"
+                """).message());
     }
 
     @Test

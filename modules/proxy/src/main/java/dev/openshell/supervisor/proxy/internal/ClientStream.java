@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.supervisor.proxy.ClientConnection;
 import java.io.IOException;
 import java.io.OutputStream;
 
@@ -13,18 +14,22 @@ final class ClientStream {
     final OutputStream out;
     final Runnable closer;
     final ConnectionState state;
+    /** The connection as admission and the hooks see it: addresses and the per-connection identity. */
+    final ClientConnection connection;
     private boolean responseStarted;
 
-    ClientStream(HttpInput in, OutputStream out, Runnable closer, ConnectionState state) {
+    ClientStream(HttpInput in, OutputStream out, Runnable closer, ConnectionState state,
+                 ClientConnection connection) {
         this.in = in;
         this.out = out;
         this.closer = closer;
         this.state = state;
+        this.connection = connection;
     }
 
-    /** {@return the same connection state and socket over other streams (the inside of a TLS tunnel)} */
+    /** {@return the same connection, state and socket over other streams (the inside of a TLS tunnel)} */
     ClientStream inner(HttpInput innerIn, OutputStream innerOut) {
-        return new ClientStream(innerIn, innerOut, closer, state);
+        return new ClientStream(innerIn, innerOut, closer, state, connection);
     }
 
     /** Writes a complete response (or interim response) and flushes. */

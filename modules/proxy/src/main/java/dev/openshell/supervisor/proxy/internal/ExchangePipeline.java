@@ -56,7 +56,7 @@ final class ExchangePipeline implements AutoCloseable {
             admitted = tunnel.admitted();
         } else {
             try {
-                admitted = core.admit(t.authority());
+                admitted = core.admit(t.authority(), client.connection);
             } catch (Refusal r) {
                 return answer(req, r.status(), r.error(), r.detail(), req.clientClose() || framing.hasBody());
             }
@@ -66,7 +66,7 @@ final class ExchangePipeline implements AutoCloseable {
                         t.path(), t.queryOrEmpty()),
                 lowerHeaders(req.head()), req.nominated(), admitted.endpoint(), admitted.generation(),
                 framing.kind() == BodyFraming.Kind.LENGTH ? OptionalLong.of(framing.length()) : OptionalLong.empty(),
-                framing.kind() == BodyFraming.Kind.CHUNKED, req.websocket());
+                framing.kind() == BodyFraming.Kind.CHUNKED, req.websocket(), client.connection);
         RequestPlan plan = core.plan(request);
         if (plan.admission() instanceof AdmissionDecision.Denied denied) {
             // the generation serving the request no longer admits it: nothing is read or sent upstream

@@ -34,7 +34,7 @@ final class ProxyConnection implements ServerConnection {
         HttpInput in = new HttpInput(new ReaderStream(ctx.dataReader()));
         OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter()), 16 * 1024);
         try {
-            new ProxySession(core, in, out, this::closeSocket, state).loop();
+            new ProxySession(core, in, out, this::closeSocket, state, connection()).loop();
         } catch (IOException | UncheckedIOException e) {
             // the client went away
         } finally {
@@ -43,6 +43,22 @@ final class ProxyConnection implements ServerConnection {
             } catch (IOException | UncheckedIOException ignored) {
                 // the client went away
             }
+        }
+    }
+
+    /** {@return the connection's addresses as the accepted socket reports them} */
+    private dev.openshell.supervisor.proxy.ClientConnection connection() {
+        return new dev.openshell.supervisor.proxy.ClientConnection(inet(() -> ctx.remotePeer().address()),
+                inet(() -> ctx.localPeer().address()));
+    }
+
+    private static java.util.Optional<java.net.InetSocketAddress> inet(
+            java.util.function.Supplier<java.net.SocketAddress> address) {
+        try {
+            return address.get() instanceof java.net.InetSocketAddress a && !a.isUnresolved()
+                    ? java.util.Optional.of(a) : java.util.Optional.empty();
+        } catch (RuntimeException e) {
+            return java.util.Optional.empty(); // the socket closed already
         }
     }
 

@@ -3,6 +3,7 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
+import dev.openshell.supervisor.proxy.ClientConnection;
 import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.HookResult;
@@ -116,11 +117,11 @@ public final class ProxyCore {
         return idPrefix + "-" + ids.incrementAndGet();
     }
 
-    /** L4 network policy, then SSRF (RFC 0009 order). */
-    Admitted admit(Authority authority) throws Refusal {
+    /** L4 network policy for the connection's process, then SSRF (RFC 0009 order). */
+    Admitted admit(Authority authority, ClientConnection client) throws Refusal {
         AdmissionDecision d;
         try {
-            d = admission.admit(authority.host(), authority.port());
+            d = admission.admit(authority.host(), authority.port(), client);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "network policy evaluation failed: " + e.getClass().getName());
             d = null;

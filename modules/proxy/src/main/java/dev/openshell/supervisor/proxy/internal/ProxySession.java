@@ -27,8 +27,9 @@ final class ProxySession {
     }
 
     /** A session on a client connection, outside any tunnel. */
-    ProxySession(ProxyCore core, HttpInput in, OutputStream out, Runnable closer, ConnectionState state) {
-        this(core, new ClientStream(in, out, closer, state), null);
+    ProxySession(ProxyCore core, HttpInput in, OutputStream out, Runnable closer, ConnectionState state,
+                 dev.openshell.supervisor.proxy.ClientConnection connection) {
+        this(core, new ClientStream(in, out, closer, state, connection), null);
     }
 
     /** Serves requests until the client closes, an error closes the connection, or the proxy drains. */

@@ -1,0 +1,235 @@
+package dev.openshell.supervisor.identity;
+
+import dev.openshell.supervisor.identity.Identification.Cause;
+import dev.openshell.supervisor.identity.Identification.Identified;
+import dev.openshell.supervisor.identity.Identification.IntegrityViolation;
+import dev.openshell.supervisor.identity.Identification.Unidentified;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.OptionalLong;
+
+/**
+ * Finds the process behind a TCP connection accepted by the proxy, on Linux, through {@code /proc} (OpenShell's
+ * identity binding, {@code openshell-l7-semantics.md} section 4). Works for clients on the same host or in the same
+ * network namespace as the configured entrypoint; anything else is {@link Cause#NO_SOCKET}.
+ *
+ * <p>Steps, per call:
+ * <ol>
+ *   <li>the client socket's inode: the row of {@code net/tcp} or {@code net/tcp6} whose local end is the client's
+ *       address and whose remote end is the proxy's (IPv4-mapped IPv6 equal to IPv4), in the entrypoint's namespace
+ *       ({@code /proc/<entrypoint>/net}) when one is configured, else in the supervisor's ({@code /proc/net});</li>
+ *   <li>its owners: every process with a descriptor linking to {@code socket:[inode]}, searched among the entrypoint
+ *       and its descendants first (breadth first, through {@code task/<tid>/children}, or through every process's
+ *       {@code PPid} on kernels without them) and, only when none holds it there, among every process under the root
+ *       except the excluded ones;</li>
+ *   <li>for each owner: the executable ({@code readlink exe}), its ancestors through {@code PPid} (at most
+ *       {@value #MAX_ANCESTORS}, up to the entrypoint or PID 1), and the SHA-256 of each executable, trusted on first
+ *       use per path and recomputed only when the file's size, mtime, ctime, device or inode change. The owner must
+ *       still hold the socket afterwards (a PID reused in between is not mistaken for it);</li>
+ *   <li>owners that do not run the same program (binary, hash and ancestry) make the connection ambiguous: denied.
+ *       Several owners running the same program (a fork) identify as the first found.</li>
+ * </ol>
+ * The TCP tables and the full owner search are each read once for every lookup waiting when the read starts
+ * (never from a read that started before the lookup did), so a burst of connections costs one read, not one each.
+ * A changed hash anywhere is an {@link IntegrityViolation}. Nothing is cached per connection here: the caller keeps
+ * the answer for the connection's lifetime. Command lines are never read: a script's path never identifies a process
+ * (its interpreter does). Thread-safe; calls block on file reads.
+ *
+ * <p>Owners that the supervisor may not read ({@code /proc/<pid>/fd} of another user without privilege) are not
+ * found, so run the supervisor as root or as the sandbox's user.
+ */
+public final class ProcessIdentifier {
+    /** Most ancestors walked through {@code PPid}. */
+    public static final int MAX_ANCESTORS = 64;
+
+    private final IdentityOptions options;
+    private final ProcTree tree;
+    private final BinaryTrust trust;
+    private final SharedScan scan;
+    private final boolean platform;
+
+    private ProcessIdentifier(IdentityOptions options, boolean platform) {
+        this.options = options;
+        this.tree = new ProcTree(options.procRoot());
+        this.trust = new BinaryTrust(options.maxTrustedBinaries(), options.maxBinaryBytes());
+        this.scan = new SharedScan(tree, options.entrypointPid().isPresent()
+                ? tree.dir(options.entrypointPid().getAsLong()).resolve("net") : tree.root().resolve("net"),
+                options.excludedPids());
+        this.platform = platform;
+    }
+
+    /**
+     * {@return an identifier reading {@code options.procRoot()}} On an operating system other than Linux every call
+     * answers {@link Cause#UNSUPPORTED_PLATFORM}, unless the root is not {@code /proc} (a fake tree in tests).
+     *
+     * @param options where and how to read
+     */
+    public static ProcessIdentifier create(IdentityOptions options) {
+        Objects.requireNonNull(options, "options");
+        boolean linux = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
+        boolean fake = !options.procRoot().equals(Path.of("/proc"));
+        return new ProcessIdentifier(options, (linux || fake) && Files.isDirectory(options.procRoot()));
+    }
+
+    /** {@return whether this platform can identify processes at all (Linux with {@code /proc})} */
+    public boolean available() {
+        return platform;
+    }
+
+    /** {@return the options} */
+    public IdentityOptions options() {
+        return options;
+    }
+
+    /**
+     * Identifies the process holding the client end of a connection.
+     *
+     * @param client the client's address as the proxy's accepted socket reports it (its remote address)
+     * @param proxy the proxy's address the client connected to (the accepted socket's local address)
+     * @return the identity or why there is none; never {@code null}, never throws for what {@code /proc} holds
+     */
+    public Identification identify(InetSocketAddress client, InetSocketAddress proxy) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(proxy, "proxy");
+        long started = System.nanoTime();
+        if (!platform) {
+            return new Unidentified(Cause.UNSUPPORTED_PLATFORM, "identity binding unavailable on this platform");
+        }
+        if (client.getAddress() == null || proxy.getAddress() == null) {
+            return new Unidentified(Cause.NO_SOCKET, "failed to resolve peer binary: unresolved address");
+        }
+        OptionalLong entrypoint = options.entrypointPid();
+        if (entrypoint.isPresent() && !tree.exists(entrypoint.getAsLong())) {
+            return new Unidentified(Cause.ENTRYPOINT_NOT_RUNNING, "entrypoint process " + entrypoint.getAsLong()
+                    + " is not running");
+        }
+        Long inode;
+        try {
+            inode = scan.sockets(started).get(SocketTables.key(client, proxy));
+        } catch (IOException e) {
+            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the TCP tables cannot be read ("
+                    + e.getClass().getSimpleName() + ")");
+        }
+        if (inode == null) {
+            return new Unidentified(Cause.NO_SOCKET, "failed to resolve peer binary: no TCP socket of the client in"
+                    + " the sandbox's network namespace (another host, or the client closed the connection)");
+        }
+        String target = "socket:[" + inode + "]";
+        List<Long> owners = new ArrayList<>();
+        try {
+            if (entrypoint.isPresent()) {
+                for (long pid : tree.descendants(entrypoint.getAsLong())) {
+                    if (!options.excludedPids().contains(pid) && tree.holds(pid, target)) {
+                        owners.add(pid);
+                    }
+                }
+            }
+            if (owners.isEmpty()) {
+                owners = scan.owners(started).getOrDefault(inode, List.of());
+            }
+        } catch (IOException e) {
+            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the process list cannot be read"
+                    + " (" + e.getClass().getSimpleName() + ")");
+        }
+        List<ProcessIdentity> found = new ArrayList<>();
+        String unreadable = null;
+        for (long pid : owners) {
+            Identification id = resolve(pid, target);
+            switch (id) {
+                case Identified i -> found.add(i.process());
+                case IntegrityViolation v -> {
+                    return v;
+                }
+                case Unidentified u -> {
+                    if (u.cause() == Cause.UNREADABLE) {
+                        unreadable = u.reason();
+                    }
+                }
+            }
+        }
+        if (found.isEmpty()) {
+            return unreadable != null ? new Unidentified(Cause.UNREADABLE, unreadable)
+                    : new Unidentified(Cause.NO_OWNER, "failed to resolve peer binary: no process holds the client"
+                            + " socket (the client exited)");
+        }
+        ProcessIdentity first = found.get(0);
+        long programs = found.stream().filter(p -> !p.sameProgram(first)).count();
+        if (programs > 0 || unreadable != null) {
+            return new Unidentified(Cause.AMBIGUOUS_OWNERS, "ambiguous shared socket ownership: "
+                    + (found.size() + (unreadable != null ? 1 : 0)) + " processes hold the client socket and do not"
+                    + " run the same binaries");
+        }
+        return new Identified(first);
+    }
+
+    /** Resolves one owner; {@link Cause#NO_OWNER} when it vanished or no longer holds the socket. */
+    private Identification resolve(long pid, String target) {
+        String binary;
+        BinaryTrust.Verdict verdict;
+        try {
+            binary = tree.exe(pid);
+            verdict = trust.check(binary, tree.exeLink(pid));
+        } catch (BinaryTrust.Refused e) {
+            return new Unidentified(Cause.UNREADABLE, "binary integrity check failed: " + e.getMessage());
+        } catch (java.nio.file.AccessDeniedException e) {
+            return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the executable of process "
+                    + pid + " cannot be read");
+        } catch (IOException e) {
+            return new Unidentified(Cause.NO_OWNER, "vanished");
+        }
+        if (!verdict.trusted()) {
+            return new IntegrityViolation(pid, binary, verdict.trustedSha256(), verdict.sha256());
+        }
+        List<ProcessIdentity.Ancestor> ancestors = new ArrayList<>();
+        long current = pid;
+        OptionalLong entrypoint = options.entrypointPid();
+        while (ancestors.size() < MAX_ANCESTORS && (entrypoint.isEmpty() || current != entrypoint.getAsLong())
+                && current != 1) {
+            OptionalLong parent = tree.parent(current);
+            if (parent.isEmpty()) {
+                break;
+            }
+            long ppid = parent.getAsLong();
+            String ancestor;
+            BinaryTrust.Verdict v;
+            try {
+                ancestor = tree.exe(ppid);
+                v = trust.check(ancestor, tree.exeLink(ppid));
+            } catch (BinaryTrust.Refused e) {
+                return new Unidentified(Cause.UNREADABLE, "binary integrity check failed: " + e.getMessage());
+            } catch (IOException e) {
+                break; // an ancestor that cannot be read (exited, kernel thread, no access) ends the chain
+            }
+            if (!v.trusted()) {
+                return new IntegrityViolation(ppid, ancestor, v.trustedSha256(), v.sha256());
+            }
+            ancestors.add(new ProcessIdentity.Ancestor(ppid, ancestor, v.sha256()));
+            current = ppid;
+        }
+        if (!tree.holds(pid, target)) {
+            return new Unidentified(Cause.NO_OWNER, "vanished");
+        }
+        return new Identified(new ProcessIdentity(pid, binary, verdict.sha256(), ancestors));
+    }
+
+    /** {@return how many full owner searches over every process ran so far (concurrent lookups share one)} */
+    public long fullSearches() {
+        return scan.ownerSearches();
+    }
+
+    /** {@return how many times the TCP tables were read so far (concurrent lookups share one read)} */
+    public long tableReads() {
+        return scan.tableReads();
+    }
+
+    /** {@return how many binary hashes were computed so far (each path once, again only after a change)} */
+    public long hashesComputed() {
+        return trust.hashesComputed();
+    }
+}
