@@ -1,5 +1,6 @@
 package dev.openshell.benchmarks;
 
+import dev.openshell.middleware.spi.StageResult;
 import dev.openshell.supervisor.audit.OcsfEvents;
 import dev.openshell.supervisor.audit.RequestFacts;
 import dev.openshell.supervisor.audit.StageOutcome;
@@ -28,7 +29,7 @@ public class AuditEventBenchmark {
     private final OcsfEvents events = new OcsfEvents("0.1.0", "bench-host", Clock.systemUTC());
     private final RequestFacts facts = new RequestFacts("7f3c2a9e-4b1d-4c8e-9a2f-0d6b5e1c3a7f", "POST", "https",
             "api.openai.com", 443, Optional.of("llm_apis"));
-    private final StageOutcome outcome = new StageOutcome("secrets", "openshell/regex", StageOutcome.Result.ALLOWED,
+    private final StageOutcome outcome = new StageOutcome("secrets", "openshell/regex", StageResult.ALLOWED,
             true, 123_456, Optional.empty(), true);
 
     /** {@return the records' total length, so nothing is optimised away} */

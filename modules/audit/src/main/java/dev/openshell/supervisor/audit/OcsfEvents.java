@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.StageResult;
 import dev.openshell.middleware.spi.Syntax;
 import jakarta.json.JsonObject;
 import java.time.Clock;
@@ -128,8 +129,8 @@ public final class OcsfEvents {
      * @param stage what the stage did
      */
     public JsonObject httpActivity(RequestFacts request, StageOutcome stage) {
-        boolean allowed = stage.result() == StageOutcome.Result.ALLOWED
-                || stage.result() == StageOutcome.Result.BYPASSED;
+        boolean allowed = stage.result() == StageResult.ALLOWED
+                || stage.result() == StageResult.BYPASSED;
         String method = request.method().toUpperCase(Locale.ROOT);
         int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
@@ -158,10 +159,10 @@ public final class OcsfEvents {
      * request, Medium for a {@code fail_open} bypass}
      *
      * @param request the request facts
-     * @param stage the failed stage ({@link StageOutcome.Result#FAILED_CLOSED} or {@link StageOutcome.Result#BYPASSED})
+     * @param stage the failed stage ({@link StageResult#FAILED_CLOSED} or {@link StageResult#BYPASSED})
      */
     public JsonObject stageFailure(RequestFacts request, StageOutcome stage) {
-        boolean closed = stage.result() != StageOutcome.Result.BYPASSED;
+        boolean closed = stage.result() != StageResult.BYPASSED;
         String code = stage.platformCode().map(Syntax::safeCode).orElse("middleware_failed");
         String title = closed ? "required middleware stage failed; request denied"
                 : "middleware stage bypassed (fail_open); request relayed without it";

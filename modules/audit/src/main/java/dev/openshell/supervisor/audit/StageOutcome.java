@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.StageResult;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -15,20 +16,8 @@ import java.util.Optional;
  * @param platformCode the platform failure or deny code, if any ({@code [a-z][a-z0-9_]*})
  * @param failClosed whether the stage's {@code on_error} is {@code fail_closed}
  */
-public record StageOutcome(String configKey, String bindingId, Result result, boolean transformed, long latencyNanos,
+public record StageOutcome(String configKey, String bindingId, StageResult result, boolean transformed, long latencyNanos,
                            Optional<String> platformCode, boolean failClosed) {
-    /** A stage's result. */
-    public enum Result {
-        /** The stage allowed the request (possibly transformed). */
-        ALLOWED,
-        /** The stage denied the request. */
-        DENIED,
-        /** The stage failed and its {@code fail_closed} policy denied the request. */
-        FAILED_CLOSED,
-        /** The stage failed and its {@code fail_open} policy bypassed it. */
-        BYPASSED
-    }
-
     /** @throws NullPointerException if any part is {@code null} */
     public StageOutcome {
         Objects.requireNonNull(configKey, "configKey");

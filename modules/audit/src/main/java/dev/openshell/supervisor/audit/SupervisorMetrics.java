@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.StageResult;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -81,11 +82,11 @@ public final class SupervisorMetrics {
         String decision = stage.result().name().toLowerCase(java.util.Locale.ROOT);
         stageInvocations.labelValues(stage.configKey(), stage.bindingId(), decision).inc();
         stageLatency.labelValues(stage.configKey(), stage.bindingId()).observe(stage.latencyNanos() / 1e9);
-        if (stage.result() == StageOutcome.Result.BYPASSED) {
+        if (stage.result() == StageResult.BYPASSED) {
             bypasses.labelValues(stage.configKey(), stage.bindingId()).inc();
         }
         // an allow or deny may carry the stage's own reason code (privacy_redacted): that is no failure
-        if (stage.result() == StageOutcome.Result.FAILED_CLOSED || stage.result() == StageOutcome.Result.BYPASSED) {
+        if (stage.result() == StageResult.FAILED_CLOSED || stage.result() == StageResult.BYPASSED) {
             stage.platformCode().ifPresent(this::failure);
         }
     }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.StageResult;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import jakarta.json.Json;
@@ -61,7 +62,7 @@ class JsonLinePropertyTest {
     void everyEventKindRoundTrips() {
         OcsfEvents events = new OcsfEvents("0.1.0", "host \"quoted\"", Clock.systemUTC());
         RequestFacts r = new RequestFacts("req-1", "POST", "https", "api.example.com", 443, Optional.of("p"));
-        StageOutcome s = new StageOutcome("secrets", "openshell/regex", StageOutcome.Result.FAILED_CLOSED, false,
+        StageOutcome s = new StageOutcome("secrets", "openshell/regex", StageResult.FAILED_CLOSED, false,
                 1_000, Optional.of("stage_timeout"), true);
         for (JsonObject e : List.of(events.httpActivity(r, s), events.stageFailure(r, s),
                 events.uninspectable(r, List.of("a", "b"), true, "body_over_capacity"),

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.StageResult;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -27,18 +28,18 @@ class OcsfEventsTest {
     private static final RequestFacts REQUEST = new RequestFacts("req-1", "POST", "https", "api.openai.com", 443,
             Optional.of("openai"));
 
-    private static StageOutcome stage(StageOutcome.Result result) {
-        return new StageOutcome("secrets", "openshell/regex", result, result == StageOutcome.Result.ALLOWED,
-                1_500_000, result == StageOutcome.Result.ALLOWED ? Optional.empty()
-                : Optional.of("middleware_timeout"), result != StageOutcome.Result.BYPASSED);
+    private static StageOutcome stage(StageResult result) {
+        return new StageOutcome("secrets", "openshell/regex", result, result == StageResult.ALLOWED,
+                1_500_000, result == StageResult.ALLOWED ? Optional.empty()
+                : Optional.of("middleware_timeout"), result != StageResult.BYPASSED);
     }
 
     @ParameterizedTest
-    @EnumSource(StageOutcome.Result.class)
-    void httpActivityForEveryStageResult(StageOutcome.Result result) {
+    @EnumSource(StageResult.class)
+    void httpActivityForEveryStageResult(StageResult result) {
         JsonObject e = EVENTS.httpActivity(REQUEST, stage(result));
         SCHEMA.validate("http_activity", e);
-        boolean allowed = result == StageOutcome.Result.ALLOWED || result == StageOutcome.Result.BYPASSED;
+        boolean allowed = result == StageResult.ALLOWED || result == StageResult.BYPASSED;
         assertEquals(allowed ? 1 : 3, e.getInt("severity_id"), "Informational for allow, Medium for deny");
         assertEquals(400206, e.getJsonNumber("type_uid").longValue());
         JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
@@ -51,7 +52,7 @@ class OcsfEventsTest {
     void eventUidsAreDistinctVersion4Uuids() {
         java.util.Set<String> seen = new java.util.HashSet<>();
         for (int i = 0; i < 1000; i++) {
-            JsonObject e = EVENTS.httpActivity(REQUEST, stage(StageOutcome.Result.ALLOWED));
+            JsonObject e = EVENTS.httpActivity(REQUEST, stage(StageResult.ALLOWED));
             String uid = e.getJsonObject("metadata").getString("uid");
             java.util.UUID u = java.util.UUID.fromString(uid);
             assertEquals(4, u.version(), uid);
@@ -66,15 +67,15 @@ class OcsfEventsTest {
     @Test
     void unknownMethodsAreOther() {
         JsonObject e = EVENTS.httpActivity(new RequestFacts("r", "PROPFIND", "http", "h", 80, Optional.empty()),
-                stage(StageOutcome.Result.ALLOWED));
+                stage(StageResult.ALLOWED));
         SCHEMA.validate("http_activity", e);
         assertEquals(99, e.getInt("activity_id"));
     }
 
     static Stream<Arguments> findings() {
         return Stream.of(
-                Arguments.of("fail_closed failure", EVENTS.stageFailure(REQUEST, stage(StageOutcome.Result.FAILED_CLOSED)), 4),
-                Arguments.of("fail_open bypass", EVENTS.stageFailure(REQUEST, stage(StageOutcome.Result.BYPASSED)), 3),
+                Arguments.of("fail_closed failure", EVENTS.stageFailure(REQUEST, stage(StageResult.FAILED_CLOSED)), 4),
+                Arguments.of("fail_open bypass", EVENTS.stageFailure(REQUEST, stage(StageResult.BYPASSED)), 3),
                 Arguments.of("uninspectable, denied", EVENTS.uninspectable(REQUEST, List.of("a", "b"), true,
                         "body_over_capacity"), 4),
                 Arguments.of("uninspectable, relayed", EVENTS.uninspectable(REQUEST, List.of("a"), false,
@@ -159,7 +160,7 @@ class OcsfEventsTest {
 
     @Test
     void theValidatorRejectsWhatTheSchemaForbids() {
-        JsonObject good = EVENTS.httpActivity(REQUEST, stage(StageOutcome.Result.ALLOWED));
+        JsonObject good = EVENTS.httpActivity(REQUEST, stage(StageResult.ALLOWED));
         assertThrows(AssertionError.class, () -> SCHEMA.validate("http_activity",
                 Json.createObjectBuilder(good).remove("metadata").build()), "missing required attribute");
         assertThrows(AssertionError.class, () -> SCHEMA.validate("http_activity",

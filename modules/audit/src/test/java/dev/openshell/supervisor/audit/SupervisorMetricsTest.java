@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.StageResult;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,13 +14,13 @@ class SupervisorMetricsTest {
         m.request("admitted");
         m.request("admitted");
         m.request("denied_network");
-        m.stage(new StageOutcome("secrets", "openshell/regex", StageOutcome.Result.ALLOWED, true, 2_000_000,
+        m.stage(new StageOutcome("secrets", "openshell/regex", StageResult.ALLOWED, true, 2_000_000,
                 Optional.empty(), true));
-        m.stage(new StageOutcome("trace", "acme/trace", StageOutcome.Result.BYPASSED, false, 600_000_000,
+        m.stage(new StageOutcome("trace", "acme/trace", StageResult.BYPASSED, false, 600_000_000,
                 Optional.of("middleware_timeout"), false));
-        m.stage(new StageOutcome("privacy", "examples/privacy-guard", StageOutcome.Result.ALLOWED, true, 1_000_000,
+        m.stage(new StageOutcome("privacy", "examples/privacy-guard", StageResult.ALLOWED, true, 1_000_000,
                 Optional.of("privacy_redacted"), true));
-        m.stage(new StageOutcome("strict", "openshell/regex", StageOutcome.Result.DENIED, false, 1_000_000,
+        m.stage(new StageOutcome("strict", "openshell/regex", StageResult.DENIED, false, 1_000_000,
                 Optional.of("secret_detected"), true));
         m.bodyBuffered(2048);
         m.serviceUp("anonymizer", false);

@@ -9,7 +9,7 @@ import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.RegisteredBinding;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.chain.ChainSelector;
-import dev.openshell.supervisor.engine.chain.OnError;
+import dev.openshell.middleware.spi.OnError;
 import dev.openshell.supervisor.engine.chain.Provenance;
 import dev.openshell.supervisor.engine.chain.StageSpec;
 import dev.openshell.supervisor.engine.credentials.Credential;
@@ -229,8 +229,7 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
             Provenance provenance = rb.origin().kind() == ProviderOrigin.Kind.BUILT_IN ? Provenance.BUILT_IN
                     : Provenance.THIRD_PARTY;
             (postCredentials ? post : specs).add(new StageSpec(c.key(), c.middleware(), rb.provider(), provenance, c.order(),
-                    c.onError() == dev.openshell.supervisor.policy.OnError.FAIL_OPEN ? OnError.FAIL_OPEN
-                            : OnError.FAIL_CLOSED, (int) limits.maxBodyBytes(), limits.timeoutMillis(), c.config(),
+                    c.onError(), (int) limits.maxBodyBytes(), limits.timeoutMillis(), c.config(),
                     c::selects));
         }
         return new Stages(specs, List.copyOf(post));

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
+import dev.openshell.middleware.spi.StageResult;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HttpHeader;
@@ -18,7 +19,7 @@ import dev.openshell.supervisor.engine.chain.ChainRequest;
 import dev.openshell.supervisor.engine.chain.ChainResult;
 import dev.openshell.supervisor.engine.chain.DenyResponse;
 import dev.openshell.supervisor.engine.chain.HeaderRules;
-import dev.openshell.supervisor.engine.chain.OnError;
+import dev.openshell.middleware.spi.OnError;
 import dev.openshell.supervisor.engine.chain.RecheckRecord;
 import dev.openshell.supervisor.engine.chain.StageRecord;
 import dev.openshell.supervisor.engine.chain.StageSpec;
@@ -333,14 +334,8 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
 
     private void record(RequestFacts facts, List<StageRecord> stages) {
         for (StageRecord r : stages) {
-            StageOutcome.Result result = switch (r.outcome()) {
-                case ALLOWED -> StageOutcome.Result.ALLOWED;
-                case DENIED -> StageOutcome.Result.DENIED;
-                case FAILED_CLOSED -> StageOutcome.Result.FAILED_CLOSED;
-                case BYPASSED -> StageOutcome.Result.BYPASSED;
-            };
             Optional<String> code = r.failure().map(f -> f.code()).or(() -> r.reasonCode());
-            emitStage(facts, new StageOutcome(r.configKey(), r.bindingId().value(), result, r.transformed(),
+            emitStage(facts, new StageOutcome(r.configKey(), r.bindingId().value(), r.outcome(), r.transformed(),
                     r.latencyNanos(), code.map(SupervisorHook::safeCode), r.onError() == OnError.FAIL_CLOSED),
                     r.findings());
         }
@@ -348,7 +343,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
 
     private void emitStage(RequestFacts facts, StageOutcome o, List<Finding> findings) {
         audit.emit(events.httpActivity(facts, o));
-        if (o.result() == StageOutcome.Result.FAILED_CLOSED || o.result() == StageOutcome.Result.BYPASSED) {
+        if (o.result() == StageResult.FAILED_CLOSED || o.result() == StageResult.BYPASSED) {
             audit.emit(events.stageFailure(facts, o));
         }
         for (Finding f : findings) {

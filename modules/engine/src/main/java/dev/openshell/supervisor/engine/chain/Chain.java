@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.OnError;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.Syntax;
@@ -128,11 +130,11 @@ public final class Chain {
             StageSpec s = p.spec();
             if (s.onError() == OnError.FAIL_CLOSED) {
                 firstClosed = firstClosed == null ? s : firstClosed;
-                closed.add(record(s, StageOutcome.FAILED_CLOSED, failure, List.of()));
+                closed.add(record(s, StageResult.FAILED_CLOSED, failure, List.of()));
             } else {
                 Finding bypass = new Finding(PlatformCodes.FINDING_UNINSPECTABLE_BYPASS,
                         "uninspectable request relayed without middleware " + s.bindingId(), 1, "", "medium");
-                open.add(record(s, StageOutcome.BYPASSED, failure, List.of(bypass)));
+                open.add(record(s, StageResult.BYPASSED, failure, List.of(bypass)));
             }
         }
         if (firstClosed == null) {
@@ -143,7 +145,7 @@ public final class Chain {
                 closed);
     }
 
-    private static StageRecord record(StageSpec s, StageOutcome outcome, StageFailure failure,
+    private static StageRecord record(StageSpec s, StageResult outcome, StageFailure failure,
                                       List<Finding> findings) {
         return new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(), outcome, Optional.empty(),
                 Optional.empty(), false, false, 0, Optional.of(failure), findings);

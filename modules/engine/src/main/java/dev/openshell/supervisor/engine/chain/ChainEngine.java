@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.OnError;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.EnvelopeLimits;
@@ -223,14 +225,14 @@ public final class ChainEngine {
             long latency = nanoClock.getAsLong() - start;
             if (attempt instanceof Attempt.Failed f) {
                 if (f.interrupted() || s.onError() == OnError.FAIL_CLOSED) {
-                    records.add(failedRecord(s, StageOutcome.FAILED_CLOSED, latency, f.failure(), List.of()));
+                    records.add(failedRecord(s, StageResult.FAILED_CLOSED, latency, f.failure(), List.of()));
                     outcome = new ChainOutcome.Deny(DenyResponse.forStage(DenyResponse.MIDDLEWARE_FAILED,
                             DenyResponse.MIDDLEWARE_FAILED + ": " + f.failure().message(), s, f.failure().code()));
                     return false;
                 }
                 Finding bypass = new Finding(PlatformCodes.FINDING_BYPASS, "middleware " + s.bindingId()
                         + " bypassed after " + f.failure().category().words(), 1, "", "medium");
-                records.add(failedRecord(s, StageOutcome.BYPASSED, latency, f.failure(), List.of(bypass)));
+                records.add(failedRecord(s, StageResult.BYPASSED, latency, f.failure(), List.of(bypass)));
                 return true;
             }
             Attempt.Accepted a = (Attempt.Accepted) attempt;
@@ -239,7 +241,7 @@ public final class ChainEngine {
             List<Finding> findings = s.trusted() ? r.findings() : sanitize(s, r.findings());
             if (r.decision() == Decision.DENY) {
                 records.add(new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(),
-                        StageOutcome.DENIED, Optional.of(Decision.DENY), r.reasonCode(), false, false, latency,
+                        StageResult.DENIED, Optional.of(Decision.DENY), r.reasonCode(), false, false, latency,
                         Optional.empty(), findings));
                 String detail = s.trusted() && !r.reason().isBlank() ? SafeText.safeReason(r.reason())
                         : "request denied by middleware " + s.bindingId();
@@ -257,7 +259,7 @@ public final class ChainEngine {
                 body = r.body().get();
             }
             records.add(new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(),
-                    StageOutcome.ALLOWED, Optional.of(Decision.ALLOW), r.reasonCode(), replaced, mutated, latency,
+                    StageResult.ALLOWED, Optional.of(Decision.ALLOW), r.reasonCode(), replaced, mutated, latency,
                     Optional.empty(), findings));
             return !replaced || recheck(s);
         }
@@ -515,7 +517,7 @@ public final class ChainEngine {
         return new StageFailure(category, code, s.trusted() ? SafeText.safeReason(text) : code);
     }
 
-    private static StageRecord failedRecord(StageSpec s, StageOutcome outcome, long latency, StageFailure failure,
+    private static StageRecord failedRecord(StageSpec s, StageResult outcome, long latency, StageFailure failure,
                                             List<Finding> findings) {
         return new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(), outcome, Optional.empty(),
                 Optional.empty(), false, false, latency, Optional.of(failure), findings);

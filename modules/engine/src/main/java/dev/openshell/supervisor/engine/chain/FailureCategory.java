@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.OnError;
+
 /**
  * The platform-owned kinds of stage failure (RFC 0009, "Failure behavior": "Middleware errors, timeouts, malformed
  * responses, and over-cap bodies use on_error"). Every failure follows the stage's {@link OnError}.

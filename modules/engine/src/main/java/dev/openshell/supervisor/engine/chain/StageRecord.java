@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.OnError;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.Finding;
@@ -28,12 +30,12 @@ import java.util.Optional;
  * @param headersMutated whether the stage's header mutations were accepted and changed the header list
  * @param latencyNanos time from the start of the stage's input checks to the end of result validation, in
  *     nanoseconds (body-aware policy re-checks are not included)
- * @param failure why the stage failed; present exactly when {@code outcome} is {@link StageOutcome#FAILED_CLOSED} or
- *     {@link StageOutcome#BYPASSED}
+ * @param failure why the stage failed; present exactly when {@code outcome} is {@link StageResult#FAILED_CLOSED} or
+ *     {@link StageResult#BYPASSED}
  * @param findings the accepted findings (at most 32), plus the engine's bypass finding when bypassed; unmodifiable
  */
 public record StageRecord(String configKey, BindingId bindingId, Provenance provenance, OnError onError,
-                          StageOutcome outcome, Optional<Decision> decision, Optional<String> reasonCode,
+                          StageResult outcome, Optional<Decision> decision, Optional<String> reasonCode,
                           boolean bodyReplaced, boolean headersMutated, long latencyNanos,
                           Optional<StageFailure> failure, List<Finding> findings) {
     /**
@@ -50,7 +52,7 @@ public record StageRecord(String configKey, BindingId bindingId, Provenance prov
         Objects.requireNonNull(reasonCode, "reasonCode");
         Objects.requireNonNull(failure, "failure");
         findings = List.copyOf(findings);
-        boolean failed = outcome == StageOutcome.FAILED_CLOSED || outcome == StageOutcome.BYPASSED;
+        boolean failed = outcome == StageResult.FAILED_CLOSED || outcome == StageResult.BYPASSED;
         if (failed != failure.isPresent()) {
             throw new IllegalArgumentException("a failure is recorded exactly for failed stages");
         }
@@ -58,7 +60,7 @@ public record StageRecord(String configKey, BindingId bindingId, Provenance prov
 
     /** {@return whether the stage was bypassed after a {@code fail_open} failure} */
     public boolean bypassed() {
-        return outcome == StageOutcome.BYPASSED;
+        return outcome == StageResult.BYPASSED;
     }
 
     /** {@return whether the stage's transformation (body or headers) was accepted} */

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
 import java.util.List;
 import java.util.Objects;
 
@@ -16,7 +17,7 @@ public sealed interface UninspectableVerdict {
      * A matching stage is {@code fail_closed}: deny.
      *
      * @param response the 403, naming the first {@code fail_closed} stage in order
-     * @param stages a {@link StageOutcome#FAILED_CLOSED} record for every {@code fail_closed} stage
+     * @param stages a {@link StageResult#FAILED_CLOSED} record for every {@code fail_closed} stage
      */
     record Deny(DenyResponse response, List<StageRecord> stages) implements UninspectableVerdict {
         /** @throws NullPointerException if any part is {@code null} */
@@ -29,7 +30,7 @@ public sealed interface UninspectableVerdict {
     /**
      * Every matching stage is {@code fail_open}: relay the request unchanged.
      *
-     * @param stages a {@link StageOutcome#BYPASSED} record for every stage, each with an
+     * @param stages a {@link StageResult#BYPASSED} record for every stage, each with an
      *     {@value PlatformCodes#FINDING_UNINSPECTABLE_BYPASS} finding
      */
     record Relay(List<StageRecord> stages) implements UninspectableVerdict {

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
 import static dev.openshell.supervisor.engine.chain.Stages.chain;
 import static dev.openshell.supervisor.engine.chain.Stages.provider;
 import static dev.openshell.supervisor.engine.chain.Stages.request;
@@ -138,7 +139,7 @@ class ChainEngineTest {
         assertEquals("secret_detected", deny.reasonCode());
         assertEquals("regex", deny.configKey().orElseThrow());
         StageRecord r = result.stages().getFirst();
-        assertEquals(StageOutcome.DENIED, r.outcome());
+        assertEquals(StageResult.DENIED, r.outcome());
         assertEquals(Decision.DENY, r.decision().orElseThrow());
         assertFalse(r.bodyReplaced());
         assertEquals(List.of(Finding.of("secret.openai_api_key", "OpenAI API key", 2)), r.findings());
@@ -342,7 +343,7 @@ class ChainEngineTest {
             never.countDown();
         }
         assertEquals("chain_interrupted", result.get().denial().orElseThrow().reasonCode());
-        assertEquals(StageOutcome.FAILED_CLOSED, result.get().stages().getFirst().outcome());
+        assertEquals(StageResult.FAILED_CLOSED, result.get().stages().getFirst().outcome());
         assertTrue(stillInterrupted.get());
     }
 
@@ -409,7 +410,7 @@ class ChainEngineTest {
         assertTrue(result.bypassed());
         assertEquals(1, later.calls());
         StageRecord r = result.stages().getFirst();
-        assertEquals(StageOutcome.BYPASSED, r.outcome());
+        assertEquals(StageResult.BYPASSED, r.outcome());
         Finding f = r.findings().getFirst();
         assertEquals("openshell.middleware.bypass", f.type());
         assertEquals("middleware openshell/test bypassed after invalid result", f.label());

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
 import static dev.openshell.supervisor.engine.chain.Stages.chain;
 import static dev.openshell.supervisor.engine.chain.Stages.provider;
 import static dev.openshell.supervisor.engine.chain.Stages.spec;
@@ -49,7 +50,7 @@ class EnvelopeLimitsTest {
     }
 
     private static void accepted(ChainResult r) {
-        assertTrue(r.forwarded() || r.stages().getFirst().outcome() == StageOutcome.DENIED,
+        assertTrue(r.forwarded() || r.stages().getFirst().outcome() == StageResult.DENIED,
                 () -> "expected acceptance, got " + r.stages());
         assertTrue(r.stages().getFirst().failure().isEmpty(), () -> "unexpected " + r.stages().getFirst().failure());
     }

@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.OnError;
 import static dev.openshell.supervisor.engine.chain.Stages.chain;
 import static dev.openshell.supervisor.engine.chain.Stages.provider;
 import static dev.openshell.supervisor.engine.chain.Stages.spec;
@@ -116,7 +118,7 @@ class FailurePolicyTest {
         assertFalse(record.transformed());
         assertTrue(result.metadata().isEmpty(), "a failed result's metadata is not kept");
         if (onError == OnError.FAIL_CLOSED) {
-            assertEquals(StageOutcome.FAILED_CLOSED, record.outcome());
+            assertEquals(StageResult.FAILED_CLOSED, record.outcome());
             assertEquals(0, later.calls());
             DenyResponse deny = result.denial().orElseThrow();
             assertEquals("middleware_failed", deny.error());
@@ -124,7 +126,7 @@ class FailurePolicyTest {
             assertEquals("failing", deny.configKey().orElseThrow());
             assertEquals(List.of(), record.findings());
         } else {
-            assertEquals(StageOutcome.BYPASSED, record.outcome());
+            assertEquals(StageResult.BYPASSED, record.outcome());
             assertTrue(result.forwarded());
             assertEquals(1, later.calls());
             assertEquals("orig", later.seen.getFirst().body().utf8().orElseThrow());

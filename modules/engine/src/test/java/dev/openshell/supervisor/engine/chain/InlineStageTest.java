@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.OnError;
 import static dev.openshell.supervisor.engine.chain.Stages.chain;
 import static dev.openshell.supervisor.engine.chain.Stages.provider;
 import static dev.openshell.supervisor.engine.chain.Stages.request;
@@ -57,7 +59,7 @@ class InlineStageTest {
         ChainResult result = engine.run(chain(spec("slow", 1, slow).open().timeout(10).build(),
                 spec("later", 2, later).build()), request("original"));
         StageRecord r = result.stages().getFirst();
-        assertEquals(StageOutcome.BYPASSED, r.outcome());
+        assertEquals(StageResult.BYPASSED, r.outcome());
         assertEquals(FailureCategory.TIMEOUT, r.failure().orElseThrow().category());
         assertEquals("stage_timeout", r.failure().orElseThrow().code());
         assertEquals("original", later.seen.getFirst().body().utf8().orElseThrow(), "the late body is not used");
@@ -89,7 +91,7 @@ class InlineStageTest {
         assertEquals("body_not_utf8", result.denial().orElseThrow().reasonCode());
         ChainResult open = inline.run(chain(spec("k", 1, throwing).open().build()), request("x"));
         assertTrue(open.forwarded());
-        assertEquals(StageOutcome.BYPASSED, open.stages().getFirst().outcome());
+        assertEquals(StageResult.BYPASSED, open.stages().getFirst().outcome());
 
         Stages.Scripted oom = provider(e -> {
             throw new OutOfMemoryError("stage ran out");
@@ -113,7 +115,7 @@ class InlineStageTest {
         });
         caller.join();
         assertEquals("chain_interrupted", result.get().denial().orElseThrow().reasonCode());
-        assertEquals(StageOutcome.FAILED_CLOSED, result.get().stages().getFirst().outcome());
+        assertEquals(StageResult.FAILED_CLOSED, result.get().stages().getFirst().outcome());
         assertTrue(stillInterrupted.get());
         assertEquals(0, never.calls());
 

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -114,7 +115,7 @@ class PostCredentialsTest {
                 "no hop-by-hop, framing, expectation or Connection-nominated line reaches the stage");
         assertEquals(new HttpHeader("X-Signature", "sig"), result.headers().get(result.headers().size() - 1));
         StageRecord record = result.stages().get(0);
-        assertEquals(StageOutcome.ALLOWED, record.outcome());
+        assertEquals(StageResult.ALLOWED, record.outcome());
         assertTrue(record.headersMutated());
         assertEquals("sign", record.configKey());
     }
@@ -150,7 +151,7 @@ class PostCredentialsTest {
             DenyResponse deny = closed.denial().orElseThrow(() -> new AssertionError("forwarded"));
             assertEquals(DenyResponse.MIDDLEWARE_FAILED, deny.error());
             assertEquals(codes.get(i), deny.reasonCode(), "script " + i);
-            assertEquals(StageOutcome.FAILED_CLOSED, closed.stages().get(0).outcome());
+            assertEquals(StageResult.FAILED_CLOSED, closed.stages().get(0).outcome());
 
             ChainResult open = run(new Signer(scripts.get(i)), true, REQUEST);
             assertTrue(open.forwarded(), "fail_open forwards as the stage received it");

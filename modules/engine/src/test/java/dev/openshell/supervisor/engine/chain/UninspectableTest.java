@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.StageResult;
 import static dev.openshell.supervisor.engine.chain.Stages.chain;
 import static dev.openshell.supervisor.engine.chain.Stages.spec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -21,7 +22,7 @@ class UninspectableTest {
         UninspectableVerdict.Relay relay = assertInstanceOf(UninspectableVerdict.Relay.class, v);
         assertEquals(List.of("a", "b"), relay.stages().stream().map(StageRecord::configKey).toList());
         for (StageRecord r : relay.stages()) {
-            assertEquals(StageOutcome.BYPASSED, r.outcome());
+            assertEquals(StageResult.BYPASSED, r.outcome());
             assertEquals(FailureCategory.UNINSPECTABLE, r.failure().orElseThrow().category());
             assertEquals("body_over_capacity", r.failure().orElseThrow().code());
             assertEquals(List.of(PlatformCodes.FINDING_UNINSPECTABLE_BYPASS),
@@ -40,7 +41,7 @@ class UninspectableTest {
                 + "\"reason_code\":\"compressed_body\"}", deny.response().toJson());
         assertEquals(List.of("required", "also-required"),
                 deny.stages().stream().map(StageRecord::configKey).toList());
-        assertEquals(List.of(StageOutcome.FAILED_CLOSED, StageOutcome.FAILED_CLOSED),
+        assertEquals(List.of(StageResult.FAILED_CLOSED, StageResult.FAILED_CLOSED),
                 deny.stages().stream().map(StageRecord::outcome).toList());
     }
 
