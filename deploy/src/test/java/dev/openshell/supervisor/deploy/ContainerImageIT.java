@@ -80,8 +80,13 @@ class ContainerImageIT {
         assertEquals(65532, Files.getAttribute(rootfs.resolve("var/lib/supervisor"), "unix:uid"));
 
         // no network namespace of the host's, its own /proc; the image's user, as its configuration says
+        // a container runtime provides /dev; here the host's /dev/null is bind-mounted inside the new mount
+        // namespace (the launcher redirects to it)
+        Files.createFile(rootfs.resolve("dev/null"));
         List<String> jail = List.of("unshare", "--net", "--mount", "--pid", "--fork",
-                "--mount-proc=" + rootfs.resolve("proc"), "chroot", "--userspec=65532:65532", rootfs.toString());
+                "--mount-proc=" + rootfs.resolve("proc"), "sh", "-ec",
+                "mount --bind /dev/null \"$0/dev/null\"; exec chroot --userspec=65532:65532 \"$0\" \"$@\"",
+                rootfs.toString());
         List<String> version = new ArrayList<>(jail);
         version.addAll(List.of("/opt/supervisor/bin/supervisor", "--version"));
         assertTrue(run(version).startsWith("supervisor " + VERSION + " "), "bin/supervisor --version");
