@@ -3,6 +3,8 @@
 #   ./dev.sh demo      build the runtime image (tests skipped) and run the main job (supervisor demo)
 #   ./dev.sh test      run the whole test suite (unit, property, integration)
 #   ./dev.sh build     build the runtime image only (jlink/target/image)
+#   ./dev.sh container [--base REF]  build the image, then its OCI archive jlink/target/oci/supervisor.tar (umoci;
+#                      REF: a skopeo base image reference, default assembled from Debian packages; docs/deployment.md)
 #   ./dev.sh goldens   rewrite module-info-docs/*.describe.txt from the built JARs (review the diff!)
 #   ./dev.sh mvn ARGS  run the Maven wrapper with the JDK found
 set -euo pipefail
@@ -34,6 +36,16 @@ case "$cmd" in
   build)
     build_image "$@"
     ;;
+  container)
+    base=()
+    if [ "${1:-}" = --base ]; then
+      [ $# -ge 2 ] || { echo "usage: ./dev.sh container [--base REF] [MAVEN ARGS]" >&2; exit 2; }
+      base=("-Dcontainer.base=$2")
+      shift 2
+    fi
+    build_image -Pcontainer ${base[@]+"${base[@]}"} "$@"
+    echo "==> OCI archive: jlink/target/oci/supervisor.tar (skopeo inspect oci-archive:jlink/target/oci/supervisor.tar)"
+    ;;
   goldens)
     "${mvn[@]}" -q verify -Dgoldens.update=true -Dit.test=ModuleDescriptorGoldenIT -Dtest=none \
       -Dsurefire.failIfNoSpecifiedTests=false "$@"
@@ -43,7 +55,7 @@ case "$cmd" in
     "${mvn[@]}" "$@"
     ;;
   help|-h|--help)
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     ;;
   *)
     echo "unknown command: $cmd (try ./dev.sh help)" >&2
