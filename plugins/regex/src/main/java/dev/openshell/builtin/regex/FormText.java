@@ -25,7 +25,11 @@ final class FormText {
     static TextView view(ByteBuffer input, boolean utf8) throws Undecodable {
         int n = input.limit();
         int i = 0;
-        while (i < n && input.get(i) != '%' && input.get(i) != '+') {
+        while (true) {
+            i = JsonText.skipTo(input, i, n, 0x2525_2525_2525_2525L, 0x2b2b_2b2b_2b2b_2b2bL);
+            if (i >= n || input.get(i) == '%' || input.get(i) == '+') {
+                break;
+            }
             i++;
         }
         if (i == n) {

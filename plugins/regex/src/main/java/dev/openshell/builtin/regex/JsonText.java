@@ -2,6 +2,7 @@ package dev.openshell.builtin.regex;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * The JSON layer (RFC 8259): the text a JSON parser reads is the document with every string escape decoded.
@@ -67,7 +68,8 @@ final class JsonText {
      * @return whether any string holds an escape
      * @throws Undecodable if the document is not JSON
      */
-    static boolean check(ByteBuffer b, boolean sequence) throws Undecodable {
+    static boolean check(ByteBuffer input, boolean sequence) throws Undecodable {
+        ByteBuffer b = input.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int n = b.limit();
         byte[] stack = new byte[16];
         int depth = 0;
@@ -171,6 +173,10 @@ final class JsonText {
         boolean escaped = false;
         int j = i + 1;
         while (j < n) {
+            j = skipTo(b, j, n, QUOTES, BACKSLASHES);
+            if (j >= n) {
+                break;
+            }
             int c = b.get(j);
             if (c == '"') {
                 return escaped ? -(j + 1L) : j + 1L;
@@ -329,21 +335,48 @@ final class JsonText {
         return hex4(b, i);
     }
 
+    private static final long ONES = 0x0101_0101_0101_0101L;
+    private static final long HIGHS = 0x8080_8080_8080_8080L;
+    private static final long QUOTES = 0x2222_2222_2222_2222L;
+    private static final long BACKSLASHES = 0x5c5c_5c5c_5c5c_5c5cL;
+
+    /**
+     * {@return the first index at or after {@code j} of an 8-byte word holding one of two bytes (given repeated in
+     * {@code a} and {@code z}), or where fewer than 8 bytes remain} The caller finishes byte by byte.
+     */
+    static int skipTo(ByteBuffer littleEndian, int j, int n, long a, long z) {
+        while (j + 8 <= n) {
+            long w = littleEndian.getLong(j);
+            long x = w ^ a;
+            long y = w ^ z;
+            if (((((x - ONES) & ~x) | ((y - ONES) & ~y)) & HIGHS) != 0) {
+                return j;
+            }
+            j += 8;
+        }
+        return j;
+    }
+
     private static int utf8Length(int cp) {
         return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
     }
 
-    private static ByteBuffer decode(ByteBuffer b) {
+    private static ByteBuffer decode(ByteBuffer input) {
+        ByteBuffer b = input.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int n = b.limit();
         byte[] out = new byte[n];
         int o = 0;
         int i = 0;
         while (i < n) {
-            byte c = b.get(i);
-            if (c != '\\') {
-                out[o++] = c;
-                i++;
-                continue;
+            int run = skipTo(b, i, n, BACKSLASHES, BACKSLASHES);
+            while (run < n && b.get(run) != '\\') {
+                run++;
+            }
+            b.get(i, out, o, run - i);
+            o += run - i;
+            i = run;
+            if (i >= n) {
+                break;
             }
             long e = escape(b, i);
             int cp = (int) (e >>> 8);
