@@ -100,7 +100,12 @@ public final class OcsfEvents {
         /** A sandbox policy was validated. */
         POLICY_VALIDATION("policy validation"),
         /** A registration uses plaintext gRPC under {@code allow_insecure = true}. */
-        INSECURE_REGISTRATION("insecure middleware registration");
+        INSECURE_REGISTRATION("insecure middleware registration"),
+        /**
+         * A policy endpoint says {@code upgrades: allow_uninspected}: the bytes after a protocol upgrade to it are
+         * relayed without middleware inspection, even under a {@code fail_closed} chain.
+         */
+        UNINSPECTED_UPGRADES("uninspected upgrades allowed");
 
         private final String title;
 
@@ -222,7 +227,7 @@ public final class OcsfEvents {
      * @param detail a supervisor-owned explanation, passed through {@link #safeText}
      */
     public JsonObject configChange(ConfigChange change, boolean success, String subject, String detail) {
-        boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION;
+        boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION || change == ConfigChange.UNINSPECTED_UPGRADES;
         Severity sev = atRisk ? Severity.MEDIUM : success ? Severity.INFORMATIONAL : Severity.HIGH;
         JsonText e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
                 "Device Config State Change", 1, "Log", sev);

@@ -39,7 +39,8 @@ final class PolicyAdmission implements NetworkAdmission {
                     allowed.add(CidrBlock.parse(r.toString()));
                 }
                 EndpointFacts facts = new EndpointFacts(p.key(), e.tls() == TlsMode.SKIP, allowed,
-                        e.protocol().map(pr -> pr.toString().toLowerCase(Locale.ROOT).replace('_', '-')));
+                        e.protocol().map(pr -> pr.toString().toLowerCase(Locale.ROOT).replace('_', '-')),
+                        e.upgradesAllowed());
                 list.add(new Entry(p, e, facts));
             }
         }

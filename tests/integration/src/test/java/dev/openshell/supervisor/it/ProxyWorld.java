@@ -30,6 +30,8 @@ import javax.net.ssl.TrustManagerFactory;
  *   <li>{@value #PLAIN}: allowed, no middleware (plain and HTTPS ports);</li>
  *   <li>{@value #DENY}: {@code openshell/regex} in deny mode, fail_closed;</li>
  *   <li>{@value #REGEX_OPEN}: {@code openshell/regex} in redact mode, fail_open;</li>
+ *   <li>{@value #WS_OPT_IN}: {@code openshell/regex} in redact mode, fail_closed, on an endpoint with
+ *       {@code upgrades: allow_uninspected};</li>
  *   <li>{@value #OPEN}: {@code examples/tagger} (64 KiB body limit), fail_open;</li>
  *   <li>{@value #CLOSED}: {@code examples/tagger}, fail_closed;</li>
  *   <li>{@value #SKIP}: HTTPS port, {@code tls: skip};</li>
@@ -45,6 +47,7 @@ final class ProxyWorld implements AutoCloseable {
     static final String PLAIN = "plain.test";
     static final String DENY = "deny.test";
     static final String REGEX_OPEN = "regex-open.test";
+    static final String WS_OPT_IN = "ws-opt-in.test";
     static final String OPEN = "open.test";
     static final String CLOSED = "closed.test";
     static final String SKIP = "skip.test";
@@ -53,7 +56,7 @@ final class ProxyWorld implements AutoCloseable {
     static final String GUARDED = "pg.test";
     static final String GUARDED_OPEN = "pg-open.test";
     static final List<String> LOOPBACK_HOSTS = List.of(REDACT, PLAIN, DENY, OPEN, CLOSED, SKIP, DENIED, GUARDED,
-            GUARDED_OPEN, REGEX_OPEN);
+            GUARDED_OPEN, REGEX_OPEN, WS_OPT_IN);
     /** The example third-party plugin's body limit (bytes). */
     static final int TAGGER_LIMIT = 64 * 1024;
 
@@ -123,6 +126,7 @@ final class ProxyWorld implements AutoCloseable {
                       - { host: %10$s, port: %2$d }
                       - { host: %11$s, port: %2$d }
                       - { host: %12$s, ports: [%2$d, %3$d] }
+                      - { host: %13$s, port: %2$d, upgrades: allow_uninspected }
                 network_middlewares:
                   secrets:
                     name: Redact known secret formats
@@ -131,7 +135,7 @@ final class ProxyWorld implements AutoCloseable {
                     config: { mode: redact }
                     on_error: fail_closed
                     endpoints:
-                      include: ["%1$s"]
+                      include: ["%1$s", "%13$s"]
                   secrets-deny:
                     middleware: openshell/regex
                     order: 11
@@ -161,7 +165,7 @@ final class ProxyWorld implements AutoCloseable {
                     endpoints:
                       include: ["%7$s"]
                 """.formatted(REDACT, up, ups, PLAIN, DENY, OPEN, CLOSED, SKIP, METADATA, GUARDED, GUARDED_OPEN,
-                        REGEX_OPEN)
+                        REGEX_OPEN, WS_OPT_IN)
                 + (privacyGuard.isEmpty() ? "" : """
                   privacy:
                     middleware: examples/privacy-guard

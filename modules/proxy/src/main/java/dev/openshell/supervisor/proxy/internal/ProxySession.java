@@ -169,6 +169,17 @@ final class ProxySession {
                 framing.kind() == BodyFraming.Kind.LENGTH ? OptionalLong.of(framing.length()) : OptionalLong.empty(),
                 framing.kind() == BodyFraming.Kind.CHUNKED, websocket);
         ChainSelection selection = core.select(request);
+        if (websocket && selection instanceof ChainSelection.Selected s && !request.endpoint().upgradesAllowed()) {
+            // RFC 0009: traffic that becomes uninspectable under a chain with a fail_closed stage is denied
+            core.uninspectable(request, new Uninspectable(Uninspectable.Kind.UPGRADE, -1, -1, s.allFailOpen()));
+            if (!s.allFailOpen()) {
+                boolean close = clientClose || framing.hasBody();
+                send(ErrorResponses.response(403, "upgrade_uninspectable", "the bytes after a protocol upgrade are"
+                        + " not inspected and a fail_closed middleware applies to this host", close));
+                log(head, t, 403);
+                return !close;
+            }
+        }
 
         BodyMode mode = null;
         Body buffered = null;

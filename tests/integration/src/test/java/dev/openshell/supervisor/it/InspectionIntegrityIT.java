@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.it;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,7 +9,10 @@ import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import java.io.ByteArrayInputStream;
 import java.io.InputStreamReader;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.StringReader;
+import java.net.Socket;
 import java.net.URLDecoder;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
@@ -28,9 +32,11 @@ import org.junit.jupiter.api.io.TempDir;
  * with its key ({@code \n}/{@code \t} inside a JSON string, {@code \u} escapes, a form body, a UTF-16LE JSON body, a
  * multipart body), over plain HTTP and intercepted HTTPS, with {@code openshell/regex} in redact mode (the upstream
  * receives valid JSON or form without the key) and in deny mode (the upstream receives nothing); and an undecodable
- * body under {@code fail_closed} (refused) and {@code fail_open} (relayed with the bypass finding).
+ * body under {@code fail_closed} (refused) and {@code fail_open} (relayed with the bypass finding). And the
+ * upgrade rule: a WebSocket upgrade under a {@code fail_closed} chain is refused before anything reaches the upstream,
+ * relayed with the bypass finding under an all-{@code fail_open} chain, and relayed on an endpoint that opts in.
  */
-class DecodedBodyIT {
+class InspectionIntegrityIT {
     /** Fake keys in the OpenAI project-key and AWS access key ID formats; never real secrets. */
     static final String OPENAI = "sk-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL";
     static final String AWS = "AKIAIOSFODNN7EXAMPLE";
@@ -82,6 +88,12 @@ class DecodedBodyIT {
                 + "{\"k\":\"x\\n" + AWS + "\"}\r\n--b0und--\r\n"), "multipart/form-data; boundary=b0und",
                 StandardCharsets.UTF_8));
         return in;
+    }
+
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 
     private static byte[] utf8(String s) {
@@ -191,5 +203,103 @@ class DecodedBodyIT {
                 && o.getString("decision", "").equals("bypass")
                 && o.getString("code", "").equals("body_undecodable")), "the bypass is a Detection Finding: "
                 + findings);
+    }
+
+    // ------------------------------------------------------------------ upgrades
+
+    /** A masked client text frame (RFC 6455 section 5.2) whose payload is {@code text}. */
+    static byte[] frame(String text) {
+        byte[] payload = utf8(text);
+        byte[] mask = {0x11, 0x22, 0x33, 0x44};
+        byte[] f = new byte[6 + payload.length];
+        f[0] = (byte) 0x81;
+        f[1] = (byte) (0x80 | payload.length);
+        System.arraycopy(mask, 0, f, 2, 4);
+        for (int i = 0; i < payload.length; i++) {
+            f[6 + i] = (byte) (payload[i] ^ mask[i % 4]);
+        }
+        return f;
+    }
+
+    private static byte[] upgradeRequest(String host) {
+        String authority = host + ":" + world.plain.port();
+        return utf8("GET http://" + authority + "/ws HTTP/1.1\r\nHost: " + authority + "\r\nUpgrade: websocket\r\n"
+                + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                + "Sec-WebSocket-Version: 13\r\n\r\n");
+    }
+
+    private static String headOf(InputStream in) throws Exception {
+        StringBuilder b = new StringBuilder();
+        while (!b.toString().endsWith("\r\n\r\n")) {
+            int c = in.read();
+            if (c < 0) {
+                break;
+            }
+            b.append((char) c);
+        }
+        return b.toString();
+    }
+
+    @Test
+    void aWebSocketUpgradeUnderAFailClosedChainIsRefusedAndItsFrameNeverReachesTheUpstream() throws Exception {
+        int before = world.plain.count();
+        byte[] keyFrame = frame("{\"type\":\"input\",\"text\":\"" + OPENAI + "\"}");
+        try (Socket s = new Socket("127.0.0.1", supervisor.port())) {
+            s.setSoTimeout(30_000);
+            OutputStream out = s.getOutputStream();
+            out.write(concat(upgradeRequest(ProxyWorld.REDACT), keyFrame)); // the frame follows at once
+            out.flush();
+            RawClient.Response r = RawClient.read(s.getInputStream());
+            assertEquals(403, r.status(), r.head());
+            assertEquals("upgrade_uninspectable", json(r.body()).getString("error"), r.body());
+        }
+        assertEquals(before, world.plain.count(), "the upgrade request never reached the upstream");
+        assertEquals(null, world.plain.upgradedBytes(200), "no frame reached the upstream");
+        List<JsonObject> findings = AuditLog.read(world.audit).stream()
+                .filter(e -> e.getInt("class_uid") == 2004).map(AuditLog::openshell).toList();
+        assertTrue(findings.stream().anyMatch(o -> o.getString("code", "").equals("upgrade_uninspectable")
+                && o.getString("decision", "").equals("deny")), "the refusal is a Detection Finding: " + findings);
+    }
+
+    @Test
+    void underAnAllFailOpenChainTheUpgradeIsRelayedWithTheBypassFinding() throws Exception {
+        world.plain.drain();
+        byte[] keyFrame = frame("key " + AWS);
+        try (Socket s = new Socket("127.0.0.1", supervisor.port())) {
+            s.setSoTimeout(30_000);
+            OutputStream out = s.getOutputStream();
+            out.write(upgradeRequest(ProxyWorld.REGEX_OPEN));
+            out.flush();
+            String head = headOf(s.getInputStream());
+            assertTrue(head.startsWith("HTTP/1.1 101"), head);
+            out.write(keyFrame);
+            out.flush();
+            assertArrayEquals(keyFrame, world.plain.upgradedBytes(30_000), "relayed as sent: uninspected");
+        }
+        List<JsonObject> findings = AuditLog.read(world.audit).stream()
+                .filter(e -> e.getInt("class_uid") == 2004).map(AuditLog::openshell).toList();
+        assertTrue(findings.stream().anyMatch(o -> o.getString("code", "").equals("upgrade_uninspectable")
+                && o.getString("decision", "").equals("bypass")), "the bypass is a Detection Finding: " + findings);
+    }
+
+    @Test
+    void anEndpointThatOptsInRelaysUpgradesAndSaysSoAtLoad() throws Exception {
+        world.plain.drain();
+        byte[] frame = frame("hello");
+        try (Socket s = new Socket("127.0.0.1", supervisor.port())) {
+            s.setSoTimeout(30_000);
+            OutputStream out = s.getOutputStream();
+            out.write(upgradeRequest(ProxyWorld.WS_OPT_IN));
+            out.flush();
+            String head = headOf(s.getInputStream());
+            assertTrue(head.startsWith("HTTP/1.1 101"), head);
+            out.write(frame);
+            out.flush();
+            assertArrayEquals(frame, world.plain.upgradedBytes(30_000));
+        }
+        List<JsonObject> config = AuditLog.read(world.audit).stream()
+                .filter(e -> e.getInt("class_uid") == 5019).map(AuditLog::openshell).toList();
+        assertTrue(config.stream().anyMatch(o -> o.getString("change", "").equals("uninspected_upgrades")),
+                "the opt-in is a config event at load: " + config);
     }
 }
