@@ -29,9 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 17 end to end, through the runtime image with real {@code curl}: each input that used to reach the upstream
- * with its key ({@code \n}/{@code \t} inside a JSON string, {@code \u} escapes, a form body, a UTF-16LE JSON body, a
- * multipart body), over plain HTTP and intercepted HTTPS, with {@code openshell/regex} in redact mode (the upstream
- * receives valid JSON or form without the key) and in deny mode (the upstream receives nothing); and an undecodable
+ * with its key (backslash-n and backslash-t inside a JSON string, backslash-u escapes, a form body, a UTF-16LE JSON
+ * body, a multipart body), over plain HTTP and intercepted HTTPS, with {@code openshell/regex} in redact mode (the
+ * upstream receives valid JSON or form without the key) and in deny mode (the upstream receives nothing); an undecodable
  * body under {@code fail_closed} (refused) and {@code fail_open} (relayed with the bypass finding). And the
  * upgrade rule: a WebSocket upgrade under a {@code fail_closed} chain is refused before anything reaches the upstream,
  * relayed with the bypass finding under an all-{@code fail_open} chain, and relayed on an endpoint that opts in.
