@@ -28,7 +28,7 @@ import javax.net.ssl.TrustManagerFactory;
  * <ul>
  *   <li>{@value #REDACT}: {@code openshell/regex} in redact mode, fail_closed (plain and HTTPS ports);</li>
  *   <li>{@value #PLAIN}: allowed, no middleware (plain and HTTPS ports);</li>
- *   <li>{@value #DENY}: {@code openshell/regex} in deny mode, fail_closed;</li>
+ *   <li>{@value #DENY}: {@code openshell/regex} in deny mode, fail_closed (plain and HTTPS ports);</li>
  *   <li>{@value #REGEX_OPEN}: {@code openshell/regex} in redact mode, fail_open;</li>
  *   <li>{@value #WS_OPT_IN}: {@code openshell/regex} in redact mode, fail_closed, on an endpoint with
  *       {@code upgrades: allow_uninspected};</li>
@@ -117,7 +117,7 @@ final class ProxyWorld implements AutoCloseable {
                     endpoints:
                       - { host: %1$s, ports: [%2$d, %3$d] }
                       - { host: %4$s, ports: [%2$d, %3$d] }
-                      - { host: %5$s, port: %2$d }
+                      - { host: %5$s, ports: [%2$d, %3$d] }
                       - { host: %6$s, port: %2$d }
                       - { host: %7$s, port: %2$d }
                       - { host: %8$s, port: %3$d, tls: skip }
