@@ -177,6 +177,47 @@ class InspectionIntegrityIT {
     }
 
     @Test
+    void aGzipBodyIsScannedDecodedAndForwardedDecodedWhenRedacted() throws Exception {
+        byte[] json = utf8("{\"content\":\"my keys:\\n" + OPENAI + "\"}");
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(gz)) {
+            z.write(json);
+        }
+        Path file = file(gz.toByteArray());
+        world.plain.drain();
+        Curl.Result r = Curl.run("-x", supervisor.proxyUrl(), "-H", "Content-Type: application/json",
+                "-H", "Content-Encoding: gzip", "--data-binary", "@" + file,
+                "http://" + ProxyWorld.REDACT + ":" + world.plain.port() + "/v1");
+        assertEquals(200, r.status(), r.toString());
+        RawUpstream.Received got = world.plain.take();
+        assertEquals("{\"content\":\"my keys:\\n[REDACTED:openai_api_key]\"}", got.bodyText());
+        assertTrue(got.header("content-encoding").isEmpty(), "forwarded decoded: no Content-Encoding");
+        assertEquals(List.of(String.valueOf(got.body().length)), got.headers().get("content-length"));
+
+        int before = world.plain.count();
+        Curl.Result denied = Curl.run("-x", supervisor.proxyUrl(), "-H", "Content-Type: application/json",
+                "-H", "Content-Encoding: gzip", "--data-binary", "@" + file,
+                "http://" + ProxyWorld.DENY + ":" + world.plain.port() + "/v1");
+        assertEquals(403, denied.status(), denied.toString());
+        assertEquals("secret_detected", json(denied.body()).getString("reason_code"));
+        assertEquals(before, world.plain.count());
+
+        // a clean gzip body is forwarded byte-identical, still compressed
+        java.io.ByteArrayOutputStream clean = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(clean)) {
+            z.write(utf8("{\"content\":\"hello\"}"));
+        }
+        world.plain.drain();
+        Curl.Result ok = Curl.run("-x", supervisor.proxyUrl(), "-H", "Content-Type: application/json",
+                "-H", "Content-Encoding: gzip", "--data-binary", "@" + file(clean.toByteArray()),
+                "http://" + ProxyWorld.REDACT + ":" + world.plain.port() + "/v1");
+        assertEquals(200, ok.status(), ok.toString());
+        RawUpstream.Received same = world.plain.take();
+        assertArrayEquals(clean.toByteArray(), same.body());
+        assertEquals("gzip", same.header("content-encoding").orElse(null));
+    }
+
+    @Test
     void anUndecodableBodyIsRefusedUnderFailClosedAndRelayedWithTheBypassFindingUnderFailOpen() throws Exception {
         Input sjis = new Input("shift_jis", utf8("{\"content\":\"" + OPENAI + "\"}"),
                 "application/json; charset=shift_jis", StandardCharsets.UTF_8);
