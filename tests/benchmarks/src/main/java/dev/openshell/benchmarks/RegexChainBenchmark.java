@@ -42,7 +42,9 @@ import org.openjdk.jmh.annotations.State;
  *   <li>{@link #regexOnly}: the provider alone, called on the benchmark thread, to show what the engine adds.</li>
  * </ul>
  * {@code content=clean} bodies hold no secret (the stage allows without a replacement); {@code content=secrets}
- * bodies hold one AWS access key ID and one OpenAI key per 2 KiB, all redacted.
+ * bodies hold one AWS access key ID and one OpenAI key per 2 KiB, all redacted; {@code content=escaped} bodies are
+ * clean prose broken into lines by JSON {@code \n} escapes, as pasted text is (the stage decodes the escapes before
+ * scanning, issue 17).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -56,8 +58,8 @@ public class RegexChainBenchmark {
     @Param({"2048", "65536", "1048576"})
     public int bodyBytes;
 
-    /** {@code clean} or {@code secrets}. */
-    @Param({"clean", "secrets"})
+    /** {@code clean}, {@code secrets} or {@code escaped}. */
+    @Param({"clean", "secrets", "escaped"})
     public String content;
 
     private ChainEngine engine;
@@ -76,7 +78,8 @@ public class RegexChainBenchmark {
                 "api.example.com"::equals);
         chain = ChainSelector.of(List.of(stage)).select(TARGET.host());
         engine = ChainEngine.builder().build();
-        Body body = Body.ofUtf8(body(bodyBytes, content.equals("secrets")));
+        Body body = Body.ofUtf8(content.equals("escaped") ? escaped(bodyBytes)
+                : body(bodyBytes, content.equals("secrets")));
         List<HttpHeader> headers = List.of(new HttpHeader("content-type", "application/json"),
                 new HttpHeader("authorization", "Bearer placeholder"), new HttpHeader("accept", "*/*"));
         request = new ChainRequest(TARGET, headers, body, RequestContext.of("bench"));
@@ -113,6 +116,20 @@ public class RegexChainBenchmark {
             b.append(prose);
         }
         b.setLength(size - 4);
+        return b.append("\"}]}").toString();
+    }
+
+    /** A JSON body of exactly {@code size} bytes whose one string is prose in lines ending in a {@code \n} escape. */
+    static String escaped(int size) {
+        String line = "The quick brown fox jumps over the lazy dog while the agent drafts a reply.\\n";
+        StringBuilder b = new StringBuilder(size + 128).append("{\"messages\":[{\"role\":\"user\",\"content\":\"");
+        while (b.length() < size - 2) {
+            b.append(line);
+        }
+        b.setLength(size - 4);
+        while (b.charAt(b.length() - 1) == '\\') {
+            b.setCharAt(b.length() - 1, '.');
+        }
         return b.append("\"}]}").toString();
     }
 

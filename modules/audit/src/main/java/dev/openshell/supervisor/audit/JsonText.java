@@ -71,6 +71,12 @@ final class JsonText {
         return this;
     }
 
+    /** {@return this} Adds an array member built before. @param name the name @param value the array */
+    JsonText add(String name, jakarta.json.JsonArray value) {
+        g.write(name, value);
+        return this;
+    }
+
     /** {@return this} Opens an object member; close it with {@link #end()}. @param name the name */
     JsonText open(String name) {
         g.writeStartObject(name);

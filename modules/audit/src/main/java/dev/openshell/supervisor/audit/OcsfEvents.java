@@ -108,7 +108,12 @@ public final class OcsfEvents {
          * Binary scoping is off ({@code [openshell.supervisor.identity] mode = "endpoint-only"}): policies with
          * {@code binaries} admit every process. Always At Risk.
          */
-        BINARY_SCOPING_OFF("binary scoping off (endpoint-only)");
+        BINARY_SCOPING_OFF("binary scoping off (endpoint-only)"),
+        /**
+         * A policy endpoint says {@code upgrades: allow_uninspected}: the bytes after a protocol upgrade to it are
+         * relayed without middleware inspection, even under a {@code fail_closed} chain.
+         */
+        UNINSPECTED_UPGRADES("uninspected upgrades allowed");
 
         private final String title;
 
@@ -255,7 +260,8 @@ public final class OcsfEvents {
      * @param detail a supervisor-owned explanation, passed through {@link #safeText}
      */
     public JsonObject configChange(ConfigChange change, boolean success, String subject, String detail) {
-        boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION || change == ConfigChange.BINARY_SCOPING_OFF;
+        boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION || change == ConfigChange.BINARY_SCOPING_OFF
+                || change == ConfigChange.UNINSPECTED_UPGRADES;
         Severity sev = atRisk ? Severity.MEDIUM : success ? Severity.INFORMATIONAL : Severity.HIGH;
         JsonText e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
                 "Device Config State Change", 1, "Log", sev);
@@ -321,9 +327,9 @@ public final class OcsfEvents {
         }
         ProcessFacts p = request.process().get();
         e.open("actor").open("process").add("pid", p.pid());
-        StringBuilder hash = new StringBuilder("[{\"algorithm_id\":3,\"algorithm\":\"SHA-256\",\"value\":");
-        JsonLine.string(safeText(p.sha256(), 64), hash);
-        file(e.open("file"), p.binary()).addRaw("hashes", hash.append("}]").toString()).end();
+        jakarta.json.JsonArray hashes = JsonText.json().createArrayBuilder().add(JsonText.json().createObjectBuilder()
+                .add("algorithm_id", 3).add("algorithm", "SHA-256").add("value", safeText(p.sha256(), 64))).build();
+        file(e.open("file"), p.binary()).add("hashes", hashes).end();
         List<String> lineage = new java.util.ArrayList<>();
         for (int i = p.ancestors().size() - 1; i >= 0; i--) {
             lineage.add(safeText(p.ancestors().get(i), 4096));

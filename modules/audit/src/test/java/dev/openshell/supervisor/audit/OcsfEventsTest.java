@@ -115,7 +115,7 @@ class OcsfEventsTest {
         RequestFacts r = new RequestFacts("req-2", "GET", "https", "api.github.com", 443, Optional.of("gh"),
                 Optional.of(new ProcessFacts(4242, "/usr/bin/git", "c".repeat(64),
                         List.of("/usr/bin/bash", "/sbin/init"), 4200)));
-        JsonObject activity = EVENTS.httpActivity(r, stage(StageOutcome.Result.ALLOWED));
+        JsonObject activity = EVENTS.httpActivity(r, stage(StageResult.ALLOWED));
         SCHEMA.validate("http_activity", activity);
         JsonObject p = activity.getJsonObject("actor").getJsonObject("process");
         assertEquals(4242, p.getInt("pid"));
@@ -132,7 +132,7 @@ class OcsfEventsTest {
         JsonObject finding = EVENTS.middlewareFinding(r, "secrets", "openshell/regex", "secret.x", 1);
         SCHEMA.validate("detection_finding", finding);
         assertEquals(4242, finding.getJsonObject("actor").getJsonObject("process").getInt("pid"));
-        assertFalse(EVENTS.httpActivity(REQUEST, stage(StageOutcome.Result.ALLOWED)).containsKey("actor"),
+        assertFalse(EVENTS.httpActivity(REQUEST, stage(StageResult.ALLOWED)).containsKey("actor"),
                 "no actor when the process is not known");
     }
 
@@ -140,7 +140,7 @@ class OcsfEventsTest {
     void aHostilePathIsKeptPrintable() {
         RequestFacts r = new RequestFacts("req-3", "GET", "https", "h", 443, Optional.empty(),
                 Optional.of(new ProcessFacts(1, "/tmp/\"x\n\u0000y", "d".repeat(64), List.of(), 0)));
-        JsonObject p = EVENTS.httpActivity(r, stage(StageOutcome.Result.ALLOWED)).getJsonObject("actor")
+        JsonObject p = EVENTS.httpActivity(r, stage(StageResult.ALLOWED)).getJsonObject("actor")
                 .getJsonObject("process");
         assertEquals("/tmp/_x__y", p.getJsonObject("file").getString("path"));
         assertFalse(p.containsKey("parent_process"));

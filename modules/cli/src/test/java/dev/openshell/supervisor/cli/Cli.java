@@ -57,8 +57,8 @@ final class Cli {
               api:
                 name: API
                 endpoints:
-                  - host: api.example.com
-                    port: 443
+                  - { host: api.example.com, port: 443, upgrades: allow_uninspected }
+                  # upgrades opted in: these tests are about other warnings
             network_middlewares:
               tag:
                 middleware: examples/tagger

@@ -146,8 +146,18 @@ final class ManifestValidation {
                 }
             }
             Duration effective = timeout.orElse(reg.timeout());
-            MiddlewareBinding spi = new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST,
-                    Phase.PRE_CREDENTIALS, reg.maxBodyBytes(), Optional.of(effective));
+            java.util.Set<String> codings = new java.util.HashSet<>();
+            for (String c : b.getDecodedContentCodingsList()) {
+                codings.add(c.toLowerCase(java.util.Locale.ROOT));
+            }
+            MiddlewareBinding spi;
+            try {
+                spi = new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST, Phase.PRE_CREDENTIALS,
+                        reg.maxBodyBytes(), Optional.of(effective), codings);
+            } catch (IllegalArgumentException e) {
+                problems.add("binding '" + id + "' lists a decoded content coding that is not a token");
+                continue;
+            }
             accepted.add(new Accepted(spi, capability, timeout, fromName));
         }
         return new Outcome(name, version, problems.isEmpty() ? List.copyOf(accepted) : List.of(),

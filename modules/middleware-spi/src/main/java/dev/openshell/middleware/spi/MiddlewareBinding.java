@@ -3,6 +3,7 @@ package dev.openshell.middleware.spi;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * One hook a provider implements: a binding ID plus the operation and phase it runs at (RFC 0009, "The middleware
@@ -14,9 +15,20 @@ import java.util.Optional;
  * @param maxBodyBytes the largest body, in bytes, the binding accepts: 0 to {@link EnvelopeLimits#MAX_BODY_BYTES}
  * @param timeout the binding's own RPC timeout, which overrides the registration's ({@link RpcTimeout}: 10 ms to
  *     30 s in whole milliseconds); empty when the binding does not advertise one
+ * @param decodedContentCodings the content codings (RFC 9110 section 8.4.1, lowercase, for example {@code gzip},
+ *     {@code deflate}) the binding asks the supervisor to decode before it runs: for a request whose
+ *     {@code Content-Encoding} lists only codings the supervisor decodes ({@value #GZIP}, {@value #DEFLATE}) and the
+ *     binding names, the stage receives the decoded body, without the {@code Content-Encoding} header. Empty (the
+ *     default): the stage receives the body as sent. An addition to the published contract; a service that does not
+ *     send it gets the default
  */
 public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
-                                Optional<Duration> timeout) {
+                                Optional<Duration> timeout, Set<String> decodedContentCodings) {
+    /** The {@code gzip} content coding (RFC 9110 section 8.4.1.3). */
+    public static final String GZIP = "gzip";
+    /** The {@code deflate} content coding (RFC 9110 section 8.4.1.2). */
+    public static final String DEFLATE = "deflate";
+
     /**
      * Checks ranges.
      *
@@ -28,6 +40,14 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
         Objects.requireNonNull(operation, "operation");
         Objects.requireNonNull(phase, "phase");
         Objects.requireNonNull(timeout, "timeout");
+        decodedContentCodings = Set.copyOf(decodedContentCodings);
+        for (String c : decodedContentCodings) {
+            if (c.isEmpty() || !c.chars().allMatch(ch -> (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')
+                    || ch == '-' || ch == '.' || ch == '_')) {
+                throw new IllegalArgumentException("binding '%s': a decoded content coding is not a lowercase token"
+                        .formatted(id));
+            }
+        }
         if (maxBodyBytes < 0 || maxBodyBytes > EnvelopeLimits.MAX_BODY_BYTES) {
             throw new IllegalArgumentException("binding '%s': max body bytes %d is outside 0..%d"
                     .formatted(id, maxBodyBytes, EnvelopeLimits.MAX_BODY_BYTES));
@@ -38,6 +58,30 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
                 throw new IllegalArgumentException("binding '%s': invalid timeout %s: %s".formatted(id, t, problem));
             }
         });
+    }
+
+    /**
+     * A binding that receives bodies as sent (no decoded content codings).
+     *
+     * @param id the stable binding ID
+     * @param operation the operation hooked
+     * @param phase the phase hooked
+     * @param maxBodyBytes the largest body accepted, in bytes
+     * @param timeout the binding's own RPC timeout, if any
+     * @throws IllegalArgumentException if {@code maxBodyBytes} or {@code timeout} is out of range
+     */
+    public MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
+                             Optional<Duration> timeout) {
+        this(id, operation, phase, maxBodyBytes, timeout, Set.of());
+    }
+
+    /**
+     * {@return this binding asking for {@code codings} to be decoded before it runs}
+     *
+     * @param codings lowercase content codings, for example {@value #GZIP} and {@value #DEFLATE}
+     */
+    public MiddlewareBinding decoding(String... codings) {
+        return new MiddlewareBinding(id, operation, phase, maxBodyBytes, timeout, Set.of(codings));
     }
 
     /**

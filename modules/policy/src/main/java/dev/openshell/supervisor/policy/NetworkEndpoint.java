@@ -26,12 +26,18 @@ import org.eclipse.collections.api.list.primitive.ImmutableIntList;
  * @param rules the L7 allow rules, as written (opaque here; the L7 policy engine interprets them)
  * @param denyRules the L7 deny rules, as written (opaque here)
  * @param options other OpenShell endpoint settings this supervisor keeps but does not interpret (for example
- *     {@code path}, {@code json_rpc}, {@code mcp}), by their policy key
+ *     {@code path}, {@code json_rpc}, {@code mcp}), by their policy key; and this supervisor's own
+ *     {@value #UPGRADES} setting ({@link #upgradesAllowed()})
  */
 public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports, Optional<EndpointProtocol> protocol,
                               Enforcement enforcement, Optional<AccessPreset> access, TlsMode tls,
                               ImmutableList<IpRange> allowedIps, JsonArray rules, JsonArray denyRules,
                               JsonObject options) {
+    /** The endpoint key that lets protocol upgrades through a {@code fail_closed} chain uninspected. */
+    public static final String UPGRADES = "upgrades";
+    /** The one value of {@value #UPGRADES}. */
+    public static final String ALLOW_UNINSPECTED = "allow_uninspected";
+
     /**
      * Checks the components.
      *
@@ -64,6 +70,22 @@ public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports
      */
     public boolean inspectable() {
         return tls != TlsMode.SKIP && protocol.filter(p -> p == EndpointProtocol.TCP).isEmpty();
+    }
+
+    /**
+     * {@return whether an {@code Upgrade} request to this endpoint may proceed under a chain with a
+     * {@code fail_closed} stage} The bytes after an upgrade are not inspected by middleware, so RFC 0009's chain-level
+     * rule ("Operation phases and placement": traffic that becomes uninspectable under a matching chain with any
+     * {@code fail_closed} stage is denied) refuses them, unless the endpoint is {@code protocol: websocket} (whose
+     * messages the L7 engine inspects) or the operator opted it in with {@code upgrades: allow_uninspected}.
+     */
+    public boolean upgradesAllowed() {
+        return protocol.filter(p -> p == EndpointProtocol.WEBSOCKET).isPresent() || upgradesOptedIn();
+    }
+
+    /** {@return whether the endpoint says {@code upgrades: allow_uninspected}} */
+    public boolean upgradesOptedIn() {
+        return options.get(UPGRADES) instanceof jakarta.json.JsonString s && s.getString().equals(ALLOW_UNINSPECTED);
     }
 
     /** {@return the hosts this endpoint may reach: its pattern, or {@code **} when it is hostless} */

@@ -45,7 +45,7 @@ final class PolicyReader {
     static final List<String> UNUSED_TOP_KEYS = List.of("filesystem_policy", "landlock", "process");
     static final List<String> POLICY_KEYS = List.of("name", "endpoints", "binaries");
     static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "enforcement",
-            "access", "allowed_ips", "rules", "deny_rules");
+            "access", "allowed_ips", "rules", "deny_rules", NetworkEndpoint.UPGRADES);
     /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
     static final List<String> ENDPOINT_KEPT_KEYS = List.of("path", "allow_encoded_slash",
             "websocket_credential_rewrite", "request_body_credential_rewrite", "allow_uninspected_credentials",
@@ -138,6 +138,7 @@ final class PolicyReader {
         }
         checkUniqueOrders(drafts);
         checkUninspectedOverlap(drafts, endpoints);
+        checkRefusedUpgrades(drafts, endpoints);
         catalog.ifPresent(c -> drafts.forEach(d -> d.config().ifPresent(cfg -> checkBinding(c, d, cfg))));
         return new SandboxPolicy(SandboxPolicy.VERSION, SortedMaps.immutable.withSortedMap(policies),
                 SortedMaps.immutable.withSortedMap(middlewares));
@@ -348,6 +349,19 @@ final class PolicyReader {
         JsonArray denyRules = opaqueList(f.get("deny_rules"));
 
         JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
+        Entry upgrades = f.get(NetworkEndpoint.UPGRADES);
+        if (upgrades != null) {
+            Optional<String> text = yaml.string(upgrades);
+            if (text.isPresent()) {
+                if (text.get().equals(NetworkEndpoint.ALLOW_UNINSPECTED)) {
+                    options.add(NetworkEndpoint.UPGRADES, NetworkEndpoint.ALLOW_UNINSPECTED);
+                } else {
+                    problems.error(yaml.at(upgrades.value()), upgrades.path(), "unknown upgrades value "
+                            + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW_UNINSPECTED
+                            + " (without it, upgrades under a fail_closed middleware are refused)");
+                }
+            }
+        }
         for (String kept : ENDPOINT_KEPT_KEYS) {
             Entry e = f.get(kept);
             if (e != null) {
@@ -604,6 +618,39 @@ final class PolicyReader {
                         + Texts.quote(host) + ", which " + at.path() + " (" + hostText + ", " + why
                         + ") relays without inspection, so this middleware would be bypassed; exclude those hosts"
                         + " or remove " + why));
+            }
+        }
+    }
+
+    /**
+     * RFC 0009, "Operation phases and placement": traffic that becomes uninspectable under a matching chain with any
+     * {@code fail_closed} stage is denied. The bytes after a protocol upgrade (WebSocket) are not inspected, so the
+     * supervisor refuses {@code Upgrade} requests to an endpoint a {@code fail_closed} config selects, unless the
+     * endpoint is {@code protocol: websocket} or says {@code upgrades: allow_uninspected}. That is a warning, once per
+     * config and endpoint: ordinary requests still work, but an agent's WebSocket will not.
+     */
+    private void checkRefusedUpgrades(List<MiddlewareDraft> drafts, List<EndpointAt> endpoints) {
+        for (MiddlewareDraft d : drafts) {
+            if (d.selector().isEmpty() || d.config().isEmpty() || d.config().get().onError() != OnError.FAIL_CLOSED) {
+                continue;
+            }
+            for (EndpointAt at : endpoints) {
+                NetworkEndpoint ep = at.endpoint();
+                if (!ep.inspectable() || ep.upgradesAllowed()) {
+                    continue;
+                }
+                Optional<String> shared;
+                try {
+                    shared = d.selector().get().sharedHost(ep.reachableHosts());
+                } catch (IllegalStateException tooComplex) {
+                    continue; // checkUninspectedOverlap reports the budget for the same pair where it matters
+                }
+                String hostText = ep.host().map(h -> "host " + Texts.quote(h.source())).orElse("no host");
+                shared.ifPresent(host -> problems.warning(yaml.at(d.selectorNode()), d.selectorPath(), "selects host "
+                        + Texts.quote(host) + " of " + at.path() + " (" + hostText + "), where protocol upgrades"
+                        + " (WebSocket) will be refused: this config is fail_closed and the bytes after an upgrade"
+                        + " are not inspected; set protocol: websocket or upgrades: allow_uninspected on the endpoint"
+                        + " to allow them"));
             }
         }
     }

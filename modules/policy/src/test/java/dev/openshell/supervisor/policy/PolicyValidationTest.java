@@ -340,6 +340,59 @@ class PolicyValidationTest {
     }
 
     @Nested
+    class RefusedUpgrades {
+        static final String API = """
+                version: 1
+                network_policies:
+                  api:
+                    endpoints:
+                      - { host: "api.example.com", port: 443%s }
+                network_middlewares:
+                  redact:
+                    middleware: openshell/regex
+                    on_error: %s
+                    endpoints:
+                      include: ["**.example.com"]
+                """;
+
+        @Test
+        void aFailClosedSelectorCoveringAnOrdinaryEndpointWarnsThatUpgradesWillBeRefused() {
+            Loaded<SandboxPolicy> loaded = load(API.formatted("", "fail_closed"));
+            assertProblem(loaded.warnings().getOnly(), "network_middlewares.redact.endpoints", 10, 5,
+                    "selects host 'api.example.com' of network_policies.api.endpoints[0] (host 'api.example.com'),"
+                            + " where protocol upgrades (WebSocket) will be refused: this config is fail_closed and"
+                            + " the bytes after an upgrade are not inspected; set protocol: websocket or upgrades:"
+                            + " allow_uninspected on the endpoint to allow them");
+            NetworkEndpoint ep = loaded.value().networkPolicies().get("api").endpoints().getFirst();
+            assertFalse(ep.upgradesAllowed());
+        }
+
+        @Test
+        void websocketEndpointsOptedInEndpointsAndFailOpenConfigsDoNotWarn() {
+            for (String[] c : new String[][] {{", protocol: websocket", "fail_closed"},
+                {", upgrades: allow_uninspected", "fail_closed"}, {"", "fail_open"}}) {
+                Loaded<SandboxPolicy> loaded = load(API.formatted(c[0], c[1]));
+                assertTrue(loaded.warnings().isEmpty(), () -> c[0] + " " + loaded.warnings());
+            }
+            NetworkEndpoint opted = load(API.formatted(", upgrades: allow_uninspected", "fail_closed")).value()
+                    .networkPolicies().get("api").endpoints().getFirst();
+            assertTrue(opted.upgradesAllowed());
+            assertTrue(opted.upgradesOptedIn());
+            NetworkEndpoint ws = load(API.formatted(", protocol: websocket", "fail_closed")).value()
+                    .networkPolicies().get("api").endpoints().getFirst();
+            assertTrue(ws.upgradesAllowed());
+            assertFalse(ws.upgradesOptedIn());
+        }
+
+        @Test
+        void anUnknownUpgradesValueIsAnErrorAtItsPlace() {
+            assertProblem(onlyError(rejected(API.formatted(", upgrades: allow", "fail_closed"))),
+                    "network_policies.api.endpoints[0].upgrades", 5, 57, "unknown upgrades value 'allow'; expected"
+                            + " allow_uninspected (without it, upgrades under a fail_closed middleware are refused)");
+        }
+    }
+
+    @Nested
     class WithABindingCatalog {
         final AtomicReference<JsonObject> seen = new AtomicReference<>();
         final BindingCatalog catalog = BindingCatalog.of(

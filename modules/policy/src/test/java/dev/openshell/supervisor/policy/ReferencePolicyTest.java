@@ -30,7 +30,13 @@ class ReferencePolicyTest {
     void contentGuardExampleLoadsWithoutWarnings() {
         Loaded<SandboxPolicy> loaded = load("reference/openshell-policies/policy_example_content_guard.yaml");
         SandboxPolicy policy = loaded.value();
-        assertEquals(List.of(), warnings(loaded), "binaries are enforced: nothing to warn about");
+        assertEquals(List.of(
+                "network_middlewares.prototype-content-guard.endpoints: selects host 'httpbin.org' of"
+                        + " network_policies.httpbin.endpoints[0] (host 'httpbin.org'), where protocol upgrades"
+                        + " (WebSocket) will be refused: this config is fail_closed and the bytes after an upgrade are"
+                        + " not inspected; set protocol: websocket or upgrades: allow_uninspected on the endpoint to"
+                        + " allow them"), warnings(loaded), "binaries are enforced: only the upgrade warning is left");
+        assertTrue(loaded.warnings().allSatisfy(w -> w.location().hasLine()));
 
         NetworkMiddlewareConfig guard = policy.networkMiddlewares().get("prototype-content-guard");
         assertEquals("Prototype content guard", guard.name());
@@ -74,10 +80,14 @@ class ReferencePolicyTest {
     }
 
     @Test
-    void benchmarkPoliciesLoadWithoutWarnings() {
+    void benchmarkPoliciesLoadWithOnlyTheRefusedUpgradeWarning() {
         Loaded<SandboxPolicy> withMiddleware = load("bench-peers/conf/sup-policy.yaml");
         Loaded<SandboxPolicy> without = load("bench-peers/conf/sup-policy-nomw.yaml");
-        assertTrue(withMiddleware.warnings().isEmpty(), () -> warnings(withMiddleware).toString());
+        assertEquals(List.of("network_middlewares.secrets.endpoints: selects host '127.0.0.1' of"
+                + " network_policies.upstream.endpoints[0] (host '127.0.0.1'), where protocol upgrades (WebSocket) will"
+                + " be refused: this config is fail_closed and the bytes after an upgrade are not inspected; set"
+                + " protocol: websocket or upgrades: allow_uninspected on the endpoint to allow them"),
+                warnings(withMiddleware));
         assertTrue(without.warnings().isEmpty());
         NetworkMiddlewareConfig secrets = withMiddleware.value().networkMiddlewares().get("secrets");
         assertEquals(new BindingId("openshell/regex"), secrets.middleware());

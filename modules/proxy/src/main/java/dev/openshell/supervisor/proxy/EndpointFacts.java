@@ -16,8 +16,12 @@ import java.util.Optional;
  *     unspecified, multicast and cloud metadata addresses stay blocked whatever is listed here
  * @param protocol the endpoint's declared L7 protocol ({@code rest}, {@code json-rpc}, {@code mcp}, {@code graphql}),
  *     when it declares one
+ * @param upgradesAllowed whether an {@code Upgrade} request may go on under a chain with a {@code fail_closed} stage:
+ *     the endpoint is {@code protocol: websocket} or says {@code upgrades: allow_uninspected} (RFC 0009, "Operation
+ *     phases and placement": traffic that becomes uninspectable under such a chain is denied)
  */
-public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol) {
+public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol,
+                            boolean upgradesAllowed) {
     /**
      * Checks the parts.
      *
@@ -27,6 +31,18 @@ public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> al
         Objects.requireNonNull(policyName, "policyName");
         allowedIps = List.copyOf(allowedIps);
         Objects.requireNonNull(protocol, "protocol");
+    }
+
+    /**
+     * Facts whose upgrades are allowed only for {@code protocol: websocket}.
+     *
+     * @param policyName the matching policy's name
+     * @param tlsSkip whether the endpoint is {@code tls: skip}
+     * @param allowedIps the allowed private ranges
+     * @param protocol the declared protocol
+     */
+    public EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol) {
+        this(policyName, tlsSkip, allowedIps, protocol, protocol.filter("websocket"::equals).isPresent());
     }
 
     /**

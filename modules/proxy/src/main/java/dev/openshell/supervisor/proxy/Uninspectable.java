@@ -20,7 +20,13 @@ public record Uninspectable(Kind kind, long capBytes, long declaredBytes, boolea
         /** The declared Content-Length exceeds the cap; known before any body byte was read. */
         CONTENT_LENGTH_OVER_CAP,
         /** A chunked body crossed the cap after bytes were consumed; always denied. */
-        CHUNKED_OVER_CAP
+        CHUNKED_OVER_CAP,
+        /**
+         * An {@code Upgrade} (WebSocket) request to an endpoint that is neither {@code protocol: websocket} nor
+         * {@code upgrades: allow_uninspected}: the bytes after the 101 would be relayed without inspection. Denied
+         * with 403 unless every matching stage is fail_open ({@code capBytes} and {@code declaredBytes} are -1).
+         */
+        UPGRADE
     }
 
     /**

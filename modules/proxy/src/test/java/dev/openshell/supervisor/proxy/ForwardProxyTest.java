@@ -377,9 +377,47 @@ class ForwardProxyTest {
         assertEquals(0, fx.upstream.pending());
     }
 
+    private static final String UPGRADE_HEAD = "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+
     @Test
-    void webSocketUpgradeRunsTheHookThenRelaysFrames() throws Exception {
+    void aWebSocketUpgradeUnderAFailClosedChainIsRefusedBeforeAnythingReachesTheUpstream() throws Exception {
         fx.hook.selector = r -> ChainSelection.selected(1024, false);
+        byte[] frame = {(byte) 0x81, (byte) 0x83, 1, 2, 3, 4, 'k' ^ 1, 'e' ^ 2, 'y' ^ 3};
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + UPGRADE_HEAD);
+            c.send(frame);
+            RawClient.Response r = c.read();
+            assertEquals(403, r.status(), r.head());
+            assertTrue(r.bodyText().contains("\"error\":\"upgrade_uninspectable\""), r.bodyText());
+        }
+        assertEquals(List.of(new Uninspectable(Uninspectable.Kind.UPGRADE, -1, -1, false)), fx.hook.uninspectable);
+        assertTrue(fx.hook.evaluatedBodies.isEmpty(), "no stage ran");
+        assertEquals(0, fx.upstream.pending(), "nothing reached the upstream");
+    }
+
+    @Test
+    void aWebSocketOrOptedInEndpointRelaysUpgradesUnderAFailClosedChain(@TempDir Path dir) throws Exception {
+        for (boolean websocketProtocol : new boolean[] {true, false}) {
+            EndpointFacts facts = websocketProtocol
+                    ? new EndpointFacts("ws", false, List.of(), java.util.Optional.of("websocket"))
+                    : new EndpointFacts("opt-in", false, List.of(), java.util.Optional.empty(), true);
+            Path sub = java.nio.file.Files.createDirectories(dir.resolve("p" + websocketProtocol));
+            try (ProxyFixture ws = new ProxyFixture(sub, true, b -> b.admission((h, p) -> AdmissionDecision.allow(facts)))) {
+                ws.hook.selector = r -> ChainSelection.selected(1024, false);
+                try (RawClient c = ws.client()) {
+                    c.send("GET " + ws.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + ws.apiAuthority() + UPGRADE_HEAD);
+                    String head = c.readHead();
+                    assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+                }
+                assertTrue(ws.hook.uninspectable.isEmpty(), "allowed: no uninspectable event");
+            }
+        }
+    }
+
+    @Test
+    void webSocketUpgradeUnderAnAllFailOpenChainRunsTheHookThenRelaysFramesWithTheBypass() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(1024, true);
         try (RawClient c = fx.client()) {
             c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
                     + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -395,6 +433,7 @@ class ForwardProxyTest {
         ProxyRequest req = fx.hook.selected.get(0);
         assertTrue(req.websocketUpgrade());
         assertEquals(1, fx.hook.evaluatedBodies.size());
+        assertEquals(List.of(new Uninspectable(Uninspectable.Kind.UPGRADE, -1, -1, true)), fx.hook.uninspectable);
         String raw = fx.upstream.take().rawText();
         assertTrue(raw.contains("\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"), raw);
     }

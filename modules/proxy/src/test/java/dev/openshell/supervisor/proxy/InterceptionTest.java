@@ -173,7 +173,7 @@ class InterceptionTest {
 
     @Test
     void webSocketInsideAnInterceptedTunnelRelaysFramesBothWays() throws Exception {
-        fx.hook.selector = r -> ChainSelection.selected(1024, false);
+        fx.hook.selector = r -> ChainSelection.selected(1024, true);
         try (RawClient c = fx.client()) {
             SSLSocket tls = intercepted(c, fx.tlsUpstream.port());
             tls.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.tlsUpstream.port()
@@ -193,6 +193,24 @@ class InterceptionTest {
         }
         assertTrue(fx.hook.selected.get(0).websocketUpgrade());
         assertEquals("https", fx.hook.selected.get(0).target().scheme());
+    }
+
+    @Test
+    void webSocketInsideAnInterceptedTunnelUnderAFailClosedChainIsRefused() throws Exception {
+        fx.hook.selector = r -> ChainSelection.selected(1024, false);
+        try (RawClient c = fx.client()) {
+            SSLSocket tls = intercepted(c, fx.tlsUpstream.port());
+            tls.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.tlsUpstream.port()
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nframe with a key")
+                    .getBytes(StandardCharsets.US_ASCII));
+            tls.getOutputStream().flush();
+            StringBuilder head = new StringBuilder();
+            while (!head.toString().endsWith("\r\n\r\n")) {
+                head.append((char) tls.getInputStream().read());
+            }
+            assertTrue(head.toString().startsWith("HTTP/1.1 403 "), head.toString());
+        }
+        assertEquals(0, fx.tlsUpstream.pending(), "nothing reached the upstream");
     }
 
     @Test

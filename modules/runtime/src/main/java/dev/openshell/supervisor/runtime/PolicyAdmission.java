@@ -37,7 +37,8 @@ final class PolicyAdmission implements NetworkAdmission {
         for (NetworkPolicy p : policy.networkPolicies().valuesView()) {
             for (NetworkEndpoint e : p.endpoints()) {
                 EndpointFacts facts = new EndpointFacts(p.key(), e.tls() == TlsMode.SKIP, e.allowedIps().castToList(),
-                        e.protocol().map(pr -> pr.toString().toLowerCase(Locale.ROOT).replace('_', '-')));
+                        e.protocol().map(pr -> pr.toString().toLowerCase(Locale.ROOT).replace('_', '-')),
+                        e.upgradesAllowed());
                 list.add(new Entry(p, e, facts));
             }
         }

@@ -14,6 +14,8 @@ import dev.openshell.supervisor.grpc.RegistryListener;
 import dev.openshell.supervisor.policy.BindingCatalog;
 import dev.openshell.supervisor.policy.ConfigProblem;
 import dev.openshell.supervisor.policy.Loaded;
+import dev.openshell.supervisor.policy.NetworkEndpoint;
+import dev.openshell.supervisor.policy.NetworkPolicy;
 import dev.openshell.supervisor.policy.PolicyException;
 import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicyLoader;
@@ -399,12 +401,34 @@ public final class Supervisor implements AutoCloseable {
         return new Candidate(policy, g);
     }
 
+    /**
+     * Logs, and records as a config event, every endpoint that opts in to uninspected upgrades
+     * ({@code upgrades: allow_uninspected}): the operator's explicit exception to RFC 0009's rule that traffic that
+     * becomes uninspectable under a {@code fail_closed} chain is denied.
+     */
+    private void announceUninspectedUpgrades(SandboxPolicy policy) {
+        for (NetworkPolicy p : policy.networkPolicies().valuesView()) {
+            for (int i = 0; i < p.endpoints().size(); i++) {
+                NetworkEndpoint e = p.endpoints().get(i);
+                if (e.upgradesOptedIn()) {
+                    String where = "network_policies." + p.key() + ".endpoints[" + i + "]";
+                    LOG.log(System.Logger.Level.WARNING, "{0}: upgrades: allow_uninspected: the bytes after a protocol"
+                            + " upgrade (WebSocket) to this endpoint are relayed without middleware inspection, also"
+                            + " under fail_closed middleware", where);
+                    audit.emit(events.configChange(OcsfEvents.ConfigChange.UNINSPECTED_UPGRADES, true, where,
+                            "upgrades: allow_uninspected"));
+                }
+            }
+        }
+    }
+
     private void installFirst() {
         byte[] digest = options.policy().map(Supervisor::digestOf).orElse(null);
         Candidate c = prepare();
         c.policy().warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
         audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
                 c.policy().value().networkMiddlewares().size() + " middleware configs"));
+        announceUninspectedUpgrades(c.policy().value());
         current.set(c.generation());
         installedDigest = digest;
         audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName,
@@ -459,6 +483,7 @@ public final class Supervisor implements AutoCloseable {
         c.policy().warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
         audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
                 c.policy().value().networkMiddlewares().size() + " middleware configs"));
+        announceUninspectedUpgrades(c.policy().value());
         current.set(c.generation());
         installedDigest = digest;
         String summary = c.generation().summary();

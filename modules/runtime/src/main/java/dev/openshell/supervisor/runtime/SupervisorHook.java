@@ -290,8 +290,11 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     @Override
     public void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
         Plan p = plan(plan, request);
-        String code = what.kind() == Uninspectable.Kind.CHUNKED_OVER_CAP ? "chunked_body_over_capacity"
-                : "body_over_capacity";
+        String code = switch (what.kind()) {
+            case CHUNKED_OVER_CAP -> "chunked_body_over_capacity";
+            case CONTENT_LENGTH_OVER_CAP -> "body_over_capacity";
+            case UPGRADE -> "upgrade_uninspectable";
+        };
         UninspectableVerdict verdict = p.chain.uninspectable(code);
         List<String> keys = p.chain.stages().stream().map(s -> s.configKey()).toList();
         audit.emit(events.uninspectable(p.facts, keys, !what.relayed(), code));

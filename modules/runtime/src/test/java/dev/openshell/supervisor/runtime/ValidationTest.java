@@ -43,6 +43,7 @@ class ValidationTest {
                 endpoints:
                   - host: api.test
                     port: 443
+                    upgrades: allow_uninspected
             network_middlewares:
               tag:
                 middleware: examples/tagger

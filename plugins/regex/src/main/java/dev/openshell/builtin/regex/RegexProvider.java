@@ -22,18 +22,24 @@ import java.util.StringJoiner;
  * The {@code openshell/regex} built-in (binding {@value #BINDING_ID}, {@code HTTP_REQUEST/PRE_CREDENTIALS}, bodies up
  * to 4 MiB).
  *
- * <p>For each request it checks that the body is well-formed UTF-8 and looks for the {@link SecretKind}s the config
- * enables ({@link RegexConfig}), scanning the bytes in place ({@link SecretScanner}). With no match it allows without touching the body. With matches:
+ * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares or its byte
+ * order mark shows, JSON string escapes, form percent-encoding, each multipart part by its own headers) and looks for
+ * the {@link SecretKind}s the config enables ({@link RegexConfig}) in that text ({@link SecretScanner}), so token
+ * boundaries are judged on the decoded text. With no match it allows without touching the body. With matches:
  * <ul>
- *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]};</li>
+ *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]} written
+ *       back in the body's own encoding (JSON-escaped, percent-encoded, transcoded, re-encoded base64 part), every
+ *       other byte kept, so a valid JSON or form body stays valid;</li>
  *   <li>{@code mode: deny}: denies with reason code {@value #DENY_CODE} and the kinds found in the reason.</li>
  * </ul>
  * Either way it reports one finding per kind found ({@code secret.<id>}, the kind's label, the count, severity
  * {@code high}) and metadata {@code matches} (the total count) and {@code action} ({@code redacted} or
  * {@code denied}). Matched values never appear in any result field.
  *
- * <p>A body that is not well-formed UTF-8 (binary, or compressed) is a failure of this stage, code
- * {@value #NOT_UTF8_CODE}, so the stage's {@code on_error} decides: never a silent pass. The empty body is allowed.
+ * <p>A body it cannot read is a failure of this stage, so the stage's {@code on_error} decides, never a silent pass:
+ * {@value #NOT_UTF8_CODE} for text read as UTF-8 that is not well-formed (binary, for example), {@value #UNDECODABLE_CODE}
+ * for everything else it cannot decode (an unsupported charset or content coding, a body declared as JSON that is not
+ * JSON, a malformed multipart body or part). The empty body is allowed.
  * Thread-safe; the only state is the last parsed config, kept by identity (a stage passes the same config object
  * with every request).
  */
@@ -42,8 +48,14 @@ public final class RegexProvider implements MiddlewareProvider {
     public static final String BINDING_ID = "openshell/regex";
     /** Reason code of a deny. */
     public static final String DENY_CODE = "secret_detected";
-    /** Failure code for a body that is not UTF-8. */
-    public static final String NOT_UTF8_CODE = "body_not_utf8";
+    /** Failure code for a body read as UTF-8 (declared, or by default) that is not well-formed UTF-8. */
+    public static final String NOT_UTF8_CODE = Undecodable.NOT_UTF8;
+    /**
+     * Failure code for any other body the stage cannot read as its upstream would: a charset outside UTF-8, UTF-16,
+     * UTF-32 and the ASCII-compatible single-byte ones, a {@code Content-Encoding} nobody decoded, a body declared as
+     * JSON that is not JSON, a malformed multipart body or part.
+     */
+    public static final String UNDECODABLE_CODE = Undecodable.UNDECODABLE;
     /** Failure code for an invalid config reaching evaluation (policy validation should have refused it). */
     public static final String INVALID_CONFIG_CODE = "invalid_config";
     /** Failure code for a redacted body that would exceed the 4 MiB platform maximum. */
@@ -51,7 +63,8 @@ public final class RegexProvider implements MiddlewareProvider {
 
     private static final BindingId ID = new BindingId(BINDING_ID);
     private static final MiddlewareManifest MANIFEST = new MiddlewareManifest("openshell-regex", "1",
-            List.of(MiddlewareBinding.httpRequest(BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)));
+            List.of(MiddlewareBinding.httpRequest(BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)
+                    .decoding(MiddlewareBinding.GZIP, MiddlewareBinding.DEFLATE)));
 
     /** The last config parsed, by identity: a stage's config object is the same for every request. */
     private volatile Parsed last;
@@ -103,17 +116,20 @@ public final class RegexProvider implements MiddlewareProvider {
             return HttpRequestResult.allow();
         }
         ByteBuffer bytes = body.asReadOnlyBuffer();
-        if (!Utf8.isWellFormed(bytes)) {
-            throw new MiddlewareException(NOT_UTF8_CODE, "request body is not well-formed UTF-8");
+        TextView view;
+        try {
+            view = BodyDecoder.decode(evaluation.headers(), bytes);
+        } catch (Undecodable e) {
+            throw new MiddlewareException(e.code(), e.getMessage());
         }
         boolean redact = config.mode() == RegexConfig.Mode.REDACT;
-        SecretScanner.Scan scan = SecretScanner.scan(bytes, config.kinds(), redact);
+        SecretScanner.Scan scan = SecretScanner.scan(view.text(), config.kinds(), redact);
         if (scan.counts().isEmpty()) {
             return HttpRequestResult.allow();
         }
         HttpRequestResult.Builder result;
         if (redact) {
-            byte[] redacted = scan.redacted();
+            byte[] redacted = Edit.apply(bytes, view.toInput(scan.edits()));
             if (redacted.length > EnvelopeLimits.MAX_BODY_BYTES) {
                 throw new MiddlewareException(REDACTED_TOO_LARGE_CODE,
                         "redacted body would exceed the 4 MiB platform maximum");

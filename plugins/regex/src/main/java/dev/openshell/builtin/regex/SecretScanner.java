@@ -54,6 +54,7 @@ final class SecretScanner {
     /** The first bytes of the literals: every other byte is skipped with one table look-up. */
     private static final boolean[] TRIGGER = new boolean[256];
     private static final byte[][] PLACEHOLDERS = new byte[SecretKind.values().length][];
+    private static final int[] NO_SPANS = new int[0];
 
     static {
         for (char c : new char[] {'-', 's', 'A', 'g', 'x'}) {
@@ -68,11 +69,28 @@ final class SecretScanner {
      * The result of a scan.
      *
      * @param counts matches per enabled kind (kinds without matches absent), in {@link SecretKind} order
-     * @param redacted the redacted body when redacting and something matched; else {@code null}
+     * @param spans the matches of enabled kinds as triples (start, end exclusive, {@link SecretKind} ordinal), in
+     *     increasing order and never overlapping; only filled when the scan was asked to redact
+     * @param spanInts how many ints of {@code spans} are used (three per match)
      */
-    record Scan(Map<SecretKind, Integer> counts, byte[] redacted) {
+    record Scan(Map<SecretKind, Integer> counts, int[] spans, int spanInts) {
         int total() {
             return counts.values().stream().mapToInt(Integer::intValue).sum();
+        }
+
+        /** {@return the redactions as edits of the scanned text: each match replaced by its placeholder} */
+        java.util.List<Edit> edits() {
+            java.util.List<Edit> edits = new java.util.ArrayList<>(spanInts / 3);
+            for (int s = 0; s < spanInts; s += 3) {
+                edits.add(new Edit(spans[s], spans[s + 1], PLACEHOLDERS[spans[s + 2]]));
+            }
+            return edits;
+        }
+
+        /** {@return the scanned text with each match replaced by its placeholder, or {@code null} if none matched}
+         * @param text the text that was scanned */
+        byte[] redacted(ByteBuffer text) {
+            return spanInts == 0 ? null : Edit.apply(text, edits());
         }
     }
 
@@ -143,13 +161,14 @@ final class SecretScanner {
      *
      * @param body well-formed UTF-8 ({@link Utf8#isWellFormed}), from position 0 to its limit; not modified
      * @param enabled the kinds to count (and redact); matches of other kinds are left as they are
-     * @param redact whether to build the redacted body
-     * @return the counts and, when redacting and something matched, the new body
+     * @param redact whether to record the matches' spans (for {@link Scan#edits})
+     * @return the counts and, when redacting, the spans
      */
     static Scan scan(ByteBuffer body, Set<SecretKind> enabled, boolean redact) {
         EnumMap<SecretKind, Integer> counts = new EnumMap<>(SecretKind.class);
         Matchers matchers = null;
-        Redaction out = null;
+        int[] spans = NO_SPANS;
+        int used = 0;
         int n = body.limit();
         int i = 0;
         while (i < n) {
@@ -211,61 +230,21 @@ final class SecretScanner {
             if (enabled.contains(kind)) {
                 counts.merge(kind, 1, Integer::sum);
                 if (redact) {
-                    if (out == null) {
-                        out = new Redaction();
+                    if (used + 3 > spans.length) {
+                        spans = java.util.Arrays.copyOf(spans, Math.max(24, spans.length * 2));
                     }
-                    out.add(i, end, kind);
+                    spans[used++] = i;
+                    spans[used++] = end;
+                    spans[used++] = kind.ordinal();
                 }
             }
             i = end;
         }
-        if (out == null) {
-            return new Scan(counts, null);
-        }
-        return new Scan(counts, out.build(body));
+        return new Scan(counts, spans, used);
     }
 
     private static Matchers matchers(Matchers m, ByteBuffer body) {
         return m != null ? m : new Matchers(body);
-    }
-
-    /**
-     * The redacted body, built once at the end: the matched spans are recorded while scanning (increasing, never
-     * overlapping), so the output's exact length is known before it is allocated and each byte is copied once.
-     */
-    private static final class Redaction {
-        /** Triples: span start, span end (exclusive), {@link SecretKind} ordinal. */
-        private int[] spans = new int[24];
-        private int used;
-        private long length;
-
-        void add(int start, int end, SecretKind kind) {
-            if (used + 3 > spans.length) {
-                spans = java.util.Arrays.copyOf(spans, spans.length * 2);
-            }
-            spans[used++] = start;
-            spans[used++] = end;
-            spans[used++] = kind.ordinal();
-            length += PLACEHOLDERS[kind.ordinal()].length - (end - start);
-        }
-
-        byte[] build(ByteBuffer body) {
-            int n = body.limit();
-            byte[] out = new byte[Math.toIntExact(n + length)];
-            int o = 0;
-            int copied = 0;
-            for (int s = 0; s < used; s += 3) {
-                int start = spans[s];
-                byte[] placeholder = PLACEHOLDERS[spans[s + 2]];
-                body.get(copied, out, o, start - copied);
-                o += start - copied;
-                System.arraycopy(placeholder, 0, out, o, placeholder.length);
-                o += placeholder.length;
-                copied = spans[s + 1];
-            }
-            body.get(copied, out, o, n - copied);
-            return out;
-        }
     }
 
     private static boolean startsWith(ByteBuffer b, int at, byte[] literal) {
@@ -280,15 +259,26 @@ final class SecretScanner {
         return true;
     }
 
-    /** {@return whether the character before {@code at} is an ASCII letter, a digit or one of {@code extra}} */
+    /**
+     * {@return whether the character before {@code at} is an ASCII letter, a digit or one of {@code extra}} A letter
+     * that ends a backslash escape ({@code \n}, {@code \r}, {@code \t}, {@code \b}, {@code \f},
+     * {@code \v}) does not continue a token: text that still holds escapes (plain text quoting JSON or shell, a
+     * JSON string holding an escaped backslash) breaks lines there for its reader.
+     */
     private static boolean continues(ByteBuffer b, int at, String extra) {
         if (at == 0) {
             return false;
         }
         int c = b.get(at - 1) & 0xff;
+        if (at >= 2 && b.get(at - 2) == '\\' && ESCAPE_LETTERS.indexOf(c) >= 0) {
+            return false;
+        }
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
                 || (c < 0x80 && extra.indexOf(c) >= 0);
     }
+
+    /** The letters of the C, JSON and shell escapes that stand for white space. */
+    private static final String ESCAPE_LETTERS = "nrtbfv";
 
     /**
      * Extends a PEM block from the end of its BEGIN line over the key data (base64, PEM header lines such as

@@ -163,6 +163,9 @@ final class CharSecretScanner {
             return false;
         }
         char c = text.charAt(at - 1);
+        if (at >= 2 && text.charAt(at - 2) == '\\' && "nrtbfv".indexOf(c) >= 0) {
+            return false; // the letter of an escape such as a literal backslash-n ends the previous token
+        }
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || extra.indexOf(c) >= 0;
     }
 

@@ -74,6 +74,7 @@ class RegexProviderTest {
         assertEquals(Phase.PRE_CREDENTIALS, b.phase());
         assertEquals(EnvelopeLimits.MAX_BODY_BYTES, b.maxBodyBytes());
         assertTrue(b.timeout().isEmpty());
+        assertEquals(Set.of("gzip", "deflate"), b.decodedContentCodings(), "the supervisor decompresses for it");
     }
 
     @Test

@@ -28,7 +28,10 @@ import javax.net.ssl.TrustManagerFactory;
  * <ul>
  *   <li>{@value #REDACT}: {@code openshell/regex} in redact mode, fail_closed (plain and HTTPS ports);</li>
  *   <li>{@value #PLAIN}: allowed, no middleware (plain and HTTPS ports);</li>
- *   <li>{@value #DENY}: {@code openshell/regex} in deny mode, fail_closed;</li>
+ *   <li>{@value #DENY}: {@code openshell/regex} in deny mode, fail_closed (plain and HTTPS ports);</li>
+ *   <li>{@value #REGEX_OPEN}: {@code openshell/regex} in redact mode, fail_open;</li>
+ *   <li>{@value #WS_OPT_IN}: {@code openshell/regex} in redact mode, fail_closed, on an endpoint with
+ *       {@code upgrades: allow_uninspected};</li>
  *   <li>{@value #OPEN}: {@code examples/tagger} (64 KiB body limit), fail_open;</li>
  *   <li>{@value #CLOSED}: {@code examples/tagger}, fail_closed;</li>
  *   <li>{@value #SKIP}: HTTPS port, {@code tls: skip};</li>
@@ -43,6 +46,8 @@ final class ProxyWorld implements AutoCloseable {
     static final String REDACT = "api.redact.test";
     static final String PLAIN = "plain.test";
     static final String DENY = "deny.test";
+    static final String REGEX_OPEN = "regex-open.test";
+    static final String WS_OPT_IN = "ws-opt-in.test";
     static final String OPEN = "open.test";
     static final String CLOSED = "closed.test";
     static final String SKIP = "skip.test";
@@ -51,7 +56,7 @@ final class ProxyWorld implements AutoCloseable {
     static final String GUARDED = "pg.test";
     static final String GUARDED_OPEN = "pg-open.test";
     static final List<String> LOOPBACK_HOSTS = List.of(REDACT, PLAIN, DENY, OPEN, CLOSED, SKIP, DENIED, GUARDED,
-            GUARDED_OPEN);
+            GUARDED_OPEN, REGEX_OPEN, WS_OPT_IN);
     /** The example third-party plugin's body limit (bytes). */
     static final int TAGGER_LIMIT = 64 * 1024;
 
@@ -112,7 +117,7 @@ final class ProxyWorld implements AutoCloseable {
                     endpoints:
                       - { host: %1$s, ports: [%2$d, %3$d] }
                       - { host: %4$s, ports: [%2$d, %3$d] }
-                      - { host: %5$s, port: %2$d }
+                      - { host: %5$s, ports: [%2$d, %3$d] }
                       - { host: %6$s, port: %2$d }
                       - { host: %7$s, port: %2$d }
                       - { host: %8$s, port: %3$d, tls: skip }
@@ -120,6 +125,8 @@ final class ProxyWorld implements AutoCloseable {
                       - { host: "127.0.0.1", port: %2$d }
                       - { host: %10$s, port: %2$d }
                       - { host: %11$s, port: %2$d }
+                      - { host: %12$s, ports: [%2$d, %3$d] }
+                      - { host: %13$s, port: %2$d, upgrades: allow_uninspected }
                 network_middlewares:
                   secrets:
                     name: Redact known secret formats
@@ -128,7 +135,7 @@ final class ProxyWorld implements AutoCloseable {
                     config: { mode: redact }
                     on_error: fail_closed
                     endpoints:
-                      include: ["%1$s"]
+                      include: ["%1$s", "%13$s"]
                   secrets-deny:
                     middleware: openshell/regex
                     order: 11
@@ -136,6 +143,13 @@ final class ProxyWorld implements AutoCloseable {
                     on_error: fail_closed
                     endpoints:
                       include: ["%5$s"]
+                  secrets-open:
+                    middleware: openshell/regex
+                    order: 12
+                    config: { mode: redact }
+                    on_error: fail_open
+                    endpoints:
+                      include: ["%12$s"]
                   tag-open:
                     middleware: examples/tagger
                     order: 20
@@ -150,7 +164,8 @@ final class ProxyWorld implements AutoCloseable {
                     on_error: fail_closed
                     endpoints:
                       include: ["%7$s"]
-                """.formatted(REDACT, up, ups, PLAIN, DENY, OPEN, CLOSED, SKIP, METADATA, GUARDED, GUARDED_OPEN)
+                """.formatted(REDACT, up, ups, PLAIN, DENY, OPEN, CLOSED, SKIP, METADATA, GUARDED, GUARDED_OPEN,
+                        REGEX_OPEN, WS_OPT_IN)
                 + (privacyGuard.isEmpty() ? "" : """
                   privacy:
                     middleware: examples/privacy-guard

@@ -35,6 +35,9 @@ import javax.net.ssl.SSLSocket;
  */
 final class RawUpstream implements AutoCloseable {
     private static final int MAX_HEAD = 1 << 20;
+    private static final byte[] SWITCHING = ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII);
     private static final byte[] REPLY = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
             .getBytes(StandardCharsets.US_ASCII);
 
@@ -81,6 +84,8 @@ final class RawUpstream implements AutoCloseable {
     private final ServerSocket server;
     private final boolean tls;
     private final LinkedBlockingQueue<Received> received = new LinkedBlockingQueue<>();
+    /** The bytes received after answering an {@code Upgrade: websocket} request with 101, per read. */
+    private final LinkedBlockingQueue<byte[]> upgraded = new LinkedBlockingQueue<>();
     private final AtomicInteger count = new AtomicInteger();
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicReference<Hold> hold = new AtomicReference<>();
@@ -138,6 +143,15 @@ final class RawUpstream implements AutoCloseable {
             throw new AssertionError("the upstream received no request within 30 s");
         }
         return r;
+    }
+
+    /**
+     * {@return the next bytes an upgraded connection sent after the 101, waiting at most {@code millis}, or null}
+     * (An {@code Upgrade: websocket} request is answered {@code 101 Switching Protocols}; everything after it is
+     * recorded, not interpreted.)
+     */
+    byte[] upgradedBytes(long millis) throws InterruptedException {
+        return upgraded.poll(millis, TimeUnit.MILLISECONDS);
     }
 
     /** {@return and forget every request not yet taken} */
@@ -199,6 +213,15 @@ final class RawUpstream implements AutoCloseable {
                     if (!h.released.await(60, TimeUnit.SECONDS)) {
                         return;
                     }
+                }
+                if (r.header("upgrade").map(v -> v.equalsIgnoreCase("websocket")).orElse(false)) {
+                    out.write(SWITCHING);
+                    out.flush();
+                    byte[] buf = new byte[8192];
+                    for (int n; (n = in.read(buf)) > 0; ) {
+                        upgraded.add(java.util.Arrays.copyOf(buf, n)); // every byte after the 101, as it came
+                    }
+                    return;
                 }
                 out.write(REPLY);
                 out.flush();

@@ -10,6 +10,7 @@ import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.Phase;
@@ -143,7 +144,8 @@ public final class ChainEngine {
             return new ChainResult(FORWARD, List.of(), request.headers(), request.body(), ChainMetadata.empty(),
                     List.of());
         }
-        return fold(chain, new Fold(request.target(), request.headers(), request.body(), request.context(), null));
+        return fold(chain, new Fold(request.target(), request.headers(), request.body(), request.context(), null,
+                chain));
     }
 
     /**
@@ -174,7 +176,7 @@ public final class ChainEngine {
         if (chain.isEmpty()) {
             return new ChainResult(FORWARD, List.of(), headers, request.body(), ChainMetadata.empty(), List.of());
         }
-        return fold(chain, new Fold(request.target(), headers, request.body(), context, credentials));
+        return fold(chain, new Fold(request.target(), headers, request.body(), context, credentials, chain));
     }
 
     private static ChainResult fold(Chain chain, Fold fold) {
@@ -202,19 +204,82 @@ public final class ChainEngine {
         private long contextBytes = -1;
         private long targetBytes = -1;
         private ChainOutcome outcome = FORWARD;
+        /** The headers as the run received them. */
+        private final List<HttpHeader> originalHeaders;
+        /** The body as sent, when its Content-Encoding was decoded for the stages; else {@code null}. */
+        private Body encodedBody;
+        /** Why the Content-Encoding the stages asked for could not be decoded: each stage fails with it. */
+        private ContentDecoding.Outcome.Failed decodingFailure;
+        private boolean bodyReplaced;
 
         Fold(HttpRequestTarget target, List<HttpHeader> headers, Body body, RequestContext context,
-             CredentialAccess credentials) {
+             CredentialAccess credentials, Chain chain) {
             this.target = target;
             this.context = context;
             this.credentials = credentials;
             this.nominated = credentials == null ? HeaderRules.connectionNominated(headers) : Set.of();
+            this.originalHeaders = headers;
             this.headers = headers;
             this.body = body;
+            if (credentials != null) {
+                return; // the post-credentials phase signs the body exactly as it will be forwarded
+            }
+            List<String> codings = ContentDecoding.codings(headers);
+            if (!codings.isEmpty() && ContentDecoding.supported(codings) && anyStageDecodes(chain, codings)) {
+                long cap = 0;
+                for (Chain.Prepared p : chain.prepared()) {
+                    cap = Math.max(cap, p.spec().maxBodyBytes());
+                }
+                switch (ContentDecoding.decode(body, codings, cap)) {
+                    case ContentDecoding.Outcome.Decoded d -> {
+                        encodedBody = body;
+                        body = d.body();
+                        headers = ContentDecoding.withoutContentEncoding(headers);
+                    }
+                    case ContentDecoding.Outcome.Failed f -> decodingFailure = f;
+                }
+            }
+        }
+
+        /** {@return whether a stage's binding asks for every one of {@code codings} to be decoded} */
+        private static boolean anyStageDecodes(Chain chain, List<String> codings) {
+            for (Chain.Prepared p : chain.prepared()) {
+                StageSpec s = p.spec();
+                try {
+                    for (MiddlewareBinding b : s.provider().manifest().bindings()) {
+                        if (b.id().equals(s.bindingId()) && b.decodedContentCodings().containsAll(codings)) {
+                            return true;
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    // a provider without a readable manifest asks for nothing
+                }
+            }
+            return false;
         }
 
         ChainResult result() {
+            if (encodedBody != null && !bodyReplaced) {
+                // no stage changed the decoded body: forward the body as sent, with its Content-Encoding
+                return new ChainResult(outcome, records, restoreContentEncoding(headers), encodedBody,
+                        metadata.build(), rechecks);
+            }
             return new ChainResult(outcome, records, headers, body, metadata.build(), rechecks);
+        }
+
+        /** {@return {@code current} with the request's Content-Encoding lines back at their places} */
+        private List<HttpHeader> restoreContentEncoding(List<HttpHeader> current) {
+            List<HttpHeader> original = originalHeaders;
+            if (current.equals(ContentDecoding.withoutContentEncoding(original))) {
+                return original;
+            }
+            List<HttpHeader> out = new ArrayList<>(current);
+            for (int i = 0; i < original.size(); i++) {
+                if (original.get(i).name().equals("content-encoding")) {
+                    out.add(Math.min(i, out.size()), original.get(i));
+                }
+            }
+            return List.copyOf(out);
         }
 
         /** {@return whether the chain continues} */
@@ -257,6 +322,7 @@ public final class ChainEngine {
             boolean replaced = r.body().isPresent();
             if (replaced) {
                 body = r.body().get();
+                bodyReplaced = true;
             }
             records.add(new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(),
                     StageResult.ALLOWED, Optional.of(Decision.ALLOW), r.reasonCode(), replaced, mutated, latency,
@@ -380,6 +446,11 @@ public final class ChainEngine {
             if (Wire.headers(visible) > EnvelopeLimits.MAX_HEADER_BYTES) {
                 return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.HEADER_BYTES_OVER_CAPACITY,
                         "headers exceed " + EnvelopeLimits.MAX_HEADER_BYTES + " encoded bytes");
+            }
+            if (decodingFailure != null) {
+                return failure(s, decodingFailure.code().equals(PlatformCodes.DECODED_BODY_OVER_CAPACITY)
+                        ? FailureCategory.BODY_OVER_CAPACITY : FailureCategory.UNINSPECTABLE, decodingFailure.code(),
+                        decodingFailure.message());
             }
             if (body.size() > s.maxBodyBytes()) {
                 return failure(s, FailureCategory.BODY_OVER_CAPACITY, PlatformCodes.BODY_BYTES_OVER_CAPACITY,

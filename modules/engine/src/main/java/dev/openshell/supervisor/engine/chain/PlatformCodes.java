@@ -19,6 +19,10 @@ public final class PlatformCodes {
     public static final String HEADER_BYTES_OVER_CAPACITY = "header_bytes_over_capacity";
     /** The body is larger than the stage's {@code max_body_bytes}. */
     public static final String BODY_BYTES_OVER_CAPACITY = "body_bytes_over_capacity";
+    /** The {@code Content-Encoding} decoded for the stages is not valid data of its coding. */
+    public static final String BODY_DECODING_FAILED = "body_decoding_failed";
+    /** The decoded body would exceed the chain's body limit or 200 times its encoded size (a decompression bomb). */
+    public static final String DECODED_BODY_OVER_CAPACITY = "decoded_body_over_capacity";
 
     // invocation
     /** The stage did not answer within its timeout. */

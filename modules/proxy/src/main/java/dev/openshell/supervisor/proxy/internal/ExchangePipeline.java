@@ -73,6 +73,17 @@ final class ExchangePipeline implements AutoCloseable {
             return answer(req, 403, "policy_denied", denied.reason(), req.clientClose() || framing.hasBody());
         }
 
+        if (req.websocket() && plan.selection() instanceof ChainSelection.Selected s
+                && !request.endpoint().upgradesAllowed()) {
+            // RFC 0009: traffic that becomes uninspectable under a chain with a fail_closed stage is denied
+            core.uninspectable(plan, request, new Uninspectable(Uninspectable.Kind.UPGRADE, -1, -1, s.allFailOpen()));
+            if (!s.allFailOpen()) {
+                return answer(req, 403, "upgrade_uninspectable", "the bytes after a protocol upgrade are not"
+                        + " inspected and a fail_closed middleware applies to this host",
+                        req.clientClose() || framing.hasBody());
+            }
+        }
+
         OutboundHead.BodyMode mode = null;
         Body buffered = null;
         List<HttpHeader> hookHeaders = null;

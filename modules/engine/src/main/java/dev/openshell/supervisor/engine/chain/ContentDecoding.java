@@ -1,0 +1,213 @@
+package dev.openshell.supervisor.engine.chain;
+
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.MiddlewareBinding;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.zip.DataFormatException;
+import java.util.zip.Inflater;
+
+/**
+ * Decodes a request body's {@code Content-Encoding} for the stages that ask for it
+ * ({@link MiddlewareBinding#decodedContentCodings()}; RFC 9110 section 8.4): {@code gzip} (and its alias
+ * {@code x-gzip}; RFC 1952, several members allowed) and {@code deflate} (the zlib format of RFC 1950, and the raw
+ * RFC 1951 stream some clients send instead), in the reverse of the order listed.
+ *
+ * <h2>Bombs</h2>
+ * Decoding stops as soon as the output would exceed either bound: the cap ({@code maxBytes}, the chain's largest stage
+ * body limit, at most 4 MiB) or {@value #MAX_RATIO} times the encoded size plus {@value #RATIO_SLACK} bytes. A bomb
+ * therefore costs at most that much memory and one pass over its input; it is a failure of every stage
+ * ({@link PlatformCodes#DECODED_BODY_OVER_CAPACITY}), which each stage's {@code on_error} decides.
+ */
+final class ContentDecoding {
+    /** The largest ratio of decoded to encoded bytes accepted. */
+    static final int MAX_RATIO = 200;
+    /** Bytes allowed beyond the ratio, so a tiny body of repeated text is not refused. */
+    static final int RATIO_SLACK = 64 * 1024;
+
+    private ContentDecoding() {
+    }
+
+    /** The outcome. */
+    sealed interface Outcome {
+        /** @param body the decoded body */
+        record Decoded(Body body) implements Outcome {
+        }
+
+        /**
+         * @param code a platform code
+         * @param message a safe description
+         */
+        record Failed(String code, String message) implements Outcome {
+        }
+    }
+
+    /**
+     * {@return the codings of the request's {@code Content-Encoding} lines, lowercase, in the order applied, without
+     * {@code identity}; empty when there are none}
+     *
+     * @param headers the complete header list
+     */
+    static List<String> codings(List<HttpHeader> headers) {
+        List<String> out = new ArrayList<>(0);
+        for (HttpHeader h : headers) {
+            if (h.name().equals("content-encoding")) {
+                for (String c : h.value().split(",")) {
+                    String coding = c.strip().toLowerCase(Locale.ROOT);
+                    if (coding.equals("x-gzip")) {
+                        coding = MiddlewareBinding.GZIP;
+                    }
+                    if (!coding.isEmpty() && !coding.equals("identity")) {
+                        out.add(coding);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** {@return whether the supervisor decodes every one of {@code codings}} @param codings from {@link #codings} */
+    static boolean supported(List<String> codings) {
+        return codings.stream().allMatch(c -> c.equals(MiddlewareBinding.GZIP) || c.equals(MiddlewareBinding.DEFLATE));
+    }
+
+    /** {@return {@code headers} without their {@code Content-Encoding} lines} @param headers a header list */
+    static List<HttpHeader> withoutContentEncoding(List<HttpHeader> headers) {
+        return headers.stream().filter(h -> !h.name().equals("content-encoding")).toList();
+    }
+
+    /**
+     * Decodes.
+     *
+     * @param body the encoded body
+     * @param codings {@link #supported} codings in the order they were applied
+     * @param maxBytes the cap on the decoded size
+     * @return the decoded body or why not
+     */
+    static Outcome decode(Body body, List<String> codings, long maxBytes) {
+        byte[] data = body.toByteArray();
+        long ratioCap = (long) data.length * MAX_RATIO + RATIO_SLACK;
+        long cap = Math.min(maxBytes, ratioCap);
+        for (int i = codings.size() - 1; i >= 0; i--) {
+            String coding = codings.get(i);
+            try {
+                data = coding.equals(MiddlewareBinding.GZIP) ? gunzip(data, cap) : inflate(data, cap);
+            } catch (DataFormatException e) {
+                return new Outcome.Failed(PlatformCodes.BODY_DECODING_FAILED,
+                        "the request body is not valid " + coding + " data");
+            }
+            if (data == null) {
+                return new Outcome.Failed(PlatformCodes.DECODED_BODY_OVER_CAPACITY, cap == maxBytes
+                        ? "the decoded request body exceeds the middleware body limit of " + maxBytes + " bytes"
+                        : "the request body decodes to more than " + MAX_RATIO + " times its size");
+            }
+        }
+        return new Outcome.Decoded(Body.ofOwned(data));
+    }
+
+    /** {@return the inflated bytes, or {@code null} past {@code cap}} Tries zlib, then a raw deflate stream. */
+    private static byte[] inflate(byte[] data, long cap) throws DataFormatException {
+        try {
+            return inflate(data, 0, data.length, cap, false, null);
+        } catch (DataFormatException zlibFailed) {
+            return inflate(data, 0, data.length, cap, true, null);
+        }
+    }
+
+    /**
+     * Inflates one stream from {@code off}.
+     *
+     * @param consumed if not null, receives the number of input bytes the stream used
+     * @return the bytes, or {@code null} past {@code cap}
+     */
+    private static byte[] inflate(byte[] data, int off, int len, long cap, boolean raw, int[] consumed)
+            throws DataFormatException {
+        Inflater inf = new Inflater(raw);
+        try {
+            inf.setInput(data, off, len);
+            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(len * 4 + 64, 1 << 20));
+            byte[] buf = new byte[16 * 1024];
+            while (!inf.finished()) {
+                int n = inf.inflate(buf);
+                if (n == 0 && (inf.needsInput() || inf.needsDictionary())) {
+                    throw new DataFormatException("truncated");
+                }
+                if (out.size() + (long) n > cap) {
+                    return null;
+                }
+                out.write(buf, 0, n);
+            }
+            if (consumed != null) {
+                consumed[0] = len - inf.getRemaining();
+            } else if (inf.getRemaining() != 0) {
+                throw new DataFormatException("trailing bytes");
+            }
+            return out.toByteArray();
+        } finally {
+            inf.end();
+        }
+    }
+
+    /** {@return the gunzipped bytes of every member, or {@code null} past {@code cap}} RFC 1952. */
+    private static byte[] gunzip(byte[] data, long cap) throws DataFormatException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int at = 0;
+        do {
+            int start = header(data, at);
+            int[] used = new int[1];
+            byte[] member = inflate(data, start, data.length - start, cap - out.size(), true, used);
+            if (member == null) {
+                return null;
+            }
+            int trailer = start + used[0];
+            if (trailer + 8 > data.length) {
+                throw new DataFormatException("truncated trailer");
+            }
+            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            crc.update(member);
+            if ((int) crc.getValue() != le32(data, trailer) || member.length != le32(data, trailer + 4)) {
+                throw new DataFormatException("checksum");
+            }
+            out.write(member, 0, member.length);
+            at = trailer + 8;
+        } while (at < data.length);
+        return out.toByteArray();
+    }
+
+    /** {@return where the deflate data of the gzip member at {@code at} starts} */
+    private static int header(byte[] d, int at) throws DataFormatException {
+        if (at + 10 > d.length || (d[at] & 0xff) != 0x1f || (d[at + 1] & 0xff) != 0x8b || d[at + 2] != 8) {
+            throw new DataFormatException("not gzip");
+        }
+        int flags = d[at + 3] & 0xff;
+        int i = at + 10;
+        if ((flags & 4) != 0) { // FEXTRA
+            if (i + 2 > d.length) {
+                throw new DataFormatException("truncated");
+            }
+            i += 2 + ((d[i] & 0xff) | (d[i + 1] & 0xff) << 8);
+        }
+        for (int bit : new int[] {8, 16}) { // FNAME, FCOMMENT: zero-terminated
+            if ((flags & bit) != 0) {
+                while (i < d.length && d[i] != 0) {
+                    i++;
+                }
+                i++;
+            }
+        }
+        if ((flags & 2) != 0) { // FHCRC
+            i += 2;
+        }
+        if (i > d.length) {
+            throw new DataFormatException("truncated");
+        }
+        return i;
+    }
+
+    private static int le32(byte[] d, int i) {
+        return (d[i] & 0xff) | (d[i + 1] & 0xff) << 8 | (d[i + 2] & 0xff) << 16 | (d[i + 3] & 0xff) << 24;
+    }
+}

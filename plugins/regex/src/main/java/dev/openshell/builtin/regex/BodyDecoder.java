@@ -1,0 +1,79 @@
+package dev.openshell.builtin.regex;
+
+import dev.openshell.middleware.spi.HttpHeader;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Turns a request body into the text its upstream will read, by the request's headers: the entry point of the
+ * decoding layers ({@link Charsets}, {@link JsonText}, {@link FormText}, {@link MimeText}).
+ *
+ * <ol>
+ *   <li>A {@code Content-Encoding} other than {@code identity} is undecodable: the supervisor decodes the codings it
+ *       supports before the stage runs and removes the header, so one still present is a coding nobody decoded.</li>
+ *   <li>More than one {@code Content-Type} value is undecodable (the upstream's choice is unknown).</li>
+ *   <li>{@code multipart/*}: split into parts by its boundary, each part decoded by its own headers.</li>
+ *   <li>Otherwise the charset layer runs, then by media type: JSON ({@code application/json}, {@code +json}, and the
+ *       JSON sequence types) must be valid JSON and is read with its escapes decoded; a form body is read with its
+ *       percent-encoding decoded; anything else (or no {@code Content-Type}) is read as JSON when it is valid JSON
+ *       starting with {@code {} or {@code [}, else as the text itself.</li>
+ * </ol>
+ */
+final class BodyDecoder {
+    private BodyDecoder() {
+    }
+
+    /**
+     * {@return the view of a request body}
+     *
+     * @param headers the headers the stage received (lowercase names)
+     * @param body the body, from 0 to its limit
+     * @throws Undecodable if the body cannot be read as its upstream would read it
+     */
+    static TextView decode(List<HttpHeader> headers, ByteBuffer body) throws Undecodable {
+        String contentType = null;
+        for (HttpHeader h : headers) {
+            if (h.name().equals("content-encoding")) {
+                for (String coding : h.value().split(",")) {
+                    String c = coding.strip().toLowerCase(Locale.ROOT);
+                    if (!c.isEmpty() && !c.equals("identity")) {
+                        throw Undecodable.because("request body has a content coding that was not decoded");
+                    }
+                }
+            } else if (h.name().equals("content-type")) {
+                if (contentType != null && !contentType.equals(h.value())) {
+                    throw Undecodable.because("request has more than one Content-Type");
+                }
+                contentType = h.value();
+            }
+        }
+        return content(body, contentType == null ? null : MediaType.parse(contentType), 0);
+    }
+
+    /**
+     * {@return the view of content of a media type}
+     *
+     * @param input the content
+     * @param type its media type, or {@code null} when none was given (or it did not parse)
+     * @param depth how many multipart levels enclose it
+     * @throws Undecodable if it cannot be read
+     */
+    static TextView content(ByteBuffer input, MediaType type, int depth) throws Undecodable {
+        if (type != null && type.isMultipart()) {
+            return MimeText.multipart(input, type.boundary(), depth);
+        }
+        String charset = type == null ? null : type.charset();
+        TextView text = Charsets.view(input, charset);
+        ByteBuffer t = text.text();
+        if (type != null && (type.isJson() || type.isJsonSequence())) {
+            return TextView.stacked(text, JsonText.view(t, type.isJsonSequence()));
+        }
+        if (type != null && type.isForm()) {
+            boolean utf8 = charset == null || Charsets.named(charset) != Charsets.Encoding.SINGLE_BYTE;
+            return TextView.stacked(text, FormText.view(t, utf8));
+        }
+        TextView json = JsonText.sniff(t);
+        return json == null ? text : TextView.stacked(text, json);
+    }
+}

@@ -1,0 +1,280 @@
+package dev.openshell.builtin.regex;
+
+import java.nio.ByteBuffer;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The charset layer: turns a body's bytes into the text the scanner reads, by its byte order mark, its declared
+ * {@code charset}, or the NUL pattern of UTF-16 and UTF-32 text (RFC 4627 section 3), in that order.
+ *
+ * <ul>
+ *   <li>UTF-8 (the default): must be well-formed ({@link Utf8}); a UTF-8 byte order mark is skipped. The text is the
+ *       input itself.</li>
+ *   <li>US-ASCII, ISO-8859-1 to -16 and windows-1250 to -1258: ASCII-compatible single-byte charsets, where every
+ *       byte below 0x80 is that ASCII character and every other byte is a non-ASCII one, so the bytes are read as they
+ *       are (nothing to check).</li>
+ *   <li>UTF-16LE/BE and UTF-32LE/BE (and UTF-16, UTF-32 by byte order mark, big-endian without one, RFC 2781): strictly
+ *       transcoded to UTF-8 (a truncated code unit, an unpaired surrogate or a code point above U+10FFFF is
+ *       undecodable).</li>
+ *   <li>Any other charset (Shift_JIS, GBK, ISO-2022-JP, UTF-7, ...): undecodable, because their bytes below 0x80
+ *       are not always ASCII characters and a byte scan would misjudge where tokens start.</li>
+ * </ul>
+ */
+final class Charsets {
+    /** How the input encodes text. */
+    enum Encoding {
+        UTF_8(1, false), SINGLE_BYTE(1, false), UTF_16LE(2, false), UTF_16BE(2, true), UTF_32LE(4, false),
+        UTF_32BE(4, true);
+
+        final int unit;
+        final boolean bigEndian;
+
+        Encoding(int unit, boolean bigEndian) {
+            this.unit = unit;
+            this.bigEndian = bigEndian;
+        }
+    }
+
+    private static final Set<String> UTF_8_NAMES = Set.of("utf-8", "utf8", "unicode-1-1-utf-8");
+    private static final Set<String> ASCII_NAMES = Set.of("us-ascii", "ascii", "iso646-us", "ansi_x3.4-1968",
+            "us", "latin1", "l1", "iso-8859-1", "iso8859-1", "iso_8859-1", "cp819", "ibm819");
+
+    private Charsets() {
+    }
+
+    /**
+     * {@return the encoding a declared {@code charset} names}
+     *
+     * @param declared the parameter value
+     * @throws Undecodable for any charset outside the supported set
+     */
+    static Encoding named(String declared) throws Undecodable {
+        String n = declared.strip().toLowerCase(Locale.ROOT);
+        if (UTF_8_NAMES.contains(n)) {
+            return Encoding.UTF_8;
+        }
+        if (ASCII_NAMES.contains(n) || isIso8859(n) || isWindows125x(n)) {
+            return Encoding.SINGLE_BYTE;
+        }
+        return switch (n) {
+            case "utf-16le", "utf16le" -> Encoding.UTF_16LE;
+            case "utf-16be", "utf16be", "utf-16", "utf16" -> Encoding.UTF_16BE;
+            case "utf-32le", "utf32le" -> Encoding.UTF_32LE;
+            case "utf-32be", "utf32be", "utf-32", "utf32" -> Encoding.UTF_32BE;
+            default -> throw Undecodable.because("request body charset is not supported (supported: UTF-8, UTF-16, "
+                    + "UTF-32, US-ASCII, ISO-8859-*, windows-125*)");
+        };
+    }
+
+    private static boolean isIso8859(String n) {
+        for (String prefix : new String[] {"iso-8859-", "iso8859-", "iso_8859-"}) {
+            if (n.startsWith(prefix)) {
+                String part = n.substring(prefix.length());
+                return part.matches("[1-9]|1[0-13-6]");
+            }
+        }
+        return false;
+    }
+
+    private static boolean isWindows125x(String n) {
+        return n.matches("(?:windows-|cp)125[0-8]");
+    }
+
+    /**
+     * {@return the view of {@code input} as text}
+     *
+     * @param input the bytes from 0 to the limit
+     * @param declared the declared {@code charset}, or {@code null}
+     * @throws Undecodable if the charset is not supported or the bytes are not text in it
+     */
+    static TextView view(ByteBuffer input, String declared) throws Undecodable {
+        int n = input.limit();
+        Encoding e;
+        int bom = 0;
+        int b0 = n > 0 ? input.get(0) & 0xff : -1;
+        int b1 = n > 1 ? input.get(1) & 0xff : -1;
+        int b2 = n > 2 ? input.get(2) & 0xff : -1;
+        int b3 = n > 3 ? input.get(3) & 0xff : -1;
+        if (b0 == 0xef && b1 == 0xbb && b2 == 0xbf) {
+            e = Encoding.UTF_8;
+            bom = 3;
+        } else if (b0 == 0 && b1 == 0 && b2 == 0xfe && b3 == 0xff) {
+            e = Encoding.UTF_32BE;
+            bom = 4;
+        } else if (b0 == 0xff && b1 == 0xfe && b2 == 0 && b3 == 0) {
+            e = Encoding.UTF_32LE;
+            bom = 4;
+        } else if (b0 == 0xfe && b1 == 0xff) {
+            e = Encoding.UTF_16BE;
+            bom = 2;
+        } else if (b0 == 0xff && b1 == 0xfe) {
+            e = Encoding.UTF_16LE;
+            bom = 2;
+        } else if (declared != null) {
+            e = named(declared);
+        } else {
+            e = sniff(b0, b1, b2, b3, n);
+        }
+        return switch (e) {
+            case SINGLE_BYTE -> TextView.identity(input);
+            case UTF_8 -> {
+                ByteBuffer text = bom == 0 ? input : input.slice(bom, n - bom);
+                if (!Utf8.isWellFormed(text)) {
+                    throw new Undecodable(Undecodable.NOT_UTF8, "request body is not well-formed UTF-8");
+                }
+                yield bom == 0 ? TextView.identity(input) : new Skipped(text, bom);
+            }
+            default -> Transcoded.of(input, bom, e);
+        };
+    }
+
+    /**
+     * The encoding of text without a byte order mark or a declared charset: UTF-16 or UTF-32 when its first bytes
+     * show the NUL pattern of ASCII text in them (RFC 4627 section 3; what JSON parsers such as Jackson detect), else
+     * UTF-8.
+     */
+    private static Encoding sniff(int b0, int b1, int b2, int b3, int n) {
+        if (n >= 4) {
+            if (b0 == 0 && b1 == 0 && b2 == 0 && b3 != 0) {
+                return Encoding.UTF_32BE;
+            }
+            if (b0 != 0 && b1 == 0 && b2 == 0 && b3 == 0) {
+                return Encoding.UTF_32LE;
+            }
+            if (b0 == 0 && b1 != 0 && b2 == 0 && b3 != 0) {
+                return Encoding.UTF_16BE;
+            }
+            if (b0 != 0 && b1 == 0 && b2 != 0 && b3 == 0) {
+                return Encoding.UTF_16LE;
+            }
+        } else if (n == 2) {
+            if (b0 == 0 && b1 != 0) {
+                return Encoding.UTF_16BE;
+            }
+            if (b0 != 0 && b1 == 0) {
+                return Encoding.UTF_16LE;
+            }
+        }
+        return Encoding.UTF_8;
+    }
+
+    /** UTF-8 after a byte order mark: the text is the rest of the input. */
+    private static final class Skipped extends TextView {
+        private final ByteBuffer text;
+        private final int skipped;
+
+        Skipped(ByteBuffer text, int skipped) {
+            this.text = text;
+            this.skipped = skipped;
+        }
+
+        @Override
+        ByteBuffer text() {
+            return text;
+        }
+
+        @Override
+        java.util.List<Edit> toInput(java.util.List<Edit> edits) {
+            return edits.stream().map(e -> new Edit(e.start() + skipped, e.end() + skipped, e.replacement())).toList();
+        }
+    }
+
+    /** UTF-16 or UTF-32 text transcoded to UTF-8. */
+    private static final class Transcoded extends TextView.Units {
+        private final Encoding encoding;
+        private final ByteBuffer text;
+
+        private Transcoded(ByteBuffer input, int first, Encoding encoding, ByteBuffer text) {
+            super(input, first);
+            this.encoding = encoding;
+            this.text = text;
+        }
+
+        static Transcoded of(ByteBuffer input, int bom, Encoding e) throws Undecodable {
+            int n = input.limit();
+            if ((n - bom) % e.unit != 0) {
+                throw Undecodable.because("request body is truncated " + e.name().replace('_', '-') + " text");
+            }
+            byte[] out = new byte[(n - bom) / e.unit * 3 + 4];
+            int o = 0;
+            int i = bom;
+            while (i < n) {
+                int cp = read(input, i, e);
+                i += e.unit;
+                if (e.unit == 2 && cp >= 0xd800 && cp <= 0xdbff) {
+                    int low = i < n ? read(input, i, e) : -1;
+                    if (low < 0xdc00 || low > 0xdfff) {
+                        throw Undecodable.because("request body holds an unpaired UTF-16 surrogate");
+                    }
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                    i += 2;
+                } else if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || cp < 0) {
+                    throw Undecodable.because("request body holds a code point that is not a Unicode scalar value");
+                }
+                if (o + 4 > out.length) {
+                    out = java.util.Arrays.copyOf(out, out.length * 2);
+                }
+                o = putUtf8(out, o, cp);
+            }
+            return new Transcoded(input, bom, e, ByteBuffer.wrap(out, 0, o).slice());
+        }
+
+        private static int read(ByteBuffer b, int i, Encoding e) {
+            if (e.unit == 2) {
+                int x = b.get(i) & 0xff;
+                int y = b.get(i + 1) & 0xff;
+                return e.bigEndian ? (x << 8) | y : (y << 8) | x;
+            }
+            long v = 0;
+            for (int k = 0; k < 4; k++) {
+                int x = b.get(i + (e.bigEndian ? k : 3 - k)) & 0xff;
+                v = (v << 8) | x;
+            }
+            return v > 0x10ffff ? -1 : (int) v;
+        }
+
+        private static int putUtf8(byte[] out, int o, int cp) {
+            if (cp < 0x80) {
+                out[o++] = (byte) cp;
+            } else if (cp < 0x800) {
+                out[o++] = (byte) (0xc0 | (cp >> 6));
+                out[o++] = (byte) (0x80 | (cp & 0x3f));
+            } else if (cp < 0x10000) {
+                out[o++] = (byte) (0xe0 | (cp >> 12));
+                out[o++] = (byte) (0x80 | ((cp >> 6) & 0x3f));
+                out[o++] = (byte) (0x80 | (cp & 0x3f));
+            } else {
+                out[o++] = (byte) (0xf0 | (cp >> 18));
+                out[o++] = (byte) (0x80 | ((cp >> 12) & 0x3f));
+                out[o++] = (byte) (0x80 | ((cp >> 6) & 0x3f));
+                out[o++] = (byte) (0x80 | (cp & 0x3f));
+            }
+            return o;
+        }
+
+        @Override
+        ByteBuffer text() {
+            return text;
+        }
+
+        @Override
+        long unit(int i) {
+            int cp = read(input, i, encoding);
+            if (encoding.unit == 2 && cp >= 0xd800 && cp <= 0xdbff) {
+                return unit(4, 4);
+            }
+            return unit(encoding.unit, cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+        }
+
+        @Override
+        byte[] encode(byte[] ascii) {
+            byte[] out = new byte[ascii.length * encoding.unit];
+            for (int k = 0; k < ascii.length; k++) {
+                int at = k * encoding.unit + (encoding.bigEndian ? encoding.unit - 1 : 0);
+                out[at] = ascii[k];
+            }
+            return out;
+        }
+    }
+}

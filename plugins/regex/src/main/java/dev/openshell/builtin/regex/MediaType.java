@@ -1,0 +1,99 @@
+package dev.openshell.builtin.regex;
+
+import java.util.Locale;
+
+/**
+ * A parsed {@code Content-Type} value (RFC 9110 section 8.3.1: {@code type "/" subtype *( OWS ";" OWS parameter )},
+ * parameter values a token or a quoted-string). Type, subtype and parameter names are lowercased.
+ *
+ * @param type the top-level type, for example {@code application}
+ * @param subtype the subtype, for example {@code json} or {@code vnd.api+json}
+ * @param charset the {@code charset} parameter, or {@code null}
+ * @param boundary the {@code boundary} parameter, or {@code null}
+ */
+record MediaType(String type, String subtype, String charset, String boundary) {
+    /**
+     * {@return the media type, or {@code null} when the value is not one (no slash, an empty type or subtype)}
+     *
+     * @param value a field value
+     */
+    static MediaType parse(String value) {
+        int semi = indexOutsideQuotes(value, 0);
+        String essence = value.substring(0, semi).strip().toLowerCase(Locale.ROOT);
+        int slash = essence.indexOf('/');
+        if (slash <= 0 || slash == essence.length() - 1) {
+            return null;
+        }
+        String charset = null;
+        String boundary = null;
+        int at = semi;
+        while (at < value.length()) {
+            int next = indexOutsideQuotes(value, at + 1);
+            String param = value.substring(at + 1, next).strip();
+            int eq = param.indexOf('=');
+            if (eq > 0) {
+                String name = param.substring(0, eq).strip().toLowerCase(Locale.ROOT);
+                String v = unquote(param.substring(eq + 1).strip());
+                if (name.equals("charset") && charset == null) {
+                    charset = v;
+                } else if (name.equals("boundary") && boundary == null) {
+                    boundary = v;
+                }
+            }
+            at = next;
+        }
+        return new MediaType(essence.substring(0, slash).strip(), essence.substring(slash + 1).strip(), charset,
+                boundary);
+    }
+
+    /** {@return whether the body is JSON: {@code application/json} or any {@code +json} subtype} */
+    boolean isJson() {
+        return subtype.equals("json") || subtype.endsWith("+json");
+    }
+
+    /** {@return whether the body is a sequence of JSON texts: NDJSON, JSON Lines, JSON text sequences} */
+    boolean isJsonSequence() {
+        return subtype.equals("x-ndjson") || subtype.equals("ndjson") || subtype.equals("jsonl")
+                || subtype.equals("x-jsonlines") || subtype.equals("json-seq") || subtype.endsWith("+json-seq");
+    }
+
+    /** {@return whether the body is {@code application/x-www-form-urlencoded}} */
+    boolean isForm() {
+        return type.equals("application") && subtype.equals("x-www-form-urlencoded");
+    }
+
+    /** {@return whether the body is {@code multipart/*}} */
+    boolean isMultipart() {
+        return type.equals("multipart");
+    }
+
+    private static int indexOutsideQuotes(String s, int from) {
+        boolean quoted = false;
+        for (int i = from; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (quoted && c == '\\') {
+                i++;
+            } else if (c == '"') {
+                quoted = !quoted;
+            } else if (c == ';' && !quoted) {
+                return i;
+            }
+        }
+        return s.length();
+    }
+
+    private static String unquote(String v) {
+        if (v.length() < 2 || v.charAt(0) != '"' || v.charAt(v.length() - 1) != '"') {
+            return v;
+        }
+        StringBuilder b = new StringBuilder(v.length());
+        for (int i = 1; i < v.length() - 1; i++) {
+            char c = v.charAt(i);
+            if (c == '\\' && i + 1 < v.length() - 1) {
+                c = v.charAt(++i);
+            }
+            b.append(c);
+        }
+        return b.toString();
+    }
+}

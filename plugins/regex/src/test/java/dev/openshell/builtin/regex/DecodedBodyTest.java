@@ -1,0 +1,369 @@
+package dev.openshell.builtin.regex;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.Finding;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.RequestContext;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.io.ByteArrayInputStream;
+import java.io.InputStreamReader;
+import java.io.StringReader;
+import java.net.URLDecoder;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The body as its upstream reads it: each input of issue 17, in redact and deny mode, and what is undecodable. */
+class DecodedBodyTest {
+    private static final BindingId ID = new BindingId("openshell/regex");
+    static final String OPENAI = "sk-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL";
+    static final String AWS = "AKIAIOSFODNN7EXAMPLE";
+    private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
+
+    private final RegexProvider provider = new RegexProvider();
+
+    static HttpRequestResult evaluate(RegexProvider p, JsonObject config, byte[] body, String... headers) {
+        List<HttpHeader> list = new ArrayList<>();
+        for (int i = 0; i < headers.length; i += 2) {
+            list.add(new HttpHeader(headers[i], headers[i + 1]));
+        }
+        return p.evaluate(new HttpRequestEvaluation(ID, Phase.PRE_CREDENTIALS, RequestContext.of("r"), config,
+                new HttpRequestTarget("https", "api.example.com", 443, "POST", "/v1", ""), list, Body.of(body)));
+    }
+
+    private HttpRequestResult redact(byte[] body, String... headers) {
+        return evaluate(provider, JsonObject.EMPTY_JSON_OBJECT, body, headers);
+    }
+
+    private HttpRequestResult deny(byte[] body, String... headers) {
+        return evaluate(provider, DENY, body, headers);
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] redacted(HttpRequestResult r) {
+        assertEquals(Decision.ALLOW, r.decision());
+        return r.body().orElseThrow(() -> new AssertionError("nothing was redacted")).toByteArray();
+    }
+
+    private static JsonObject json(byte[] body, Charset charset) {
+        return Json.createReader(new InputStreamReader(new ByteArrayInputStream(body), charset)).readObject();
+    }
+
+    private static void deniedFor(HttpRequestResult r, String... kinds) {
+        assertEquals(Decision.DENY, r.decision());
+        assertEquals("secret_detected", r.reasonCode().orElseThrow());
+        assertEquals("request body contains secrets: " + String.join(", ", kinds), r.reason());
+    }
+
+    private static void holdsNoKey(byte[] body, Charset charset) {
+        String text = new String(body, charset);
+        assertFalse(text.contains(OPENAI.substring(8)), "OpenAI key bytes survive");
+        assertFalse(text.contains("IOSFODNN7"), "AWS key bytes survive");
+    }
+
+    // ------------------------------------------------------------------ JSON escapes
+
+    /** The issue's first input: a pasted {@code .env} file, keys at the start of lines inside a JSON string. */
+    @ParameterizedTest
+    @ValueSource(strings = {"\\n", "\\t", "\\r\\n", "\\u000a", "\\u0009", "\\f", "\\b", "\\/"})
+    void aKeyAfterAnEscapeInsideAJsonStringIsAToken(String escape) {
+        String body = "{\"content\":\"my keys:" + escape + OPENAI + escape + AWS + "\"}";
+        for (String type : new String[] {"application/json", "application/json; charset=utf-8", "text/plain", null}) {
+            String[] headers = type == null ? new String[0] : new String[] {"content-type", type};
+            HttpRequestResult r = redact(utf8(body), headers);
+            byte[] out = redacted(r);
+            assertEquals("{\"content\":\"my keys:" + escape + "[REDACTED:openai_api_key]" + escape
+                    + "[REDACTED:aws_access_key_id]\"}", new String(out, StandardCharsets.UTF_8), type);
+            assertEquals(List.of(new Finding("secret.openai_api_key", "OpenAI API key", 1, "", "high"),
+                    new Finding("secret.aws_access_key_id", "AWS access key ID", 1, "", "high")), r.findings());
+            json(out, StandardCharsets.UTF_8); // still JSON
+            deniedFor(deny(utf8(body), headers), "openai_api_key", "aws_access_key_id");
+        }
+    }
+
+    @Test
+    void unicodeEscapesAreDecodedAndTheWholeEscapedKeyIsReplaced() {
+        String escaped = "\\u0073k-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL";
+        StringBuilder all = new StringBuilder();
+        for (char c : AWS.toCharArray()) {
+            all.append(String.format("\\u%04X", (int) c));
+        }
+        String body = "{\"a\":\"caf\\u00e9 " + escaped + "\",\"b\":[\"" + all + "\"],\"\\u0041KIAIOSFODNN7EXAMPLE\":1}";
+        byte[] out = redacted(redact(utf8(body), "content-type", "application/json"));
+        assertEquals("{\"a\":\"caf\\u00e9 [REDACTED:openai_api_key]\",\"b\":[\"[REDACTED:aws_access_key_id]\"],"
+                + "\"[REDACTED:aws_access_key_id]\":1}", new String(out, StandardCharsets.UTF_8),
+                "the untouched escape \\u00e9 is kept as it was");
+        JsonObject parsed = json(out, StandardCharsets.UTF_8);
+        assertEquals("caf\u00e9 [REDACTED:openai_api_key]", parsed.getString("a"));
+        deniedFor(deny(utf8(body), "content-type", "application/json"), "openai_api_key", "aws_access_key_id");
+    }
+
+    @Test
+    void aPemBlockWithEscapedNewlinesIsRedactedAsOneBlock() {
+        String pem = Samples.PEM.replace("\n", "\\n");
+        String body = "{\"key\":\"" + pem + "\\n\",\"n\":2}";
+        byte[] out = redacted(redact(utf8(body), "content-type", "application/json"));
+        assertEquals("{\"key\":\"[REDACTED:private_key]\\n\",\"n\":2}", new String(out, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void anEscapedQuoteNextToAKeyEndsTheTokenAndStaysEscaped() {
+        String body = "{\"q\":\"say \\\"" + AWS + "\\\" now\"}";
+        byte[] out = redacted(redact(utf8(body), "content-type", "application/json"));
+        assertEquals("say \"[REDACTED:aws_access_key_id]\" now", json(out, StandardCharsets.UTF_8).getString("q"));
+    }
+
+    @Test
+    void ndjsonLinesAreEachDecoded() {
+        String body = "{\"a\":\"x\\n" + AWS + "\"}\n{\"b\":\"\\u0073k-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL\"}\n";
+        byte[] out = redacted(redact(utf8(body), "content-type", "application/x-ndjson"));
+        assertEquals("{\"a\":\"x\\n[REDACTED:aws_access_key_id]\"}\n{\"b\":\"[REDACTED:openai_api_key]\"}\n",
+                new String(out, StandardCharsets.UTF_8));
+    }
+
+    // ------------------------------------------------------------------ forms
+
+    @Test
+    void formFieldsAreReadPercentDecodedAndRedactedPercentEncoded() {
+        String body = "text=line1%0Ask-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL&other=a+b&%41KIAIOSFODNN7EXAMPL%45=1";
+        String[] type = {"content-type", "application/x-www-form-urlencoded"};
+        HttpRequestResult r = redact(utf8(body), type);
+        String out = new String(redacted(r), StandardCharsets.US_ASCII);
+        assertEquals("text=line1%0A%5BREDACTED%3Aopenai_api_key%5D&other=a+b&%5BREDACTED%3Aaws_access_key_id%5D=1",
+                out);
+        Map<String, String> fields = form(out);
+        assertEquals("line1\n[REDACTED:openai_api_key]", fields.get("text"));
+        assertEquals("a b", fields.get("other"));
+        assertEquals("1", fields.get("[REDACTED:aws_access_key_id]"));
+        deniedFor(deny(utf8(body), type), "openai_api_key", "aws_access_key_id");
+        deniedFor(deny(utf8("text=%73k-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL"), type), "openai_api_key");
+    }
+
+    static Map<String, String> form(String body) {
+        Map<String, String> fields = new LinkedHashMap<>();
+        for (String pair : body.split("&")) {
+            int eq = pair.indexOf('=');
+            fields.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+                    URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+        }
+        return fields;
+    }
+
+    @Test
+    void formFieldsThatAreNotUtf8AreUndecodable() {
+        MiddlewareException e = assertThrows(MiddlewareException.class, () -> redact(utf8("a=%C3%28"),
+                "content-type", "application/x-www-form-urlencoded"));
+        assertEquals("body_not_utf8", e.code());
+        assertEquals(HttpRequestResult.allow(), redact(utf8("a=%E9t%E9"), "content-type",
+                "application/x-www-form-urlencoded; charset=iso-8859-1"));
+    }
+
+    // ------------------------------------------------------------------ charsets
+
+    @ParameterizedTest
+    @ValueSource(strings = {"UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE"})
+    void utf16And32BodiesAreTranscodedByTheirDeclaredCharset(String charset) {
+        Charset cs = Charset.forName(charset);
+        String text = "{\"content\":\"caf\u00e9 \uD83D\uDE00 my keys:\\n" + OPENAI + "\\n" + AWS + "\"}";
+        byte[] body = text.getBytes(cs);
+        String[] type = {"content-type", "application/json; charset=" + charset.toLowerCase()};
+        byte[] out = redacted(redact(body, type));
+        assertArrayEquals(("{\"content\":\"caf\u00e9 \uD83D\uDE00 my keys:\\n[REDACTED:openai_api_key]\\n"
+                + "[REDACTED:aws_access_key_id]\"}").getBytes(cs), out);
+        holdsNoKey(out, cs);
+        json(out, cs);
+        deniedFor(deny(body, type), "openai_api_key", "aws_access_key_id");
+        // the same without a declared charset: the NUL pattern of JSON text shows the encoding (RFC 4627 section 3)
+        deniedFor(deny(body, "content-type", "application/json"), "openai_api_key", "aws_access_key_id");
+        deniedFor(deny(body), "openai_api_key", "aws_access_key_id");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE", "UTF-8"})
+    void aByteOrderMarkShowsTheEncodingAndIsKept(String charset) {
+        Charset cs = Charset.forName(charset);
+        byte[] bom = "\uFEFF".getBytes(cs);
+        byte[] text = ("plain text " + AWS + " end").getBytes(cs);
+        byte[] body = concat(bom, text);
+        for (String type : new String[] {"text/plain", "text/plain; charset=utf-8"}) {
+            byte[] out = redacted(redact(body, "content-type", type));
+            assertArrayEquals(concat(bom, "plain text [REDACTED:aws_access_key_id] end".getBytes(cs)), out, type);
+            deniedFor(deny(body, "content-type", type), "aws_access_key_id");
+        }
+    }
+
+    @Test
+    void singleByteCharsetsAreReadAsTheirBytes() {
+        byte[] body = concat(new byte[] {(byte) 0xe9, ' '}, utf8(AWS));
+        byte[] out = redacted(redact(body, "content-type", "text/plain; charset=windows-1252"));
+        assertArrayEquals(concat(new byte[] {(byte) 0xe9, ' '}, utf8("[REDACTED:aws_access_key_id]")), out);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"shift_jis", "gbk", "iso-2022-jp", "utf-7", "x-unknown", "ebcdic-cp-us"})
+    void otherCharsetsAreUndecodable(String charset) {
+        MiddlewareException e = assertThrows(MiddlewareException.class,
+                () -> redact(utf8("hello"), "content-type", "text/plain; charset=\"" + charset + "\""));
+        assertEquals("body_undecodable", e.code());
+        assertFalse(e.getMessage().contains(charset), "the value is not echoed");
+    }
+
+    @Test
+    void malformedUtf16IsUndecodable() {
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> redact(new byte[] {'a', 0, 'b'}, "content-type", "text/plain; charset=utf-16le")).code());
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> redact(new byte[] {0, (byte) 0xd8, 'a', 0}, "content-type", "text/plain; charset=utf-16le"))
+                .code());
+    }
+
+    // ------------------------------------------------------------------ multipart
+
+    @Test
+    void eachMultipartPartIsReadByItsOwnHeaders() {
+        String b = "XyZ-b0undary";
+        byte[] body = multipart(b,
+                part("Content-Disposition: form-data; name=\"text\"", utf8("plain " + AWS)),
+                part("Content-Disposition: form-data; name=\"json\"\r\nContent-Type: application/json",
+                        utf8("{\"c\":\"keys:\\n" + OPENAI + "\"}")),
+                part("Content-Disposition: form-data; name=\"b64\"\r\nContent-Transfer-Encoding: base64",
+                        utf8(Base64.getMimeEncoder().encodeToString(utf8("key " + AWS + " in base64")))),
+                part("Content-Disposition: form-data; name=\"qp\"\r\nContent-Transfer-Encoding: quoted-printable",
+                        utf8("=73k-proj-Ab3dE6gH9jK2mN5=\r\npQ8sT1vW4yZ7cF0iL caf=C3=A9")),
+                part("Content-Disposition: form-data; name=\"u16\"\r\nContent-Type: text/plain; charset=utf-16le",
+                        ("x " + AWS).getBytes(StandardCharsets.UTF_16LE)),
+                part("Content-Disposition: form-data; name=\"clean\"", utf8("nothing here")));
+        String[] type = {"content-type", "multipart/form-data; boundary=\"" + b + "\""};
+        HttpRequestResult r = redact(body, type);
+        byte[] out = redacted(r);
+        byte[] expected = multipart(b,
+                part("Content-Disposition: form-data; name=\"text\"", utf8("plain [REDACTED:aws_access_key_id]")),
+                part("Content-Disposition: form-data; name=\"json\"\r\nContent-Type: application/json",
+                        utf8("{\"c\":\"keys:\\n[REDACTED:openai_api_key]\"}")),
+                part("Content-Disposition: form-data; name=\"b64\"\r\nContent-Transfer-Encoding: base64",
+                        utf8(Base64.getMimeEncoder().encodeToString(
+                                utf8("key [REDACTED:aws_access_key_id] in base64")))),
+                part("Content-Disposition: form-data; name=\"qp\"\r\nContent-Transfer-Encoding: quoted-printable",
+                        utf8("[REDACTED:openai_api_key] caf=C3=A9")),
+                part("Content-Disposition: form-data; name=\"u16\"\r\nContent-Type: text/plain; charset=utf-16le",
+                        "x [REDACTED:aws_access_key_id]".getBytes(StandardCharsets.UTF_16LE)),
+                part("Content-Disposition: form-data; name=\"clean\"", utf8("nothing here")));
+        assertEquals(new String(expected, StandardCharsets.ISO_8859_1), new String(out, StandardCharsets.ISO_8859_1));
+        assertEquals(List.of(new Finding("secret.openai_api_key", "OpenAI API key", 2, "", "high"),
+                new Finding("secret.aws_access_key_id", "AWS access key ID", 3, "", "high")), r.findings());
+        deniedFor(deny(body, type), "openai_api_key", "aws_access_key_id");
+    }
+
+    @Test
+    void aMultipartPartThatDoesNotDecodeMakesTheBodyUndecodable() {
+        String b = "bb";
+        String[] type = {"content-type", "multipart/form-data; boundary=bb"};
+        byte[] png = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', (byte) 0xff, (byte) 0xfe, 0};
+        assertEquals("body_not_utf8", assertThrows(MiddlewareException.class, () -> redact(multipart(b,
+                part("Content-Type: image/png", png)), type)).code());
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class, () -> redact(multipart(b,
+                part("Content-Transfer-Encoding: x-uuencode", utf8("begin 644"))), type)).code());
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class, () -> redact(multipart(b,
+                part("Content-Type: application/json", utf8("{\"a\":'single'}"))), type)).code());
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class, () -> redact(
+                utf8("--bb\r\n\r\nno closing delimiter " + AWS), type)).code());
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class, () -> redact(
+                utf8("--bb\r\n\r\nx\r\n--bb--"), "content-type", "multipart/form-data")).code());
+    }
+
+    static byte[] part(String headers, byte[] content) {
+        return concat(utf8(headers + "\r\n\r\n"), content);
+    }
+
+    static byte[] multipart(String boundary, byte[]... parts) {
+        byte[] out = utf8("preamble\r\n");
+        for (byte[] p : parts) {
+            out = concat(out, utf8("--" + boundary + "\r\n"), p, utf8("\r\n"));
+        }
+        return concat(out, utf8("--" + boundary + "--\r\nepilogue"));
+    }
+
+    static byte[] concat(byte[]... parts) {
+        int n = 0;
+        for (byte[] p : parts) {
+            n += p.length;
+        }
+        byte[] out = new byte[n];
+        int o = 0;
+        for (byte[] p : parts) {
+            System.arraycopy(p, 0, out, o, p.length);
+            o += p.length;
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ undecodable
+
+    @Test
+    void aBodyDeclaredAsJsonThatIsNotJsonIsUndecodable() {
+        for (String body : new String[] {"{\"a\":1,}", "{'a':1}", "{\"a\":\"\\x41\"}", "{\"a\":1} {", "// c\n{}",
+            "{\"a\":\"unterminated", "[1,2", "nul"}) {
+            MiddlewareException e = assertThrows(MiddlewareException.class,
+                    () -> redact(utf8(body), "content-type", "application/json"), body);
+            assertEquals("body_undecodable", e.code(), body);
+        }
+        // the same text without a JSON media type is plain text
+        assertEquals(HttpRequestResult.allow(), redact(utf8("{'a':1}"), "content-type", "text/plain"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"gzip", "deflate", "br", "x-custom", "gzip, identity"})
+    void aContentCodingNobodyDecodedIsUndecodable(String coding) {
+        MiddlewareException e = assertThrows(MiddlewareException.class,
+                () -> redact(utf8("{}"), "content-encoding", coding, "content-type", "application/json"));
+        assertEquals("body_undecodable", e.code());
+        assertEquals(HttpRequestResult.allow(), redact(utf8("{}"), "content-encoding", "identity"));
+    }
+
+    @Test
+    void twoDifferentContentTypesAreUndecodable() {
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class, () -> redact(utf8("a=b"),
+                "content-type", "text/plain", "content-type", "application/x-www-form-urlencoded")).code());
+    }
+
+    @Test
+    void plainTextWithLiteralEscapesBreaksTokensThere() {
+        byte[] out = redacted(redact(utf8("export A=1\\n" + AWS + "\\t" + OPENAI), "content-type", "text/plain"));
+        assertEquals("export A=1\\n[REDACTED:aws_access_key_id]\\t[REDACTED:openai_api_key]",
+                new String(out, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void bodiesWithoutSecretsAreAllowedUntouchedWhateverTheirEncoding() {
+        assertEquals(HttpRequestResult.allow(), redact(utf8("{\"a\":\"x\\ny\\u00e9\"}"), "content-type",
+                "application/json"));
+        assertEquals(HttpRequestResult.allow(), redact(utf8("a=b%20c&d=e+f"), "content-type",
+                "application/x-www-form-urlencoded"));
+        assertTrue(redact("{\"a\":\"b\"}".getBytes(StandardCharsets.UTF_16LE), "content-type",
+                "application/json; charset=utf-16le").body().isEmpty());
+    }
+}
