@@ -265,7 +265,7 @@ class CredentialInjectionIT {
         return "http://api.test:" + upstream.port() + pathAndQuery;
     }
 
-    private static void assertRefused(HttpResponse<String> r, String code, String credential) {
+    private static void assertRefused(HttpResponse<String> r, String code, String credential) throws Exception {
         assertEquals(403, r.statusCode(), r.body());
         JsonObject body = StackProcess.json(r);
         assertEquals(code, body.getString("error"), r.body());
