@@ -160,6 +160,32 @@ public final class OcsfEvents {
     }
 
     /**
+     * {@return an HTTP Activity event (class 4002, Denied, Medium) for a request the supervisor refused or answered
+     * itself (credential refusals, {@code TRACE})}
+     *
+     * @param request the request facts
+     * @param code the platform code, e.g. {@code credential_placement_not_allowed}
+     * @param detail the operator-facing explanation (names the credential and its host patterns, never a value),
+     *     passed through {@link #safeText}
+     */
+    public JsonObject requestRefused(RequestFacts request, String code, String detail) {
+        String method = request.method().toUpperCase(Locale.ROOT);
+        int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
+        JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
+                activity == 99 ? "Other" : caption(method), Severity.MEDIUM);
+        e.add("status_id", 2).add("status", "Failure");
+        e.add("action_id", 2).add("action", "Denied");
+        e.add("disposition_id", 2).add("disposition", "Blocked");
+        e.add("message", "request refused: " + Syntax.safeCode(code));
+        e.add("status_detail", safeText(detail, 300));
+        e.open("http_request").add("http_method", method);
+        url(e.open("url"), request).end().end();
+        endpoint(e.open("dst_endpoint"), request).end();
+        base(e.open("unmapped").open("openshell"), request).add("code", Syntax.safeCode(code)).add("decision", "deny");
+        return e.end().end().build();
+    }
+
+    /**
      * {@return a Detection Finding (class 2004) for a stage failure: High when {@code fail_closed} denied the
      * request, Medium for a {@code fail_open} bypass}
      *

@@ -66,6 +66,19 @@ public interface RequestHook {
     default void admissionRefused(String error) {
     }
 
+    /**
+     * Reports a request the proxy answered itself without forwarding it: {@code TRACE} ({@code 405},
+     * {@code method_not_allowed}), or {@code OPTIONS} with {@code Max-Forwards: 0} ({@code 200},
+     * {@code max_forwards_exhausted}; RFC 9110 section 7.6.2). The default does nothing.
+     *
+     * @param plan the plan {@link #plan} returned for this request
+     * @param request the request head
+     * @param status the status the client got
+     * @param code the platform code
+     */
+    default void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
+    }
+
     /** {@return a hook that never selects a chain} */
     static RequestHook none() {
         return new RequestHook() {

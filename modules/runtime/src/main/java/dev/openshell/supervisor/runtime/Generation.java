@@ -101,7 +101,11 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
         List<Credential> creds = new ArrayList<>();
         for (CredentialRule rule : gateway.credentials()) {
             creds.add(new Credential(rule.name(), sources.resolve(rule.name(), source(rule)), rule::appliesTo,
-                    rule.hosts().stream().map(Object::toString).collect(Collectors.joining(", ", "[", "]"))));
+                    rule.hosts().stream().map(Object::toString).collect(Collectors.joining(", ", "[", "]")),
+                    new Credential.Placement(rule.headers().castToList().stream().collect(Collectors.toSet()),
+                            rule.queryParams().castToList().stream().collect(Collectors.toSet()),
+                            rule.basic().contains("user"), rule.basic().contains("password"), rule.allowPlaintext(),
+                            rule.ports().castToList().stream().collect(Collectors.toSet()))));
         }
         PolicyAdmission admission = new PolicyAdmission(policy);
         long number = COUNTER.incrementAndGet();

@@ -250,6 +250,16 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         });
     }
 
+    /** Counts a request the proxy answered itself and records it for the operator. */
+    @Override
+    public void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
+        Plan p = plan(plan, request);
+        metrics.failure(code);
+        audit.emit(events.requestRefused(p.facts, code, status == 405
+                ? "TRACE answered 405 by the supervisor, not forwarded"
+                : "OPTIONS with Max-Forwards: 0 answered by the supervisor, not forwarded"));
+    }
+
     /** {@return the hook's own plan for {@code request}} @throws IllegalStateException for any other plan */
     private static Plan plan(RequestPlan plan, ProxyRequest request) {
         if (!(plan instanceof Plan p) || !p.facts.requestId().equals(request.requestId())) {
@@ -310,9 +320,14 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             return new Outcome.Refuse(403, "policy_denied", PolicyAdmission.DENIED);
         }
         List<HttpHeader> base = p.chainRan ? headers : HeaderRules.stripMiddlewareNamespace(headers).headers();
-        CredentialInjector.Result r = p.generation.credentials().inject(p.host, base, rawQuery);
+        HttpRequestTarget target = request.target();
+        CredentialInjector.Result r = p.generation.credentials().inject(
+                new CredentialInjector.Destination(target.scheme(), p.host, target.port()), base,
+                request.connectionNominated(), rawQuery);
         if (r instanceof CredentialInjector.Result.Refused refused) {
             metrics.failure(refused.code());
+            // the operator's event names the credential and where it was; the client's answer names neither
+            audit.emit(events.requestRefused(p.facts, refused.code(), refused.detail()));
             return new Outcome.Refuse(403, refused.code(), refused.message());
         }
         CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;

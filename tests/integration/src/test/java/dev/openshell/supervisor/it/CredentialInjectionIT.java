@@ -143,31 +143,59 @@ class CredentialInjectionIT {
                 name = "API_TOKEN"
                 source = "env:IT_API_TOKEN"
                 hosts = ["api.test"]
+                query_params = ["key", "alt"]
+                allow_plaintext = true
 
                 [[openshell.supervisor.credentials]]
                 name = "BASIC_PASS"
                 source = "env:IT_BASIC_PASS"
                 hosts = ["api.test"]
+                basic = ["password"]
+                allow_plaintext = true
 
                 [[openshell.supervisor.credentials]]
                 name = "FILE_TOKEN"
                 source = "file:%s"
                 hosts = ["api.test"]
+                allow_plaintext = true
+
+                [[openshell.supervisor.credentials]]
+                name = "TLS_ONLY"
+                source = "env:IT_OTHER_TOKEN"
+                hosts = ["api.test"]
+
+                [[openshell.supervisor.credentials]]
+                name = "PORT_PINNED"
+                source = "env:IT_OTHER_TOKEN"
+                hosts = ["api.test"]
+                allow_plaintext = true
+                ports = [1]
+
+                [[openshell.supervisor.credentials]]
+                name = "HEADER_PINNED"
+                source = "env:IT_OTHER_TOKEN"
+                hosts = ["api.test"]
+                allow_plaintext = true
+                headers = ["X-Api-Key"]
 
                 [[openshell.supervisor.credentials]]
                 name = "OTHER_TOKEN"
                 source = "env:IT_OTHER_TOKEN"
                 hosts = ["other.test"]
+                allow_plaintext = true
 
                 [[openshell.supervisor.credentials]]
                 name = "AWS_ACCESS_KEY_ID"
                 source = "env:IT_AWS_ACCESS_KEY_ID"
                 hosts = ["*.aws.test"]
+                query_params = ["Ref"]
+                allow_plaintext = true
 
                 [[openshell.supervisor.credentials]]
                 name = "AWS_SECRET_ACCESS_KEY"
                 source = "env:IT_AWS_SECRET_ACCESS_KEY"
                 hosts = ["*.aws.test"]
+                allow_plaintext = true
                 """.formatted(recorder.port(), tokenFile.toAbsolutePath()));
         Path policy = Files.writeString(work.resolve("policy.yaml"), """
                 version: 1
@@ -237,13 +265,16 @@ class CredentialInjectionIT {
         return "http://api.test:" + upstream.port() + pathAndQuery;
     }
 
-    private static void assertRefused(HttpResponse<String> r, String code, String credential) {
+    private static void assertRefused(HttpResponse<String> r, String code, String credential) throws Exception {
         assertEquals(403, r.statusCode(), r.body());
         JsonObject body = StackProcess.json(r);
         assertEquals(code, body.getString("error"), r.body());
         if (credential != null) {
-            assertTrue(body.getString("detail").contains("'" + credential + "'"), r.body());
+            assertFalse(r.body().contains(credential), "the client's refusal names no credential: " + r.body());
+            assertTrue(supervisor.auditText().contains(credential), "the operator's audit event names it");
         }
+        assertFalse(r.body().contains("api.test") || r.body().contains("other.test") || r.body().contains("aws"),
+                "the client's refusal names no bound host: " + r.body());
         assertTrue(upstream.nothingReceived(), "a refused request never reaches the upstream");
     }
 
@@ -278,7 +309,46 @@ class CredentialInjectionIT {
         assertEquals(200, r.statusCode(), r.body());
         Upstream.Received got = upstream.take();
         assertEquals(basic("alice:" + BASIC_PASS), got.header("authorization"));
-        assertEquals(basic("alice:" + BASIC_PASS), got.header("x-upstream-auth"));
+        assertEquals(basic("alice:" + placeholder("BASIC_PASS")), got.header("x-upstream-auth"),
+                "Basic credentials are recognised in Authorization only");
+    }
+
+    @Test
+    @Order(3)
+    void aPlaceholderWhereItsRuleDoesNotPlaceItIsRefusedWithoutNamingIt() throws Exception {
+        assertRefused(send(get(api("/"), "X-Other", placeholder("HEADER_PINNED"))),
+                "credential_placement_not_allowed", "HEADER_PINNED");
+        assertRefused(send(get(api("/"), "Cookie", "s=" + placeholder("API_TOKEN"))),
+                "credential_placement_not_allowed", "API_TOKEN");
+        assertRefused(send(get(api("/?other=" + placeholder("API_TOKEN")))), "credential_placement_not_allowed",
+                "API_TOKEN");
+        assertRefused(send(get(api("/"), "Authorization", basic(placeholder("BASIC_PASS") + ":pw"))),
+                "credential_placement_not_allowed", "BASIC_PASS");
+        assertRefused(send(get(api("/"), "X-Key", placeholder("TLS_ONLY"))), "credential_plaintext_not_allowed",
+                "TLS_ONLY");
+        assertRefused(send(get(api("/"), "X-Key", placeholder("PORT_PINNED"))), "credential_port_not_allowed",
+                "PORT_PINNED");
+        HttpResponse<String> ok = send(get(api("/"), "X-Api-Key", placeholder("HEADER_PINNED")));
+        assertEquals(200, ok.statusCode(), ok.body());
+        assertEquals(OTHER_TOKEN, upstream.take().header("x-api-key"), "the listed header carries it");
+    }
+
+    @Test
+    @Order(3)
+    void traceIsAnsweredByTheSupervisorAndMaxForwardsZeroOptionsLocally() throws Exception {
+        HttpResponse<String> trace = send(HttpRequest.newBuilder(URI.create(api("/"))).method("TRACE",
+                HttpRequest.BodyPublishers.noBody()).header("X-Key", placeholder("API_TOKEN")));
+        assertEquals(405, trace.statusCode(), trace.body());
+        assertTrue(trace.headers().firstValue("allow").isPresent(), "405 carries Allow (RFC 9110 15.5.6)");
+        assertTrue(upstream.nothingReceived(), "TRACE never reaches the upstream");
+        HttpResponse<String> options = send(HttpRequest.newBuilder(URI.create(api("/"))).method("OPTIONS",
+                HttpRequest.BodyPublishers.noBody()).header("Max-Forwards", "0"));
+        assertEquals(200, options.statusCode(), options.body());
+        assertTrue(upstream.nothingReceived(), "Max-Forwards: 0 is answered by the supervisor");
+        HttpResponse<String> forwarded = send(HttpRequest.newBuilder(URI.create(api("/"))).method("OPTIONS",
+                HttpRequest.BodyPublishers.noBody()).header("Max-Forwards", "3"));
+        assertEquals(200, forwarded.statusCode(), forwarded.body());
+        assertEquals("2", upstream.take().header("max-forwards"), "decremented when forwarded (RFC 9110 7.6.2)");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.credentials;
 
+import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -11,22 +12,32 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * Replaces credential placeholders with real values after the middleware chain (RFC 0009: middleware runs before
- * credential injection, so stages only ever see placeholders).
+ * credential injection, so stages only ever see placeholders), where each credential's {@link Credential.Placement}
+ * allows it.
  *
  * <p>Placeholder: {@code openshell:resolve:env:NAME}, where {@code NAME} is a credential declared in the gateway
- * configuration. Recognised in every header value, inside {@code Basic} credentials (base64 of {@code user:pass},
- * decoded, substituted, re-encoded), and in the request target's query (literally or with {@code :} written
- * {@code %3A}; the value is percent-encoded there).
+ * configuration. Recognised in request header values (any ordinary header unless the credential lists
+ * {@code headers}; never {@code Proxy-*}, hop-by-hop or Connection-nominated fields; {@code Cookie} only when listed),
+ * inside {@code Authorization: Basic} credentials (base64 of {@code user:pass}, decoded, substituted, re-encoded;
+ * only the parts the credential lists in {@code basic}), and in the values of the query parameters the credential
+ * lists in {@code query_params} (literally or with {@code :} written {@code %3A}; the value is percent-encoded there).
+ * A credential goes only over {@code https} unless {@code allow_plaintext}, and only to its {@code ports} if listed.
  *
- * <p>Refusals (the request is denied with 403 and the code; messages name credentials, never values):
+ * <p>Refusals (the request is denied with 403 and the code). The client-facing {@link Result.Refused#message()} is
+ * fixed per code and names neither the credential nor its hosts; {@link Result.Refused#detail()} names the
+ * credential, its host patterns and the placement, for the operator's audit event, never the value:
  * <ul>
  *   <li>{@value #UNKNOWN}: no credential has that name;</li>
  *   <li>{@value #HOST_MISMATCH}: the credential is not bound to the admitted host;</li>
+ *   <li>{@value #PLAINTEXT}: the request goes over plain {@code http} and the credential does not allow it;</li>
+ *   <li>{@value #PORT}: the destination port is not among the credential's {@code ports};</li>
+ *   <li>{@value #MISPLACED}: the placeholder is somewhere the credential's placements do not allow;</li>
  *   <li>{@value #INVALID}: {@code openshell:resolve:} not followed by {@code env:} and a valid name;</li>
  *   <li>{@value #UNSAFE}: the resolved value holds CR, LF or NUL.</li>
  * </ul>
@@ -36,10 +47,26 @@ public final class CredentialInjector {
     public static final String UNKNOWN = "credential_unknown";
     /** Platform code: the credential may not be sent to this host. */
     public static final String HOST_MISMATCH = "credential_host_not_allowed";
+    /** Platform code: the credential may not be sent over plain http. */
+    public static final String PLAINTEXT = "credential_plaintext_not_allowed";
+    /** Platform code: the credential may not be sent to this port. */
+    public static final String PORT = "credential_port_not_allowed";
+    /** Platform code: the placeholder is where the credential may not go. */
+    public static final String MISPLACED = "credential_placement_not_allowed";
     /** Platform code: malformed placeholder. */
     public static final String INVALID = "credential_placeholder_invalid";
     /** Platform code: unsafe resolved value. */
     public static final String UNSAFE = "credential_value_unsafe";
+
+    /** The client-facing message of each code: fixed, naming no credential and no host. */
+    private static final Map<String, String> CLIENT_MESSAGES = Map.of(
+            UNKNOWN, "a credential placeholder cannot be resolved",
+            HOST_MISMATCH, "a credential placeholder cannot be resolved for this destination",
+            PLAINTEXT, "a credential placeholder may not be sent over plain http",
+            PORT, "a credential placeholder may not be sent to this port",
+            MISPLACED, "a credential placeholder is in a place the credential may not go",
+            INVALID, "malformed credential placeholder (expected openshell:resolve:env:NAME)",
+            UNSAFE, "a credential placeholder cannot be resolved safely");
 
     static final String MARKER = "openshell:resolve:";
     private static final Pattern PLACEHOLDER = Pattern.compile("openshell:resolve:env:([A-Za-z_][A-Za-z0-9_]{0,127})");
@@ -106,42 +133,74 @@ public final class CredentialInjector {
          * The request must be refused.
          *
          * @param code a platform code ({@value CredentialInjector#UNKNOWN} and so on)
-         * @param message a safe message naming the credential, never its value
+         * @param message the fixed client-facing message of the code: names no credential and no host
+         * @param detail the operator-facing explanation (audit): may name the credential, its host patterns and the
+         *     placement, never the value
          */
-        record Refused(String code, String message) implements Result {
+        record Refused(String code, String message, String detail) implements Result {
         }
     }
 
     /**
-     * Replaces every placeholder for {@code host}.
+     * Where one request goes.
+     *
+     * @param scheme {@code http} or {@code https}: how the request travels to the upstream
+     * @param host the admitted host, lowercase
+     * @param port the destination port
+     */
+    public record Destination(String scheme, String host, int port) {
+        /** Checks the parts. */
+        public Destination {
+            Objects.requireNonNull(scheme, "scheme");
+            Objects.requireNonNull(host, "host");
+        }
+    }
+
+    /**
+     * Replaces every placeholder for an https request to port 443 with no Connection-nominated fields.
      *
      * @param host the admitted host, lowercase
-     * @param headers the request headers after the chain, wire order
-     * @param rawQuery the query after the chain, without {@code ?}
+     * @param headers the request headers
+     * @param rawQuery the raw query
      * @return the injected request parts, or a refusal
      */
     public Result inject(String host, List<HttpHeader> headers, String rawQuery) {
-        Objects.requireNonNull(host, "host");
+        return inject(new Destination("https", host, 443), headers, Set.of(), rawQuery);
+    }
+
+    /**
+     * Replaces every placeholder for a destination.
+     *
+     * @param to where the request goes
+     * @param headers the request headers after the chain, wire order
+     * @param nominated the lowercase field names the request's {@code Connection} fields nominate
+     * @param rawQuery the query after the chain, without {@code ?}
+     * @return the injected request parts, or a refusal
+     */
+    public Result inject(Destination to, List<HttpHeader> headers, Set<String> nominated, String rawQuery) {
+        Objects.requireNonNull(to, "to");
         Set<String> used = new TreeSet<>();
         List<HttpHeader> out = new ArrayList<>(headers.size());
         try {
             for (HttpHeader h : headers) {
-                out.add(new HttpHeader(h.name(), headerValue(host, h.value(), used)));
+                String lower = h.name().toLowerCase(Locale.ROOT);
+                out.add(new HttpHeader(h.name(), headerValue(to, lower, nominated.contains(lower), h.value(), used)));
             }
-            String query = rawQuery.isEmpty() ? rawQuery : query(host, rawQuery, used);
+            String query = rawQuery.isEmpty() ? rawQuery : query(to, rawQuery, used);
             return new Result.Injected(List.copyOf(out), query, Set.copyOf(used));
         } catch (Refusal r) {
-            return new Result.Refused(r.code, r.getMessage());
+            return new Result.Refused(r.code, CLIENT_MESSAGES.get(r.code), r.getMessage());
         }
     }
 
-    private String headerValue(String host, String value, Set<String> used) {
-        if (value.regionMatches(true, 0, "Basic ", 0, 6)) {
+    private String headerValue(Destination to, String name, boolean nominated, String value, Set<String> used) {
+        boolean forbidden = name.startsWith("proxy-") || HeaderTable.hopByHop(name) || nominated;
+        if (value.regionMatches(true, 0, "Basic ", 0, 6) && name.equals("authorization")) {
             String token = value.substring(6).strip();
             try {
                 String decoded = new String(Base64.getDecoder().decode(token), StandardCharsets.UTF_8);
                 if (decoded.contains(MARKER)) {
-                    String replaced = substitute(host, decoded, used);
+                    String replaced = basic(to, decoded, used);
                     return value.substring(0, 6) + Base64.getEncoder()
                             .encodeToString(replaced.getBytes(StandardCharsets.UTF_8));
                 }
@@ -149,53 +208,119 @@ public final class CredentialInjector {
                 // not base64: fall through to a plain substitution
             }
         }
-        return value.contains(MARKER) ? substitute(host, value, used) : value;
+        if (!value.contains(MARKER)) {
+            return value;
+        }
+        return substitute(to, value, used, "header " + name, c -> !forbidden && (c.placement().headers().isEmpty()
+                ? !name.equals("cookie") : c.placement().headers().contains(name)));
     }
 
-    private String query(String host, String q, Set<String> used) {
+    /** Basic credentials: a placeholder before the first colon outside every placeholder is in the user part. */
+    private String basic(Destination to, String decoded, Set<String> used) {
+        int colon = -1;
+        Matcher m = PLACEHOLDER.matcher(decoded);
+        int from = 0;
+        while (colon < 0) {
+            boolean found = m.find(from);
+            int limit = found ? m.start() : decoded.length();
+            int c = decoded.indexOf(':', from);
+            if (c >= 0 && c < limit) {
+                colon = c;
+            } else if (!found) {
+                break;
+            } else {
+                from = m.end();
+            }
+        }
+        int split = colon < 0 ? decoded.length() : colon;
+        String user = substitute(to, decoded.substring(0, split), used, "Basic user",
+                c -> c.placement().basicUser());
+        String password = colon < 0 ? "" : substitute(to, decoded.substring(split + 1), used, "Basic password",
+                c -> c.placement().basicPassword());
+        return colon < 0 ? user : user + ":" + password;
+    }
+
+    private String query(Destination to, String q, Set<String> used) {
         if (!ANY_ENCODED_MARKER.matcher(q).find()) {
             return q;
         }
-        Matcher m = ENCODED_MARKER.matcher(q);
         StringBuilder b = new StringBuilder(q.length() + 64);
+        int start = 0;
+        while (start <= q.length()) {
+            int amp = q.indexOf('&', start);
+            int end = amp < 0 ? q.length() : amp;
+            String param = q.substring(start, end);
+            int eq = param.indexOf('=');
+            String name = eq < 0 ? param : param.substring(0, eq);
+            if (ANY_ENCODED_MARKER.matcher(name).find()) {
+                throw new Refusal(MISPLACED, "credential placeholder in a query parameter name (the query is opt-in"
+                        + " per parameter name with query_params)");
+            }
+            b.append(name);
+            if (eq >= 0) {
+                b.append('=').append(queryValue(to, name, param.substring(eq + 1), used));
+            }
+            if (amp < 0) {
+                break;
+            }
+            b.append('&');
+            start = amp + 1;
+        }
+        return b.toString();
+    }
+
+    private String queryValue(Destination to, String param, String value, Set<String> used) {
+        Matcher m = ENCODED_MARKER.matcher(value);
+        StringBuilder b = new StringBuilder(value.length() + 64);
         int last = 0;
         while (m.find()) {
-            b.append(q, last, m.start());
-            b.append(percentEncode(resolve(host, m.group(1), used)));
+            b.append(value, last, m.start());
+            b.append(percentEncode(resolve(to, m.group(1), used, "query parameter " + param,
+                    c -> c.placement().queryParams().contains(param))));
             last = m.end();
         }
-        b.append(q, last, q.length());
+        b.append(value, last, value.length());
         String result = b.toString();
         if (ANY_ENCODED_MARKER.matcher(result).find()) {
-            throw new Refusal(INVALID, "malformed credential placeholder in the query (expected "
-                    + "openshell:resolve:env:NAME)");
+            throw new Refusal(INVALID, "malformed credential placeholder in query parameter " + param);
         }
         return result;
     }
 
-    private String substitute(String host, String value, Set<String> used) {
+    private String substitute(Destination to, String value, Set<String> used, String where,
+                              Predicate<Credential> allowed) {
         if (PLACEHOLDER.matcher(value).replaceAll("").contains(MARKER)) {
-            throw new Refusal(INVALID, "malformed credential placeholder in a header (expected "
-                    + "openshell:resolve:env:NAME)");
+            throw new Refusal(INVALID, "malformed credential placeholder in " + where);
         }
         Matcher m = PLACEHOLDER.matcher(value);
         StringBuilder b = new StringBuilder(value.length() + 64);
         int last = 0;
         while (m.find()) {
-            b.append(value, last, m.start()).append(resolve(host, m.group(1), used));
+            b.append(value, last, m.start()).append(resolve(to, m.group(1), used, where, allowed));
             last = m.end();
         }
         return b.append(value, last, value.length()).toString();
     }
 
-    private String resolve(String host, String name, Set<String> used) {
+    private String resolve(Destination to, String name, Set<String> used, String where,
+                           Predicate<Credential> allowed) {
         Credential c = byName.get(name);
         if (c == null) {
             throw new Refusal(UNKNOWN, "credential '" + name + "' is not declared in the gateway configuration");
         }
-        if (!c.hosts().test(host.toLowerCase(Locale.ROOT))) {
-            throw new Refusal(HOST_MISMATCH, "credential '" + name + "' may not be sent to this host (bound to "
-                    + c.hostsDescription() + ")");
+        String bound = "credential '" + name + "' (bound to " + c.hostsDescription() + ")";
+        if (!c.hosts().test(to.host().toLowerCase(Locale.ROOT))) {
+            throw new Refusal(HOST_MISMATCH, bound + " may not be sent to " + to.host());
+        }
+        if (!to.scheme().equals("https") && !c.placement().allowPlaintext()) {
+            throw new Refusal(PLAINTEXT, bound + " may not be sent over plain http (allow_plaintext is false)");
+        }
+        if (!c.placement().ports().isEmpty() && !c.placement().ports().contains(to.port())) {
+            throw new Refusal(PORT, bound + " may not be sent to port " + to.port() + " (ports "
+                    + new TreeSet<>(c.placement().ports()) + ")");
+        }
+        if (!allowed.test(c)) {
+            throw new Refusal(MISPLACED, bound + " may not be placed in the " + where);
         }
         String v = c.value().reveal();
         if (v.indexOf('\r') >= 0 || v.indexOf('\n') >= 0 || v.indexOf('\0') >= 0) {

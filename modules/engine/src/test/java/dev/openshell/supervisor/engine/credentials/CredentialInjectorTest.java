@@ -25,7 +25,11 @@ class CredentialInjectorTest {
     private static final CredentialInjector INJECTOR = new CredentialInjector(List.of(
             new Credential("OPENAI_API_KEY", Secret.of(OPENAI), "api.openai.com"::equals, "[api.openai.com]"),
             new Credential("GH_TOKEN", Secret.of("ghp_real&token=1"), h -> h.endsWith(".github.com"),
-                    "[*.github.com]"),
+                    "[*.github.com]", new Credential.Placement(Set.of(), Set.of("token", "b"), false, true, false,
+                            Set.of())),
+            new Credential("PINNED", Secret.of("pinned-value"), h -> true, "[**]",
+                    new Credential.Placement(Set.of("x-api-key", "cookie"), Set.of(), true, false, true,
+                            Set.of(8443))),
             new Credential("BAD", Secret.of("x"), h -> true, "[**]")));
 
     private static CredentialInjector.Result.Injected injected(CredentialInjector.Result r) {
@@ -70,11 +74,58 @@ class CredentialInjectorTest {
     }
 
     @Test
-    void aCredentialNotBoundToTheHostIsRefused() {
+    void aCredentialNotBoundToTheHostIsRefusedAndOnlyTheOperatorDetailNamesIt() {
         var r = INJECTOR.inject("evil.example.com", List.of(new HttpHeader("authorization",
                 "Bearer openshell:resolve:env:OPENAI_API_KEY")), "");
         assertEquals(new CredentialInjector.Result.Refused(CredentialInjector.HOST_MISMATCH,
-                "credential 'OPENAI_API_KEY' may not be sent to this host (bound to [api.openai.com])"), r);
+                "a credential placeholder cannot be resolved for this destination",
+                "credential 'OPENAI_API_KEY' (bound to [api.openai.com]) may not be sent to evil.example.com"), r);
+    }
+
+    private static String refusal(String scheme, int port, List<HttpHeader> headers, Set<String> nominated,
+                                  String query) {
+        var r = INJECTOR.inject(new CredentialInjector.Destination(scheme, "api.github.com", port), headers,
+                nominated, query);
+        var refused = assertInstanceOf(CredentialInjector.Result.Refused.class, r, r.toString());
+        assertFalse(refused.message().contains("GH_TOKEN") || refused.message().contains("PINNED")
+                || refused.message().contains("github"), refused.message());
+        return refused.code();
+    }
+
+    @Test
+    void placementsAreEnforced() {
+        String gh = "openshell:resolve:env:GH_TOKEN";
+        String pinned = "openshell:resolve:env:PINNED";
+        // default placements: ordinary headers yes; Cookie, Proxy-*, hop-by-hop, nominated, other query names no
+        assertEquals(CredentialInjector.MISPLACED, refusal("https", 443, List.of(new HttpHeader("cookie", "s=" + gh)),
+                Set.of(), ""));
+        assertEquals(CredentialInjector.MISPLACED, refusal("https", 443,
+                List.of(new HttpHeader("proxy-authorization", "Bearer " + gh)), Set.of(), ""));
+        assertEquals(CredentialInjector.MISPLACED, refusal("https", 443, List.of(new HttpHeader("te", gh)),
+                Set.of(), ""));
+        assertEquals(CredentialInjector.MISPLACED, refusal("https", 443, List.of(new HttpHeader("x-hop", gh)),
+                Set.of("x-hop"), ""));
+        assertEquals(CredentialInjector.MISPLACED, refusal("https", 443, List.of(), Set.of(), "other=" + gh));
+        assertEquals(CredentialInjector.MISPLACED, refusal("https", 443, List.of(), Set.of(),
+                "openshell%3Aresolve%3Aenv%3AGH_TOKEN=1"));
+        assertEquals(CredentialInjector.PLAINTEXT, refusal("http", 80, List.of(new HttpHeader("x-k", gh)),
+                Set.of(), ""));
+        // listed headers only; Basic user allowed, password not; plaintext allowed; port 8443 only
+        assertEquals(CredentialInjector.MISPLACED, refusal("http", 8443,
+                List.of(new HttpHeader("authorization", "Bearer " + pinned)), Set.of(), ""));
+        assertEquals(CredentialInjector.PORT, refusal("https", 443, List.of(new HttpHeader("x-api-key", pinned)),
+                Set.of(), ""));
+        String basicPassword = Base64.getEncoder().encodeToString(("u:" + pinned).getBytes(StandardCharsets.UTF_8));
+        assertEquals(CredentialInjector.MISPLACED, refusal("http", 8443,
+                List.of(new HttpHeader("authorization", "Basic " + basicPassword)), Set.of(), ""));
+        var ok = injected(INJECTOR.inject(new CredentialInjector.Destination("http", "api.github.com", 8443),
+                List.of(new HttpHeader("x-api-key", pinned), new HttpHeader("cookie", "s=" + pinned),
+                        new HttpHeader("authorization", "Basic " + Base64.getEncoder().encodeToString(
+                                (pinned + ":pw").getBytes(StandardCharsets.UTF_8)))), Set.of(), ""));
+        assertEquals("pinned-value", ok.headers().get(0).value());
+        assertEquals("s=pinned-value", ok.headers().get(1).value());
+        assertEquals("pinned-value:pw", new String(Base64.getDecoder().decode(ok.headers().get(2).value()
+                .substring(6)), StandardCharsets.UTF_8));
     }
 
     @Test

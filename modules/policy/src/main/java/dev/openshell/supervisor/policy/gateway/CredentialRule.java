@@ -15,8 +15,20 @@ import org.eclipse.collections.api.list.ImmutableList;
  *     ({@code openshell:resolve:env:<name>}) and audit events refer to it
  * @param source where the secret is read from
  * @param hosts the hosts the secret may be sent to; at least one
+ * @param headers key {@code headers}: the lowercase request header names a placeholder may be replaced in; empty
+ *     means any request header except {@code Cookie}, {@code Proxy-*}, hop-by-hop and Connection-nominated fields
+ *     (which are never allowed)
+ * @param queryParams key {@code query_params}: the query parameter names (as written, before percent-decoding) whose
+ *     value a placeholder may be replaced in; empty means none (the query is opt-in)
+ * @param basic key {@code basic}: which parts of {@code Authorization: Basic} credentials a placeholder may be
+ *     replaced in, a subset of {@code user} and {@code password}; empty means none
+ * @param allowPlaintext key {@code allow_plaintext}: whether the secret may be sent over plain {@code http};
+ *     {@code false} (the default) means only to requests forwarded over TLS
+ * @param ports key {@code ports}: the destination ports the secret may be sent to; empty means any admitted port
  */
-public record CredentialRule(String name, CredentialSource source, ImmutableList<HostPattern> hosts) {
+public record CredentialRule(String name, CredentialSource source, ImmutableList<HostPattern> hosts,
+                             ImmutableList<String> headers, ImmutableList<String> queryParams,
+                             ImmutableList<String> basic, boolean allowPlaintext, ImmutableList<Integer> ports) {
     /**
      * Checks the components.
      *
@@ -26,9 +38,27 @@ public record CredentialRule(String name, CredentialSource source, ImmutableList
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(hosts, "hosts");
+        Objects.requireNonNull(headers, "headers");
+        Objects.requireNonNull(queryParams, "queryParams");
+        Objects.requireNonNull(basic, "basic");
+        Objects.requireNonNull(ports, "ports");
         if (hosts.isEmpty()) {
             throw new IllegalArgumentException("a credential needs at least one host");
         }
+    }
+
+    /**
+     * A rule with the default placements: any ordinary request header, https only, any port.
+     *
+     * @param name the name
+     * @param source the source
+     * @param hosts the hosts
+     */
+    public CredentialRule(String name, CredentialSource source, ImmutableList<HostPattern> hosts) {
+        this(name, source, hosts, org.eclipse.collections.api.factory.Lists.immutable.empty(),
+                org.eclipse.collections.api.factory.Lists.immutable.empty(),
+                org.eclipse.collections.api.factory.Lists.immutable.empty(), false,
+                org.eclipse.collections.api.factory.Lists.immutable.empty());
     }
 
     /**

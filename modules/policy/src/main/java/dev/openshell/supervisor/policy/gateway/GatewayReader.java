@@ -53,7 +53,8 @@ final class GatewayReader {
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> IDENTITY_KEYS = List.of("mode", "entrypoint_pid");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
-    static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts");
+    static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts", "headers", "query_params", "basic",
+            "allow_plaintext", "ports");
     static final List<String> PLUGIN_PIN_KEYS = List.of("entry", "sha256");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "grpc_endpoint", "max_body_bytes", "timeout",
             "allow_insecure", "tls_ca_bundle", "tls_client_cert", "tls_client_key", "audience",
@@ -431,9 +432,51 @@ final class GatewayReader {
                     }
                 }
             }
-            if (problems.errorCount() == errors) {
-                out.add(new CredentialRule(name.orElseThrow(), source.orElseThrow(), Lists.immutable.withAll(hosts)));
+            List<String> headers = names(t, "headers", cp, "[!#$%&'*+.^_`|~0-9A-Za-z-]+", "a header field name");
+            for (String h : headers) {
+                if (h.startsWith("proxy-") || HOP_BY_HOP.contains(h)) {
+                    problems.error(at(t, "headers"), cp.key("headers"), "header " + Texts.quote(h)
+                            + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
+                }
             }
+            List<String> queryParams = names(t, "query_params", cp, "[^&=#\\s]+", "a query parameter name");
+            List<String> basic = names(t, "basic", cp, "user|password", "user or password");
+            boolean allowPlaintext = bool(t, "allow_plaintext", cp).orElse(false);
+            List<Integer> ports = new ArrayList<>();
+            TomlArray pa = array(t, "ports", cp);
+            for (int k = 0; pa != null && k < pa.size(); k++) {
+                Object v = pa.get(k);
+                if (v instanceof Long l && l >= 1 && l <= 65535) {
+                    ports.add(l.intValue());
+                } else {
+                    problems.error(position(pa.inputPositionOf(k)), cp.key("ports").index(k),
+                            "expected a port 1..65535, found " + describe(v));
+                }
+            }
+            if (problems.errorCount() == errors) {
+                out.add(new CredentialRule(name.orElseThrow(), source.orElseThrow(), Lists.immutable.withAll(hosts),
+                        Lists.immutable.withAll(headers), Lists.immutable.withAll(queryParams),
+                        Lists.immutable.withAll(basic), allowPlaintext, Lists.immutable.withAll(ports)));
+            }
+        }
+        return out;
+    }
+
+    private static final java.util.Set<String> HOP_BY_HOP = java.util.Set.of("connection", "keep-alive", "te",
+            "trailer", "transfer-encoding", "upgrade");
+
+    /** An optional array of strings, each matching {@code grammar}; header names come back lowercase. */
+    private List<String> names(TomlTable t, String key, KeyPath path, String grammar, String what) {
+        List<String> out = new ArrayList<>();
+        TomlArray a = array(t, key, path);
+        for (int k = 0; a != null && k < a.size(); k++) {
+            Object v = a.get(k);
+            SourceLocation vat = position(a.inputPositionOf(k));
+            if (!(v instanceof String s) || !s.matches(grammar)) {
+                problems.error(vat, path.key(key).index(k), "expected " + what + ", found " + describe(v));
+                continue;
+            }
+            out.add(key.equals("headers") ? s.toLowerCase(java.util.Locale.ROOT) : s);
         }
         return out;
     }

@@ -469,6 +469,60 @@ class GatewayConfigTest {
     }
 
     @Test
+    void credentialPlacements() {
+        GatewayConfig config = load("""
+                [[openshell.supervisor.credentials]]
+                name = "key"
+                source = "env:KEY"
+                hosts = ["api.test"]
+                headers = ["X-Api-Key", "cookie"]
+                query_params = ["key"]
+                basic = ["password"]
+                allow_plaintext = true
+                ports = [443, 8443]
+                [[openshell.supervisor.credentials]]
+                name = "plain"
+                source = "env:KEY"
+                hosts = ["api.test"]
+                """).value();
+        CredentialRule key = config.credentials().get(0);
+        assertEquals(List.of("x-api-key", "cookie"), key.headers().castToList());
+        assertEquals(List.of("key"), key.queryParams().castToList());
+        assertEquals(List.of("password"), key.basic().castToList());
+        assertTrue(key.allowPlaintext());
+        assertEquals(List.of(443, 8443), key.ports().castToList());
+        CredentialRule plain = config.credentials().get(1);
+        assertFalse(plain.allowPlaintext(), "https only by default");
+        assertTrue(plain.headers().isEmpty() && plain.queryParams().isEmpty() && plain.basic().isEmpty()
+                && plain.ports().isEmpty());
+
+        PolicyException e = rejected("""
+                [[openshell.supervisor.credentials]]
+                name = "key"
+                source = "env:KEY"
+                hosts = ["api.test"]
+                headers = ["Proxy-Authorization", "bad header"]
+                basic = ["both"]
+                allow_plaintext = "yes"
+                ports = [0, "x"]
+                """);
+        assertEquals(List.of(
+                "g.toml:5:1: error: openshell.supervisor.credentials[0].headers: header 'proxy-authorization' never"
+                        + " carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)",
+                "g.toml:5:35: error: openshell.supervisor.credentials[0].headers[1]: expected a header field name,"
+                        + " found the string 'bad header'",
+                "g.toml:6:10: error: openshell.supervisor.credentials[0].basic[0]: expected user or password, found"
+                        + " the string 'both'",
+                "g.toml:7:1: error: openshell.supervisor.credentials[0].allow_plaintext: expected true or false,"
+                        + " found the string 'yes'",
+                "g.toml:8:10: error: openshell.supervisor.credentials[0].ports[0]: expected a port 1..65535, found"
+                        + " the number 0",
+                "g.toml:8:13: error: openshell.supervisor.credentials[0].ports[1]: expected a port 1..65535, found"
+                        + " the string 'x'"),
+                e.errors().collect(ConfigProblem::describe).castToList());
+    }
+
+    @Test
     void credentialErrors() {
         PolicyException e = rejected("""
                 [[openshell.supervisor.credentials]]

@@ -33,6 +33,21 @@ public final class ErrorResponses {
      */
     public static byte[] response(int status, String error, String detail, java.util.Map<String, String> extra,
                                   boolean close) {
+        return response(status, error, detail, extra, "", close);
+    }
+
+    /**
+     * {@return the complete response bytes with further header lines}
+     *
+     * @param status the status code
+     * @param error the error code
+     * @param detail the safe detail
+     * @param extra further platform-owned members, in order
+     * @param headerLines further platform-owned header lines, each ending in CRLF
+     * @param close whether to add {@code Connection: close}
+     */
+    public static byte[] response(int status, String error, String detail, java.util.Map<String, String> extra,
+                                  String headerLines, boolean close) {
         StringBuilder json = new StringBuilder(json(error, detail));
         json.setLength(json.length() - 1);
         extra.forEach((k, v) -> json.append(',').append(quote(k)).append(':').append(quote(v)));
@@ -41,6 +56,7 @@ public final class ErrorResponses {
                 + "Content-Type: application/json\r\n"
                 + "Cache-Control: no-store\r\n"
                 + "Content-Length: " + body.length + "\r\n"
+                + headerLines
                 + (close ? "Connection: close\r\n" : "")
                 + "\r\n";
         byte[] h = head.getBytes(StandardCharsets.US_ASCII);

@@ -73,6 +73,27 @@ final class ExchangePipeline implements AutoCloseable {
             return answer(req, 403, "policy_denied", denied.reason(), req.clientClose() || framing.hasBody());
         }
 
+        String method = req.head().method();
+        int maxForwards = maxForwards(req.head());
+        if (method.equals("TRACE")) {
+            // a TRACE reflects the request as forwarded, credentials included: never forwarded (RFC 9110 9.3.8)
+            core.answeredLocally(plan, request, 405, "method_not_allowed");
+            client.send(ErrorResponses.response(405, "method_not_allowed", "TRACE is not forwarded by the supervisor",
+                    java.util.Map.of(), "Allow: GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS\r\n",
+                    req.clientClose() || framing.hasBody()));
+            ResponseRelay.log(req, 405);
+            return !(req.clientClose() || framing.hasBody());
+        }
+        if (method.equals("OPTIONS") && maxForwards == 0) {
+            // RFC 9110 section 7.6.2: the last recipient answers itself
+            core.answeredLocally(plan, request, 200, "max_forwards_exhausted");
+            boolean close = req.clientClose() || framing.hasBody();
+            client.send(("HTTP/1.1 200 OK\r\nAllow: GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS\r\n"
+                    + "Content-Length: 0\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            ResponseRelay.log(req, 200);
+            return !close;
+        }
         if (req.websocket() && plan.selection() instanceof ChainSelection.Selected s
                 && !request.endpoint().upgradesAllowed()) {
             // RFC 0009: traffic that becomes uninspectable under a chain with a fail_closed stage is denied
@@ -143,6 +164,17 @@ final class ExchangePipeline implements AutoCloseable {
             };
         }
         List<HttpHeader> base = hookHeaders != null ? hookHeaders : request.headers();
+        boolean rewritten = false;
+        if (method.equals("OPTIONS") && maxForwards > 0) {
+            // RFC 9110 section 7.6.2: decremented when forwarded
+            List<HttpHeader> decremented = new ArrayList<>(base.size());
+            for (HttpHeader h : base) {
+                decremented.add(h.name().equalsIgnoreCase("max-forwards")
+                        ? new HttpHeader(h.name(), Integer.toString(maxForwards - 1)) : h);
+            }
+            base = decremented;
+            rewritten = true;
+        }
         String query = t.queryOrEmpty();
         CredentialInjection.Outcome.Forward credentialed;
         try {
@@ -160,7 +192,7 @@ final class ExchangePipeline implements AutoCloseable {
         String originForm = credentialed.rawQuery().equals(query) ? t.originForm()
                 : credentialed.rawQuery().isEmpty() ? t.path() : t.path() + "?" + credentialed.rawQuery();
         String requestLine = req.head().method() + " " + originForm + " HTTP/1.1\r\n";
-        String headBlock = hookHeaders == null && injected.equals(base)
+        String headBlock = hookHeaders == null && !rewritten && injected.equals(base)
                 ? OutboundHead.raw(requestLine, req.head(), req.nominated(), req.websocket())
                 : OutboundHead.rebuilt(requestLine, req.head(), injected, req.nominated(), req.websocket(), mode,
                         buffered == null ? 0 : buffered.size(), framing);
@@ -194,6 +226,19 @@ final class ExchangePipeline implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("interrupted while waiting for body buffer room");
         }
+    }
+
+    /** {@return the request's Max-Forwards (RFC 9110 section 7.6.2), or -1 when absent or not 1*DIGIT} */
+    private static int maxForwards(RequestHead head) {
+        List<HeaderField> all = head.all("max-forwards");
+        if (all.size() != 1) {
+            return -1;
+        }
+        String v = all.get(0).value().strip();
+        if (v.isEmpty() || v.length() > 9 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return -1;
+        }
+        return Integer.parseInt(v);
     }
 
     private static List<HttpHeader> lowerHeaders(RequestHead head) {

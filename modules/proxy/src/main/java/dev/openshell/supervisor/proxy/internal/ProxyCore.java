@@ -173,6 +173,15 @@ public final class ProxyCore {
         }
     }
 
+    void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
+        try {
+            hook.answeredLocally(plan, request, status, code);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": local-answer report failed: "
+                    + e.getClass().getName());
+        }
+    }
+
     void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
         try {
             hook.uninspectable(plan, request, what);
