@@ -22,7 +22,6 @@ class TckCommandTest {
             Cli.Run run = Cli.run("tck", "--endpoint", "127.0.0.1:" + pg.port(), "--plaintext", "--config",
                     config.toString(), "--timeout", "5s", "--samples", "3", "--load", "4", "--load-seconds", "1",
                     "--format", "json");
-            System.out.println(run);
             JsonObject report = run.json();
             assertEquals(0, run.exit(), run.toString());
             assertTrue(report.getBoolean("passed"), run.out());

@@ -74,6 +74,7 @@ public final class Tck {
 
     private static final int JSON_2K = 2 * 1024;
     private static final Duration WARM_UP = Duration.ofSeconds(5);
+    private static final Duration MIN_DEADLINE = Duration.ofMillis(50);
     private static final Set<String> DECISION = Set.of(StageFailureCodes.INVALID_DECISION);
     private static final Set<String> HAS_BODY = Set.of(StageFailureCodes.RESULT_BODY_TOO_LARGE);
     private static final Set<String> MUTATIONS = Stream.concat(Stream.of(StageFailureCodes.INVALID_HEADER_MUTATION),
@@ -510,9 +511,10 @@ public final class Tck {
     }
 
     private void deadline() {
-        long quarter = p50MaxNanos / 4;
-        Duration d = Duration.ofNanos(Math.max(Duration.ofMillis(1).toNanos(), Math.min(quarter,
-                timeout.toNanos() / 2)));
+        // half the typical time of the largest body, so the deadline passes while the service works; at least 50 ms
+        // so the call surely reaches the service; at most half the effective timeout
+        Duration d = Duration.ofNanos(Math.min(Math.max(p50MaxNanos / 2, MIN_DEADLINE.toNanos()),
+                timeout.toNanos() / 2));
         HttpRequestEvaluation e = new HttpRequestEvaluation(binding, Phase.PRE_CREDENTIALS,
                 dev.openshell.middleware.spi.RequestContext.of(requestId()), options.config(),
                 new dev.openshell.middleware.spi.HttpRequestTarget("https", Requests.HOST, 443, "POST",
@@ -530,7 +532,7 @@ public final class Tck {
         }
         int body2k = (int) Math.min(JSON_2K, maxBody);
         Map<String, Integer> failures = new TreeMap<>();
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 3 && failures.isEmpty(); i++) {
             Evaluated after = evaluate("after_deadline", Requests.plain(Requests.json(body2k), requestId()));
             if (!after.accepted()) {
                 failures.merge(after.code(), 1, Integer::sum);
@@ -539,8 +541,7 @@ public final class Tck {
         add(failures.isEmpty() ? Check.of("deadline.recovers", Check.Status.PASS, "the next evaluations after a "
                 + "cancelled call are answered", "3 of 3")
                 : Check.of("deadline.recovers", Check.Status.FAIL, "after a cancelled call the service fails the next "
-                + "evaluations: " + failures + " (stop work when the deadline passes; never hold a worker)",
-                (3 - failures.values().stream().mapToInt(Integer::intValue).sum()) + " of 3"));
+                + "evaluation: " + failures + " (stop work when the deadline passes; never hold a worker)", ""));
     }
 
     private void load() throws InterruptedException {
