@@ -3,6 +3,7 @@
  */
 module dev.openshell.supervisor.cli {
     requires dev.openshell.supervisor.runtime;
+    requires dev.openshell.supervisor.grpc;
     requires java.net.http;
     requires jdk.httpserver;
     requires dev.openshell.examples.privacyguard;

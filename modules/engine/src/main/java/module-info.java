@@ -22,7 +22,9 @@ module dev.openshell.supervisor.engine {
             dev.openshell.supervisor.cli,
             dev.openshell.benchmarks;
     exports dev.openshell.supervisor.engine.chain to
+            dev.openshell.supervisor.grpc,
             dev.openshell.supervisor.runtime,
+            dev.openshell.supervisor.cli,
             dev.openshell.benchmarks;
     exports dev.openshell.supervisor.engine.credentials to
             dev.openshell.supervisor.runtime,

@@ -13,4 +13,5 @@ module dev.openshell.supervisor.grpc {
     requires io.grpc.netty.shaded;
 
     exports dev.openshell.supervisor.grpc;
+    exports dev.openshell.supervisor.grpc.tck;
 }

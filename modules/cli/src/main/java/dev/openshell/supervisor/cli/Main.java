@@ -14,7 +14,8 @@ import picocli.CommandLine.Command;
 @Command(name = "supervisor", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "OpenShell supervisor: an egress proxy that runs RFC 0009 middleware chains.",
         subcommands = {RunCommand.class, ValidateCommand.class, ExplainCommand.class, CaCommand.class,
-                DemoCommand.class, PluginsCommand.class, PrivacyGuardCommand.class, CommandLine.HelpCommand.class})
+                DemoCommand.class, PluginsCommand.class, PrivacyGuardCommand.class, TckCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Main {
     /** Creates the root command (called by picocli). */
     public Main() {

@@ -46,11 +46,49 @@ final class ManifestValidation {
                     boolean idFromRegistrationName) {
     }
 
-    /** The outcome: accepted bindings when {@code problems} is empty. */
-    record Outcome(String serviceName, String serviceVersion, List<Accepted> bindings, List<String> problems,
+    /** Which rule a problem breaks (the conformance kit reports one check per rule). */
+    enum Rule {
+        /** {@code name} and {@code service_version}: length and control characters. */
+        TEXT,
+        /** At least one binding, and at least one {@code HTTP_REQUEST/PRE_CREDENTIALS} binding. */
+        BINDINGS,
+        /** Each binding's operation and phase. */
+        OPERATION_PHASE,
+        /** Binding ID grammar, the reserved namespace, uniqueness, and the registration name standing in. */
+        BINDING_ID,
+        /** The registration's {@code max_body_bytes} within each binding's capability. */
+        MAX_BODY_BYTES,
+        /** An advertised timeout's syntax and range. */
+        TIMEOUT
+    }
+
+    /** One broken rule. @param rule which @param message a safe description */
+    record Problem(Rule rule, String message) {
+    }
+
+    /** The outcome: accepted bindings when {@code issues} is empty. */
+    record Outcome(String serviceName, String serviceVersion, List<Accepted> bindings, List<Problem> issues,
                    List<String> skipped) {
         boolean ok() {
-            return problems.isEmpty();
+            return issues.isEmpty();
+        }
+
+        /** {@return every problem's message, in the order found} */
+        List<String> problems() {
+            return issues.stream().map(Problem::message).toList();
+        }
+    }
+
+    /** Collects problems under one rule at a time. */
+    private static final class Problems {
+        final List<Problem> list = new ArrayList<>();
+
+        void add(Rule rule, String message) {
+            list.add(new Problem(rule, message));
+        }
+
+        boolean isEmpty() {
+            return list.isEmpty();
         }
     }
 
@@ -58,12 +96,12 @@ final class ManifestValidation {
     }
 
     static Outcome check(MiddlewareManifest m, ServiceRegistration reg) {
-        List<String> problems = new ArrayList<>();
+        Problems problems = new Problems();
         List<String> skipped = new ArrayList<>();
         String name = text(m.getName(), "manifest name", problems);
         String version = text(m.getServiceVersion(), "service_version", problems);
         if (m.getBindingsCount() == 0) {
-            problems.add("the manifest declares no bindings");
+            problems.add(Rule.BINDINGS, "the manifest declares no bindings");
         }
         List<Integer> invoked = new ArrayList<>();
         for (int i = 0; i < m.getBindingsCount(); i++) {
@@ -75,27 +113,31 @@ final class ManifestValidation {
                     && phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE) {
                 invoked.add(i);
             } else if (phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS_VALUE) {
-                problems.add(where + " asks for the POST_CREDENTIALS phase, which only restricted built-ins may bind");
+                problems.add(Rule.OPERATION_PHASE,
+                        where + " asks for the POST_CREDENTIALS phase, which only restricted built-ins may bind");
             } else if (knownOperation(op) && knownPhase(phase)
                     && (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE
                     || phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE)) {
                 skipped.add(where + " (" + opName(op) + "/" + phaseName(phase) + ": not invoked by this supervisor)");
             } else {
-                problems.add(where + " has operation " + opName(op) + " and phase " + phaseName(phase)
+                problems.add(Rule.OPERATION_PHASE,
+                        where + " has operation " + opName(op) + " and phase " + phaseName(phase)
                         + "; a service binding must be HTTP_REQUEST/PRE_CREDENTIALS");
             }
             if (!b.getId().isEmpty()) {
                 String p = BindingId.problem(b.getId());
                 if (p != null) {
-                    problems.add("binding " + i + " has an invalid ID " + Syntax.quote(b.getId()) + ": " + p);
+                    problems.add(Rule.BINDING_ID,
+                            "binding " + i + " has an invalid ID " + Syntax.quote(b.getId()) + ": " + p);
                 } else if (new BindingId(b.getId()).isReserved()) {
-                    problems.add("binding ID '" + b.getId() + "' is in the reserved 'openshell/' namespace, which "
+                    problems.add(Rule.BINDING_ID,
+                            "binding ID '" + b.getId() + "' is in the reserved 'openshell/' namespace, which "
                             + "belongs to built-ins that ship with the supervisor");
                 }
             }
         }
         if (m.getBindingsCount() > 0 && invoked.isEmpty() && problems.isEmpty()) {
-            problems.add("the manifest has no HTTP_REQUEST/PRE_CREDENTIALS binding");
+            problems.add(Rule.BINDINGS, "the manifest has no HTTP_REQUEST/PRE_CREDENTIALS binding");
         }
         List<Accepted> accepted = new ArrayList<>();
         Set<String> seen = new HashSet<>();
@@ -106,18 +148,19 @@ final class ManifestValidation {
             String id = b.getId();
             if (fromName) {
                 if (invoked.size() != 1) {
-                    problems.add(where + " has no ID, and the registration name can stand in only for a service's "
+                    problems.add(Rule.BINDING_ID,
+                            where + " has no ID, and the registration name can stand in only for a service's "
                             + "single HTTP_REQUEST/PRE_CREDENTIALS binding (this one has " + invoked.size() + ")");
                     continue;
                 }
                 String p = BindingId.problem(reg.name());
                 if (p != null) {
-                    problems.add(where + " has no ID and the registration name '" + reg.name()
+                    problems.add(Rule.BINDING_ID, where + " has no ID and the registration name '" + reg.name()
                             + "' is not a valid binding ID: " + p);
                     continue;
                 }
                 if (new BindingId(reg.name()).isReserved()) {
-                    problems.add(where + " has no ID and the registration name '" + reg.name()
+                    problems.add(Rule.BINDING_ID, where + " has no ID and the registration name '" + reg.name()
                             + "' is in the reserved 'openshell/' namespace");
                     continue;
                 }
@@ -126,12 +169,13 @@ final class ManifestValidation {
                 continue; // reported above
             }
             if (!seen.add(id)) {
-                problems.add("binding ID '" + id + "' is declared twice in the manifest");
+                problems.add(Rule.BINDING_ID, "binding ID '" + id + "' is declared twice in the manifest");
                 continue;
             }
             long capability = b.getMaxBodyBytes();
             if (Long.compareUnsigned(reg.maxBodyBytes(), capability) > 0) {
-                problems.add(("binding '%s' accepts at most %s bytes, less than the registration's max_body_bytes %d "
+                problems.add(Rule.MAX_BODY_BYTES,
+                        ("binding '%s' accepts at most %s bytes, less than the registration's max_body_bytes %d "
                         + "(lower max_body_bytes; it is never clamped)")
                         .formatted(id, Long.toUnsignedString(capability), reg.maxBodyBytes()));
                 continue;
@@ -141,7 +185,7 @@ final class ManifestValidation {
                 try {
                     timeout = Optional.of(RpcTimeout.parse(b.getTimeout()));
                 } catch (IllegalArgumentException e) {
-                    problems.add("binding '" + id + "' advertises an " + e.getMessage());
+                    problems.add(Rule.TIMEOUT, "binding '" + id + "' advertises an " + e.getMessage());
                     continue;
                 }
             }
@@ -155,13 +199,13 @@ final class ManifestValidation {
                 spi = new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST, Phase.PRE_CREDENTIALS,
                         reg.maxBodyBytes(), Optional.of(effective), codings);
             } catch (IllegalArgumentException e) {
-                problems.add("binding '" + id + "' lists a decoded content coding that is not a token");
+                problems.add(Rule.BINDING_ID, "binding '" + id + "' lists a decoded content coding that is not a token");
                 continue;
             }
             accepted.add(new Accepted(spi, capability, timeout, fromName));
         }
         return new Outcome(name, version, problems.isEmpty() ? List.copyOf(accepted) : List.of(),
-                List.copyOf(problems), List.copyOf(skipped));
+                List.copyOf(problems.list), List.copyOf(skipped));
     }
 
     /**
@@ -187,13 +231,13 @@ final class ManifestValidation {
         return Optional.empty();
     }
 
-    private static String text(String s, String what, List<String> problems) {
+    private static String text(String s, String what, Problems problems) {
         if (s.getBytes(StandardCharsets.UTF_8).length > MAX_TEXT_BYTES) {
-            problems.add(what + " is longer than " + MAX_TEXT_BYTES + " bytes");
+            problems.add(Rule.TEXT, what + " is longer than " + MAX_TEXT_BYTES + " bytes");
             return "";
         }
         if (s.chars().anyMatch(c -> c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0))) {
-            problems.add(what + " contains control characters");
+            problems.add(Rule.TEXT, what + " contains control characters");
             return "";
         }
         return s;

@@ -98,7 +98,9 @@ final class ProtoTranslation {
         for (HttpHeader h : e.headers()) {
             var wire = dev.openshell.middleware.proto.v1.HttpHeader.newBuilder()
                     .setName(h.name()).setValue(h.value()).build();
-            headerBytes += com.google.protobuf.CodedOutputStream.computeMessageSize(5, wire);
+            // measured as the chain engine measures (the HttpHeader messages, without the list's tags and lengths),
+            // so a header list the engine admits at exactly 64 KiB is never refused here
+            headerBytes += wire.getSerializedSize();
             b.addHeaders(wire);
         }
         if (headerBytes > EnvelopeLimits.MAX_HEADER_BYTES) {

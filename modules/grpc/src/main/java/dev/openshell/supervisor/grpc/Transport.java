@@ -2,6 +2,7 @@ package dev.openshell.supervisor.grpc;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import io.grpc.ChannelCredentials;
+import io.grpc.ClientInterceptor;
 import io.grpc.ConnectivityState;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -12,6 +13,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -35,6 +37,14 @@ final class Transport {
      * @throws IllegalArgumentException if a PEM file does not hold what it should
      */
     static ManagedChannel open(ServiceRegistration reg) throws IOException {
+        return open(reg, List.of());
+    }
+
+    /**
+     * Opens a channel as {@link #open(ServiceRegistration)} does, with client interceptors (the conformance kit
+     * watches the raw answers with one; the supervisor installs none).
+     */
+    static ManagedChannel open(ServiceRegistration reg, List<ClientInterceptor> interceptors) throws IOException {
         ChannelCredentials credentials;
         if (reg.plaintext()) {
             credentials = InsecureChannelCredentials.create();
@@ -54,6 +64,7 @@ final class Transport {
                 .userAgent(USER_AGENT)
                 // one warm connection per service: no reconnect (and TLS handshake) on the hot path after a lull
                 .idleTimeout(30, TimeUnit.DAYS)
+                .intercept(interceptors)
                 .build();
     }
 

@@ -4,7 +4,6 @@ import dev.openshell.middleware.spi.StageResult;
 import dev.openshell.middleware.spi.OnError;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Decision;
-import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HttpHeader;
@@ -19,6 +18,7 @@ import dev.openshell.middleware.spi.Syntax;
 import dev.openshell.middleware.spi.host.CredentialAccess;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.middleware.spi.host.RestrictedMiddlewareProvider;
+import dev.openshell.supervisor.engine.chain.StageLimits.Limit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -101,6 +101,7 @@ public final class ChainEngine {
             && BOUNDED_BUILT_INS.contains(s.bindingId().value());
 
     private final HeaderRules rules;
+    private final StageLimits limits;
     private final BodyRecheck recheck;
     private final LongSupplier nanoClock;
     private final ThreadFactory threads;
@@ -108,6 +109,7 @@ public final class ChainEngine {
 
     private ChainEngine(Builder b) {
         this.rules = b.rules;
+        this.limits = b.limits;
         this.recheck = b.recheck;
         this.nanoClock = b.nanoClock;
         this.threads = b.threads;
@@ -117,6 +119,11 @@ public final class ChainEngine {
     /** {@return a builder with the defaults: fresh {@link HeaderRules}, no re-check, System.nanoTime, virtual threads} */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** {@return the envelope limits this engine checks around every stage} */
+    public StageLimits limits() {
+        return limits;
     }
 
     /** {@return the header rules this engine applies (and whose rejection counters it feeds)} */
@@ -423,29 +430,29 @@ public final class ChainEngine {
 
         private StageFailure checkInput(Chain.Prepared p) {
             StageSpec s = p.spec();
-            if (p.configBytes() > EnvelopeLimits.MAX_CONFIG_BYTES) {
+            if (p.configBytes() > limits.get(Limit.CONFIG_BYTES)) {
                 return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.CONFIG_BYTES_OVER_CAPACITY,
-                        "config exceeds " + EnvelopeLimits.MAX_CONFIG_BYTES + " encoded bytes");
+                        "config exceeds " + limits.get(Limit.CONFIG_BYTES) + " encoded bytes");
             }
             if (contextBytes < 0) {
                 contextBytes = Wire.context(context);
                 targetBytes = Wire.target(target);
             }
-            if (contextBytes > EnvelopeLimits.MAX_CONTEXT_BYTES) {
+            if (contextBytes > limits.get(Limit.CONTEXT_BYTES)) {
                 return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.CONTEXT_BYTES_OVER_CAPACITY,
-                        "request context exceeds " + EnvelopeLimits.MAX_CONTEXT_BYTES + " encoded bytes");
+                        "request context exceeds " + limits.get(Limit.CONTEXT_BYTES) + " encoded bytes");
             }
-            if (targetBytes > EnvelopeLimits.MAX_TARGET_BYTES) {
+            if (targetBytes > limits.get(Limit.TARGET_BYTES)) {
                 return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.TARGET_BYTES_OVER_CAPACITY,
-                        "request target exceeds " + EnvelopeLimits.MAX_TARGET_BYTES + " encoded bytes");
+                        "request target exceeds " + limits.get(Limit.TARGET_BYTES) + " encoded bytes");
             }
-            if (visible.size() > EnvelopeLimits.MAX_HEADER_LINES) {
+            if (visible.size() > limits.get(Limit.HEADER_LINES)) {
                 return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.HEADER_COUNT_OVER_CAPACITY,
-                        visible.size() + " header lines exceed " + EnvelopeLimits.MAX_HEADER_LINES);
+                        visible.size() + " header lines exceed " + limits.get(Limit.HEADER_LINES));
             }
-            if (Wire.headers(visible) > EnvelopeLimits.MAX_HEADER_BYTES) {
+            if (Wire.headers(visible) > limits.get(Limit.HEADER_BYTES)) {
                 return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.HEADER_BYTES_OVER_CAPACITY,
-                        "headers exceed " + EnvelopeLimits.MAX_HEADER_BYTES + " encoded bytes");
+                        "headers exceed " + limits.get(Limit.HEADER_BYTES) + " encoded bytes");
             }
             if (decodingFailure != null) {
                 return failure(s, decodingFailure.code().equals(PlatformCodes.DECODED_BODY_OVER_CAPACITY)
@@ -504,39 +511,39 @@ public final class ChainEngine {
         if (r == null) {
             return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.RESULT_MISSING, "stage returned no result");
         }
-        if (Wire.utf8Length(r.reason()) > EnvelopeLimits.MAX_REASON_BYTES) {
+        if (Wire.utf8Length(r.reason()) > limits.get(Limit.REASON_BYTES)) {
             return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.REASON_BYTES_OVER_CAPACITY,
-                    "reason exceeds " + EnvelopeLimits.MAX_REASON_BYTES + " bytes");
+                    "reason exceeds " + limits.get(Limit.REASON_BYTES) + " bytes");
         }
         if (r.reasonCode().isPresent() && !Syntax.isCode(r.reasonCode().get())) {
             return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.RESULT_INVALID_REASON_CODE,
                     "reason code is not a lowercase code of at most 64 characters");
         }
         List<HeaderMutation> mutations = r.headerMutations();
-        if (mutations.size() > EnvelopeLimits.MAX_HEADER_MUTATIONS) {
+        if (mutations.size() > limits.get(Limit.HEADER_MUTATIONS)) {
             HeaderMutationError e = new HeaderMutationError(HeaderMutationError.Kind.TOO_MANY, "", mutations.size());
             rules.count(e.kind());
             return failure(s, FailureCategory.INVALID_HEADER_MUTATION, e.code(), e.message());
         }
-        if (Wire.mutations(mutations) > EnvelopeLimits.MAX_HEADER_MUTATION_ENCODED_BYTES) {
+        if (Wire.mutations(mutations) > limits.get(Limit.HEADER_MUTATION_ENCODED_BYTES)) {
             return failure(s, FailureCategory.ENVELOPE_VIOLATION, HeaderMutationError.Kind.TOO_LARGE.code(),
-                    "middleware header mutations exceed " + EnvelopeLimits.MAX_HEADER_MUTATION_ENCODED_BYTES
+                    "middleware header mutations exceed " + limits.get(Limit.HEADER_MUTATION_ENCODED_BYTES)
                             + " encoded bytes");
         }
-        if (r.findings().size() > EnvelopeLimits.MAX_FINDINGS) {
+        if (r.findings().size() > limits.get(Limit.FINDINGS)) {
             return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.FINDING_COUNT_OVER_CAPACITY,
-                    r.findings().size() + " findings exceed " + EnvelopeLimits.MAX_FINDINGS);
+                    r.findings().size() + " findings exceed " + limits.get(Limit.FINDINGS));
         }
         for (Finding f : r.findings()) {
-            if (Wire.finding(f) > EnvelopeLimits.MAX_FINDING_BYTES) {
+            if (Wire.finding(f) > limits.get(Limit.FINDING_BYTES)) {
                 return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.FINDING_BYTES_OVER_CAPACITY,
-                        "a finding exceeds " + EnvelopeLimits.MAX_FINDING_BYTES + " encoded bytes");
+                        "a finding exceeds " + limits.get(Limit.FINDING_BYTES) + " encoded bytes");
             }
         }
         Map<String, String> metadata = r.metadata();
-        if (metadata.size() > EnvelopeLimits.MAX_METADATA_ENTRIES) {
+        if (metadata.size() > limits.get(Limit.METADATA_ENTRIES)) {
             return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.METADATA_COUNT_OVER_CAPACITY,
-                    metadata.size() + " metadata entries exceed " + EnvelopeLimits.MAX_METADATA_ENTRIES);
+                    metadata.size() + " metadata entries exceed " + limits.get(Limit.METADATA_ENTRIES));
         }
         long metadataBytes = 0;
         for (Map.Entry<String, String> e : metadata.entrySet()) {
@@ -550,9 +557,9 @@ public final class ChainEngine {
             }
             metadataBytes += Wire.utf8Length(e.getKey()) + Wire.utf8Length(e.getValue());
         }
-        if (metadataBytes > EnvelopeLimits.MAX_METADATA_BYTES) {
+        if (metadataBytes > limits.get(Limit.METADATA_BYTES)) {
             return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.METADATA_BYTES_OVER_CAPACITY,
-                    "metadata exceeds " + EnvelopeLimits.MAX_METADATA_BYTES + " bytes");
+                    "metadata exceeds " + limits.get(Limit.METADATA_BYTES) + " bytes");
         }
         return null;
     }
@@ -642,6 +649,7 @@ public final class ChainEngine {
     /** Configures a {@link ChainEngine}; not thread-safe. */
     public static final class Builder {
         private HeaderRules rules = new HeaderRules();
+        private StageLimits limits = StageLimits.DEFAULT;
         private BodyRecheck recheck = BodyRecheck.none();
         private LongSupplier nanoClock = System::nanoTime;
         private ThreadFactory threads = Thread.ofVirtual().name("middleware-stage-", 0).factory();
@@ -657,6 +665,17 @@ public final class ChainEngine {
          */
         public Builder headerRules(HeaderRules rules) {
             this.rules = Objects.requireNonNull(rules, "rules");
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param limits the envelope limits checked around every stage; {@link StageLimits#DEFAULT} (the contract's)
+         *     unless a test or the conformance kit tightens one
+         */
+        public Builder limits(StageLimits limits) {
+            this.limits = Objects.requireNonNull(limits, "limits");
             return this;
         }
 

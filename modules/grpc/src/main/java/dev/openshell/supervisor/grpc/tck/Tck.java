@@ -1,0 +1,669 @@
+package dev.openshell.supervisor.grpc.tck;
+
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.ConfigValidation;
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.MiddlewareBinding;
+import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.MiddlewareManifest;
+import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.supervisor.engine.chain.ChainEngine;
+import dev.openshell.supervisor.engine.chain.ChainRequest;
+import dev.openshell.supervisor.engine.chain.ChainResult;
+import dev.openshell.supervisor.engine.chain.ChainSelector;
+import dev.openshell.supervisor.engine.chain.EnvelopeSizes;
+import dev.openshell.supervisor.engine.chain.HeaderMutationError;
+import dev.openshell.supervisor.engine.chain.HeaderRules;
+import dev.openshell.middleware.spi.OnError;
+import dev.openshell.supervisor.engine.chain.PlatformCodes;
+import dev.openshell.supervisor.engine.chain.Provenance;
+import dev.openshell.supervisor.engine.chain.StageLimits;
+import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.supervisor.engine.chain.StageRecord;
+import dev.openshell.supervisor.engine.chain.StageSpec;
+import dev.openshell.supervisor.grpc.GrpcMiddlewareProvider;
+import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.supervisor.grpc.ServiceProbe;
+import dev.openshell.supervisor.grpc.ServiceRegistration;
+import dev.openshell.supervisor.grpc.StageFailureCodes;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * The contract conformance kit ({@code supervisor tck}): checks a running {@code openshell.middleware.v1} service the
+ * way this supervisor calls it, with the supervisor's own code: {@link ServiceProbe} sets the connection up as
+ * start-up does and applies the supervisor's manifest rules; evaluations go through the supervisor's adapter
+ * ({@link GrpcMiddlewareProvider}) and its {@link ChainEngine} (envelope limits, result validation, header rules),
+ * as a {@code fail_closed} stage run inline, as the runtime runs external stages. A check fails exactly when the
+ * supervisor would refuse the service or fail its stage; it warns when the supervisor would accept it but something
+ * will hurt in production.
+ *
+ * <p>The checks, in order (names are stable; see {@code docs/external-middleware.md}, "Check your service"):
+ * {@code describe.*}, {@code validate_config.*}, {@code evaluate.*}, {@code result.*}, {@code latency.*},
+ * {@code deadline.*}, {@code load}. When {@code Describe} or the given config fails, the later checks are
+ * {@link Check.Status#SKIP skipped}.
+ */
+public final class Tck {
+    /** The config key the kit adds to fill a config to 64 KiB (kept only if the service accepts it). */
+    static final String PADDING_KEY = "openshell_tck_padding";
+    /** The config key that makes a config malformed: no service knows it. */
+    static final String UNKNOWN_KEY = "openshell_tck_unknown_key";
+    /** The config key of every generated request's stage. */
+    static final String CONFIG_KEY = "tck";
+
+    private static final int JSON_2K = 2 * 1024;
+    private static final Duration WARM_UP = Duration.ofSeconds(5);
+    private static final Duration MIN_DEADLINE = Duration.ofMillis(50);
+    private static final Set<String> DECISION = Set.of(StageFailureCodes.INVALID_DECISION);
+    private static final Set<String> HAS_BODY = Set.of(StageFailureCodes.RESULT_BODY_TOO_LARGE);
+    private static final Set<String> MUTATIONS = Stream.concat(Stream.of(StageFailureCodes.INVALID_HEADER_MUTATION),
+            Arrays.stream(HeaderMutationError.Kind.values()).map(HeaderMutationError.Kind::code))
+            .collect(Collectors.toUnmodifiableSet());
+    private static final Set<String> FINDINGS = Set.of(PlatformCodes.FINDING_COUNT_OVER_CAPACITY,
+            PlatformCodes.FINDING_BYTES_OVER_CAPACITY);
+    private static final Set<String> METADATA = Set.of(PlatformCodes.METADATA_COUNT_OVER_CAPACITY,
+            PlatformCodes.METADATA_BYTES_OVER_CAPACITY, PlatformCodes.METADATA_INVALID_KEY,
+            PlatformCodes.METADATA_INVALID_VALUE);
+    private static final Set<String> REASON = Set.of(PlatformCodes.RESULT_INVALID_REASON_CODE,
+            PlatformCodes.REASON_BYTES_OVER_CAPACITY);
+
+    private final TckOptions options;
+    private final List<Check> checks = new ArrayList<>();
+    private final List<Evaluated> evaluated = new ArrayList<>();
+    private ServiceProbe probe;
+    private GrpcMiddlewareProvider provider;
+    private ChainEngine engine;
+    private BindingId binding;
+    private long maxBody;
+    private Duration timeout = Duration.ZERO;
+    private JsonObject envelopeConfig;
+    private final AtomicLong requests = new AtomicLong();
+
+    private Tck(TckOptions options) {
+        this.options = options;
+        this.envelopeConfig = options.config();
+    }
+
+    /**
+     * Runs every check against the service.
+     *
+     * @param options what to check
+     * @return the report; {@link TckReport#passed()} is {@code false} when any check failed
+     */
+    public static TckReport run(TckOptions options) {
+        Tck t = new Tck(options);
+        try {
+            t.all();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            t.add(Check.of("interrupted", Check.Status.FAIL, "the kit was interrupted"));
+        } catch (RuntimeException e) {
+            t.add(Check.of("tck", Check.Status.FAIL, "the kit could not continue: " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : ": " + e.getMessage().lines().findFirst().orElse(""))));
+        } finally {
+            if (t.probe != null) {
+                t.probe.close();
+            }
+        }
+        return new TckReport(options.registration(), Optional.ofNullable(t.binding).map(BindingId::value),
+                t.maxBody, t.timeout, t.checks);
+    }
+
+    // ---- the sequence ------------------------------------------------------------------------------------------
+
+    private void all() throws InterruptedException {
+        ServiceRegistration reg = options.registration();
+        ServiceRegistration zero = new ServiceRegistration(reg.name(), reg.endpoint(), 0, reg.timeout(),
+                reg.allowInsecure(), reg.tls());
+        try {
+            probe = ServiceProbe.open(zero);
+        } catch (IOException | IllegalArgumentException e) {
+            add(Check.of("describe.answer", Check.Status.FAIL, "cannot set up the channel: " + e.getMessage()));
+            skipRest("describe.answer");
+            return;
+        }
+        if (!describe() || !validateConfig()) {
+            return;
+        }
+        engine = ChainEngine.builder().limits(options.limits()).inlineStages(s -> true).build();
+        evaluations();
+        latencies();
+        deadline();
+        results();
+        if (options.load() > 0) {
+            load();
+        }
+    }
+
+    private boolean describe() throws InterruptedException {
+        ServiceProbe.Described d = probe.describe();
+        String deadline = RpcTimeout.format(options.registration().timeout());
+        if (!d.answered()) {
+            add(Check.of("describe.answer", Check.Status.FAIL, "Describe failed within the service timeout: "
+                    + d.detail(), ms(d.latencyNanos()) + " of " + deadline));
+            skipRest("describe.answer");
+            return false;
+        }
+        add(new Check("describe.answer", Check.Status.PASS, "Describe answered within the service timeout",
+                ms(d.latencyNanos()) + " of " + deadline + " (first call, with warm-up: " + ms(probe.warmUpNanos())
+                        + ")", Map.of("latency_ms", millis(d.latencyNanos()),
+                "timeout_ms", options.registration().timeout().toMillis())));
+        Map<String, List<String>> byRule = new LinkedHashMap<>();
+        for (ServiceProbe.ManifestProblem p : d.problems()) {
+            byRule.computeIfAbsent(p.rule(), r -> new ArrayList<>()).add(p.message());
+        }
+        String summary = d.bindings().size() + " binding(s): " + d.bindings().stream()
+                .map(b -> (b.id().isEmpty() ? "(no ID)" : b.id()) + " " + b.operation() + "/" + b.phase())
+                .collect(Collectors.joining(", "));
+        add(d.problems().isEmpty()
+                ? Check.of("describe.manifest", Check.Status.PASS, "the supervisor accepts the manifest", summary)
+                : Check.of("describe.manifest", Check.Status.FAIL, "the supervisor refuses the service: "
+                        + String.join("; ", d.problems().stream().map(ServiceProbe.ManifestProblem::message)
+                        .toList()), summary));
+        rule("describe.binding_ids", byRule, List.of("binding_id"), "binding IDs are valid, unique and outside "
+                + "openshell/", d.bindings().stream().map(ServiceProbe.AdvertisedBinding::id)
+                .map(id -> id.isEmpty() ? "(no ID: the registration name '" + options.registration().name() + "')"
+                        : id).collect(Collectors.joining(", ")));
+        rule("describe.operation_phase", byRule, List.of("operation_phase", "bindings"),
+                "a supported HTTP_REQUEST/PRE_CREDENTIALS binding" + (d.skipped().isEmpty() ? ""
+                        : "; skipped: " + String.join(", ", d.skipped())), summary);
+        List<ServiceProbe.AdvertisedBinding> invoked = d.bindings().stream()
+                .filter(b -> b.operation().equals("HTTP_REQUEST") && b.phase().equals("PRE_CREDENTIALS")).toList();
+        long capability = invoked.stream().mapToLong(ServiceProbe.AdvertisedBinding::maxBodyBytes).min().orElse(0);
+        maxBody = Math.min(capability, EnvelopeLimits.MAX_BODY_BYTES);
+        String caps = invoked.stream().map(b -> b.maxBodyBytes() + " bytes").collect(Collectors.joining(", "));
+        if (byRule.containsKey("max_body_bytes")) {
+            rule("describe.max_body_bytes", byRule, List.of("max_body_bytes"), "", caps);
+        } else if (capability > EnvelopeLimits.MAX_BODY_BYTES) {
+            add(Check.of("describe.max_body_bytes", Check.Status.WARN, "a binding advertises more than the 4 MiB "
+                    + "(" + EnvelopeLimits.MAX_BODY_BYTES + " bytes) the supervisor ever sends; registered with "
+                    + maxBody, caps));
+        } else if (!invoked.isEmpty() && capability == 0) {
+            add(Check.of("describe.max_body_bytes", Check.Status.WARN, "max_body_bytes is 0: every request with a "
+                    + "body fails this stage (body_bytes_over_capacity)", caps));
+        } else {
+            add(Check.of("describe.max_body_bytes", Check.Status.PASS, "within 4 MiB; registered with " + maxBody
+                    + " bytes", caps));
+        }
+        rule("describe.timeouts", byRule, List.of("timeout"), "advertised timeouts are an integer with ms or s, "
+                + "10 ms to 30 s", invoked.stream().map(b -> b.timeout().isEmpty() ? "none (registration's "
+                + deadline + ")" : b.timeout()).collect(Collectors.joining(", ")));
+        if (byRule.containsKey("text")) {
+            add(Check.of("describe.text", Check.Status.FAIL, String.join("; ", byRule.get("text"))));
+        }
+        if (!d.problems().isEmpty()) {
+            skipRest("describe.manifest");
+            return false;
+        }
+        provider = probe.provider(maxBody);
+        List<MiddlewareBinding> accepted = provider.manifest().bindings();
+        Optional<MiddlewareBinding> chosen = options.bindingId().isEmpty() ? accepted.stream().findFirst()
+                : accepted.stream().filter(b -> b.id().value().equals(options.bindingId().get())).findFirst();
+        if (chosen.isEmpty()) {
+            add(Check.of("describe.binding", Check.Status.FAIL, "the service does not offer binding '"
+                    + options.bindingId().orElse("") + "'", accepted.stream().map(b -> b.id().value())
+                    .collect(Collectors.joining(", "))));
+            skipRest("describe.binding");
+            return false;
+        }
+        binding = chosen.get().id();
+        timeout = provider.timeout(binding);
+        return true;
+    }
+
+    private void rule(String name, Map<String, List<String>> byRule, List<String> rules, String ok, String figure) {
+        List<String> broken = rules.stream().flatMap(r -> byRule.getOrDefault(r, List.of()).stream()).toList();
+        add(broken.isEmpty() ? Check.of(name, Check.Status.PASS, ok, figure)
+                : Check.of(name, Check.Status.FAIL, String.join("; ", broken), figure));
+    }
+
+    private boolean validateConfig() {
+        long start = System.nanoTime();
+        String within = " of " + RpcTimeout.format(timeout);
+        try {
+            ConfigValidation v = provider.validateConfig(binding, options.config());
+            long took = System.nanoTime() - start;
+            if (!v.valid()) {
+                add(Check.of("validate_config.accepts", Check.Status.FAIL, "the service refuses the given config "
+                        + "(give the config your policy uses with --config FILE.json)", ms(took) + within));
+                skipRest("validate_config.accepts");
+                return false;
+            }
+            add(new Check("validate_config.accepts", Check.Status.PASS, "the given config is accepted within the "
+                    + "binding's timeout", ms(took) + within, Map.of("latency_ms", millis(took))));
+        } catch (MiddlewareException e) {
+            add(Check.of("validate_config.accepts", Check.Status.FAIL, "the supervisor refuses the policy: "
+                    + e.code() + " (ValidateConfig must answer within the binding's effective timeout)",
+                    ms(System.nanoTime() - start) + within));
+            skipRest("validate_config.accepts");
+            return false;
+        }
+        JsonObject malformed = Json.createObjectBuilder(options.config()).add(UNKNOWN_KEY, Json.createArrayBuilder()
+                .add(1).add("two").addNull()).build();
+        ServiceProbe.RawValidation r = probe.validateConfig(binding, malformed, timeout);
+        String figure = ms(r.latencyNanos()) + within;
+        if (r.status().equals("OK") && r.valid()) {
+            add(Check.of("validate_config.rejects_malformed", Check.Status.FAIL, "a config with the unknown key '"
+                    + UNKNOWN_KEY + "' is accepted: refuse unknown keys, so that a misspelt key never weakens a "
+                    + "stage silently", figure));
+        } else if (r.status().equals("OK") && r.reasonBytes() == 0) {
+            add(Check.of("validate_config.rejects_malformed", Check.Status.WARN, "refused, but without a reason "
+                    + "(the supervisor never shows it; log it on your side too)", figure));
+        } else if (r.status().equals("OK")) {
+            add(new Check("validate_config.rejects_malformed", Check.Status.PASS, "refused with a reason of "
+                    + r.reasonBytes() + " bytes (the supervisor shows the operator its own message, not yours)",
+                    figure, Map.of("latency_ms", millis(r.latencyNanos()))));
+        } else if (r.status().equals("DEADLINE_EXCEEDED")) {
+            add(Check.of("validate_config.rejects_malformed", Check.Status.FAIL, "no answer within the binding's "
+                    + "timeout (service_timeout)", figure));
+        } else {
+            add(Check.of("validate_config.rejects_malformed", Check.Status.WARN, "answered with gRPC status "
+                    + r.status() + " instead of valid = false: the operator sees service_error, not a refusal",
+                    figure));
+        }
+        JsonObject padded = Requests.paddedConfig(options.config(), options.limits().get(
+                StageLimits.Limit.CONFIG_BYTES));
+        try {
+            if (provider.validateConfig(binding, padded).valid()) {
+                envelopeConfig = padded;
+            }
+        } catch (MiddlewareException e) {
+            // the envelope check then uses the given config; the message-limit check still fills 4 MiB + 292 KiB
+        }
+        return true;
+    }
+
+    // ---- evaluations -------------------------------------------------------------------------------------------
+
+    /** One evaluation through the engine, with what the adapter read before translating. */
+    private record Evaluated(String kind, ChainRequest request, StageRecord stage, ChainResult chain,
+                             Optional<HttpRequestResult> result, List<ServiceProbe.RawAnswer> raw) {
+        boolean accepted() {
+            return stage.outcome() == StageResult.ALLOWED || stage.outcome() == StageResult.DENIED;
+        }
+
+        String code() {
+            return stage.failure().map(f -> f.code()).orElse("");
+        }
+    }
+
+    private Evaluated evaluate(String kind, ChainRequest request, JsonObject config, long timeoutMillis) {
+        Recording recording = new Recording(provider);
+        StageSpec spec = new StageSpec(CONFIG_KEY, binding, recording, Provenance.THIRD_PARTY, 10,
+                OnError.FAIL_CLOSED, (int) maxBody, timeoutMillis, config, h -> true);
+        List<ServiceProbe.RawAnswer> raw = new ArrayList<>(1);
+        ChainResult r;
+        try {
+            r = probe.watching(raw::add, () -> engine.run(ChainSelector.of(List.of(spec)).select(Requests.HOST),
+                    request));
+        } catch (Exception e) {
+            throw new IllegalStateException("the chain engine threw", e);
+        }
+        Evaluated ev = new Evaluated(kind, request, r.stages().get(0), r, Optional.ofNullable(recording.last),
+                List.copyOf(raw));
+        synchronized (evaluated) {
+            evaluated.add(ev);
+        }
+        return ev;
+    }
+
+    private Evaluated evaluate(String kind, ChainRequest request) {
+        return evaluate(kind, request, options.config(), timeout.toMillis());
+    }
+
+    private String requestId() {
+        return "tck-" + requests.incrementAndGet();
+    }
+
+    private void evaluations() {
+        int body2k = (int) Math.min(JSON_2K, maxBody);
+        // one unmeasured call per body size first: the first calls pay for class loading and JIT on both sides,
+        // which a supervisor in service has long paid
+        Duration generous = timeout.compareTo(WARM_UP) > 0 ? timeout : WARM_UP;
+        for (Body b : List.of(Requests.json(body2k), Requests.json((int) maxBody))) {
+            ChainRequest r = Requests.plain(b, requestId());
+            probe.evaluate(new HttpRequestEvaluation(binding, Phase.PRE_CREDENTIALS, r.context(), options.config(),
+                    r.target(), HeaderRules.visible(r.headers(), r.connectionNominated()), b), maxBody, generous, 0);
+        }
+        once("evaluate.empty_body", "empty body", evaluate("empty_body", Requests.plain(Body.empty(), requestId())));
+        once("evaluate.json_2k", body2k + "-byte JSON body", evaluate("json_2k",
+                Requests.plain(Requests.json(body2k), requestId())));
+        once("evaluate.max_body", "body at max_body_bytes (" + maxBody + " bytes)", evaluate("max_body",
+                Requests.plain(Requests.json((int) maxBody), requestId())));
+        ChainRequest full = Requests.fullEnvelope(Requests.json((int) maxBody), options.limits(), requestId());
+        Evaluated e = evaluate("full_envelope", full, envelopeConfig, timeout.toMillis());
+        String what = "every envelope part at its limit (%d visible header lines of %d bytes, target %d, context %d, config %d"
+                .formatted(full.headers().size() - 2, EnvelopeSizes.headers(HeaderRules.visible(full.headers(),
+                        full.connectionNominated())),
+                        EnvelopeSizes.target(full.target()), EnvelopeSizes.context(full.context()),
+                        EnvelopeSizes.config(envelopeConfig)) + (envelopeConfig == options.config()
+                        ? ": the service refuses a config padded to 64 KiB" : "") + ", body " + maxBody + ")";
+        once("evaluate.full_envelope", what, e);
+        messageLimit(full);
+    }
+
+    private void once(String name, String what, Evaluated e) {
+        Map<String, Number> m = new TreeMap<>();
+        m.put("latency_ms", millis(e.stage().latencyNanos()));
+        m.put("request_body_bytes", e.request().body().size());
+        e.raw().stream().findFirst().ifPresent(a -> m.put("answer_bytes", a.messageBytes()));
+        String figure = ms(e.stage().latencyNanos()) + " of " + RpcTimeout.format(timeout);
+        if (!e.accepted()) {
+            add(new Check(name, Check.Status.FAIL, what + ": the supervisor fails the stage: " + e.code()
+                    + aspectHint(e.code()), figure, m));
+            return;
+        }
+        HttpRequestResult r = e.result().orElseThrow();
+        String decision = r.decision() + r.reasonCode().map(c -> " (" + c + ")").orElse("");
+        figure += ", " + decision + ", " + r.findings().size() + " finding(s)"
+                + (e.stage().bodyReplaced() ? ", body replaced" : "");
+        if (e.stage().outcome() == StageResult.DENIED) {
+            add(new Check(name, Check.Status.WARN, what + ": denied a benign request; if the service cannot handle "
+                    + "it, advertise a smaller max_body_bytes instead", figure, m));
+        } else {
+            add(new Check(name, Check.Status.PASS, what + ": the supervisor accepts the result", figure, m));
+        }
+    }
+
+    private static String aspectHint(String code) {
+        for (var a : List.of(Map.entry("result.decision", DECISION), Map.entry("result.has_body", HAS_BODY),
+                Map.entry("result.header_mutations", MUTATIONS), Map.entry("result.findings", FINDINGS),
+                Map.entry("result.metadata", METADATA), Map.entry("result.reason_code", REASON))) {
+            if (a.getValue().contains(code)) {
+                return " (see " + a.getKey() + ")";
+            }
+        }
+        return "";
+    }
+
+    private void messageLimit(ChainRequest full) {
+        int limit = EnvelopeLimits.MIN_GRPC_MESSAGE_BYTES;
+        HttpRequestEvaluation e = new HttpRequestEvaluation(binding, Phase.PRE_CREDENTIALS, full.context(),
+                envelopeConfig, full.target(), HeaderRules.visible(full.headers(), full.connectionNominated()), full.body());
+        Duration deadline = timeout.compareTo(Duration.ofSeconds(2)) > 0 ? timeout : Duration.ofSeconds(2);
+        ServiceProbe.RawCall c = probe.evaluate(e, maxBody, deadline, limit);
+        if (!c.status().equals("OK") && !c.status().equals("RESOURCE_EXHAUSTED")) {
+            // once more: a connection the service reset after an earlier check fails the first call on it
+            c = probe.evaluate(e, maxBody, deadline, limit);
+        }
+        String figure = c.requestBytes() + "-byte request, " + c.status() + " after " + ms(c.latencyNanos());
+        Map<String, Number> m = Map.of("request_bytes", c.requestBytes(), "latency_ms", millis(c.latencyNanos()));
+        boolean canArrive = maxBody >= EnvelopeLimits.MAX_BODY_BYTES;
+        if (c.status().equals("RESOURCE_EXHAUSTED")) {
+            add(new Check("evaluate.message_limit", canArrive ? Check.Status.FAIL : Check.Status.WARN,
+                    "the service refuses a " + limit + "-byte message (RESOURCE_EXHAUSTED): configure the server "
+                            + "for at least 4 MiB + 292 KiB in both directions" + (canArrive ? ""
+                            : " (this binding's bodies stay smaller, so the supervisor is not affected yet)"),
+                    figure, m));
+        } else if (c.status().equals("OK")) {
+            add(new Check("evaluate.message_limit", Check.Status.PASS, "a " + limit + "-byte message (4 MiB + 292 "
+                    + "KiB, padded with an unknown field) is read", figure, m));
+        } else {
+            add(new Check("evaluate.message_limit", Check.Status.WARN, "a " + limit + "-byte message got gRPC "
+                    + "status " + c.status() + ": the limit could not be confirmed", figure, m));
+        }
+    }
+
+    private void results() {
+        List<Evaluated> all;
+        synchronized (evaluated) {
+            all = List.copyOf(evaluated);
+        }
+        aspect("result.decision", DECISION, all, "every decision is DECISION_ALLOW or DECISION_DENY");
+        List<String> lost = all.stream().filter(e -> e.raw().stream().anyMatch(a -> !a.hasBody() && a.bodyBytes() > 0))
+                .map(e -> e.kind() + ": body bytes with has_body = false").distinct().toList();
+        List<String> same = all.stream().filter(e -> e.accepted() && e.stage().bodyReplaced()
+                && e.chain().body().equals(e.request().body())).map(Evaluated::kind).distinct().toList();
+        if (!lost.isEmpty()) {
+            add(Check.of("result.has_body", Check.Status.FAIL, String.join("; ", lost) + ": the supervisor ignores "
+                    + "the body and forwards the previous one (set has_body = true to replace it)"));
+        } else {
+            aspect("result.has_body", HAS_BODY, all, same.isEmpty() ? "has_body = true only with a replacement "
+                    + "within max_body_bytes" : "");
+            if (same.isEmpty() || checks.get(checks.size() - 1).status() != Check.Status.PASS) {
+                // nothing more to say, or the aspect already failed
+            } else {
+                checks.set(checks.size() - 1, Check.of("result.has_body", Check.Status.WARN, String.join(", ", same)
+                        + ": has_body = true with the same bytes; keep has_body = false when nothing changed"));
+            }
+        }
+        aspect("result.header_mutations", MUTATIONS, all, "header mutations only write x-openshell-middleware-* "
+                + "and touch no protected header");
+        aspect("result.findings", FINDINGS, all, "at most " + options.limits().get(StageLimits.Limit.FINDINGS)
+                + " findings of at most " + options.limits().get(StageLimits.Limit.FINDING_BYTES) + " bytes");
+        aspect("result.metadata", METADATA, all, "metadata within " + options.limits().get(
+                StageLimits.Limit.METADATA_ENTRIES) + " entries and " + options.limits().get(
+                StageLimits.Limit.METADATA_BYTES) + " bytes, valid keys and values");
+        aspect("result.reason_code", REASON, all, "reason codes match [a-z][a-z0-9_]* (at most 64), reasons within "
+                + options.limits().get(StageLimits.Limit.REASON_BYTES) + " bytes");
+    }
+
+    private void aspect(String name, Set<String> codes, List<Evaluated> all, String ok) {
+        List<String> broken = all.stream().filter(e -> codes.contains(e.code())).map(e -> e.kind() + ": " + e.code())
+                .distinct().toList();
+        Map<String, Number> m = Map.of("evaluations", all.size());
+        add(broken.isEmpty() ? new Check(name, Check.Status.PASS, ok, all.size() + " evaluation(s)", m)
+                : new Check(name, Check.Status.FAIL, "the supervisor fails the stage: " + String.join("; ", broken),
+                all.size() + " evaluation(s)", m));
+    }
+
+    // ---- latency, deadline, load -------------------------------------------------------------------------------
+
+    private long p50MaxNanos;
+
+    private void latencies() {
+        latency("latency.empty_body", "empty_body", () -> Requests.plain(Body.empty(), requestId()));
+        int body2k = (int) Math.min(JSON_2K, maxBody);
+        latency("latency.json_2k", "json_2k", () -> Requests.plain(Requests.json(body2k), requestId()));
+        Body max = Requests.json((int) maxBody);
+        p50MaxNanos = latency("latency.max_body", "max_body", () -> Requests.plain(max, requestId()));
+    }
+
+    private long latency(String name, String kind, java.util.function.Supplier<ChainRequest> request) {
+        long[] ok = new long[options.samples()];
+        int n = 0;
+        Map<String, Integer> failures = new TreeMap<>();
+        for (int i = 0; i < options.samples(); i++) {
+            Evaluated e = evaluate(kind, request.get());
+            if (e.accepted()) {
+                ok[n++] = e.stage().latencyNanos();
+            } else {
+                failures.merge(e.code(), 1, Integer::sum);
+            }
+        }
+        Latency l = Latency.of(Arrays.copyOf(ok, n));
+        long half = timeout.toNanos() / 2;
+        String figure = n == 0 ? "no answer accepted" : "p50 %s, p99 %s (n=%d) of %s".formatted(ms(l.p50()),
+                ms(l.p99()), n, RpcTimeout.format(timeout));
+        Map<String, Number> m = new TreeMap<>();
+        m.put("samples", options.samples());
+        m.put("failed", options.samples() - n);
+        m.put("timeout_ms", timeout.toMillis());
+        if (n > 0) {
+            m.put("p50_ms", millis(l.p50()));
+            m.put("p99_ms", millis(l.p99()));
+        }
+        if (!failures.isEmpty()) {
+            add(new Check(name, Check.Status.FAIL, (options.samples() - n) + " of " + options.samples()
+                    + " evaluations failed (a late answer is a failure, never a success): " + failures, figure, m));
+        } else if (l.p99() > half) {
+            add(new Check(name, Check.Status.WARN, "p99 exceeds half of the effective timeout: under load some "
+                    + "requests will fail with stage_timeout (raise the timeout, or advertise one in Describe)",
+                    figure, m));
+        } else {
+            add(new Check(name, Check.Status.PASS, "p99 within half of the effective timeout", figure, m));
+        }
+        return n == 0 ? 0 : l.p50();
+    }
+
+    private void deadline() {
+        // half the typical time of the largest body, so the deadline passes while the service works; at least 50 ms
+        // so the call surely reaches the service; at most half the effective timeout
+        Duration d = Duration.ofNanos(Math.min(Math.max(p50MaxNanos / 2, MIN_DEADLINE.toNanos()),
+                timeout.toNanos() / 2));
+        HttpRequestEvaluation e = new HttpRequestEvaluation(binding, Phase.PRE_CREDENTIALS,
+                dev.openshell.middleware.spi.RequestContext.of(requestId()), options.config(),
+                new dev.openshell.middleware.spi.HttpRequestTarget("https", Requests.HOST, 443, "POST",
+                        "/v1/chat/completions", ""), List.of(), Requests.json((int) maxBody));
+        ServiceProbe.RawCall c = probe.evaluate(e, maxBody, d, 0);
+        String figure = "deadline " + ms(d.toNanos()) + ", " + c.status() + " after " + ms(c.latencyNanos());
+        Map<String, Number> m = Map.of("deadline_ms", millis(d.toNanos()), "latency_ms", millis(c.latencyNanos()));
+        switch (c.status()) {
+            case "DEADLINE_EXCEEDED", "CANCELLED" -> add(new Check("deadline.cancelled", Check.Status.PASS,
+                    "a call whose deadline passed ends with " + c.status() + "; no late answer is used", figure, m));
+            case "OK" -> add(new Check("deadline.cancelled", Check.Status.WARN, "the service answered within the "
+                    + "short deadline: cancellation was not exercised", figure, m));
+            default -> add(new Check("deadline.cancelled", Check.Status.WARN, "a short-deadline call ended with "
+                    + "gRPC status " + c.status() + " instead of DEADLINE_EXCEEDED", figure, m));
+        }
+        int body2k = (int) Math.min(JSON_2K, maxBody);
+        Map<String, Integer> failures = new TreeMap<>();
+        for (int i = 0; i < 3 && failures.isEmpty(); i++) {
+            Evaluated after = evaluate("after_deadline", Requests.plain(Requests.json(body2k), requestId()));
+            if (!after.accepted()) {
+                failures.merge(after.code(), 1, Integer::sum);
+            }
+        }
+        add(failures.isEmpty() ? Check.of("deadline.recovers", Check.Status.PASS, "the next evaluations after a "
+                + "cancelled call are answered", "3 of 3")
+                : Check.of("deadline.recovers", Check.Status.FAIL, "after a cancelled call the service fails the next "
+                + "evaluation: " + failures + (failures.containsKey(StageFailureCodes.SERVICE_ERROR)
+                || failures.containsKey(StageFailureCodes.SERVICE_UNAVAILABLE)
+                ? " (right after a cancellation this is usually the server resetting the whole HTTP/2 connection, "
+                + "e.g. with GOAWAY: every call in flight on it fails, and over TLS the supervisor marks the service "
+                + "unavailable until its probe succeeds)"
+                : " (stop work when the deadline passes; never hold a worker)"), ""));
+    }
+
+    private void load() throws InterruptedException {
+        // load measures throughput, not recovery: give a service an earlier check made unavailable time to return
+        for (int i = 0; i < 100 && provider.state() == GrpcMiddlewareProvider.State.UNAVAILABLE; i++) {
+            Thread.sleep(50);
+        }
+        int n = options.load();
+        int body2k = (int) Math.min(JSON_2K, maxBody);
+        Body body = Requests.json(body2k);
+        StageSpec spec = new StageSpec(CONFIG_KEY, binding, provider, Provenance.THIRD_PARTY, 10, OnError.FAIL_CLOSED,
+                (int) maxBody, timeout.toMillis(), options.config(), h -> true);
+        var chain = ChainSelector.of(List.of(spec)).select(Requests.HOST);
+        LongAdder ok = new LongAdder();
+        Map<String, LongAdder> errors = new ConcurrentHashMap<>();
+        List<long[]> latencies = new ArrayList<>();
+        long start = System.nanoTime();
+        long end = start + options.loadDuration().toNanos();
+        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            // latencies kept per thread, bounded in all to about 200,000 samples; later ones are counted only
+            int keep = Math.max(1000, 200_000 / n);
+            for (int t = 0; t < n; t++) {
+                long[] mine = new long[keep + 1];
+                latencies.add(mine);
+                pool.submit(() -> {
+                    int i = 0;
+                    while (System.nanoTime() < end) {
+                        ChainResult r = engine.run(chain, Requests.plain(body, requestId()));
+                        StageRecord s = r.stages().get(0);
+                        if (s.failure().isPresent()) {
+                            errors.computeIfAbsent(s.failure().get().code(), k -> new LongAdder()).increment();
+                        } else {
+                            if (i < keep) {
+                                mine[i++] = s.latencyNanos();
+                            }
+                            ok.increment();
+                        }
+                    }
+                    mine[keep] = i;
+                    return null;
+                });
+            }
+        }
+        long took = System.nanoTime() - start;
+        long total = ok.sum() + errors.values().stream().mapToLong(LongAdder::sum).sum();
+        long failed = total - ok.sum();
+        long[] all = latencies.stream().flatMapToLong(a -> Arrays.stream(a, 0, (int) a[a.length - 1])).toArray();
+        Latency l = Latency.of(all);
+        double perSecond = total * 1e9 / took;
+        String figure = "%d concurrent: %.0f evaluations/s, %d of %d failed, p50 %s, p99 %s".formatted(n, perSecond,
+                failed, total, ms(l.p50()), ms(l.p99()));
+        Map<String, Number> m = new TreeMap<>(Map.of("concurrency", n, "evaluations", total, "failed", failed,
+                "per_second", Math.round(perSecond), "p50_ms", millis(l.p50()), "p99_ms", millis(l.p99())));
+        Map<String, Long> byCode = new TreeMap<>();
+        errors.forEach((k, v) -> byCode.put(k, v.sum()));
+        if (total > 0 && failed * 100 > total) {
+            add(new Check("load", Check.Status.FAIL, "more than 1% of evaluations failed under load: " + byCode,
+                    figure, m));
+        } else if (failed > 0) {
+            add(new Check("load", Check.Status.WARN, "some evaluations failed under load: " + byCode, figure, m));
+        } else if (total == 0) {
+            add(new Check("load", Check.Status.FAIL, "no evaluation finished", figure, m));
+        } else {
+            add(new Check("load", Check.Status.PASS, "no evaluation failed", figure, m));
+        }
+    }
+
+    // ---- helpers -----------------------------------------------------------------------------------------------
+
+    private void add(Check c) {
+        checks.add(c);
+    }
+
+    private void skipRest(String because) {
+        add(Check.of("remaining", Check.Status.SKIP, "not run: " + because + " failed"));
+    }
+
+    static String ms(long nanos) {
+        double v = nanos / 1e6;
+        return v < 10 ? "%.2f ms".formatted(v) : "%.0f ms".formatted(v);
+    }
+
+    static double millis(long nanos) {
+        return Math.round(nanos / 1e3) / 1e3;
+    }
+
+    /** The supervisor's adapter, remembering the last result it returned (for the figures). */
+    private static final class Recording implements MiddlewareProvider {
+        private final MiddlewareProvider delegate;
+        volatile HttpRequestResult last;
+
+        Recording(MiddlewareProvider delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public MiddlewareManifest manifest() {
+            return delegate.manifest();
+        }
+
+        @Override
+        public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
+            return delegate.validateConfig(bindingId, config);
+        }
+
+        @Override
+        public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
+            HttpRequestResult r = delegate.evaluate(evaluation);
+            last = r;
+            return r;
+        }
+    }
+}

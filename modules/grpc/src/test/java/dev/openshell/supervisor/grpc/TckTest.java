@@ -1,0 +1,296 @@
+package dev.openshell.supervisor.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.proto.v1.Finding;
+import dev.openshell.middleware.proto.v1.HeaderMutation;
+import dev.openshell.middleware.proto.v1.HttpRequestEvaluation;
+import dev.openshell.middleware.proto.v1.HttpRequestResult;
+import dev.openshell.middleware.proto.v1.MiddlewareBinding;
+import dev.openshell.middleware.proto.v1.SupervisorMiddlewarePhase;
+import dev.openshell.middleware.proto.v1.ValidateConfigResponse;
+import dev.openshell.middleware.proto.v1.WriteHeader;
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.middleware.spi.RequestContext;
+import dev.openshell.supervisor.engine.chain.ChainEngine;
+import dev.openshell.supervisor.engine.chain.ChainRequest;
+import dev.openshell.supervisor.engine.chain.ChainSelector;
+import dev.openshell.middleware.spi.OnError;
+import dev.openshell.supervisor.engine.chain.PlatformCodes;
+import dev.openshell.supervisor.engine.chain.Provenance;
+import dev.openshell.supervisor.engine.chain.StageLimits;
+import dev.openshell.supervisor.engine.chain.StageRecord;
+import dev.openshell.supervisor.engine.chain.StageSpec;
+import dev.openshell.supervisor.grpc.tck.Check;
+import dev.openshell.supervisor.grpc.tck.Tck;
+import dev.openshell.supervisor.grpc.tck.TckOptions;
+import dev.openshell.supervisor.grpc.tck.TckReport;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Context;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import jakarta.json.JsonObject;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code supervisor tck} against deliberately broken grpc-java services on 127.0.0.1: each defect makes exactly the
+ * checks that name it fail. And the limits the kit checks are the chain engine's: tightening one moves the supervisor's
+ * validation and the kit together.
+ */
+class TckTest {
+    private static final String ID = "acme/broken";
+    private static final int SMALL = 64 * 1024;
+
+    /** A grpc-java server on a free port; {@code maxInbound} 0 keeps grpc-java's default of 4 MiB. */
+    private record Broken(Server server, ExecutorService workers) implements AutoCloseable {
+        static Broken start(ServerServiceDefinition service, int maxInbound, boolean oneWorker) throws IOException {
+            ExecutorService workers = oneWorker ? Executors.newSingleThreadExecutor() : Executors.newCachedThreadPool();
+            NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                    .executor(workers).addService(service);
+            if (maxInbound > 0) {
+                b.maxInboundMessageSize(maxInbound);
+            }
+            return new Broken(b.build().start(), workers);
+        }
+
+        URI endpoint() {
+            return URI.create("http://127.0.0.1:" + server.getPort());
+        }
+
+        @Override
+        public void close() {
+            server.shutdownNow();
+            workers.shutdownNow();
+            try {
+                server.awaitTermination(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static TckReport tck(URI endpoint, Duration timeout, StageLimits limits) {
+        return Tck.run(new TckOptions(Fixtures.plaintext("broken", endpoint, 0, timeout), Optional.empty(),
+                JsonObject.EMPTY_JSON_OBJECT, 2, 0, TckOptions.DEFAULT_LOAD_DURATION, limits));
+    }
+
+    private static Set<String> failed(TckReport r) {
+        return r.checks().stream().filter(c -> c.status() == Check.Status.FAIL).map(Check::name)
+                .collect(Collectors.toCollection(java.util.TreeSet::new));
+    }
+
+    private static HttpRequestResult allow() {
+        return HttpRequestResult.newBuilder().setDecisionValue(1).build();
+    }
+
+    private static ValidateConfigResponse strict(dev.openshell.middleware.proto.v1.ValidateConfigRequest v) {
+        boolean unknown = v.getConfig().getFieldsMap().keySet().stream()
+                .anyMatch(k -> k.startsWith("openshell_tck_"));
+        return ValidateConfigResponse.newBuilder().setValid(!unknown).setReason(unknown ? "unknown key" : "").build();
+    }
+
+    @Test
+    void aCorrectServicePassesEveryCheck() throws Exception {
+        ScriptedService ok = ScriptedService.withBinding(ID).answering(e -> allow()).validating(TckTest::strict);
+        try (TestServer s = TestServer.start(ok)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertTrue(r.passed(), r.toText());
+            assertEquals(Set.of(), failed(r), r.toText());
+            assertEquals(Optional.of(ID), r.bindingId());
+            assertEquals(EnvelopeLimits.MAX_BODY_BYTES, r.maxBodyBytes());
+            assertTrue(r.toJson().getBoolean("passed"));
+            assertEquals("PASS", r.toJson().getJsonArray("checks").getJsonObject(0).getString("status"));
+        }
+    }
+
+    @Test
+    void manifestDefectsAreEachNamedAndStopTheRun() throws Exception {
+        MiddlewareBinding post = ScriptedService.binding("acme/post", 1024, "").toBuilder()
+                .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS).build();
+        ScriptedService bad = new ScriptedService(ScriptedService.manifest(
+                ScriptedService.binding("openshell/evil", 4L << 20, ""),
+                ScriptedService.binding("acme/slow", 8L << 20, "5m"), post));
+        try (TestServer s = TestServer.start(bad)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertFalse(r.passed());
+            assertEquals(Set.of("describe.manifest", "describe.binding_ids", "describe.operation_phase",
+                    "describe.timeouts"), failed(r), r.toText());
+            assertEquals(Check.Status.SKIP, r.checks().get(r.checks().size() - 1).status());
+            assertTrue(r.check("describe.binding_ids").orElseThrow().reason().contains("openshell/"), r.toText());
+            assertTrue(r.check("describe.timeouts").orElseThrow().reason().contains("'5m'"), r.toText());
+            assertTrue(bad.evaluations.isEmpty(), "nothing is evaluated after a refused manifest");
+        }
+    }
+
+    @Test
+    void invalidResultsAreNamedByTheRuleTheyBreak() throws Exception {
+        // capability 64 KiB keeps the run small; each body size gets its own defect
+        ScriptedService broken = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, SMALL, "")))
+                .validating(TckTest::strict).answering(TckTest::brokenBySize);
+        try (TestServer s = TestServer.start(broken)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of("evaluate.empty_body", "evaluate.json_2k", "evaluate.max_body",
+                    "evaluate.full_envelope", "result.decision", "result.header_mutations", "result.findings",
+                    "result.reason_code", "result.has_body", "latency.empty_body", "latency.json_2k",
+                    "latency.max_body", "deadline.recovers"), failed(r), r.toText());
+            assertTrue(r.check("result.decision").orElseThrow().reason().contains("empty_body: invalid_decision"),
+                    r.toText());
+            assertTrue(r.check("result.header_mutations").orElseThrow().reason()
+                    .contains("json_2k: header_mutation_write_namespace"), r.toText());
+            assertTrue(r.check("result.findings").orElseThrow().reason()
+                    .contains("max_body: " + PlatformCodes.FINDING_COUNT_OVER_CAPACITY), r.toText());
+            assertTrue(r.check("result.reason_code").orElseThrow().reason()
+                    .contains("full_envelope: " + PlatformCodes.RESULT_INVALID_REASON_CODE), r.toText());
+            assertTrue(r.check("result.has_body").orElseThrow().reason().contains("has_body = false"), r.toText());
+            assertEquals("PASS", r.check("evaluate.message_limit").orElseThrow().status().name(), r.toText());
+        }
+    }
+
+    /** 0 bytes: no decision; 2 KiB: a write outside the namespace; max body: 33 findings; full envelope: a bad code. */
+    private static HttpRequestResult brokenBySize(HttpRequestEvaluation e) {
+        int size = e.getBody().size();
+        if (e.getHeadersCount() > 100) {
+            return HttpRequestResult.newBuilder().setDecisionValue(1).setReasonCode("Not A Code")
+                    .setBody(com.google.protobuf.ByteString.copyFromUtf8("lost")).build();
+        }
+        if (size == 0) {
+            return HttpRequestResult.newBuilder().build();
+        }
+        if (size == 2048) {
+            return HttpRequestResult.newBuilder().setDecisionValue(1).addHeaderMutations(HeaderMutation.newBuilder()
+                    .setWrite(WriteHeader.newBuilder().setName("x-custom").setValue("1").setOnExistingValue(2)))
+                    .build();
+        }
+        HttpRequestResult.Builder b = HttpRequestResult.newBuilder().setDecisionValue(1);
+        for (int i = 0; i < 33; i++) {
+            b.addFindings(Finding.newBuilder().setType("pii.email").setCount(1));
+        }
+        return b.build();
+    }
+
+    @Test
+    void aServerWithGrpcDefaultMessageLimitFailsWhereTheSupervisorSendsMore() throws Exception {
+        ScriptedService s = ScriptedService.withBinding(ID).answering(e -> allow()).validating(TckTest::strict);
+        try (Broken b = Broken.start(s.bindService(), 0, false)) {
+            TckReport r = tck(b.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of("evaluate.max_body", "evaluate.full_envelope", "evaluate.message_limit",
+                    "latency.max_body"), failed(r), r.toText());
+            assertTrue(r.check("evaluate.message_limit").orElseThrow().reason().contains("RESOURCE_EXHAUSTED"),
+                    r.toText());
+            assertTrue(r.check("evaluate.max_body").orElseThrow().reason().contains("service_error"), r.toText());
+        }
+    }
+
+    @Test
+    void acceptingMalformedConfigsAndHoldingAWorkerPastTheDeadlineAreNamed() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        ScriptedService s = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, SMALL, "")))
+                .validating(v -> ValidateConfigResponse.newBuilder().setValid(true).build())
+                .answering(e -> allow());
+        // a call with less than a second left takes the only worker and keeps it, ignoring the cancellation
+        ServerInterceptor holdsTheWorker = new ServerInterceptor() {
+            @Override
+            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                                                               ServerCallHandler<Q, R> next) {
+                var deadline = Context.current().getDeadline();
+                if (deadline != null && deadline.timeRemaining(TimeUnit.MILLISECONDS) < 1000) {
+                    try {
+                        release.await();
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return next.startCall(call, headers);
+            }
+        };
+        try (Broken b = Broken.start(ServerInterceptors.intercept(s, holdsTheWorker),
+                EnvelopeLimits.MIN_GRPC_MESSAGE_BYTES, true)) {
+            TckReport r = tck(b.endpoint(), Duration.ofSeconds(2), StageLimits.DEFAULT);
+            assertEquals(Set.of("validate_config.rejects_malformed", "deadline.recovers"), failed(r), r.toText());
+        } finally {
+            release.countDown();
+        }
+    }
+
+    @Test
+    void tighteningALimitMovesTheSupervisorsValidationAndTheKitTogether() throws Exception {
+        AtomicInteger mostHeaders = new AtomicInteger();
+        ScriptedService s = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, SMALL, "")))
+                .validating(TckTest::strict).answering(e -> {
+                    mostHeaders.accumulateAndGet(e.getHeadersCount(), Math::max);
+                    HttpRequestResult.Builder r = HttpRequestResult.newBuilder().setDecisionValue(1);
+                    for (int i = 0; i < 5; i++) {
+                        r.putMetadata("k" + i, "v");
+                    }
+                    return r.build();
+                });
+        StageLimits tight = StageLimits.DEFAULT.with(StageLimits.Limit.METADATA_ENTRIES, 4);
+        try (TestServer server = TestServer.start(s);
+             ExternalServices registry = ExternalServices.connect(List.of(Fixtures.plaintext("broken",
+                     server.endpoint(), SMALL, Duration.ofSeconds(5))))) {
+            GrpcMiddlewareProvider provider = registry.providers().getOnly();
+            // the supervisor's own path: the registry's adapter in a chain engine with the contract's limits ...
+            assertEquals(Optional.empty(), supervisorStage(provider, StageLimits.DEFAULT).failure());
+            TckReport contract = tck(server.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of(), failed(contract), contract.toText());
+            // ... and with one limit tightened: both refuse the same result, with the same code
+            assertEquals(PlatformCodes.METADATA_COUNT_OVER_CAPACITY,
+                    supervisorStage(provider, tight).failure().orElseThrow().code());
+            TckReport tightened = tck(server.endpoint(), Duration.ofSeconds(5), tight);
+            assertTrue(failed(tightened).contains("result.metadata"), tightened.toText());
+            assertTrue(tightened.check("result.metadata").orElseThrow().reason()
+                    .contains(PlatformCodes.METADATA_COUNT_OVER_CAPACITY), tightened.toText());
+            // the generated envelope follows the limits the engine checks: 16 header lines, accepted as input
+            mostHeaders.set(0);
+            TckReport fewer = tck(server.endpoint(), Duration.ofSeconds(5),
+                    StageLimits.DEFAULT.with(StageLimits.Limit.HEADER_LINES, 16));
+            assertEquals(Set.of(), failed(fewer), fewer.toText());
+            assertEquals(16, mostHeaders.get());
+            assertTrue(fewer.check("evaluate.full_envelope").orElseThrow().reason().contains("16 visible header"),
+                    fewer.toText());
+        }
+    }
+
+    private static StageRecord supervisorStage(GrpcMiddlewareProvider provider, StageLimits limits) {
+        BindingId id = new BindingId(ID);
+        StageSpec spec = new StageSpec("cfg", id, provider, Provenance.THIRD_PARTY, 1, OnError.FAIL_CLOSED, SMALL,
+                provider.timeout(id).toMillis(), JsonObject.EMPTY_JSON_OBJECT, h -> true);
+        ChainRequest request = new ChainRequest(new HttpRequestTarget("https", "api.example.com", 443, "POST", "/",
+                ""), List.of(new HttpHeader("content-type", "application/json")), Body.ofUtf8("{}"),
+                RequestContext.of("r-1"));
+        return ChainEngine.builder().limits(limits).build().run(ChainSelector.of(List.of(spec))
+                .select("api.example.com"), request).stages().get(0);
+    }
+
+    @Test
+    void anUnreachableServiceFailsDescribeAndSkipsTheRest() {
+        TckReport r = tck(URI.create("http://127.0.0.1:1"), Duration.ofMillis(200), StageLimits.DEFAULT);
+        assertEquals(Set.of("describe.answer"), failed(r), r.toText());
+        assertTrue(r.check("describe.answer").orElseThrow().reason().contains("UNAVAILABLE"), r.toText());
+        assertFalse(r.toJson().getBoolean("passed"));
+    }
+}
