@@ -5,6 +5,7 @@
  */
 module dev.openshell.supervisor.audit {
     requires transitive jakarta.json;
+    requires dev.openshell.middleware.spi;
     requires io.prometheus.metrics.core;
     requires io.prometheus.metrics.model;
     requires io.prometheus.writer.text;

@@ -11,6 +11,9 @@
  * built-ins
  * only; a module in a plugin layer cannot use it, whatever its name.
  *
+ * <p>{@code dev.openshell.middleware.spi.net} holds network value types that several supervisor modules share (the
+ * CIDR ranges of {@code allowed_ips}); it is not part of the contract and is exported to those modules only.
+ *
  * @uses nothing: this module only declares the service type
  */
 @SuppressWarnings("module") // export targets are compiled later in the reactor
@@ -22,4 +25,8 @@ module dev.openshell.middleware.spi {
             dev.openshell.supervisor.engine,
             dev.openshell.supervisor.runtime,
             dev.openshell.builtin.sigv4;
+    exports dev.openshell.middleware.spi.net to
+            dev.openshell.supervisor.policy,
+            dev.openshell.supervisor.proxy,
+            dev.openshell.supervisor.runtime;
 }

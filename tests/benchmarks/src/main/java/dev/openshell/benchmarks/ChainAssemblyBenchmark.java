@@ -1,5 +1,6 @@
 package dev.openshell.benchmarks;
 
+import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareProvider;
 import dev.openshell.supervisor.engine.PluginFailure;
@@ -62,7 +63,7 @@ import org.openjdk.jmh.annotations.State;
  * and the host {@code api.llm.example.com} is selected by {@code matching} of them (none, one, three or ten; the
  * matching configs select it through their last pattern, in turn exact {@code api.llm.example.com},
  * {@code *.llm.example.com} and {@code **.example.com}). A policy holds at most 10 configs with at most 32 patterns
- * each ({@link SandboxPolicy#MAX_MIDDLEWARE_CONFIGS}, {@code HostSelector.MAX_PATTERNS}), so {@code 10x32} is the
+ * each ({@link EnvelopeLimits#MAX_CHAIN_STAGES}, {@link EnvelopeLimits#MAX_SELECTOR_PATTERNS}), so {@code 10x32} is the
  * largest selection a request can cost and {@code -ten} the longest chain it can get (the 10-stage cap). With no
  * match, {@code select} returns the shared {@link Chain#empty()} and allocates nothing.
  */

@@ -1,91 +1,92 @@
 package dev.openshell.supervisor.audit;
 
+import jakarta.json.JsonObject;
+import jakarta.json.spi.JsonProvider;
+import jakarta.json.stream.JsonGenerator;
+import jakarta.json.stream.JsonGeneratorFactory;
+import java.io.StringWriter;
+import java.util.Map;
+
 /**
- * Writes one compact JSON object (RFC 8259) straight into text, members in call order: the audit events' hot path,
- * which would otherwise build a {@link jakarta.json.JsonObject} tree only to serialise it again. Strings are escaped
- * as {@link JsonLine} does. Not validating: callers write each member name once and close what they open.
+ * Writes one compact JSON object (RFC 8259) straight into text with Parsson's streaming {@link JsonGenerator},
+ * members in call order: the audit events' path, which would otherwise build a {@link JsonObject} tree only to
+ * serialise it again. Escaping is the generator's. Not validating: callers write each member name once and close
+ * what they open.
  */
 final class JsonText {
-    private final StringBuilder b = new StringBuilder(1024);
-    /** Whether the next member of the innermost open object is its first. */
-    private boolean first = true;
+    /** The JSON provider (Parsson), looked up once: {@code Json.createX} would look it up on every call. */
+    private static final JsonProvider PROVIDER = JsonProvider.provider();
+    /** Compact generators. */
+    static final JsonGeneratorFactory GENERATORS = PROVIDER.createGeneratorFactory(Map.of());
+
+    private final StringWriter out = new StringWriter(1024);
+    private final JsonGenerator g = GENERATORS.createGenerator(out);
+
+    /** {@return the JSON provider, looked up once} */
+    static JsonProvider json() {
+        return PROVIDER;
+    }
 
     JsonText() {
-        b.append('{');
+        g.writeStartObject();
     }
 
-    private StringBuilder name(String name) {
-        if (!first) {
-            b.append(',');
-        }
-        first = false;
-        JsonLine.string(name, b);
-        return b.append(':');
-    }
-
-    /** {@return this} Adds a string member. @param name the name @param value the value, escaped here */
+    /** {@return this} Adds a string member. @param name the name @param value the value */
     JsonText add(String name, String value) {
-        JsonLine.string(value, name(name));
+        g.write(name, value);
         return this;
     }
 
     /** {@return this} Adds a number member. @param name the name @param value the value */
     JsonText add(String name, long value) {
-        name(name).append(value);
+        g.write(name, value);
         return this;
     }
 
     /** {@return this} Adds a boolean member. @param name the name @param value the value */
     JsonText add(String name, boolean value) {
-        name(name).append(value);
+        g.write(name, value);
         return this;
     }
 
     /** {@return this} Adds a member whose value is an array of one string. @param name the name @param value it */
     JsonText addSingletonArray(String name, String value) {
-        JsonLine.string(value, name(name).append('['));
-        b.append(']');
+        g.writeStartArray(name).write(value).writeEnd();
         return this;
     }
 
     /** {@return this} Adds a member whose value is an array of strings. @param name the name @param values them */
     JsonText addArray(String name, Iterable<String> values) {
-        name(name).append('[');
-        boolean firstItem = true;
+        g.writeStartArray(name);
         for (String v : values) {
-            if (!firstItem) {
-                b.append(',');
-            }
-            firstItem = false;
-            JsonLine.string(v, b);
+            g.write(v);
         }
-        b.append(']');
+        g.writeEnd();
         return this;
     }
 
-    /** {@return this} Adds a member whose value is pre-rendered JSON text. @param name the name @param json text */
-    JsonText addRaw(String name, String json) {
-        name(name).append(json);
+    /** {@return this} Adds an object member written before. @param name the name @param value the object */
+    JsonText add(String name, JsonObject value) {
+        g.write(name, value);
         return this;
     }
 
     /** {@return this} Opens an object member; close it with {@link #end()}. @param name the name */
     JsonText open(String name) {
-        name(name).append('{');
-        first = true;
+        g.writeStartObject(name);
         return this;
     }
 
     /** {@return this} Closes the innermost open object. */
     JsonText end() {
-        b.append('}');
-        first = false;
+        g.writeEnd();
         return this;
     }
 
     /** {@return the event: closes the outermost object} */
     RenderedEvent build() {
-        b.append('}');
-        return new RenderedEvent(b.toString());
+        g.writeEnd();
+        g.close();
+        return new RenderedEvent(out.toString());
     }
 }

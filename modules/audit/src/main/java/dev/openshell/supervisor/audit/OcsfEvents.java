@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.Syntax;
 import jakarta.json.JsonObject;
 import java.time.Clock;
 import java.util.List;
@@ -9,7 +10,6 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
-import java.util.regex.Pattern;
 
 /**
  * Builds the OCSF events the supervisor emits (RFC 0009, "Audit and logging"), against OCSF schema
@@ -44,13 +44,11 @@ public final class OcsfEvents {
             Map.entry("OPTIONS", 5), Map.entry("POST", 6), Map.entry("PUT", 7), Map.entry("TRACE", 8),
             Map.entry("PATCH", 9));
 
-    private static final Pattern CODE = Pattern.compile("[a-z][a-z0-9_]{0,63}");
-
     private final String productVersion;
     private final String hostname;
     private final Clock clock;
-    /** {@code metadata.product} as JSON text: the same for every event, so written once. */
-    private final String product;
+    /** {@code metadata.product}: the same for every event, so built once. */
+    private final JsonObject product;
 
     /**
      * @param productVersion the supervisor version, for {@code metadata.product.version}
@@ -61,8 +59,8 @@ public final class OcsfEvents {
         this.productVersion = Objects.requireNonNull(productVersion, "productVersion");
         this.hostname = Objects.requireNonNull(hostname, "hostname");
         this.clock = Objects.requireNonNull(clock, "clock");
-        JsonText p = new JsonText().add("name", PRODUCT).add("vendor_name", "OpenShell").add("version", productVersion);
-        this.product = p.build().toString();
+        this.product = JsonText.json().createObjectBuilder().add("name", PRODUCT).add("vendor_name", "OpenShell")
+                .add("version", productVersion).build();
     }
 
     /** Severity IDs used here (OCSF {@code severity_id}). */
@@ -141,7 +139,7 @@ public final class OcsfEvents {
                 .add("transformed", stage.transformed())
                 .add("latency_us", stage.latencyNanos() / 1_000L)
                 .add("on_error", stage.failClosed() ? "fail_closed" : "fail_open");
-        stage.platformCode().ifPresent(c -> e.add("code", safeCode(c)));
+        stage.platformCode().ifPresent(c -> e.add("code", Syntax.safeCode(c)));
         return e.end().end().build();
     }
 
@@ -154,7 +152,7 @@ public final class OcsfEvents {
      */
     public JsonObject stageFailure(RequestFacts request, StageOutcome stage) {
         boolean closed = stage.result() != StageOutcome.Result.BYPASSED;
-        String code = stage.platformCode().map(OcsfEvents::safeCode).orElse("middleware_failed");
+        String code = stage.platformCode().map(Syntax::safeCode).orElse("middleware_failed");
         String title = closed ? "required middleware stage failed; request denied"
                 : "middleware stage bypassed (fail_open); request relayed without it";
         return finding(request, closed ? Severity.HIGH : Severity.MEDIUM, title,
@@ -178,7 +176,7 @@ public final class OcsfEvents {
                 denied ? "uninspectable request denied: a matching stage is fail_closed"
                         : "uninspectable request relayed: every matching stage is fail_open",
                 "middleware.uninspectable",
-                os -> base(os, request).addArray("config_keys", configKeys).add("code", safeCode(code))
+                os -> base(os, request).addArray("config_keys", configKeys).add("code", Syntax.safeCode(code))
                         .add("decision", denied ? "deny" : "bypass"));
     }
 
@@ -193,7 +191,7 @@ public final class OcsfEvents {
     public JsonObject bodyPolicyFailure(RequestFacts request, String configKey, String bindingId, String code) {
         return finding(request, Severity.HIGH, "replacement body failed body-aware policy; request denied",
                 "policy.body_recheck",
-                os -> openshell(os, request, configKey, bindingId).add("code", safeCode(code)).add("decision", "deny"));
+                os -> openshell(os, request, configKey, bindingId).add("code", Syntax.safeCode(code)).add("decision", "deny"));
     }
 
     /**
@@ -261,7 +259,7 @@ public final class OcsfEvents {
                 .open("metadata")
                 .add("version", SCHEMA_VERSION)
                 .add("uid", randomUid())
-                .addRaw("product", product)
+                .add("product", product)
                 .end();
     }
 
@@ -317,9 +315,5 @@ public final class OcsfEvents {
             b.append(ok ? c : '_');
         }
         return b.toString();
-    }
-
-    private static String safeCode(String code) {
-        return CODE.matcher(code).matches() ? code : "invalid_code";
     }
 }

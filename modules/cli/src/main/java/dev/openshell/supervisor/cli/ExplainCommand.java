@@ -17,6 +17,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import dev.openshell.middleware.spi.Syntax;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -47,7 +48,6 @@ import picocli.CommandLine.Model.CommandSpec;
         "Whether network policy admits it (default port 443) and which policy does, the middleware chain that",
         "would run, in order, with owners, on_error and body limits, and why each other config would not run."})
 final class ExplainCommand implements Callable<Integer> {
-    private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
     private static final Pattern PATH = Pattern.compile("/[\\x21-\\x7e]*");
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._-]+");
     private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]+");
@@ -97,7 +97,7 @@ final class ExplainCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Destination d = parseDestination(destination);
-        if (!TOKEN.matcher(method).matches()) {
+        if (!Syntax.isToken(method)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--method must be an HTTP method token");
         }
         if (!PATH.matcher(path).matches()) {

@@ -9,6 +9,7 @@ import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.middleware.spi.host.RestrictedMiddlewareProvider;
 import java.io.IOException;
 import java.lang.module.Configuration;
+import java.lang.module.ModuleDescriptor;
 import java.lang.module.ModuleFinder;
 import java.lang.module.ModuleReference;
 import java.nio.file.Files;
@@ -42,6 +43,10 @@ import org.eclipse.collections.api.list.ImmutableList;
  *       have the pinned SHA-256, is refused before any of its code runs; the checked bytes are what loads.</li>
  *   <li>Module names starting with {@value #FIRST_PARTY_PREFIX} are reserved for modules that ship with the
  *       supervisor; a plugin module with such a name is refused before any of its code runs.</li>
+ *   <li>Of the supervisor's modules a plugin module may {@code requires} only the SPI, {@value #SPI_MODULE}: a
+ *       plugin that requires any other {@value #FIRST_PARTY_PREFIX} module (the engine, the policy model, the
+ *       runtime, ...) is refused whole, before resolution and before any of its code runs. (An automatic module
+ *       declares no {@code requires}; it can read only what the supervisor exports without qualification.)</li>
  *   <li>Binding IDs follow the RFC grammar ({@link dev.openshell.middleware.spi.BindingId}); the {@code openshell/}
  *       namespace belongs to built-ins whose module name starts with {@value #FIRST_PARTY_PREFIX}.</li>
  *   <li>{@link Phase#POST_CREDENTIALS} bindings and {@link RestrictedMiddlewareProvider} implementations are accepted
@@ -59,6 +64,8 @@ import org.eclipse.collections.api.list.ImmutableList;
 public final class PluginHost {
     /** Module-name prefix reserved for modules that ship with the supervisor. */
     public static final String FIRST_PARTY_PREFIX = "dev.openshell.";
+    /** The one supervisor module a plugin may require: the SPI. */
+    public static final String SPI_MODULE = "dev.openshell.middleware.spi";
     /** Built-in modules that may implement {@link RestrictedMiddlewareProvider} and bind the post-credentials phase. */
     public static final Set<String> RESTRICTED_BUILT_INS = Set.of("dev.openshell.builtin.sigv4");
 
@@ -219,6 +226,20 @@ public final class PluginHost {
                 if (!reserved.isEmpty()) {
                     failures.add(new PluginFailure(source, ("module name %s is reserved for modules that ship with "
                             + "the supervisor (prefix '%s'); plugin refused").formatted(reserved, FIRST_PARTY_PREFIX)));
+                    return null;
+                }
+                List<String> overreach = new ArrayList<>();
+                for (ModuleReference r : refs) {
+                    for (ModuleDescriptor.Requires q : r.descriptor().requires()) {
+                        if (q.name().startsWith(FIRST_PARTY_PREFIX) && !q.name().equals(SPI_MODULE)) {
+                            overreach.add(r.descriptor().name() + " requires " + q.name());
+                        }
+                    }
+                }
+                if (!overreach.isEmpty()) {
+                    failures.add(new PluginFailure(source, ("module %s: a plugin may require only %s of the "
+                            + "supervisor's modules; plugin refused").formatted(String.join(", ", overreach.stream()
+                            .sorted().toList()), SPI_MODULE)));
                     return null;
                 }
                 Configuration cf = hostLayer.configuration().resolveAndBind(finder, ModuleFinder.of(), roots);

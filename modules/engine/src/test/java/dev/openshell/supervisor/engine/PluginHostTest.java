@@ -184,6 +184,21 @@ class PluginHostTest {
                 + "supervisor (prefix 'dev.openshell.'); plugin refused"), messages(host));
     }
 
+    /** A plugin that requires a supervisor module other than the SPI is refused; the other plugins still load. */
+    @Test
+    void aPluginRequiringASupervisorModuleOtherThanTheSpiIsRefusedBeforeItsCodeRuns() throws IOException {
+        drop("fixture-overreach", "example-tagger");
+        PluginHost host = load();
+
+        assertTrue(host.registry().lookup(new BindingId("examples/tagger")).isPresent());
+        assertEquals(1, host.registry().bindings().size());
+        assertEquals(1, host.pluginLayers().size(), "only the tagger got a layer");
+        assertEquals(List.of("module com.example.fixture.overreach requires dev.openshell.supervisor.policy: a plugin "
+                + "may require only dev.openshell.middleware.spi of the supervisor's modules; plugin refused"),
+                messages(host));
+        assertTrue(host.failures().get(0).source().endsWith("fixture-overreach.jar"), host.failures().toString());
+    }
+
     /**
      * Even with the host's name check out of the way, the JVM keeps {@code spi.host} closed to a plugin-layer module
      * that takes the restricted built-in's name: the qualified export binds to the boot-layer module only.

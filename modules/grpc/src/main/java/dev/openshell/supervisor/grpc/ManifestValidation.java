@@ -7,6 +7,8 @@ import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.Operation;
 import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.Syntax;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,7 +87,7 @@ final class ManifestValidation {
             if (!b.getId().isEmpty()) {
                 String p = BindingId.problem(b.getId());
                 if (p != null) {
-                    problems.add("binding " + i + " has an invalid ID " + RpcTimeout.quote(b.getId()) + ": " + p);
+                    problems.add("binding " + i + " has an invalid ID " + Syntax.quote(b.getId()) + ": " + p);
                 } else if (new BindingId(b.getId()).isReserved()) {
                     problems.add("binding ID '" + b.getId() + "' is in the reserved 'openshell/' namespace, which "
                             + "belongs to built-ins that ship with the supervisor");
@@ -139,7 +141,7 @@ final class ManifestValidation {
                 try {
                     timeout = Optional.of(RpcTimeout.parse(b.getTimeout()));
                 } catch (IllegalArgumentException e) {
-                    problems.add("binding '" + id + "' advertises an invalid " + e.getMessage());
+                    problems.add("binding '" + id + "' advertises an " + e.getMessage());
                     continue;
                 }
             }

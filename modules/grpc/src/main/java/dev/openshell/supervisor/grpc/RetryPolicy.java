@@ -4,10 +4,11 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Backoff of the background probe that re-checks a service after it became unavailable (RFC 0009, "Registration and
- * delivery": "a polling loop retries the service"). The n-th wait (n = 0, 1, ...) is
- * {@code min(initialDelay * 2^n, maxDelay)}, minus up to 20 % random jitter so that many supervisors do not probe in
- * step. Probing continues until the service recovers or the registry is closed.
+ * Exponential backoff: the supervisor's one retry type. It paces the background probe that re-checks a service after
+ * it became unavailable (RFC 0009, "Registration and delivery": "a polling loop retries the service"; the probe takes
+ * up to 20 % random jitter off each wait so that many supervisors do not probe in step, and continues until the
+ * service recovers or the registry is closed), and the runtime's retries of a failed policy reload. The n-th wait
+ * (n = 0, 1, ...) is {@link #delay(int)}: {@code min(initialDelay * 2^n, maxDelay)}.
  *
  * @param initialDelay the first wait, at least 1 ms
  * @param maxDelay the longest wait, at least {@code initialDelay}, at most 10 minutes

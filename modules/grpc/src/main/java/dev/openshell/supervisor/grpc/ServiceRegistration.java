@@ -1,6 +1,8 @@
 package dev.openshell.supervisor.grpc;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.Syntax;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,8 +17,9 @@ import java.util.Optional;
  *
  * <h2>Fields and rules</h2>
  * <ul>
- *   <li>{@code name}: the diagnostic name that identifies the connection in logs. 1 to 128 characters of
- *       {@code A-Z a-z 0-9 . _ - /}. It is not a policy key, except for a service written for the published contract
+ *   <li>{@code name}: the diagnostic name that identifies the connection in logs: OpenShell's rule,
+ *       {@link Syntax#registrationNameProblem(String)} (1 to 128 bytes of {@code A-Z a-z 0-9 . _ - /}, not starting
+ *       with {@code openshell/}). It is not a policy key, except for a service written for the published contract
  *       whose binding has no ID: then the name serves as that binding's ID (see {@link ExternalServices}).</li>
  *   <li>{@code endpoint}: {@code https://host[:port]} (TLS; port defaults to 443) or {@code http://host[:port]}
  *       (plaintext; port defaults to 80), with no user info, path (other than {@code /}), query or fragment.
@@ -41,9 +44,6 @@ import java.util.Optional;
  */
 public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, Duration timeout,
                                   boolean allowInsecure, Tls tls) {
-    /** Longest registration name, in characters. */
-    public static final int MAX_NAME_LENGTH = 128;
-
     /**
      * Transport security for an {@code https://} endpoint. Files are PEM: certificates as
      * {@code -----BEGIN CERTIFICATE-----} blocks, the key as unencrypted PKCS#8 ({@code -----BEGIN PRIVATE KEY-----}).
@@ -97,9 +97,9 @@ public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, 
         Objects.requireNonNull(endpoint, "endpoint");
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(tls, "tls");
-        String nameProblem = nameProblem(name);
+        String nameProblem = Syntax.registrationNameProblem(name);
         if (nameProblem != null) {
-            throw new IllegalArgumentException("middleware registration name " + RpcTimeout.quote(name) + ": "
+            throw new IllegalArgumentException("middleware registration name " + Syntax.quote(name) + ": "
                     + nameProblem);
         }
         String who = "middleware registration '" + name + "': ";
@@ -154,24 +154,6 @@ public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, 
         return "ServiceRegistration[" + name + ", " + endpoint + ", " + maxBodyBytes + " bytes, "
                 + RpcTimeout.format(timeout) + (allowInsecure ? ", allow_insecure" : "")
                 + (tls.mutual() ? ", mTLS" : "") + "]";
-    }
-
-    private static String nameProblem(String name) {
-        if (name.isEmpty()) {
-            return "it is empty";
-        }
-        if (name.length() > MAX_NAME_LENGTH) {
-            return "it is longer than " + MAX_NAME_LENGTH + " characters";
-        }
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == '.' || c == '_' || c == '-' || c == '/';
-            if (!ok) {
-                return "only letters, digits, '.', '_', '-' and '/' are allowed";
-            }
-        }
-        return null;
     }
 
     private static String endpointProblem(URI endpoint) {

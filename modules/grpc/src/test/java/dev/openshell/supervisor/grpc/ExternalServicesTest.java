@@ -15,6 +15,7 @@ import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.RpcTimeout;
 import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
@@ -132,7 +133,7 @@ class ExternalServicesTest {
         assertTrue(refusal(ScriptedService.manifest(ScriptedService.binding("acme/x", MIB4, "5 s")), MIB4)
                 .contains("invalid timeout"));
         assertTrue(refusal(ScriptedService.manifest(ScriptedService.binding("acme/x", MIB4, "31s")), MIB4)
-                .contains("outside"));
+                .contains("it must be from 10ms to 30s"));
         assertTrue(refusal(ScriptedService.manifest(ScriptedService.binding("", MIB4, ""),
                 ScriptedService.binding("", MIB4, "")), MIB4).contains("single HTTP_REQUEST/PRE_CREDENTIALS"));
         assertTrue(refusal(ScriptedService.manifest(), MIB4).contains("no bindings"));
@@ -161,8 +162,10 @@ class ExternalServicesTest {
     void aRegistrationNameThatCannotStandInForAMissingIdIsRefused() throws Exception {
         var manifest = ScriptedService.manifest(ScriptedService.binding("", MIB4, ""));
         try (TestServer server = TestServer.start(new ScriptedService(manifest));
-             ExternalServices s = connect(Fixtures.plaintext("openshell/guard", server.endpoint(), MIB4))) {
-            assertTrue(s.failures().getOnly().message().contains("reserved"), s.failures().getOnly().message());
+             ExternalServices s = connect(Fixtures.plaintext("acme//guard", server.endpoint(), MIB4))) {
+            // a valid registration name (OpenShell's rule allows '//'), but not a valid binding ID
+            assertTrue(s.failures().getOnly().message().contains("is not a valid binding ID"),
+                    s.failures().getOnly().message());
         }
     }
 

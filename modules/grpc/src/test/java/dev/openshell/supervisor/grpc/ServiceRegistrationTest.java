@@ -73,7 +73,7 @@ class ServiceRegistrationTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "has space", "new\nline", "émoji", "semi;colon"})
+    @ValueSource(strings = {"", "has space", "new\nline", "émoji", "semi;colon", "openshell/regex"})
     void namesOutsideTheBindingIdAlphabetAreRefused(String name) {
         assertThrows(IllegalArgumentException.class,
                 () -> ServiceRegistration.builder(name, URI.create("https://h:1"), 0).build());

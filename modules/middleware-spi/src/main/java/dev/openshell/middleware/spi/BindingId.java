@@ -48,10 +48,7 @@ public record BindingId(String value) implements Comparable<BindingId> {
             return "path segments must not be empty";
         }
         for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == '.' || c == '_' || c == '-' || c == '/';
-            if (!ok) {
+            if (!Syntax.isNameChar(value.charAt(i))) {
                 return "segments may only contain letters, digits, '.', '_' and '-'";
             }
         }

@@ -17,7 +17,8 @@ import java.util.Optional;
  * @param decision allow or deny
  * @param reason a short reason, at most {@link EnvelopeLimits#MAX_REASON_BYTES}; text from external services is
  *     untrusted and never shown as is
- * @param reasonCode an optional short code {@code [a-z][a-z0-9_]*}, at most 64 characters, safe to log
+ * @param reasonCode an optional code ({@link Syntax#isCode(String)}: {@code [a-z][a-z0-9_]*}, at most 64 characters),
+ *     safe to log
  * @param body the replacement body, if any
  * @param headerMutations ordered header writes and removals
  * @param findings audit-safe findings
@@ -26,9 +27,6 @@ import java.util.Optional;
 public record HttpRequestResult(Decision decision, String reason, Optional<String> reasonCode, Optional<Body> body,
                                 List<HeaderMutation> headerMutations, List<Finding> findings,
                                 Map<String, String> metadata) {
-    /** Longest reason code, in characters. */
-    public static final int MAX_REASON_CODE_LENGTH = 64;
-
     /** @throws NullPointerException if any part is {@code null} */
     public HttpRequestResult {
         Objects.requireNonNull(decision, "decision");
@@ -38,21 +36,6 @@ public record HttpRequestResult(Decision decision, String reason, Optional<Strin
         headerMutations = List.copyOf(headerMutations);
         findings = List.copyOf(findings);
         metadata = Map.copyOf(metadata);
-    }
-
-    /** {@return whether {@code code} is a valid reason code: {@code [a-z][a-z0-9_]*}, 1 to 64 characters}
-     * @param code a candidate */
-    public static boolean isValidReasonCode(String code) {
-        if (code.isEmpty() || code.length() > MAX_REASON_CODE_LENGTH || code.charAt(0) < 'a' || code.charAt(0) > 'z') {
-            return false;
-        }
-        for (int i = 1; i < code.length(); i++) {
-            char c = code.charAt(i);
-            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** {@return an allow that changes nothing} */

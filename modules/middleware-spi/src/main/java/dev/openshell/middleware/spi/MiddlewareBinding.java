@@ -12,8 +12,8 @@ import java.util.Optional;
  * @param operation the operation hooked
  * @param phase the phase hooked; only restricted built-ins may use {@link Phase#POST_CREDENTIALS}
  * @param maxBodyBytes the largest body, in bytes, the binding accepts: 0 to {@link EnvelopeLimits#MAX_BODY_BYTES}
- * @param timeout the binding's own RPC timeout, which overrides the registration's (10 ms to 30 s); empty when the
- *     binding does not advertise one
+ * @param timeout the binding's own RPC timeout, which overrides the registration's ({@link RpcTimeout}: 10 ms to
+ *     30 s in whole milliseconds); empty when the binding does not advertise one
  */
 public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
                                 Optional<Duration> timeout) {
@@ -33,10 +33,9 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
                     .formatted(id, maxBodyBytes, EnvelopeLimits.MAX_BODY_BYTES));
         }
         timeout.ifPresent(t -> {
-            long ms = t.toMillis();
-            if (ms < EnvelopeLimits.MIN_TIMEOUT_MILLIS || ms > EnvelopeLimits.MAX_TIMEOUT_MILLIS) {
-                throw new IllegalArgumentException("binding '%s': timeout %d ms is outside %d ms..%d ms"
-                        .formatted(id, ms, EnvelopeLimits.MIN_TIMEOUT_MILLIS, EnvelopeLimits.MAX_TIMEOUT_MILLIS));
+            String problem = RpcTimeout.problem(t);
+            if (problem != null) {
+                throw new IllegalArgumentException("binding '%s': invalid timeout %s: %s".formatted(id, t, problem));
             }
         });
     }

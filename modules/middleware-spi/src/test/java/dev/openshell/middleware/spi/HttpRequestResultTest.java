@@ -10,17 +10,6 @@ import org.junit.jupiter.api.Test;
 
 class HttpRequestResultTest {
     @Test
-    void reasonCodeGrammar() {
-        assertTrue(HttpRequestResult.isValidReasonCode("secret_detected"));
-        assertTrue(HttpRequestResult.isValidReasonCode("a1"));
-        assertFalse(HttpRequestResult.isValidReasonCode(""));
-        assertFalse(HttpRequestResult.isValidReasonCode("1abc"));
-        assertFalse(HttpRequestResult.isValidReasonCode("Secret"));
-        assertFalse(HttpRequestResult.isValidReasonCode("a-b"));
-        assertFalse(HttpRequestResult.isValidReasonCode("a".repeat(65)));
-    }
-
-    @Test
     void hasBodyDistinguishesKeepFromEmptyReplacement() {
         assertEquals(Optional.empty(), HttpRequestResult.allow().body());
         assertEquals(Optional.of(Body.empty()),

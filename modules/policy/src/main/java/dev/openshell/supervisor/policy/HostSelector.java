@@ -15,16 +15,14 @@ import org.eclipse.collections.api.list.ImmutableList;
  * exclusion always wins.
  *
  * <p>Hosts are matched as {@link HostPattern#matches(String)} does: case-insensitively, and never a host with an
- * empty label. The policy loader limits a selector to {@value #MAX_PATTERNS} patterns; this type accepts any count so
+ * empty label. The policy loader limits a selector to
+ * {@link dev.openshell.middleware.spi.EnvelopeLimits#MAX_SELECTOR_PATTERNS} patterns; this type accepts any count so
  * that it can also serve other callers (credential host lists).
  *
  * @param include the include patterns; never empty
  * @param exclude the exclude patterns; possibly empty
  */
 public record HostSelector(ImmutableList<HostPattern> include, ImmutableList<HostPattern> exclude) {
-    /** Most include plus exclude patterns in one middleware config (RFC 0009, "Policy integration"). */
-    public static final int MAX_PATTERNS = 32;
-
     /**
      * Checks the components.
      *

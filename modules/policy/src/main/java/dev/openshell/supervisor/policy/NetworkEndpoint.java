@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.policy;
 
+import dev.openshell.middleware.spi.net.IpRange;
 import java.util.Objects;
 import java.util.Optional;
 

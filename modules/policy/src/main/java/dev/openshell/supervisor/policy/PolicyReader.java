@@ -3,6 +3,7 @@ package dev.openshell.supervisor.policy;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.ConfigValidation;
 import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.net.IpRange;
 import dev.openshell.supervisor.policy.YamlTree.Entry;
 import dev.openshell.supervisor.policy.YamlTree.Item;
 import dev.openshell.supervisor.policy.internal.KeyPath;
@@ -122,10 +123,10 @@ final class PolicyReader {
         if (nm != null) {
             Map<String, Entry> entries = yaml.mapping(nm.value(), nm.path());
             if (entries != null) {
-                if (entries.size() > SandboxPolicy.MAX_MIDDLEWARE_CONFIGS) {
+                if (entries.size() > EnvelopeLimits.MAX_CHAIN_STAGES) {
                     problems.error(yaml.at(nm.keyNode()), nm.path(), entries.size()
                             + " middleware configs; a policy may declare at most "
-                            + SandboxPolicy.MAX_MIDDLEWARE_CONFIGS);
+                            + EnvelopeLimits.MAX_CHAIN_STAGES);
                 }
                 for (Entry e : entries.values()) {
                     MiddlewareDraft d = middleware(e);
@@ -496,9 +497,10 @@ final class PolicyReader {
             problems.error(yaml.at(in.value()), in.path(), "include must list at least one host pattern");
         }
         int total = count(f.get("include")) + count(f.get("exclude"));
-        if (total > HostSelector.MAX_PATTERNS) {
+        if (total > EnvelopeLimits.MAX_SELECTOR_PATTERNS) {
             problems.error(yaml.at(endpoints.keyNode()), endpoints.path(), total
-                    + " host patterns in include and exclude; a config may have at most " + HostSelector.MAX_PATTERNS);
+                    + " host patterns in include and exclude; a config may have at most "
+                    + EnvelopeLimits.MAX_SELECTOR_PATTERNS);
         }
         if (problems.errorCount() != errors) {
             return Optional.empty();

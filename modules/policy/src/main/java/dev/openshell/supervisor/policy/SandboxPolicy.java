@@ -14,14 +14,13 @@ import org.eclipse.collections.api.map.sorted.ImmutableSortedMap;
  *
  * @param version the policy schema version (1)
  * @param networkPolicies {@code network_policies} by key
- * @param networkMiddlewares {@code network_middlewares} by config key; at most 10
+ * @param networkMiddlewares {@code network_middlewares} by config key; at most
+ *     {@link dev.openshell.middleware.spi.EnvelopeLimits#MAX_CHAIN_STAGES}
  */
 public record SandboxPolicy(int version, ImmutableSortedMap<String, NetworkPolicy> networkPolicies,
                             ImmutableSortedMap<String, NetworkMiddlewareConfig> networkMiddlewares) {
     /** The only schema version this supervisor reads. */
     public static final int VERSION = 1;
-    /** Most middleware configs in one policy (RFC 0009, "Policy integration"). */
-    public static final int MAX_MIDDLEWARE_CONFIGS = 10;
 
     /**
      * Checks the components.

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy;
 
+import dev.openshell.middleware.spi.net.IpRange;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -16,7 +17,7 @@ import java.util.Optional;
  * @param protocol the endpoint's declared L7 protocol ({@code rest}, {@code json-rpc}, {@code mcp}, {@code graphql}),
  *     when it declares one
  */
-public record EndpointFacts(String policyName, boolean tlsSkip, List<CidrBlock> allowedIps, Optional<String> protocol) {
+public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol) {
     /**
      * Checks the parts.
      *

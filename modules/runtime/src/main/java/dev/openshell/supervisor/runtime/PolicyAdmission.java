@@ -1,13 +1,11 @@
 package dev.openshell.supervisor.runtime;
 
 import dev.openshell.supervisor.policy.HostPattern;
-import dev.openshell.supervisor.policy.IpRange;
 import dev.openshell.supervisor.policy.NetworkEndpoint;
 import dev.openshell.supervisor.policy.NetworkPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.TlsMode;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
-import dev.openshell.supervisor.proxy.CidrBlock;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.NetworkAdmission;
 import java.util.ArrayList;
@@ -34,11 +32,7 @@ final class PolicyAdmission implements NetworkAdmission {
         List<Entry> list = new ArrayList<>();
         for (NetworkPolicy p : policy.networkPolicies().valuesView()) {
             for (NetworkEndpoint e : p.endpoints()) {
-                List<CidrBlock> allowed = new ArrayList<>();
-                for (IpRange r : e.allowedIps()) {
-                    allowed.add(CidrBlock.parse(r.toString()));
-                }
-                EndpointFacts facts = new EndpointFacts(p.key(), e.tls() == TlsMode.SKIP, allowed,
+                EndpointFacts facts = new EndpointFacts(p.key(), e.tls() == TlsMode.SKIP, e.allowedIps().castToList(),
                         e.protocol().map(pr -> pr.toString().toLowerCase(Locale.ROOT).replace('_', '-')));
                 list.add(new Entry(p, e, facts));
             }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
+import dev.openshell.supervisor.grpc.RetryPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -21,17 +22,15 @@ import java.util.function.Consumer;
  *   <li>{@link #request} schedules one after a delay (the file watcher's debounce). Requests that arrive while one
  *       is pending join it, so a burst of file events costs one attempt, and the attempt reads the file after the
  *       last event of the burst that came before it started. A forced request makes the pending one forced.</li>
- *   <li>After a failed attempt another one is scheduled with exponential backoff from {@value #FIRST_RETRY_MILLIS} ms
- *       (doubling) to {@value #MAX_RETRY_MILLIS} ms ("continues retrying"); any success resets the backoff, and a new request
- *       replaces a pending retry.</li>
+ *   <li>After a failed attempt another one is scheduled with exponential backoff ({@link #BACKOFF}: from 1 s,
+ *       doubling, to 60 s; the one backoff type of the supervisor, {@link RetryPolicy}) ("continues retrying"); any
+ *       success resets the backoff, and a new request replaces a pending retry.</li>
  * </ul>
  */
 final class Reloader implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Reloader.class.getName());
-    /** First retry delay after a failed attempt, in milliseconds. */
-    static final long FIRST_RETRY_MILLIS = 1_000;
-    /** Longest retry delay, in milliseconds. */
-    static final long MAX_RETRY_MILLIS = 60_000;
+    /** Retry delays after failed attempts: 1 s doubling to 60 s. */
+    static final RetryPolicy BACKOFF = new RetryPolicy(Duration.ofSeconds(1), Duration.ofSeconds(60));
 
     /** One attempt; never throws for a bad policy (it reports a {@link ReloadOutcome.Failed}). */
     interface Attempt {
@@ -51,18 +50,17 @@ final class Reloader implements AutoCloseable {
     private boolean pendingIsRetry; // guarded by lock
     private boolean pendingForce; // guarded by lock
     private boolean closed; // guarded by lock
-    private final long firstRetryMillis;
-    private long nextRetryMillis; // only on the reload thread
+    private final RetryPolicy backoff;
+    private int failedInARow; // guarded by lock
 
     Reloader(Attempt attempt) {
-        this(attempt, FIRST_RETRY_MILLIS);
+        this(attempt, BACKOFF);
     }
 
-    /** @param firstRetryMillis the first retry delay (tests shorten it) */
-    Reloader(Attempt attempt, long firstRetryMillis) {
+    /** @param backoff the retry delays (tests shorten them) */
+    Reloader(Attempt attempt, RetryPolicy backoff) {
         this.attempt = Objects.requireNonNull(attempt, "attempt");
-        this.firstRetryMillis = firstRetryMillis;
-        this.nextRetryMillis = firstRetryMillis;
+        this.backoff = Objects.requireNonNull(backoff, "backoff");
         ScheduledThreadPoolExecutor ex = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "supervisor-reload");
             t.setDaemon(true);
@@ -143,11 +141,11 @@ final class Reloader implements AutoCloseable {
         synchronized (lock) {
             if (outcome instanceof ReloadOutcome.Failed) {
                 if (pending == null && !closed) {
-                    schedule(false, nextRetryMillis, true);
-                    nextRetryMillis = Math.min(nextRetryMillis * 2, MAX_RETRY_MILLIS);
+                    schedule(false, backoff.delay(failedInARow).toMillis(), true);
+                    failedInARow = Math.min(failedInARow + 1, 30);
                 }
             } else {
-                nextRetryMillis = firstRetryMillis;
+                failedInARow = 0;
                 if (pending != null && pendingIsRetry) {
                     pending.cancel(false);
                     pending = null;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.openshell.supervisor.grpc.RetryPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -50,7 +51,8 @@ class ReloaderTest {
         BlockingQueue<ReloadOutcome> outcomes = new LinkedBlockingQueue<>();
         List<ReloadOutcome> script = List.of(FAILED, FAILED, OK);
         int[] calls = {0};
-        try (Reloader r = new Reloader(force -> script.get(Math.min(calls[0]++, 2)), 5)) {
+        try (Reloader r = new Reloader(force -> script.get(Math.min(calls[0]++, 2)),
+                new RetryPolicy(Duration.ofMillis(5), Duration.ofSeconds(60)))) {
             r.addListener(outcomes::add);
             assertEquals(FAILED, r.reloadNow(true));
             assertEquals(FAILED, outcomes.poll(20, TimeUnit.SECONDS));
@@ -68,7 +70,7 @@ class ReloaderTest {
         try (Reloader r = new Reloader(force -> {
             forces.add(force);
             return calls[0]++ == 0 ? FAILED : OK;
-        }, 600_000)) {
+        }, new RetryPolicy(Duration.ofMinutes(10), Duration.ofMinutes(10)))) {
             assertInstanceOf(ReloadOutcome.Failed.class, r.reloadNow(false));
             assertEquals(Boolean.FALSE, forces.poll(20, TimeUnit.SECONDS));
             r.request(true, Duration.ZERO);

@@ -2,6 +2,7 @@ package dev.openshell.supervisor.engine.chain;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.Finding;
+import dev.openshell.middleware.spi.Syntax;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -118,7 +119,7 @@ public final class Chain {
             throw new IllegalStateException(isEmpty() ? "an empty chain has no uninspectable rule"
                     : "a refused chain is denied with its refusal");
         }
-        String code = SafeText.isCode(cause) ? cause : PlatformCodes.REQUEST_UNINSPECTABLE;
+        String code = Syntax.isCode(cause) ? cause : PlatformCodes.REQUEST_UNINSPECTABLE;
         StageFailure failure = new StageFailure(FailureCategory.UNINSPECTABLE, code, code);
         StageSpec firstClosed = null;
         List<StageRecord> closed = new ArrayList<>();

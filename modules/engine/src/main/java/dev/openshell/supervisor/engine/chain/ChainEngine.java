@@ -12,6 +12,7 @@ import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.Phase;
 import dev.openshell.middleware.spi.RequestContext;
+import dev.openshell.middleware.spi.Syntax;
 import dev.openshell.middleware.spi.host.CredentialAccess;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.middleware.spi.host.RestrictedMiddlewareProvider;
@@ -409,7 +410,7 @@ public final class ChainEngine {
                     return true;
                 }
                 case BodyRecheck.Verdict.Deny d -> {
-                    String code = SafeText.isCode(d.reasonCode()) ? d.reasonCode() : PlatformCodes.BODY_RECHECK_DENIED;
+                    String code = Syntax.isCode(d.reasonCode()) ? d.reasonCode() : PlatformCodes.BODY_RECHECK_DENIED;
                     rechecks.add(new RecheckRecord(s.configKey(), s.bindingId(), RecheckRecord.Result.DENIED, code));
                     outcome = new ChainOutcome.Deny(DenyResponse.forStage(DenyResponse.POLICY_DENIED,
                             "transformed request denied by body-aware policy after middleware " + s.bindingId(), s,
@@ -417,7 +418,7 @@ public final class ChainEngine {
                     return false;
                 }
                 case BodyRecheck.Verdict.AuditDeny d -> {
-                    String code = SafeText.isCode(d.reasonCode()) ? d.reasonCode() : PlatformCodes.BODY_RECHECK_DENIED;
+                    String code = Syntax.isCode(d.reasonCode()) ? d.reasonCode() : PlatformCodes.BODY_RECHECK_DENIED;
                     rechecks.add(new RecheckRecord(s.configKey(), s.bindingId(), RecheckRecord.Result.AUDIT_DENIED,
                             code));
                     return false;
@@ -434,7 +435,7 @@ public final class ChainEngine {
             return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.REASON_BYTES_OVER_CAPACITY,
                     "reason exceeds " + EnvelopeLimits.MAX_REASON_BYTES + " bytes");
         }
-        if (r.reasonCode().isPresent() && !SafeText.isCode(r.reasonCode().get())) {
+        if (r.reasonCode().isPresent() && !Syntax.isCode(r.reasonCode().get())) {
             return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.RESULT_INVALID_REASON_CODE,
                     "reason code is not a lowercase code of at most 64 characters");
         }
@@ -497,7 +498,7 @@ public final class ChainEngine {
         if (cause instanceof VirtualMachineError e) {
             throw e;
         }
-        if (cause instanceof MiddlewareException me && SafeText.isCode(me.code())) {
+        if (cause instanceof MiddlewareException me && Syntax.isCode(me.code())) {
             return failed(s, FailureCategory.STAGE_ERROR, me.code(),
                     me.getMessage() == null ? me.code() : me.getMessage());
         }

@@ -5,6 +5,7 @@ import dev.openshell.middleware.spi.ExistingHeaderAction;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.Syntax;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -92,21 +93,13 @@ public final class HeaderRules {
     }
 
     /**
-     * {@return whether {@code s} is a non-empty RFC 9110 token (section 5.6.2): ALPHA, DIGIT and
-     * {@code ! # $ % & ' * + - . ^ _ ` | ~}}
+     * {@return whether {@code s} is a non-empty RFC 9110 token}: the rule is {@link Syntax#isToken(CharSequence)};
+     * this delegation serves the callers of the old spot.
      *
      * @param s a candidate; never {@code null}
      */
     public static boolean isToken(String s) {
-        if (s.isEmpty()) {
-            return false;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            if (!isTokenChar(s.charAt(i))) {
-                return false;
-            }
-        }
-        return true;
+        return Syntax.isToken(s);
     }
 
     /**
@@ -191,7 +184,7 @@ public final class HeaderRules {
             throw new MalformedHeaderException("header_whitespace_before_colon", lineNo,
                     "whitespace between the field name and the colon");
         }
-        if (!isToken(name)) {
+        if (!Syntax.isToken(name)) {
             throw new MalformedHeaderException("header_invalid_name", lineNo, "the field name is not a token");
         }
         int from = colon + 1;
@@ -355,7 +348,7 @@ public final class HeaderRules {
         long bytes = 0;
         for (HeaderMutation m : mutations) {
             String name = m.name();
-            if (!isToken(name)) {
+            if (!Syntax.isToken(name)) {
                 return error(HeaderMutationError.Kind.INVALID_NAME, name);
             }
             String lower = asciiLower(name);
@@ -422,16 +415,6 @@ public final class HeaderRules {
 
     private static HeaderMutationError error(HeaderMutationError.Kind kind, String name) {
         return new HeaderMutationError(kind, name, 0);
-    }
-
-    private static boolean isTokenChar(char c) {
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-            return true;
-        }
-        return switch (c) {
-            case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~' -> true;
-            default -> false;
-        };
     }
 
     private static boolean isOws(char c) {

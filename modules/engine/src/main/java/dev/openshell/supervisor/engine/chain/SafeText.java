@@ -39,11 +39,6 @@ final class SafeText {
         return b.isEmpty() ? "unspecified" : b.toString();
     }
 
-    /** {@return whether {@code s} is a platform-style code {@code [a-z][a-z0-9_]*} of 1 to 64 characters} */
-    static boolean isCode(String s) {
-        return dev.openshell.middleware.spi.HttpRequestResult.isValidReasonCode(s);
-    }
-
     /**
      * {@return whether {@code s} is {@code [first][rest]*} with at most {@code max} characters}, where {@code first}
      * is {@code [a-z0-9]} and {@code rest} is {@code [a-z0-9] + extra}

@@ -3,7 +3,9 @@ package dev.openshell.supervisor.engine.chain;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.RpcTimeout;
 import jakarta.json.JsonObject;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Predicate;
 
@@ -53,9 +55,10 @@ public record StageSpec(String configKey, BindingId bindingId, MiddlewareProvide
             throw new IllegalArgumentException("config '%s': max body bytes %d is outside 0..%d"
                     .formatted(configKey, maxBodyBytes, EnvelopeLimits.MAX_BODY_BYTES));
         }
-        if (timeoutMillis < EnvelopeLimits.MIN_TIMEOUT_MILLIS || timeoutMillis > EnvelopeLimits.MAX_TIMEOUT_MILLIS) {
-            throw new IllegalArgumentException("config '%s': timeout %d ms is outside %d..%d ms".formatted(configKey,
-                    timeoutMillis, EnvelopeLimits.MIN_TIMEOUT_MILLIS, EnvelopeLimits.MAX_TIMEOUT_MILLIS));
+        String timeoutProblem = RpcTimeout.problem(Duration.ofMillis(timeoutMillis));
+        if (timeoutProblem != null) {
+            throw new IllegalArgumentException("config '%s': invalid timeout %d ms: %s".formatted(configKey,
+                    timeoutMillis, timeoutProblem));
         }
     }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import dev.openshell.middleware.spi.ExistingHeaderAction;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.Syntax;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -53,7 +54,7 @@ class HeaderRulesPropertyTest {
 
     @Provide
     Arbitrary<List<HttpHeader>> headers() {
-        return Combinators.combine(names().filter(HeaderRules::isToken).map(HeaderRules::asciiLower),
+        return Combinators.combine(names().filter(Syntax::isToken).map(HeaderRules::asciiLower),
                         Arbitraries.strings().withCharRange(' ', '~').ofMaxLength(10))
                 .as(HttpHeader::new).list().ofMaxSize(12);
     }

@@ -1,9 +1,10 @@
 package dev.openshell.supervisor.policy.gateway;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.net.IpRange;
 import dev.openshell.supervisor.policy.HostPattern;
-import dev.openshell.supervisor.policy.IpRange;
-import dev.openshell.supervisor.policy.RpcTimeout;
 import dev.openshell.supervisor.policy.SourceLocation;
 import dev.openshell.supervisor.policy.internal.KeyPath;
 import dev.openshell.supervisor.policy.internal.Problems;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 import org.eclipse.collections.api.factory.Lists;
@@ -59,8 +61,6 @@ final class GatewayReader {
             "max_payload_bytes", "max_body_bytes",
             "allow_insecure_transport", "allow_insecure",
             "tls_ca_cert_path", "tls_ca_bundle");
-    /** Registration names: shown in logs and audit events, so plain words. */
-    static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     /** Credential names: request placeholders name them ({@code openshell:resolve:env:<name>}). */
     static final Pattern CREDENTIAL_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
 
@@ -237,7 +237,7 @@ final class GatewayReader {
             }
         }
         Optional<String> name = requiredName(t, path, names, "the service's diagnostic name, such as \"anonymizer\"",
-                NAME, "1 to 64 letters, digits, '.', '_' or '-'");
+                Syntax::isRegistrationName, Syntax.REGISTRATION_NAME_RULE);
 
         Optional<GrpcEndpoint> endpoint = Optional.empty();
         if (!t.contains(List.of("grpc_endpoint"))) {
@@ -362,7 +362,7 @@ final class GatewayReader {
             int errors = problems.errorCount();
             rejectUnknown(t, cp, CREDENTIAL_KEYS);
             Optional<String> name = requiredName(t, cp, names, "how placeholders and audit events refer to it",
-                    CREDENTIAL_NAME, "a letter or '_' followed by up to 127 letters, digits or '_' (request"
+                    n -> CREDENTIAL_NAME.matcher(n).matches(), "a letter or '_' followed by up to 127 letters, digits or '_' (request"
                             + " placeholders refer to it)");
             Optional<CredentialSource> source = Optional.empty();
             if (!t.contains(List.of("source"))) {
@@ -464,7 +464,7 @@ final class GatewayReader {
     // ------------------------------------------------------------------------------------------------ helpers
 
     private Optional<String> requiredName(TomlTable t, KeyPath path, Map<String, KeyPath> names, String what,
-                                          Pattern grammar, String grammarText) {
+                                          Predicate<String> grammar, String grammarText) {
         if (!t.contains(List.of("name"))) {
             problems.error(at(path, t), path, "name is required: " + what);
             return Optional.empty();
@@ -473,7 +473,7 @@ final class GatewayReader {
         if (name.isEmpty()) {
             return name;
         }
-        if (!grammar.matcher(name.get()).matches()) {
+        if (!grammar.test(name.get())) {
             problems.error(at(t, "name"), path.key("name"), "name " + Texts.quote(name.get()) + " must be "
                     + grammarText);
             return Optional.empty();

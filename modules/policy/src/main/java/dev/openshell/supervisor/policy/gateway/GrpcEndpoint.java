@@ -1,7 +1,7 @@
 package dev.openshell.supervisor.policy.gateway;
 
+import dev.openshell.middleware.spi.net.IpRange;
 import dev.openshell.supervisor.policy.HostPattern;
-import dev.openshell.supervisor.policy.IpRange;
 import dev.openshell.supervisor.policy.internal.Texts;
 
 import java.net.URI;

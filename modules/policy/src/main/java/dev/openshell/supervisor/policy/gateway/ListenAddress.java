@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.policy.gateway;
 
-import dev.openshell.supervisor.policy.IpRange;
+import dev.openshell.middleware.spi.net.IpRange;
 import dev.openshell.supervisor.policy.internal.Texts;
 
 import java.net.Inet6Address;

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.policy.internal;
 
+import dev.openshell.middleware.spi.Syntax;
 import java.util.Collection;
 import java.util.Locale;
 
@@ -9,45 +10,19 @@ import java.util.Locale;
  */
 public final class Texts {
     /** Longest value rendered, in characters, before it is cut with {@code ...}. */
-    public static final int MAX_QUOTED = 80;
+    public static final int MAX_QUOTED = Syntax.MAX_QUOTED;
 
     private Texts() {
     }
 
-    /**
-     * {@return {@code value} in single quotes, with control and format characters escaped as {@code \\uXXXX} and cut
-     * after {@value #MAX_QUOTED} characters}
-     *
-     * @param value any text; never {@code null}
-     */
+    /** {@return {@link Syntax#quote(String)} of {@code value}} @param value any text; never {@code null} */
     public static String quote(String value) {
-        return "'" + printable(value) + "'";
+        return Syntax.quote(value);
     }
 
-    /**
-     * {@return {@code value} with control and format characters escaped and cut after {@value #MAX_QUOTED}
-     * characters}
-     *
-     * @param value any text; never {@code null}
-     */
+    /** {@return {@link Syntax#printable(String)} of {@code value}} @param value any text; never {@code null} */
     public static String printable(String value) {
-        StringBuilder b = new StringBuilder(Math.min(value.length(), MAX_QUOTED) + 8);
-        int shown = 0;
-        for (int i = 0; i < value.length(); ) {
-            int cp = value.codePointAt(i);
-            i += Character.charCount(cp);
-            if (shown == MAX_QUOTED) {
-                b.append("...");
-                break;
-            }
-            if (isUnsafe(cp)) {
-                b.append(String.format(Locale.ROOT, "\\u%04X", cp));
-            } else {
-                b.appendCodePoint(cp);
-            }
-            shown++;
-        }
-        return b.toString();
+        return Syntax.printable(value);
     }
 
     /**
@@ -57,7 +32,7 @@ public final class Texts {
      * @param codePoint the character
      */
     public static String describeChar(int codePoint) {
-        if (isUnsafe(codePoint) || Character.isWhitespace(codePoint) || Character.isSpaceChar(codePoint)) {
+        if (Syntax.isUnsafe(codePoint) || Character.isWhitespace(codePoint) || Character.isSpaceChar(codePoint)) {
             return String.format(Locale.ROOT, "U+%04X", codePoint);
         }
         return "'" + new String(Character.toChars(codePoint)) + "'";
@@ -82,13 +57,6 @@ public final class Texts {
             }
         }
         return best == null ? "" : " (did you mean '" + best + "'?)";
-    }
-
-    private static boolean isUnsafe(int cp) {
-        int type = Character.getType(cp);
-        return Character.isISOControl(cp) || type == Character.FORMAT || type == Character.SURROGATE
-                || type == Character.PRIVATE_USE || type == Character.UNASSIGNED
-                || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
     }
 
     /**

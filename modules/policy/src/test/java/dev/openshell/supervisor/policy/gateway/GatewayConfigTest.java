@@ -308,12 +308,30 @@ class GatewayConfigTest {
                 "name is required: the service's diagnostic name, such as \"anonymizer\"");
         assertProblem(onlyError(registration("").replace("\"svc\"", "\"my svc\"")),
                 "openshell.supervisor.middleware[0].name", 2, 1,
-                "name 'my svc' must be 1 to 64 letters, digits, '.', '_' or '-'");
+                "name 'my svc' must be 1 to 128 letters, digits, '.', '_', '-' or '/', not starting with openshell/");
         assertProblem(onlyError(registration("") + registration("")), "openshell.supervisor.middleware[1].name", 6, 1,
                 "name 'svc' is already used by openshell.supervisor.middleware[0]; names must be unique");
         assertProblem(onlyError(registration("").replace("grpc_endpoint = \"https://svc.internal:8443\"\n", "")),
                 "openshell.supervisor.middleware[0]", 1, 1,
                 "grpc_endpoint is required: the service's address, such as \"https://pii.internal:443\"");
+    }
+
+    /** OpenShell's rule (1 to 128 bytes of A-Z a-z 0-9 . _ - /, no openshell/ prefix), so its registrations load. */
+    @Test
+    void registrationNamesFollowOpenShellsRule() {
+        String openShellName = "acme/pii-redactor." + "v".repeat(100);
+        assertEquals(118, openShellName.length());
+        assertTrue(load(registration("").replace("\"svc\"", "\"" + openShellName + "\"")).value()
+                .registration(openShellName).isPresent());
+        String longest = "n".repeat(128);
+        assertTrue(load(registration("").replace("\"svc\"", "\"" + longest + "\"")).value()
+                .registration(longest).isPresent());
+        String rule = " must be 1 to 128 letters, digits, '.', '_', '-' or '/', not starting with openshell/";
+        ConfigProblem tooLong = onlyError(registration("").replace("\"svc\"", "\"" + longest + "n\""));
+        assertEquals("openshell.supervisor.middleware[0].name", tooLong.keyPath());
+        assertTrue(tooLong.message().endsWith(rule), tooLong.message());
+        assertProblem(onlyError(registration("").replace("\"svc\"", "\"openshell/regex\"")),
+                "openshell.supervisor.middleware[0].name", 2, 1, "name 'openshell/regex'" + rule);
     }
 
     @Test

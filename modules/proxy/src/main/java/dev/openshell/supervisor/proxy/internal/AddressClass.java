@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
-import dev.openshell.supervisor.proxy.CidrBlock;
+import dev.openshell.middleware.spi.net.IpRange;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -67,7 +67,7 @@ public enum AddressClass {
         return description;
     }
 
-    private record Row(CidrBlock block, AddressClass cls) {
+    private record Row(IpRange block, AddressClass cls) {
     }
 
     /** Checked in order: the first matching row wins; metadata rows come before the ranges that contain them. */
@@ -105,7 +105,7 @@ public enum AddressClass {
             row("3fff::/20", SPECIAL));
 
     private static Row row(String cidr, AddressClass cls) {
-        return new Row(CidrBlock.parse(cidr), cls);
+        return new Row(IpRange.parse(cidr), cls);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.Syntax;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -167,7 +168,7 @@ public final class ChunkedDecoder {
             }
             i = skipWs(line, i + 1);
             int start = i;
-            while (i < n && HeadParser.isTchar(line.charAt(i))) {
+            while (i < n && Syntax.isTchar(line.charAt(i))) {
                 i++;
             }
             if (i == start) {
@@ -180,7 +181,7 @@ public final class ChunkedDecoder {
                     i = skipQuoted(line, i);
                 } else {
                     start = i;
-                    while (i < n && HeadParser.isTchar(line.charAt(i))) {
+                    while (i < n && Syntax.isTchar(line.charAt(i))) {
                         i++;
                     }
                     if (i == start) {

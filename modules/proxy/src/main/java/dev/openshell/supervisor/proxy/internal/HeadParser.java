@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.Syntax;
 import java.io.EOFException;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -29,40 +30,17 @@ public final class HeadParser {
     /** Most empty lines ignored before a request line (RFC 9112 section 2.2: "at least one"). */
     public static final int MAX_LEADING_EMPTY_LINES = 4;
 
-    private static final boolean[] TCHAR = new boolean[128];
-
-    static {
-        for (char c = '0'; c <= '9'; c++) {
-            TCHAR[c] = true;
-        }
-        for (char c = 'a'; c <= 'z'; c++) {
-            TCHAR[c] = true;
-            TCHAR[c - 32] = true;
-        }
-        for (char c : "!#$%&'*+-.^_`|~".toCharArray()) {
-            TCHAR[c] = true;
-        }
-    }
-
     private HeadParser() {
     }
 
-    /** {@return whether {@code c} is an RFC 9110 tchar} @param c a char */
-    public static boolean isTchar(char c) {
-        return c < 128 && TCHAR[c];
-    }
-
-    /** {@return whether {@code s} is a non-empty RFC 9110 token} @param s a string */
+    /**
+     * {@return whether {@code s} is a non-empty RFC 9110 token}: kept for the callers of the old spot;
+     * the rule is {@link Syntax#isToken(CharSequence)}.
+     *
+     * @param s a string
+     */
     public static boolean isToken(String s) {
-        if (s.isEmpty()) {
-            return false;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            if (!isTchar(s.charAt(i))) {
-                return false;
-            }
-        }
-        return true;
+        return Syntax.isToken(s);
     }
 
     /** {@return {@code s} without leading and trailing SP and HTAB (OWS)} @param s a string */
@@ -124,7 +102,7 @@ public final class HeadParser {
         String method = line.substring(0, sp1);
         String target = line.substring(sp1 + 1, sp2);
         String version = line.substring(sp2 + 1);
-        if (!isToken(method)) {
+        if (!Syntax.isToken(method)) {
             throw FramingException.badRequest("invalid_method", "the method is not a token (RFC 9112 section 3.1)");
         }
         if (target.isEmpty()) {
@@ -216,7 +194,7 @@ public final class HeadParser {
             throw FramingException.badRequest("whitespace_before_colon",
                     "whitespace between a field name and the colon (RFC 9112 section 5.1)");
         }
-        if (!isToken(name)) {
+        if (!Syntax.isToken(name)) {
             throw FramingException.badRequest("invalid_field_name",
                     "a field name is not a token (RFC 9110 section 5.1)");
         }

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
-import dev.openshell.supervisor.proxy.CidrBlock;
+import dev.openshell.middleware.spi.net.IpRange;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.NetworkSettings;
 import java.io.IOException;
@@ -121,7 +121,7 @@ public final class SsrfGuard {
     }
 
     private static boolean allowed(InetAddress address, EndpointFacts endpoint) {
-        for (CidrBlock b : endpoint.allowedIps()) {
+        for (IpRange b : endpoint.allowedIps()) {
             if (b.contains(address)) {
                 return true;
             }

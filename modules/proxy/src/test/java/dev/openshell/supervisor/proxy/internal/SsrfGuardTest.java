@@ -3,7 +3,7 @@ package dev.openshell.supervisor.proxy.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-import dev.openshell.supervisor.proxy.CidrBlock;
+import dev.openshell.middleware.spi.net.IpRange;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.NetworkSettings;
 import java.net.InetAddress;
@@ -21,8 +21,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class SsrfGuardTest {
     private static final EndpointFacts PLAIN = EndpointFacts.of("p");
     private static final EndpointFacts ALLOW_PRIVATE = new EndpointFacts("p", false,
-            List.of(CidrBlock.parse("10.0.0.0/8"), CidrBlock.parse("100.64.0.0/10"), CidrBlock.parse("fd00::/8"),
-                    CidrBlock.parse("169.254.0.0/16"), CidrBlock.parse("127.0.0.0/8"), CidrBlock.parse("192.168.1.7")),
+            List.of(IpRange.parse("10.0.0.0/8"), IpRange.parse("100.64.0.0/10"), IpRange.parse("fd00::/8"),
+                    IpRange.parse("169.254.0.0/16"), IpRange.parse("127.0.0.0/8"), IpRange.parse("192.168.1.7")),
             Optional.empty());
 
     /** host as written, expected normalised host, verdict without allowed_ips, verdict with allowed_ips. */

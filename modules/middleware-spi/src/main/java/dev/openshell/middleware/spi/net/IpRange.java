@@ -1,6 +1,6 @@
-package dev.openshell.supervisor.policy;
+package dev.openshell.middleware.spi.net;
 
-import dev.openshell.supervisor.policy.internal.Texts;
+import dev.openshell.middleware.spi.Syntax;
 
 import java.net.Inet4Address;
 import java.net.Inet6Address;
@@ -64,7 +64,7 @@ public record IpRange(InetAddress network, int prefixLength) {
     }
 
     private static IllegalArgumentException invalid(String text, String reason) {
-        return new IllegalArgumentException("invalid address range " + Texts.quote(text) + ": " + reason);
+        return new IllegalArgumentException("invalid address range " + Syntax.quote(text) + ": " + reason);
     }
 
     /**
