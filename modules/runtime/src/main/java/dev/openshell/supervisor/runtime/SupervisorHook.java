@@ -192,6 +192,12 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         });
     }
 
+    /** Counts work refused by a resource limit in {@code supervisor_refused_total{reason}}. */
+    @Override
+    public void limitRefused(String reason) {
+        metrics.refused(reason);
+    }
+
     /** {@return the hook's own plan for {@code request}} @throws IllegalStateException for any other plan */
     private static Plan plan(RequestPlan plan, ProxyRequest request) {
         if (!(plan instanceof Plan p) || !p.facts.requestId().equals(request.requestId())) {

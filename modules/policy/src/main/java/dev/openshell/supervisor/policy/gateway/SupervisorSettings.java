@@ -18,10 +18,12 @@ import java.util.OptionalLong;
  * @param bodyBufferBudgetBytes {@code body_buffer_budget_bytes}: how many bytes of request bodies the proxy may hold
  *     for middleware at once, 4194304 (one largest body) to 2147483647; none when not written (the proxy then
  *     derives it from its heap)
+ * @param limits {@code [openshell.supervisor.limits]}: connection caps and the request head deadline
  */
 public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir, Optional<Path> stateDir,
                                  Optional<Path> auditLog, NetworkSettings network, Optional<ListenAddress> adminListen,
-                                 TlsSettings tls, OptionalLong bodyBufferBudgetBytes) {
+                                 TlsSettings tls, OptionalLong bodyBufferBudgetBytes,
+                                 LimitsSettings limits) {
     /** The proxy's address when none is configured: {@code 127.0.0.1:3128}. */
     public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("127.0.0.1", 3128);
 
@@ -39,11 +41,13 @@ public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir
         Objects.requireNonNull(adminListen, "adminListen");
         Objects.requireNonNull(tls, "tls");
         Objects.requireNonNull(bodyBufferBudgetBytes, "bodyBufferBudgetBytes");
+        Objects.requireNonNull(limits, "limits");
     }
 
     /** {@return the settings of an empty file} */
     public static SupervisorSettings defaults() {
         return new SupervisorSettings(DEFAULT_LISTEN, Optional.empty(), Optional.empty(), Optional.empty(),
-                NetworkSettings.defaults(), Optional.empty(), TlsSettings.defaults(), OptionalLong.empty());
+                NetworkSettings.defaults(), Optional.empty(), TlsSettings.defaults(), OptionalLong.empty(),
+                LimitsSettings.defaults());
     }
 }

@@ -88,6 +88,7 @@ final class ExchangePipeline implements AutoCloseable {
                 if (framing.hasBody()) {
                     held = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length() : s.bodyCapBytes());
                     if (held == null) {
+                        core.limitRefused("body_buffer_busy");
                         return answer(req, 503, "body_buffer_busy",
                                 "the proxy is holding as many request bodies as it may; retry shortly", true);
                     }
