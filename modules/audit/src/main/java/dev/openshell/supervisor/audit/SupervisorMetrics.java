@@ -28,7 +28,7 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_bypasses_total{config_key,binding_id}}: {@code fail_open} bypasses.</li>
  *   <li>{@code supervisor_refused_total{reason}}: connections and requests refused by a resource limit
  *       ({@code connection_limit}, {@code client_connection_limit}, {@code request_head_timeout},
- *       {@code body_buffer_busy}): alert on any rise.</li>
+ *       {@code body_buffer_timeout}, {@code body_buffer_busy}): alert on any rise.</li>
  *   <li>{@code supervisor_body_bytes_buffered_total}: bytes of request bodies buffered for chains.</li>
  *   <li>{@code supervisor_external_service_up{service}}: 1 when an external middleware service is reachable.</li>
  * </ul>

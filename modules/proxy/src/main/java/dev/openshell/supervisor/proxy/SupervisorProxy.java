@@ -99,7 +99,7 @@ public final class SupervisorProxy implements AutoCloseable {
                         Duration.ofSeconds(1)),
                 new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait),
                 new ProxyCore.Limits(b.maxConnections, Math.min(b.maxConnectionsPerClient, b.maxConnections),
-                        b.requestHeadTimeout));
+                        b.requestHeadTimeout, b.bodyBufferTimeout));
         WebServer ws = WebServer.builder()
                 .host(b.listen.getHostString())
                 .port(b.listen.getPort())
@@ -184,6 +184,7 @@ public final class SupervisorProxy implements AutoCloseable {
         private int maxConnections = ProxyCore.Limits.DEFAULT.maxConnections();
         private int maxConnectionsPerClient = ProxyCore.Limits.DEFAULT.maxConnectionsPerClient();
         private Duration requestHeadTimeout = ProxyCore.Limits.DEFAULT.requestHeadTimeout();
+        private Duration bodyBufferTimeout = ProxyCore.Limits.DEFAULT.bodyBufferTimeout();
 
         private Builder() {
         }
@@ -396,6 +397,18 @@ public final class SupervisorProxy implements AutoCloseable {
          */
         public Builder requestHeadTimeout(Duration timeout) {
             this.requestHeadTimeout = positive(timeout);
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param timeout the deadline for reading a whole body buffered for the chain, from the start of its read; a
+         *     body not complete by then is answered {@code 408 body_buffer_timeout}, its connection closed and its
+         *     body buffer reservation given back, so a trickled upload cannot hold the budget; default 60 s
+         */
+        public Builder bodyBufferTimeout(Duration timeout) {
+            this.bodyBufferTimeout = positive(timeout);
             return this;
         }
 

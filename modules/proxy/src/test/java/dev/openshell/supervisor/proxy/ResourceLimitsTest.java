@@ -13,8 +13,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Resource limits a hostile client meets (issue 18): connection caps in total and per client address (a connection
- * over a cap is closed before it is read), and the deadline for a whole request head (408, then closed). Each
- * refusal is reported to the hook by reason, which the supervisor counts in {@code supervisor_refused_total}.
+ * over a cap is closed without being served), and the deadlines for a whole request head and for a whole body
+ * buffered for the chain (408, then closed; the body's budget reservation given back). Each refusal is reported to the hook by reason, which the supervisor counts in {@code supervisor_refused_total}.
  */
 class ResourceLimitsTest {
     @TempDir
@@ -110,10 +110,46 @@ class ResourceLimitsTest {
     }
 
     @Test
+    void aTrickledBodyForTheChainIsAnswered408AtItsDeadlineAndGivesItsBudgetBack() throws Exception {
+        int budget = dev.openshell.middleware.spi.EnvelopeLimits.MAX_BODY_BYTES; // room for one such body only
+        int big = budget - 1024;
+        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.bodyBufferBudget(budget)
+                .bodyBufferWait(Duration.ZERO).bodyBufferTimeout(Duration.ofMillis(300)))) {
+            fx.hook.selector = r -> ChainSelection.selected(budget, false);
+            String head = "POST " + fx.apiUrl("/upload") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                    + "\r\nContent-Length: " + big + "\r\n\r\n";
+            try (RawClient slow = fx.client()) {
+                // the head and a few body bytes, then nothing: the reservation of the whole body is held meanwhile
+                slow.send(head).send(new byte[10]);
+                RawClient.Response r = slow.read();
+                assertEquals(408, r.status());
+                assertTrue(r.bodyText().contains("\"error\":\"body_buffer_timeout\""), r.bodyText());
+                assertTrue(slow.closedByPeer());
+            }
+            assertEquals(List.of("body_buffer_timeout"), fx.hook.limitRefusals);
+            assertTrue(fx.hook.evaluatedBodies.isEmpty(), "the unfinished body never reached the chain");
+            // the budget came back: with no wait allowed, a full body finds room at once
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            int status = -1;
+            while (status != 200 && System.nanoTime() < deadline) {
+                try (RawClient c = fx.client()) {
+                    c.send(head).send(new byte[big]);
+                    status = c.read().status();
+                } catch (java.io.IOException refusedUnread) {
+                    status = -1; // a 503 before the body is read can reset the connection while we write
+                }
+            }
+            assertEquals(200, status, "the expired exchange gave its reservation back");
+        }
+    }
+
+    @Test
     void limitsOutOfRangeAreRefusedByTheBuilder() {
         assertThrows(IllegalArgumentException.class, () -> SupervisorProxy.builder().maxConnections(0));
         assertThrows(IllegalArgumentException.class, () -> SupervisorProxy.builder().maxConnectionsPerClient(0));
         assertThrows(IllegalArgumentException.class,
                 () -> SupervisorProxy.builder().requestHeadTimeout(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class,
+                () -> SupervisorProxy.builder().bodyBufferTimeout(Duration.ofMillis(-1)));
     }
 }

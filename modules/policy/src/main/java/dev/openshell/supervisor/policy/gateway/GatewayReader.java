@@ -51,7 +51,7 @@ final class GatewayReader {
     static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> LIMITS_KEYS = List.of("max_connections", "max_connections_per_client",
-            "request_head_timeout_ms");
+            "request_head_timeout_ms", "body_buffer_timeout_ms");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
     static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts");
     static final List<String> PLUGIN_PIN_KEYS = List.of("entry", "sha256");
@@ -152,7 +152,8 @@ final class GatewayReader {
             rejectUnknown(lim, lp, LIMITS_KEYS);
             limits = new LimitsSettings(optionalInteger(lim, "max_connections", lp, 1, 1_000_000),
                     optionalInteger(lim, "max_connections_per_client", lp, 1, 1_000_000),
-                    optionalInteger(lim, "request_head_timeout_ms", lp, 1, 3_600_000));
+                    optionalInteger(lim, "request_head_timeout_ms", lp, 1, 3_600_000),
+                    optionalInteger(lim, "body_buffer_timeout_ms", lp, 1, 3_600_000));
         }
         TlsSettings tls = TlsSettings.defaults();
         TomlTable tl = table(t, "tls", path);

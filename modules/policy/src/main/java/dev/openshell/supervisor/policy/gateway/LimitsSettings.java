@@ -12,18 +12,22 @@ import java.util.OptionalLong;
  *     1000000 (the proxy uses at most {@code max_connections})
  * @param requestHeadTimeoutMillis {@code request_head_timeout_ms}: the deadline for a whole request head from its
  *     first byte, in milliseconds, 1 to 3600000
+ * @param bodyBufferTimeoutMillis {@code body_buffer_timeout_ms}: the deadline for a whole body buffered for the
+ *     chain, in milliseconds, 1 to 3600000
  */
 public record LimitsSettings(OptionalLong maxConnections, OptionalLong maxConnectionsPerClient,
-                             OptionalLong requestHeadTimeoutMillis) {
+                             OptionalLong requestHeadTimeoutMillis, OptionalLong bodyBufferTimeoutMillis) {
     /** @throws NullPointerException if any component is {@code null} */
     public LimitsSettings {
         Objects.requireNonNull(maxConnections, "maxConnections");
         Objects.requireNonNull(maxConnectionsPerClient, "maxConnectionsPerClient");
         Objects.requireNonNull(requestHeadTimeoutMillis, "requestHeadTimeoutMillis");
+        Objects.requireNonNull(bodyBufferTimeoutMillis, "bodyBufferTimeoutMillis");
     }
 
     /** {@return no key written: every limit takes the proxy's default} */
     public static LimitsSettings defaults() {
-        return new LimitsSettings(OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty());
+        return new LimitsSettings(OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
+                OptionalLong.empty());
     }
 }

@@ -176,7 +176,9 @@ class GatewayConfigTest {
                     max_connections = 100
                     max_connections_per_client = 10
                     request_head_timeout_ms = 5000
+                    body_buffer_timeout_ms = 7000
                     """).value().supervisor().limits();
+            assertEquals(7000L, set.bodyBufferTimeoutMillis().getAsLong());
             assertEquals(100L, set.maxConnections().getAsLong());
             assertEquals(10L, set.maxConnectionsPerClient().getAsLong());
             assertEquals(5000L, set.requestHeadTimeoutMillis().getAsLong());
@@ -188,7 +190,7 @@ class GatewayConfigTest {
             assertProblem(onlyError("[openshell.supervisor.limits]\nmax_conections = 5\n"),
                     "openshell.supervisor.limits.max_conections", 2, 1, "unknown key 'max_conections' (did you mean"
                             + " 'max_connections'?); allowed keys: max_connections, max_connections_per_client,"
-                            + " request_head_timeout_ms");
+                            + " request_head_timeout_ms, body_buffer_timeout_ms");
         }
     }
 

@@ -54,19 +54,22 @@ public final class ProxyCore {
      * @param maxConnections the most client connections open at once over all clients
      * @param maxConnectionsPerClient the most open at once from one client address
      * @param requestHeadTimeout the deadline for a whole request head, from its first byte
+     * @param bodyBufferTimeout the deadline for a whole body buffered for the chain, from the start of its read
      */
-    public record Limits(int maxConnections, int maxConnectionsPerClient, Duration requestHeadTimeout) {
-        /** The defaults: 2048 connections, 512 per client address, 30 s per request head. */
-        public static final Limits DEFAULT = new Limits(2048, 512, Duration.ofSeconds(30));
+    public record Limits(int maxConnections, int maxConnectionsPerClient, Duration requestHeadTimeout,
+                         Duration bodyBufferTimeout) {
+        /** The defaults: 2048 connections, 512 per client address, 30 s per request head, 60 s per buffered body. */
+        public static final Limits DEFAULT = new Limits(2048, 512, Duration.ofSeconds(30), Duration.ofSeconds(60));
 
-        /** @throws IllegalArgumentException when a cap is below 1, above the total, or the timeout not positive */
+        /** @throws IllegalArgumentException when a cap is below 1, above the total, or a timeout not positive */
         public Limits {
             if (maxConnections < 1 || maxConnectionsPerClient < 1 || maxConnectionsPerClient > maxConnections) {
                 throw new IllegalArgumentException("connection limits " + maxConnections + " total, "
                         + maxConnectionsPerClient + " per client are out of range (1 <= per client <= total)");
             }
-            if (requestHeadTimeout.isNegative() || requestHeadTimeout.isZero()) {
-                throw new IllegalArgumentException("the request head timeout must be positive");
+            if (requestHeadTimeout.isNegative() || requestHeadTimeout.isZero() || bodyBufferTimeout.isNegative()
+                    || bodyBufferTimeout.isZero()) {
+                throw new IllegalArgumentException("the request head and body buffer timeouts must be positive");
             }
         }
     }

@@ -38,7 +38,7 @@ final class ProxySession {
             if (!client.in.awaitData()) {
                 return; // waiting for a first byte is idle time, bounded by the idle timeout
             }
-            HeadDeadline deadline = HeadDeadline.start(core, client, tunnel != null);
+            ReadDeadline deadline = ReadDeadline.head(core, client, tunnel != null);
             RequestHead head;
             try {
                 head = reader.readHead();
