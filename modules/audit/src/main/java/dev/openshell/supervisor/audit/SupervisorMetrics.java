@@ -27,6 +27,9 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_stage_latency_seconds{config_key,binding_id}}: stage latency histogram.</li>
  *   <li>{@code supervisor_failures_total{code}}: stage and policy failures by platform code.</li>
  *   <li>{@code supervisor_bypasses_total{config_key,binding_id}}: {@code fail_open} bypasses.</li>
+ *   <li>{@code supervisor_refused_total{reason}}: connections and requests refused by a resource limit
+ *       ({@code connection_limit}, {@code client_connection_limit}, {@code request_head_timeout},
+ *       {@code body_buffer_timeout}, {@code body_buffer_busy}): alert on any rise.</li>
  *   <li>{@code supervisor_body_bytes_buffered_total}: bytes of request bodies buffered for chains.</li>
  *   <li>{@code supervisor_external_service_up{service}}: 1 when an external middleware service is reachable.</li>
  * </ul>
@@ -40,6 +43,7 @@ public final class SupervisorMetrics {
     private final Counter stageInvocations;
     private final Histogram stageLatency;
     private final Counter failures;
+    private final Counter refused;
     private final Counter bypasses;
     private final Counter bodyBytes;
     private final Gauge serviceUp;
@@ -55,6 +59,9 @@ public final class SupervisorMetrics {
         stageLatency = Histogram.builder().name("supervisor_stage_latency_seconds")
                 .help("Middleware stage latency in seconds").labelNames("config_key", "binding_id")
                 .classicOnly().classicUpperBounds(LATENCY_BOUNDS).withoutExemplars().register(registry);
+        refused = Counter.builder().name("supervisor_refused_total")
+                .help("Connections and requests refused by a resource limit, by reason").labelNames("reason")
+                .withoutExemplars().register(registry);
         failures = Counter.builder().name("supervisor_failures_total").help("Failures by platform code")
                 .labelNames("code").withoutExemplars().register(registry);
         bypasses = Counter.builder().name("supervisor_bypasses_total")
@@ -89,6 +96,11 @@ public final class SupervisorMetrics {
         if (stage.result() == StageResult.FAILED_CLOSED || stage.result() == StageResult.BYPASSED) {
             stage.platformCode().ifPresent(this::failure);
         }
+    }
+
+    /** Counts one refusal by a resource limit. @param reason the refusal reason */
+    public void refused(String reason) {
+        refused.labelValues(reason).inc();
     }
 
     /** Counts one failure. @param code the platform code */

@@ -23,6 +23,9 @@ class SupervisorMetricsTest {
         m.stage(new StageOutcome("strict", "openshell/regex", StageResult.DENIED, false, 1_000_000,
                 Optional.of("secret_detected"), true));
         m.bodyBuffered(2048);
+        m.refused("client_connection_limit");
+        m.refused("client_connection_limit");
+        m.refused("request_head_timeout");
         m.serviceUp("anonymizer", false);
         String text = m.scrape();
         assertTrue(text.contains("supervisor_requests_total{outcome=\"admitted\"} 2.0"), text);
@@ -39,6 +42,8 @@ class SupervisorMetricsTest {
         assertFalse(text.contains("privacy_redacted") || text.contains("secret_detected"),
                 "a reason code of an allow or a deny is no failure: " + text);
         assertTrue(text.contains("supervisor_body_bytes_buffered_total 2048.0"), text);
+        assertTrue(text.contains("supervisor_refused_total{reason=\"client_connection_limit\"} 2.0"), text);
+        assertTrue(text.contains("supervisor_refused_total{reason=\"request_head_timeout\"} 1.0"), text);
         assertTrue(text.contains("supervisor_external_service_up{service=\"anonymizer\"} 0.0"), text);
     }
 }

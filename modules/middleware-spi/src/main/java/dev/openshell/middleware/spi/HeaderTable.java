@@ -148,6 +148,28 @@ public final class HeaderTable {
         return r != null && (r.kind() == Kind.ROUTING || r.kind() == Kind.FRAMING);
     }
 
+    /** Field names in this namespace are written only by middleware stages; the sandbox's own are stripped. */
+    public static final String MIDDLEWARE_PREFIX = "x-openshell-middleware-";
+
+    /**
+     * {@return whether a field name with {@code _} in it becomes a row of this table, or a name in the
+     * {@link #MIDDLEWARE_PREFIX middleware namespace}, when {@code _} is read as {@code -}}
+     *
+     * <p>CGI-style servers (PHP, WSGI, many gateways) map both {@code Transfer-Encoding} and {@code Transfer_Encoding}
+     * to {@code HTTP_TRANSFER_ENCODING}, so such a name would frame, route or authenticate the message for them while
+     * every rule here reads it as an ordinary field (Envoy's {@code headers_with_underscores_action} exists for the
+     * same reason). The proxy refuses such a request and drops such a field from responses.
+     *
+     * @param lower the field name, ASCII-lowercased
+     */
+    public static boolean underscoreShadowsProtected(String lower) {
+        if (lower.indexOf('_') < 0) {
+            return false;
+        }
+        String dashed = lower.replace('_', '-');
+        return find(dashed) != null || dashed.startsWith(MIDDLEWARE_PREFIX);
+    }
+
     private static Row find(String lower) {
         // a hand loop over 16 rows: this runs for every field line of every request
         for (int i = 0; i < ROWS.size(); i++) {

@@ -6,6 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Optional;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
 /** The one header classification (issue 14, item 3): each column as RFC 9110 and RFC 0009 say. */
@@ -61,6 +67,52 @@ class HeaderTableTest {
         for (HeaderTable.Row r : HeaderTable.ROWS) {
             assertEquals(r.hiddenFromMiddleware(), r.protectedFromMutation(), r.name());
             assertEquals(r.name(), r.name().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
+
+    /** A protected name (a row, or the middleware namespace) spelt with some '-' as '_' always shadows it. */
+    @Property
+    void underscoreSpellingsOfProtectedNamesShadowThem(@ForAll("underscored") String name) {
+        assertTrue(HeaderTable.underscoreShadowsProtected(name), name);
+    }
+
+    @Provide
+    Arbitrary<String> underscored() {
+        Arbitrary<String> base = Arbitraries.of("transfer-encoding", "content-length", "proxy-authorization",
+                "proxy-connection", "keep-alive", "x-amz-date", "x-openshell-middleware-tag",
+                "x-openshell-credential-id", "proxy-authenticate");
+        return Combinators.combine(base, Arbitraries.longs()).as((n, bits) -> {
+            StringBuilder b = new StringBuilder(n);
+            int k = 0;
+            boolean any = false;
+            for (int i = 0; i < b.length(); i++) {
+                if (b.charAt(i) == '-' && ((bits >>> (k++ % 64)) & 1) == 1) {
+                    b.setCharAt(i, '_');
+                    any = true;
+                }
+            }
+            if (!any) {
+                b.setCharAt(n.indexOf('-'), '_');
+            }
+            return b.toString();
+        });
+    }
+
+    @Property
+    void namesWithoutUnderscoresNeverShadow(@ForAll("names") String name) {
+        assertFalse(HeaderTable.underscoreShadowsProtected(name), name);
+    }
+
+    @Provide
+    Arbitrary<String> names() {
+        return Arbitraries.strings().withChars("abcdefghijklmnopqrstuvwxyz-0123456789").ofMinLength(1).ofMaxLength(30)
+                .edgeCases(c -> c.add("transfer-encoding").add("host").add("x-openshell-middleware-a"));
+    }
+
+    @Test
+    void ordinaryUnderscoreNamesDoNotShadow() {
+        for (String n : List.of("x_request_id", "host_", "connection_", "my_transfer_encoding", "content_type")) {
+            assertFalse(HeaderTable.underscoreShadowsProtected(n), n);
         }
     }
 }

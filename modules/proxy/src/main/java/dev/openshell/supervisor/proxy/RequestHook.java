@@ -79,6 +79,19 @@ public interface RequestHook {
     default void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
     }
 
+    /**
+     * Called once per connection or request refused by a resource limit, before or instead of its admission. The
+     * default does nothing.
+     *
+     * @param reason {@code connection_limit} (connection closed unserved: the proxy-wide cap),
+     *     {@code client_connection_limit} (closed unserved: the cap per client address), {@code request_head_timeout}
+     *     (408: the head was not complete within its deadline), {@code body_buffer_timeout} (408: a body buffered
+     *     for the chain was not complete within its deadline), {@code body_buffer_busy} (503: no room in the body
+     *     buffer budget in time)
+     */
+    default void limitRefused(String reason) {
+    }
+
     /** {@return a hook that never selects a chain} */
     static RequestHook none() {
         return new RequestHook() {

@@ -97,7 +97,9 @@ public final class SupervisorProxy implements AutoCloseable {
                 new InterceptionTls(ca), pool,
                 new ProxyCore.Timeouts(b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout,
                         Duration.ofSeconds(1)),
-                new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait));
+                new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait),
+                new ProxyCore.Limits(b.maxConnections, Math.min(b.maxConnectionsPerClient, b.maxConnections),
+                        b.requestHeadTimeout, b.bodyBufferTimeout));
         WebServer ws = WebServer.builder()
                 .host(b.listen.getHostString())
                 .port(b.listen.getPort())
@@ -179,6 +181,10 @@ public final class SupervisorProxy implements AutoCloseable {
         private Duration stopGracePeriod = Duration.ofSeconds(10);
         private long bodyBufferBudget = defaultBodyBufferBudget();
         private Duration bodyBufferWait = Duration.ofSeconds(10);
+        private int maxConnections = ProxyCore.Limits.DEFAULT.maxConnections();
+        private int maxConnectionsPerClient = ProxyCore.Limits.DEFAULT.maxConnectionsPerClient();
+        private Duration requestHeadTimeout = ProxyCore.Limits.DEFAULT.requestHeadTimeout();
+        private Duration bodyBufferTimeout = ProxyCore.Limits.DEFAULT.bodyBufferTimeout();
 
         private Builder() {
         }
@@ -349,6 +355,60 @@ public final class SupervisorProxy implements AutoCloseable {
                 throw new IllegalArgumentException("the body buffer wait must not be negative");
             }
             this.bodyBufferWait = wait;
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param max the most client connections open at once over all clients; a connection over it is closed without
+         *     being served and counted as {@code connection_limit}; default 2048 (each open connection may hold a
+         *     request head of up to 64 KiB while it is read)
+         * @throws IllegalArgumentException when {@code max} is below 1
+         */
+        public Builder maxConnections(int max) {
+            if (max < 1) {
+                throw new IllegalArgumentException("max connections must be at least 1");
+            }
+            this.maxConnections = max;
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param max the most client connections open at once from one client address (counted as
+         *     {@code client_connection_limit} when over it), capped by {@link #maxConnections}; default 512
+         * @throws IllegalArgumentException when {@code max} is below 1
+         */
+        public Builder maxConnectionsPerClient(int max) {
+            if (max < 1) {
+                throw new IllegalArgumentException("max connections per client must be at least 1");
+            }
+            this.maxConnectionsPerClient = max;
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param timeout the deadline for a whole request head, from its first byte; a head not complete by then is
+         *     answered {@code 408 request_head_timeout} and its connection closed; default 30 s
+         */
+        public Builder requestHeadTimeout(Duration timeout) {
+            this.requestHeadTimeout = positive(timeout);
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param timeout the deadline for reading a whole body buffered for the chain, from the start of its read; a
+         *     body not complete by then is answered {@code 408 body_buffer_timeout}, its connection closed and its
+         *     body buffer reservation given back, so a trickled upload cannot hold the budget; default 60 s
+         */
+        public Builder bodyBufferTimeout(Duration timeout) {
+            this.bodyBufferTimeout = positive(timeout);
             return this;
         }
 

@@ -467,6 +467,72 @@ class ForwardProxyTest {
         }
     }
 
+    /** Forwarded as HTTP/1.1, which requires Host (RFC 9112 section 3.2): the target's authority supplies it. */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void anHttp10RequestWithoutHostIsForwardedWithTheTargetsHost(boolean chain) throws Exception {
+        if (chain) {
+            fx.hook.selector = r -> ChainSelection.selected(4096, false);
+        }
+        try (RawClient c = fx.client()) {
+            c.send("POST " + fx.apiUrl("/ten") + " HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi");
+            assertEquals(200, c.read().status());
+        }
+        TestUpstream.Received r = fx.upstream.take();
+        assertTrue(r.head().startsWith("POST /ten HTTP/1.1\r\n"), r.head());
+        assertEquals(1, r.head().split("(?i)\r\nhost: ", -1).length - 1, r.head());
+        assertTrue(r.head().toLowerCase(java.util.Locale.ROOT).contains("\r\nhost: " + fx.apiAuthority() + "\r\n"),
+                r.head());
+    }
+
+    /**
+     * A name with {@code _} that a CGI-style upstream reads as a framing, routing, credential or hop-by-hop field,
+     * or as the middleware namespace, never reaches it; an ordinary one does.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"Transfer_Encoding: chunked", "Content_Length: 5", "HOST_: x", "Proxy_Authorization: a",
+            "x_openshell_middleware_verdict: allow", "Connection_: close", "Keep_Alive: 5", "Upgrade_: h2c",
+            "X_Amz_Security_Token: t", "Proxy_Connection: close"})
+    void requestFieldsThatShadowProtectedOnesWithUnderscoresAreRefused(String field) throws Exception {
+        String lower = field.toLowerCase(java.util.Locale.ROOT);
+        boolean shadows = !lower.startsWith("host_") && !lower.startsWith("connection_")
+                && !lower.startsWith("upgrade_");
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/u") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n" + field
+                    + "\r\n\r\n");
+            RawClient.Response r = c.read();
+            if (shadows) {
+                assertEquals(400, r.status(), field);
+                assertTrue(r.bodyText().startsWith("{\"error\":\"underscore_shadows_protected_field\""),
+                        r.bodyText());
+            } else {
+                assertEquals(200, r.status(), field + ": '" + field.substring(0, field.indexOf(':'))
+                        + "' does not read as a protected name");
+            }
+        }
+        if (shadows) {
+            assertEquals(0, fx.upstream.pending());
+        } else {
+            assertTrue(fx.upstream.take().head().contains(field), "an ordinary field is forwarded as is");
+        }
+    }
+
+    @Test
+    void responseFieldsThatShadowProtectedOnesWithUnderscoresAreDropped() throws Exception {
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+                + "Transfer_Encoding: chunked\r\nX_Openshell_Middleware_Verdict: allow\r\nX_Request_Id: 7\r\n"
+                + "\r\nok"));
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(200, r.status());
+            assertNull(r.header("transfer_encoding"), r.head());
+            assertNull(r.header("x_openshell_middleware_verdict"), r.head());
+            assertEquals("7", r.header("x_request_id"), "an ordinary underscore name is relayed");
+            assertEquals("ok", r.bodyText());
+        }
+    }
+
     @Test
     void unreachableUpstreamIs502() throws Exception {
         try (RawClient c = fx.client()) {

@@ -48,7 +48,13 @@ final class RawClient implements AutoCloseable {
     private final OutputStream out;
 
     RawClient(int port) throws IOException {
-        socket = new Socket(InetAddress.getLoopbackAddress(), port);
+        this(port, null);
+    }
+
+    /** @param from the local (client) address, another 127.x address to be a different client; null for any */
+    RawClient(int port, InetAddress from) throws IOException {
+        socket = from == null ? new Socket(InetAddress.getLoopbackAddress(), port)
+                : new Socket(InetAddress.getLoopbackAddress(), port, from, 0);
         socket.setTcpNoDelay(true);
         socket.setSoTimeout(10_000);
         in = socket.getInputStream();

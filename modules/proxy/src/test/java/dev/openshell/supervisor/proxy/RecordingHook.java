@@ -13,6 +13,7 @@ final class RecordingHook implements RequestHook {
     final List<ProxyRequest> selected = new CopyOnWriteArrayList<>();
     final List<Body> evaluatedBodies = new CopyOnWriteArrayList<>();
     final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
+    final List<String> limitRefusals = new CopyOnWriteArrayList<>();
 
     @Override
     public RequestPlan plan(ProxyRequest request) {
@@ -29,5 +30,10 @@ final class RecordingHook implements RequestHook {
     @Override
     public void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
         uninspectable.add(what);
+    }
+
+    @Override
+    public void limitRefused(String reason) {
+        limitRefusals.add(reason);
     }
 }

@@ -250,6 +250,12 @@ public final class Supervisor implements AutoCloseable {
                             Map.copyOf(settings.network().staticHosts().castToSortedMap())));
             settings.tls().upstreamCaBundle().ifPresent(pb::upstreamTrust);
             settings.bodyBufferBudgetBytes().ifPresent(pb::bodyBufferBudget);
+            settings.limits().maxConnections().ifPresent(n -> pb.maxConnections((int) n));
+            settings.limits().maxConnectionsPerClient().ifPresent(n -> pb.maxConnectionsPerClient((int) n));
+            settings.limits().requestHeadTimeoutMillis()
+                    .ifPresent(ms -> pb.requestHeadTimeout(Duration.ofMillis(ms)));
+            settings.limits().bodyBufferTimeoutMillis()
+                    .ifPresent(ms -> pb.bodyBufferTimeout(Duration.ofMillis(ms)));
             if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
                 pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
             }

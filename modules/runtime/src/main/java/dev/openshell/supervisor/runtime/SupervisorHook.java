@@ -260,6 +260,12 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
                 : "OPTIONS with Max-Forwards: 0 answered by the supervisor, not forwarded"));
     }
 
+    /** Counts work refused by a resource limit in {@code supervisor_refused_total{reason}}. */
+    @Override
+    public void limitRefused(String reason) {
+        metrics.refused(reason);
+    }
+
     /** {@return the hook's own plan for {@code request}} @throws IllegalStateException for any other plan */
     private static Plan plan(RequestPlan plan, ProxyRequest request) {
         if (!(plan instanceof Plan p) || !p.facts.requestId().equals(request.requestId())) {

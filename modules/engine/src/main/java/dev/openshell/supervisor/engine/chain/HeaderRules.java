@@ -59,7 +59,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class HeaderRules {
     /** The only namespace stages may write: {@value}. */
-    public static final String MIDDLEWARE_PREFIX = "x-openshell-middleware-";
+    public static final String MIDDLEWARE_PREFIX = HeaderTable.MIDDLEWARE_PREFIX;
 
     private final Map<HeaderMutationError.Kind, LongAdder> rejections = new EnumMap<>(HeaderMutationError.Kind.class);
 

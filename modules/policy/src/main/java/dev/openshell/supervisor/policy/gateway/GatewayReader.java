@@ -47,11 +47,13 @@ final class GatewayReader {
     static final List<String> OPENSHELL_KEYS = List.of("version", "gateway", "supervisor", "drivers",
             "credential_drivers");
     static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log",
-            "body_buffer_budget_bytes", "network", "admin", "tls", "identity", "middleware", "credentials",
+            "body_buffer_budget_bytes", "limits", "network", "admin", "tls", "identity", "middleware", "credentials",
             "plugin_pins");
     static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> IDENTITY_KEYS = List.of("mode", "entrypoint_pid");
+    static final List<String> LIMITS_KEYS = List.of("max_connections", "max_connections_per_client",
+            "request_head_timeout_ms", "body_buffer_timeout_ms");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
     static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts", "headers", "query_params", "basic",
             "allow_plaintext", "ports");
@@ -146,6 +148,16 @@ final class GatewayReader {
             rejectUnknown(adm, ap, ADMIN_KEYS);
             admin = string(adm, "listen", ap).flatMap(s -> listen(s, adm, "listen", ap));
         }
+        LimitsSettings limits = LimitsSettings.defaults();
+        TomlTable lim = table(t, "limits", path);
+        if (lim != null) {
+            KeyPath lp = path.key("limits");
+            rejectUnknown(lim, lp, LIMITS_KEYS);
+            limits = new LimitsSettings(optionalInteger(lim, "max_connections", lp, 1, 1_000_000),
+                    optionalInteger(lim, "max_connections_per_client", lp, 1, 1_000_000),
+                    optionalInteger(lim, "request_head_timeout_ms", lp, 1, 3_600_000),
+                    optionalInteger(lim, "body_buffer_timeout_ms", lp, 1, 3_600_000));
+        }
         TlsSettings tls = TlsSettings.defaults();
         TomlTable tl = table(t, "tls", path);
         if (tl != null) {
@@ -159,7 +171,7 @@ final class GatewayReader {
         if (problems.errorCount() != errors || network == null || tls == null || identity == null) {
             return null;
         }
-        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget, identity);
+        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget, identity, limits);
     }
 
     private NetworkSettings network(TomlTable t, KeyPath path) {
@@ -684,6 +696,10 @@ final class GatewayReader {
         }
         problems.error(at(t, key), path.key(key), "expected true or false, found " + describe(v));
         return Optional.empty();
+    }
+
+    private OptionalLong optionalInteger(TomlTable t, String key, KeyPath path, long min, long max) {
+        return t.contains(List.of(key)) ? integer(t, key, path, min, max) : OptionalLong.empty();
     }
 
     private OptionalLong integer(TomlTable t, String key, KeyPath path, long min, long max) {

@@ -19,11 +19,12 @@ import java.util.OptionalLong;
  *     for middleware at once, 4194304 (one largest body) to 2147483647; none when not written (the proxy then
  *     derives it from its heap)
  * @param identity process identity for binary-scoped network policies
+ * @param limits {@code [openshell.supervisor.limits]}: connection caps and the request head deadline
  */
 public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir, Optional<Path> stateDir,
                                  Optional<Path> auditLog, NetworkSettings network, Optional<ListenAddress> adminListen,
                                  TlsSettings tls, OptionalLong bodyBufferBudgetBytes,
-                                 IdentitySettings identity) {
+                                 IdentitySettings identity, LimitsSettings limits) {
     /** The proxy's address when none is configured: {@code 127.0.0.1:3128}. */
     public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("127.0.0.1", 3128);
 
@@ -42,12 +43,13 @@ public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir
         Objects.requireNonNull(tls, "tls");
         Objects.requireNonNull(bodyBufferBudgetBytes, "bodyBufferBudgetBytes");
         Objects.requireNonNull(identity, "identity");
+        Objects.requireNonNull(limits, "limits");
     }
 
     /** {@return the settings of an empty file} */
     public static SupervisorSettings defaults() {
         return new SupervisorSettings(DEFAULT_LISTEN, Optional.empty(), Optional.empty(), Optional.empty(),
                 NetworkSettings.defaults(), Optional.empty(), TlsSettings.defaults(), OptionalLong.empty(),
-                IdentitySettings.defaults());
+                IdentitySettings.defaults(), LimitsSettings.defaults());
     }
 }

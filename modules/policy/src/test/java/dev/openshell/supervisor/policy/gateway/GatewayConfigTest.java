@@ -166,6 +166,35 @@ class GatewayConfigTest {
     }
 
     @Nested
+    class Limits {
+        @Test
+        void areOptionalRangeCheckedAndUnknownKeysRefused() {
+            LimitsSettings none = load("[openshell.supervisor]\n").value().supervisor().limits();
+            assertEquals(LimitsSettings.defaults(), none);
+            LimitsSettings set = load("""
+                    [openshell.supervisor.limits]
+                    max_connections = 100
+                    max_connections_per_client = 10
+                    request_head_timeout_ms = 5000
+                    body_buffer_timeout_ms = 7000
+                    """).value().supervisor().limits();
+            assertEquals(7000L, set.bodyBufferTimeoutMillis().getAsLong());
+            assertEquals(100L, set.maxConnections().getAsLong());
+            assertEquals(10L, set.maxConnectionsPerClient().getAsLong());
+            assertEquals(5000L, set.requestHeadTimeoutMillis().getAsLong());
+            assertProblem(onlyError("[openshell.supervisor.limits]\nmax_connections = 0\n"),
+                    "openshell.supervisor.limits.max_connections", 2, 1, "0 is outside 1..1000000");
+            assertProblem(onlyError("[openshell.supervisor.limits]\nrequest_head_timeout_ms = \"30s\"\n"),
+                    "openshell.supervisor.limits.request_head_timeout_ms", 2, 1,
+                    "expected an integer, found the string '30s'");
+            assertProblem(onlyError("[openshell.supervisor.limits]\nmax_conections = 5\n"),
+                    "openshell.supervisor.limits.max_conections", 2, 1, "unknown key 'max_conections' (did you mean"
+                            + " 'max_connections'?); allowed keys: max_connections, max_connections_per_client,"
+                            + " request_head_timeout_ms, body_buffer_timeout_ms");
+        }
+    }
+
+    @Nested
     class BodyBufferBudget {
         @Test
         void isOptionalAndRangeChecked() {
@@ -394,8 +423,8 @@ class GatewayConfigTest {
                 "g.toml:2:1: error: openshell.supervisor.listen: invalid listen address 'localhost': write it as"
                         + " host:port, with an IPv6 host in brackets ([::1]:3128)",
                 "g.toml:3:1: error: openshell.supervisor.plugin_dir: unknown key 'plugin_dir' (did you mean"
-                        + " 'plugins_dir'?); allowed keys: listen, plugins_dir, state_dir, audit_log, body_buffer_budget_bytes, network, admin,"
-                        + " tls, identity, middleware, credentials, plugin_pins",
+                        + " 'plugins_dir'?); allowed keys: listen, plugins_dir, state_dir, audit_log, body_buffer_budget_bytes, limits, network,"
+                        + " admin, tls, identity, middleware, credentials, plugin_pins",
                 "g.toml:5:1: error: openshell.supervisor.network.allow_loopback_upstreams: expected true or false,"
                         + " found the string 'yes'",
                 "g.toml:7:1: error: openshell.supervisor.network.static_hosts.\"*.test\": static host name '*.test' is"

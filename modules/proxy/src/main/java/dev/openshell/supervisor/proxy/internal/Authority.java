@@ -27,6 +27,17 @@ public record Authority(String host, int port, Optional<InetAddress> literal) {
     }
 
     /**
+     * {@return the authority as a {@code Host} field value: the host (IPv6 in brackets), with {@code :port} unless it
+     * is the scheme's default}
+     *
+     * @param defaultPort the scheme's default port
+     */
+    public String hostHeader(int defaultPort) {
+        String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+        return port == defaultPort ? h : h + ":" + port;
+    }
+
+    /**
      * Parses {@code host[:port]}.
      *
      * @param text the authority as received

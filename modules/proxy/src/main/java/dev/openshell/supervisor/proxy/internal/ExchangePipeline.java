@@ -120,6 +120,7 @@ final class ExchangePipeline implements AutoCloseable {
                 if (framing.hasBody()) {
                     held = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length() : s.bodyCapBytes());
                     if (held == null) {
+                        core.limitRefused("body_buffer_busy");
                         return answer(req, 503, "body_buffer_busy",
                                 "the proxy is holding as many request bodies as it may; retry shortly", true);
                     }
@@ -127,7 +128,16 @@ final class ExchangePipeline implements AutoCloseable {
                 if (req.expectContinue()) {
                     client.send(CONTINUE);
                 }
-                byte[] received = reader.readBody(framing, s.bodyCapBytes());
+                ReadDeadline deadline = ReadDeadline.body(core, client, tunnel != null);
+                byte[] received;
+                try {
+                    received = reader.readBody(framing, s.bodyCapBytes());
+                } finally {
+                    if (!deadline.finish()) {
+                        // answered 408 and closed by the watchdog; whatever the read ended with, the exchange is over
+                        throw new IOException("the body buffering deadline expired");
+                    }
+                }
                 if (received == null) {
                     core.uninspectable(plan, request, new Uninspectable(Uninspectable.Kind.CHUNKED_OVER_CAP,
                             s.bodyCapBytes(), -1, false));

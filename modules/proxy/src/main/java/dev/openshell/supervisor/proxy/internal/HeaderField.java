@@ -11,6 +11,16 @@ import java.util.Locale;
  * @param rawLine the whole line as received, without CRLF, for byte-identical forwarding
  */
 public record HeaderField(String name, String value, String rawLine) {
+    /**
+     * {@return a field line the proxy adds itself}
+     *
+     * @param name a token
+     * @param value a value without control characters or surrounding whitespace
+     */
+    public static HeaderField of(String name, String value) {
+        return new HeaderField(name, value, name + ": " + value);
+    }
+
     /** {@return the name in ASCII lowercase} */
     public String lowerName() {
         return name.toLowerCase(Locale.ROOT);

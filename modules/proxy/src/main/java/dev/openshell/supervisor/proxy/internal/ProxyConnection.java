@@ -11,6 +11,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Arrays;
 
@@ -31,6 +33,23 @@ final class ProxyConnection implements ServerConnection {
 
     @Override
     public void handle(Limit limit) {
+        InetAddress client = ctx.serverSocket().remotePeer().address() instanceof InetSocketAddress a
+                ? a.getAddress() : null;
+        String refused = core.connections().acquire(client);
+        if (refused != null) {
+            // closed before a byte is read: nothing of this connection is held
+            core.limitRefused(refused);
+            closeSocket();
+            return;
+        }
+        try {
+            serve();
+        } finally {
+            core.connections().release(client);
+        }
+    }
+
+    private void serve() {
         HttpInput in = new HttpInput(new ReaderStream(ctx.dataReader()));
         OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter()), 16 * 1024);
         try {

@@ -49,6 +49,32 @@ public final class ProxyCore {
     public record Timeouts(Duration connect, Duration upstreamRead, Duration poolIdle, Duration freshIdle) {
     }
 
+    /**
+     * Limits on what clients may hold, so that unfinished or trickled requests cannot exhaust memory.
+     *
+     * @param maxConnections the most client connections open at once over all clients
+     * @param maxConnectionsPerClient the most open at once from one client address
+     * @param requestHeadTimeout the deadline for a whole request head, from its first byte
+     * @param bodyBufferTimeout the deadline for a whole body buffered for the chain, from the start of its read
+     */
+    public record Limits(int maxConnections, int maxConnectionsPerClient, Duration requestHeadTimeout,
+                         Duration bodyBufferTimeout) {
+        /** The defaults: 2048 connections, 512 per client address, 30 s per request head, 60 s per buffered body. */
+        public static final Limits DEFAULT = new Limits(2048, 512, Duration.ofSeconds(30), Duration.ofSeconds(60));
+
+        /** @throws IllegalArgumentException when a cap is below 1, above the total, or a timeout not positive */
+        public Limits {
+            if (maxConnections < 1 || maxConnectionsPerClient < 1 || maxConnectionsPerClient > maxConnections) {
+                throw new IllegalArgumentException("connection limits " + maxConnections + " total, "
+                        + maxConnectionsPerClient + " per client are out of range (1 <= per client <= total)");
+            }
+            if (requestHeadTimeout.isNegative() || requestHeadTimeout.isZero() || bodyBufferTimeout.isNegative()
+                    || bodyBufferTimeout.isZero()) {
+                throw new IllegalArgumentException("the request head and body buffer timeouts must be positive");
+            }
+        }
+    }
+
     private final NetworkAdmission admission;
     private final RequestHook hook;
     private final CredentialInjection credentials;
@@ -57,6 +83,8 @@ public final class ProxyCore {
     private final UpstreamPool pool;
     private final Timeouts timeouts;
     private final BodyBudget bodyBudget;
+    private final Limits limits;
+    private final ConnectionLimits connections;
     private final String idPrefix = HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
     private final AtomicLong ids = new AtomicLong();
 
@@ -87,6 +115,25 @@ public final class ProxyCore {
      */
     public ProxyCore(NetworkAdmission admission, RequestHook hook, CredentialInjection credentials, SsrfGuard ssrf,
                      InterceptionTls interception, UpstreamPool pool, Timeouts timeouts, BodyBudget bodyBudget) {
+        this(admission, hook, credentials, ssrf, interception, pool, timeouts, bodyBudget, Limits.DEFAULT);
+    }
+
+    /**
+     * @param admission L4 network policy
+     * @param hook the middleware hook
+     * @param credentials the credential step
+     * @param ssrf the SSRF guard
+     * @param interception TLS interception
+     * @param pool upstream connections
+     * @param timeouts the timeouts
+     * @param bodyBudget the bytes of request bodies that may be held for middleware at once
+     * @param limits connection caps and the request head deadline
+     */
+    public ProxyCore(NetworkAdmission admission, RequestHook hook, CredentialInjection credentials, SsrfGuard ssrf,
+                     InterceptionTls interception, UpstreamPool pool, Timeouts timeouts, BodyBudget bodyBudget,
+                     Limits limits) {
+        this.limits = Objects.requireNonNull(limits);
+        this.connections = new ConnectionLimits(limits.maxConnections(), limits.maxConnectionsPerClient());
         this.bodyBudget = Objects.requireNonNull(bodyBudget);
         this.admission = Objects.requireNonNull(admission);
         this.hook = Objects.requireNonNull(hook);
@@ -95,6 +142,23 @@ public final class ProxyCore {
         this.interception = Objects.requireNonNull(interception);
         this.pool = Objects.requireNonNull(pool);
         this.timeouts = Objects.requireNonNull(timeouts);
+    }
+
+    Limits limits() {
+        return limits;
+    }
+
+    ConnectionLimits connections() {
+        return connections;
+    }
+
+    /** Counts work refused by a limit ({@link RequestHook#limitRefused}); never throws. */
+    void limitRefused(String reason) {
+        try {
+            hook.limitRefused(reason);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "limit refusal report failed: " + e.getClass().getName());
+        }
     }
 
     BodyBudget bodyBudget() {

@@ -36,12 +36,24 @@ final class ProxySession {
     void loop() throws IOException {
         while (true) {
             client.state.waiting();
+            if (!client.in.awaitData()) {
+                return; // waiting for a first byte is idle time, bounded by the idle timeout
+            }
+            ReadDeadline deadline = ReadDeadline.head(core, client, tunnel != null);
             RequestHead head;
             try {
                 head = reader.readHead();
             } catch (FramingException e) {
-                client.send(ErrorResponses.response(e.status(), e.code(), e.getMessage(), true));
+                if (deadline.finish()) {
+                    client.send(ErrorResponses.response(e.status(), e.code(), e.getMessage(), true));
+                }
                 return;
+            } catch (IOException e) {
+                deadline.finish();
+                throw e;
+            }
+            if (!deadline.finish()) {
+                return; // the deadline expired: answered 408 and closed
             }
             if (head == null || !client.state.startRequest()) {
                 return;

@@ -18,6 +18,13 @@ public record RequestHead(String method, String target, String version, List<Hea
         fields = List.copyOf(fields);
     }
 
+    /** {@return this head with {@code field} added after its field lines} @param field the field line to add */
+    public RequestHead withField(HeaderField field) {
+        List<HeaderField> more = new ArrayList<>(fields);
+        more.add(field);
+        return new RequestHead(method, target, version, more);
+    }
+
     /** {@return whether the version is HTTP/1.0} */
     public boolean isHttp10() {
         return "HTTP/1.0".equals(version);

@@ -54,7 +54,12 @@ final class RequestReader {
     /** Checks a non-CONNECT request head. */
     ParsedRequest parse(RequestHead head) throws FramingException, Refusal {
         Target t = target(head);
+        rejectUnderscoreShadows(head);
         checkHost(head, t.authority(), defaultPort(t.scheme()));
+        if (head.isHttp10() && head.all("host").isEmpty()) {
+            // forwarded as HTTP/1.1, which requires Host (RFC 9112 section 3.2): the target's authority supplies it
+            head = head.withField(HeaderField.of("Host", t.authority().hostHeader(defaultPort(t.scheme()))));
+        }
         BodyFraming framing = BodyFraming.forRequest(head);
         Set<String> nominated = nominated(head);
         boolean expectContinue = expectContinue(head);
@@ -172,6 +177,17 @@ final class RequestReader {
 
     private static int defaultPort(String scheme) {
         return scheme.equals("https") ? 443 : 80;
+    }
+
+    /** See {@link HeaderTable#underscoreShadowsProtected}: such a name is refused, whatever its value. */
+    private static void rejectUnderscoreShadows(RequestHead head) throws FramingException {
+        for (HeaderField f : head.fields()) {
+            if (HeaderTable.underscoreShadowsProtected(f.lowerName())) {
+                throw FramingException.badRequest("underscore_shadows_protected_field",
+                        "a field name with '_' reads as a framing, routing, credential or hop-by-hop field, or as"
+                                + " x-openshell-middleware-*, where '_' is taken for '-'");
+            }
+        }
     }
 
     /** RFC 9112 section 3.2: exactly one Host in HTTP/1.1; here it must also name the request-target's authority. */

@@ -111,7 +111,10 @@ final class ResponseRelay {
         return !closeAfter;
     }
 
-    /** The upstream's response head minus hop-by-hop fields; framing fields stay as the relay needs them. */
+    /**
+     * The upstream's response head minus hop-by-hop fields and names that shadow a protected field with {@code _}
+     * ({@link HeaderTable#underscoreShadowsProtected}); framing fields stay as the relay needs them.
+     */
     private static String responseHead(ResponseHead r, boolean upgrade, boolean close, boolean dechunk) {
         Set<String> nominated = new LinkedHashSet<>(r.listElements("connection"));
         nominated.removeIf(HeaderTable::routingOrFraming);
@@ -119,8 +122,9 @@ final class ResponseRelay {
         StringBuilder sb = new StringBuilder(1024).append(r.statusLine()).append("\r\n");
         for (HeaderField f : r.fields()) {
             String lower = f.lowerName();
-            if (HeaderTable.hopByHop(lower) || nominated.contains(lower)) {
-                continue;
+            if (HeaderTable.hopByHop(lower) || nominated.contains(lower)
+                    || HeaderTable.underscoreShadowsProtected(lower)) {
+                continue; // the last: a field a client could read as framing or hop-by-hop is dropped, as Envoy can
             }
             if (lower.equals("content-length") && chunked) {
                 continue; // RFC 9112 section 6.1: Transfer-Encoding overrides Content-Length

@@ -1,0 +1,216 @@
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The attacker and the victim of tests/load/attack.sh (not a test). Runs one attack from 127.0.0.1 against the proxy
+ * while a victim client on 127.0.0.2 (another client address) sends GET and small POST requests through a chain, one
+ * at a time, and probes /health/live on the admin port; prints one result line per request kind. Bounded: the attack
+ * and the victim stop after SECONDS (at most 120), the attacker opens at most a fixed number of connections.
+ * Usage: java Attack.java ATTACK PROXY_PORT UPSTREAM_PORT ADMIN_PORT SECONDS, ATTACK one of none, heads,
+ * slow-bodies, uploads.
+ */
+public class Attack {
+    private static final InetAddress ATTACKER = addr("127.0.0.1");
+    private static final InetAddress VICTIM = addr("127.0.0.2");
+    private static final int FOUR_MIB = 4 * 1024 * 1024;
+
+    public static void main(String[] args) throws Exception {
+        String attack = args[0];
+        int proxy = Integer.parseInt(args[1]);
+        int upstream = Integer.parseInt(args[2]);
+        int admin = Integer.parseInt(args[3]);
+        int seconds = Math.min(120, Integer.parseInt(args[4]));
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        String authority = "load.test:" + upstream;
+        AtomicInteger attackRefused = new AtomicInteger();
+        List<Thread> attackers = new ArrayList<>();
+        ConcurrentLinkedQueue<Socket> held = new ConcurrentLinkedQueue<>();
+        switch (attack) {
+            case "none" -> { }
+            case "heads" -> attackers.add(Thread.ofVirtual().start(() -> {
+                // thousands of connections, each a 60 KiB header section without its final CRLF, then silence
+                byte[] head = ("GET http://" + authority + "/ HTTP/1.1\r\nHost: " + authority + "\r\nX-Pad: "
+                        + "a".repeat(60 * 1024) + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
+                for (int i = 0; i < 3000 && System.nanoTime() < end; i++) {
+                    try {
+                        Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy, ATTACKER, 0);
+                        held.add(s);
+                        s.getOutputStream().write(head);
+                    } catch (IOException e) {
+                        attackRefused.incrementAndGet();
+                    }
+                }
+            }));
+            case "slow-bodies" -> {
+                // dozens of uploads that declare 4 MiB and send a byte a second
+                for (int i = 0; i < 48; i++) {
+                    attackers.add(Thread.ofVirtual().start(() -> {
+                        while (System.nanoTime() < end) {
+                            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy, ATTACKER, 0)) {
+                                OutputStream out = s.getOutputStream();
+                                out.write(post(authority, FOUR_MIB).getBytes(StandardCharsets.ISO_8859_1));
+                                while (System.nanoTime() < end) {
+                                    out.write('x');
+                                    out.flush();
+                                    Thread.sleep(1000); // the attack's pace, not synchronisation
+                                }
+                            } catch (IOException e) {
+                                attackRefused.incrementAndGet(); // closed by the proxy: start another
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
+                    }));
+                }
+            }
+            case "uploads" -> {
+                // 100 concurrent 4 MiB uploads, each connection posting again as soon as it is answered
+                byte[] body = new byte[FOUR_MIB];
+                Arrays.fill(body, (byte) 'a');
+                for (int i = 0; i < 100; i++) {
+                    attackers.add(Thread.ofVirtual().start(() -> {
+                        while (System.nanoTime() < end) {
+                            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy, ATTACKER, 0)) {
+                                s.setSoTimeout(30_000);
+                                while (System.nanoTime() < end) {
+                                    OutputStream out = s.getOutputStream();
+                                    out.write(post(authority, body.length).getBytes(StandardCharsets.ISO_8859_1));
+                                    out.write(body);
+                                    out.flush();
+                                    if (status(s.getInputStream()) != 200) {
+                                        attackRefused.incrementAndGet();
+                                        break;
+                                    }
+                                }
+                            } catch (IOException e) {
+                                attackRefused.incrementAndGet();
+                            }
+                        }
+                    }));
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown attack " + attack);
+        }
+        Thread.sleep(Math.min(2000, seconds * 200L)); // let the attack build up before measuring
+        Stats get = new Stats();
+        Stats post = new Stats();
+        Stats live = new Stats();
+        byte[] small = "{\"q\":\"hello\"}".getBytes(StandardCharsets.US_ASCII);
+        while (System.nanoTime() < end) {
+            get.time(() -> exchange(proxy, VICTIM, ("GET http://" + authority + "/v HTTP/1.1\r\nHost: " + authority
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1)));
+            post.time(() -> {
+                ByteArrayOutputStream b = new ByteArrayOutputStream();
+                b.writeBytes(post(authority, small.length).replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
+                        .getBytes(StandardCharsets.ISO_8859_1));
+                b.writeBytes(small);
+                return exchange(proxy, VICTIM, b.toByteArray());
+            });
+            if (admin > 0) {
+                live.time(() -> exchange(admin, VICTIM, ("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        + "Connection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1)));
+            }
+        }
+        for (Thread t : attackers) {
+            t.interrupt();
+        }
+        for (Socket s : held) {
+            s.close();
+        }
+        System.out.println(get.line(attack, "victim GET"));
+        System.out.println(post.line(attack, "victim small POST"));
+        if (admin > 0) {
+            System.out.println(live.line(attack, "/health/live"));
+        }
+        System.out.println("ATTACK " + attack + " attacker connections refused or closed: " + attackRefused.get());
+        System.exit(0);
+    }
+
+    private static String post(String authority, int length) {
+        return "POST http://" + authority + "/upload HTTP/1.1\r\nHost: " + authority
+                + "\r\nContent-Type: application/json\r\nContent-Length: " + length + "\r\n\r\n";
+    }
+
+    /** One request on a fresh connection from {@code from}; {@return the status, -1 on a connection failure} */
+    private static int exchange(int port, InetAddress from, byte[] request) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port, from, 0)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(request);
+            return status(s.getInputStream());
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    /** Reads a response head and a Content-Length body; {@return the status} */
+    private static int status(InputStream in) throws IOException {
+        StringBuilder head = new StringBuilder();
+        int c;
+        while ((c = in.read()) >= 0) {
+            head.append((char) c);
+            if (head.length() >= 4 && head.lastIndexOf("\r\n\r\n") == head.length() - 4) {
+                break;
+            }
+        }
+        if (head.length() < 12) {
+            return -1;
+        }
+        int length = 0;
+        for (String line : head.toString().split("\r\n")) {
+            if (line.regionMatches(true, 0, "content-length:", 0, 15)) {
+                length = Integer.parseInt(line.substring(15).trim());
+            }
+        }
+        in.readNBytes(length);
+        return Integer.parseInt(head.substring(9, 12));
+    }
+
+    private static InetAddress addr(String a) {
+        try {
+            return InetAddress.getByName(a);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Latencies of one kind of victim request. */
+    private static final class Stats {
+        private final List<Long> nanos = new ArrayList<>();
+        private final AtomicLong failed = new AtomicLong();
+
+        interface Call {
+            int run();
+        }
+
+        void time(Call call) {
+            long t0 = System.nanoTime();
+            int status = call.run();
+            long t = System.nanoTime() - t0;
+            if (status == 200) {
+                nanos.add(t);
+            } else {
+                failed.incrementAndGet();
+            }
+        }
+
+        String line(String attack, String what) {
+            long[] s = nanos.stream().mapToLong(Long::longValue).sorted().toArray();
+            double p50 = s.length == 0 ? Double.NaN : s[s.length / 2] / 1e6;
+            double p99 = s.length == 0 ? Double.NaN : s[Math.min(s.length - 1, (int) (s.length * 0.99))] / 1e6;
+            double max = s.length == 0 ? Double.NaN : s[s.length - 1] / 1e6;
+            return String.format("RESULT %-12s %-18s ok %6d  failed %5d  p50 %8.2f ms  p99 %8.2f ms  max %8.2f ms",
+                    attack, what, s.length, failed.get(), p50, p99, max);
+        }
+    }
+}

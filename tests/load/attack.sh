@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Hostile-client check of `supervisor run` from the runtime image (not part of the test suite; issue 18). Starts a
+# loopback upstream and the supervisor (the regex stage on every host, so every request with a body is buffered for
+# the chain; admin listener on a free port), then runs each attack from 127.0.0.1 while a victim client on 127.0.0.2
+# sends GET and small POST requests through the chain and probes /health/live (tests/load/Attack.java):
+#   none         no attack (the baseline)
+#   heads        3000 connections, each a 60 KiB header section without its final CRLF, then silence
+#   slow-bodies  48 uploads declaring Content-Length 4194304 and sending a byte a second
+#   uploads      100 concurrent 4 MiB uploads, each connection posting again when answered
+# Bounded: SECONDS per attack (default 15, at most 120); only 127.0.0.1/127.0.0.2; the processes it starts are
+# stopped on exit; afterwards it checks that the supervisor still answers /health/live.
+# Usage: tests/load/attack.sh [seconds] [attack...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-15}
+shift || true
+attacks=("${@:-none heads slow-bodies uploads}")
+read -r -a attacks <<<"${attacks[*]}"
+if ! [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -ge 3 && "$seconds" -le 120 ]]; then
+  echo "seconds must be 3..120" >&2
+  exit 2
+fi
+JAVA_HOME="${JAVA_HOME:-$(scripts/find-jdk.sh)}"
+export JAVA_HOME
+image=jlink/target/image
+[ -x "$image/bin/supervisor" ] || ./dev.sh build
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do
+    kill "$p" 2>/dev/null || true
+  done
+  for p in "${pids[@]}"; do
+    wait "$p" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+await_port() { # FILE REGEX: waits (at most 60 s) for a line, prints the port at its end
+  local file=$1 regex=$2 i
+  for i in $(seq 600); do
+    if grep -Eq "$regex" "$file" 2>/dev/null; then
+      grep -Eo "$regex" "$file" | head -1 | grep -Eo '[0-9]+$'
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "timed out waiting for '$regex' in $file:" >&2
+  cat "$file" >&2
+  return 1
+}
+
+"$JAVA_HOME/bin/java" tests/load/LoadUpstream.java >"$work/upstream.out" 2>&1 &
+pids+=($!)
+up=$(await_port "$work/upstream.out" 'upstream listening on 127\.0\.0\.1:[0-9]+')
+admin=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')  # a free port
+
+cat >"$work/policy.yaml" <<YAML
+version: 1
+network_policies:
+  load:
+    name: attack check
+    endpoints:
+      - host: "**"
+        ports: [$up]
+network_middlewares:
+  secrets:
+    name: Redact known secret formats
+    middleware: openshell/regex
+    order: 10
+    config:
+      mode: redact
+    on_error: fail_closed
+    endpoints:
+      include: ["**"]
+YAML
+cat >"$work/gateway.toml" <<TOML
+[openshell.supervisor.network]
+allow_loopback_upstreams = true
+[openshell.supervisor.network.static_hosts]
+"load.test" = "127.0.0.1"
+TOML
+"$image/bin/supervisor" run --policy "$work/policy.yaml" --gateway-config "$work/gateway.toml" \
+  --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen "127.0.0.1:$admin" \
+  >"$work/supervisor.out" 2>"$work/supervisor.err" &
+sup=$!
+pids+=($sup)
+proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:[0-9]+') || {
+  cat "$work/supervisor.err" >&2
+  exit 1
+}
+
+echo "attack check: ${seconds} s per attack, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before"
+for a in "${attacks[@]}"; do
+  "$JAVA_HOME/bin/java" tests/load/Attack.java "$a" "$proxy" "$up" "$admin" "$seconds" | sed 's/^RESULT //'
+  if ! kill -0 "$sup" 2>/dev/null; then
+    echo "the supervisor is gone after attack $a" >&2
+    tail -20 "$work/supervisor.err" >&2
+    exit 1
+  fi
+done
+echo "refusals by reason:"
+curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep '^supervisor_refused_total' || echo "  none"
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) after; supervisor still running: yes"
