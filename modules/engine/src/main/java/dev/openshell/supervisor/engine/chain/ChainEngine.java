@@ -240,8 +240,8 @@ public final class ChainEngine {
                 switch (ContentDecoding.decode(body, codings, cap)) {
                     case ContentDecoding.Outcome.Decoded d -> {
                         encodedBody = body;
-                        body = d.body();
-                        headers = ContentDecoding.withoutContentEncoding(headers);
+                        this.body = d.body();
+                        this.headers = ContentDecoding.withoutContentEncoding(headers);
                     }
                     case ContentDecoding.Outcome.Failed f -> decodingFailure = f;
                 }
