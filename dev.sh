@@ -48,7 +48,7 @@ case "$cmd" in
     ;;
   goldens)
     "${mvn[@]}" -q verify -Dgoldens.update=true -Dit.test=ModuleDescriptorGoldenIT -Dtest=none \
-      -Dsurefire.failIfNoSpecifiedTests=false "$@"
+      -Dsurefire.failIfNoSpecifiedTests=false -Dfailsafe.failIfNoSpecifiedTests=false "$@"
     git status --short module-info-docs
     ;;
   mvn)
