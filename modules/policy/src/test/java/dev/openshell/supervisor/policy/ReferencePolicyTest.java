@@ -29,9 +29,13 @@ class ReferencePolicyTest {
     void contentGuardExampleLoadsWithBinaryWarnings() {
         Loaded<SandboxPolicy> loaded = load("reference/openshell-policies/policy_example_content_guard.yaml");
         SandboxPolicy policy = loaded.value();
+        String audits = ": enforcement is not given, so this supervisor enforces the L7 rules (OpenShell audits here;"
+                + " write enforcement: audit to match it)";
         assertEquals(List.of(
+                "network_policies.httpbin.endpoints[0]" + audits,
                 "network_policies.httpbin.binaries: binary-scoped access is not enforced by this supervisor: every"
                         + " process in the sandbox can reach these endpoints",
+                "network_policies.httpbingo.endpoints[0]" + audits,
                 "network_policies.httpbingo.binaries: binary-scoped access is not enforced by this supervisor:"
                         + " every process in the sandbox can reach these endpoints"), warnings(loaded));
         assertTrue(loaded.warnings().allSatisfy(w -> w.location().hasLine()));
@@ -53,8 +57,8 @@ class ReferencePolicyTest {
         assertEquals("httpbin.org", ep.host().orElseThrow().source());
         assertEquals(443, ep.ports().get(0));
         assertEquals(EndpointProtocol.REST, ep.protocol().orElseThrow());
-        assertEquals(1, ep.rules().size());
-        assertEquals("POST", ep.rules().getJsonObject(0).getJsonObject("allow").getString("method"));
+        assertEquals(1, ep.l7().orElseThrow().allow().size());
+        assertEquals("POST", ep.l7().orElseThrow().allow().getOnly().method().orElseThrow());
         assertTrue(ep.inspectable());
 
         ImmutableList<NetworkMiddlewareConfig> chain = policy.middlewaresFor("httpbin.org");
@@ -74,7 +78,8 @@ class ReferencePolicyTest {
                         + " every process in the sandbox can reach these endpoints"), warnings(loaded));
         NetworkEndpoint ep = loaded.value().networkPolicies().get("github_api").endpoints().getOnly();
         assertEquals("github-api-readonly", loaded.value().networkPolicies().get("github_api").name());
-        assertEquals(AccessPreset.READ_ONLY, ep.access().orElseThrow());
+        assertEquals(List.of("GET **", "HEAD **", "OPTIONS **"),
+                ep.l7().orElseThrow().allow().collect(L7Rule::source).castToList());
         assertEquals(Enforcement.ENFORCE, ep.enforcement());
         assertFalse(loaded.value().hasMiddleware());
     }
