@@ -207,7 +207,9 @@ final class L7Reader {
                     yaml.rejectUnknown(wrapper, List.of("allow"));
                     Entry a = wrapper.get("allow");
                     if (a == null) {
-                        problems.error(yaml.at(item.node()), item.path(), "a rule is written allow: {...}");
+                        if (wrapper.isEmpty()) {
+                            problems.error(yaml.at(item.node()), item.path(), "a rule is written allow: {...}");
+                        }
                         continue;
                     }
                     rule(a.value(), a.path(), family, false, graphqlMessages, strictTools, allowAllMcp)
@@ -516,7 +518,7 @@ final class L7Reader {
             }
         } else {
             Entry m = f.get("method");
-            Entry t = f.get("tool");
+            Entry t = family == Family.MCP ? f.get("tool") : null;
             Entry params = f.get("params");
             if (family == Family.MCP && params != null) {
                 Map<String, Entry> pf = yaml.mapping(params.value(), params.path());
