@@ -208,11 +208,10 @@ public final class L7Engine {
         Governing selected = route.selected().orElseThrow();
         L7Endpoint ep = selected.l7();
         RequestTarget target = route.target().orElseThrow();
-        Map<String, List<String>> query;
-        try {
-            query = target.query().isPresent() ? RequestTarget.parseQuery(target.query().get()) : Map.of();
-        } catch (RequestTarget.InvalidTargetException e) {
-            return hard(selected, 400, "invalid request-target: " + e.getMessage(), target.path(), "");
+        Map<String, List<String>> query = query(target);
+        if (query == null) {
+            return hard(selected, 400, "invalid request-target: the query is not well-formed (a malformed"
+                    + " percent-escape or not UTF-8)", target.path(), "");
         }
         String method = request.method().toUpperCase(Locale.ROOT);
         Rest rest = new Rest(method, target.path(), query);
@@ -258,11 +257,10 @@ public final class L7Engine {
         }
         Governing selected = route.selected().orElseThrow();
         RequestTarget target = route.target().orElseThrow();
-        Map<String, List<String>> query;
-        try {
-            query = target.query().isPresent() ? RequestTarget.parseQuery(target.query().get()) : Map.of();
-        } catch (RequestTarget.InvalidTargetException e) {
-            return hard(selected, 400, "invalid request-target: " + e.getMessage(), target.path(), "");
+        Map<String, List<String>> query = query(target);
+        if (query == null) {
+            return hard(selected, 400, "invalid request-target: the query is not well-formed (a malformed"
+                    + " percent-escape or not UTF-8)", target.path(), "");
         }
         Rest rest = new Rest("WEBSOCKET_TEXT", target.path(), query);
         if (!selected.l7().graphqlMessages()) {
@@ -300,6 +298,15 @@ public final class L7Engine {
     }
 
     // ---------------------------------------------------------------------------------------------- evaluation
+
+    /** {@return the decoded query of a canonical target, or {@code null} when it is malformed} */
+    private static Map<String, List<String>> query(RequestTarget target) {
+        try {
+            return target.query().isPresent() ? RequestTarget.parseQuery(target.query().get()) : Map.of();
+        } catch (RequestTarget.InvalidTargetException e) {
+            return null;
+        }
+    }
 
     /** The REST view of a request: method (upper case), canonical path, decoded query. */
     private record Rest(String method, String path, Map<String, List<String>> query) {

@@ -32,9 +32,11 @@ class ReferencePolicyTest {
         String audits = ": enforcement is not given, so this supervisor enforces the L7 rules (OpenShell audits here;"
                 + " write enforcement: audit to match it)";
         assertEquals(List.of(
+                "network_policies.httpbin.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED,
                 "network_policies.httpbin.endpoints[0]" + audits,
                 "network_policies.httpbin.binaries: binary-scoped access is not enforced by this supervisor: every"
                         + " process in the sandbox can reach these endpoints",
+                "network_policies.httpbingo.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED,
                 "network_policies.httpbingo.endpoints[0]" + audits,
                 "network_policies.httpbingo.binaries: binary-scoped access is not enforced by this supervisor:"
                         + " every process in the sandbox can reach these endpoints"), warnings(loaded));
@@ -74,6 +76,7 @@ class ReferencePolicyTest {
                         + " is ignored",
                 "landlock: not enforced by this supervisor, which mediates network egress only; the section is"
                         + " ignored",
+                "network_policies.github_api.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED,
                 "network_policies.github_api.binaries: binary-scoped access is not enforced by this supervisor:"
                         + " every process in the sandbox can reach these endpoints"), warnings(loaded));
         NetworkEndpoint ep = loaded.value().networkPolicies().get("github_api").endpoints().getOnly();
