@@ -21,7 +21,8 @@ import picocli.CommandLine.Model.CommandSpec;
  */
 @Command(name = "plugins", description = {
         "List every middleware binding: built-ins in the image and plugins from the plugins directory.",
-        "Exits 1 if any plugin, provider or binding was refused (each refusal is printed)."})
+        "Exits 1 if the plugins directory does not exist or cannot be read, or if any plugin, provider or binding "
+                + "was refused (each refusal is printed)."})
 final class PluginsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -45,6 +46,13 @@ final class PluginsCommand implements Callable<Integer> {
         // this command prints every refusal itself: keep the host's warnings out of the report
         Main.logLevel(PluginHost.class.getName(), java.util.logging.Level.SEVERE);
         PluginHost.Builder b = PluginHost.builder();
+        java.util.Optional<String> problem = dir == null ? java.util.Optional.empty()
+                : PluginHost.directoryProblem(dir);
+        if (problem.isPresent()) {
+            spec.commandLine().getErr().println("supervisor plugins: " + problem.get());
+            spec.commandLine().getErr().flush();
+            return 1;
+        }
         if (dir != null) {
             b.pluginsDirectory(dir);
         }
