@@ -59,6 +59,8 @@ public final class AotTraining {
     private static final Duration START_LIMIT = Duration.ofSeconds(60);
     private static final Duration EXIT_LIMIT = Duration.ofSeconds(120);
     private static final Duration OVERALL_LIMIT = Duration.ofSeconds(300);
+    /** Per request: generous, so a build on a loaded machine (other builds on both cores) does not fail here. */
+    private static final Duration REQUEST_LIMIT = Duration.ofSeconds(60);
     private static final int CONNECTIONS = 4;
     /**
      * No adapter code in the cache: with it, JDK 25 warns on every start that an adapter blob's saved name differs
@@ -258,7 +260,7 @@ public final class AotTraining {
                 int i;
                 while (problems.isEmpty() && System.nanoTime() < deadline && (i = next.getAndIncrement()) < requests) {
                     Call c = calls.get(i % calls.size());
-                    HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(c.uri())).timeout(Duration.ofSeconds(10))
+                    HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(c.uri())).timeout(REQUEST_LIMIT)
                             .header("Content-Type", "application/json");
                     r = c.body() == null ? r.GET() : r.POST(HttpRequest.BodyPublishers.ofString(c.body()));
                     try {
@@ -270,7 +272,7 @@ public final class AotTraining {
                         if (adminPort > 0 && i % 500 == 0) {
                             for (String path : List.of("/metrics", "/health/ready", "/health/live")) {
                                 direct.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + path))
-                                        .timeout(Duration.ofSeconds(10)).build(),
+                                        .timeout(REQUEST_LIMIT).build(),
                                         HttpResponse.BodyHandlers.discarding());
                             }
                         }

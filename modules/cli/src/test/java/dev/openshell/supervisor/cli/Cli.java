@@ -41,7 +41,14 @@ final class Cli {
         Path jar = Path.of(System.getProperty("test.plugins", "target/test-plugins"), "example-tagger.jar");
         assertTrue(Files.isRegularFile(jar), "missing " + jar.toAbsolutePath());
         Files.copy(jar, plugins.resolve("example-tagger.jar"));
+        Files.writeString(pins(dir), "[[openshell.supervisor.plugin_pins]]\nentry = \"example-tagger.jar\"\nsha256 = \""
+                + dev.openshell.supervisor.engine.PluginPins.digest(plugins.resolve("example-tagger.jar")) + "\"\n");
         return plugins;
+    }
+
+    /** {@return the gateway file {@link #pluginsWithTagger} writes, pinning the tagger} @param dir its directory */
+    static Path pins(Path dir) {
+        return dir.resolve("pins.toml");
     }
 
     static final String POLICY = """

@@ -32,7 +32,7 @@ class ExplainCommandTest {
 
     private Cli.Run explain(String... rest) {
         List<String> args = new java.util.ArrayList<>(List.of("explain", "--policy", policy.toString(),
-                "--plugins", plugins.toString()));
+                "--plugins", plugins.toString(), "--gateway-config", Cli.pins(dir).toString()));
         args.addAll(List.of(rest));
         return Cli.run(args.toArray(String[]::new));
     }

@@ -41,16 +41,18 @@ class ValidateCommandTest {
     @Test
     void aValidPolicyExitsZeroWithASummary() throws IOException {
         Path policy = write("policy.yaml", Cli.POLICY);
-        Cli.Run r = Cli.run("validate", "--policy", policy.toString(), "--plugins", plugins.toString());
+        Cli.Run r = Cli.run("validate", "--policy", policy.toString(), "--plugins", plugins.toString(),
+                "--gateway-config", Cli.pins(dir).toString());
         assertEquals(0, r.exit(), r.toString());
-        assertEquals(List.of(policy + ": valid (0 error(s), 0 warning(s))"), r.out().lines().toList());
+        assertEquals(List.of(policy + " with " + Cli.pins(dir) + ": valid (0 error(s), 0 warning(s))"), r.out().lines().toList());
         assertEquals("", r.err(), "nothing but the report");
     }
 
     @Test
     void everyProblemIsOneLineWithFileLineColumnAndKeyAndTheExitCodeIsOne() throws IOException {
         Path policy = write("policy.yaml", broken());
-        Cli.Run r = Cli.run("validate", "--policy", policy.toString(), "--plugins", plugins.toString());
+        Cli.Run r = Cli.run("validate", "--policy", policy.toString(), "--plugins", plugins.toString(),
+                "--gateway-config", Cli.pins(dir).toString());
         assertEquals(1, r.exit(), r.toString());
         List<String> problems = r.out().lines().filter(l -> l.startsWith(policy.toString())).toList();
         assertTrue(problems.size() >= 2, r.toString());
@@ -67,6 +69,7 @@ class ValidateCommandTest {
     void jsonReportsTheSameProblemsForCiPipelines() throws IOException {
         Path policy = write("policy.yaml", broken());
         Cli.Run r = Cli.run("validate", "--policy", policy.toString(), "--plugins", plugins.toString(),
+                "--gateway-config", Cli.pins(dir).toString(),
                 "--format", "json");
         assertEquals(1, r.exit());
         JsonObject o = r.json();
@@ -82,7 +85,7 @@ class ValidateCommandTest {
                 .anyMatch(p -> p.containsKey("detail")), "ValidateConfig's reason is kept as detail");
 
         Cli.Run ok = Cli.run("validate", "--policy", write("ok.yaml", Cli.POLICY).toString(), "--plugins",
-                plugins.toString(), "--format", "json");
+                plugins.toString(), "--gateway-config", Cli.pins(dir).toString(), "--format", "json");
         assertEquals(0, ok.exit());
         assertTrue(ok.json().getBoolean("valid"));
         assertEquals(0, ok.json().getJsonArray("problems").size());

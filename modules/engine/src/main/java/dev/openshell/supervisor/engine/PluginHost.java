@@ -39,6 +39,8 @@ import org.eclipse.collections.api.list.ImmutableList;
  *
  * <h2>Rules (RFC 0009, "Registration and delivery"; the rules are checked before a binding is usable)</h2>
  * <ul>
+ *   <li>Only plugins the operator pinned load ({@link PluginPins}): an entry with no pin, or whose bytes no longer
+ *       have the pinned SHA-256, is refused before any of its code runs; the checked bytes are what loads.</li>
  *   <li>Module names starting with {@value #FIRST_PARTY_PREFIX} are reserved for modules that ship with the
  *       supervisor; a plugin module with such a name is refused before any of its code runs.</li>
  *   <li>Binding IDs follow the RFC grammar ({@link dev.openshell.middleware.spi.BindingId}); the {@code openshell/}
@@ -120,6 +122,7 @@ public final class PluginHost {
         private Path pluginsDirectory;
         private HostCapabilities capabilities = HostCapabilities.of(CredentialAccess.none());
         private boolean loadBuiltIns = true;
+        private PluginPins pins = PluginPins.none();
 
         private Builder() {
         }
@@ -146,6 +149,16 @@ public final class PluginHost {
             return this;
         }
 
+        /**
+         * {@return this}
+         *
+         * @param pins which plugins the operator chose; by default {@link PluginPins#none()}: no plugin loads
+         */
+        public Builder pins(PluginPins pins) {
+            this.pins = Objects.requireNonNull(pins, "pins");
+            return this;
+        }
+
         /** {@return this} @param load whether to load the host layer's providers (tests turn it off) */
         public Builder loadBuiltIns(boolean load) {
             this.loadBuiltIns = load;
@@ -166,7 +179,12 @@ public final class PluginHost {
             }
             if (pluginsDirectory != null) {
                 for (Path entry : pluginEntries(pluginsDirectory, failures)) {
-                    ModuleLayer layer = definePluginLayer(entry, failures);
+                    PluginPins.Check check = pins.stage(entry);
+                    if (check.refusal().isPresent()) {
+                        failures.add(new PluginFailure(entry.toString(), check.refusal().get()));
+                        continue;
+                    }
+                    ModuleLayer layer = definePluginLayer(check.staged().orElseThrow(), entry.toString(), failures);
                     if (layer != null) {
                         layers.add(layer);
                         loadProviders(layer, entry.getFileName().toString(), claims, failures);
@@ -207,8 +225,7 @@ public final class PluginHost {
             }
         }
 
-        private ModuleLayer definePluginLayer(Path entry, List<PluginFailure> failures) {
-            String source = entry.toString();
+        private ModuleLayer definePluginLayer(Path entry, String source, List<PluginFailure> failures) {
             try {
                 ModuleFinder finder = ModuleFinder.of(entry);
                 Set<ModuleReference> refs = finder.findAll();
@@ -227,7 +244,9 @@ public final class PluginHost {
                 Configuration cf = hostLayer.configuration().resolveAndBind(finder, ModuleFinder.of(), roots);
                 return hostLayer.defineModulesWithManyLoaders(cf, PluginHost.class.getClassLoader());
             } catch (RuntimeException | LinkageError e) {
-                failures.add(new PluginFailure(source, "cannot load the plugin: " + safe(e)));
+                // name the entry the operator knows, not the private staging copy it was loaded from
+                failures.add(new PluginFailure(source, "cannot load the plugin: "
+                        + safe(e).replace(entry.toString(), source)));
                 return null;
             }
         }

@@ -46,7 +46,7 @@ class PluginHostTest {
     }
 
     private PluginHost load() {
-        return PluginHost.builder().pluginsDirectory(plugins).loadBuiltIns(false).load();
+        return PluginHost.builder().pluginsDirectory(plugins).pins(PluginPins.unchecked()).loadBuiltIns(false).load();
     }
 
     private static List<String> messages(PluginHost host) {
@@ -80,7 +80,8 @@ class PluginHostTest {
     void providersOfTheHostLayerAreBuiltInsAndWinADuplicate() throws IOException {
         ModuleLayer hostLayer = layerOf(JARS.resolve("example-tagger.jar"));
         drop("fixture-duplicate");
-        PluginHost host = PluginHost.builder().hostLayer(hostLayer).pluginsDirectory(plugins).load();
+        PluginHost host = PluginHost.builder().hostLayer(hostLayer).pluginsDirectory(plugins)
+                .pins(PluginPins.unchecked()).load();
 
         RegisteredBinding tagger = host.registry().lookup(new BindingId("examples/tagger")).orElseThrow();
         assertEquals(ProviderOrigin.builtIn("com.example.tagger"), tagger.origin());

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Plain-HTTP forwarding through a real proxy to a real upstream on loopback, with raw bytes on both sides. */
 class ForwardProxyTest {
@@ -435,6 +437,26 @@ class ForwardProxyTest {
             assertEquals(502, r.status());
             assertEquals("{\"error\":\"upstream_failed\",\"detail\":\"the upstream connection failed\"}",
                     r.bodyText());
+        }
+    }
+
+    /**
+     * A chunked response whose chunk size wraps a 64-bit counter (16 or 17 hex digits) must not be read as the last
+     * chunk: the client would see a complete empty body, and the bytes after it would be parsed as the next response
+     * on a reused connection. The head is already relayed, so the supervisor can only cut the connection.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"ffffffffffffffff", "10000000000000000", "fffffffffffffffff"})
+    void chunkSizeOverflowInAResponseCutsTheConnection(String size) throws Exception {
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + size
+                + "\r\nhello\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nsmuggled"));
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            String head = c.readHead();
+            assertTrue(head.startsWith("HTTP/1.1 200"), head);
+            String rest = new String(c.in().readAllBytes(), StandardCharsets.ISO_8859_1);
+            assertFalse(rest.contains("0\r\n\r\n"), "no last chunk may be made up: " + rest);
+            assertFalse(rest.contains("hello") || rest.contains("smuggled"), rest);
         }
     }
 

@@ -88,6 +88,11 @@ class FramingTest {
                 bad("bare LF after chunk size", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n", 400, "bare_lf"),
                 bad("empty chunk extension", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\n3;\r\nabc\r\n0\r\n\r\n", 400, "invalid_chunk_size"),
                 bad("chunk size overflow", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\nabc\r\n0\r\n\r\n", 400, "invalid_chunk_size"),
+                // 16 and 17 hex digits wrap a 64-bit size to -1 and 0: counted as digits, they are refused
+                bad("chunk size wraps to -1", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nhello\r\n0\r\n\r\n", 400, "invalid_chunk_size"),
+                bad("chunk size wraps to 0", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\nhello\r\n0\r\n\r\n", 400, "invalid_chunk_size"),
+                bad("chunk size of 17 f", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\nhello\r\n0\r\n\r\n", 400, "invalid_chunk_size"),
+                bad("chunk size of 16 digits", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000005\r\nhello\r\n0\r\n\r\n", 400, "invalid_chunk_size"),
                 bad("chunk data without CRLF", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXX0\r\n\r\n", 400, "chunk_missing_crlf"),
                 bad("chunk data with bare LF", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\n0\r\n\r\n", 400, "chunk_missing_crlf"),
                 bad("obs-fold in trailer", "POST @T@ HTTP/1.1\r\nHost: @A@\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: a\r\n b\r\n\r\n", 400, "obs_fold"));

@@ -5,6 +5,7 @@ import dev.openshell.middleware.spi.ConfigValidation;
 import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.PluginHost;
+import dev.openshell.supervisor.engine.PluginPins;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.RegisteredBinding;
@@ -22,7 +23,9 @@ import dev.openshell.supervisor.policy.gateway.SupervisorSettings;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -63,6 +66,17 @@ public final class ConnectedRegistry implements AutoCloseable {
         this.servicesContacted = servicesContacted;
     }
 
+    /**
+     * {@return the plugins the gateway configuration pins}
+     *
+     * @param gateway a gateway configuration
+     */
+    static PluginPins pins(GatewayConfig gateway) {
+        Map<String, String> pins = new LinkedHashMap<>();
+        gateway.pluginPins().forEach(p -> pins.put(p.entry(), p.sha256()));
+        return PluginPins.of(pins);
+    }
+
     /** {@return the gateway configuration used when no file is given: every default, no registrations} */
     public static GatewayConfig defaultGateway() {
         return new GatewayConfig(SupervisorSettings.defaults(), Lists.immutable.empty(), Lists.immutable.empty());
@@ -87,7 +101,7 @@ public final class ConnectedRegistry implements AutoCloseable {
         Objects.requireNonNull(gatewayFile, "gatewayFile");
         Objects.requireNonNull(pluginsDirectory, "pluginsDirectory");
         GatewayConfig gateway = gatewayFile.map(Loaded::value).orElseGet(ConnectedRegistry::defaultGateway);
-        PluginHost.Builder hb = PluginHost.builder().hostCapabilities(capabilities);
+        PluginHost.Builder hb = PluginHost.builder().hostCapabilities(capabilities).pins(pins(gateway));
         pluginsDirectory.ifPresent(hb::pluginsDirectory);
         PluginHost host = hb.load();
         ExternalServices external = connectServices && !gateway.middleware().isEmpty()

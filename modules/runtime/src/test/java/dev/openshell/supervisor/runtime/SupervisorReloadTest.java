@@ -61,7 +61,7 @@ class SupervisorReloadTest {
 
                 [openshell.supervisor.network.static_hosts]
                 "api.test" = "127.0.0.1"
-                """);
+                """ + TestPins.toml(plugins.resolve("example-tagger.jar")));
         policy = dir.resolve("config").resolve("policy.yaml");
         Files.createDirectories(policy.getParent());
         Files.writeString(policy, tagged("a1", "a2"));

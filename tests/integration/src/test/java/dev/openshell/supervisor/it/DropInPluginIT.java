@@ -58,7 +58,7 @@ class DropInPluginIT {
 
                     [openshell.supervisor.network.static_hosts]
                     "api.test" = "127.0.0.1"
-                    """);
+                    """ + Image.pins(image.resolve("plugins/example-tagger.jar")));
             Path audit = tmp.resolve("audit.jsonl");
             try (ImageProcess s = ImageProcess.run(image, "--policy", policy.toString(),
                     "--gateway-config", gateway.toString(), "--listen", "127.0.0.1:0", "--admin-listen", "off",

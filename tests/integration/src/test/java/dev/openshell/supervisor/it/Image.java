@@ -62,4 +62,24 @@ final class Image {
         assertTrue(Files.isRegularFile(jar), "plugin JAR missing: " + jar.toAbsolutePath());
         return jar;
     }
+
+    /**
+     * {@return gateway TOML that pins each JAR file by the SHA-256 of its bytes (computed here, independently of the
+     * supervisor's own digest code)}
+     *
+     * @param jars plugin JAR files, pinned under their file names
+     */
+    static String pins(Path... jars) throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (Path jar : jars) {
+            try {
+                byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(jar));
+                b.append("\n[[openshell.supervisor.plugin_pins]]\nentry = \"").append(jar.getFileName())
+                        .append("\"\nsha256 = \"").append(java.util.HexFormat.of().formatHex(d)).append("\"\n");
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return b.toString();
+    }
 }

@@ -54,8 +54,10 @@ class ImagePluginsIT {
     @Test
     void aThirdPartyPluginDroppedIntoADirectoryIsListedFromItsOwnLayer() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("plugins"));
-        Files.copy(Image.plugin("example-tagger"), dir.resolve("example-tagger.jar"));
-        Image.Run r = Image.run(Image.HOME, "plugins", "--plugins", dir.toString(), "--format", "json");
+        Path jar = Files.copy(Image.plugin("example-tagger"), dir.resolve("example-tagger.jar"));
+        Path gateway = Files.writeString(tmp.resolve("gateway.toml"), Image.pins(jar));
+        Image.Run r = Image.run(Image.HOME, "plugins", "--plugins", dir.toString(), "--gateway-config",
+                gateway.toString(), "--format", "json");
         assertEquals(0, r.exit(), r.err());
         JsonObject tagger = json(r).getJsonArray("bindings").getValuesAs(JsonObject.class).stream()
                 .filter(b -> b.getString("binding_id").equals("examples/tagger")).findFirst().orElseThrow();
@@ -69,10 +71,13 @@ class ImagePluginsIT {
     @Test
     void refusedPluginsAreReportedOneLineEachAndTheExitCodeSaysSo() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("plugins"));
+        List<Path> jars = new java.util.ArrayList<>();
         for (String name : List.of("example-tagger", "fixture-reserved", "fixture-throwing", "fixture-impostor")) {
-            Files.copy(Image.plugin(name), dir.resolve(name + ".jar"));
+            jars.add(Files.copy(Image.plugin(name), dir.resolve(name + ".jar")));
         }
-        Image.Run r = Image.run(Image.HOME, "plugins", "--plugins", dir.toString());
+        Path gateway = Files.writeString(tmp.resolve("gateway.toml"), Image.pins(jars.toArray(Path[]::new)));
+        Image.Run r = Image.run(Image.HOME, "plugins", "--plugins", dir.toString(), "--gateway-config",
+                gateway.toString());
         assertEquals(1, r.exit());
         assertTrue(r.out().contains("examples/tagger"), r.out());
         List<String> refused = r.err().lines().filter(l -> l.startsWith("refused: ")).toList();
@@ -89,13 +94,60 @@ class ImagePluginsIT {
     void aJarDroppedIntoTheImagesPluginsDirectoryIsLoaded() throws Exception {
         Path copy = tmp.resolve("image");
         copyTree(Image.HOME, copy);
-        Files.copy(Image.plugin("example-tagger"), copy.resolve("plugins/example-tagger.jar"));
-        Image.Run r = Image.run(copy, "plugins", "--format", "json");
+        Path jar = Files.copy(Image.plugin("example-tagger"), copy.resolve("plugins/example-tagger.jar"));
+        Path gateway = Files.writeString(tmp.resolve("gateway.toml"), Image.pins(jar));
+        Image.Run r = Image.run(copy, "plugins", "--gateway-config", gateway.toString(), "--format", "json");
         assertEquals(0, r.exit(), r.err());
         JsonObject o = json(r);
         assertEquals("plugin", layers(o).get("examples/tagger"));
         assertEquals(copy.resolve("plugins").toRealPath().toString(),
                 Path.of(o.getString("plugins_directory")).toRealPath().toString());
+    }
+
+    /** Issue 22: only plugins the operator pinned load; `--pin` prints what to paste; a changed JAR is refused. */
+    @Test
+    void pluginsLoadOnlyWhenPinnedAndUnchanged() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("plugins"));
+        Path jar = Files.copy(Image.plugin("example-tagger"), dir.resolve("example-tagger.jar"));
+
+        Image.Run unpinned = Image.run(Image.HOME, "plugins", "--plugins", dir.toString());
+        assertEquals(1, unpinned.exit());
+        assertTrue(!unpinned.out().contains("examples/tagger"), unpinned.out());
+        assertTrue(unpinned.err().contains("example-tagger.jar: not pinned"), unpinned.err());
+
+        Image.Run pin = Image.run(Image.HOME, "plugins", "--plugins", dir.toString(), "--pin");
+        assertEquals(0, pin.exit(), pin.err());
+        assertTrue(pin.out().contains(Image.pins(jar).strip()), "the printed entry is the file's SHA-256:\n"
+                + pin.out());
+        Path gateway = Files.writeString(tmp.resolve("gateway.toml"), pin.out());
+        Image.Run pinned = Image.run(Image.HOME, "plugins", "--plugins", dir.toString(), "--gateway-config",
+                gateway.toString());
+        assertEquals(0, pinned.exit(), pinned.err());
+        assertTrue(pinned.out().contains("examples/tagger"), pinned.out());
+
+        Files.write(jar, new byte[] {0}, java.nio.file.StandardOpenOption.APPEND);
+        Image.Run changed = Image.run(Image.HOME, "plugins", "--plugins", dir.toString(), "--gateway-config",
+                gateway.toString());
+        assertEquals(1, changed.exit());
+        assertTrue(changed.err().contains("example-tagger.jar: changed since it was pinned"), changed.err());
+        assertTrue(!changed.out().contains("examples/tagger"), changed.out());
+    }
+
+    /**
+     * Issue 22: the image's launcher denies {@code sun.misc.Unsafe} memory access, so a (pinned) plugin cannot use
+     * Unsafe to flip {@code AccessibleObject.override} and open the restricted host package to itself.
+     */
+    @Test
+    void theUnsafeRouteOutOfTheModuleSystemIsDenied() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("plugins"));
+        Path jar = Files.copy(Image.plugin("fixture-unsafe-probe"), dir.resolve("fixture-unsafe-probe.jar"));
+        Path gateway = Files.writeString(tmp.resolve("gateway.toml"), Image.pins(jar));
+        Image.Run r = Image.run(Image.HOME, "plugins", "--plugins", dir.toString(), "--gateway-config",
+                gateway.toString(), "--format", "json");
+        assertEquals(0, r.exit(), r.err());
+        Map<String, String> layers = layers(json(r));
+        assertEquals("plugin", layers.get("examples/unsafe-denied"), "the probe must report Unsafe denied: "
+                + layers);
     }
 
     @Test

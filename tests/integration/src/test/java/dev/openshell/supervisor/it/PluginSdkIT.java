@@ -72,7 +72,9 @@ class PluginSdkIT {
 
         Path plugins = Files.createDirectories(tmp.resolve("plugins"));
         Files.copy(jar, plugins.resolve("example-tagger.jar"));
-        Image.Run listed = Image.run(Image.HOME, "plugins", "--plugins", plugins.toString());
+        Path gateway = Files.writeString(tmp.resolve("gateway.toml"), Image.pins(plugins.resolve("example-tagger.jar")));
+        Image.Run listed = Image.run(Image.HOME, "plugins", "--plugins", plugins.toString(), "--gateway-config",
+                gateway.toString());
         assertEquals(0, listed.exit(), listed.err());
         assertTrue(listed.out().contains("examples/tagger"), "the plugin built from outside loads:\n" + listed.out());
     }

@@ -184,6 +184,7 @@ final class ProxyWorld implements AutoCloseable {
             b.append('"').append(h).append("\" = \"127.0.0.1\"\n");
         }
         b.append('"').append(METADATA).append("\" = \"169.254.169.254\"\n");
+        b.append(Image.pins(plugins.resolve("example-tagger.jar")));
         b.append("\n[openshell.supervisor.tls]\n");
         b.append("upstream_ca_bundle = \"").append(upstreamCa.certFile().toAbsolutePath()).append("\"\n");
         if (privacyGuard.isPresent()) {

@@ -55,7 +55,7 @@ class ReloadIT {
 
                 [openshell.supervisor.network.static_hosts]
                 "api.test" = "127.0.0.1"
-                """);
+                """ + Image.pins(plugins.resolve("example-tagger.jar")));
         audit = tmp.resolve("audit.jsonl");
     }
 

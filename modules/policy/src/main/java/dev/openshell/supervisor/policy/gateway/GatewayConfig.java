@@ -3,6 +3,7 @@ package dev.openshell.supervisor.policy.gateway;
 import java.util.Objects;
 import java.util.Optional;
 
+import org.eclipse.collections.api.factory.Lists;
 import org.eclipse.collections.api.list.ImmutableList;
 
 /**
@@ -14,9 +15,11 @@ import org.eclipse.collections.api.list.ImmutableList;
  * @param supervisor the supervisor's own settings
  * @param middleware the external middleware registrations, in file order; names unique
  * @param credentials the credentials, in file order; names unique
+ * @param pluginPins the plugins the operator chose to load, in file order; entries unique. With none, no plugin
+ *     of the plugins directory loads (built-ins need no pin)
  */
 public record GatewayConfig(SupervisorSettings supervisor, ImmutableList<MiddlewareRegistration> middleware,
-                            ImmutableList<CredentialRule> credentials) {
+                            ImmutableList<CredentialRule> credentials, ImmutableList<PluginPin> pluginPins) {
     /**
      * Checks the components.
      *
@@ -26,6 +29,19 @@ public record GatewayConfig(SupervisorSettings supervisor, ImmutableList<Middlew
         Objects.requireNonNull(supervisor, "supervisor");
         Objects.requireNonNull(middleware, "middleware");
         Objects.requireNonNull(credentials, "credentials");
+        Objects.requireNonNull(pluginPins, "pluginPins");
+    }
+
+    /**
+     * A configuration that pins no plugin.
+     *
+     * @param supervisor the supervisor's own settings
+     * @param middleware the external middleware registrations
+     * @param credentials the credentials
+     */
+    public GatewayConfig(SupervisorSettings supervisor, ImmutableList<MiddlewareRegistration> middleware,
+                         ImmutableList<CredentialRule> credentials) {
+        this(supervisor, middleware, credentials, Lists.immutable.empty());
     }
 
     /**

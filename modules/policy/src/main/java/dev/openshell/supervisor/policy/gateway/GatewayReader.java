@@ -45,11 +45,12 @@ final class GatewayReader {
     static final List<String> OPENSHELL_KEYS = List.of("version", "gateway", "supervisor", "drivers",
             "credential_drivers");
     static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log",
-            "body_buffer_budget_bytes", "network", "admin", "tls", "middleware", "credentials");
+            "body_buffer_budget_bytes", "network", "admin", "tls", "middleware", "credentials", "plugin_pins");
     static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
     static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts");
+    static final List<String> PLUGIN_PIN_KEYS = List.of("entry", "sha256");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "grpc_endpoint", "max_body_bytes", "timeout",
             "allow_insecure", "tls_ca_bundle", "tls_client_cert", "tls_client_key", "audience",
             "max_payload_bytes", "allow_insecure_transport", "tls_ca_cert_path");
@@ -109,10 +110,12 @@ final class GatewayReader {
         SupervisorSettings settings = settings(supervisor, sp);
         List<MiddlewareRegistration> middleware = registrations(supervisor, sp);
         List<CredentialRule> credentials = credentials(supervisor, sp);
+        List<PluginPin> pins = pluginPins(supervisor, sp);
         if (settings == null) {
             settings = SupervisorSettings.defaults();
         }
-        return new GatewayConfig(settings, Lists.immutable.withAll(middleware), Lists.immutable.withAll(credentials));
+        return new GatewayConfig(settings, Lists.immutable.withAll(middleware), Lists.immutable.withAll(credentials),
+                Lists.immutable.withAll(pins));
     }
 
     // ------------------------------------------------------------------------------------ [openshell.supervisor]
@@ -400,6 +403,59 @@ final class GatewayReader {
             }
             if (problems.errorCount() == errors) {
                 out.add(new CredentialRule(name.orElseThrow(), source.orElseThrow(), Lists.immutable.withAll(hosts)));
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------------- [[openshell.supervisor.plugin_pins]]
+
+    private List<PluginPin> pluginPins(TomlTable supervisor, KeyPath path) {
+        List<PluginPin> out = new ArrayList<>();
+        List<TomlTable> entries = tables(supervisor, "plugin_pins", path);
+        Map<String, KeyPath> seen = new LinkedHashMap<>();
+        for (int i = 0; i < entries.size(); i++) {
+            TomlTable t = entries.get(i);
+            if (t == null) {
+                continue;
+            }
+            KeyPath pp = path.key("plugin_pins").index(i);
+            int errors = problems.errorCount();
+            rejectUnknown(t, pp, PLUGIN_PIN_KEYS);
+            Optional<String> entry = Optional.empty();
+            if (!t.contains(List.of("entry"))) {
+                problems.error(at(pp, t), pp, "entry is required: the plugin's file or directory name in the plugins"
+                        + " directory");
+            } else {
+                entry = string(t, "entry", pp).filter(e -> {
+                    String problem = PluginPin.entryProblem(e);
+                    if (problem != null) {
+                        problems.error(at(t, "entry"), pp.key("entry"), problem);
+                        return false;
+                    }
+                    KeyPath first = seen.putIfAbsent(e, pp);
+                    if (first != null) {
+                        problems.error(at(t, "entry"), pp.key("entry"), "plugin " + Texts.quote(e)
+                                + " is already pinned at " + first);
+                        return false;
+                    }
+                    return true;
+                });
+            }
+            Optional<String> sha = Optional.empty();
+            if (!t.contains(List.of("sha256"))) {
+                problems.error(at(pp, t), pp, "sha256 is required: the digest `supervisor plugins --pin` prints");
+            } else {
+                sha = string(t, "sha256", pp).filter(h -> {
+                    if (!PluginPin.SHA256.matcher(h.toLowerCase(Locale.ROOT)).matches()) {
+                        problems.error(at(t, "sha256"), pp.key("sha256"), "sha256 must be 64 hexadecimal digits");
+                        return false;
+                    }
+                    return true;
+                });
+            }
+            if (problems.errorCount() == errors) {
+                out.add(new PluginPin(entry.orElseThrow(), sha.orElseThrow()));
             }
         }
         return out;

@@ -377,7 +377,7 @@ class GatewayConfigTest {
                         + " host:port, with an IPv6 host in brackets ([::1]:3128)",
                 "g.toml:3:1: error: openshell.supervisor.plugin_dir: unknown key 'plugin_dir' (did you mean"
                         + " 'plugins_dir'?); allowed keys: listen, plugins_dir, state_dir, audit_log, body_buffer_budget_bytes, network, admin,"
-                        + " tls, middleware, credentials",
+                        + " tls, middleware, credentials, plugin_pins",
                 "g.toml:5:1: error: openshell.supervisor.network.allow_loopback_upstreams: expected true or false,"
                         + " found the string 'yes'",
                 "g.toml:7:1: error: openshell.supervisor.network.static_hosts.\"*.test\": static host name '*.test' is"
@@ -461,6 +461,52 @@ class GatewayConfigTest {
                         + " secret may be sent to",
                 "g.toml:12:1: error: openshell.supervisor.credentials[3].name: name 'github-token' must be a letter"
                         + " or '_' followed by up to 127 letters, digits or '_' (request placeholders refer to it)"),
+                e.errors().collect(ConfigProblem::describe).castToList());
+    }
+
+    @Test
+    void pluginPins() {
+        String sha = "ab".repeat(32);
+        GatewayConfig g = load("""
+                [[openshell.supervisor.plugin_pins]]
+                entry = "acme-pii.jar"
+                sha256 = "%s"
+                [[openshell.supervisor.plugin_pins]]
+                entry = "acme-dir"
+                sha256 = "%s"
+                """.formatted(sha, sha.toUpperCase(java.util.Locale.ROOT))).value();
+        assertEquals(List.of(new PluginPin("acme-pii.jar", sha), new PluginPin("acme-dir", sha)),
+                g.pluginPins().castToList());
+        assertEquals(List.of(), load("").value().pluginPins().castToList(), "no pins: no plugin loads");
+    }
+
+    @Test
+    void pluginPinErrors() {
+        PolicyException e = rejected("""
+                [[openshell.supervisor.plugin_pins]]
+                entry = "../evil.jar"
+                sha256 = "abc"
+                [[openshell.supervisor.plugin_pins]]
+                sha = "%s"
+                [[openshell.supervisor.plugin_pins]]
+                entry = "a.jar"
+                sha256 = "%s"
+                [[openshell.supervisor.plugin_pins]]
+                entry = "a.jar"
+                sha256 = "%s"
+                """.formatted("0".repeat(64), "0".repeat(64), "1".repeat(64)));
+        assertEquals(List.of(
+                "g.toml:2:1: error: openshell.supervisor.plugin_pins[0].entry: entry is a name in the plugins"
+                        + " directory, not a path (no '/')",
+                "g.toml:3:1: error: openshell.supervisor.plugin_pins[0].sha256: sha256 must be 64 hexadecimal digits",
+                "g.toml:4:1: error: openshell.supervisor.plugin_pins[1]: entry is required: the plugin's file or"
+                        + " directory name in the plugins directory",
+                "g.toml:4:1: error: openshell.supervisor.plugin_pins[1]: sha256 is required: the digest `supervisor"
+                        + " plugins --pin` prints",
+                "g.toml:5:1: error: openshell.supervisor.plugin_pins[1].sha: unknown key 'sha'; allowed keys: entry,"
+                        + " sha256",
+                "g.toml:10:1: error: openshell.supervisor.plugin_pins[3].entry: plugin 'a.jar' is already pinned at"
+                        + " openshell.supervisor.plugin_pins[2]"),
                 e.errors().collect(ConfigProblem::describe).castToList());
     }
 

@@ -109,15 +109,56 @@ public enum AddressClass {
     }
 
     /**
+     * An address's class and the IPv4 (or IPv6) address that class was decided on: the one {@code allowed_ips}
+     * must contain when the class is blocked {@link Blocking#UNLESS_ALLOWED_IPS}.
+     *
+     * @param cls the class
+     * @param decidedOn the address the class belongs to (an embedded IPv4 address, or the address itself)
+     */
+    public record Classified(AddressClass cls, InetAddress decidedOn) {
+    }
+
+    /**
      * Classifies an address. IPv6 addresses that embed an IPv4 address are classified by the embedded address:
-     * IPv4-mapped {@code ::ffff:0:0/96}, IPv4-compatible {@code ::/96}, NAT64 {@code 64:ff9b::/96} and
-     * {@code 64:ff9b:1::/48}, and 6to4 {@code 2002::/16}.
+     * IPv4-mapped {@code ::ffff:0:0/96} (RFC 4291), IPv4-translated {@code ::ffff:0:0:0/96} (SIIT, RFC 2765),
+     * IPv4-compatible {@code ::/96}, the NAT64 well-known prefix {@code 64:ff9b::/96} (RFC 6052 section 2.1, only
+     * the /96 layout) and the local-use prefix {@code 64:ff9b:1::/48} (RFC 8215), and 6to4 {@code 2002::/16}.
+     *
+     * <p>A network-specific NAT64 prefix carved out of {@code 64:ff9b:1::/48} may use any RFC 6052 section 2.2
+     * layout (/48, /56, /64 or /96, with the octet at bits 64-71 skipped), and a translator decodes the layout it was
+     * configured with, which the supervisor cannot know. Such an address is therefore classified by the most
+     * restrictive of the IPv4 addresses its four layouts embed: an attacker cannot hide a loopback or metadata
+     * address in one layout behind a public one in another. As the layouts overlap, a zero-filled reading usually
+     * falls in {@code 0.0.0.0/8}, so in practice the local-use prefix (not globally reachable, RFC 8215) is blocked.
      *
      * @param address the address
      * @return its class
      */
     public static AddressClass classify(InetAddress address) {
-        InetAddress a = unwrap(address);
+        return classified(address).cls();
+    }
+
+    /**
+     * {@return the class of {@code address} and the address it was decided on} See {@link #classify}.
+     *
+     * @param address the address
+     */
+    public static Classified classified(InetAddress address) {
+        List<InetAddress> candidates = embedded(address);
+        if (candidates.isEmpty()) {
+            return new Classified(lookup(address), address);
+        }
+        Classified worst = null;
+        for (InetAddress c : candidates) {
+            AddressClass cls = lookup(c);
+            if (worst == null || cls.blocking().compareTo(worst.cls().blocking()) > 0) {
+                worst = new Classified(cls, c);
+            }
+        }
+        return worst;
+    }
+
+    private static AddressClass lookup(InetAddress a) {
         for (Row r : TABLE) {
             if (r.block.contains(a)) {
                 return r.cls;
@@ -126,34 +167,35 @@ public enum AddressClass {
         return PUBLIC;
     }
 
-    /**
-     * {@return the IPv4 address an IPv6 address embeds, or the address itself}
-     *
-     * @param address an address
-     */
-    public static InetAddress unwrap(InetAddress address) {
+    /** The IPv4 addresses an IPv6 address may stand for after translation; empty when it embeds none. */
+    private static List<InetAddress> embedded(InetAddress address) {
         if (!(address instanceof Inet6Address)) {
-            return address;
+            return List.of();
         }
         byte[] b = address.getAddress();
-        boolean first10Zero = true;
-        for (int i = 0; i < 10; i++) {
-            first10Zero &= b[i] == 0;
-        }
+        boolean first8Zero = allZero(b, 0, 8);
+        boolean first10Zero = first8Zero && b[8] == 0 && b[9] == 0;
         boolean mapped = first10Zero && b[10] == (byte) 0xff && b[11] == (byte) 0xff;
+        boolean translated = first8Zero && b[8] == (byte) 0xff && b[9] == (byte) 0xff && b[10] == 0 && b[11] == 0;
         boolean compatible = first10Zero && b[10] == 0 && b[11] == 0 && !(b[12] == 0 && b[13] == 0 && b[14] == 0
                 && (b[15] == 0 || b[15] == 1));
-        boolean nat64 = b[0] == 0 && b[1] == 0x64 && b[2] == (byte) 0xff && b[3] == (byte) 0x9b
-                && allZero(b, 4, 12);
-        boolean nat64Local = b[0] == 0 && b[1] == 0x64 && b[2] == (byte) 0xff && b[3] == (byte) 0x9b
-                && b[4] == 0 && b[5] == 1;
-        if (mapped || compatible || nat64 || nat64Local) {
-            return v4(b[12], b[13], b[14], b[15]);
+        boolean wellKnown = b[0] == 0 && b[1] == 0x64 && b[2] == (byte) 0xff && b[3] == (byte) 0x9b;
+        boolean nat64 = wellKnown && allZero(b, 4, 12);
+        boolean nat64Local = wellKnown && b[4] == 0 && b[5] == 1;
+        if (mapped || translated || compatible || nat64) {
+            return List.of(v4(b[12], b[13], b[14], b[15]));
+        }
+        if (nat64Local) {
+            // RFC 6052 section 2.2: bits 64-71 (b[8]) are never part of the embedded address.
+            return List.of(v4(b[6], b[7], b[9], b[10]), // /48
+                    v4(b[7], b[9], b[10], b[11]),          // /56
+                    v4(b[9], b[10], b[11], b[12]),         // /64
+                    v4(b[12], b[13], b[14], b[15]));       // /96
         }
         if (b[0] == 0x20 && b[1] == 0x02) {
-            return v4(b[2], b[3], b[4], b[5]);
+            return List.of(v4(b[2], b[3], b[4], b[5]));
         }
-        return address;
+        return List.of();
     }
 
     private static boolean allZero(byte[] b, int from, int to) {

@@ -146,11 +146,14 @@ public final class ChunkedDecoder {
         int n = line.length();
         long size = 0;
         int significant = 0;
-        while (i < n && hex(line.charAt(i)) >= 0) {
-            size = size * 16 + hex(line.charAt(i));
-            if (size > 0 && ++significant > MAX_SIZE_DIGITS) {
+        int digit;
+        while (i < n && (digit = hex(line.charAt(i))) >= 0) {
+            // Count digits, not value: the limit is checked before the digit is added, so the size never wraps
+            // (16 or 17 hex digits would otherwise read as -1 or 0, the last chunk).
+            if ((significant > 0 || digit != 0) && ++significant > MAX_SIZE_DIGITS) {
                 throw invalidSize();
             }
+            size = size * 16 + digit;
             i++;
         }
         if (i == 0) {

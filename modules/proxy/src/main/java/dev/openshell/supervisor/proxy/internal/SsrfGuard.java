@@ -111,12 +111,13 @@ public final class SsrfGuard {
      * @param endpoint the admitting endpoint
      */
     public String blockedReason(InetAddress address, EndpointFacts endpoint) {
-        AddressClass cls = AddressClass.classify(address);
+        AddressClass.Classified classified = AddressClass.classified(address);
+        AddressClass cls = classified.cls();
         return switch (cls.blocking()) {
             case NEVER -> null;
             case ALWAYS -> cls.description();
             case UNLESS_LOOPBACK_ALLOWED -> settings.allowLoopbackUpstreams() ? null : cls.description();
-            case UNLESS_ALLOWED_IPS -> allowed(AddressClass.unwrap(address), endpoint) ? null : cls.description();
+            case UNLESS_ALLOWED_IPS -> allowed(classified.decidedOn(), endpoint) ? null : cls.description();
         };
     }
 

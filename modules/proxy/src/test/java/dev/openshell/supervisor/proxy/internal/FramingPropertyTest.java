@@ -76,6 +76,26 @@ class FramingPropertyTest {
         }
     }
 
+    /** Sizes are judged by their digits, never by a value that may have wrapped (16 or 17 digits read as -1, 0). */
+    @Property
+    void chunkSizesAreTheirHexValueOrRefused(@ForAll("hexDigits") String digits) {
+        java.math.BigInteger value = new java.math.BigInteger(digits, 16);
+        try {
+            long size = ChunkedDecoder.parseSizeLine(digits);
+            assertEquals(true, value.bitLength() <= 60, "accepted " + digits);
+            assertEquals(value.longValueExact(), size);
+        } catch (FramingException e) {
+            assertEquals(true, digits.replaceFirst("^0+", "").length() > ChunkedDecoder.MAX_SIZE_DIGITS,
+                    "rejected " + digits);
+        }
+    }
+
+    @Provide
+    Arbitrary<String> hexDigits() {
+        return Arbitraries.strings().withChars("0123456789abcdefABCDEF").ofMinLength(1).ofMaxLength(24)
+                .edgeCases(c -> c.add("ffffffffffffffff").add("10000000000000000").add("fffffffffffffff"));
+    }
+
     @Property
     void fieldLinesNeverThrowAnythingButFramingErrors(@ForAll @StringLength(min = 1, max = 40) String line) {
         try {

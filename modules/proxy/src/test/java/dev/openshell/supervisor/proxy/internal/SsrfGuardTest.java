@@ -64,6 +64,25 @@ class SsrfGuardTest {
                 row("[::ffff:10.0.0.1]", "10.0.0.1", "a private address", "ok"),
                 row("[64:ff9b::a00:1]", "64:ff9b::a00:1", "a private address", "ok"),
                 row("[2002:a00:1::1]", "2002:a00:1::1", "a private address", "ok"),
+                // SIIT IPv4-translated ::ffff:0:0:0/96 (RFC 2765)
+                row("[::ffff:0:7f00:1]", "::ffff:0:7f00:1", "a loopback address", "a loopback address"),
+                row("[::ffff:0:a9fe:a9fe]", "::ffff:0:a9fe:a9fe", "a cloud metadata address",
+                        "a cloud metadata address"),
+                row("[::ffff:0:a00:1]", "::ffff:0:a00:1", "a private address", "ok"),
+                row("[::ffff:0:5db8:d70e]", "::ffff:0:5db8:d70e", "ok", "ok"),
+                // NAT64 well-known prefix: only the /96 layout (RFC 6052 section 2.1)
+                row("[64:ff9b::7f00:1]", "64:ff9b::7f00:1", "a loopback address", "a loopback address"),
+                row("[64:ff9b::5db8:d70e]", "64:ff9b::5db8:d70e", "ok", "ok"),
+                // NAT64 local-use prefix 64:ff9b:1::/48: every RFC 6052 layout is read; the worst one decides
+                row("[64:ff9b:1:a9fe:a9:fe08:808:808]", "64:ff9b:1:a9fe:a9:fe08:808:808", "a cloud metadata address",
+                        "a cloud metadata address"),                   // the /48 layout reads 169.254.169.254
+                row("[64:ff9b:1:5db8:a:0:108:808]", "64:ff9b:1:5db8:a:0:108:808", "a private address",
+                        "ok"),                                          // the /64 layout reads 10.0.0.1
+                row("[64:ff9b:1:5db8:5d:b8d7:e5d:b8d7]", "64:ff9b:1:5db8:5d:b8d7:e5d:b8d7", "ok", "ok"), // all public
+                row("[64:ff9b:1:7f00:0:100:808:808]", "64:ff9b:1:7f00:0:100:808:808", "an unspecified address",
+                        "an unspecified address"),                      // /48 is 127.0.0.1, /56 is 0.0.1.0
+                row("[64:ff9b:1::808:808]", "64:ff9b:1::808:808", "an unspecified address",
+                        "an unspecified address"),
                 row("[2002:5db8:d70e::1]", "2002:5db8:d70e::1", "ok", "ok"),
                 row("224.0.0.1", "224.0.0.1", "a multicast address", "a multicast address"),
                 row("[ff02::1]", "ff02::1", "a multicast address", "a multicast address"),
