@@ -141,8 +141,9 @@ class ExplainCommandTest {
                 [openshell.supervisor.network.static_hosts]
                 "lan.test" = "10.1.2.3"
                 """);
-        JsonObject allowed = explain("127.0.0.1:8080", "--gateway-config", gateway.toString(), "--format", "json")
-                .json();
+        Cli.Run withGateway = explain("127.0.0.1:8080", "--gateway-config", gateway.toString(), "--format", "json");
+        assertEquals(0, withGateway.exit(), withGateway.toString());
+        JsonObject allowed = withGateway.json();
         assertTrue(allowed.getBoolean("admitted"), allowed.toString());
         assertEquals("passed", allowed.getString("ssrf"));
 
