@@ -181,7 +181,7 @@ final class Charsets {
     }
 
     /** UTF-16 or UTF-32 text transcoded to UTF-8. */
-    private static final class Transcoded extends TextView.Units {
+    static final class Transcoded extends TextView.Units {
         private final Encoding encoding;
         private final ByteBuffer text;
 
@@ -234,7 +234,8 @@ final class Charsets {
             return v > 0x10ffff ? -1 : (int) v;
         }
 
-        private static int putUtf8(byte[] out, int o, int cp) {
+        /** {@return the index after {@code cp} written as UTF-8 into {@code out} at {@code o}} */
+        static int putUtf8(byte[] out, int o, int cp) {
             if (cp < 0x80) {
                 out[o++] = (byte) cp;
             } else if (cp < 0x800) {

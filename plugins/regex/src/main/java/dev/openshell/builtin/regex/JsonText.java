@@ -381,21 +381,7 @@ final class JsonText {
             long e = escape(b, i);
             int cp = (int) (e >>> 8);
             i += (int) (e & 0xff);
-            if (cp < 0x80) {
-                out[o++] = (byte) cp;
-            } else if (cp < 0x800) {
-                out[o++] = (byte) (0xc0 | (cp >> 6));
-                out[o++] = (byte) (0x80 | (cp & 0x3f));
-            } else if (cp < 0x10000) {
-                out[o++] = (byte) (0xe0 | (cp >> 12));
-                out[o++] = (byte) (0x80 | ((cp >> 6) & 0x3f));
-                out[o++] = (byte) (0x80 | (cp & 0x3f));
-            } else {
-                out[o++] = (byte) (0xf0 | (cp >> 18));
-                out[o++] = (byte) (0x80 | ((cp >> 12) & 0x3f));
-                out[o++] = (byte) (0x80 | ((cp >> 6) & 0x3f));
-                out[o++] = (byte) (0x80 | (cp & 0x3f));
-            }
+            o = Charsets.Transcoded.putUtf8(out, o, cp);
         }
         return ByteBuffer.wrap(out, 0, o).slice();
     }
