@@ -72,6 +72,8 @@ public final class OcsfEvents {
     public enum Severity {
         /** 1. */
         INFORMATIONAL(1),
+        /** 2. */
+        LOW(2),
         /** 3. */
         MEDIUM(3),
         /** 4. */
@@ -187,6 +189,80 @@ public final class OcsfEvents {
         url(e.open("url"), request).end().end();
         endpoint(e.open("dst_endpoint"), request).end();
         base(e.open("unmapped").open("openshell"), request).add("code", Syntax.safeCode(code)).add("decision", "deny");
+        return e.end().end().build();
+    }
+
+    /** The standard methods a refusal event names; any other method is reported as activity Other, unnamed. */
+    private static final java.util.Set<String> STANDARD_METHODS = java.util.Set.of("CONNECT", "DELETE", "GET",
+            "HEAD", "OPTIONS", "POST", "PUT", "TRACE", "PATCH");
+
+    /**
+     * {@return an HTTP Activity event (class 4002, action Denied) for a refusal, or for {@code count} refusals of the
+     * same code from the same client aggregated by {@link RefusalAudit}}: severity Medium for a policy decision
+     * ({@code network_policy}, {@code ssrf}, {@code credential}), Low for the rest; the activity is the method when
+     * it is a standard one (an unknown method is Other and is not named, a request refused before its method was
+     * read is Unknown). {@code http_response.code} is the status the client got (absent for a connection closed
+     * unanswered; an empty {@code http_request} then stands for a request nothing was read of),
+     * {@code src_endpoint.ip} the client ({@code name: unknown} when the listener did not report it),
+     * {@code dst_endpoint} and {@code http_request.url} scheme, host
+     * and port only. {@code unmapped.openshell} carries {@code code}, {@code category}, {@code cause} (when known),
+     * {@code decision: deny}, {@code request_id} and {@code network_policy} (when known) and, for an aggregate,
+     * {@code aggregated: true}; {@code count}, {@code start_time} and {@code end_time} are OCSF's own.
+     *
+     * @param r the refusal
+     * @param count how many refusals the event stands for, at least 1
+     * @param startMillis the first one's time, epoch milliseconds (used when {@code count > 1})
+     * @param aggregated whether the event summarises refusals that were not written one by one
+     */
+    public JsonObject refusal(RefusalFacts r, long count, long startMillis, boolean aggregated) {
+        String method = r.request().map(q -> q.method().toUpperCase(Locale.ROOT)).orElse("");
+        boolean standard = STANDARD_METHODS.contains(method);
+        int activity = r.request().isEmpty() ? 0 : standard ? HTTP_ACTIVITY_IDS.get(method) : 99;
+        String activityName = activity == 0 ? "Unknown" : activity == 99 ? "Other" : caption(method);
+        boolean policy = r.category().equals("network_policy") || r.category().equals("ssrf")
+                || r.category().equals("credential");
+        JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
+                activityName, policy ? Severity.MEDIUM : Severity.LOW);
+        e.add("status_id", 2).add("status", "Failure");
+        e.add("action_id", 2).add("action", "Denied");
+        e.add("disposition_id", 2).add("disposition", "Blocked");
+        String code = Syntax.safeCode(r.code());
+        e.add("message", (aggregated ? count + " further refusals not written one by one: " : "request refused: ")
+                + code);
+        if (r.status() > 0) {
+            e.add("status_code", Integer.toString(r.status()));
+        }
+        e.add("status_detail", safeDetail(r.detail(), 300));
+        if (count > 1 || aggregated) {
+            e.add("count", count).add("start_time", startMillis).add("end_time", clock.millis());
+        }
+        r.request().ifPresent(q -> {
+            e.open("http_request");
+            if (standard) {
+                e.add("http_method", method);
+            }
+            url(e.open("url"), q).end().end();
+            endpoint(e.open("dst_endpoint"), q).end();
+        });
+        if (r.status() > 0) {
+            e.open("http_response").add("code", r.status()).end();
+        } else if (r.request().isEmpty()) {
+            e.open("http_request").end(); // closed before a byte was read: an HTTP request nothing is known of
+        }
+        if (r.clientIp().isPresent()) {
+            e.open("src_endpoint").add("ip", safeText(r.clientIp().get(), 64)).end();
+        } else {
+            e.open("src_endpoint").add("name", "unknown").end(); // OCSF: at least one endpoint
+        }
+        r.request().ifPresent(q -> actor(e, q));
+        JsonText os = e.open("unmapped").open("openshell");
+        r.request().ifPresent(q -> base(os, q));
+        os.add("code", code).add("category", r.category());
+        r.cause().ifPresent(c -> os.add("cause", Syntax.safeCode(c)));
+        os.add("decision", "deny");
+        if (aggregated) {
+            os.add("aggregated", true);
+        }
         return e.end().end().build();
     }
 

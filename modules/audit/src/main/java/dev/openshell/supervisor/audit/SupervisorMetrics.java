@@ -30,6 +30,12 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_refused_total{reason}}: connections and requests refused by a resource limit
  *       ({@code connection_limit}, {@code client_connection_limit}, {@code request_head_timeout},
  *       {@code body_buffer_timeout}, {@code body_buffer_busy}): alert on any rise.</li>
+ *   <li>{@code supervisor_refusals_total{category,code}}: every request or connection the supervisor refused, by
+ *       category ({@code network_policy}, {@code ssrf}, {@code framing}, {@code limit}, {@code upstream},
+ *       {@code credential}, {@code method}, {@code interception}, {@code internal}) and platform code
+ *       ({@link RefusalAudit}).</li>
+ *   <li>{@code supervisor_audit_suppressed_total{code}}: refusals not written one by one because their client
+ *       was over the audit rate limit (each is in an aggregate event's {@code count}).</li>
  *   <li>{@code supervisor_body_bytes_buffered_total}: bytes of request bodies buffered for chains.</li>
  *   <li>{@code supervisor_external_service_up{service}}: 1 when an external middleware service is reachable.</li>
  * </ul>
@@ -44,6 +50,8 @@ public final class SupervisorMetrics {
     private final Histogram stageLatency;
     private final Counter failures;
     private final Counter refused;
+    private final Counter refusals;
+    private final Counter auditSuppressed;
     private final Counter bypasses;
     private final Counter bodyBytes;
     private final Gauge serviceUp;
@@ -62,6 +70,12 @@ public final class SupervisorMetrics {
         refused = Counter.builder().name("supervisor_refused_total")
                 .help("Connections and requests refused by a resource limit, by reason").labelNames("reason")
                 .withoutExemplars().register(registry);
+        refusals = Counter.builder().name("supervisor_refusals_total")
+                .help("Requests and connections refused by the supervisor, by category and platform code")
+                .labelNames("category", "code").withoutExemplars().register(registry);
+        auditSuppressed = Counter.builder().name("supervisor_audit_suppressed_total")
+                .help("Refusals over the audit rate limit, summarised in aggregate events instead of one each")
+                .labelNames("code").withoutExemplars().register(registry);
         failures = Counter.builder().name("supervisor_failures_total").help("Failures by platform code")
                 .labelNames("code").withoutExemplars().register(registry);
         bypasses = Counter.builder().name("supervisor_bypasses_total")
@@ -101,6 +115,21 @@ public final class SupervisorMetrics {
     /** Counts one refusal by a resource limit. @param reason the refusal reason */
     public void refused(String reason) {
         refused.labelValues(reason).inc();
+    }
+
+    /**
+     * Counts one refusal.
+     *
+     * @param category the refusal category ({@link RefusalFacts#category()})
+     * @param code the platform code
+     */
+    public void refusal(String category, String code) {
+        refusals.labelValues(category, code).inc();
+    }
+
+    /** Counts one refusal not written one by one (rate limit). @param code the platform code */
+    public void auditSuppressed(String code) {
+        auditSuppressed.labelValues(code).inc();
     }
 
     /** Counts one failure. @param code the platform code */

@@ -28,8 +28,11 @@ import java.util.Map;
  * attributes), JSON types per the dictionary, enum values valid (class enums first, then the dictionary's), captions
  * consistent with their {@code _id}, {@code class_uid}/{@code type_uid} arithmetic, and {@code at_least_one}
  * constraints.
+ *
+ * <p>Public, and packaged in this module's test JAR, so that the integration tests check a real run's events with
+ * the same validator ({@code RefusalAuditIT}).
  */
-final class OcsfSchema {
+public final class OcsfSchema {
     static final Path ROOT = Paths.get(System.getProperty("supervisor.testdata", "../../tests/data"), "conformance",
             "ocsf");
     private static final Map<String, String> CLASS_FILES = Map.of(
@@ -45,7 +48,8 @@ final class OcsfSchema {
 
     private final JsonObject dictionary;
 
-    OcsfSchema() {
+    /** Reads the schema files under {@code supervisor.testdata}. */
+    public OcsfSchema() {
         assertTrue(Files.isDirectory(ROOT), "OCSF schema files missing: " + ROOT.toAbsolutePath());
         this.dictionary = read("dictionary.json").getJsonObject("attributes");
         assertEquals("1.9.0-dev", read("version.json").getString("version"), "schema version the events claim");
@@ -103,7 +107,7 @@ final class OcsfSchema {
     }
 
     /** Fails with every problem of {@code event} against class {@code name}. */
-    void validate(String name, JsonObject event) {
+    public void validate(String name, JsonObject event) {
         ClassDef def = classDef(name);
         List<String> problems = new java.util.ArrayList<>();
         int expectedClass = def.categoryUid() * 1000 + def.classUid();

@@ -92,6 +92,20 @@ public interface RequestHook {
     default void limitRefused(String reason) {
     }
 
+    /**
+     * Reports a request or connection the proxy refused by one of its own rules: network policy and SSRF admission,
+     * HTTP/1.1 framing, resource limits, upstream connect/TLS/response failures, TLS interception, internal faults.
+     * Called exactly once per refusal, on the thread that decided it (a watchdog thread for a deadline), before or
+     * while the answer is sent; in addition to {@link #admissionRefused} and {@link #limitRefused}, which count.
+     * Not called for refusals the hook made itself (a denial in a {@link RequestPlan}, a credential refusal, a
+     * middleware deny, an uninspectable body: the hook reports those). Must not block for long and must not throw
+     * (an exception is logged and ignored). The default does nothing.
+     *
+     * @param refusal what was refused, why, and what the client got
+     */
+    default void refused(ProxyRefusal refusal) {
+    }
+
     /** {@return a hook that never selects a chain} */
     static RequestHook none() {
         return new RequestHook() {

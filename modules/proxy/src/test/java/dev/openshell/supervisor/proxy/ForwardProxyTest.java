@@ -262,7 +262,8 @@ class ForwardProxyTest {
         }
         assertEquals("hello sk-12", fx.hook.evaluatedBodies.get(0).utf8().orElseThrow());
         TestUpstream.Received got = fx.upstream.take();
-        assertEquals("POST /chat HTTP/1.1\r\nhost: " + fx.apiAuthority() + "\r\n"
+        // the client's own field keeps its spelling; the field the hook added keeps the hook's
+        assertEquals("POST /chat HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n"
                 + "x-openshell-middleware-tag: redacted\r\nContent-Length: 16\r\n\r\nHELLO [REDACTED]", got.rawText());
     }
 
@@ -540,7 +541,7 @@ class ForwardProxyTest {
             c.send("GET http://api.example.test:1/ HTTP/1.1\r\nHost: api.example.test:1\r\n\r\n");
             RawClient.Response r = c.read();
             assertEquals(502, r.status());
-            assertEquals("{\"error\":\"upstream_failed\",\"detail\":\"the upstream connection failed\"}",
+            assertEquals("{\"error\":\"upstream_failed\",\"detail\":\"the upstream refused the connection\"}",
                     r.bodyText());
         }
     }

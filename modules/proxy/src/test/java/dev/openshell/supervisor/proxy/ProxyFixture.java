@@ -35,6 +35,8 @@ final class ProxyFixture implements AutoCloseable {
     final Path stateDir;
     final Path proxyCaPem;
     final Path upstreamCaPem;
+    /** The CA the proxy trusts for upstreams ({@code upstreamTrust}). */
+    final CertificateAuthority upstreamCa;
 
     ProxyFixture(Path tmp) throws Exception {
         this(tmp, true);
@@ -46,7 +48,7 @@ final class ProxyFixture implements AutoCloseable {
 
     ProxyFixture(Path tmp, boolean allowLoopback, java.util.function.Consumer<SupervisorProxy.Builder> custom)
             throws Exception {
-        CertificateAuthority upstreamCa = CertificateAuthority.generate();
+        upstreamCa = CertificateAuthority.generate();
         upstreamCaPem = tmp.resolve("upstream-ca.pem");
         Files.writeString(upstreamCaPem, upstreamCa.certificatePem(), StandardCharsets.US_ASCII);
         upstream = TestUpstream.plain();

@@ -14,6 +14,7 @@ final class RecordingHook implements RequestHook {
     final List<Body> evaluatedBodies = new CopyOnWriteArrayList<>();
     final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
     final List<String> limitRefusals = new CopyOnWriteArrayList<>();
+    final List<ProxyRefusal> refusals = new CopyOnWriteArrayList<>();
 
     @Override
     public RequestPlan plan(ProxyRequest request) {
@@ -35,5 +36,10 @@ final class RecordingHook implements RequestHook {
     @Override
     public void limitRefused(String reason) {
         limitRefusals.add(reason);
+    }
+
+    @Override
+    public void refused(ProxyRefusal refusal) {
+        refusals.add(refusal);
     }
 }

@@ -4,6 +4,7 @@ import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.JsonlAuditSink;
 import dev.openshell.supervisor.audit.OcsfEvents;
+import dev.openshell.supervisor.audit.RefusalAudit;
 import dev.openshell.supervisor.audit.SupervisorMetrics;
 import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.PluginHost;
@@ -85,6 +86,8 @@ public final class Supervisor implements AutoCloseable {
     private final CredentialSources sources;
     private final ChainEngine engine;
     private final AuditSink audit;
+    /** The refusal auditor, once the proxy is being built. */
+    private volatile RefusalAudit refusals;
     private final SupervisorMetrics metrics;
     private final OcsfEvents events;
     private final String policyName;
@@ -244,8 +247,11 @@ public final class Supervisor implements AutoCloseable {
 
             Identities identities = Identities.create(settings.identity());
             reportIdentity(identities, audit, events, options.gateway());
+            RefusalAudit refusals = new RefusalAudit(events, audit, metrics, Clock.systemUTC());
+            s.refusals = refusals;
+            refusals.start();
             SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
-                    Supervisor::engineFor), events, audit, metrics, identities);
+                    Supervisor::engineFor), events, audit, metrics, identities, refusals);
             ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
             SupervisorProxy.Builder pb = SupervisorProxy.builder()
                     .listen(new InetSocketAddress(listen.address(), listen.port()))
@@ -758,6 +764,9 @@ public final class Supervisor implements AutoCloseable {
                 admin.close();
             }
             registry.close();
+            if (refusals != null) {
+                refusals.close(); // the pending aggregate events, before the log closes
+            }
             audit.close();
         }
     }

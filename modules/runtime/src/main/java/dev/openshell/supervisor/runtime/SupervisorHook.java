@@ -10,6 +10,8 @@ import dev.openshell.middleware.spi.RequestContext;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.OcsfEvents;
+import dev.openshell.supervisor.audit.RefusalAudit;
+import dev.openshell.supervisor.audit.RefusalFacts;
 import dev.openshell.supervisor.audit.RequestFacts;
 import dev.openshell.supervisor.audit.StageOutcome;
 import dev.openshell.supervisor.audit.SupervisorMetrics;
@@ -34,6 +36,7 @@ import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.NetworkAdmission;
+import dev.openshell.supervisor.proxy.ProxyRefusal;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
 import dev.openshell.supervisor.proxy.RequestPlan;
@@ -73,6 +76,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
     private final Identities identities;
+    private final RefusalAudit refusals;
 
     /**
      * The plan of one request, fixed by {@link #plan}: the serving generation and everything chosen from it. Used by
@@ -129,8 +133,10 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
 
     SupervisorHook(Supplier<Generation> current,
                    Function<Optional<String>, dev.openshell.supervisor.engine.chain.ChainEngine> engines,
-                   OcsfEvents events, AuditSink audit, SupervisorMetrics metrics, Identities identities) {
+                   OcsfEvents events, AuditSink audit, SupervisorMetrics metrics, Identities identities,
+                   RefusalAudit refusals) {
         this.identities = identities;
+        this.refusals = refusals;
         this.current = current;
         this.engines = engines;
         this.events = events;
@@ -250,14 +256,34 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         });
     }
 
-    /** Counts a request the proxy answered itself and records it for the operator. */
+    /** Counts a request the proxy answered itself and records it for the operator (rate-limited). */
     @Override
     public void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
         Plan p = plan(plan, request);
         metrics.failure(code);
-        audit.emit(events.requestRefused(p.facts, code, status == 405
+        refusals.refused(new RefusalFacts("method", code, Optional.empty(), status, status == 405
                 ? "TRACE answered 405 by the supervisor, not forwarded"
-                : "OPTIONS with Max-Forwards: 0 answered by the supervisor, not forwarded"));
+                : "OPTIONS with Max-Forwards: 0 answered by the supervisor, not forwarded",
+                clientIp(request.client()), Optional.of(p.facts)));
+    }
+
+    /**
+     * Audits a refusal by one of the proxy's own rules ({@link RefusalAudit}: an OCSF event per refusal,
+     * rate-limited per client and code). The event names the destination host and port (canonical), the method
+     * when it is a standard one, and the process when the connection was identified; nothing else of the request.
+     */
+    @Override
+    public void refused(ProxyRefusal r) {
+        Optional<RequestFacts> facts = r.destination().map(d -> new RequestFacts(r.requestId().orElse("-"),
+                r.method().orElse("UNKNOWN"), d.scheme(), HostPattern.canonicalHost(d.host()), d.port(),
+                Optional.empty(), r.client().attachmentIfPresent(Identities.ConnectionIdentity.class)
+                        .flatMap(Identities.ConnectionIdentity::facts)));
+        refusals.refused(new RefusalFacts(r.kind().category(), r.code(), r.cause(), r.status(), r.detail(),
+                clientIp(r.client()), facts));
+    }
+
+    private static Optional<String> clientIp(ClientConnection c) {
+        return c.client().map(a -> a.getAddress().getHostAddress());
     }
 
     /** Counts work refused by a resource limit in {@code supervisor_refused_total{reason}}. */
@@ -333,7 +359,8 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         if (r instanceof CredentialInjector.Result.Refused refused) {
             metrics.failure(refused.code());
             // the operator's event names the credential and where it was; the client's answer names neither
-            audit.emit(events.requestRefused(p.facts, refused.code(), refused.detail()));
+            refusals.refused(new RefusalFacts("credential", refused.code(), Optional.empty(), 403, refused.detail(),
+                    clientIp(request.client()), Optional.of(p.facts)));
             return new Outcome.Refuse(403, refused.code(), refused.message());
         }
         CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;

@@ -321,12 +321,13 @@ public final class ChainEngine {
                         r.reasonCode().orElse(PlatformCodes.MIDDLEWARE_DENIED)));
                 return false;
             }
-            boolean mutated = a.headers() != null;
+            // transformed means changed: a stage that returns the headers or the body it was given changed nothing
+            boolean mutated = a.headers() != null && !a.headers().equals(headers);
             if (mutated) {
                 headers = a.headers();
                 visible = null;
             }
-            boolean replaced = r.body().isPresent();
+            boolean replaced = r.body().isPresent() && !r.body().get().equals(body);
             if (replaced) {
                 body = r.body().get();
                 bodyReplaced = true;

@@ -80,6 +80,24 @@ class ChainEngineTest {
     }
 
     @Test
+    void aStageThatReturnsWhatItWasGivenTransformedNothing() {
+        // issue 19, item 10: transformed only when the body or the headers actually changed
+        Stages.Scripted writes = provider(e -> allow().mutation(HeaderMutation.write("X-OpenShell-Middleware-Seen",
+                "v", ExistingHeaderAction.APPEND)).build());
+        Stages.Scripted echoes = provider(e -> allow().body(Body.ofUtf8(text(e.body())))
+                .mutation(HeaderMutation.write("X-OpenShell-Middleware-Seen", "v", ExistingHeaderAction.OVERWRITE))
+                .build());
+        ChainResult result = engine.run(chain(spec("a", 10, writes).build(), spec("b", 20, echoes).build()),
+                request("body"));
+        assertEquals(List.of(true, false), result.stages().stream().map(StageRecord::transformed).toList());
+        assertEquals(List.of(false, false), result.stages().stream().map(StageRecord::bodyReplaced).toList());
+        ChainResult same = engine.run(chain(spec("b", 20, echoes).build()), request("body"));
+        assertEquals(List.of(true), same.stages().stream().map(StageRecord::headersMutated).toList(),
+                "the field was absent: writing it is a change");
+        assertFalse(same.stages().getFirst().bodyReplaced(), "the same body is no replacement");
+    }
+
+    @Test
     void anAbsentBodyKeepsThePreviousOneAndAPresentEmptyBodyReplacesItWithNothing() {
         Stages.Scripted keep = provider(e -> HttpRequestResult.allow());
         Stages.Scripted observer1 = Stages.identity();
@@ -218,10 +236,10 @@ class ChainEngineTest {
             rechecked.add(r.configKey() + "=" + text(r.body()));
             return BodyRecheck.Verdict.PASS;
         }).build();
-        Stages.Scripted replace = provider(e -> allow().body(Body.ofUtf8("new")).build());
+        Stages.Scripted replace = provider(e -> allow().body(Body.ofUtf8(text(e.body()) + "+new")).build());
         ChainResult result = withRecheck.run(chain(spec("a", 1, Stages.identity()).build(), spec("b", 2, replace).build(),
                 spec("c", 3, Stages.identity()).build(), spec("d", 4, replace).build()), request("old"));
-        assertEquals(List.of("b=new", "d=new"), rechecked);
+        assertEquals(List.of("b=old+new", "d=old+new+new"), rechecked);
         assertEquals(List.of(RecheckRecord.Result.PASSED, RecheckRecord.Result.PASSED),
                 result.rechecks().stream().map(RecheckRecord::result).toList());
         assertTrue(result.forwarded());

@@ -7,6 +7,7 @@ import dev.openshell.supervisor.proxy.AdmissionDecision;
 import dev.openshell.supervisor.proxy.ChainSelection;
 import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.HookResult;
+import dev.openshell.supervisor.proxy.ProxyRefusal;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestPlan;
 import dev.openshell.supervisor.proxy.Uninspectable;
@@ -39,6 +40,8 @@ final class ExchangePipeline implements AutoCloseable {
     private final Tunnel tunnel;
     /** The body-budget reservation of this request, if its body is buffered. */
     private BodyBudget.Reservation held;
+    /** The request as the hooks see it, once admitted; {@code null} before. */
+    private ProxyRequest request;
 
     ExchangePipeline(ProxyCore core, ClientStream client, RequestReader reader, Tunnel tunnel) {
         this.core = core;
@@ -56,7 +59,7 @@ final class ExchangePipeline implements AutoCloseable {
             admitted = tunnel.admitted();
         } else {
             try {
-                admitted = core.admit(t.authority(), client.connection);
+                admitted = core.admit(t.authority(), client.connection, req.head().method(), t.scheme());
             } catch (Refusal r) {
                 return answer(req, r.status(), r.error(), r.detail(), req.clientClose() || framing.hasBody());
             }
@@ -67,9 +70,12 @@ final class ExchangePipeline implements AutoCloseable {
                 lowerHeaders(req.head()), req.nominated(), admitted.endpoint(), admitted.generation(),
                 framing.kind() == BodyFraming.Kind.LENGTH ? OptionalLong.of(framing.length()) : OptionalLong.empty(),
                 framing.kind() == BodyFraming.Kind.CHUNKED, req.websocket(), client.connection);
+        this.request = request;
         RequestPlan plan = core.plan(request);
         if (plan.admission() instanceof AdmissionDecision.Denied denied) {
             // the generation serving the request no longer admits it: nothing is read or sent upstream
+            core.report(ProxyRefusal.Kind.NETWORK_POLICY, 403, "policy_denied", Optional.empty(), denied.reason(),
+                    client.connection, Optional.of(method(req)), destination(), requestId());
             return answer(req, 403, "policy_denied", denied.reason(), req.clientClose() || framing.hasBody());
         }
 
@@ -120,9 +126,10 @@ final class ExchangePipeline implements AutoCloseable {
                 if (framing.hasBody()) {
                     held = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length() : s.bodyCapBytes());
                     if (held == null) {
-                        core.limitRefused("body_buffer_busy");
-                        return answer(req, 503, "body_buffer_busy",
-                                "the proxy is holding as many request bodies as it may; retry shortly", true);
+                        String busy = "the proxy is holding as many request bodies as it may; retry shortly";
+                        core.report(ProxyRefusal.Kind.LIMIT, 503, "body_buffer_busy", Optional.empty(), busy,
+                                client.connection, Optional.of(method), destination(), requestId());
+                        return answer(req, 503, "body_buffer_busy", busy, true);
                     }
                 }
                 if (req.expectContinue()) {
@@ -208,6 +215,21 @@ final class ExchangePipeline implements AutoCloseable {
                         buffered == null ? 0 : buffered.size(), framing);
         return new UpstreamForwarder(core, client).forward(new UpstreamForwarder.Outbound(req, admitted,
                 OutboundHead.encode(headBlock), mode, buffered));
+    }
+
+    /** {@return the request ID, once the request was admitted and given one} */
+    Optional<String> requestId() {
+        return Optional.ofNullable(request).map(ProxyRequest::requestId);
+    }
+
+    /** {@return the destination, once the request was admitted} */
+    Optional<dev.openshell.supervisor.proxy.ProxyRefusal.Destination> destination() {
+        return Optional.ofNullable(request).map(r -> new ProxyRefusal.Destination(r.target().scheme(),
+                r.target().host(), r.target().port()));
+    }
+
+    private static String method(ParsedRequest req) {
+        return req.head().method();
     }
 
     /** Sends an error response; {@return whether the connection stays open} */

@@ -54,6 +54,11 @@ final class OutboundHead {
     static String rebuilt(String requestLine, RequestHead head, List<HttpHeader> fields, Set<String> nominated,
                           boolean websocket, BodyMode mode, int bufferedLength, BodyFraming original) throws Refusal {
         StringBuilder sb = new StringBuilder(1024).append(requestLine);
+        // the hooks see lowercase names; a field the client sent keeps the client's spelling on the wire
+        java.util.Map<String, String> spelling = new java.util.HashMap<>();
+        for (HeaderField f : head.fields()) {
+            spelling.putIfAbsent(f.lowerName(), f.name());
+        }
         for (HttpHeader h : fields) {
             String lower = h.name().toLowerCase(Locale.ROOT);
             if (dropOnForward(lower, nominated) || HeaderTable.framing(lower)) {
@@ -63,7 +68,8 @@ final class OutboundHead {
                     || !h.value().equals(HeadParser.trimOws(h.value()))) {
                 throw new Refusal(500, "internal_error", "the middleware hook produced an invalid header field");
             }
-            sb.append(h.name()).append(": ").append(h.value()).append("\r\n");
+            String name = h.name().equals(lower) ? spelling.getOrDefault(lower, h.name()) : h.name();
+            sb.append(name).append(": ").append(h.value()).append("\r\n");
         }
         switch (mode) {
             case BUFFERED -> {

@@ -38,7 +38,12 @@ final class ProxyConnection implements ServerConnection {
         String refused = core.connections().acquire(client);
         if (refused != null) {
             // closed before a byte is read: nothing of this connection is held
-            core.limitRefused(refused);
+            core.report(dev.openshell.supervisor.proxy.ProxyRefusal.Kind.LIMIT, 0, refused,
+                    java.util.Optional.empty(), refused.equals("client_connection_limit")
+                            ? "closed unserved: this client address has as many connections open as it may"
+                            : "closed unserved: the proxy has as many connections open as it may",
+                    connection(), java.util.Optional.empty(), java.util.Optional.empty(),
+                    java.util.Optional.empty());
             closeSocket();
             return;
         }

@@ -8,6 +8,7 @@ import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.NetworkAdmission;
+import dev.openshell.supervisor.proxy.ProxyRefusal;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
 import dev.openshell.supervisor.proxy.RequestPlan;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -152,12 +154,63 @@ public final class ProxyCore {
         return connections;
     }
 
-    /** Counts work refused by a limit ({@link RequestHook#limitRefused}); never throws. */
-    void limitRefused(String reason) {
+    /**
+     * The one place the proxy reports a refusal: counts it ({@link RequestHook#admissionRefused} for
+     * {@code NETWORK_POLICY} and {@code SSRF}, {@link RequestHook#limitRefused} for {@code LIMIT}) and hands it to
+     * {@link RequestHook#refused}, where the runtime audits it. Call it exactly once per refusal, where the answer is
+     * decided; a {@link Refusal} thrown after reporting is marked {@link Refusal#reported()}. Never throws.
+     *
+     * @param r the refusal
+     */
+    void report(ProxyRefusal r) {
         try {
-            hook.limitRefused(reason);
+            switch (r.kind()) {
+                case NETWORK_POLICY, SSRF -> hook.admissionRefused(r.code());
+                case LIMIT -> hook.limitRefused(r.code());
+                default -> {
+                }
+            }
+            hook.refused(r);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "limit refusal report failed: " + e.getClass().getName());
+            LOG.log(System.Logger.Level.ERROR, "refusal report failed: " + e.getClass().getName());
+        }
+    }
+
+    /**
+     * Reports a refusal ({@link #report(ProxyRefusal)}) from its parts.
+     *
+     * @param kind the rule that refused it
+     * @param status the status the client got, 0 for an unanswered close
+     * @param code the platform code
+     * @param cause a finer code, when there is one
+     * @param detail the proxy-owned detail
+     * @param client the connection
+     * @param method the method, when the head was read
+     * @param destination the destination, when the request target was read and checked
+     * @param requestId the request ID, when one was assigned
+     */
+    void report(ProxyRefusal.Kind kind, int status, String code, Optional<String> cause, String detail,
+                ClientConnection client, Optional<String> method, Optional<ProxyRefusal.Destination> destination,
+                Optional<String> requestId) {
+        report(new ProxyRefusal(kind, status, code, cause, detail, client, method, destination, requestId));
+    }
+
+    /** {@return a request target's destination for a report} @param t the checked target */
+    static ProxyRefusal.Destination destination(RequestReader.Target t) {
+        return destination(t.scheme(), t.authority());
+    }
+
+    /** {@return a destination for a report} @param scheme the scheme @param a the checked authority */
+    static ProxyRefusal.Destination destination(String scheme, Authority a) {
+        return new ProxyRefusal.Destination(scheme, a.host(), a.port());
+    }
+
+    /** Reports a {@link Refusal} unless it was reported already, and marks it reported. */
+    void report(Refusal r, ClientConnection client, Optional<String> method,
+                Optional<ProxyRefusal.Destination> target, Optional<String> requestId) {
+        if (!r.isReported()) {
+            r.reported();
+            report(r.kind(), r.status(), r.error(), r.cause(), r.detail(), client, method, target, requestId);
         }
     }
 
@@ -181,8 +234,25 @@ public final class ProxyCore {
         return idPrefix + "-" + ids.incrementAndGet();
     }
 
-    /** L4 network policy for the connection's process, then SSRF (RFC 0009 order). */
-    Admitted admit(Authority authority, ClientConnection client) throws Refusal {
+    /**
+     * L4 network policy for the connection's process, then SSRF (RFC 0009 order). A refusal is reported here
+     * ({@link #report}) and thrown marked reported.
+     *
+     * @param authority the destination
+     * @param client the connection
+     * @param method the request's method ({@code CONNECT} for a tunnel)
+     * @param scheme the request's scheme ({@code http} for a tunnel)
+     */
+    Admitted admit(Authority authority, ClientConnection client, String method, String scheme) throws Refusal {
+        try {
+            return admit(authority, client);
+        } catch (Refusal r) {
+            report(r, client, Optional.of(method), Optional.of(destination(scheme, authority)), Optional.empty());
+            throw r;
+        }
+    }
+
+    private Admitted admit(Authority authority, ClientConnection client) throws Refusal {
         AdmissionDecision d;
         try {
             d = admission.admit(authority.host(), authority.port(), client);
@@ -191,27 +261,18 @@ public final class ProxyCore {
             d = null;
         }
         if (d == null) {
-            throw refused(new Refusal(403, "policy_denied", "network policy could not be evaluated"));
+            throw new Refusal(403, "policy_denied", "network policy could not be evaluated");
         }
         if (d instanceof AdmissionDecision.Denied denied) {
-            throw refused(new Refusal(403, "policy_denied", denied.reason()));
+            throw new Refusal(403, "policy_denied", denied.reason());
         }
         AdmissionDecision.Allowed allowed = (AdmissionDecision.Allowed) d;
         EndpointFacts endpoint = allowed.endpoint();
         SsrfGuard.Verdict v = ssrf.check(authority, endpoint);
         if (v instanceof SsrfGuard.Verdict.Refused r) {
-            throw refused(new Refusal(r.error().equals("ssrf_blocked") ? 403 : 502, r.error(), r.detail()));
+            throw new Refusal(r.error().equals("ssrf_blocked") ? 403 : 502, r.error(), r.detail());
         }
         return new Admitted(authority, endpoint, ((SsrfGuard.Verdict.Admitted) v).addresses(), allowed.generation());
-    }
-
-    private Refusal refused(Refusal r) {
-        try {
-            hook.admissionRefused(r.error());
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "admission refusal report failed: " + e.getClass().getName());
-        }
-        return r;
     }
 
     RequestPlan plan(ProxyRequest request) throws Refusal {
@@ -266,7 +327,8 @@ public final class ProxyCore {
             throw new Refusal(502, "credential_injection_failed", "credential injection failed");
         }
         if (outcome instanceof CredentialInjection.Outcome.Refuse r) {
-            throw new Refusal(r.status(), r.error(), r.detail());
+            // the hook's own refusal: it reports it (with the operator's detail, which the client does not get)
+            throw new Refusal(r.status(), r.error(), r.detail()).reported();
         }
         return (CredentialInjection.Outcome.Forward) outcome;
     }

@@ -1,7 +1,9 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.supervisor.proxy.ProxyRefusal;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.Optional;
 
 /**
  * One client connection's request loop, one request at a time (no pipelined request is read before the previous
@@ -45,6 +47,9 @@ final class ProxySession {
                 head = reader.readHead();
             } catch (FramingException e) {
                 if (deadline.finish()) {
+                    // nothing of the head is trusted: the event names the rule broken, not the bytes
+                    core.report(ProxyRefusal.Kind.FRAMING, e.status(), e.code(), Optional.empty(), e.getMessage(),
+                            client.connection, Optional.empty(), tunnelDestination(), Optional.empty());
                     client.send(ErrorResponses.response(e.status(), e.code(), e.getMessage(), true));
                 }
                 return;
@@ -61,28 +66,27 @@ final class ProxySession {
             client.resetResponse();
             boolean keepAlive;
             ExchangePipeline exchange = null;
+            Optional<ProxyRefusal.Destination> destination = tunnelDestination();
             try {
                 if (head.method().equals("CONNECT")) {
-                    ConnectTunnel.open(core, client, reader.connectAuthority(head));
+                    Authority authority = reader.connectAuthority(head);
+                    destination = Optional.of(ProxyCore.destination("http", authority));
+                    ConnectTunnel.open(core, client, authority);
                     return;
                 }
                 ParsedRequest req = reader.parse(head);
+                destination = Optional.of(ProxyCore.destination(req.target()));
                 exchange = new ExchangePipeline(core, client, reader, tunnel);
                 keepAlive = exchange.run(req);
             } catch (FramingException e) {
-                refuse(e.status(), e.code(), e.getMessage());
+                refuse(new Refusal(ProxyRefusal.Kind.FRAMING, e.status(), e.code(), Optional.empty(), e.getMessage()),
+                        head, destination, exchange);
                 return;
             } catch (Refusal r) {
-                refuse(r.status(), r.error(), r.detail());
+                refuse(r, head, destination, exchange);
                 return;
             } catch (UpstreamIOException e) {
-                if (UpstreamPool.isTimeout(e)) {
-                    refuse(504, "upstream_timeout", "the upstream did not answer in time");
-                } else if (e.isTls()) {
-                    refuse(502, "upstream_tls_failed", "TLS with the upstream failed (certificate not trusted?)");
-                } else {
-                    refuse(502, "upstream_failed", "the upstream connection failed");
-                }
+                refuse(upstreamRefusal(e), head, destination, exchange);
                 return;
             } finally {
                 if (exchange != null) {
@@ -96,9 +100,56 @@ final class ProxySession {
         }
     }
 
-    private void refuse(int status, String error, String detail) throws IOException {
-        if (!client.isResponseStarted()) {
-            client.send(ErrorResponses.response(status, error, detail, true));
+    /**
+     * Answers a refusal that ends the exchange (unless a response has begun: then the connection just closes) and
+     * reports it once ({@link ProxyCore#report}).
+     */
+    private void refuse(Refusal r, RequestHead head, Optional<ProxyRefusal.Destination> destination,
+                        ExchangePipeline exchange) throws IOException {
+        boolean answered = !client.isResponseStarted();
+        if (answered || r.kind() != ProxyRefusal.Kind.UPSTREAM) {
+            core.report(r, client.connection, Optional.of(head.method()),
+                    exchange != null ? exchange.destination().or(() -> destination) : destination,
+                    exchange != null ? exchange.requestId() : Optional.empty());
         }
+        if (answered) {
+            client.send(ErrorResponses.response(r.status(), r.error(), r.detail(), true));
+        }
+    }
+
+    private Optional<ProxyRefusal.Destination> tunnelDestination() {
+        return tunnel == null ? Optional.empty()
+                : Optional.of(ProxyCore.destination(tunnel.scheme(), tunnel.admitted().authority()));
+    }
+
+    /**
+     * {@return the answer to an upstream failure, with its real cause}: 504 for a timeout; 502
+     * {@code upstream_tls_failed} naming what failed in TLS (an untrusted CA, a certificate for another host, an
+     * expired certificate, the handshake itself); 502 {@code upstream_failed} for a refused, unreachable or broken
+     * connection
+     */
+    static Refusal upstreamRefusal(UpstreamIOException e) {
+        ProxyRefusal.UpstreamCause cause = e.cause();
+        Optional<String> code = Optional.of(cause.code());
+        return switch (cause) {
+            case TIMEOUT -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 504, "upstream_timeout", code,
+                    "the upstream did not answer in time");
+            case UNTRUSTED_CERTIFICATE -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_tls_failed", code,
+                    "TLS with the upstream failed: its certificate is not issued by a trusted CA (a private CA goes"
+                            + " in the gateway's upstream_ca_bundle)");
+            case HOSTNAME_MISMATCH -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_tls_failed", code,
+                    "TLS with the upstream failed: its certificate does not name the requested host");
+            case CERTIFICATE_EXPIRED -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_tls_failed", code,
+                    "TLS with the upstream failed: its certificate has expired or is not yet valid");
+            case HANDSHAKE_FAILED -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_tls_failed", code,
+                    "TLS with the upstream failed: the handshake failed (protocol version, cipher suites, or an"
+                            + " alert from the upstream)");
+            case CONNECTION_REFUSED -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_failed", code,
+                    "the upstream refused the connection");
+            case UNREACHABLE -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_failed", code,
+                    "the upstream is unreachable");
+            case CONNECTION_CLOSED, INVALID_RESPONSE -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502,
+                    "upstream_failed", code, "the upstream connection failed");
+        };
     }
 }

@@ -42,7 +42,9 @@ final class ReadDeadline {
     private static ReadDeadline start(ProxyCore core, ClientStream client, boolean inTunnel, Duration timeout,
                                       String reason, String detail) {
         return new ReadDeadline(timeout, () -> {
-            core.limitRefused(reason);
+            core.report(dev.openshell.supervisor.proxy.ProxyRefusal.Kind.LIMIT, inTunnel ? 0 : 408, reason,
+                    java.util.Optional.empty(), detail, client.connection, java.util.Optional.empty(),
+                    java.util.Optional.empty(), java.util.Optional.empty());
             if (!inTunnel) {
                 try {
                     client.send(ErrorResponses.response(408, reason, detail, true));
