@@ -35,8 +35,10 @@ class RefusalAuditIT {
         try (ProxyWorld world = ProxyWorld.create(tmp.resolve("world"))) {
             List<String> args = world.runArgs(true);
             Path gateway = Path.of(args.get(args.indexOf("--gateway-config") + 1));
-            Files.writeString(gateway, Files.readString(gateway)
-                    + "\n[openshell.supervisor.limits]\nrequest_head_timeout_ms = 300\n");
+            // a short head deadline; and the upstream test CA left out, so the HTTPS upstream is untrusted
+            String text = Files.readString(gateway).replaceAll("(?m)^upstream_ca_bundle = .*$", "");
+            assertFalse(text.contains("upstream_ca_bundle"), text);
+            Files.writeString(gateway, text + "\n[openshell.supervisor.limits]\nrequest_head_timeout_ms = 300\n");
             int up = world.plain.port();
             try (SupervisorProcess supervisor = SupervisorProcess.start(args, Map.of())) {
                 String proxy = supervisor.proxyUrl();
@@ -61,9 +63,9 @@ class RefusalAuditIT {
                     InputStream in = s.getInputStream();
                     assertEquals(408, RawClient.read(in).status());
                 }
-                // upstream TLS: the plain upstream does not speak TLS
+                // upstream TLS: the HTTPS upstream's certificate is from a CA the supervisor does not trust
                 Curl.Result tls = Curl.run(Map.of("HTTPS_PROXY", proxy), "--cacert", world.supervisorCa().toString(),
-                        "https://" + ProxyWorld.PLAIN + ":" + up + "/" + MARKER);
+                        "https://" + ProxyWorld.PLAIN + ":" + world.tls.port() + "/" + MARKER);
                 assertEquals(502, tls.status(), tls.toString());
                 // a credential placeholder no credential declares
                 Curl.Result credential = Curl.run("-x", proxy, "-H", "X-Note: " + MARKER, "-H",
@@ -88,12 +90,14 @@ class RefusalAuditIT {
                             "credential/credential_unknown"),
                     refusals.stream().map(e -> AuditLog.openshell(e).getString("category") + "/"
                             + AuditLog.openshell(e).getString("code")).toList(), log);
-            assertEquals("handshake_failed", AuditLog.openshell(refusals.get(4)).getString("cause"));
+            assertEquals("untrusted_certificate", AuditLog.openshell(refusals.get(4)).getString("cause"));
+            assertTrue(refusals.get(4).getString("status_detail").contains("upstream_ca_bundle"), log);
             assertEquals(ProxyWorld.METADATA, refusals.get(1).getJsonObject("dst_endpoint").getString("hostname"));
             assertFalse(refusals.get(2).containsKey("dst_endpoint"), "a malformed request names no destination");
             assertTrue(refusals.stream().allMatch(e -> e.getJsonObject("src_endpoint").getString("ip")
                     .equals("127.0.0.1")), log);
-            assertEquals(1, world.plain.connections(), "only the TLS attempt reached the upstream");
+            assertEquals(0, world.plain.connections(), "no refused request reached the upstream");
+            assertEquals(1, world.tls.connections(), "only the TLS attempt reached the HTTPS upstream");
         }
     }
 }
