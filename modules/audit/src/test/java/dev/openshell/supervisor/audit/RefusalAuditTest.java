@@ -5,15 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import jakarta.json.JsonObject;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -29,26 +24,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 class RefusalAuditTest {
     private static final OcsfSchema SCHEMA = new OcsfSchema();
 
-    /** A clock the test moves by hand. */
-    static final class TestClock extends Clock {
-        final AtomicLong millis = new AtomicLong(Instant.parse("2026-12-01T12:00:00Z").toEpochMilli());
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis.get());
-        }
-    }
-
     /** An audit sink that keeps every event. */
     static final class Recorder implements AuditSink {
         final List<JsonObject> events = new CopyOnWriteArrayList<>();
@@ -63,7 +38,7 @@ class RefusalAuditTest {
         }
     }
 
-    private final TestClock clock = new TestClock();
+    private final JsonlAuditSinkTest.ManualClock clock = new JsonlAuditSinkTest.ManualClock();
     private final Recorder sink = new Recorder();
     private final SupervisorMetrics metrics = new SupervisorMetrics();
     private final OcsfEvents events = new OcsfEvents("0.1.0", "host", clock);
@@ -148,7 +123,7 @@ class RefusalAuditTest {
 
         audit.flush();
         assertEquals(5, sink.events.size(), "the window has not ended");
-        clock.millis.addAndGet(60_000);
+        clock.now = clock.now.plusMillis(60_000);
         audit.flush();
         assertEquals(6, sink.events.size(), "one aggregate event for the suppressed refusals");
         JsonObject aggregate = sink.events.get(5);
@@ -169,7 +144,7 @@ class RefusalAuditTest {
         RefusalAudit audit = new RefusalAudit(events, sink, metrics, clock, 1, Duration.ofSeconds(10));
         audit.refused(refusal("10.0.0.7", "invalid_header"));
         audit.refused(refusal("10.0.0.7", "invalid_header"));
-        clock.millis.addAndGet(10_000);
+        clock.now = clock.now.plusMillis(10_000);
         audit.refused(refusal("10.0.0.7", "invalid_header"));
         assertEquals(3, sink.events.size());
         assertEquals(1, sink.events.get(1).getInt("count"));
@@ -209,7 +184,7 @@ class RefusalAuditTest {
         for (int i = 0; i < n; i++) {
             audit.refused(refusal("10.0.0." + (i % clients), "invalid_header"));
             if (windows > 0 && i % (n / windows + 1) == 0) {
-                clock.millis.addAndGet(1000);
+                clock.now = clock.now.plusMillis(1000);
             }
         }
         audit.close();
