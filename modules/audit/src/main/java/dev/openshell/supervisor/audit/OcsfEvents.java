@@ -19,7 +19,9 @@ import java.util.function.Consumer;
  *   <li>{@code HTTP Activity} (class 4002) per stage invocation: Informational for allow, Medium for deny.</li>
  *   <li>{@code Detection Finding} (class 2004): required-stage failures, invalid responses, uninspectable traffic and
  *       body-aware policy failures are High; {@code fail_open} bypasses and all-{@code fail_open} uninspectable relays
- *       are Medium, so operators can alert on reduced enforcement; middleware findings are Informational.</li>
+ *       are Medium, so operators can alert on reduced enforcement; middleware findings are Informational; a
+ *       response scrubbed of injected credential values is High, and so is one refused because its body could not
+ *       be scanned (Medium when relayed under {@code allow_unscanned_responses}).</li>
  *   <li>{@code Device Config State Change} (class 5019): registration validation, registry reload, policy validation,
  *       each insecure ({@code allow_insecure}) registration, and binary scoping turned off ({@code endpoint-only}).</li>
  * </ul>
@@ -234,6 +236,44 @@ public final class OcsfEvents {
         return finding(request, Severity.HIGH, "replacement body failed body-aware policy; request denied",
                 "policy.body_recheck",
                 os -> openshell(os, request, configKey, bindingId).add("code", Syntax.safeCode(code)).add("decision", "deny"));
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004, High) for a response from which injected credential values were
+     * removed before it reached the sandbox (issue 22, item 2): the upstream echoed a secret} Names the credentials
+     * and counts the replacements; never a value.
+     *
+     * @param request the request facts
+     * @param credentials the credential names found, each passed through {@link #safeText}
+     * @param headerMatches the replacements in the status line and header fields
+     * @param bodyMatches the replacements in the body
+     */
+    public JsonObject responseScrubbed(RequestFacts request, List<String> credentials, long headerMatches,
+                                       long bodyMatches) {
+        List<String> names = credentials.stream().map(c -> safeText(c, 128)).toList();
+        return finding(request, Severity.HIGH, "injected credential value removed from the upstream's response",
+                "credential.response_scrubbed",
+                os -> base(os, request).add("code", "response_scrubbed").add("decision", "scrub")
+                        .addArray("credentials", names).add("header_matches", headerMatches)
+                        .add("body_matches", bodyMatches));
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004) for the response to a credential-bearing request whose body could
+     * not be scanned for the injected values (a content coding the supervisor does not decode, or a compressed body
+     * that does not decode): High when refused (502) or cut off, Medium when relayed because every credential
+     * allows it ({@code allow_unscanned_responses})}
+     *
+     * @param request the request facts
+     * @param code the platform code, {@code response_uninspectable}
+     * @param relayed whether the body was relayed unscanned
+     */
+    public JsonObject responseUninspectable(RequestFacts request, String code, boolean relayed) {
+        return finding(request, relayed ? Severity.MEDIUM : Severity.HIGH, relayed
+                        ? "response relayed unscanned for injected credential values (allow_unscanned_responses)"
+                        : "response refused: its body could not be scanned for injected credential values",
+                "credential.response_uninspectable",
+                os -> base(os, request).add("code", Syntax.safeCode(code)).add("decision", relayed ? "bypass" : "deny"));
     }
 
     /**

@@ -30,6 +30,8 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_refused_total{reason}}: connections and requests refused by a resource limit
  *       ({@code connection_limit}, {@code client_connection_limit}, {@code request_head_timeout},
  *       {@code body_buffer_timeout}, {@code body_buffer_busy}): alert on any rise.</li>
+ *   <li>{@code supervisor_response_scrubs_total{credential}}: responses from which an injected credential's value
+ *       was removed (the upstream echoed it), by credential name: alert on any rise.</li>
  *   <li>{@code supervisor_body_bytes_buffered_total}: bytes of request bodies buffered for chains.</li>
  *   <li>{@code supervisor_external_service_up{service}}: 1 when an external middleware service is reachable.</li>
  * </ul>
@@ -46,6 +48,7 @@ public final class SupervisorMetrics {
     private final Counter refused;
     private final Counter bypasses;
     private final Counter bodyBytes;
+    private final Counter scrubs;
     private final Gauge serviceUp;
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
 
@@ -69,6 +72,9 @@ public final class SupervisorMetrics {
                 .withoutExemplars().register(registry);
         bodyBytes = Counter.builder().name("supervisor_body_bytes_buffered_total")
                 .help("Request body bytes buffered for middleware chains").withoutExemplars().register(registry);
+        scrubs = Counter.builder().name("supervisor_response_scrubs_total")
+                .help("Responses from which an injected credential value was removed, by credential name")
+                .labelNames("credential").withoutExemplars().register(registry);
         serviceUp = Gauge.builder().name("supervisor_external_service_up")
                 .help("1 when the external middleware service answers, else 0").labelNames("service")
                 .withoutExemplars().register(registry);
@@ -106,6 +112,11 @@ public final class SupervisorMetrics {
     /** Counts one failure. @param code the platform code */
     public void failure(String code) {
         failures.labelValues(code).inc();
+    }
+
+    /** Counts one response scrubbed of a credential's value. @param credential the credential name */
+    public void responseScrubbed(String credential) {
+        scrubs.labelValues(credential).inc();
     }
 
     /** Adds buffered body bytes. @param bytes the number of bytes */

@@ -84,6 +84,11 @@ class OcsfEventsTest {
                         "body_policy_unparseable"), 4),
                 Arguments.of("binary integrity violation", EVENTS.binaryIntegrityViolation(REQUEST, 42,
                         "/usr/bin/curl", "a".repeat(64), "b".repeat(64)), 4),
+                Arguments.of("response scrubbed", EVENTS.responseScrubbed(REQUEST, List.of("API_TOKEN"), 2, 1), 4),
+                Arguments.of("response uninspectable, refused", EVENTS.responseUninspectable(REQUEST,
+                        "response_uninspectable", false), 4),
+                Arguments.of("response uninspectable, relayed", EVENTS.responseUninspectable(REQUEST,
+                        "response_uninspectable", true), 3),
                 Arguments.of("middleware finding", EVENTS.middlewareFinding(REQUEST, "secrets", "openshell/regex",
                         "secret.openai_api_key", 2), 1));
     }

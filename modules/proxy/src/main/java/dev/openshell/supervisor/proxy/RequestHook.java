@@ -80,6 +80,34 @@ public interface RequestHook {
     }
 
     /**
+     * Reports a response from which injected credential values were removed before it reached the client (issue
+     * 22, item 2); called once per such response, after it was relayed (or cut off). The default does nothing.
+     *
+     * @param plan the plan {@link #plan} returned for this request
+     * @param request the request head
+     * @param credentials the names of the credentials found, sorted
+     * @param headerMatches how many values were replaced in the status line and header fields
+     * @param bodyMatches how many values were replaced in the body
+     */
+    default void responseScrubbed(RequestPlan plan, ProxyRequest request, java.util.Set<String> credentials,
+                                  long headerMatches, long bodyMatches) {
+    }
+
+    /**
+     * Reports the response to a request that carried a credential whose body the proxy could not scan for the
+     * injected values: a content coding other than {@link InjectedCredentials#DECODABLE_CODINGS}, or a compressed
+     * body that does not decode. The default does nothing.
+     *
+     * @param plan the plan {@link #plan} returned for this request
+     * @param request the request head
+     * @param code {@code response_uninspectable}
+     * @param relayed whether the body was relayed unscanned (every credential allows it) rather than answered
+     *     {@code 502} (or, when the failure came after the head was sent, cut off)
+     */
+    default void responseUninspectable(RequestPlan plan, ProxyRequest request, String code, boolean relayed) {
+    }
+
+    /**
      * Called once per connection or request refused by a resource limit, before or instead of its admission. The
      * default does nothing.
      *

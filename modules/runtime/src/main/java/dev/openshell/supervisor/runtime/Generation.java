@@ -105,7 +105,8 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                     new Credential.Placement(rule.headers().castToList().stream().collect(Collectors.toSet()),
                             rule.queryParams().castToList().stream().collect(Collectors.toSet()),
                             rule.basic().contains("user"), rule.basic().contains("password"), rule.allowPlaintext(),
-                            rule.ports().castToList().stream().collect(Collectors.toSet()))));
+                            rule.ports().castToList().stream().collect(Collectors.toSet())),
+                    rule.allowUnscannedResponses()));
         }
         PolicyAdmission admission = new PolicyAdmission(policy);
         long number = COUNTER.incrementAndGet();

@@ -33,6 +33,7 @@ import dev.openshell.supervisor.proxy.ClientConnection;
 import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.HookResult;
+import dev.openshell.supervisor.proxy.InjectedCredentials;
 import dev.openshell.supervisor.proxy.NetworkAdmission;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
@@ -43,6 +44,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -337,15 +340,27 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             return new Outcome.Refuse(403, refused.code(), refused.message());
         }
         CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
+        Generation g = p.generation;
+        Set<String> used = new TreeSet<>(injected.used());
+        // a response is scrubbed of every value sent: narrow the request first, so that it is signed as sent
+        List<HttpHeader> sent = used.isEmpty() && p.post.isEmpty() ? injected.headers()
+                : InjectedCredentials.narrowForScrubbing(injected.headers());
         if (p.post.isEmpty()) {
-            return new Outcome.Forward(injected.headers(), injected.query());
+            return new Outcome.Forward(sent, injected.query(), injectedCredentials(g, used));
         }
         HttpRequestTarget t = request.target();
         OutboundRequest outbound = new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(), t.port(),
-                t.method(), t.path(), injected.query()), injected.headers(), body.orElse(Body.empty()));
-        Generation g = p.generation;
+                t.method(), t.path(), injected.query()), sent, body.orElse(Body.empty()));
+        Set<String> resolved = java.util.concurrent.ConcurrentHashMap.newKeySet();
         ChainResult result = engines.apply(p.endpoint.protocol()).runPostCredentials(p.post, outbound,
-                (name, h) -> g.credentials().lookup(name, h), new RequestContext(request.requestId(), "", "", "", p.process));
+                (name, h) -> {
+                    var secret = g.credentials().lookup(name, h);
+                    if (secret.isPresent()) {
+                        resolved.add(name); // a signer's key ID or token is sent too: scrubbed from the response
+                    }
+                    return secret;
+                }, new RequestContext(request.requestId(), "", "", "", p.process));
+        used.addAll(resolved);
         record(p.facts, result.stages());
         if (result.outcome() instanceof ChainOutcome.Deny d) {
             // the code only: a post-credentials stage's message may be about the credentials it holds
@@ -353,7 +368,39 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             return new Outcome.Refuse(response.status(), response.error(),
                     response.error() + ": " + response.reasonCode());
         }
-        return new Outcome.Forward(result.headers(), injected.query());
+        return new Outcome.Forward(result.headers(), injected.query(), injectedCredentials(g, used));
+    }
+
+    /** {@return the values of the credentials named, for the response scrub} */
+    private static InjectedCredentials injectedCredentials(Generation g, Set<String> names) {
+        List<InjectedCredentials.Entry> entries = new java.util.ArrayList<>(names.size());
+        for (String name : names) {
+            g.credentials().declared(name).ifPresent(c -> entries.add(new InjectedCredentials.Entry(name,
+                    c.value().reveal(), "openshell:resolve:env:" + name, c.allowUnscannedResponses())));
+        }
+        return InjectedCredentials.of(entries);
+    }
+
+    /** Records a response the proxy scrubbed of injected values: a High finding and a metric per credential. */
+    @Override
+    public void responseScrubbed(RequestPlan plan, ProxyRequest request, Set<String> credentials,
+                                 long headerMatches, long bodyMatches) {
+        Plan p = plan(plan, request);
+        for (String c : credentials) {
+            metrics.responseScrubbed(c);
+        }
+        LOG.log(System.Logger.Level.DEBUG, "request {0}: the upstream echoed injected credentials {1}; removed"
+                + " from its response ({2} in the head, {3} in the body)", request.requestId(), credentials,
+                headerMatches, bodyMatches);
+        audit.emit(events.responseScrubbed(p.facts, List.copyOf(credentials), headerMatches, bodyMatches));
+    }
+
+    /** Records a response whose body could not be scanned: a finding and {@code supervisor_failures_total}. */
+    @Override
+    public void responseUninspectable(RequestPlan plan, ProxyRequest request, String code, boolean relayed) {
+        Plan p = plan(plan, request);
+        metrics.failure(code);
+        audit.emit(events.responseUninspectable(p.facts, code, relayed));
     }
 
     private void record(RequestFacts facts, List<StageRecord> stages) {

@@ -56,7 +56,7 @@ final class GatewayReader {
             "request_head_timeout_ms", "body_buffer_timeout_ms");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
     static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts", "headers", "query_params", "basic",
-            "allow_plaintext", "ports");
+            "allow_plaintext", "ports", "allow_unscanned_responses");
     static final List<String> PLUGIN_PIN_KEYS = List.of("entry", "sha256");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "grpc_endpoint", "max_body_bytes", "timeout",
             "allow_insecure", "tls_ca_bundle", "tls_client_cert", "tls_client_key", "audience",
@@ -454,6 +454,7 @@ final class GatewayReader {
             List<String> queryParams = names(t, "query_params", cp, "[^&=#\\s]+", "a query parameter name");
             List<String> basic = names(t, "basic", cp, "user|password", "user or password");
             boolean allowPlaintext = bool(t, "allow_plaintext", cp).orElse(false);
+            boolean allowUnscanned = bool(t, "allow_unscanned_responses", cp).orElse(false);
             List<Integer> ports = new ArrayList<>();
             TomlArray pa = array(t, "ports", cp);
             for (int k = 0; pa != null && k < pa.size(); k++) {
@@ -468,7 +469,8 @@ final class GatewayReader {
             if (problems.errorCount() == errors) {
                 out.add(new CredentialRule(name.orElseThrow(), source.orElseThrow(), Lists.immutable.withAll(hosts),
                         Lists.immutable.withAll(headers), Lists.immutable.withAll(queryParams),
-                        Lists.immutable.withAll(basic), allowPlaintext, Lists.immutable.withAll(ports)));
+                        Lists.immutable.withAll(basic), allowPlaintext, Lists.immutable.withAll(ports),
+                        allowUnscanned));
             }
         }
         return out;

@@ -206,8 +206,10 @@ final class ExchangePipeline implements AutoCloseable {
                 ? OutboundHead.raw(requestLine, req.head(), req.nominated(), req.websocket())
                 : OutboundHead.rebuilt(requestLine, req.head(), injected, req.nominated(), req.websocket(), mode,
                         buffered == null ? 0 : buffered.size(), framing);
+        ResponseScrub scrub = credentialed.injected().isEmpty() ? null
+                : new ResponseScrub(plan, request, credentialed.injected());
         return new UpstreamForwarder(core, client).forward(new UpstreamForwarder.Outbound(req, admitted,
-                OutboundHead.encode(headBlock), mode, buffered));
+                OutboundHead.encode(headBlock), mode, buffered, scrub));
     }
 
     /** Sends an error response; {@return whether the connection stays open} */

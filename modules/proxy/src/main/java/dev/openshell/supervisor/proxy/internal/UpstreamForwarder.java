@@ -23,9 +23,10 @@ final class UpstreamForwarder {
      * @param head the encoded request head
      * @param mode how the body goes
      * @param buffered the buffered body, with {@link OutboundHead.BodyMode#BUFFERED}
+     * @param scrub the credential values to scrub from the response, or {@code null} when none was injected
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,
-                    Body buffered) {
+                    Body buffered, ResponseScrub scrub) {
     }
 
     private final ProxyCore core;
@@ -65,7 +66,7 @@ final class UpstreamForwarder {
                 }
                 up.flush();
                 c.awaitReadable();
-                response = relay.finalResponse(c, req.head(), req.websocket());
+                response = relay.finalResponse(c, req.head(), req.websocket(), o.scrub());
                 break;
             } catch (UpstreamIOException e) {
                 c.close();
@@ -79,7 +80,7 @@ final class UpstreamForwarder {
             }
         }
         try {
-            return relay.relay(c, req, response);
+            return relay.relay(c, req, response, o.scrub());
         } catch (IOException | RuntimeException e) {
             c.close();
             throw e;
