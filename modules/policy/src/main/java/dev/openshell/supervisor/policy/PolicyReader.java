@@ -45,7 +45,7 @@ final class PolicyReader {
     static final List<String> UNUSED_TOP_KEYS = List.of("filesystem_policy", "landlock", "process");
     static final List<String> POLICY_KEYS = List.of("name", "endpoints", "binaries");
     static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "enforcement",
-            "access", "allowed_ips", "rules", "deny_rules", NetworkEndpoint.UPGRADES);
+            "access", "allowed_ips", "rules", "deny_rules", NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE);
     /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
     static final List<String> ENDPOINT_KEPT_KEYS = List.of("path", "allow_encoded_slash",
             "websocket_credential_rewrite", "request_body_credential_rewrite", "allow_uninspected_credentials",
@@ -359,6 +359,19 @@ final class PolicyReader {
                     problems.error(yaml.at(upgrades.value()), upgrades.path(), "unknown upgrades value "
                             + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW_UNINSPECTED
                             + " (without it, upgrades under a fail_closed middleware are refused)");
+                }
+            }
+        }
+        Entry trace = f.get(NetworkEndpoint.TRACE);
+        if (trace != null) {
+            Optional<String> text = yaml.string(trace);
+            if (text.isPresent()) {
+                if (text.get().equals(NetworkEndpoint.ALLOW)) {
+                    options.add(NetworkEndpoint.TRACE, NetworkEndpoint.ALLOW);
+                } else {
+                    problems.error(yaml.at(trace.value()), trace.path(), "unknown trace value "
+                            + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW
+                            + " (without it, TRACE is answered 405 by the supervisor)");
                 }
             }
         }

@@ -393,6 +393,22 @@ class PolicyValidationTest {
     }
 
     @Nested
+    class TraceOptIn {
+        @Test
+        void traceAllowIsKeptAndAnythingElseIsAnErrorAtItsPlace() {
+            NetworkEndpoint opted = load(RefusedUpgrades.API.formatted(", trace: allow", "fail_open")).value()
+                    .networkPolicies().get("api").endpoints().getFirst();
+            assertTrue(opted.traceAllowed());
+            NetworkEndpoint plain = load(RefusedUpgrades.API.formatted("", "fail_open")).value()
+                    .networkPolicies().get("api").endpoints().getFirst();
+            assertFalse(plain.traceAllowed(), "TRACE is answered 405 unless the endpoint opts in");
+            assertProblem(onlyError(rejected(RefusedUpgrades.API.formatted(", trace: yes", "fail_open"))),
+                    "network_policies.api.endpoints[0].trace", 5, 54, "unknown trace value 'yes'; expected allow"
+                            + " (without it, TRACE is answered 405 by the supervisor)");
+        }
+    }
+
+    @Nested
     class WithABindingCatalog {
         final AtomicReference<JsonObject> seen = new AtomicReference<>();
         final BindingCatalog catalog = BindingCatalog.of(

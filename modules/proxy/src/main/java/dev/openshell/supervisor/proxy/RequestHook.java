@@ -67,9 +67,11 @@ public interface RequestHook {
     }
 
     /**
-     * Reports a request the proxy answered itself without forwarding it: {@code TRACE} ({@code 405},
-     * {@code method_not_allowed}), or {@code OPTIONS} with {@code Max-Forwards: 0} ({@code 200},
-     * {@code max_forwards_exhausted}; RFC 9110 section 7.6.2). The default does nothing.
+     * Reports a request the proxy answered itself without forwarding it: {@code TRACE} to an endpoint without
+     * {@code trace: allow} ({@code 405}, {@code method_not_allowed}), a {@code TRACE} that would carry a credential
+     * ({@code 403}, {@code credential_trace_not_allowed}), or {@code OPTIONS} (or an allowed {@code TRACE}) with
+     * {@code Max-Forwards: 0} ({@code 200}, {@code max_forwards_exhausted}; RFC 9110 section 7.6.2). The default
+     * does nothing.
      *
      * @param plan the plan {@link #plan} returned for this request
      * @param request the request head

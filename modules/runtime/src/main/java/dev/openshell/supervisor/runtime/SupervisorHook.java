@@ -258,9 +258,11 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     public void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
         Plan p = plan(plan, request);
         metrics.failure(code);
-        audit.emit(events.requestRefused(p.facts, code, status == 405
-                ? "TRACE answered 405 by the supervisor, not forwarded"
-                : "OPTIONS with Max-Forwards: 0 answered by the supervisor, not forwarded"));
+        audit.emit(events.requestRefused(p.facts, code, switch (code) {
+            case "method_not_allowed" -> "TRACE answered 405 by the supervisor, not forwarded (no trace: allow)";
+            case "credential_trace_not_allowed" -> "TRACE carrying a credential refused, not forwarded";
+            default -> request.target().method() + " with Max-Forwards: 0 answered by the supervisor, not forwarded";
+        }));
     }
 
     /** Counts work refused by a resource limit in {@code supervisor_refused_total{reason}}. */

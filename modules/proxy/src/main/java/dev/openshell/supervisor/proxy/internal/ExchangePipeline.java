@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.proxy.internal;
 
 import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
@@ -75,8 +76,30 @@ final class ExchangePipeline implements AutoCloseable {
 
         String method = req.head().method();
         int maxForwards = maxForwards(req.head());
-        if (method.equals("TRACE")) {
-            // a TRACE reflects the request as forwarded, credentials included: never forwarded (RFC 9110 9.3.8)
+        boolean trace = method.equals("TRACE");
+        if (trace && request.endpoint().traceAllowed() && maxForwards == 0) {
+            // RFC 9110 sections 7.6.2 and 9.3.8: the last recipient reflects the request, without credential fields
+            core.answeredLocally(plan, request, 200, "max_forwards_exhausted");
+            boolean close = req.clientClose() || framing.hasBody();
+            StringBuilder echo = new StringBuilder(512).append(method).append(' ').append(req.head().target())
+                    .append(' ').append(req.head().version()).append("\r\n");
+            for (HeaderField f : req.head().fields()) {
+                String lower = f.lowerName();
+                // credential-bearing fields (Authorization, Cookie, Proxy-*, X-Amz-*) are not reflected
+                if (!HeaderTable.hiddenFromMiddleware(lower) || HeaderTable.routingOrFraming(lower)) {
+                    echo.append(f.rawLine()).append("\r\n");
+                }
+            }
+            byte[] body = echo.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
+            client.send(("HTTP/1.1 200 OK\r\nContent-Type: message/http\r\nContent-Length: " + body.length + "\r\n"
+                    + (close ? "Connection: close\r\n" : "") + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            client.send(body);
+            ResponseRelay.log(req, 200);
+            return !close;
+        }
+        if (trace && !request.endpoint().traceAllowed()) {
+            // a TRACE reflects the request as forwarded, credentials included: not forwarded (RFC 9110 9.3.8)
+            // unless the endpoint says trace: allow
             core.answeredLocally(plan, request, 405, "method_not_allowed");
             client.send(ErrorResponses.response(405, "method_not_allowed", "TRACE is not forwarded by the supervisor",
                     java.util.Map.of(), "Allow: GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS\r\n",
@@ -175,7 +198,7 @@ final class ExchangePipeline implements AutoCloseable {
         }
         List<HttpHeader> base = hookHeaders != null ? hookHeaders : request.headers();
         boolean rewritten = false;
-        if (method.equals("OPTIONS") && maxForwards > 0) {
+        if ((method.equals("OPTIONS") || trace) && maxForwards > 0) {
             // RFC 9110 section 7.6.2: decremented when forwarded
             List<HttpHeader> decremented = new ArrayList<>(base.size());
             for (HttpHeader h : base) {
@@ -194,6 +217,15 @@ final class ExchangePipeline implements AutoCloseable {
                 throw r; // the body is still unread: answer and close
             }
             return answer(req, r.status(), r.error(), r.detail(), req.clientClose());
+        }
+        if (trace && !credentialed.injected().isEmpty()) {
+            // a forwarded TRACE comes back as the origin received it: never with a credential in it
+            core.answeredLocally(plan, request, 403, "credential_trace_not_allowed");
+            if (mode == OutboundHead.BodyMode.STREAM_LENGTH || mode == OutboundHead.BodyMode.STREAM_CHUNKED) {
+                throw new Refusal(403, "credential_trace_not_allowed", "a credential is never sent in a TRACE");
+            }
+            return answer(req, 403, "credential_trace_not_allowed", "a credential is never sent in a TRACE",
+                    req.clientClose());
         }
         if (continueAfterCredentials) {
             client.send(CONTINUE);

@@ -17,7 +17,7 @@ record ResponseScrub(RequestPlan plan, ProxyRequest request, InjectedCredentials
     SecretScrubber newScrubber() {
         List<SecretScrubber.Secret> secrets = injected.entries().stream()
                 .map(e -> new SecretScrubber.Secret(e.name(), e.value(), e.placeholder())).toList();
-        return new SecretScrubber(secrets);
+        return new SecretScrubber(SecretScrubber.compiled(secrets));
     }
 
     /** {@return the request and credential names only} */

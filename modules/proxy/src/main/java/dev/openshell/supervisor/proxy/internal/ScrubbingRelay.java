@@ -299,6 +299,7 @@ final class ScrubbingRelay {
     private static final class ChunkedOutput extends OutputStream {
         private final OutputStream out;
         private final byte[] buf = new byte[16 * 1024];
+        private final byte[] frame = new byte[16 * 1024 + 16];
         private int len;
 
         ChunkedOutput(OutputStream out) {
@@ -348,10 +349,15 @@ final class ScrubbingRelay {
             if (n == 0) {
                 return;
             }
-            out.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.write(b, off, n);
-            out.write('\r');
-            out.write('\n');
+            // one write per chunk: size line, data and CRLF in one array, so that a small size line never goes to
+            // the socket on its own (Nagle's algorithm and delayed ACKs would hold it back)
+            byte[] size = (Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+            byte[] frame = n + size.length + 2 <= this.frame.length ? this.frame : new byte[n + size.length + 2];
+            System.arraycopy(size, 0, frame, 0, size.length);
+            System.arraycopy(b, off, frame, size.length, n);
+            frame[size.length + n] = '\r';
+            frame[size.length + n + 1] = '\n';
+            out.write(frame, 0, size.length + n + 2);
         }
     }
 }

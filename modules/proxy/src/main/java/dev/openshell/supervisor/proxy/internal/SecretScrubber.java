@@ -62,14 +62,84 @@ final class SecretScrubber {
         }
     }
 
+    /**
+     * The searched forms of a set of secrets and their filters: immutable, shared by every response to requests that
+     * carried the same credentials ({@link #compiled}).
+     */
+    static final class Compiled {
+        final byte[][] forms;
+        final byte[][] replacements;
+        final int[] owner;
+        final String[] names;
+        /** Form indices by first byte, longest form first; null when no form starts with that byte. */
+        final int[][] byFirst = new int[256][];
+        /** Bit (b0 << 8 | b1) is set when some form starts with b0 b1 (or is b0 alone). */
+        final long[] pairs = new long[1024];
+        final int window;
+
+        Compiled(List<Secret> secrets) {
+            names = new String[secrets.size()];
+            Map<String, Integer> byForm = new LinkedHashMap<>();
+            for (int s = 0; s < secrets.size(); s++) {
+                Secret secret = secrets.get(s);
+                names[s] = secret.name();
+                for (String form : forms(secret.value())) {
+                    byForm.putIfAbsent(form, s);
+                }
+            }
+            List<Map.Entry<String, Integer>> sorted = new ArrayList<>(byForm.entrySet());
+            sorted.sort(Comparator.comparingInt((Map.Entry<String, Integer> e) -> e.getKey().length()).reversed());
+            forms = new byte[sorted.size()][];
+            replacements = new byte[sorted.size()][];
+            owner = new int[sorted.size()];
+            int w = 1;
+            List<List<Integer>> first = new ArrayList<>(256);
+            for (int b = 0; b < 256; b++) {
+                first.add(null);
+            }
+            for (int i = 0; i < sorted.size(); i++) {
+                byte[] f = sorted.get(i).getKey().getBytes(StandardCharsets.UTF_8);
+                forms[i] = f;
+                owner[i] = sorted.get(i).getValue();
+                replacements[i] = secrets.get(owner[i]).placeholder().getBytes(StandardCharsets.UTF_8);
+                w = Math.max(w, f.length);
+                int b0 = f[0] & 0xff;
+                if (first.get(b0) == null) {
+                    first.set(b0, new ArrayList<>());
+                }
+                first.get(b0).add(i); // sorted is longest first, so each list is too
+                if (f.length == 1) {
+                    for (int b1 = 0; b1 < 256; b1++) {
+                        setPair(b0, b1);
+                    }
+                } else {
+                    setPair(b0, f[1] & 0xff);
+                }
+            }
+            for (int b = 0; b < 256; b++) {
+                if (first.get(b) != null) {
+                    byFirst[b] = first.get(b).stream().mapToInt(Integer::intValue).toArray();
+                }
+            }
+            window = w;
+        }
+
+        private void setPair(int b0, int b1) {
+            int bit = b0 << 8 | b1;
+            pairs[bit >>> 6] |= 1L << bit;
+        }
+    }
+
+    /** Compiled form sets by secret list: a credential-bearing request costs no compilation after the first. */
+    private static final com.github.benmanes.caffeine.cache.Cache<List<Secret>, Compiled> COMPILED =
+            com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(256).build();
+
     private final byte[][] forms;
     private final byte[][] replacements;
     private final int[] owner;
     private final String[] names;
-    /** Form indices by first byte, longest form first; null when no form starts with that byte. */
-    private final int[][] byFirst = new int[256][];
-    /** Bit (b0 << 8 | b1) is set when some form starts with b0 b1 (or is b0 alone). */
-    private final long[] pairs = new long[1024];
+    private final int[][] byFirst;
+    private final long[] pairs;
     private final int window;
     private final long[] matchesBy;
     private long matches;
@@ -90,57 +160,25 @@ final class SecretScrubber {
      * @throws IllegalArgumentException if a secret is empty
      */
     SecretScrubber(List<Secret> secrets) {
-        names = new String[secrets.size()];
-        Map<String, Integer> byForm = new LinkedHashMap<>();
-        for (int s = 0; s < secrets.size(); s++) {
-            Secret secret = secrets.get(s);
-            names[s] = secret.name();
-            for (String form : forms(secret.value())) {
-                byForm.putIfAbsent(form, s);
-            }
-        }
-        List<Map.Entry<String, Integer>> sorted = new ArrayList<>(byForm.entrySet());
-        sorted.sort(Comparator.comparingInt((Map.Entry<String, Integer> e) -> e.getKey().length()).reversed());
-        forms = new byte[sorted.size()][];
-        replacements = new byte[sorted.size()][];
-        owner = new int[sorted.size()];
-        int w = 1;
-        List<List<Integer>> first = new ArrayList<>(256);
-        for (int b = 0; b < 256; b++) {
-            first.add(null);
-        }
-        for (int i = 0; i < sorted.size(); i++) {
-            byte[] f = sorted.get(i).getKey().getBytes(StandardCharsets.UTF_8);
-            forms[i] = f;
-            owner[i] = sorted.get(i).getValue();
-            replacements[i] = secrets.get(owner[i]).placeholder().getBytes(StandardCharsets.UTF_8);
-            w = Math.max(w, f.length);
-            int b0 = f[0] & 0xff;
-            if (first.get(b0) == null) {
-                first.set(b0, new ArrayList<>());
-            }
-            first.get(b0).add(i); // sorted is longest first, so each list is too
-            if (f.length == 1) {
-                for (int b1 = 0; b1 < 256; b1++) {
-                    setPair(b0, b1);
-                }
-            } else {
-                setPair(b0, f[1] & 0xff);
-            }
-        }
-        for (int b = 0; b < 256; b++) {
-            if (first.get(b) != null) {
-                byFirst[b] = first.get(b).stream().mapToInt(Integer::intValue).toArray();
-            }
-        }
-        window = w;
-        matchesBy = new long[secrets.size()];
+        this(new Compiled(secrets));
+    }
+
+    /** @param c the compiled forms, e.g. from {@link #compiled} */
+    SecretScrubber(Compiled c) {
+        forms = c.forms;
+        replacements = c.replacements;
+        owner = c.owner;
+        names = c.names;
+        byFirst = c.byFirst;
+        pairs = c.pairs;
+        window = c.window;
+        matchesBy = new long[names.length];
         feeder = new Scrubbing(feedOut);
     }
 
-    private void setPair(int b0, int b1) {
-        int bit = b0 << 8 | b1;
-        pairs[bit >>> 6] |= 1L << bit;
+    /** {@return the compiled forms of {@code secrets}, from a bounded cache} @param secrets the secrets */
+    static Compiled compiled(List<Secret> secrets) {
+        return COMPILED.get(List.copyOf(secrets), Compiled::new);
     }
 
     private boolean pair(int b0, int b1) {
