@@ -35,16 +35,19 @@ import picocli.CommandLine.Model.CommandSpec;
  * {"admitted": true, "binary": "/usr/bin/curl", "network_policy": "model_api",
  *  "policies": [{"network_policy": "model_api", "binaries": ["/usr/bin/curl"], "admits_binary": true,
  *                "matching_entry": "/usr/bin/curl"}],
+ *  "l7": {"outcome": "deny", "protocol": "rest", "engine": "l7", "policy": "model_api",
+ *         "rule": "DELETE /v1/models", "reason": "DELETE /v1/models not permitted by policy", "path": "/v1/models"},
  *  "chain": [{"config_key": "redact", "binding_id": "openshell/regex", "owner": "built-in dev.openshell.builtin.regex",
  *             "on_error": "fail_closed", "order": 10, "max_body_bytes": 4194304}],
  *  "not_selected": [{"config_key": "pii", "reason": "no endpoints.include pattern matches api.example.com"}]}
  * }</pre>
  * {@code network_policy} is {@code null} when the request is not admitted; {@code binary} is {@code null} without
- * {@code --binary PATH}, which decides admission for a process running that executable (its path as the kernel
- * reports it: symbolic links resolved), as the running supervisor does for an identified process. The port
- * defaults to 443. Chain selection
- * depends only on the host (RFC 0009, "Policy integration"); {@code --method} and {@code --path} are checked and
- * echoed in the text form, but change nothing, since this supervisor does not evaluate L7 rules. Exit codes: 0 the
+ * {@code --binary PATH}, which decides admission (and which policies' L7 rules govern) for a process running that
+ * executable (its path as the kernel reports it: symbolic links resolved), as the running supervisor does for an
+ * identified process. {@code l7} is {@code null} when no endpoint with an L7 {@code protocol} governs the destination
+ * (its {@code outcome} is {@code body} when a GraphQL, JSON-RPC or MCP endpoint decides on each request body). The
+ * port defaults to 443. The L7 decision reads {@code --method} and {@code --path} (the path canonicalized as the proxy
+ * does); chain selection depends only on the host (RFC 0009, "Policy integration"). Exit codes: 0 the
  * request was explained (admitted or not), 1 the policy or gateway configuration is invalid (every problem is printed
  * on standard error), 2 usage error.
  */
@@ -75,11 +78,13 @@ final class ExplainCommand implements Callable<Integer> {
     boolean skipServices;
 
     @Option(names = "--method", paramLabel = "M", defaultValue = "GET",
-            description = "Request method (default: ${DEFAULT-VALUE}); selection does not depend on it.")
+            description = "Request method (default: ${DEFAULT-VALUE}) for the L7 decision; chain selection does not"
+                    + " depend on it.")
     String method;
 
     @Option(names = "--path", paramLabel = "P", defaultValue = "/",
-            description = "Request path (default: ${DEFAULT-VALUE}); selection does not depend on it.")
+            description = "Request path and query (default: ${DEFAULT-VALUE}) for the L7 decision; chain selection"
+                    + " does not depend on it.")
     String path;
 
     @Option(names = "--binary", paramLabel = "PATH",
@@ -91,9 +96,11 @@ final class ExplainCommand implements Callable<Integer> {
             description = "Output format: text or json (default: ${DEFAULT-VALUE}).")
     Format format;
 
-    @Parameters(index = "0", paramLabel = "HOST[:PORT]",
-            description = "The destination, as in a CONNECT request: host or IP literal ([v6] in brackets with a port).")
-    String destination;
+    @Parameters(arity = "1..2", paramLabel = "[METHOD] HOST[:PORT][/PATH]",
+            description = {"The destination, as in a CONNECT request: host or IP literal ([v6] in brackets with a",
+                "port), optionally followed by the path (/PATH overrides --path) and preceded by the method",
+                "(overrides --method), as in: explain DELETE api.github.com/repos/o/r"})
+    java.util.List<String> request;
 
     enum Format { text, json }
 
@@ -106,6 +113,15 @@ final class ExplainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        String destination = request.get(request.size() - 1);
+        if (request.size() == 2) {
+            method = request.get(0);
+        }
+        int slash = destination.indexOf('/');
+        if (slash >= 0) {
+            path = destination.substring(slash);
+            destination = destination.substring(0, slash);
+        }
         Destination d = parseDestination(destination);
         if (!Syntax.isToken(method)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--method must be an HTTP method token");
@@ -139,7 +155,7 @@ final class ExplainCommand implements Callable<Integer> {
                 return invalid(err, e);
             }
             x = Explanation.of(loaded.value(), registry.gateway(), registry.registry(), d.host(), d.port(),
-                    Optional.ofNullable(binary));
+                    Optional.ofNullable(binary), method, path);
         }
         if (format == Format.json) {
             out.println(json(x));
@@ -234,6 +250,14 @@ final class ExplainCommand implements Callable<Integer> {
                         + " decides for one)");
             }
         }
+        if (x.l7().isPresent()) {
+            Explanation.L7 l = x.l7().get();
+            out.println("l7:        " + l.outcome() + " (" + l.protocol() + ", engine " + l.engine() + ", policy '"
+                    + l.policyKey() + "', path " + l.path() + ")" + l.rule().map(r -> " rule: " + r).orElse("")
+                    + "; " + l.reason());
+        } else if (x.admitted()) {
+            out.println("l7:        none (no endpoint with an L7 protocol governs " + where + "; admitted at L4)");
+        }
         out.println("chain (selected by host only; the method and path do not change it):");
         if (x.chain().isEmpty()) {
             out.println("  (none: " + (x.admitted() ? "the request streams straight through, unbuffered)"
@@ -281,6 +305,19 @@ final class ExplainCommand implements Callable<Integer> {
             o.add("network_policy", x.networkPolicy().get());
         } else {
             o.addNull("network_policy");
+        }
+        if (x.l7().isPresent()) {
+            Explanation.L7 l = x.l7().get();
+            JsonObjectBuilder l7 = Json.createObjectBuilder().add("outcome", l.outcome()).add("protocol", l.protocol())
+                    .add("engine", l.engine()).add("policy", l.policyKey());
+            if (l.rule().isPresent()) {
+                l7.add("rule", l.rule().get());
+            } else {
+                l7.addNull("rule");
+            }
+            o.add("l7", l7.add("reason", l.reason()).add("path", l.path()));
+        } else {
+            o.addNull("l7");
         }
         return o.add("policies", policies).add("chain", chain).add("not_selected", not).build().toString();
     }

@@ -38,13 +38,53 @@ class ExplainCommandTest {
     }
 
     @Test
+    void theL7DecisionNamesTheRuleBeforeTheChain() throws IOException {
+        Files.writeString(policy, """
+                version: 1
+                network_policies:
+                  github:
+                    endpoints:
+                      - {host: api.github.com, port: 443, protocol: rest, enforcement: enforce, access: read-only,
+                         deny_rules: [{method: GET, path: /admin/**}]}
+                      - {host: api.github.com, port: 443, path: /graphql, protocol: graphql, enforcement: audit,
+                         access: read-only}
+                """);
+        JsonObject denied = explain("DELETE", "api.github.com/repos/o/r", "--format", "json").json();
+        JsonObject l7 = denied.getJsonObject("l7");
+        assertEquals("deny", l7.getString("outcome"));
+        assertEquals("rest", l7.getString("protocol"));
+        assertEquals("l7", l7.getString("engine"));
+        assertEquals("github", l7.getString("policy"));
+        assertEquals("DELETE /repos/o/r", l7.getString("rule"));
+        assertEquals("DELETE /repos/o/r not permitted by policy", l7.getString("reason"));
+
+        JsonObject allowed = explain("api.github.com:443", "--method", "HEAD", "--path", "/a/./b/../c",
+                "--format", "json").json().getJsonObject("l7");
+        assertEquals("allow", allowed.getString("outcome"));
+        assertEquals("GET **", allowed.getString("rule"), "HEAD satisfies a GET rule");
+        assertEquals("/a/c", allowed.getString("path"), "the canonical path");
+
+        JsonObject deny = explain("HEAD", "api.github.com/admin/x", "--format", "json").json().getJsonObject("l7");
+        assertEquals("GET /admin/**", deny.getString("rule"), "a deny rule on GET also denies HEAD");
+
+        JsonObject body = explain("POST", "api.github.com/graphql", "--format", "json").json().getJsonObject("l7");
+        assertEquals("body", body.getString("outcome"));
+        assertEquals("l7-graphql", body.getString("engine"));
+
+        Cli.Run text = explain("DELETE", "api.github.com/repos/o/r");
+        assertTrue(text.out().contains("l7:        deny (rest, engine l7, policy 'github', path /repos/o/r) rule:"
+                + " DELETE /repos/o/r; DELETE /repos/o/r not permitted by policy"), text.out());
+    }
+
+    @Test
     void jsonIsOneObjectOfExactlyTheDocumentedShape() {
         Cli.Run r = explain("api.example.com", "--format", "json");
         assertEquals(0, r.exit(), r.toString());
         JsonObject o = r.json();
-        assertEquals(Set.of("admitted", "binary", "network_policy", "policies", "chain", "not_selected"),
+        assertEquals(Set.of("admitted", "binary", "network_policy", "policies", "l7", "chain", "not_selected"),
                 o.keySet());
         assertEquals(JsonValue.NULL, o.get("binary"));
+        assertEquals(JsonValue.NULL, o.get("l7"), "no endpoint of the policy declares an L7 protocol");
         assertTrue(o.getBoolean("admitted"));
         assertEquals("api", o.getString("network_policy"));
         assertEquals(1, o.getJsonArray("chain").size());
@@ -92,8 +132,10 @@ class ExplainCommandTest {
         assertEquals("admission: admitted by network policy 'api'", lines.get(1));
         assertEquals("network policies for api.example.com:443 (binary scoping):", lines.get(2));
         assertEquals("  api: any process", lines.get(3));
-        assertTrue(lines.get(5).startsWith("  1. tag  order 10  binding examples/tagger  owner plugin "
-                + "com.example.tagger  on_error fail_closed  max body 65536 bytes"), lines.get(5));
+        assertEquals("l7:        none (no endpoint with an L7 protocol governs api.example.com:443; admitted at L4)",
+                lines.get(4));
+        assertTrue(lines.get(6).startsWith("  1. tag  order 10  binding examples/tagger  owner plugin "
+                + "com.example.tagger  on_error fail_closed  max body 65536 bytes"), lines.get(6));
         assertTrue(r.out().contains("  other: no endpoints.include pattern matches api.example.com"), r.out());
 
         Cli.Run denied = explain("[2001:db8::1]:443");
@@ -160,7 +202,7 @@ class ExplainCommandTest {
 
     @Test
     void badDestinationsMethodsAndPathsAreUsageErrors() {
-        for (String bad : List.of("api.example.com:0", "api.example.com:99999", "api.example.com:x", "a/b",
+        for (String bad : List.of("api.example.com:0", "api.example.com:99999", "api.example.com:x", "/b",
                 "[2001:db8::1", "[nothost]:443", "bad host")) {
             Cli.Run r = explain(bad);
             assertEquals(2, r.exit(), bad + ": " + r);

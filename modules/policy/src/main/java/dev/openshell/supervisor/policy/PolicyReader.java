@@ -22,7 +22,6 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 
-import jakarta.json.JsonArray;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import jakarta.json.JsonValue;
@@ -44,13 +43,12 @@ final class PolicyReader {
             "filesystem_policy", "landlock", "process");
     static final List<String> UNUSED_TOP_KEYS = List.of("filesystem_policy", "landlock", "process");
     static final List<String> POLICY_KEYS = List.of("name", "endpoints", "binaries");
-    static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "enforcement",
-            "access", "allowed_ips", "rules", "deny_rules", NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE);
+    static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "allowed_ips",
+            NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE);
     /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
-    static final List<String> ENDPOINT_KEPT_KEYS = List.of("path", "allow_encoded_slash",
-            "websocket_credential_rewrite", "request_body_credential_rewrite", "allow_uninspected_credentials",
-            "persisted_queries", "graphql_persisted_queries", "graphql_max_body_bytes", "credential_signing",
-            "signing_service", "signing_region", "json_rpc", "mcp");
+    static final List<String> ENDPOINT_KEPT_KEYS = List.of("websocket_credential_rewrite",
+            "request_body_credential_rewrite", "allow_uninspected_credentials", "credential_signing",
+            "signing_service", "signing_region");
     static final List<String> BINARY_KEYS = List.of("path", "harness");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "middleware", "order", "config", "on_error",
             "endpoints");
@@ -238,6 +236,7 @@ final class PolicyReader {
         }
         int errors = problems.errorCount();
         List<String> allowed = new ArrayList<>(ENDPOINT_KEYS);
+        allowed.addAll(L7Reader.KEYS);
         allowed.addAll(ENDPOINT_KEPT_KEYS);
         yaml.rejectUnknown(f, allowed);
 
@@ -312,23 +311,6 @@ final class PolicyReader {
             }
         }
 
-        Optional<AccessPreset> access = Optional.empty();
-        Entry acc = f.get("access");
-        if (acc != null) {
-            Optional<String> text = yaml.string(acc);
-            if (text.isPresent()) {
-                for (AccessPreset a : AccessPreset.values()) {
-                    if (a.policyName().equals(text.get())) {
-                        access = Optional.of(a);
-                    }
-                }
-                if (access.isEmpty()) {
-                    problems.error(yaml.at(acc.value()), acc.path(), "unknown access value " + Texts.quote(text.get())
-                            + "; expected read-only, read-write or full");
-                }
-            }
-        }
-
         List<IpRange> allowedIps = new ArrayList<>();
         Entry ips = f.get("allowed_ips");
         if (ips != null) {
@@ -345,8 +327,9 @@ final class PolicyReader {
                     "host is required unless allowed_ips names the destination addresses");
         }
 
-        JsonArray rules = opaqueList(f.get("rules"));
-        JsonArray denyRules = opaqueList(f.get("deny_rules"));
+        boolean concreteHost = host.map(HostPattern::isLiteral).orElse(false);
+        Optional<L7Endpoint> l7 = new L7Reader(yaml).read(f, item, protocol, proto != null, concreteHost,
+                enforcement);
 
         JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
         Entry upgrades = f.get(NetworkEndpoint.UPGRADES);
@@ -383,25 +366,14 @@ final class PolicyReader {
                     options.add(kept, v);
                 }
                 problems.warning(yaml.at(e.keyNode()), e.path(), "not interpreted by this supervisor; the setting is"
-                        + " kept with the endpoint for the L7 policy engine");
+                        + " kept with the endpoint but has no effect");
             }
         }
         if (problems.errorCount() != errors) {
             return null;
         }
-        return new NetworkEndpoint(host, ports.toImmutable(), protocol, enforcement, access, tls,
-                Lists.immutable.withAll(allowedIps), rules, denyRules, options.build());
-    }
-
-    private JsonArray opaqueList(Entry e) {
-        if (e == null) {
-            return JsonValue.EMPTY_JSON_ARRAY;
-        }
-        if (yaml.sequence(e) == null) {
-            return JsonValue.EMPTY_JSON_ARRAY;
-        }
-        JsonValue v = yaml.json(e.value(), e.path());
-        return v instanceof JsonArray a ? a : JsonValue.EMPTY_JSON_ARRAY;
+        return new NetworkEndpoint(host, ports.toImmutable(), protocol, tls, Lists.immutable.withAll(allowedIps), l7,
+                options.build());
     }
 
     private Optional<IpRange> allowedRange(String text, Item at) {

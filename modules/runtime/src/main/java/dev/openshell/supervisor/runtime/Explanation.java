@@ -1,6 +1,9 @@
 package dev.openshell.supervisor.runtime;
 
 import dev.openshell.middleware.spi.Phase;
+import dev.openshell.supervisor.l7.L7Decision;
+import dev.openshell.supervisor.l7.L7Engine;
+import dev.openshell.supervisor.l7.L7Request;
 import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.RegisteredBinding;
 import dev.openshell.middleware.spi.OriginatingProcess;
@@ -41,12 +44,14 @@ import java.util.Optional;
  * @param networkPolicy the key of the network policy that admits it; empty when not admitted
  * @param policies every network policy with an endpoint admitting {@code host:port}, in key order, with its binary
  *     scoping
+ * @param l7 the L7 decision on the method and path asked about, before the chain; empty when the request is not
+ *     admitted or no endpoint with an L7 {@code protocol} governs the host and port (for {@code binary}, when given)
  * @param chain the stages that would run, in run order; empty when none would
  * @param notSelected every other config, in order, with the reason it would not run
  */
 public record Explanation(String host, int port, Optional<String> binary, boolean admitted,
-                          Optional<String> networkPolicy, List<PolicyMatch> policies, List<Stage> chain,
-                          List<NotSelected> notSelected) {
+                          Optional<String> networkPolicy, List<PolicyMatch> policies, Optional<L7> l7,
+                          List<Stage> chain, List<NotSelected> notSelected) {
     /**
      * Checks the parts.
      *
@@ -57,6 +62,7 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         Objects.requireNonNull(binary, "binary");
         Objects.requireNonNull(networkPolicy, "networkPolicy");
         policies = List.copyOf(policies);
+        Objects.requireNonNull(l7, "l7");
         chain = List.copyOf(chain);
         notSelected = List.copyOf(notSelected);
     }
@@ -77,6 +83,32 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
             Objects.requireNonNull(key, "key");
             binaries = List.copyOf(binaries);
             Objects.requireNonNull(matchingEntry, "matchingEntry");
+        }
+    }
+
+    /**
+     * The L7 decision on the request asked about ({@code docs/policy-reference.md}, "L7 policy").
+     *
+     * @param outcome {@code allow}, {@code audit}, {@code deny}, or {@code body} when the endpoint's protocol
+     *     (GraphQL, JSON-RPC, MCP) decides on each request body, which {@code explain} does not have
+     * @param protocol the protocol of the endpoint that decides ({@code rest}, {@code graphql}, ...)
+     * @param engine the OCSF engine name ({@code l7}, {@code l7-graphql}, ...)
+     * @param policyKey the network policy whose endpoint decides
+     * @param rule the rule that decided, or that is missing
+     * @param reason the reason, as in the audit event
+     * @param path the canonical path, or {@code -} when the path is refused
+     */
+    public record L7(String outcome, String protocol, String engine, String policyKey, Optional<String> rule,
+                     String reason, String path) {
+        /** @throws NullPointerException if a part is {@code null} */
+        public L7 {
+            Objects.requireNonNull(outcome, "outcome");
+            Objects.requireNonNull(protocol, "protocol");
+            Objects.requireNonNull(engine, "engine");
+            Objects.requireNonNull(policyKey, "policyKey");
+            Objects.requireNonNull(rule, "rule");
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(path, "path");
         }
     }
 
@@ -133,7 +165,7 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
      */
     public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                                  String host, int port) {
-        return of(policy, gateway, registry, host, port, Optional.empty());
+        return of(policy, gateway, registry, host, port, Optional.empty(), "GET", "/");
     }
 
     /**
@@ -152,6 +184,27 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
      */
     public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                                  String host, int port, Optional<String> binary) {
+        return of(policy, gateway, registry, host, port, binary, "GET", "/");
+    }
+
+    /**
+     * Explains a request: its destination for a binary, and the L7 decision on its method and path.
+     *
+     * @param policy the validated sandbox policy
+     * @param gateway the gateway configuration (for external services' body limits)
+     * @param registry the registry the policy was validated against
+     * @param host the destination host, without brackets for an IPv6 literal; canonicalised here
+     * @param port the destination port, 1 to 65535
+     * @param binary an absolute executable path to decide admission for; resolved through symbolic links when it
+     *     exists here, as the kernel reports a running executable; empty for some process
+     * @param method the request method
+     * @param target the request-target (path and query), canonicalized as the proxy does
+     * @return the explanation
+     * @throws IllegalArgumentException if {@code port} is out of range, {@code host} is empty or {@code binary} is
+     *     not absolute
+     */
+    public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
+                                 String host, int port, Optional<String> binary, String method, String target) {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " is outside 1..65535");
         }
@@ -201,8 +254,9 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         }
         List<Stage> chain = new ArrayList<>(pre);
         chain.addAll(post);
+        Optional<L7> l7 = endpoint.isEmpty() ? Optional.empty() : l7(policy, h, port, caller, method, target);
         return new Explanation(h, port, exe, endpoint.isPresent(), endpoint.map(EndpointFacts::policyName), matches,
-                chain, not);
+                l7, chain, not);
     }
 
     /** {@return the path as the kernel would report it running: links resolved when it exists here} */
@@ -215,6 +269,31 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         } catch (java.io.IOException | java.nio.file.InvalidPathException e) {
             return binary;
         }
+    }
+
+    private static Optional<L7> l7(SandboxPolicy policy, String host, int port, Caller caller, String method,
+                                   String target) {
+        Optional<L7Engine.Route> route = L7Engine.route(new L7Engine(policy).governing(host, port,
+                p -> p.admitsCaller(caller)), method, target);
+        if (route.isEmpty()) {
+            return Optional.empty();
+        }
+        L7Engine.Route r = route.get();
+        if (r.needsBody()) {
+            L7Engine.Governing g = r.selected().orElseThrow();
+            return Optional.of(new L7("body", g.l7().protocol().policyName(),
+                    L7Decision.engineFor(g.l7().protocol()), g.policyKey(), Optional.empty(),
+                    "decided on each request body by the " + g.l7().protocol().policyName() + " rules",
+                    r.target().orElseThrow().path()));
+        }
+        // a websocket endpoint is asked about its upgrade request
+        List<L7Request.Header> headers = r.protocol().filter(p -> p == dev.openshell.supervisor.policy
+                .EndpointProtocol.WEBSOCKET).isPresent() ? List.of(new L7Request.Header("Upgrade", "websocket"),
+                new L7Request.Header("Connection", "Upgrade"), new L7Request.Header("Sec-WebSocket-Key", "x"),
+                new L7Request.Header("Sec-WebSocket-Version", "13")) : List.of();
+        L7Decision d = L7Engine.decide(r, new L7Request(method, target, headers, Optional.empty()));
+        return Optional.of(new L7(d.outcome().label(), d.protocol().policyName(), d.engine(), d.policyKey(),
+                d.rule(), d.reason(), d.path()));
     }
 
     private static Optional<String> selectorReason(NetworkMiddlewareConfig c, String host) {
