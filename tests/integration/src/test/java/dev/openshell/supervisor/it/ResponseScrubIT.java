@@ -8,10 +8,8 @@ import jakarta.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -32,7 +30,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ResponseScrubIT {
-    private static final SecureRandom RANDOM = new SecureRandom();
     /** {@code /} and {@code +}: its JSON-escaped and percent-encoded forms differ from it. */
     static final String API_TOKEN = "scrub/api+" + hex(12);
     static final String COOKIE_TOKEN = "scrub-cookie-" + hex(12);
@@ -47,26 +44,15 @@ class ResponseScrubIT {
     private static final List<String> SANDBOX_SAW = new CopyOnWriteArrayList<>();
 
     private static String hex(int bytes) {
-        byte[] b = new byte[bytes];
-        RANDOM.nextBytes(b);
-        return HexFormat.of().formatHex(b);
+        return CredentialInjectionIT.hex(bytes);
     }
 
     private static String placeholder(String name) {
-        return "openshell:resolve:env:" + name;
+        return CredentialInjectionIT.placeholder(name);
     }
 
     private static String percent(String s) {
-        StringBuilder b = new StringBuilder();
-        for (byte x : s.getBytes(StandardCharsets.UTF_8)) {
-            int c = x & 0xff;
-            if (Character.isLetterOrDigit(c) && c < 0x80 || c == '-' || c == '.' || c == '_' || c == '~') {
-                b.append((char) c);
-            } else {
-                b.append('%').append(String.format("%02X", c));
-            }
-        }
-        return b.toString();
+        return CredentialInjectionIT.percent(s);
     }
 
     @BeforeAll
