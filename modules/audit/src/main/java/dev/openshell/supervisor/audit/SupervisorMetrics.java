@@ -30,6 +30,9 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_refused_total{reason}}: connections and requests refused by a resource limit
  *       ({@code connection_limit}, {@code client_connection_limit}, {@code request_head_timeout},
  *       {@code body_buffer_timeout}, {@code body_buffer_busy}): alert on any rise.</li>
+ *   <li>{@code supervisor_l7_decisions_total{policy,protocol,decision}}: L7 policy decisions by network policy key,
+ *       endpoint protocol and decision ({@code allow}, {@code audit}, {@code deny}); requests and WebSocket text
+ *       messages, and re-evaluations after a body replacement.</li>
  *   <li>{@code supervisor_body_bytes_buffered_total}: bytes of request bodies buffered for chains.</li>
  *   <li>{@code supervisor_external_service_up{service}}: 1 when an external middleware service is reachable.</li>
  * </ul>
@@ -46,6 +49,7 @@ public final class SupervisorMetrics {
     private final Counter refused;
     private final Counter bypasses;
     private final Counter bodyBytes;
+    private final Counter l7Decisions;
     private final Gauge serviceUp;
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
 
@@ -69,6 +73,9 @@ public final class SupervisorMetrics {
                 .withoutExemplars().register(registry);
         bodyBytes = Counter.builder().name("supervisor_body_bytes_buffered_total")
                 .help("Request body bytes buffered for middleware chains").withoutExemplars().register(registry);
+        l7Decisions = Counter.builder().name("supervisor_l7_decisions_total")
+                .help("L7 policy decisions by network policy, protocol and decision")
+                .labelNames("policy", "protocol", "decision").withoutExemplars().register(registry);
         serviceUp = Gauge.builder().name("supervisor_external_service_up")
                 .help("1 when the external middleware service answers, else 0").labelNames("service")
                 .withoutExemplars().register(registry);
@@ -106,6 +113,17 @@ public final class SupervisorMetrics {
     /** Counts one failure. @param code the platform code */
     public void failure(String code) {
         failures.labelValues(code).inc();
+    }
+
+    /**
+     * Counts one L7 policy decision.
+     *
+     * @param policy the network policy key
+     * @param protocol the endpoint protocol
+     * @param decision {@code allow}, {@code audit} or {@code deny}
+     */
+    public void l7Decision(String policy, String protocol, String decision) {
+        l7Decisions.labelValues(policy, protocol, decision).inc();
     }
 
     /** Adds buffered body bytes. @param bytes the number of bytes */

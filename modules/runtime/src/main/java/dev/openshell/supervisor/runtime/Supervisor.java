@@ -599,8 +599,8 @@ public final class Supervisor implements AutoCloseable {
                     .or(s -> s.provider() instanceof dev.openshell.supervisor.grpc.GrpcMiddlewareProvider);
 
     static ChainEngine engineFor(Optional<String> protocol) {
-        return ChainEngine.builder().bodyRecheck(BodyAwarePolicy.forProtocol(protocol)).inlineStages(INLINE_STAGES)
-                .build();
+        // the body-aware L7 re-evaluation is the request's own (SupervisorHook.evaluate), not the engine's
+        return ChainEngine.builder().inlineStages(INLINE_STAGES).build();
     }
 
     static Loaded<SandboxPolicy> loadPolicy(Optional<Path> file, BindingCatalog catalog) {

@@ -64,13 +64,29 @@ final class ResponseRelay {
      * @return whether the client connection stays open for another request
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r) throws IOException, Refusal {
+        return relay(c, req, r, java.util.Optional.empty());
+    }
+
+    /**
+     * Relays the final response; after a {@code 101}, the client's WebSocket text messages go through
+     * {@code websocketMessages} when it is present ({@link UpgradeRelay}).
+     *
+     * @return whether the client connection stays open for another request
+     */
+    boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r,
+                  java.util.Optional<java.util.function.Predicate<String>> websocketMessages)
+            throws IOException, Refusal {
         RequestHead head = req.head();
         if (r.status() == 101) {
             client.out.write(OutboundHead.encode(responseHead(r, true, false, false)));
             client.out.flush();
             client.responseStarted();
             log(req, 101);
-            UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
+            if (websocketMessages.isPresent()) {
+                UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get());
+            } else {
+                UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
+            }
             return false;
         }
         BodyFraming rf;

@@ -23,9 +23,11 @@ final class UpstreamForwarder {
      * @param head the encoded request head
      * @param mode how the body goes
      * @param buffered the buffered body, with {@link OutboundHead.BodyMode#BUFFERED}
+     * @param websocketMessages the policy on the client's WebSocket text messages after a {@code 101}, when they
+     *     are inspected ({@link dev.openshell.supervisor.proxy.RequestPlan#websocketMessages()})
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,
-                    Body buffered) {
+                    Body buffered, java.util.Optional<java.util.function.Predicate<String>> websocketMessages) {
     }
 
     private final ProxyCore core;
@@ -79,7 +81,7 @@ final class UpstreamForwarder {
             }
         }
         try {
-            return relay.relay(c, req, response);
+            return relay.relay(c, req, response, o.websocketMessages());
         } catch (IOException | RuntimeException e) {
             c.close();
             throw e;
