@@ -49,7 +49,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
@@ -87,7 +86,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     private static final System.Logger LOG = System.getLogger(SupervisorHook.class.getName());
 
     private final Supplier<Generation> current;
-    private final Function<Optional<String>, dev.openshell.supervisor.engine.chain.ChainEngine> engines;
+    private final dev.openshell.supervisor.engine.chain.ChainEngine engine;
     private final OcsfEvents events;
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
@@ -185,11 +184,11 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     }
 
     SupervisorHook(Supplier<Generation> current,
-                   Function<Optional<String>, dev.openshell.supervisor.engine.chain.ChainEngine> engines,
+                   dev.openshell.supervisor.engine.chain.ChainEngine engine,
                    OcsfEvents events, AuditSink audit, SupervisorMetrics metrics, Identities identities) {
         this.identities = identities;
         this.current = current;
-        this.engines = engines;
+        this.engine = engine;
         this.events = events;
         this.audit = audit;
         this.metrics = metrics;
@@ -474,7 +473,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         if (p.chain.isEmpty()) {
             return new HookResult.Forward(stripped.headers(), body);
         }
-        ChainResult result = engines.apply(p.endpoint.protocol()).run(p.chain,
+        ChainResult result = engine.run(p.chain,
                 new ChainRequest(p.target(request.target()), stripped.headers(), body,
                         new RequestContext(request.requestId(), "", "", "", p.process)), recheck);
         record(p.facts, result.stages());
@@ -550,7 +549,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         OutboundRequest outbound = new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(), t.port(),
                 t.method(), t.path(), injected.query()), injected.headers(), body.orElse(Body.empty()));
         Generation g = p.generation;
-        ChainResult result = engines.apply(p.endpoint.protocol()).runPostCredentials(p.post, outbound,
+        ChainResult result = engine.runPostCredentials(p.post, outbound,
                 (name, h) -> g.credentials().lookup(name, h), new RequestContext(request.requestId(), "", "", "", p.process));
         record(p.facts, result.stages());
         if (result.outcome() instanceof ChainOutcome.Deny d) {
