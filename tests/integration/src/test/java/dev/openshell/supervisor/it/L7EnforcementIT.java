@@ -315,6 +315,9 @@ class L7EnforcementIT {
             deniedBeforeUpstream(curl(https, "POST", GQL, "/graphql",
                     "[{\"query\":\"{ viewer { login } }\"},{\"query\":\"mutation { a }\"}]"), up, before, "graphql",
                     "graph");
+            Curl.Result notJson = curl(https, "POST", GQL, "/graphql", "query { viewer { login } }");
+            assertEquals(400, notJson.status(), "a body that is not a GraphQL request is refused: " + notJson);
+            assertEquals(before, up.count());
         }
     }
 
@@ -332,7 +335,9 @@ class L7EnforcementIT {
             deniedBeforeUpstream(curl(https, "POST", RPC, "/rpc", "[" + ok
                     + ",{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"reports.delete\"}]"), up, before, "json-rpc", "rpc");
             Curl.Result junk = curl(https, "POST", RPC, "/rpc", "{\"jsonrpc\":\"2.0\",\"method\":");
-            assertTrue(junk.status() >= 400 && junk.status() < 500, "an unparseable body is a hard denial: " + junk);
+            assertEquals(400, junk.status(), "an unparseable body is a hard denial: " + junk);
+            assertEquals("invalid_request", json(junk.body()).getString("error"));
+            assertEquals("l7_hard_denied", json(junk.body()).getString("reason_code"));
             assertEquals(before, up.count());
         }
     }
