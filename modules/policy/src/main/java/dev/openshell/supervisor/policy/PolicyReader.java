@@ -330,6 +330,12 @@ final class PolicyReader {
         boolean concreteHost = host.map(HostPattern::isLiteral).orElse(false);
         Optional<L7Endpoint> l7 = new L7Reader(yaml).read(f, item, protocol, proto != null, concreteHost,
                 enforcement);
+        if (tls == TlsMode.SKIP && l7.isPresent() && l7.get().protocol() != EndpointProtocol.SQL) {
+            // decision 4: rules that could never apply are a load error, not a silent no-op
+            problems.error(yaml.at(tlsEntry.value()), tlsEntry.path(), "tls: skip relays this endpoint's HTTPS"
+                    + " without terminating it, so its L7 rules (protocol: " + l7.get().protocol().policyName()
+                    + ") could never be applied; remove tls: skip or the L7 protocol");
+        }
 
         JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
         Entry upgrades = f.get(NetworkEndpoint.UPGRADES);

@@ -132,12 +132,13 @@ class PolicyStructureTest {
                 "network_policies.p.endpoints[0].access", 5, 77,
                 "unknown access value 'read'; expected read-only, read-write or full");
         NetworkEndpoint ep = load(endpoint("{ host: a.com, port: 1, protocol: JSON-RPC, enforcement: audit,"
-                + " rules: [{allow: {method: '*'}}], tls: skip }")).value().networkPolicies().get("p").endpoints()
+                + " rules: [{allow: {method: '*'}}] }")).value().networkPolicies().get("p").endpoints()
                 .get(0);
         assertEquals(EndpointProtocol.JSON_RPC, ep.protocol().orElseThrow());
         assertEquals(Enforcement.AUDIT, ep.enforcement());
         assertEquals("*", ep.l7().orElseThrow().allow().getOnly().source());
-        assertEquals(TlsMode.SKIP, ep.tls());
+        assertEquals(TlsMode.SKIP, load(endpoint("{ host: a.com, port: 1, tls: skip }")).value().networkPolicies()
+                .get("p").endpoints().get(0).tls());
     }
 
     @Test

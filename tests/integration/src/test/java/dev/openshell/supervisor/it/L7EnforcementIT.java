@@ -30,9 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
  * GraphQL (a query passes, a mutation is denied), JSON-RPC (a method and a batch), MCP (a tool), audit mode (the
  * violation is forwarded and recorded), the canonical request-target (what is forwarded; a target the
  * canonicalization refuses is 400), a body replacement by {@code openshell/regex} that breaks a JSON-RPC endpoint's
- * rules (denied under {@code enforce}, forwarded with an audit record under {@code audit}: RFC 0009's post-transformation
- * re-evaluation), and WebSocket text messages (a denied message closes with 1008 and never reaches the upstream).
- * Every decision is an OCSF HTTP Activity event with {@code layer: l7} and a count of
+ * rules (denied under {@code enforce}, forwarded with an audit record under {@code audit}: RFC 0009's
+ * post-transformation re-evaluation), and WebSocket text messages (a denied message closes with 1008 and never
+ * reaches the upstream). Every decision is an OCSF HTTP Activity event with {@code layer: l7} and a count of
  * {@code supervisor_l7_decisions_total}.
  */
 class L7EnforcementIT {
@@ -55,26 +55,39 @@ class L7EnforcementIT {
     static RawUpstream tls;
     static StackProcess supervisor;
 
+    /**
+     * An HTTPS upstream on 127.0.0.1 whose certificate (from a test CA) names {@code hosts}, and the gateway
+     * configuration that points those names at 127.0.0.1 and trusts the CA.
+     *
+     * @param tls the upstream
+     * @param gateway the gateway TOML: network and TLS sections, to which a test may append
+     */
+    record LoopbackTls(RawUpstream tls, String gateway) {
+        static LoopbackTls create(Path dir, List<String> hosts) throws Exception {
+            Path pki = Files.createDirectories(dir.resolve("pki"));
+            TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
+            TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, hosts.toArray(String[]::new));
+            StringBuilder b = new StringBuilder("""
+                    [openshell.supervisor.network]
+                    allow_loopback_upstreams = true
+
+                    [openshell.supervisor.network.static_hosts]
+                    """);
+            for (String h : hosts) {
+                b.append('"').append(h).append("\" = \"127.0.0.1\"\n");
+            }
+            b.append("\n[openshell.supervisor.tls]\nupstream_ca_bundle = \"").append(ca.certFile().toAbsolutePath())
+                    .append("\"\n");
+            return new LoopbackTls(RawUpstream.tls(ProxyWorld.serverContext(leaf)), b.toString());
+        }
+    }
+
     @BeforeAll
     static void start() throws Exception {
-        Path pki = Files.createDirectories(work.resolve("pki"));
-        TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
-        TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, HOSTS.toArray(String[]::new));
+        LoopbackTls loopback = LoopbackTls.create(work, HOSTS);
+        tls = loopback.tls();
         plain = RawUpstream.plain();
-        tls = RawUpstream.tls(ProxyWorld.serverContext(leaf));
-        StringBuilder hosts = new StringBuilder();
-        for (String h : HOSTS) {
-            hosts.append('"').append(h).append("\" = \"127.0.0.1\"\n");
-        }
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                %s
-                [openshell.supervisor.tls]
-                upstream_ca_bundle = "%s"
-                """.formatted(hosts, ca.certFile().toAbsolutePath()));
+        Path gateway = Files.writeString(work.resolve("gateway.toml"), loopback.gateway());
         Path policy = Files.writeString(work.resolve("policy.yaml"), """
                 version: 1
                 network_policies:
@@ -347,7 +360,8 @@ class L7EnforcementIT {
         for (boolean https : new boolean[] {false, true}) {
             RawUpstream up = upstream(https);
             up.drain();
-            String read = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"read_status\"}}";
+            String read = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                    + "\"params\":{\"name\":\"read_status\"}}";
             assertEquals(200, curl(https, "POST", MCP, "/mcp", read).status());
             up.take();
             int before = up.count();
@@ -386,32 +400,6 @@ class L7EnforcementIT {
 
     // ---------------------------------------------------------------------------------------------- WebSocket
 
-    /** A masked client text frame (RFC 6455 section 5.2). */
-    static byte[] frame(String text) {
-        byte[] payload = text.getBytes(StandardCharsets.UTF_8);
-        byte[] mask = {0x11, 0x22, 0x33, 0x44};
-        byte[] f = new byte[6 + payload.length];
-        f[0] = (byte) 0x81;
-        f[1] = (byte) (0x80 | payload.length);
-        System.arraycopy(mask, 0, f, 2, 4);
-        for (int i = 0; i < payload.length; i++) {
-            f[6 + i] = (byte) (payload[i] ^ mask[i % 4]);
-        }
-        return f;
-    }
-
-    private static String headOf(InputStream in) throws Exception {
-        StringBuilder b = new StringBuilder();
-        while (!b.toString().endsWith("\r\n\r\n")) {
-            int c = in.read();
-            if (c < 0) {
-                break;
-            }
-            b.append((char) c);
-        }
-        return b.toString();
-    }
-
     private static byte[] upgrade(String path) {
         String authority = WS + ":" + plain.port();
         return ("GET http://" + authority + path + " HTTP/1.1\r\nHost: " + authority + "\r\nUpgrade: websocket\r\n"
@@ -422,13 +410,13 @@ class L7EnforcementIT {
     @Test
     void webSocketTextMessagesAreDecidedAndADeniedOneClosesWith1008() throws Exception {
         plain.drain();
-        byte[] hello = frame("hello");
+        byte[] hello = InspectionIntegrityIT.frame("hello");
         try (Socket s = new Socket("127.0.0.1", supervisor.port())) {
             s.setSoTimeout(30_000);
             OutputStream out = s.getOutputStream();
             out.write(upgrade("/v1/stream"));
             out.flush();
-            assertTrue(headOf(s.getInputStream()).startsWith("HTTP/1.1 101"));
+            assertTrue(InspectionIntegrityIT.headOf(s.getInputStream()).startsWith("HTTP/1.1 101"));
             assertFalse(plain.take().header("sec-websocket-extensions").isPresent(),
                     "no extension may change the payloads the policy reads");
             out.write(hello);
@@ -441,8 +429,9 @@ class L7EnforcementIT {
             out.write(upgrade("/admin/console"));
             out.flush();
             InputStream in = s.getInputStream();
-            assertTrue(headOf(in).startsWith("HTTP/1.1 101"), "the upgrade itself is a GET the rules allow");
-            out.write(frame("drop table"));
+            assertTrue(InspectionIntegrityIT.headOf(in).startsWith("HTTP/1.1 101"),
+                    "the upgrade itself is a GET the rules allow");
+            out.write(InspectionIntegrityIT.frame("drop table"));
             out.flush();
             byte[] close = in.readNBytes(4);
             assertArrayEquals(new byte[] {(byte) 0x88, 2, 0x03, (byte) 0xF0}, close, "close frame, status 1008");

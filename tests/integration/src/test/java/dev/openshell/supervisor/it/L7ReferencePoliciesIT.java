@@ -40,23 +40,10 @@ class L7ReferencePoliciesIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Path pki = Files.createDirectories(work.resolve("pki"));
-        TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
-        TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, HOSTS.toArray(String[]::new));
-        tls = RawUpstream.tls(ProxyWorld.serverContext(leaf));
+        L7EnforcementIT.LoopbackTls loopback = L7EnforcementIT.LoopbackTls.create(work, HOSTS);
+        tls = loopback.tls();
         guard = MiddlewareDouble.start("content-guard-example");
-        StringBuilder hosts = new StringBuilder();
-        for (String h : HOSTS) {
-            hosts.append('"').append(h).append("\" = \"127.0.0.1\"\n");
-        }
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                %s
-                [openshell.supervisor.tls]
-                upstream_ca_bundle = "%s"
+        Path gateway = Files.writeString(work.resolve("gateway.toml"), loopback.gateway() + """
 
                 [[openshell.supervisor.middleware]]
                 name = "content-guard-example"
@@ -64,7 +51,7 @@ class L7ReferencePoliciesIT {
                 max_body_bytes = 1048576
                 timeout = "5s"
                 allow_insecure = true
-                """.formatted(hosts, ca.certFile().toAbsolutePath(), guard.port()));
+                """.formatted(guard.port()));
         quickstart = StackProcess.start(work.resolve("quickstart"), example("policy_example_quickstart.yaml"),
                 gateway, Map.of());
         contentGuard = StackProcess.start(work.resolve("content-guard"), example("policy_example_content_guard.yaml"),
@@ -73,8 +60,8 @@ class L7ReferencePoliciesIT {
 
     /** {@return a copy of an example whose port 443 is the loopback upstream's} */
     static Path example(String name) throws Exception {
-        Path source = Path.of(System.getProperty("supervisor.testdata", "../../tests/data"), "reference", "openshell-policies",
-                name);
+        Path source = Path.of(System.getProperty("supervisor.testdata", "../../tests/data"), "reference",
+                "openshell-policies", name);
         String text = Files.readString(source);
         assertTrue(text.contains("port: 443"), name);
         return Files.writeString(work.resolve(name), text.replace("port: 443", "port: " + tls.port()));
