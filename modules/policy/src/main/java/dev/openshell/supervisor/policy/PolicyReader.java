@@ -331,10 +331,10 @@ final class PolicyReader {
         Optional<L7Endpoint> l7 = new L7Reader(yaml).read(f, item, protocol, proto != null, concreteHost,
                 enforcement);
         if (tls == TlsMode.SKIP && l7.isPresent() && l7.get().protocol() != EndpointProtocol.SQL) {
-            // decision 4: rules that could never apply are a load error, not a silent no-op
-            problems.error(yaml.at(tlsEntry.value()), tlsEntry.path(), "tls: skip relays this endpoint's HTTPS"
-                    + " without terminating it, so its L7 rules (protocol: " + l7.get().protocol().policyName()
-                    + ") could never be applied; remove tls: skip or the L7 protocol");
+            // rules that apply to part of the traffic only are said at load, not left to be found out
+            problems.warning(yaml.at(tlsEntry.value()), tlsEntry.path(), "tls: skip relays HTTPS (CONNECT) to"
+                    + " this endpoint without terminating it, so its L7 rules (protocol: "
+                    + l7.get().protocol().policyName() + ") apply to plain-HTTP requests only");
         }
 
         JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();

@@ -132,18 +132,18 @@ class L7ValidationTest {
     }
 
     @Test
-    void l7RulesOnATlsSkipEndpointAreAnErrorAtTheTlsKey() {
-        PolicyException e = assertThrows(PolicyException.class, () -> SandboxPolicyLoader.parse("s.yaml", """
+    void l7RulesOnATlsSkipEndpointWarnThatTheyApplyToPlainHttpOnly() {
+        Loaded<SandboxPolicy> loaded = SandboxPolicyLoader.parse("s.yaml", """
                 version: 1
                 network_policies:
                   p:
                     endpoints:
                       - {host: a.test, port: 443, tls: skip, protocol: rest, enforcement: enforce, access: read-only}
                       - {host: b.test, port: 443, tls: skip, protocol: sql, enforcement: audit}
-                """));
-        assertEquals(List.of("s.yaml:5:40: error: network_policies.p.endpoints[0].tls: tls: skip relays this"
-                + " endpoint's HTTPS without terminating it, so its L7 rules (protocol: rest) could never be applied;"
-                + " remove tls: skip or the L7 protocol"), e.errors().collect(ConfigProblem::describe).castToList(),
+                """);
+        assertEquals(List.of("s.yaml:5:40: warning: network_policies.p.endpoints[0].tls: tls: skip relays HTTPS"
+                + " (CONNECT) to this endpoint without terminating it, so its L7 rules (protocol: rest) apply to"
+                + " plain-HTTP requests only"), loaded.warnings().collect(ConfigProblem::describe).castToList(),
                 "protocol: sql is never inspected anyway");
     }
 
