@@ -332,6 +332,12 @@ final class PolicyReader {
         boolean concreteHost = host.map(HostPattern::isLiteral).orElse(false);
         Optional<L7Endpoint> l7 = new L7Reader(yaml).read(f, item, protocol, proto != null, concreteHost,
                 enforcement);
+        if (tls == TlsMode.SKIP && l7.isPresent() && l7.get().protocol() != EndpointProtocol.SQL) {
+            // rules that apply to part of the traffic only are said at load, not left to be found out
+            problems.warning(yaml.at(tlsEntry.value()), tlsEntry.path(), "tls: skip relays HTTPS (CONNECT) to"
+                    + " this endpoint without terminating it, so its L7 rules (protocol: "
+                    + l7.get().protocol().policyName() + ") apply to plain-HTTP requests only");
+        }
 
         JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
         Entry upgrades = f.get(NetworkEndpoint.UPGRADES);

@@ -73,6 +73,13 @@ final class ExchangePipeline implements AutoCloseable {
             // the generation serving the request no longer admits it: nothing is read or sent upstream
             return answer(req, 403, "policy_denied", denied.reason(), req.clientClose() || framing.hasBody());
         }
+        if (plan.refusal().isPresent()) {
+            // the L7 policy refused the head: nothing is read or sent upstream, and the connection closes
+            HookResult.Deny d = plan.refusal().get();
+            client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(), true));
+            ResponseRelay.log(req, d.status());
+            return false;
+        }
 
         String method = req.head().method();
         int maxForwards = maxForwards(req.head());
@@ -172,10 +179,10 @@ final class ExchangePipeline implements AutoCloseable {
                 }
                 HookResult result = core.evaluate(plan, request, Body.ofOwned(received));
                 if (result instanceof HookResult.Deny d) {
-                    client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(),
-                            req.clientClose()));
+                    boolean close = req.clientClose() || d.close();
+                    client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(), close));
                     ResponseRelay.log(req, d.status());
-                    return !req.clientClose();
+                    return !close;
                 }
                 HookResult.Forward f = (HookResult.Forward) result;
                 if (!HttpHeader.valuesOf(request.headers(), "host").equals(HttpHeader.valuesOf(f.headers(), "host"))) {
@@ -231,8 +238,11 @@ final class ExchangePipeline implements AutoCloseable {
             client.send(CONTINUE);
         }
         List<HttpHeader> injected = credentialed.headers();
-        String originForm = credentialed.rawQuery().equals(query) ? t.originForm()
-                : credentialed.rawQuery().isEmpty() ? t.path() : t.path() + "?" + credentialed.rawQuery();
+        // the canonical path when the hook made one (what the L7 policy matched), else the path as received
+        String path = plan.forwardPath().orElse(t.path());
+        String originForm = credentialed.rawQuery().equals(query)
+                ? (path.equals(t.path()) ? t.originForm() : t.query() == null ? path : path + "?" + t.query())
+                : credentialed.rawQuery().isEmpty() ? path : path + "?" + credentialed.rawQuery();
         String requestLine = req.head().method() + " " + originForm + " HTTP/1.1\r\n";
         String headBlock = hookHeaders == null && !rewritten && injected.equals(base)
                 ? OutboundHead.raw(requestLine, req.head(), req.nominated(), req.websocket())
@@ -241,7 +251,8 @@ final class ExchangePipeline implements AutoCloseable {
         ResponseScrub scrub = credentialed.injected().isEmpty() ? null
                 : new ResponseScrub(plan, request, credentialed.injected());
         return new UpstreamForwarder(core, client).forward(new UpstreamForwarder.Outbound(req, admitted,
-                OutboundHead.encode(headBlock), mode, buffered, scrub));
+                OutboundHead.encode(headBlock), mode, buffered, req.websocket() ? plan.websocketMessages()
+                        : Optional.empty(), scrub));
     }
 
     /** Sends an error response; {@return whether the connection stays open} */

@@ -64,18 +64,42 @@ final class ResponseRelay {
      *
      * @return whether the client connection stays open for another request
      */
-    boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r, ResponseScrub scrub)
+    boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r) throws IOException, Refusal {
+        return relay(c, req, r, java.util.Optional.empty(), null);
+    }
+
+    /**
+     * Relays the final response; after a {@code 101}, the client's WebSocket text messages go through
+     * {@code websocketMessages} when it is present ({@link UpgradeRelay}). With {@code scrub} (a credential was
+     * injected) the response goes through {@link ScrubbingRelay}; a {@code 101}'s head is scrubbed here.
+     *
+     * @return whether the client connection stays open for another request
+     */
+    boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r,
+                  java.util.Optional<java.util.function.Predicate<String>> websocketMessages, ResponseScrub scrub)
             throws IOException, Refusal {
         RequestHead head = req.head();
-        if (scrub != null) {
+        if (scrub != null && r.status() != 101) {
             return new ScrubbingRelay(core, client, this, scrub, scrubber(scrub)).relay(c, req, r);
         }
         if (r.status() == 101) {
+            if (scrub != null) {
+                // the head is scrubbed; the upgraded bytes are not (docs/credentials.md, section 4)
+                SecretScrubber s = scrubber(scrub);
+                r = ScrubbingRelay.scrubHead(r, s);
+                if (s.matches() > 0) {
+                    core.responseScrubbed(scrub, s.matchedNames(), s.matches(), 0);
+                }
+            }
             client.out.write(OutboundHead.encode(responseHead(r, true, false, false)));
             client.out.flush();
             client.responseStarted();
             log(req, 101);
-            UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
+            if (websocketMessages.isPresent()) {
+                UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get());
+            } else {
+                UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
+            }
             return false;
         }
         BodyFraming rf;

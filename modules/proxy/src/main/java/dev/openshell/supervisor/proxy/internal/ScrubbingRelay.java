@@ -31,7 +31,8 @@ import java.util.zip.ZipException;
  * head is sent is answered the same way, and one that stops decoding later is cut off (the connection closes).
  * Decoding streams at the pace the client reads, so a highly compressed body costs no memory.
  *
- * <p>After a {@code 101} the upgraded bytes are relayed unscrubbed (only the 101 head is scrubbed).
+ * <p>A {@code 101} is not relayed here: {@link ResponseRelay} scrubs its head and relays the upgraded bytes (with
+ * their WebSocket message policy) unscrubbed.
  */
 final class ScrubbingRelay {
     /** The longest Content-Length body read whole, to keep a Content-Length; longer ones are re-chunked. */
@@ -109,14 +110,6 @@ final class ScrubbingRelay {
 
     private boolean relayScrubbed(UpstreamPool.Connection c, ParsedRequest req, RequestHead head,
                                   ResponseHead received, ResponseHead r) throws IOException, Refusal {
-        if (r.status() == 101) {
-            client.out.write(OutboundHead.encode(ResponseRelay.responseHead(r, true, false, false)));
-            client.out.flush();
-            client.responseStarted();
-            ResponseRelay.log(req, 101);
-            UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
-            return false;
-        }
         BodyFraming rf;
         try {
             rf = BodyFraming.forResponse(received, head.method());
