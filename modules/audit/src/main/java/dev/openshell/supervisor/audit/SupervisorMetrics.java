@@ -36,6 +36,11 @@ import java.nio.charset.StandardCharsets;
  *       ({@link RefusalAudit}).</li>
  *   <li>{@code supervisor_audit_suppressed_total{code}}: refusals not written one by one because their client
  *       was over the audit rate limit (each is in an aggregate event's {@code count}).</li>
+ *   <li>{@code supervisor_response_scrubs_total{credential}}: responses from which an injected credential's value
+ *       was removed (the upstream echoed it), by credential name: alert on any rise.</li>
+ *   <li>{@code supervisor_l7_decisions_total{policy,protocol,decision}}: L7 policy decisions by network policy key,
+ *       endpoint protocol and decision ({@code allow}, {@code audit}, {@code deny}); requests and WebSocket text
+ *       messages, and re-evaluations after a body replacement.</li>
  *   <li>{@code supervisor_body_bytes_buffered_total}: bytes of request bodies buffered for chains.</li>
  *   <li>{@code supervisor_external_service_up{service}}: 1 when an external middleware service is reachable.</li>
  * </ul>
@@ -54,6 +59,8 @@ public final class SupervisorMetrics {
     private final Counter auditSuppressed;
     private final Counter bypasses;
     private final Counter bodyBytes;
+    private final Counter scrubs;
+    private final Counter l7Decisions;
     private final Gauge serviceUp;
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
 
@@ -83,6 +90,12 @@ public final class SupervisorMetrics {
                 .withoutExemplars().register(registry);
         bodyBytes = Counter.builder().name("supervisor_body_bytes_buffered_total")
                 .help("Request body bytes buffered for middleware chains").withoutExemplars().register(registry);
+        scrubs = Counter.builder().name("supervisor_response_scrubs_total")
+                .help("Responses from which an injected credential value was removed, by credential name")
+                .labelNames("credential").withoutExemplars().register(registry);
+        l7Decisions = Counter.builder().name("supervisor_l7_decisions_total")
+                .help("L7 policy decisions by network policy, protocol and decision")
+                .labelNames("policy", "protocol", "decision").withoutExemplars().register(registry);
         serviceUp = Gauge.builder().name("supervisor_external_service_up")
                 .help("1 when the external middleware service answers, else 0").labelNames("service")
                 .withoutExemplars().register(registry);
@@ -135,6 +148,22 @@ public final class SupervisorMetrics {
     /** Counts one failure. @param code the platform code */
     public void failure(String code) {
         failures.labelValues(code).inc();
+    }
+
+    /** Counts one response scrubbed of a credential's value. @param credential the credential name */
+    public void responseScrubbed(String credential) {
+        scrubs.labelValues(credential).inc();
+    }
+
+    /**
+     * Counts one L7 policy decision.
+     *
+     * @param policy the network policy key
+     * @param protocol the endpoint protocol
+     * @param decision {@code allow}, {@code audit} or {@code deny}
+     */
+    public void l7Decision(String policy, String protocol, String decision) {
+        l7Decisions.labelValues(policy, protocol, decision).inc();
     }
 
     /** Adds buffered body bytes. @param bytes the number of bytes */

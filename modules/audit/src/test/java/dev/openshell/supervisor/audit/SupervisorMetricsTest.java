@@ -27,7 +27,10 @@ class SupervisorMetricsTest {
         m.refused("client_connection_limit");
         m.refused("request_head_timeout");
         m.serviceUp("anonymizer", false);
+        m.l7Decision("github_api", "rest", "deny");
         String text = m.scrape();
+        assertTrue(text.contains("supervisor_l7_decisions_total{decision=\"deny\",policy=\"github_api\",protocol="
+                + "\"rest\"} 1.0"), text);
         assertTrue(text.contains("supervisor_requests_total{outcome=\"admitted\"} 2.0"), text);
         assertTrue(text.contains("supervisor_requests_total{outcome=\"denied_network\"} 1.0"), text);
         assertTrue(text.contains("supervisor_stage_invocations_total{binding_id=\"openshell/regex\",config_key="

@@ -45,7 +45,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -239,9 +238,8 @@ public final class Supervisor implements AutoCloseable {
                     .flatMap(gen -> gen.credentials().lookup(name, h)));
             ConnectedRegistry registry = ConnectedRegistry.connect(gatewayLoaded, pluginsDir, capabilities,
                     listener(audit, events, metrics), true);
-            Map<Optional<String>, ChainEngine> engines = new ConcurrentHashMap<>();
-            s = new Supervisor(options, registry, audit, metrics, events, current,
-                    engines.computeIfAbsent(Optional.empty(), Supervisor::engineFor));
+            ChainEngine engine = chainEngine();
+            s = new Supervisor(options, registry, audit, metrics, events, current, engine);
             s.reportRegistry();
             s.installFirst();
 
@@ -250,8 +248,8 @@ public final class Supervisor implements AutoCloseable {
             RefusalAudit refusals = new RefusalAudit(events, audit, metrics, Clock.systemUTC());
             s.refusals = refusals;
             refusals.start();
-            SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
-                    Supervisor::engineFor), events, audit, metrics, identities, refusals);
+            SupervisorHook hook = new SupervisorHook(current::get, engine, events, audit, metrics, identities,
+                    refusals);
             ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
             SupervisorProxy.Builder pb = SupervisorProxy.builder()
                     .listen(new InetSocketAddress(listen.address(), listen.port()))
@@ -649,9 +647,9 @@ public final class Supervisor implements AutoCloseable {
             ChainEngine.BOUNDED_BUILT_IN_STAGES
                     .or(s -> s.provider() instanceof dev.openshell.supervisor.grpc.GrpcMiddlewareProvider);
 
-    static ChainEngine engineFor(Optional<String> protocol) {
-        return ChainEngine.builder().bodyRecheck(BodyAwarePolicy.forProtocol(protocol)).inlineStages(INLINE_STAGES)
-                .build();
+    /** {@return the one chain engine; the body-aware L7 re-evaluation is each request's own (SupervisorHook)} */
+    static ChainEngine chainEngine() {
+        return ChainEngine.builder().inlineStages(INLINE_STAGES).build();
     }
 
     static Loaded<SandboxPolicy> loadPolicy(Optional<Path> file, BindingCatalog catalog) {
