@@ -14,6 +14,7 @@ final class RecordingHook implements RequestHook {
     final List<Body> evaluatedBodies = new CopyOnWriteArrayList<>();
     final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
     final List<String> limitRefusals = new CopyOnWriteArrayList<>();
+    final List<Long> bodyBufferWaits = new CopyOnWriteArrayList<>();
 
     @Override
     public RequestPlan plan(ProxyRequest request) {
@@ -30,6 +31,11 @@ final class RecordingHook implements RequestHook {
     @Override
     public void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
         uninspectable.add(what);
+    }
+
+    @Override
+    public void bodyBufferWaited(long nanos) {
+        bodyBufferWaits.add(nanos);
     }
 
     @Override

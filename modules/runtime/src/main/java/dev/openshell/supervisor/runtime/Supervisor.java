@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
+import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.JsonlAuditSink;
@@ -9,6 +10,7 @@ import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
+import dev.openshell.supervisor.engine.chain.StagePool;
 import dev.openshell.supervisor.engine.credentials.CredentialSources;
 import dev.openshell.supervisor.grpc.RegistryListener;
 import dev.openshell.supervisor.policy.BindingCatalog;
@@ -21,6 +23,7 @@ import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicyLoader;
 import dev.openshell.supervisor.policy.gateway.GatewayConfig;
 import dev.openshell.supervisor.policy.gateway.GatewayConfigLoader;
+import dev.openshell.supervisor.policy.gateway.LimitsSettings;
 import dev.openshell.supervisor.policy.gateway.ListenAddress;
 import dev.openshell.supervisor.policy.gateway.SupervisorSettings;
 import dev.openshell.supervisor.proxy.NetworkSettings;
@@ -46,6 +49,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * A running supervisor: the proxy listener, the current runtime {@link Generation}, the audit sink, metrics, the
@@ -89,6 +93,8 @@ public final class Supervisor implements AutoCloseable {
     private final String policyName;
     private SupervisorProxy proxy;
     private AdminServer admin;
+    /** The platform threads of plugin stages, shared by every engine; closed with the supervisor. */
+    private StagePool stagePool;
     private Reloader reloader;
     private PolicyWatcher watcher;
     private volatile boolean ready;
@@ -230,15 +236,23 @@ public final class Supervisor implements AutoCloseable {
             ConnectedRegistry registry = ConnectedRegistry.connect(gatewayLoaded, pluginsDir, capabilities,
                     listener(audit, events, metrics), true);
             Map<Optional<String>, ChainEngine> engines = new ConcurrentHashMap<>();
-            s = new Supervisor(options, registry, audit, metrics, events, current,
-                    engines.computeIfAbsent(Optional.empty(), Supervisor::engineFor));
+            StagePool pool = stagePool(settings.limits(), audit, events,
+                    metrics);
+            Function<Optional<String>, ChainEngine> engineOf = p -> engines.computeIfAbsent(p,
+                    protocol -> engineFor(protocol, pool));
+            try {
+                s = new Supervisor(options, registry, audit, metrics, events, current, engineOf.apply(Optional.empty()));
+            } catch (RuntimeException e) {
+                pool.close();
+                throw e;
+            }
+            s.stagePool = pool;
             s.reportRegistry();
             s.installFirst();
 
             Identities identities = Identities.create(settings.identity());
             reportIdentity(identities, audit, events, options.gateway());
-            SupervisorHook hook = new SupervisorHook(current::get, p -> engines.computeIfAbsent(p,
-                    Supervisor::engineFor), events, audit, metrics, identities);
+            SupervisorHook hook = new SupervisorHook(current::get, engineOf, events, audit, metrics, identities);
             ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
             SupervisorProxy.Builder pb = SupervisorProxy.builder()
                     .listen(new InetSocketAddress(listen.address(), listen.port()))
@@ -256,6 +270,8 @@ public final class Supervisor implements AutoCloseable {
                     .ifPresent(ms -> pb.requestHeadTimeout(Duration.ofMillis(ms)));
             settings.limits().bodyBufferTimeoutMillis()
                     .ifPresent(ms -> pb.bodyBufferTimeout(Duration.ofMillis(ms)));
+            settings.limits().bodyMinBytesPerSecond().ifPresent(pb::bodyMinBytesPerSecond);
+            settings.limits().bodyBufferClientSharePercent().ifPresent(p -> pb.bodyBufferClientSharePercent((int) p));
             if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
                 pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
             }
@@ -598,9 +614,59 @@ public final class Supervisor implements AutoCloseable {
             ChainEngine.BOUNDED_BUILT_IN_STAGES
                     .or(s -> s.provider() instanceof dev.openshell.supervisor.grpc.GrpcMiddlewareProvider);
 
-    static ChainEngine engineFor(Optional<String> protocol) {
+    static ChainEngine engineFor(Optional<String> protocol, StagePool pool) {
         return ChainEngine.builder().bodyRecheck(BodyAwarePolicy.forProtocol(protocol)).inlineStages(INLINE_STAGES)
-                .build();
+                .stagePool(pool).build();
+    }
+
+    /**
+     * {@return the pool of platform threads for every stage that does not run inline (plugin stages and built-ins
+     * not bounded by construction), sized by {@code [openshell.supervisor.limits]}: {@code stage_threads} (default
+     * {@value StagePool#DEFAULT_THREADS}) and
+     * {@code max_stuck_stages_per_binding} (default
+     * {@value StagePool#DEFAULT_MAX_STUCK_PER_BINDING}, at most the threads).
+     * A stuck stage is counted and a binding that becomes unavailable or available again is logged and reported as a
+     * Detection Finding (High when unavailable)}
+     */
+    static StagePool stagePool(
+            LimitsSettings limits, AuditSink audit, OcsfEvents events,
+            SupervisorMetrics metrics) {
+        int threads = (int) limits.stageThreads()
+                .orElse(StagePool.DEFAULT_THREADS);
+        int stuck = (int) Math.min(threads, limits.maxStuckStagesPerBinding()
+                .orElse(StagePool.DEFAULT_MAX_STUCK_PER_BINDING));
+        return StagePool.create(threads, stuck,
+                new StagePool.Listener() {
+                    @Override
+                    public void stuck(BindingId binding, int stuckThreads) {
+                        metrics.stageStuck(binding.value(), stuckThreads);
+                    }
+
+                    @Override
+                    public void released(BindingId binding, int stuckThreads) {
+                        metrics.stageReleased(binding.value(), stuckThreads);
+                    }
+
+                    @Override
+                    public void availability(BindingId binding, boolean available,
+                                             int stuckThreads) {
+                        metrics.bindingAvailable(binding.value(), available);
+                        if (available) {
+                            LOG.log(System.Logger.Level.INFO, "middleware binding {0} is available again",
+                                    binding.value());
+                        } else {
+                            LOG.log(System.Logger.Level.WARNING, "middleware binding {0} is unavailable: {1} of its"
+                                    + " stages overran their timeout and are still running; its stages fail per"
+                                    + " on_error until one returns", binding.value(), stuckThreads);
+                        }
+                        try {
+                            audit.emit(events.bindingAvailability(binding.value(), available, stuckThreads, stuck));
+                        } catch (RuntimeException e) {
+                            LOG.log(System.Logger.Level.WARNING, "audit event for binding availability failed: "
+                                    + e.getClass().getSimpleName());
+                        }
+                    }
+                });
     }
 
     static Loaded<SandboxPolicy> loadPolicy(Optional<Path> file, BindingCatalog catalog) {
@@ -711,6 +777,9 @@ public final class Supervisor implements AutoCloseable {
         } finally {
             if (admin != null) {
                 admin.close();
+            }
+            if (stagePool != null) {
+                stagePool.close();
             }
             registry.close();
             audit.close();

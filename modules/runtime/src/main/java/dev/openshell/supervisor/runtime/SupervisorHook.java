@@ -260,6 +260,12 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
                 : "OPTIONS with Max-Forwards: 0 answered by the supervisor, not forwarded"));
     }
 
+    /** Observes a buffered body's wait for budget room in {@code supervisor_body_buffer_wait_seconds}. */
+    @Override
+    public void bodyBufferWaited(long nanos) {
+        metrics.bodyBufferWait(nanos);
+    }
+
     /** Counts work refused by a resource limit in {@code supervisor_refused_total{reason}}. */
     @Override
     public void limitRefused(String reason) {

@@ -118,11 +118,14 @@ final class ExchangePipeline implements AutoCloseable {
                 }
             } else {
                 if (framing.hasBody()) {
-                    held = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length() : s.bodyCapBytes());
+                    BodyBudget.Claim claim = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length()
+                            : s.bodyCapBytes());
+                    held = claim.reservation();
                     if (held == null) {
-                        core.limitRefused("body_buffer_busy");
-                        return answer(req, 503, "body_buffer_busy",
-                                "the proxy is holding as many request bodies as it may; retry shortly", true);
+                        core.limitRefused(claim.refusal());
+                        return answer(req, 503, claim.refusal(), claim.refusal().equals("client_body_buffer_limit")
+                                ? "this client is holding as many request bodies as one client may; retry shortly"
+                                : "the proxy is holding as many request bodies as it may; retry shortly", true);
                     }
                 }
                 if (req.expectContinue()) {
@@ -218,11 +221,15 @@ final class ExchangePipeline implements AutoCloseable {
         return !close;
     }
 
-    private BodyBudget.Reservation reserve(long bytes) throws IOException {
+    private BodyBudget.Claim reserve(long bytes) throws IOException {
         BodyBudget budget = core.bodyBudget();
         try {
-            BodyBudget.Reservation r = budget.reserve(bytes);
-            if (r == null) {
+            BodyBudget.Claim r = budget.reserve(bytes, client.connection.client()
+                    .map(java.net.InetSocketAddress::getAddress).orElse(null));
+            if (!"client_body_buffer_limit".equals(r.refusal())) {
+                core.bodyBufferWaited(r.waitedNanos()); // refused over its client's share: it never waited
+            }
+            if (r.refusal() != null && r.refusal().equals("body_buffer_busy")) {
                 long now = System.nanoTime();
                 long last = LAST_BUDGET_WARNING.get();
                 if (now - last > 10_000_000_000L && LAST_BUDGET_WARNING.compareAndSet(last, now)) {
