@@ -11,8 +11,10 @@ import java.util.concurrent.TimeUnit;
  * The proxy-wide budget of request-body bytes held in memory for middleware at one time, with a share per client
  * address (issue 18, "Fairness for the body budget").
  *
- * <p>A request whose chain needs its body reserves the body's size (its {@code Content-Length}, or the chain's body
- * cap for a chunked body, the unused part returned once the body is read) before reading it, and gives the
+ * <p>A request whose chain needs its body reserves the heap the body will take (segmented, see
+ * {@link dev.openshell.middleware.spi.Body#heapBytes(long)}: its {@code Content-Length}, or the chain's body cap for
+ * a chunked body, plus about 0.03 % of array headers; the unused part returned once the body is read) before reading
+ * it, and gives the
  * reservation back when its exchange ends. One client address may hold at most its share of the budget
  * ({@code body_buffer_client_share_percent}, at least one largest body); a request over its client's share is
  * answered {@code 503 client_body_buffer_limit} at once, without waiting and without its body being read, so one
@@ -47,7 +49,7 @@ public final class BodyBudget {
      * @param totalBytes the budget, in bytes; at least 1
      * @param maxWait how long a request may wait for room; zero refuses at once
      * @param clientSharePercent the share one client address may hold, 1 to 100 percent of {@code totalBytes}; never
-     *     less than one body of {@link EnvelopeLimits#MAX_BODY_BYTES} (or the whole budget, if smaller)
+     *     less than the heap of one body of {@link EnvelopeLimits#MAX_BODY_BYTES} (or the whole budget, if smaller)
      * @throws IllegalArgumentException when a value is out of range
      */
     public BodyBudget(long totalBytes, Duration maxWait, int clientSharePercent) {
@@ -63,7 +65,8 @@ public final class BodyBudget {
                     + " % is outside 1..100");
         }
         this.totalBytes = (int) totalBytes;
-        this.clientShareBytes = (int) Math.max(Math.min(totalBytes, EnvelopeLimits.MAX_BODY_BYTES),
+        this.clientShareBytes = (int) Math.max(Math.min(totalBytes,
+                dev.openshell.middleware.spi.Body.heapBytes(EnvelopeLimits.MAX_BODY_BYTES)),
                 totalBytes * clientSharePercent / 100);
         this.maxWait = maxWait;
         this.permits = new Semaphore(this.totalBytes, true);

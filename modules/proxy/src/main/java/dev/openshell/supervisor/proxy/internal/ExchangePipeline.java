@@ -118,8 +118,9 @@ final class ExchangePipeline implements AutoCloseable {
                 }
             } else {
                 if (framing.hasBody()) {
-                    BodyBudget.Claim claim = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length()
-                            : s.bodyCapBytes());
+                    // the heap the segmented body will take (Body.heapBytes), not only its length
+                    BodyBudget.Claim claim = reserve(Body.heapBytes(framing.kind() == BodyFraming.Kind.LENGTH
+                            ? framing.length() : s.bodyCapBytes()));
                     held = claim.reservation();
                     if (held == null) {
                         core.limitRefused(claim.refusal());
@@ -132,7 +133,7 @@ final class ExchangePipeline implements AutoCloseable {
                     client.send(CONTINUE);
                 }
                 ReadDeadline deadline = ReadDeadline.body(core, client, tunnel != null);
-                byte[] received;
+                Body received;
                 try {
                     received = reader.readBody(framing, s.bodyCapBytes());
                 } finally {
@@ -148,9 +149,9 @@ final class ExchangePipeline implements AutoCloseable {
                             + " limit of " + s.bodyCapBytes() + " bytes", true);
                 }
                 if (held != null) {
-                    held.shrinkTo(received.length);
+                    held.shrinkTo(received.heapBytes());
                 }
-                HookResult result = core.evaluate(plan, request, Body.ofOwned(received));
+                HookResult result = core.evaluate(plan, request, received);
                 if (result instanceof HookResult.Deny d) {
                     client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(),
                             req.clientClose()));

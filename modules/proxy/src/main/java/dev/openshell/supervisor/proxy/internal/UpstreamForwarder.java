@@ -73,8 +73,8 @@ final class UpstreamForwarder {
                 OutputStream up = c.out();
                 up.write(o.head());
                 switch (o.mode()) {
-                    // the body's own array, in chunks through a small buffer: no whole-body copy per attempt
-                    case BUFFERED -> o.buffered().newInputStream().transferTo(up);
+                    // the body's own segments: no whole-body copy per attempt
+                    case BUFFERED -> o.buffered().writeTo(up);
                     case STREAM_LENGTH, STREAM_CHUNKED -> streamBody(req, up);
                     case NONE -> {
                     }
