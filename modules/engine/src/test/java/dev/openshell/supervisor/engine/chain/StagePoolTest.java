@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
  */
 class StagePoolTest {
     private static final BindingId ACME = new BindingId("acme/test");
-    private final AtomicBoolean release = new AtomicBoolean();
+    private final CountDownLatch releaseLatch = new CountDownLatch(1);
     private final List<String> events = new CopyOnWriteArrayList<>();
     private final Semaphore released = new Semaphore(0);
     private final StagePool pool = StagePool.create(4, 2, new StagePool.Listener() {
@@ -56,18 +56,25 @@ class StagePoolTest {
 
     @AfterEach
     void stop() {
-        release.set(true);
+        releaseLatch.countDown();
         pool.close();
     }
 
-    /** A stage that spins, ignoring interrupts, until the test releases it. */
+    /**
+     * A stage that ignores interrupts until the test releases it (as a spinning one does, without burning a core
+     * while the suite runs; the image test {@code StuckStageIT} uses a plugin that really spins).
+     */
     private Stages.Scripted spinner(AtomicInteger calls) {
         return provider(e -> {
             calls.incrementAndGet();
-            while (!release.get()) {
-                Thread.onSpinWait();
+            while (true) {
+                try {
+                    releaseLatch.await();
+                    return HttpRequestResult.allow();
+                } catch (InterruptedException ignored) {
+                    // ignored, as a stuck stage does
+                }
             }
-            return HttpRequestResult.allow();
         });
     }
 
@@ -99,7 +106,7 @@ class StagePoolTest {
         AtomicInteger calls = new AtomicInteger();
         Stages.Scripted spin = spinner(calls);
         Stages.Scripted after = Stages.identity();
-        Chain open = chain(spec("spin", 1, spin).thirdParty().open().timeout(20).build(),
+        Chain open = chain(spec("spin", 1, spin).thirdParty().open().timeout(1000).build(),
                 spec("after", 2, after).build());
         for (int i = 1; i <= 2; i++) {
             ChainResult r = engine.run(open, request("x"));
@@ -120,13 +127,13 @@ class StagePoolTest {
                 && f.severity().equals("high")), rec.findings().toString());
         assertEquals(3, after.calls(), "the later stage ran every time");
 
-        ChainResult closed = engine.run(chain(spec("spin", 1, spin).thirdParty().timeout(20).build()),
+        ChainResult closed = engine.run(chain(spec("spin", 1, spin).thirdParty().timeout(1000).build()),
                 request("x"));
         ChainOutcome.Deny deny = assertInstanceOf(ChainOutcome.Deny.class, closed.outcome(), "fail_closed denies");
         assertEquals(PlatformCodes.MIDDLEWARE_UNAVAILABLE, deny.response().reasonCode());
         assertTrue(closed.stages().get(0).findings().stream().map(Finding::severity).anyMatch("high"::equals));
 
-        release.set(true);
+        releaseLatch.countDown();
         assertTrue(released.tryAcquire(2, 30, TimeUnit.SECONDS), "both stuck stages return once released");
         assertEquals(0, pool.stuckThreads(ACME));
         assertTrue(pool.available(ACME), "available again when its stuck threads returned");
@@ -172,7 +179,8 @@ class StagePoolTest {
                 released.release();
             }
         })) {
-            StagePool.Outcome<String> out = one.run(ACME, 10, () -> {
+            // 1 s: long enough for the pool thread to start the stage on a loaded machine, so it is running (stuck)
+            StagePool.Outcome<String> out = one.run(ACME, 1000, () -> {
                 Thread.sleep(60_000); // interruptible: returns as soon as it is abandoned
                 return "slept";
             });
