@@ -9,6 +9,7 @@ module dev.openshell.supervisor.runtime {
     requires transitive dev.openshell.supervisor.engine;
     requires transitive dev.openshell.supervisor.audit;
     requires transitive dev.openshell.supervisor.proxy;
+    requires transitive dev.openshell.supervisor.l7;
     requires dev.openshell.supervisor.grpc;
     requires dev.openshell.supervisor.identity;
     requires io.helidon.webserver;

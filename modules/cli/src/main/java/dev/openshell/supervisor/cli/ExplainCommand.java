@@ -28,30 +28,41 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code supervisor explain}: what the supervisor would do with a request to {@code HOST[:PORT]} under a policy
- * ({@link Explanation}): whether it is admitted and by which network policy, and the chain that would run, with each
- * stage's config key, binding ID, owner, {@code on_error}, order and effective body limit, and why every other config
- * would not run. With {@code --format json} it prints one object:
+ * ({@link Explanation}; without {@code --policy}, the embedded default policy): whether network policy admits it and
+ * which policy does, whether SSRF protection then refuses it (with the gateway's {@code [openshell.supervisor.network]}
+ * settings: {@code allow_loopback_upstreams}, {@code static_hosts}; and the endpoint's {@code allowed_ips}), and the
+ * chain that would run, with each stage's config key, binding ID, owner, {@code on_error}, order and effective body
+ * limit, and why every other config would not run. A DNS name is resolved for the SSRF check only with
+ * {@code --resolve}; IP literals and static hosts always are checked. With {@code --format json} it prints one object:
  * <pre>{@code
- * {"admitted": true, "binary": "/usr/bin/curl", "network_policy": "model_api",
+ * {"admitted": true, "binary": "/usr/bin/curl", "network_policy": "model_api", "ssrf": "passed", "refusal": null,
  *  "policies": [{"network_policy": "model_api", "binaries": ["/usr/bin/curl"], "admits_binary": true,
  *                "matching_entry": "/usr/bin/curl"}],
+ *  "l7": {"outcome": "deny", "protocol": "rest", "engine": "l7", "policy": "model_api",
+ *         "rule": "DELETE /v1/models", "reason": "DELETE /v1/models not permitted by policy", "path": "/v1/models"},
  *  "chain": [{"config_key": "redact", "binding_id": "openshell/regex", "owner": "built-in dev.openshell.builtin.regex",
  *             "on_error": "fail_closed", "order": 10, "max_body_bytes": 4194304}],
  *  "not_selected": [{"config_key": "pii", "reason": "no endpoints.include pattern matches api.example.com"}]}
  * }</pre>
- * {@code network_policy} is {@code null} when the request is not admitted; {@code binary} is {@code null} without
- * {@code --binary PATH}, which decides admission for a process running that executable (its path as the kernel
- * reports it: symbolic links resolved), as the running supervisor does for an identified process. The port
- * defaults to 443. Chain selection
- * depends only on the host (RFC 0009, "Policy integration"); {@code --method} and {@code --path} are checked and
- * echoed in the text form, but change nothing, since this supervisor does not evaluate L7 rules. Exit codes: 0 the
- * request was explained (admitted or not), 1 the policy or gateway configuration is invalid (every problem is printed
- * on standard error), 2 usage error.
+ * {@code admitted} is whether the request would be forwarded past network policy and SSRF protection;
+ * {@code network_policy} is {@code null} when no network policy admits it; {@code binary} is {@code null} without
+ * {@code --binary PATH}, which decides admission (and which policies' L7 rules govern) for a process running that
+ * executable (its path as the kernel reports it: symbolic links resolved), as the running supervisor does for an
+ * identified process; {@code ssrf} is {@code passed}, {@code refused}, {@code not_resolved} or {@code not_reached};
+ * {@code refusal} is {@code null} or {@code {"error": "ssrf_blocked", "status": 403, "detail": "..."}} (the code and
+ * detail the client would get). {@code l7} is {@code null} when the request is not admitted or no endpoint with an L7
+ * {@code protocol} governs the destination (its {@code outcome} is {@code body} when a GraphQL, JSON-RPC or MCP
+ * endpoint decides on each request body). The port defaults to 443. The L7 decision reads {@code --method} and
+ * {@code --path} (the path canonicalized as the proxy does); chain selection depends only on the host (RFC 0009,
+ * "Policy integration"). Exit codes: 0 the request was explained (admitted or not), 1 the policy or gateway
+ * configuration is invalid (every problem is printed on standard error), 2 usage error.
  */
 @Command(name = "explain", description = {
         "Explain how the supervisor would treat a request to HOST[:PORT].",
-        "Whether network policy admits it (default port 443) and which policy does, the middleware chain that",
-        "would run, in order, with owners, on_error and body limits, and why each other config would not run."})
+        "Whether network policy admits it (default port 443) and which policy does, whether SSRF protection "
+                + "blocks it (with the gateway's network settings), the middleware chain that would run, in "
+                + "order, with owners, on_error and body limits, and why each other config would not run.",
+        "Without --policy it explains the embedded default policy."})
 final class ExplainCommand implements Callable<Integer> {
     private static final Pattern PATH = Pattern.compile("/[\\x21-\\x7e]*");
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._-]+");
@@ -60,8 +71,14 @@ final class ExplainCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--policy", paramLabel = "FILE", required = true, description = "Sandbox policy (YAML).")
+    @Option(names = "--policy", paramLabel = "FILE",
+            description = "Sandbox policy (YAML); default: the embedded default policy of 'supervisor run'.")
     Path policy;
+
+    @Option(names = "--resolve",
+            description = "Resolve a DNS name for the SSRF check, as the proxy would (default: only IP literals and "
+                    + "the gateway's static_hosts are checked; nothing is ever connected to).")
+    boolean resolve;
 
     @Option(names = "--gateway-config", paramLabel = "FILE", description = "Gateway configuration (TOML).")
     Path gateway;
@@ -75,11 +92,13 @@ final class ExplainCommand implements Callable<Integer> {
     boolean skipServices;
 
     @Option(names = "--method", paramLabel = "M", defaultValue = "GET",
-            description = "Request method (default: ${DEFAULT-VALUE}); selection does not depend on it.")
+            description = "Request method (default: ${DEFAULT-VALUE}) for the L7 decision; chain selection does not"
+                    + " depend on it.")
     String method;
 
     @Option(names = "--path", paramLabel = "P", defaultValue = "/",
-            description = "Request path (default: ${DEFAULT-VALUE}); selection does not depend on it.")
+            description = "Request path and query (default: ${DEFAULT-VALUE}) for the L7 decision; chain selection"
+                    + " does not depend on it.")
     String path;
 
     @Option(names = "--binary", paramLabel = "PATH",
@@ -91,9 +110,11 @@ final class ExplainCommand implements Callable<Integer> {
             description = "Output format: text or json (default: ${DEFAULT-VALUE}).")
     Format format;
 
-    @Parameters(index = "0", paramLabel = "HOST[:PORT]",
-            description = "The destination, as in a CONNECT request: host or IP literal ([v6] in brackets with a port).")
-    String destination;
+    @Parameters(arity = "1..2", paramLabel = "[METHOD] HOST[:PORT][/PATH]",
+            description = {"The destination, as in a CONNECT request: host or IP literal ([v6] in brackets with a",
+                "port), optionally followed by the path (/PATH overrides --path) and preceded by the method",
+                "(overrides --method), as in: explain DELETE api.github.com/repos/o/r"})
+    java.util.List<String> request;
 
     enum Format { text, json }
 
@@ -106,6 +127,15 @@ final class ExplainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        String destination = request.get(request.size() - 1);
+        if (request.size() == 2) {
+            method = request.get(0);
+        }
+        int slash = destination.indexOf('/');
+        if (slash >= 0) {
+            path = destination.substring(slash);
+            destination = destination.substring(0, slash);
+        }
         Destination d = parseDestination(destination);
         if (!Syntax.isToken(method)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--method must be an HTTP method token");
@@ -134,12 +164,18 @@ final class ExplainCommand implements Callable<Integer> {
                 Supervisor.pluginsDirectory(Optional.ofNullable(plugins), gw), !skipServices)) {
             Loaded<SandboxPolicy> loaded;
             try {
-                loaded = SandboxPolicyLoader.load(policy, registry.catalogAllowingUnchecked());
+                loaded = policy != null ? SandboxPolicyLoader.load(policy, registry.catalogAllowingUnchecked())
+                        : SandboxPolicyLoader.parse(Supervisor.DEFAULT_POLICY_NAME, Supervisor.defaultPolicyText(),
+                                registry.catalogAllowingUnchecked());
             } catch (PolicyException e) {
                 return invalid(err, e);
             }
-            x = Explanation.of(loaded.value(), registry.gateway(), registry.registry(), d.host(), d.port(),
-                    Optional.ofNullable(binary));
+            try {
+                x = Explanation.of(loaded.value(), registry.gateway(), registry.registry(), d.host(), d.port(),
+                        Optional.ofNullable(binary), method, path, resolve);
+            } catch (IllegalArgumentException e) {
+                throw usage("HOST[:PORT]: " + e.getMessage());
+            }
         }
         if (format == Format.json) {
             out.println(json(x));
@@ -213,11 +249,12 @@ final class ExplainCommand implements Callable<Integer> {
 
     private void text(PrintWriter out, Explanation x) {
         String where = x.host().contains(":") ? "[" + x.host() + "]:" + x.port() : x.host() + ":" + x.port();
+        out.println("policy:    " + (policy == null ? Supervisor.DEFAULT_POLICY_NAME : policy.toString()));
         out.println("request:   " + method + " " + path + " to " + where);
         String forWhom = x.binary().map(b -> " for " + b).orElse("");
-        out.println("admission: " + (x.admitted() ? "admitted by network policy '" + x.networkPolicy().orElseThrow()
-                + "'" + forWhom : "NOT admitted" + forWhom + ": no network policy allows " + where
-                + (x.policies().isEmpty() ? "" : " for this binary") + " (403 policy_denied)"));
+        out.println("admission: " + (x.networkPolicy().isPresent() ? "admitted by network policy '"
+                + x.networkPolicy().get() + "'" + forWhom : "NOT admitted" + forWhom + ": no network policy allows "
+                + where + (x.policies().isEmpty() ? "" : " for this binary") + " (403 policy_denied)"));
         if (!x.policies().isEmpty()) {
             out.println("network policies for " + where + " (binary scoping):");
             for (Explanation.PolicyMatch m : x.policies()) {
@@ -233,6 +270,25 @@ final class ExplainCommand implements Callable<Integer> {
                 out.println("  (binary-scoped policies admit only their binaries or ancestors of them; --binary PATH"
                         + " decides for one)");
             }
+        }
+        switch (x.ssrf()) {
+            case "passed" -> out.println("ssrf:      passed (no blocked address)");
+            case "not_resolved" -> out.println("ssrf:      not checked: " + x.host() + " was not resolved (--resolve "
+                    + "resolves it); the proxy refuses it if any address is loopback, private, link-local or "
+                    + "metadata");
+            case "refused" -> {
+                Explanation.Refusal r = x.refusal().orElseThrow();
+                out.println("ssrf:      BLOCKED (" + r.status() + " " + r.error() + "): " + r.detail());
+            }
+            default -> out.println("ssrf:      not reached");
+        }
+        if (x.l7().isPresent()) {
+            Explanation.L7 l = x.l7().get();
+            out.println("l7:        " + l.outcome() + " (" + l.protocol() + ", engine " + l.engine() + ", policy '"
+                    + l.policyKey() + "', path " + l.path() + ")" + l.rule().map(r -> " rule: " + r).orElse("")
+                    + "; " + l.reason());
+        } else if (x.admitted()) {
+            out.println("l7:        none (no endpoint with an L7 protocol governs " + where + "; admitted at L4)");
         }
         out.println("chain (selected by host only; the method and path do not change it):");
         if (x.chain().isEmpty()) {
@@ -281,6 +337,27 @@ final class ExplainCommand implements Callable<Integer> {
             o.add("network_policy", x.networkPolicy().get());
         } else {
             o.addNull("network_policy");
+        }
+        o.add("ssrf", x.ssrf());
+        if (x.refusal().isPresent()) {
+            Explanation.Refusal r = x.refusal().get();
+            o.add("refusal", Json.createObjectBuilder().add("error", r.error()).add("status", r.status())
+                    .add("detail", r.detail()));
+        } else {
+            o.addNull("refusal");
+        }
+        if (x.l7().isPresent()) {
+            Explanation.L7 l = x.l7().get();
+            JsonObjectBuilder l7 = Json.createObjectBuilder().add("outcome", l.outcome()).add("protocol", l.protocol())
+                    .add("engine", l.engine()).add("policy", l.policyKey());
+            if (l.rule().isPresent()) {
+                l7.add("rule", l.rule().get());
+            } else {
+                l7.addNull("rule");
+            }
+            o.add("l7", l7.add("reason", l.reason()).add("path", l.path()));
+        } else {
+            o.addNull("l7");
         }
         return o.add("policies", policies).add("chain", chain).add("not_selected", not).build().toString();
     }

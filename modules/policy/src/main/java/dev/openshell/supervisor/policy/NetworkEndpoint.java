@@ -4,7 +4,6 @@ import dev.openshell.middleware.spi.net.IpRange;
 import java.util.Objects;
 import java.util.Optional;
 
-import jakarta.json.JsonArray;
 import jakarta.json.JsonObject;
 
 import org.eclipse.collections.api.list.ImmutableList;
@@ -18,20 +17,16 @@ import org.eclipse.collections.api.list.primitive.ImmutableIntList;
  *     (it may then reach any host name, so for selector checks it counts as {@code **})
  * @param ports the admitted TCP ports, 1..65535, ascending and distinct, at least one
  * @param protocol the declared protocol, if any
- * @param enforcement how L7 violations are handled
- * @param access the L7 access preset, if any
  * @param tls whether TLS is terminated; {@link TlsMode#SKIP} traffic is never inspected
  * @param allowedIps address ranges exempted from the private-range SSRF block for this endpoint; never loopback,
  *     link-local or unspecified
- * @param rules the L7 allow rules, as written (opaque here; the L7 policy engine interprets them)
- * @param denyRules the L7 deny rules, as written (opaque here)
- * @param options other OpenShell endpoint settings this supervisor keeps but does not interpret (for example
- *     {@code path}, {@code json_rpc}, {@code mcp}), by their policy key; and this supervisor's own
- *     {@value #UPGRADES} setting ({@link #upgradesAllowed()})
+ * @param l7 the endpoint's L7 policy, present when {@code protocol} is an L7 protocol (not {@code tcp})
+ * @param options other OpenShell endpoint settings this supervisor keeps but does not interpret (the credential
+ *     rewriting and signing keys), by their policy key; and this supervisor's own {@value #UPGRADES} setting
+ *     ({@link #upgradesAllowed()})
  */
 public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports, Optional<EndpointProtocol> protocol,
-                              Enforcement enforcement, Optional<AccessPreset> access, TlsMode tls,
-                              ImmutableList<IpRange> allowedIps, JsonArray rules, JsonArray denyRules,
+                              TlsMode tls, ImmutableList<IpRange> allowedIps, Optional<L7Endpoint> l7,
                               JsonObject options) {
     /** The endpoint key that lets protocol upgrades through a {@code fail_closed} chain uninspected. */
     public static final String UPGRADES = "upgrades";
@@ -48,12 +43,9 @@ public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(ports, "ports");
         Objects.requireNonNull(protocol, "protocol");
-        Objects.requireNonNull(enforcement, "enforcement");
-        Objects.requireNonNull(access, "access");
         Objects.requireNonNull(tls, "tls");
         Objects.requireNonNull(allowedIps, "allowedIps");
-        Objects.requireNonNull(rules, "rules");
-        Objects.requireNonNull(denyRules, "denyRules");
+        Objects.requireNonNull(l7, "l7");
         Objects.requireNonNull(options, "options");
         if (host.isEmpty() && allowedIps.isEmpty()) {
             throw new IllegalArgumentException("an endpoint needs a host or allowed_ips");
@@ -62,6 +54,11 @@ public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports
             throw new IllegalArgumentException("an endpoint needs ports in 1..65535");
         }
         ports = ports.distinct().toSortedList().toImmutable();
+    }
+
+    /** {@return how L7 violations are handled: the L7 policy's enforcement, {@code enforce} without one} */
+    public Enforcement enforcement() {
+        return l7.map(L7Endpoint::enforcement).orElse(Enforcement.ENFORCE);
     }
 
     /**

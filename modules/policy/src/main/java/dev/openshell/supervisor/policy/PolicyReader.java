@@ -22,7 +22,6 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 
-import jakarta.json.JsonArray;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import jakarta.json.JsonValue;
@@ -44,13 +43,12 @@ final class PolicyReader {
             "filesystem_policy", "landlock", "process");
     static final List<String> UNUSED_TOP_KEYS = List.of("filesystem_policy", "landlock", "process");
     static final List<String> POLICY_KEYS = List.of("name", "endpoints", "binaries");
-    static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "enforcement",
-            "access", "allowed_ips", "rules", "deny_rules", NetworkEndpoint.UPGRADES);
+    static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "allowed_ips",
+            NetworkEndpoint.UPGRADES);
     /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
-    static final List<String> ENDPOINT_KEPT_KEYS = List.of("path", "allow_encoded_slash",
-            "websocket_credential_rewrite", "request_body_credential_rewrite", "allow_uninspected_credentials",
-            "persisted_queries", "graphql_persisted_queries", "graphql_max_body_bytes", "credential_signing",
-            "signing_service", "signing_region", "json_rpc", "mcp");
+    static final List<String> ENDPOINT_KEPT_KEYS = List.of("websocket_credential_rewrite",
+            "request_body_credential_rewrite", "allow_uninspected_credentials", "credential_signing",
+            "signing_service", "signing_region");
     static final List<String> BINARY_KEYS = List.of("path", "harness");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "middleware", "order", "config", "on_error",
             "endpoints");
@@ -65,7 +63,8 @@ final class PolicyReader {
     /** A middleware entry as far as it could be read, for the cross-entry rules. */
     private record MiddlewareDraft(Entry entry, Map<String, Entry> fields, OptionalLong order,
                                    Optional<HostSelector> selector, Optional<NetworkMiddlewareConfig> config,
-                                   KeyPath selectorPath, Node selectorNode) {
+                                   KeyPath selectorPath, Node selectorNode, Optional<BindingId> binding,
+                                   Optional<JsonObject> bindingConfig) {
     }
 
     /** An endpoint that was read without error, with where it was written. */
@@ -139,7 +138,8 @@ final class PolicyReader {
         checkUniqueOrders(drafts);
         checkUninspectedOverlap(drafts, endpoints);
         checkRefusedUpgrades(drafts, endpoints);
-        catalog.ifPresent(c -> drafts.forEach(d -> d.config().ifPresent(cfg -> checkBinding(c, d, cfg))));
+        catalog.ifPresent(c -> drafts.forEach(d -> d.binding().ifPresent(id -> d.bindingConfig()
+                .ifPresent(cfg -> checkBinding(c, d, id, cfg)))));
         return new SandboxPolicy(SandboxPolicy.VERSION, SortedMaps.immutable.withSortedMap(policies),
                 SortedMaps.immutable.withSortedMap(middlewares));
     }
@@ -238,6 +238,7 @@ final class PolicyReader {
         }
         int errors = problems.errorCount();
         List<String> allowed = new ArrayList<>(ENDPOINT_KEYS);
+        allowed.addAll(L7Reader.KEYS);
         allowed.addAll(ENDPOINT_KEPT_KEYS);
         yaml.rejectUnknown(f, allowed);
 
@@ -312,23 +313,6 @@ final class PolicyReader {
             }
         }
 
-        Optional<AccessPreset> access = Optional.empty();
-        Entry acc = f.get("access");
-        if (acc != null) {
-            Optional<String> text = yaml.string(acc);
-            if (text.isPresent()) {
-                for (AccessPreset a : AccessPreset.values()) {
-                    if (a.policyName().equals(text.get())) {
-                        access = Optional.of(a);
-                    }
-                }
-                if (access.isEmpty()) {
-                    problems.error(yaml.at(acc.value()), acc.path(), "unknown access value " + Texts.quote(text.get())
-                            + "; expected read-only, read-write or full");
-                }
-            }
-        }
-
         List<IpRange> allowedIps = new ArrayList<>();
         Entry ips = f.get("allowed_ips");
         if (ips != null) {
@@ -345,8 +329,9 @@ final class PolicyReader {
                     "host is required unless allowed_ips names the destination addresses");
         }
 
-        JsonArray rules = opaqueList(f.get("rules"));
-        JsonArray denyRules = opaqueList(f.get("deny_rules"));
+        boolean concreteHost = host.map(HostPattern::isLiteral).orElse(false);
+        Optional<L7Endpoint> l7 = new L7Reader(yaml).read(f, item, protocol, proto != null, concreteHost,
+                enforcement);
 
         JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
         Entry upgrades = f.get(NetworkEndpoint.UPGRADES);
@@ -370,25 +355,14 @@ final class PolicyReader {
                     options.add(kept, v);
                 }
                 problems.warning(yaml.at(e.keyNode()), e.path(), "not interpreted by this supervisor; the setting is"
-                        + " kept with the endpoint for the L7 policy engine");
+                        + " kept with the endpoint but has no effect");
             }
         }
         if (problems.errorCount() != errors) {
             return null;
         }
-        return new NetworkEndpoint(host, ports.toImmutable(), protocol, enforcement, access, tls,
-                Lists.immutable.withAll(allowedIps), rules, denyRules, options.build());
-    }
-
-    private JsonArray opaqueList(Entry e) {
-        if (e == null) {
-            return JsonValue.EMPTY_JSON_ARRAY;
-        }
-        if (yaml.sequence(e) == null) {
-            return JsonValue.EMPTY_JSON_ARRAY;
-        }
-        JsonValue v = yaml.json(e.value(), e.path());
-        return v instanceof JsonArray a ? a : JsonValue.EMPTY_JSON_ARRAY;
+        return new NetworkEndpoint(host, ports.toImmutable(), protocol, tls, Lists.immutable.withAll(allowedIps), l7,
+                options.build());
     }
 
     private Optional<IpRange> allowedRange(String text, Item at) {
@@ -431,7 +405,7 @@ final class PolicyReader {
         Map<String, Entry> f = yaml.mapping(entry.value(), entry.path());
         if (f == null) {
             return new MiddlewareDraft(entry, Map.of(), OptionalLong.empty(), Optional.empty(), Optional.empty(),
-                    entry.path(), entry.value());
+                    entry.path(), entry.value(), Optional.empty(), Optional.empty());
         }
         yaml.rejectUnknown(f, MIDDLEWARE_KEYS);
 
@@ -471,12 +445,15 @@ final class PolicyReader {
         }
 
         JsonObject config = JsonValue.EMPTY_JSON_OBJECT;
+        boolean configRead = true;
         Entry cfg = f.get("config");
         if (cfg != null) {
+            configRead = false;
             if (yaml.isMapping(cfg.value(), cfg.path())) {
                 JsonValue v = yaml.json(cfg.value(), cfg.path());
                 if (v instanceof JsonObject o) {
                     config = o;
+                    configRead = true;
                     int size = o.toString().getBytes(StandardCharsets.UTF_8).length;
                     if (size > EnvelopeLimits.MAX_CONFIG_BYTES) {
                         problems.error(yaml.at(cfg.keyNode()), cfg.path(), "config is " + size
@@ -517,7 +494,10 @@ final class PolicyReader {
             built = Optional.of(new NetworkMiddlewareConfig(entry.key(), name, binding, (int) order.getAsLong(),
                     config, onError, selector.orElseThrow()));
         }
-        return new MiddlewareDraft(entry, f, order, selector, built, selectorPath, selectorNode);
+        // the binding's own validation runs whenever the binding ID and config could be read, even if other fields
+        // of the entry have errors: every problem is reported at once
+        return new MiddlewareDraft(entry, f, order, selector, built, selectorPath, selectorNode,
+                Optional.ofNullable(binding), configRead ? Optional.of(config) : Optional.empty());
     }
 
     private Optional<HostSelector> selector(Entry endpoints) {
@@ -656,13 +636,12 @@ final class PolicyReader {
     }
 
     /** RFC 0009, "Contract versioning" and "Registration and delivery": the binding exists and accepts the config. */
-    private void checkBinding(BindingCatalog catalog, MiddlewareDraft draft, NetworkMiddlewareConfig config) {
+    private void checkBinding(BindingCatalog catalog, MiddlewareDraft draft, BindingId id, JsonObject config) {
         Map<String, Entry> f = draft.fields();
         Entry entry = draft.entry();
         Entry mw = f.get("middleware");
         SourceLocation at = yaml.at(mw.value());
         KeyPath path = mw.path();
-        BindingId id = config.middleware();
         Optional<BindingFacts> facts;
         try {
             facts = catalog.lookup(id);
@@ -691,7 +670,7 @@ final class PolicyReader {
         KeyPath configPath = entry.path().key("config");
         ConfigValidation answer;
         try {
-            answer = b.validate(config.config());
+            answer = b.validate(config);
         } catch (VirtualMachineError e) {
             throw e;
         } catch (Throwable e) {

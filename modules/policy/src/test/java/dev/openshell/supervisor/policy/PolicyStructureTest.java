@@ -92,9 +92,8 @@ class PolicyStructureTest {
         assertEquals(Enforcement.ENFORCE, ep.enforcement());
         assertEquals(TlsMode.TERMINATE, ep.tls());
         assertTrue(ep.protocol().isEmpty());
-        assertTrue(ep.access().isEmpty());
+        assertTrue(ep.l7().isEmpty());
         assertTrue(ep.allowedIps().isEmpty());
-        assertTrue(ep.rules().isEmpty());
         assertTrue(ep.admits("api.example.com", 443));
         assertTrue(!ep.admits("api.example.com", 80));
         assertEquals("p", load(endpoint("{ host: a.com, port: 1 }")).value().networkPolicies().get("p").name());
@@ -124,17 +123,20 @@ class PolicyStructureTest {
         assertProblem(onlyError(rejected(endpoint("{ host: a.com, port: 1, tls: skp }"))),
                 "network_policies.p.endpoints[0].tls", 5, 38,
                 "unknown tls value 'skp'; expected skip (terminate and passthrough are deprecated and have no effect)");
-        assertProblem(onlyError(rejected(endpoint("{ host: a.com, port: 1, enforcement: block }"))),
-                "network_policies.p.endpoints[0].enforcement", 5, 46,
+        assertProblem(onlyError(rejected(endpoint("{ host: a.com, port: 1, protocol: rest, enforcement: block,"
+                        + " access: full }"))),
+                "network_policies.p.endpoints[0].enforcement", 5, 62,
                 "unknown enforcement value 'block'; expected enforce or audit");
-        assertProblem(onlyError(rejected(endpoint("{ host: a.com, port: 1, access: read }"))),
-                "network_policies.p.endpoints[0].access", 5, 41,
+        assertProblem(onlyError(rejected(endpoint("{ host: a.com, port: 1, protocol: rest, enforcement: audit,"
+                        + " access: read }"))),
+                "network_policies.p.endpoints[0].access", 5, 77,
                 "unknown access value 'read'; expected read-only, read-write or full");
         NetworkEndpoint ep = load(endpoint("{ host: a.com, port: 1, protocol: JSON-RPC, enforcement: audit,"
-                + " access: full, tls: skip }")).value().networkPolicies().get("p").endpoints().get(0);
+                + " rules: [{allow: {method: '*'}}], tls: skip }")).value().networkPolicies().get("p").endpoints()
+                .get(0);
         assertEquals(EndpointProtocol.JSON_RPC, ep.protocol().orElseThrow());
         assertEquals(Enforcement.AUDIT, ep.enforcement());
-        assertEquals(AccessPreset.FULL, ep.access().orElseThrow());
+        assertEquals("*", ep.l7().orElseThrow().allow().getOnly().source());
         assertEquals(TlsMode.SKIP, ep.tls());
     }
 
@@ -180,17 +182,17 @@ class PolicyStructureTest {
     }
 
     @Test
-    void openShellL7SettingsAreKeptWithAWarning() {
+    void openShellL7SettingsAreInterpretedWithoutWarnings() {
         Loaded<SandboxPolicy> loaded = load(endpoint("{ host: a.com, port: 443, protocol: mcp, path: /mcp,"
-                + " mcp: { max_body_bytes: 65536 }, deny_rules: [{method: DELETE}] }"));
+                + " enforcement: enforce, mcp: { max_body_bytes: 131072 }, rules: [{allow: {method: initialize}}],"
+                + " deny_rules: [{method: tools/call, tool: drop_*}] }"));
         NetworkEndpoint ep = loaded.value().networkPolicies().get("p").endpoints().get(0);
-        assertEquals("/mcp", ep.options().getString("path"));
-        assertEquals(65536, ep.options().getJsonObject("mcp").getInt("max_body_bytes"));
-        assertEquals("DELETE", ep.denyRules().getJsonObject(0).getString("method"));
-        assertEquals(List.of("network_policies.p.endpoints[0].path", "network_policies.p.endpoints[0].mcp"),
-                loaded.warnings().collect(ConfigProblem::keyPath).castToList());
-        assertEquals("not interpreted by this supervisor; the setting is kept with the endpoint for the L7 policy"
-                + " engine", loaded.warnings().get(0).message());
+        L7Endpoint l7 = ep.l7().orElseThrow();
+        assertEquals("/mcp", l7.path().orElseThrow().source());
+        assertEquals(131072, l7.maxBodyBytes());
+        assertEquals("tools/call tool=drop_*", l7.deny().getOnly().source());
+        assertEquals(List.of(L7Reader.NOT_YET_ENFORCED), loaded.warnings().collect(ConfigProblem::message)
+                .castToList(), "only the interim warning while the proxy does not apply L7 decisions");
     }
 
     @Test

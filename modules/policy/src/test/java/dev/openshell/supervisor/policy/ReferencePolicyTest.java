@@ -30,12 +30,19 @@ class ReferencePolicyTest {
     void contentGuardExampleLoadsWithoutWarnings() {
         Loaded<SandboxPolicy> loaded = load("reference/openshell-policies/policy_example_content_guard.yaml");
         SandboxPolicy policy = loaded.value();
+        String audits = ": enforcement is not given, so this supervisor enforces the L7 rules (OpenShell audits here;"
+                + " write enforcement: audit to match it)";
         assertEquals(List.of(
                 "network_middlewares.prototype-content-guard.endpoints: selects host 'httpbin.org' of"
                         + " network_policies.httpbin.endpoints[0] (host 'httpbin.org'), where protocol upgrades"
                         + " (WebSocket) will be refused: this config is fail_closed and the bytes after an upgrade are"
                         + " not inspected; set protocol: websocket or upgrades: allow_uninspected on the endpoint to"
-                        + " allow them"), warnings(loaded), "binaries are enforced: only the upgrade warning is left");
+                        + " allow them",
+                "network_policies.httpbin.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED,
+                "network_policies.httpbin.endpoints[0]" + audits,
+                "network_policies.httpbingo.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED,
+                "network_policies.httpbingo.endpoints[0]" + audits), warnings(loaded),
+                "binaries are enforced: only L7 and upgrade warnings");
         assertTrue(loaded.warnings().allSatisfy(w -> w.location().hasLine()));
 
         NetworkMiddlewareConfig guard = policy.networkMiddlewares().get("prototype-content-guard");
@@ -55,8 +62,8 @@ class ReferencePolicyTest {
         assertEquals("httpbin.org", ep.host().orElseThrow().source());
         assertEquals(443, ep.ports().get(0));
         assertEquals(EndpointProtocol.REST, ep.protocol().orElseThrow());
-        assertEquals(1, ep.rules().size());
-        assertEquals("POST", ep.rules().getJsonObject(0).getJsonObject("allow").getString("method"));
+        assertEquals(1, ep.l7().orElseThrow().allow().size());
+        assertEquals("POST", ep.l7().orElseThrow().allow().getOnly().method().orElseThrow());
         assertTrue(ep.inspectable());
 
         ImmutableList<NetworkMiddlewareConfig> chain = policy.middlewaresFor("httpbin.org");
@@ -71,10 +78,12 @@ class ReferencePolicyTest {
                 "filesystem_policy: not enforced by this supervisor, which mediates network egress only; the section"
                         + " is ignored",
                 "landlock: not enforced by this supervisor, which mediates network egress only; the section is"
-                        + " ignored"), warnings(loaded));
+                        + " ignored",
+                "network_policies.github_api.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED), warnings(loaded));
         NetworkEndpoint ep = loaded.value().networkPolicies().get("github_api").endpoints().getOnly();
         assertEquals("github-api-readonly", loaded.value().networkPolicies().get("github_api").name());
-        assertEquals(AccessPreset.READ_ONLY, ep.access().orElseThrow());
+        assertEquals(List.of("GET **", "HEAD **", "OPTIONS **"),
+                ep.l7().orElseThrow().allow().collect(L7Rule::source).castToList());
         assertEquals(Enforcement.ENFORCE, ep.enforcement());
         assertFalse(loaded.value().hasMiddleware());
     }

@@ -17,6 +17,7 @@ import dev.openshell.middleware.proto.v1.ValidateConfigRequest;
 import dev.openshell.middleware.proto.v1.ValidateConfigResponse;
 import dev.openshell.middleware.proto.v1.WriteHeader;
 import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 
 /**
@@ -45,7 +46,8 @@ import io.grpc.stub.StreamObserver;
  * {@code modalities} ({@code text}, {@code image}, {@code text,image}, {@code none}, or {@code unknown} when the body
  * was not inspected) and {@code sensitivity} ({@code none}: nothing found; {@code redacted}: everything found was
  * removed; {@code restricted}: personal data or images go upstream because the config allows them; {@code unknown}).
- * An invalid config at evaluation answers {@code INVALID_ARGUMENT}; the supervisor then applies {@code on_error}.
+ * An invalid config at evaluation answers {@code INVALID_ARGUMENT}; the supervisor then applies {@code on_error}. A
+ * call the client cancelled while its body was inspected (its deadline passed) is not answered.
  */
 public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.SupervisorMiddlewareImplBase {
     /** The binding ID policies select with {@code middleware: examples/privacy-guard}. */
@@ -109,8 +111,24 @@ public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.Supervis
             out.onError(Status.INVALID_ARGUMENT.withDescription("invalid config").asRuntimeException());
             return;
         }
-        out.onNext(evaluate(request.getBody().toByteArray(), config));
+        HttpRequestResult result = evaluate(request.getBody().toByteArray(), config);
+        if (cancelled(out)) {
+            return;
+        }
+        out.onNext(result);
         out.onCompleted();
+    }
+
+    /**
+     * Whether the client cancelled the call (its deadline passed) while the body was inspected. Such a call gets no
+     * answer: the client has reset the stream (HTTP/2 {@code RST_STREAM}, RFC 9113 section 6.4) and discards
+     * anything sent on it. Answering anyway is not only wasted work: Helidon 4.5.0's HTTP/2 server then writes the
+     * response on the reset stream, the client answers that with {@code RST_STREAM(STREAM_CLOSED)}, and the server,
+     * which has already forgotten the stream, treats that reset as a protocol error and closes the whole connection
+     * with {@code GOAWAY}, failing every other call in flight on it.
+     */
+    private static boolean cancelled(StreamObserver<?> out) {
+        return out instanceof ServerCallStreamObserver<?> call && call.isCancelled();
     }
 
     static HttpRequestResult evaluate(byte[] body, PrivacyGuardConfig config) {

@@ -9,11 +9,16 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.openshell.middleware.proto.v1.Decision;
 import dev.openshell.middleware.proto.v1.Finding;
+import dev.openshell.middleware.proto.v1.HttpRequestEvaluation;
 import dev.openshell.middleware.proto.v1.HttpRequestResult;
+import dev.openshell.middleware.proto.v1.SupervisorMiddlewarePhase;
+import io.grpc.stub.ServerCallStreamObserver;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
@@ -190,5 +195,40 @@ class PrivacyGuardServiceTest {
         Struct.Builder b = Struct.newBuilder();
         m.forEach((k, v) -> b.putFields(k, Value.newBuilder().setStringValue(v).build()));
         return b.build();
+    }
+
+    /** A server-side observer that records what the service sends; {@code cancelled} is what the call reports. */
+    private static final class Recording extends ServerCallStreamObserver<HttpRequestResult> {
+        final List<String> sent = new ArrayList<>();
+        private final boolean cancelled;
+
+        Recording(boolean cancelled) {
+            this.cancelled = cancelled;
+        }
+
+        @Override public boolean isCancelled() { return cancelled; }
+        @Override public void setOnCancelHandler(Runnable onCancelHandler) { }
+        @Override public void setCompression(String compression) { }
+        @Override public boolean isReady() { return true; }
+        @Override public void setOnReadyHandler(Runnable onReadyHandler) { }
+        @Override public void request(int count) { }
+        @Override public void setMessageCompression(boolean enable) { }
+        @Override public void disableAutoInboundFlowControl() { }
+        @Override public void onNext(HttpRequestResult value) { sent.add("next"); }
+        @Override public void onError(Throwable t) { sent.add("error"); }
+        @Override public void onCompleted() { sent.add("completed"); }
+    }
+
+    @Test
+    void aCallTheClientCancelledWhileTheBodyWasInspectedGetsNoAnswer() {
+        HttpRequestEvaluation request = HttpRequestEvaluation.newBuilder().setBindingId(PrivacyGuardService.BINDING_ID)
+                .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
+                .setBody(com.google.protobuf.ByteString.copyFromUtf8(OPENAI)).build();
+        Recording cancelled = new Recording(true);
+        new PrivacyGuardService().evaluateHttpRequest(request, cancelled);
+        assertEquals(List.of(), cancelled.sent);
+        Recording live = new Recording(false);
+        new PrivacyGuardService().evaluateHttpRequest(request, live);
+        assertEquals(List.of("next", "completed"), live.sent);
     }
 }

@@ -45,12 +45,14 @@ class TckIT {
     }
 
     /**
-     * Every check passes, but one: Helidon 4.5.0's HTTP/2 server, under Privacy Guard, sometimes answers a call the
-     * client cancelled (the kit's short deadline lands while the service works) with a connection-wide GOAWAY
-     * (PROTOCOL_ERROR), and the next call on the connection fails with {@code service_error} (over TLS with
-     * {@code service_unavailable}: the connection is gone). The kit names that
-     * ({@code deadline.recovers}, and {@code load} when two calls were in flight on the reset connection); it is a
-     * defect of the server stack, to be fixed for Privacy Guard, not of the kit.
+     * Every check passes, but one may not: Helidon 4.5.0's HTTP/2 server closes the whole connection (GOAWAY,
+     * PROTOCOL_ERROR) when a client's RST_STREAM reaches a stream it has just finished and forgotten, a violation of
+     * RFC 9113 section 5.1 fixed after 4.5.0 (helidon-io/helidon#12143). Privacy Guard no longer answers cancelled
+     * calls, and the kit aims its short deadline at the service's work, so this happens only when the cancellation
+     * crosses a finished answer on the wire (about 1 run in 50 on a loaded machine); the next call on the connection
+     * then fails with {@code service_error} (over TLS {@code service_unavailable}). The kit names that
+     * ({@code deadline.recovers}, and {@code load} when two calls were in flight on the reset connection); only that
+     * exact failure is tolerated here, and the run must then report itself failed (exit 1).
      */
     private static void assertAllPass(Image.Run run) {
         JsonObject report = json(run);
