@@ -2,7 +2,10 @@
 # Load check of `supervisor run` from the runtime image (not part of the test suite). On one machine, in one run:
 # wrk sends the same POST (a ~250-byte chat completion carrying one fake API key) straight to a loopback upstream, then
 # through the supervisor with a default-like policy (every host on the upstream's port; openshell/regex redacting on
-# every host, fail_closed; audit log on), and prints requests/s and p50/p99 latency for both.
+# every host, fail_closed; audit log on), and prints requests/s and p50/p99 latency for both; then the same through the
+# supervisor to a host whose endpoint declares L7 policy (protocol: rest, access: read-write, enforce), alternating
+# with the plain host, so that the cost of the L7 decision (canonical target, rules, its audit event) shows.
+# BODY_BYTES (default: the chat completion as it is, ~250 bytes) pads the request body to that many bytes.
 # Bounded: each measured run lasts SECONDS (default 10, at most 120) and stops early after MAX requests (default
 # 2000000); CONNECTIONS keep-alive connections (default 16) on 2 wrk threads. Processes it starts are stopped on exit.
 # Needs wrk (Debian package; installed if missing and run as root) and the image (built if missing).
@@ -74,6 +77,14 @@ network_policies:
     endpoints:
       - host: "**"
         ports: [$up]
+  rest:
+    name: L7 REST endpoint
+    endpoints:
+      - host: l7.test
+        ports: [$up]
+        protocol: rest
+        enforcement: enforce
+        access: read-write
 network_middlewares:
   secrets:
     name: Redact known secret formats
@@ -90,6 +101,7 @@ cat >"$work/gateway.toml" <<TOML
 allow_loopback_upstreams = true
 [openshell.supervisor.network.static_hosts]
 "load.test" = "127.0.0.1"
+"l7.test" = "127.0.0.1"
 TOML
 "$image/bin/supervisor" run --policy "$work/policy.yaml" --gateway-config "$work/gateway.toml" \
   --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen off \
@@ -102,6 +114,11 @@ proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:
 
 # the request: a fake OpenAI key in a chat completion (the regex stage redacts it on every proxied request)
 body='{"model":"gpt-4o","messages":[{"role":"system","content":"You are a deployment assistant."},{"role":"user","content":"Deploy the service with this key: sk-proj-LOADtest0123456789abcdefghijklmnopqrstuvwxyzAB and report back."}]}'
+if [ -n "${BODY_BYTES:-}" ]; then
+  pad=$((BODY_BYTES - ${#body} - 13))
+  [ "$pad" -ge 0 ] || { echo "BODY_BYTES must be at least $((${#body} + 13))" >&2; exit 2; }
+  body="${body%\}}"',"padding":"'"$(head -c "$pad" /dev/zero | tr '\0' x)"'"}'
+fi
 lua() { # $1 = request-target, $2 = Host
   cat <<LUA
 wrk.method = "POST"
@@ -127,6 +144,7 @@ LUA
 }
 lua "/v1/chat/completions" "load.test:$up" >"$work/direct.lua"
 lua "http://load.test:$up/v1/chat/completions" "load.test:$up" >"$work/proxy.lua"
+lua "http://l7.test:$up/v1/chat/completions" "l7.test:$up" >"$work/proxy-l7.lua"
 
 measure() { # name, url, script, seconds
   local out
@@ -149,8 +167,15 @@ echo "load check: ${seconds} s per run, ${conns} keep-alive connections, ${threa
   "load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
 measure "warm-up direct" "http://127.0.0.1:$up" "$work/direct.lua" 3 >/dev/null
 measure "warm-up supervisor" "http://127.0.0.1:$proxy" "$work/proxy.lua" 5 >/dev/null
-redactions() { grep -c '"transformed":true' "$work/audit.jsonl" || true; }
+# the log rotates at 100 MiB: count over every file of it
+redactions() { cat "$work"/audit.jsonl* | grep -c '"transformed":true' || true; }
 before=$(redactions)
 measure "direct to the upstream" "http://127.0.0.1:$up" "$work/direct.lua" "$seconds"
 measure "through supervisor run (regex)" "http://127.0.0.1:$proxy" "$work/proxy.lua" "$seconds"
 echo "audit log: $(($(redactions) - before)) redacting stage invocations during the measured run"
+measure "warm-up supervisor (L7 rest)" "http://127.0.0.1:$proxy" "$work/proxy-l7.lua" 3 >/dev/null
+for round in 1 2; do
+  measure "supervisor (regex), round $round" "http://127.0.0.1:$proxy" "$work/proxy.lua" "$seconds"
+  measure "supervisor (regex + L7 rest), round $round" "http://127.0.0.1:$proxy" "$work/proxy-l7.lua" "$seconds"
+done
+echo "audit log: $(cat "$work"/audit.jsonl* | grep -c '"layer":"l7"' || true) L7 decision events in all"

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
@@ -16,10 +17,13 @@ import java.util.function.Consumer;
  * Builds the OCSF events the supervisor emits (RFC 0009, "Audit and logging"), against OCSF schema
  * {@value #SCHEMA_VERSION}:
  * <ul>
- *   <li>{@code HTTP Activity} (class 4002) per stage invocation: Informational for allow, Medium for deny.</li>
+ *   <li>{@code HTTP Activity} (class 4002) per stage invocation: Informational for allow, Medium for deny; and per
+ *       L7 policy decision ({@link #l7Decision}): Informational for allow, Low for audit, Medium for deny.</li>
  *   <li>{@code Detection Finding} (class 2004): required-stage failures, invalid responses, uninspectable traffic and
  *       body-aware policy failures are High; {@code fail_open} bypasses and all-{@code fail_open} uninspectable relays
- *       are Medium, so operators can alert on reduced enforcement; middleware findings are Informational.</li>
+ *       are Medium, so operators can alert on reduced enforcement; middleware findings are Informational; a
+ *       response scrubbed of injected credential values is High, and so is one refused because its body could not
+ *       be scanned (Medium when relayed under {@code allow_unscanned_responses}).</li>
  *   <li>{@code Device Config State Change} (class 5019): registration validation, registry reload, policy validation,
  *       each insecure ({@code allow_insecure}) registration, and binary scoping turned off ({@code endpoint-only}).</li>
  * </ul>
@@ -72,6 +76,8 @@ public final class OcsfEvents {
     public enum Severity {
         /** 1. */
         INFORMATIONAL(1),
+        /** 2. */
+        LOW(2),
         /** 3. */
         MEDIUM(3),
         /** 4. */
@@ -165,6 +171,81 @@ public final class OcsfEvents {
     }
 
     /**
+     * {@return an HTTP Activity event (class 4002) for one L7 policy decision on a request or a WebSocket text
+     * message} ({@code docs/policy-reference.md}, "L7 policy", decision 5.) An allowed request is Informational and
+     * Allowed; an audited violation (forwarded under {@code enforcement: audit}) is Low, Allowed, with decision
+     * {@code audit}; a denial is Medium, Denied. {@code firewall_rule} names the policy key ({@code uid}), the
+     * engine ({@code type}: {@code l7}, {@code l7-graphql}, {@code l7-jsonrpc}, {@code l7-mcp}, {@code l7-websocket})
+     * and the rule that decided ({@code name}, as written in the policy); {@code url.path} is the canonical path,
+     * never the query. Paths and rules pass through {@link #policyText}.
+     *
+     * @param request the request facts
+     * @param d what was decided
+     */
+    public JsonObject l7Decision(RequestFacts request, L7Outcome d) {
+        String method = request.method().toUpperCase(Locale.ROOT);
+        int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
+        boolean allowed = !d.decision().equals("deny");
+        Severity sev = d.decision().equals("allow") ? Severity.INFORMATIONAL
+                : allowed ? Severity.LOW : Severity.MEDIUM;
+        JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
+                activity == 99 ? "Other" : caption(method), sev);
+        e.add("status_id", allowed ? 1 : 2).add("status", allowed ? "Success" : "Failure");
+        e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
+        e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
+        e.add("message", "l7 " + d.engine() + " " + d.decision() + ": " + policyText(d.reason(), 300));
+        e.open("http_request").add("http_method", method);
+        url(e.open("url"), request).add("path", policyText(d.path(), 1024)).end().end();
+        endpoint(e.open("dst_endpoint"), request).end();
+        JsonText rule = e.open("firewall_rule").add("uid", safeText(d.policyKey(), 128))
+                .add("type", safeText(d.engine(), 32));
+        d.rule().ifPresent(r -> rule.add("name", policyText(r, 256)));
+        rule.end();
+        actor(e, request);
+        JsonText os = base(e.open("unmapped").open("openshell"), request).add("layer", "l7")
+                .add("decision", d.decision()).add("protocol", d.protocol()).add("engine", d.engine())
+                .add("policy", safeText(d.policyKey(), 128)).add("status_code", d.status());
+        d.rule().ifPresent(r -> os.add("rule", policyText(r, 256)));
+        if (d.hard()) {
+            os.add("hard_deny", true);
+        }
+        d.stage().ifPresent(k -> os.add("after_config_key", safeText(k, 128)));
+        return e.end().end().build();
+    }
+
+    /**
+     * One L7 policy decision, as {@link #l7Decision} records it. Every string is supervisor- or policy-owned, or the
+     * canonical path; none is a query value, header value or body.
+     *
+     * @param decision {@code allow}, {@code audit} or {@code deny}
+     * @param hard whether a denial ignored {@code enforcement: audit}
+     * @param status the HTTP status a denial answered (200 otherwise)
+     * @param protocol the endpoint protocol ({@code rest}, {@code graphql}, {@code json-rpc}, {@code mcp},
+     *     {@code websocket})
+     * @param engine the engine name ({@code l7}, {@code l7-graphql}, ...)
+     * @param policyKey the network policy whose endpoint decided
+     * @param rule the rule that decided or that was missing, as written in the policy
+     * @param reason the short reason (no request content)
+     * @param path the canonical path, {@code -} when the target was refused
+     * @param stage the config key of the stage whose body replacement was re-evaluated, for a re-evaluation
+     */
+    public record L7Outcome(String decision, boolean hard, int status, String protocol, String engine,
+                            String policyKey, Optional<String> rule, String reason, String path,
+                            Optional<String> stage) {
+        /** @throws NullPointerException if a part is {@code null} */
+        public L7Outcome {
+            Objects.requireNonNull(decision, "decision");
+            Objects.requireNonNull(protocol, "protocol");
+            Objects.requireNonNull(engine, "engine");
+            Objects.requireNonNull(policyKey, "policyKey");
+            Objects.requireNonNull(rule, "rule");
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(stage, "stage");
+        }
+    }
+
+    /**
      * {@return an HTTP Activity event (class 4002, Denied, Medium) for a request the supervisor refused or answered
      * itself (credential refusals, {@code TRACE})}
      *
@@ -239,6 +320,44 @@ public final class OcsfEvents {
         return finding(request, Severity.HIGH, "replacement body failed body-aware policy; request denied",
                 "policy.body_recheck",
                 os -> openshell(os, request, configKey, bindingId).add("code", Syntax.safeCode(code)).add("decision", "deny"));
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004, High) for a response from which injected credential values were
+     * removed before it reached the sandbox (issue 22, item 2): the upstream echoed a secret} Names the credentials
+     * and counts the replacements; never a value.
+     *
+     * @param request the request facts
+     * @param credentials the credential names found, each passed through {@link #safeText}
+     * @param headerMatches the replacements in the status line and header fields
+     * @param bodyMatches the replacements in the body
+     */
+    public JsonObject responseScrubbed(RequestFacts request, List<String> credentials, long headerMatches,
+                                       long bodyMatches) {
+        List<String> names = credentials.stream().map(c -> safeText(c, 128)).toList();
+        return finding(request, Severity.HIGH, "injected credential value removed from the upstream's response",
+                "credential.response_scrubbed",
+                os -> base(os, request).add("code", "response_scrubbed").add("decision", "scrub")
+                        .addArray("credentials", names).add("header_matches", headerMatches)
+                        .add("body_matches", bodyMatches));
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004) for the response to a credential-bearing request whose body could
+     * not be scanned for the injected values (a content coding the supervisor does not decode, or a compressed body
+     * that does not decode): High when refused (502) or cut off, Medium when relayed because every credential
+     * allows it ({@code allow_unscanned_responses})}
+     *
+     * @param request the request facts
+     * @param code the platform code, {@code response_uninspectable}
+     * @param relayed whether the body was relayed unscanned
+     */
+    public JsonObject responseUninspectable(RequestFacts request, String code, boolean relayed) {
+        return finding(request, relayed ? Severity.MEDIUM : Severity.HIGH, relayed
+                        ? "response relayed unscanned for injected credential values (allow_unscanned_responses)"
+                        : "response refused: its body could not be scanned for injected credential values",
+                "credential.response_uninspectable",
+                os -> base(os, request).add("code", Syntax.safeCode(code)).add("decision", relayed ? "bypass" : "deny"));
     }
 
     /**
@@ -435,6 +554,24 @@ public final class OcsfEvents {
 
     private static String caption(String method) {
         return method.charAt(0) + method.substring(1).toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * Keeps policy text (L7 rules as written, such as {@code GET /repos/**}) and canonical paths printable and short:
+     * characters outside printable ASCII become {@code _}, and the result is cut at {@code max} characters. JSON
+     * escaping of quotes and backslashes is the writer's.
+     *
+     * @param s the text
+     * @param max the longest result, in characters
+     * @return the safe text
+     */
+    public static String policyText(String s, int max) {
+        StringBuilder b = new StringBuilder(Math.min(s.length(), max));
+        for (int i = 0; i < s.length() && b.length() < max; i++) {
+            char c = s.charAt(i);
+            b.append(c >= 0x20 && c < 0x7F ? c : '_');
+        }
+        return b.toString();
     }
 
     /**

@@ -38,6 +38,11 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_stage_stuck_threads{binding_id}}: stage threads stuck now, by binding.</li>
  *   <li>{@code supervisor_binding_unavailable{binding_id}}: 1 while a binding has as many stuck threads as
  *       {@code max_stuck_stages_per_binding} (its stages fail per {@code on_error} without running), else 0.</li>
+ *   <li>{@code supervisor_response_scrubs_total{credential}}: responses from which an injected credential's value
+ *       was removed (the upstream echoed it), by credential name: alert on any rise.</li>
+ *   <li>{@code supervisor_l7_decisions_total{policy,protocol,decision}}: L7 policy decisions by network policy key,
+ *       endpoint protocol and decision ({@code allow}, {@code audit}, {@code deny}); requests and WebSocket text
+ *       messages, and re-evaluations after a body replacement.</li>
  *   <li>{@code supervisor_body_bytes_buffered_total}: bytes of request bodies buffered for chains.</li>
  *   <li>{@code supervisor_external_service_up{service}}: 1 when an external middleware service is reachable.</li>
  * </ul>
@@ -55,6 +60,8 @@ public final class SupervisorMetrics {
     private final Counter bypasses;
     private final Counter bodyBytes;
     private final Histogram bodyWait;
+    private final Counter scrubs;
+    private final Counter l7Decisions;
     private final Gauge serviceUp;
     private final Counter stuck;
     private final Gauge stuckThreads;
@@ -93,6 +100,12 @@ public final class SupervisorMetrics {
         unavailable = Gauge.builder().name("supervisor_binding_unavailable")
                 .help("1 while a binding is unavailable for its stuck stages, else 0").labelNames("binding_id")
                 .withoutExemplars().register(registry);
+        scrubs = Counter.builder().name("supervisor_response_scrubs_total")
+                .help("Responses from which an injected credential value was removed, by credential name")
+                .labelNames("credential").withoutExemplars().register(registry);
+        l7Decisions = Counter.builder().name("supervisor_l7_decisions_total")
+                .help("L7 policy decisions by network policy, protocol and decision")
+                .labelNames("policy", "protocol", "decision").withoutExemplars().register(registry);
         serviceUp = Gauge.builder().name("supervisor_external_service_up")
                 .help("1 when the external middleware service answers, else 0").labelNames("service")
                 .withoutExemplars().register(registry);
@@ -166,6 +179,22 @@ public final class SupervisorMetrics {
     /** Observes a body's wait for budget room. @param nanos the wait, in nanoseconds */
     public void bodyBufferWait(long nanos) {
         bodyWait.observe(nanos / 1e9);
+    }
+
+    /** Counts one response scrubbed of a credential's value. @param credential the credential name */
+    public void responseScrubbed(String credential) {
+        scrubs.labelValues(credential).inc();
+    }
+
+    /**
+     * Counts one L7 policy decision.
+     *
+     * @param policy the network policy key
+     * @param protocol the endpoint protocol
+     * @param decision {@code allow}, {@code audit} or {@code deny}
+     */
+    public void l7Decision(String policy, String protocol, String decision) {
+        l7Decisions.labelValues(policy, protocol, decision).inc();
     }
 
     /** Adds buffered body bytes. @param bytes the number of bytes */

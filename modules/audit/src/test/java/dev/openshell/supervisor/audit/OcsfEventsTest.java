@@ -48,6 +48,40 @@ class OcsfEventsTest {
         assertEquals(1500, os.getInt("latency_us"));
     }
 
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"allow", "audit", "deny"})
+    void anL7DecisionIsOneHttpActivityNamingPolicyEngineRuleAndCanonicalPath(String decision) {
+        JsonObject e = EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome(decision, false,
+                decision.equals("deny") ? 403 : 200, "rest", "l7", "github_api", Optional.of("GET /repos/**"),
+                "POST /repos/x not permitted by policy", "/repos/x", Optional.empty()));
+        SCHEMA.validate("http_activity", e);
+        assertEquals(switch (decision) {
+            case "allow" -> 1;
+            case "audit" -> 2;
+            default -> 3;
+        }, e.getInt("severity_id"), "Informational, Low, Medium");
+        assertEquals(decision.equals("deny") ? "Denied" : "Allowed", e.getString("action"));
+        JsonObject rule = e.getJsonObject("firewall_rule");
+        assertEquals("github_api", rule.getString("uid"));
+        assertEquals("l7", rule.getString("type"));
+        assertEquals("GET /repos/**", rule.getString("name"), "the rule as written, globs kept");
+        assertEquals("/repos/x", e.getJsonObject("http_request").getJsonObject("url").getString("path"));
+        JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
+        assertEquals(decision, os.getString("decision"));
+        assertEquals("l7", os.getString("layer"));
+        assertEquals("rest", os.getString("protocol"));
+    }
+
+    @Test
+    void anL7PathWithControlBytesIsKeptPrintable() {
+        JsonObject e = EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("deny", true, 400, "rest", "l7", "p",
+                Optional.empty(), "invalid request-target", "/a\u0000\n\u00e9", Optional.of("secrets")));
+        assertEquals("/a___", e.getJsonObject("http_request").getJsonObject("url").getString("path"));
+        JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
+        assertTrue(os.getBoolean("hard_deny"));
+        assertEquals("secrets", os.getString("after_config_key"));
+    }
+
     @Test
     void eventUidsAreDistinctVersion4Uuids() {
         java.util.Set<String> seen = new java.util.HashSet<>();
@@ -84,6 +118,11 @@ class OcsfEventsTest {
                         "body_policy_unparseable"), 4),
                 Arguments.of("binary integrity violation", EVENTS.binaryIntegrityViolation(REQUEST, 42,
                         "/usr/bin/curl", "a".repeat(64), "b".repeat(64)), 4),
+                Arguments.of("response scrubbed", EVENTS.responseScrubbed(REQUEST, List.of("API_TOKEN"), 2, 1), 4),
+                Arguments.of("response uninspectable, refused", EVENTS.responseUninspectable(REQUEST,
+                        "response_uninspectable", false), 4),
+                Arguments.of("response uninspectable, relayed", EVENTS.responseUninspectable(REQUEST,
+                        "response_uninspectable", true), 3),
                 Arguments.of("middleware finding", EVENTS.middlewareFinding(REQUEST, "secrets", "openshell/regex",
                         "secret.openai_api_key", 2), 1),
                 Arguments.of("binding unavailable", EVENTS.bindingAvailability("acme/spin", false, 2, 2), 4),

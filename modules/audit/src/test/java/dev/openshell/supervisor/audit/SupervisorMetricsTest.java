@@ -32,7 +32,10 @@ class SupervisorMetricsTest {
         m.bindingAvailable("acme/spin", false);
         m.stageReleased("acme/spin", 1);
         m.bodyBufferWait(3_000_000);
+        m.l7Decision("github_api", "rest", "deny");
         String text = m.scrape();
+        assertTrue(text.contains("supervisor_l7_decisions_total{decision=\"deny\",policy=\"github_api\",protocol="
+                + "\"rest\"} 1.0"), text);
         assertTrue(text.contains("supervisor_requests_total{outcome=\"admitted\"} 2.0"), text);
         assertTrue(text.contains("supervisor_requests_total{outcome=\"denied_network\"} 1.0"), text);
         assertTrue(text.contains("supervisor_stage_invocations_total{binding_id=\"openshell/regex\",config_key="

@@ -225,7 +225,7 @@ public final class L7Engine {
                 try {
                     ops = GraphQl.classifyHttp(method, query, request, ep);
                 } catch (GraphQl.Invalid e) {
-                    yield hard(selected, 403, e.getMessage(), target.path(), "");
+                    yield hard(selected, 400, e.getMessage(), target.path(), "");
                 }
                 yield graphql(route, selected, rest, ops);
             }
@@ -469,7 +469,7 @@ public final class L7Engine {
         try {
             calls = JsonRpc.parse(request.body().orElse(new byte[0]), mcp, ep.strictToolNames());
         } catch (JsonRpc.Invalid e) {
-            return hard(selected, 403, e.getMessage(), r.path(), "");
+            return hard(selected, 400, e.getMessage(), r.path(), "");
         }
         String detail = "rpc_methods=" + String.join(",", calls.stream().map(JsonRpc.Call::describe).toList());
         Optional<String> deciding = Optional.empty();

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.openshell.supervisor.l7.L7Vectors.Concrete;
 import dev.openshell.supervisor.l7.L7Vectors.Vector;
+import dev.openshell.supervisor.policy.Caller;
+import dev.openshell.supervisor.policy.NetworkEndpoint;
 import dev.openshell.supervisor.policy.PolicyException;
 import dev.openshell.supervisor.policy.SandboxPolicy;
 
@@ -15,7 +17,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
@@ -35,18 +36,12 @@ class L7VectorTest {
             109, "JSON-RPC methods match exactly; a glob other than * is a load error (OpenShell MOD:739-746 too)",
             110, "JSON-RPC methods match exactly; a glob other than * is a load error (OpenShell MOD:739-746 too)");
 
-    /** Rows whose expectation depends on process identity, which is not implemented yet: binaries read as satisfied. */
-    static final Map<Integer, String> IDENTITY = Map.of(
-            7, "binaries read as satisfied (process identity is issue 16): the L7 rules allow GET /repos/**");
-
     @TestFactory
     Stream<DynamicTest> everyVector() {
         return L7Vectors.all().stream().map(v -> DynamicTest.dynamicTest(v.toString(), () -> check(v)));
     }
 
     private static void check(Vector v) {
-        Assumptions.assumeFalse(v.protocol().equals("binary"), "binary scoping is process identity (issue 16), not"
-                + " an L7 rule");
         if (LOAD_ERRORS.containsKey(v.line())) {
             PolicyException e = assertThrows(PolicyException.class, () -> L7Vectors.load(v), LOAD_ERRORS.get(
                     v.line()));
@@ -61,7 +56,24 @@ class L7VectorTest {
             throw new AssertionError(v + ": the policy does not load: " + e.getMessage(), e);
         }
         L7Engine engine = new L7Engine(policy);
+        Caller caller = L7Vectors.caller(v);
+        if (v.protocol().equals("binary")) {
+            // which policies match, by binary (the running supervisor's L4 admission): NetworkPolicy.admitsCaller
+            NetworkEndpoint only = policy.networkPolicies().valuesView().getFirst().endpoints().getFirst();
+            String host = only.host().orElseThrow().source();
+            int port = only.ports().get(0);
+            boolean admitted = policy.networkPolicies().valuesView().anySatisfy(p -> p.admitsCaller(caller)
+                    && p.endpoints().anySatisfy(ep -> ep.admits(host, port)));
+            assertEquals(v.expected(), admitted ? "allow" : "deny", v::toString);
+            return;
+        }
         Concrete c = L7Vectors.concrete(v);
+        if (policy.networkPolicies().valuesView().noneSatisfy(p -> p.admitsCaller(caller)
+                && p.endpoints().anySatisfy(ep -> ep.admits(c.host(), c.port())))) {
+            // no policy admits this binary: refused at L4 (403 policy_denied), before any L7 rule
+            assertEquals("deny", v.expected(), v::toString);
+            return;
+        }
         if (v.protocol().equals("l4") || v.protocol().equals("sql")) {
             // No L7 decision: the endpoint is admitted at L4 and never inspected (sql: audit passthrough).
             assertEquals(Optional.empty(), engine.decide(c.host(), c.port(), c.http()), v::toString);
@@ -69,13 +81,16 @@ class L7VectorTest {
         }
         L7Decision d;
         if (c.text().isPresent()) {
-            L7Engine.Route route = L7Engine.route(engine.governing(c.host(), c.port()), "GET", c.http().target())
+            L7Engine.Route route = L7Engine.route(engine.governing(c.host(), c.port(), p -> p.admitsCaller(caller)),
+                    "GET", c.http().target())
                     .orElseThrow(() -> new AssertionError(v + ": no L7 endpoint governs the host"));
             L7Decision upgrade = L7Engine.decide(route, c.http());
             assertNotEquals(L7Decision.Outcome.DENY, upgrade.outcome(), () -> v + ": upgrade " + upgrade);
             d = L7Engine.decideText(route, c.text().get());
         } else {
-            Optional<L7Decision> decided = engine.decide(c.host(), c.port(), c.http());
+            Optional<L7Decision> decided = L7Engine.route(engine.governing(c.host(), c.port(),
+                    p -> p.admitsCaller(caller)), c.http().method(), c.http().target())
+                    .map(r -> L7Engine.decide(r, c.http()));
             if (decided.isEmpty()) {
                 // no endpoint admits the host and port at all: refused at L4, before any L7 rule
                 assertTrue(policy.networkPolicies().valuesView().flatCollect(p -> p.endpoints())
@@ -85,7 +100,7 @@ class L7VectorTest {
             }
             d = decided.get();
         }
-        String expected = IDENTITY.containsKey(v.line()) ? "allow" : v.expected();
+        String expected = v.expected();
         L7Decision decided = d;
         assertEquals(expected, d.outcome().label(), () -> v + ": " + decided);
         assertEquals(d.engine(), L7Decision.engineFor(d.protocol()));

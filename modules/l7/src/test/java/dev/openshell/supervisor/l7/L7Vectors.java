@@ -1,5 +1,8 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.OriginatingProcess;
+import dev.openshell.supervisor.policy.Caller;
+
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.openshell.supervisor.policy.Loaded;
@@ -91,7 +94,31 @@ final class L7Vectors {
         return out;
     }
 
-    /** {@return the policy file for the vector's endpoint JSON: one policy per entry, binaries left out} */
+    /**
+     * {@return the calling process the vector's request names ({@code [exec.path=...]}, or {@code exe=...} with
+     * {@code ancestors=[...]}), or the caller of endpoint-only mode (binaries satisfied) when it names none or an
+     * empty path in relaxed mode} Command lines ({@code cmdline_paths}) are not part of it: they never grant access.
+     */
+    static Caller caller(Vector v) {
+        Matcher exec = Pattern.compile("\\[exec\\.path=([^ \\]]*)").matcher(v.request());
+        if (exec.find()) {
+            String path = exec.group(1);
+            return path.isEmpty() || path.equals("''") ? Caller.unscoped()
+                    : Caller.of(new OriginatingProcess(path, 0, List.of()));
+        }
+        Matcher exe = Pattern.compile("exe=(\\S+)").matcher(v.request());
+        if (exe.find()) {
+            Matcher ancestors = Pattern.compile("ancestors=\\[([^\\]]*)]").matcher(v.request());
+            return Caller.of(new OriginatingProcess(exe.group(1), 0,
+                    ancestors.find() ? List.of(ancestors.group(1).split(",")) : List.of()));
+        }
+        return Caller.unscoped();
+    }
+
+    /**
+     * {@return the policy file for the vector's endpoint JSON: one policy per entry, with the entry's
+     * {@code binaries} (or the vector's)}
+     */
     static String policyYaml(Vector v) {
         JsonObject root = Json.createReader(new StringReader(v.endpointJson())).readObject();
         Map<String, List<JsonObject>> policies = new LinkedHashMap<>();
@@ -107,12 +134,23 @@ final class L7Vectors {
         JsonObjectBuilder np = Json.createObjectBuilder();
         for (var e : policies.entrySet()) {
             var eps = Json.createArrayBuilder();
+            var binaries = Json.createArrayBuilder();
             for (JsonObject ep : e.getValue()) {
                 JsonObjectBuilder b = Json.createObjectBuilder(ep);
                 b.remove("binaries");
                 eps.add(b);
+                JsonObject source = ep.containsKey("binaries") ? ep : root;
+                if (source.containsKey("binaries")) {
+                    source.getJsonArray("binaries").getValuesAs(jakarta.json.JsonString::getString)
+                            .forEach(path -> binaries.add(Json.createObjectBuilder().add("path", path)));
+                }
             }
-            np.add(e.getKey(), Json.createObjectBuilder().add("endpoints", eps));
+            JsonObjectBuilder p = Json.createObjectBuilder().add("endpoints", eps);
+            jakarta.json.JsonArray list = binaries.build();
+            if (!list.isEmpty()) {
+                p.add("binaries", list);
+            }
+            np.add(e.getKey(), p);
         }
         return Json.createObjectBuilder().add("version", 1).add("network_policies", np).build().toString();
     }

@@ -39,13 +39,6 @@ final class L7Reader {
     private static final Pattern STRICT_TOOL_GLOB = Pattern.compile("[A-Za-z0-9_.*?-]{1,128}");
     private static final List<String> OPERATION_TYPES = List.of("query", "mutation", "subscription", "*");
 
-    /**
-     * The warning on every L7 endpoint while the proxy does not yet apply L7 decisions to traffic: the rules are
-     * validated here and evaluated by {@code supervisor explain}, but requests are admitted at L4 only.
-     */
-    static final String NOT_YET_ENFORCED = "L7 rules are validated and shown by supervisor explain, but not yet"
-            + " enforced on traffic by this supervisor: requests to this endpoint are admitted at L4 only";
-
     private final YamlTree yaml;
     private final Problems problems;
 
@@ -104,9 +97,6 @@ final class L7Reader {
             case MCP -> Family.MCP;
             default -> Family.SQL;
         };
-        if (family != Family.SQL) {
-            problems.warning(yaml.at(at.node()), at.path(), NOT_YET_ENFORCED);
-        }
         Entry enf = endpoint.get("enforcement");
         if (enf == null) {
             problems.warning(yaml.at(at.node()), at.path(), "enforcement is not given, so this supervisor enforces"

@@ -23,7 +23,7 @@ import org.eclipse.collections.api.list.primitive.ImmutableIntList;
  * @param l7 the endpoint's L7 policy, present when {@code protocol} is an L7 protocol (not {@code tcp})
  * @param options other OpenShell endpoint settings this supervisor keeps but does not interpret (the credential
  *     rewriting and signing keys), by their policy key; and this supervisor's own {@value #UPGRADES} setting
- *     ({@link #upgradesAllowed()})
+ *     ({@link #upgradesAllowed()}) and {@value #TRACE} setting ({@link #traceAllowed()})
  */
 public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports, Optional<EndpointProtocol> protocol,
                               TlsMode tls, ImmutableList<IpRange> allowedIps, Optional<L7Endpoint> l7,
@@ -32,6 +32,10 @@ public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports
     public static final String UPGRADES = "upgrades";
     /** The one value of {@value #UPGRADES}. */
     public static final String ALLOW_UNINSPECTED = "allow_uninspected";
+    /** The endpoint key that lets {@code TRACE} requests be forwarded to it (never with a credential). */
+    public static final String TRACE = "trace";
+    /** The one value of {@value #TRACE}. */
+    public static final String ALLOW = "allow";
 
     /**
      * Checks the components.
@@ -83,6 +87,15 @@ public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports
     /** {@return whether the endpoint says {@code upgrades: allow_uninspected}} */
     public boolean upgradesOptedIn() {
         return options.get(UPGRADES) instanceof jakarta.json.JsonString s && s.getString().equals(ALLOW_UNINSPECTED);
+    }
+
+    /**
+     * {@return whether {@code TRACE} requests to this endpoint are forwarded} Only when the endpoint says
+     * {@code trace: allow}; otherwise the supervisor answers them 405 (a TRACE-enabled origin reflects the request it
+     * received, RFC 9110 section 9.3.8). A TRACE that would carry a credential is refused either way.
+     */
+    public boolean traceAllowed() {
+        return options.get(TRACE) instanceof jakarta.json.JsonString s && s.getString().equals(ALLOW);
     }
 
     /** {@return the hosts this endpoint may reach: its pattern, or {@code **} when it is hostless} */

@@ -44,7 +44,7 @@ final class PolicyReader {
     static final List<String> UNUSED_TOP_KEYS = List.of("filesystem_policy", "landlock", "process");
     static final List<String> POLICY_KEYS = List.of("name", "endpoints", "binaries");
     static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "allowed_ips",
-            NetworkEndpoint.UPGRADES);
+            NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE);
     /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
     static final List<String> ENDPOINT_KEPT_KEYS = List.of("websocket_credential_rewrite",
             "request_body_credential_rewrite", "allow_uninspected_credentials", "credential_signing",
@@ -332,6 +332,12 @@ final class PolicyReader {
         boolean concreteHost = host.map(HostPattern::isLiteral).orElse(false);
         Optional<L7Endpoint> l7 = new L7Reader(yaml).read(f, item, protocol, proto != null, concreteHost,
                 enforcement);
+        if (tls == TlsMode.SKIP && l7.isPresent() && l7.get().protocol() != EndpointProtocol.SQL) {
+            // rules that apply to part of the traffic only are said at load, not left to be found out
+            problems.warning(yaml.at(tlsEntry.value()), tlsEntry.path(), "tls: skip relays HTTPS (CONNECT) to"
+                    + " this endpoint without terminating it, so its L7 rules (protocol: "
+                    + l7.get().protocol().policyName() + ") apply to plain-HTTP requests only");
+        }
 
         JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
         Entry upgrades = f.get(NetworkEndpoint.UPGRADES);
@@ -344,6 +350,19 @@ final class PolicyReader {
                     problems.error(yaml.at(upgrades.value()), upgrades.path(), "unknown upgrades value "
                             + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW_UNINSPECTED
                             + " (without it, upgrades under a fail_closed middleware are refused)");
+                }
+            }
+        }
+        Entry trace = f.get(NetworkEndpoint.TRACE);
+        if (trace != null) {
+            Optional<String> text = yaml.string(trace);
+            if (text.isPresent()) {
+                if (text.get().equals(NetworkEndpoint.ALLOW)) {
+                    options.add(NetworkEndpoint.TRACE, NetworkEndpoint.ALLOW);
+                } else {
+                    problems.error(yaml.at(trace.value()), trace.path(), "unknown trace value "
+                            + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW
+                            + " (without it, TRACE is answered 405 by the supervisor)");
                 }
             }
         }

@@ -132,6 +132,22 @@ class L7ValidationTest {
     }
 
     @Test
+    void l7RulesOnATlsSkipEndpointWarnThatTheyApplyToPlainHttpOnly() {
+        Loaded<SandboxPolicy> loaded = SandboxPolicyLoader.parse("s.yaml", """
+                version: 1
+                network_policies:
+                  p:
+                    endpoints:
+                      - {host: a.test, port: 443, tls: skip, protocol: rest, enforcement: enforce, access: read-only}
+                      - {host: b.test, port: 443, tls: skip, protocol: sql, enforcement: audit}
+                """);
+        assertEquals(List.of("s.yaml:5:40: warning: network_policies.p.endpoints[0].tls: tls: skip relays HTTPS"
+                + " (CONNECT) to this endpoint without terminating it, so its L7 rules (protocol: rest) apply to"
+                + " plain-HTTP requests only"), loaded.warnings().collect(ConfigProblem::describe).castToList(),
+                "protocol: sql is never inspected anyway");
+    }
+
+    @Test
     void omittedEnforcementEnforcesAndWarns() {
         Loaded<SandboxPolicy> loaded = SandboxPolicyLoader.parse("w.yaml", """
                 version: 1
@@ -142,8 +158,7 @@ class L7ValidationTest {
                 """);
         assertEquals(Enforcement.ENFORCE, loaded.value().networkPolicies().get("p").endpoints().getOnly()
                 .enforcement());
-        assertEquals(List.of("w.yaml:5:9: warning: network_policies.p.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED,
-                "w.yaml:5:9: warning: network_policies.p.endpoints[0]: enforcement is not given, so this"
+        assertEquals(List.of("w.yaml:5:9: warning: network_policies.p.endpoints[0]: enforcement is not given, so this"
                 + " supervisor enforces the L7 rules (OpenShell audits here; write enforcement: audit to match it)"),
                 loaded.warnings().collect(ConfigProblem::describe).castToList());
     }
@@ -169,6 +184,6 @@ class L7ValidationTest {
                 eps.get(2).l7().orElseThrow().allow().collect(L7Rule::source).castToList());
         assertEquals(List.of("* **"), eps.get(3).l7().orElseThrow().allow().collect(L7Rule::source).castToList());
         assertEquals(EndpointProtocol.REST, eps.get(3).protocol().orElseThrow(), "decision 6: case-insensitive");
-        assertTrue(loaded.warnings().allSatisfy(w -> w.message().equals(L7Reader.NOT_YET_ENFORCED)));
+        assertTrue(loaded.warnings().isEmpty(), () -> loaded.warnings().toString());
     }
 }

@@ -373,8 +373,7 @@ class PolicyValidationTest {
             for (String[] c : new String[][] {{ws, "fail_closed"},
                 {", upgrades: allow_uninspected", "fail_closed"}, {"", "fail_open"}}) {
                 Loaded<SandboxPolicy> loaded = load(API.formatted(c[0], c[1]));
-                assertTrue(loaded.warnings().noneSatisfy(w -> w.keyPath().startsWith("network_middlewares")),
-                        () -> c[0] + " " + loaded.warnings());
+                assertTrue(loaded.warnings().isEmpty(), () -> c[0] + " " + loaded.warnings());
             }
             NetworkEndpoint opted = load(API.formatted(", upgrades: allow_uninspected", "fail_closed")).value()
                     .networkPolicies().get("api").endpoints().getFirst();
@@ -391,6 +390,22 @@ class PolicyValidationTest {
             assertProblem(onlyError(rejected(API.formatted(", upgrades: allow", "fail_closed"))),
                     "network_policies.api.endpoints[0].upgrades", 5, 57, "unknown upgrades value 'allow'; expected"
                             + " allow_uninspected (without it, upgrades under a fail_closed middleware are refused)");
+        }
+    }
+
+    @Nested
+    class TraceOptIn {
+        @Test
+        void traceAllowIsKeptAndAnythingElseIsAnErrorAtItsPlace() {
+            NetworkEndpoint opted = load(RefusedUpgrades.API.formatted(", trace: allow", "fail_open")).value()
+                    .networkPolicies().get("api").endpoints().getFirst();
+            assertTrue(opted.traceAllowed());
+            NetworkEndpoint plain = load(RefusedUpgrades.API.formatted("", "fail_open")).value()
+                    .networkPolicies().get("api").endpoints().getFirst();
+            assertFalse(plain.traceAllowed(), "TRACE is answered 405 unless the endpoint opts in");
+            assertProblem(onlyError(rejected(RefusedUpgrades.API.formatted(", trace: yes", "fail_open"))),
+                    "network_policies.api.endpoints[0].trace", 5, 54, "unknown trace value 'yes'; expected allow"
+                            + " (without it, TRACE is answered 405 by the supervisor)");
         }
     }
 

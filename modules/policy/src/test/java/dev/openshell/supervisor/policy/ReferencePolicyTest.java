@@ -38,11 +38,9 @@ class ReferencePolicyTest {
                         + " (WebSocket) will be refused: this config is fail_closed and the bytes after an upgrade are"
                         + " not inspected; set protocol: websocket or upgrades: allow_uninspected on the endpoint to"
                         + " allow them",
-                "network_policies.httpbin.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED,
                 "network_policies.httpbin.endpoints[0]" + audits,
-                "network_policies.httpbingo.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED,
                 "network_policies.httpbingo.endpoints[0]" + audits), warnings(loaded),
-                "binaries are enforced: only L7 and upgrade warnings");
+                "binaries and L7 rules are enforced: only the omitted enforcement and the upgrade warnings");
         assertTrue(loaded.warnings().allSatisfy(w -> w.location().hasLine()));
 
         NetworkMiddlewareConfig guard = policy.networkMiddlewares().get("prototype-content-guard");
@@ -78,8 +76,7 @@ class ReferencePolicyTest {
                 "filesystem_policy: not enforced by this supervisor, which mediates network egress only; the section"
                         + " is ignored",
                 "landlock: not enforced by this supervisor, which mediates network egress only; the section is"
-                        + " ignored",
-                "network_policies.github_api.endpoints[0]: " + L7Reader.NOT_YET_ENFORCED), warnings(loaded));
+                        + " ignored"), warnings(loaded), "L7 rules are enforced: no warning for them");
         NetworkEndpoint ep = loaded.value().networkPolicies().get("github_api").endpoints().getOnly();
         assertEquals("github-api-readonly", loaded.value().networkPolicies().get("github_api").name());
         assertEquals(List.of("GET **", "HEAD **", "OPTIONS **"),

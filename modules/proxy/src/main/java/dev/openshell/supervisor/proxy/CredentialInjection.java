@@ -45,8 +45,9 @@ public interface CredentialInjection {
          *
          * @param headers the headers to forward
          * @param rawQuery the query to forward, without {@code ?}; empty for none
+         * @param injected the credential values put into the request: the response to it is scrubbed of them
          */
-        record Forward(List<HttpHeader> headers, String rawQuery) implements Outcome {
+        record Forward(List<HttpHeader> headers, String rawQuery, InjectedCredentials injected) implements Outcome {
             /**
              * Checks the parts.
              *
@@ -55,12 +56,24 @@ public interface CredentialInjection {
             public Forward {
                 headers = List.copyOf(headers);
                 Objects.requireNonNull(rawQuery, "rawQuery");
+                Objects.requireNonNull(injected, "injected");
             }
 
-            /** {@return counts only: header values and the query may hold secrets} */
+            /**
+             * Forward with no credential injected.
+             *
+             * @param headers the headers to forward
+             * @param rawQuery the query to forward, without {@code ?}; empty for none
+             */
+            public Forward(List<HttpHeader> headers, String rawQuery) {
+                this(headers, rawQuery, InjectedCredentials.none());
+            }
+
+            /** {@return counts and credential names only: header values and the query may hold secrets} */
             @Override
             public String toString() {
-                return "Forward[" + headers.size() + " headers, query " + rawQuery.length() + " chars]";
+                return "Forward[" + headers.size() + " headers, query " + rawQuery.length() + " chars, "
+                        + injected + "]";
             }
         }
 

@@ -19,9 +19,11 @@ import java.util.Optional;
  * @param upgradesAllowed whether an {@code Upgrade} request may go on under a chain with a {@code fail_closed} stage:
  *     the endpoint is {@code protocol: websocket} or says {@code upgrades: allow_uninspected} (RFC 0009, "Operation
  *     phases and placement": traffic that becomes uninspectable under such a chain is denied)
+ * @param traceAllowed whether {@code TRACE} requests are forwarded ({@code trace: allow}); otherwise the proxy answers
+ *     them 405 (RFC 9110 section 9.3.8: the origin reflects the request it received). Never with a credential.
  */
 public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol,
-                            boolean upgradesAllowed) {
+                            boolean upgradesAllowed, boolean traceAllowed) {
     /**
      * Checks the parts.
      *
@@ -31,6 +33,20 @@ public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> al
         Objects.requireNonNull(policyName, "policyName");
         allowedIps = List.copyOf(allowedIps);
         Objects.requireNonNull(protocol, "protocol");
+    }
+
+    /**
+     * Facts that do not forward {@code TRACE}.
+     *
+     * @param policyName the matching policy's name
+     * @param tlsSkip whether the endpoint is {@code tls: skip}
+     * @param allowedIps the allowed private ranges
+     * @param protocol the declared protocol
+     * @param upgradesAllowed whether upgrades may go on under a fail_closed chain
+     */
+    public EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol,
+                         boolean upgradesAllowed) {
+        this(policyName, tlsSkip, allowedIps, protocol, upgradesAllowed, false);
     }
 
     /**

@@ -33,15 +33,19 @@ public sealed interface HookResult {
 
     /**
      * Refuse the request. The client gets {@code status} with the JSON body
-     * {@code {"error": error, "detail": detail, ...extra}}; the connection stays open (the body was consumed).
+     * {@code {"error": error, "detail": detail, ...extra}}; the connection stays open (the body was consumed) unless
+     * {@code close} says otherwise.
      *
      * @param status a 4xx or 5xx status
      * @param error a short stable code, for example {@code middleware_denied}
      * @param detail a short safe explanation; it must not quote request content, matched values or secrets
      * @param extra further platform-owned string members, in order, for example {@code config_key},
      *     {@code binding_id}, {@code reason_code}; never request content
+     * @param close whether the answer carries {@code Connection: close} and the proxy closes the connection after
+     *     it (an L7 policy denial does: {@code docs/policy-reference.md}, "L7 policy", decision 5)
      */
-    record Deny(int status, String error, String detail, Map<String, String> extra) implements HookResult {
+    record Deny(int status, String error, String detail, Map<String, String> extra, boolean close)
+            implements HookResult {
         /**
          * Checks the parts.
          *
@@ -55,6 +59,18 @@ public sealed interface HookResult {
             Objects.requireNonNull(error, "error");
             Objects.requireNonNull(detail, "detail");
             extra = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(extra));
+        }
+
+        /**
+         * A refusal that keeps the connection open.
+         *
+         * @param status a 4xx or 5xx status
+         * @param error the code
+         * @param detail the safe explanation
+         * @param extra further platform-owned members
+         */
+        public Deny(int status, String error, String detail, Map<String, String> extra) {
+            this(status, error, detail, extra, false);
         }
 
         /**

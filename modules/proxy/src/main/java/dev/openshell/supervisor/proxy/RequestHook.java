@@ -67,9 +67,11 @@ public interface RequestHook {
     }
 
     /**
-     * Reports a request the proxy answered itself without forwarding it: {@code TRACE} ({@code 405},
-     * {@code method_not_allowed}), or {@code OPTIONS} with {@code Max-Forwards: 0} ({@code 200},
-     * {@code max_forwards_exhausted}; RFC 9110 section 7.6.2). The default does nothing.
+     * Reports a request the proxy answered itself without forwarding it: {@code TRACE} to an endpoint without
+     * {@code trace: allow} ({@code 405}, {@code method_not_allowed}), a {@code TRACE} that would carry a credential
+     * ({@code 403}, {@code credential_trace_not_allowed}), or {@code OPTIONS} (or an allowed {@code TRACE}) with
+     * {@code Max-Forwards: 0} ({@code 200}, {@code max_forwards_exhausted}; RFC 9110 section 7.6.2). The default
+     * does nothing.
      *
      * @param plan the plan {@link #plan} returned for this request
      * @param request the request head
@@ -77,6 +79,34 @@ public interface RequestHook {
      * @param code the platform code
      */
     default void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
+    }
+
+    /**
+     * Reports a response from which injected credential values were removed before it reached the client (issue
+     * 22, item 2); called once per such response, after it was relayed (or cut off). The default does nothing.
+     *
+     * @param plan the plan {@link #plan} returned for this request
+     * @param request the request head
+     * @param credentials the names of the credentials found, sorted
+     * @param headerMatches how many values were replaced in the status line and header fields
+     * @param bodyMatches how many values were replaced in the body
+     */
+    default void responseScrubbed(RequestPlan plan, ProxyRequest request, java.util.Set<String> credentials,
+                                  long headerMatches, long bodyMatches) {
+    }
+
+    /**
+     * Reports the response to a request that carried a credential whose body the proxy could not scan for the
+     * injected values: a content coding other than {@link InjectedCredentials#DECODABLE_CODINGS}, or a compressed
+     * body that does not decode. The default does nothing.
+     *
+     * @param plan the plan {@link #plan} returned for this request
+     * @param request the request head
+     * @param code {@code response_uninspectable}
+     * @param relayed whether the body was relayed unscanned (every credential allows it) rather than answered
+     *     {@code 502} (or, when the failure came after the head was sent, cut off)
+     */
+    default void responseUninspectable(RequestPlan plan, ProxyRequest request, String code, boolean relayed) {
     }
 
     /**

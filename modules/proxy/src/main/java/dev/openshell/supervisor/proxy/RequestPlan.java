@@ -1,6 +1,8 @@
 package dev.openshell.supervisor.proxy;
 
 import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * The runtime's plan for one request: made once, by {@link RequestHook#plan}, when the request head is parsed and
@@ -34,6 +36,41 @@ public interface RequestPlan {
      * {@link ChainSelection.None} the body streams through unbuffered and {@link RequestHook#evaluate} is not called.
      */
     ChainSelection selection();
+
+    /**
+     * {@return a refusal decided on the request head, when there is one} The L7 policy of the endpoint decides on the
+     * method and request-target before any body byte is read (RFC 0009, "Operation phases and placement": "L7 policy
+     * (when protocol set)" comes before the middleware chain): the proxy then answers this refusal, closes the
+     * connection (whatever {@link HookResult.Deny#close()} says: the body was not read) and calls neither
+     * {@link RequestHook#evaluate} nor {@link CredentialInjection#inject}. Ignored when {@link #admission()} is a
+     * denial. The default is none.
+     */
+    default Optional<HookResult.Deny> refusal() {
+        return Optional.empty();
+    }
+
+    /**
+     * {@return the path to forward in place of the one received, when the hook made the request-target canonical}
+     * The L7 policy matches the canonical path ({@code docs/policy-reference.md}, "Request-target canonicalization"),
+     * and that path, not the one received, is what middleware sees and what goes upstream, so that the upstream
+     * cannot read a different resource than the one the policy allowed. The query is forwarded as received (or as
+     * credential injection left it). The default is the path as received.
+     */
+    default Optional<String> forwardPath() {
+        return Optional.empty();
+    }
+
+    /**
+     * {@return the policy on the client's WebSocket text messages after a {@code 101}, when the endpoint inspects
+     * them} Present for a WebSocket upgrade to an L7 {@code protocol: websocket} endpoint: the proxy then parses the
+     * client's RFC 6455 frames, holds each text message until it is complete and asks this predicate; {@code false}
+     * closes both sides with status 1008 (policy violation) and the message never reaches the upstream. The
+     * predicate runs on the relay's thread, once per message, in order. The default is none: the frames are relayed
+     * without inspection.
+     */
+    default Optional<Predicate<String>> websocketMessages() {
+        return Optional.empty();
+    }
 
     /**
      * {@return a plain plan} For hooks without state of their own, and tests.

@@ -15,6 +15,10 @@ final class RecordingHook implements RequestHook {
     final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
     final List<String> limitRefusals = new CopyOnWriteArrayList<>();
     final List<Long> bodyBufferWaits = new CopyOnWriteArrayList<>();
+    /** One line per scrubbed response: "credentials header-matches body-matches". */
+    final List<String> scrubs = new CopyOnWriteArrayList<>();
+    /** One line per unscannable response: "code relayed". */
+    final List<String> unscannable = new CopyOnWriteArrayList<>();
 
     @Override
     public RequestPlan plan(ProxyRequest request) {
@@ -36,6 +40,17 @@ final class RecordingHook implements RequestHook {
     @Override
     public void bodyBufferWaited(long nanos) {
         bodyBufferWaits.add(nanos);
+    }
+
+    @Override
+    public void responseScrubbed(RequestPlan plan, ProxyRequest request, java.util.Set<String> credentials,
+                                 long headerMatches, long bodyMatches) {
+        scrubs.add(credentials + " " + headerMatches + " " + bodyMatches);
+    }
+
+    @Override
+    public void responseUninspectable(RequestPlan plan, ProxyRequest request, String code, boolean relayed) {
+        unscannable.add(code + " " + relayed);
     }
 
     @Override

@@ -52,10 +52,12 @@ import java.util.stream.Collectors;
  * @param admission L4 admission
  * @param credentials credential injection
  * @param engine the chain engine
+ * @param l7 the L7 policy decision over the policy's L7 endpoints
  */
 public record Generation(long number, SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                          ChainSelector selector, ChainSelector postCredentials, PolicyAdmissionView admission,
-                         CredentialInjector credentials, ChainEngine engine) {
+                         CredentialInjector credentials, ChainEngine engine,
+                         dev.openshell.supervisor.l7.L7Engine l7) {
     private static final AtomicLong COUNTER = new AtomicLong();
 
     /** Admission, as a public view of the package-private implementation. */
@@ -105,7 +107,8 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                     new Credential.Placement(rule.headers().castToList().stream().collect(Collectors.toSet()),
                             rule.queryParams().castToList().stream().collect(Collectors.toSet()),
                             rule.basic().contains("user"), rule.basic().contains("password"), rule.allowPlaintext(),
-                            rule.ports().castToList().stream().collect(Collectors.toSet()))));
+                            rule.ports().castToList().stream().collect(Collectors.toSet())),
+                    rule.allowUnscannedResponses()));
         }
         PolicyAdmission admission = new PolicyAdmission(policy);
         long number = COUNTER.incrementAndGet();
@@ -134,7 +137,8 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
             }
         };
         return new Generation(number, policy, gateway, registry, ChainSelector.of(specs),
-                ChainSelector.of(stages.post()), view, new CredentialInjector(creds), engine);
+                ChainSelector.of(stages.post()), view, new CredentialInjector(creds), engine,
+                new dev.openshell.supervisor.l7.L7Engine(policy));
     }
 
     /** {@return a credential rule's source as {@link CredentialSources#resolve} reads it} @param rule the rule */

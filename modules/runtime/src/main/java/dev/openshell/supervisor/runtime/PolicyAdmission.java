@@ -38,7 +38,7 @@ final class PolicyAdmission implements NetworkAdmission {
             for (NetworkEndpoint e : p.endpoints()) {
                 EndpointFacts facts = new EndpointFacts(p.key(), e.tls() == TlsMode.SKIP, e.allowedIps().castToList(),
                         e.protocol().map(pr -> pr.toString().toLowerCase(Locale.ROOT).replace('_', '-')),
-                        e.upgradesAllowed());
+                        e.upgradesAllowed(), e.traceAllowed());
                 list.add(new Entry(p, e, facts));
             }
         }

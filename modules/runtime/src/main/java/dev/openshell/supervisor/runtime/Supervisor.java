@@ -47,10 +47,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
-import java.util.function.Function;
 
 /**
  * A running supervisor: the proxy listener, the current runtime {@link Generation}, the audit sink, metrics, the
@@ -242,13 +240,10 @@ public final class Supervisor implements AutoCloseable {
                     .flatMap(gen -> gen.credentials().lookup(name, h)));
             ConnectedRegistry registry = ConnectedRegistry.connect(gatewayLoaded, pluginsDir, capabilities,
                     listener(audit, events, metrics), true);
-            Map<Optional<String>, ChainEngine> engines = new ConcurrentHashMap<>();
-            StagePool pool = stagePool(settings.limits(), audit, events,
-                    metrics);
-            Function<Optional<String>, ChainEngine> engineOf = p -> engines.computeIfAbsent(p,
-                    protocol -> engineFor(protocol, pool));
+            StagePool pool = stagePool(settings.limits(), audit, events, metrics);
+            ChainEngine engine = chainEngine(pool);
             try {
-                s = new Supervisor(options, registry, audit, metrics, events, current, engineOf.apply(Optional.empty()));
+                s = new Supervisor(options, registry, audit, metrics, events, current, engine);
             } catch (RuntimeException e) {
                 pool.close();
                 throw e;
@@ -259,7 +254,7 @@ public final class Supervisor implements AutoCloseable {
 
             Identities identities = Identities.create(settings.identity());
             reportIdentity(identities, audit, events, options.gateway());
-            SupervisorHook hook = new SupervisorHook(current::get, engineOf, events, audit, metrics, identities);
+            SupervisorHook hook = new SupervisorHook(current::get, engine, events, audit, metrics, identities);
             ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
             SupervisorProxy.Builder pb = SupervisorProxy.builder()
                     .listen(new InetSocketAddress(listen.address(), listen.port()))
@@ -659,9 +654,12 @@ public final class Supervisor implements AutoCloseable {
             ChainEngine.BOUNDED_BUILT_IN_STAGES
                     .or(s -> s.provider() instanceof dev.openshell.supervisor.grpc.GrpcMiddlewareProvider);
 
-    static ChainEngine engineFor(Optional<String> protocol, StagePool pool) {
-        return ChainEngine.builder().bodyRecheck(BodyAwarePolicy.forProtocol(protocol)).inlineStages(INLINE_STAGES)
-                .stagePool(pool).build();
+    /**
+     * {@return the one chain engine; the body-aware L7 re-evaluation is each request's own (SupervisorHook); stages
+     * that are not inline run on {@code pool}}
+     */
+    static ChainEngine chainEngine(StagePool pool) {
+        return ChainEngine.builder().inlineStages(INLINE_STAGES).stagePool(pool).build();
     }
 
     /**

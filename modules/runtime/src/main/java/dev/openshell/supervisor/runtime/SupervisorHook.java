@@ -25,6 +25,12 @@ import dev.openshell.supervisor.engine.chain.StageRecord;
 import dev.openshell.supervisor.engine.chain.StageSpec;
 import dev.openshell.supervisor.engine.chain.UninspectableVerdict;
 import dev.openshell.supervisor.engine.credentials.CredentialInjector;
+import dev.openshell.supervisor.engine.chain.BodyRecheck;
+import dev.openshell.supervisor.l7.L7Decision;
+import dev.openshell.supervisor.l7.L7Engine;
+import dev.openshell.supervisor.l7.L7Request;
+import dev.openshell.supervisor.l7.RequestTarget;
+import dev.openshell.supervisor.policy.EndpointProtocol;
 import dev.openshell.supervisor.policy.Caller;
 import dev.openshell.supervisor.policy.HostPattern;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
@@ -33,6 +39,7 @@ import dev.openshell.supervisor.proxy.ClientConnection;
 import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.HookResult;
+import dev.openshell.supervisor.proxy.InjectedCredentials;
 import dev.openshell.supervisor.proxy.NetworkAdmission;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
@@ -43,7 +50,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -61,6 +70,18 @@ import java.util.function.Supplier;
  * request it no longer admits gets a plan whose admission is a denial: the proxy answers 403 {@code policy_denied}
  * before anything is sent upstream. (The SSRF check of a tunnel's addresses stays the one made at {@code CONNECT}.)
  *
+ * <p>L7 policy ({@code docs/policy-reference.md}, "L7 policy"; RFC 0009: "L7 policy (when protocol set)" after L4
+ * and SSRF admission, before the middleware chain): when an endpoint with an L7 {@code protocol} governs the
+ * destination (for the calling binary), {@link #plan} makes the request-target canonical and decides on the head;
+ * a denial becomes the plan's {@link RequestPlan#refusal()} and nothing is read or forwarded. For GraphQL, JSON-RPC
+ * and MCP the decision needs the body: the plan asks the proxy to buffer it (up to the endpoint's limit, never
+ * streaming past it), {@link #evaluate} decides on it before the chain runs, and again on every body a stage puts
+ * in its place (decision 7: an enforced denial denies, an audited one stops the chain and forwards, an unparseable
+ * replacement is a hard denial). The canonical path is what stages see and what is forwarded. A WebSocket upgrade
+ * to a {@code protocol: websocket} endpoint gets a message policy ({@link RequestPlan#websocketMessages()}) that
+ * decides on every client text message. Every L7 decision is one OCSF HTTP Activity event and one count of
+ * {@code supervisor_l7_decisions_total}.
+ *
  * <p>Every stage invocation becomes an OCSF HTTP Activity event and a metric; failures, bypasses, uninspectable
  * requests and body-policy failures become Detection Findings.
  */
@@ -68,7 +89,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     private static final System.Logger LOG = System.getLogger(SupervisorHook.class.getName());
 
     private final Supplier<Generation> current;
-    private final Function<Optional<String>, dev.openshell.supervisor.engine.chain.ChainEngine> engines;
+    private final dev.openshell.supervisor.engine.chain.ChainEngine engine;
     private final OcsfEvents events;
     private final AuditSink audit;
     private final SupervisorMetrics metrics;
@@ -89,11 +110,28 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         final ChainSelection selection;
         /** The originating process for the middleware contract, when the connection's process is known. */
         final Optional<OriginatingProcess> process;
+        /** The L7 route, when an L7 endpoint governs the request. */
+        Optional<L7Engine.Route> l7 = Optional.empty();
+        /** Whether the L7 decision waits for the body (GraphQL, JSON-RPC, MCP). */
+        boolean l7NeedsBody;
+        /** The L7 denial of the head, if any. */
+        Optional<HookResult.Deny> refusal = Optional.empty();
+        /** The canonical path, when it differs from the one received. */
+        Optional<String> forwardPath = Optional.empty();
+        /** The policy on WebSocket text messages, for an upgrade to a websocket endpoint. */
+        Optional<Predicate<String>> websocket = Optional.empty();
         boolean chainRan;
 
         Plan(Generation generation, Chain chain, Chain post, RequestFacts facts, String host,
              EndpointFacts endpoint, AdmissionDecision admission, ChainSelection selection,
              Optional<OriginatingProcess> process) {
+            this(generation, chain, post, facts, host, endpoint, admission, selection, process, Optional.empty());
+        }
+
+        Plan(Generation generation, Chain chain, Chain post, RequestFacts facts, String host,
+             EndpointFacts endpoint, AdmissionDecision admission, ChainSelection selection,
+             Optional<OriginatingProcess> process, Optional<L7Engine.Route> l7) {
+            this.l7 = l7;
             this.process = process;
             this.generation = generation;
             this.chain = chain;
@@ -120,6 +158,27 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             return selection;
         }
 
+        @Override
+        public Optional<HookResult.Deny> refusal() {
+            return refusal;
+        }
+
+        @Override
+        public Optional<String> forwardPath() {
+            return forwardPath;
+        }
+
+        @Override
+        public Optional<Predicate<String>> websocketMessages() {
+            return websocket;
+        }
+
+        /** {@return the target as stages and post-credentials stages see it: with the canonical path} */
+        HttpRequestTarget target(HttpRequestTarget received) {
+            return forwardPath.map(path -> new HttpRequestTarget(received.scheme(), received.host(), received.port(),
+                    received.method(), path, received.query())).orElse(received);
+        }
+
         /** {@return the request ID and generation only} */
         @Override
         public String toString() {
@@ -128,11 +187,11 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     }
 
     SupervisorHook(Supplier<Generation> current,
-                   Function<Optional<String>, dev.openshell.supervisor.engine.chain.ChainEngine> engines,
+                   dev.openshell.supervisor.engine.chain.ChainEngine engine,
                    OcsfEvents events, AuditSink audit, SupervisorMetrics metrics, Identities identities) {
         this.identities = identities;
         this.current = current;
-        this.engines = engines;
+        this.engine = engine;
         this.events = events;
         this.audit = audit;
         this.metrics = metrics;
@@ -215,8 +274,113 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             return new Plan(g, chain, post, facts, host, endpoint, admission, ChainSelection.none(), process);
         }
         metrics.request("admitted");
-        return new Plan(g, chain, post, facts, host, endpoint, admission, selection(chain, post), process);
+        Optional<L7Engine.Route> route = l7Route(g, request, host);
+        Plan plan = new Plan(g, chain, post, facts, host, endpoint, admission, l7Selection(route, chain, post),
+                process, route);
+        route.ifPresent(r -> l7Head(plan, request, r));
+        return plan;
     }
+
+    /**
+     * {@return the L7 route of a request, when an L7 endpoint of a policy admitting the caller governs its host and
+     * port} Which policies match is decided as admission decides it: by host and port, and by the binary when a
+     * binary-scoped policy could match.
+     */
+    private Optional<L7Engine.Route> l7Route(Generation g, ProxyRequest request, String host) {
+        int port = request.target().port();
+        var governing = g.l7().governing(host, port, g.admission().scoped(host, port)
+                ? p -> p.admitsCaller(identity(request.client(), host, port).caller())
+                : p -> p.admitsCaller(Caller.unscoped()));
+        return L7Engine.route(governing, request.target().method(), rawTarget(request.target()));
+    }
+
+    /** {@return the request-target as received: path, and query when there is one} */
+    private static String rawTarget(HttpRequestTarget t) {
+        return t.query().isEmpty() ? t.path() : t.path() + "?" + t.query();
+    }
+
+    /**
+     * {@return the selection with the L7 body added} A body-aware route needs the body buffered up to its endpoint's
+     * limit (at most the 4 MiB platform maximum), and a body over it is refused (413), never streamed uninspected.
+     */
+    static ChainSelection l7Selection(Optional<L7Engine.Route> route, Chain chain, Chain post) {
+        ChainSelection s = selection(chain, post);
+        if (route.isEmpty() || !route.get().needsBody()) {
+            return s;
+        }
+        int l7Cap = Math.min(route.get().bodyLimit(), dev.openshell.middleware.spi.EnvelopeLimits.MAX_BODY_BYTES);
+        int cap = s instanceof ChainSelection.Selected sel ? Math.max(sel.bodyCapBytes(), l7Cap) : l7Cap;
+        return ChainSelection.selected(cap, false);
+    }
+
+    /** Decides the head of an L7 request: the canonical path, a denial, or the WebSocket message policy. */
+    private void l7Head(Plan p, ProxyRequest request, L7Engine.Route route) {
+        route.target().map(RequestTarget::path).filter(path -> !path.equals(request.target().path()))
+                .ifPresent(path -> p.forwardPath = Optional.of(path));
+        if (route.needsBody()) {
+            p.l7NeedsBody = true;
+            return;
+        }
+        L7Decision d = L7Engine.decide(route, l7Request(request.target(), request.headers(), Optional.empty()));
+        recordL7(p.facts, d, Optional.empty());
+        if (!d.forwards()) {
+            p.refusal = Optional.of(l7Deny(d));
+            return;
+        }
+        if (request.websocketUpgrade() && route.protocol().filter(x -> x == EndpointProtocol.WEBSOCKET).isPresent()) {
+            RequestFacts messageFacts = new RequestFacts(p.facts.requestId(), "WEBSOCKET_TEXT", p.facts.scheme(),
+                    p.facts.host(), p.facts.port(), p.facts.networkPolicy(), p.facts.process());
+            p.websocket = Optional.of(message -> {
+                L7Decision m = L7Engine.decideText(route, message);
+                recordL7(messageFacts, m, Optional.empty());
+                return m.forwards();
+            });
+        }
+    }
+
+    private static L7Request l7Request(HttpRequestTarget t, List<HttpHeader> headers, Optional<byte[]> body) {
+        List<L7Request.Header> h = new java.util.ArrayList<>(headers.size());
+        for (HttpHeader x : headers) {
+            h.add(new L7Request.Header(x.name(), x.value()));
+        }
+        return new L7Request(t.method(), rawTarget(t), h, body);
+    }
+
+    /** One OCSF HTTP Activity event and one count per L7 decision. */
+    private void recordL7(RequestFacts facts, L7Decision d, Optional<String> afterStage) {
+        String decision = d.outcome().label();
+        audit.emit(events.l7Decision(facts, new OcsfEvents.L7Outcome(decision, d.hard(), d.status(),
+                d.protocol().policyName(), d.engine(), d.policyKey(), d.rule(), d.reason(), d.path(), afterStage)));
+        metrics.l7Decision(d.policyKey(), d.protocol().policyName(), decision);
+    }
+
+    /**
+     * {@return the client's answer to an L7 denial} ({@code docs/policy-reference.md}, "L7 policy", decision 5):
+     * {@code 403 policy_denied}, {@code 400 invalid_request} or {@code 413 body_too_large}, naming the layer, the
+     * endpoint's real protocol, the policy key, the rule and the canonical path, with a fixed reason code; the
+     * connection closes.
+     */
+    static HookResult.Deny l7Deny(L7Decision d) {
+        String error = switch (d.status()) {
+            case 400 -> "invalid_request";
+            case 413 -> "body_too_large";
+            default -> "policy_denied";
+        };
+        Map<String, String> extra = new LinkedHashMap<>();
+        extra.put("layer", "l7");
+        extra.put("protocol", d.protocol().policyName());
+        extra.put("policy", d.policyKey());
+        d.rule().ifPresent(r -> extra.put("rule", r));
+        extra.put("path", d.path());
+        extra.put("reason_code", d.hard() ? L7_HARD_DENIED : L7_DENIED);
+        int status = d.status() >= 400 && d.status() <= 599 ? d.status() : 403;
+        return new HookResult.Deny(status, error, d.reason(), extra, true);
+    }
+
+    /** The reason code of an L7 policy denial (a rule denies, or none allows). */
+    static final String L7_DENIED = "l7_policy_denied";
+    /** The reason code of a hard L7 denial (refused target, unparseable body, ...), which audit mode does not lift. */
+    static final String L7_HARD_DENIED = "l7_hard_denied";
 
     /**
      * {@return what the proxy must buffer for a chain and post-credentials stages} A post-credentials stage needs the
@@ -255,9 +419,11 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     public void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
         Plan p = plan(plan, request);
         metrics.failure(code);
-        audit.emit(events.requestRefused(p.facts, code, status == 405
-                ? "TRACE answered 405 by the supervisor, not forwarded"
-                : "OPTIONS with Max-Forwards: 0 answered by the supervisor, not forwarded"));
+        audit.emit(events.requestRefused(p.facts, code, switch (code) {
+            case "method_not_allowed" -> "TRACE answered 405 by the supervisor, not forwarded (no trace: allow)";
+            case "credential_trace_not_allowed" -> "TRACE carrying a credential refused, not forwarded";
+            default -> request.target().method() + " with Max-Forwards: 0 answered by the supervisor, not forwarded";
+        }));
     }
 
     /** Observes a buffered body's wait for budget room in {@code supervisor_body_buffer_wait_seconds}. */
@@ -290,11 +456,37 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             LOG.log(System.Logger.Level.DEBUG, "request {0}: {1} sandbox-supplied x-openshell-middleware-* fields "
                     + "stripped", request.requestId(), stripped.stripped());
         }
+        BodyRecheck recheck = BodyRecheck.none();
+        L7Decision[] denied = new L7Decision[1];
+        if (p.l7NeedsBody) {
+            L7Engine.Route route = p.l7.orElseThrow();
+            L7Decision d = L7Engine.decide(route, l7Request(request.target(), request.headers(),
+                    Optional.of(body.toByteArray())));
+            recordL7(p.facts, d, Optional.empty());
+            if (!d.forwards()) {
+                return l7Deny(d);
+            }
+            // decision 7: every body a stage puts in place is decided again, on the headers it left
+            recheck = r -> {
+                L7Decision again = L7Engine.decide(route, l7Request(request.target(), r.headers(),
+                        Optional.of(r.body().toByteArray())));
+                recordL7(p.facts, again, Optional.of(r.configKey()));
+                return switch (again.outcome()) {
+                    case ALLOW -> BodyRecheck.Verdict.PASS;
+                    case AUDIT -> new BodyRecheck.Verdict.AuditDeny(L7_DENIED);
+                    case DENY -> {
+                        denied[0] = again;
+                        yield new BodyRecheck.Verdict.Deny(again.hard() ? L7_HARD_DENIED : L7_DENIED);
+                    }
+                };
+            };
+        }
         if (p.chain.isEmpty()) {
             return new HookResult.Forward(stripped.headers(), body);
         }
-        ChainResult result = engines.apply(p.endpoint.protocol()).run(p.chain,
-                new ChainRequest(request.target(), stripped.headers(), body, new RequestContext(request.requestId(), "", "", "", p.process)));
+        ChainResult result = engine.run(p.chain,
+                new ChainRequest(p.target(request.target()), stripped.headers(), body,
+                        new RequestContext(request.requestId(), "", "", "", p.process)), recheck);
         record(p.facts, result.stages());
         for (RecheckRecord r : result.rechecks()) {
             if (r.result() == RecheckRecord.Result.FAILED || r.result() == RecheckRecord.Result.DENIED) {
@@ -304,7 +496,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             }
         }
         if (result.outcome() instanceof ChainOutcome.Deny d) {
-            return deny(d.response());
+            return denied[0] != null ? l7Deny(denied[0]) : deny(d.response());
         }
         return new HookResult.Forward(result.headers(), result.body());
     }
@@ -317,6 +509,17 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             case CONTENT_LENGTH_OVER_CAP -> "body_over_capacity";
             case UPGRADE -> "upgrade_uninspectable";
         };
+        if (p.l7NeedsBody && what.kind() != Uninspectable.Kind.UPGRADE) {
+            // the L7 decision could not read the body: a hard denial of the L7 layer (the proxy answered 413)
+            L7Engine.Governing g = p.l7.orElseThrow().selected().orElseThrow();
+            recordL7(p.facts, new L7Decision(L7Decision.Outcome.DENY, true, 413, g.l7().protocol(),
+                    L7Decision.engineFor(g.l7().protocol()), g.policyKey(), Optional.empty(),
+                    "request body is larger than the endpoint's limit of " + g.l7().maxBodyBytes() + " bytes",
+                    p.l7.get().target().map(RequestTarget::path).orElse("-"), ""), Optional.empty());
+            if (p.chain.isEmpty()) {
+                return;
+            }
+        }
         UninspectableVerdict verdict = p.chain.uninspectable(code);
         List<String> keys = p.chain.stages().stream().map(s -> s.configKey()).toList();
         audit.emit(events.uninspectable(p.facts, keys, !what.relayed(), code));
@@ -331,7 +534,14 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         if (p.admission instanceof AdmissionDecision.Denied) {
             return new Outcome.Refuse(403, "policy_denied", PolicyAdmission.DENIED);
         }
+        if (p.refusal.isPresent()) {
+            return new Outcome.Refuse(p.refusal.get().status(), p.refusal.get().error(), p.refusal.get().detail());
+        }
         List<HttpHeader> base = p.chainRan ? headers : HeaderRules.stripMiddlewareNamespace(headers).headers();
+        if (p.websocket.isPresent()) {
+            // the frames are parsed for the L7 policy: no extension (permessage-deflate) may change their payloads
+            base = base.stream().filter(h -> !h.name().equalsIgnoreCase("sec-websocket-extensions")).toList();
+        }
         HttpRequestTarget target = request.target();
         CredentialInjector.Result r = p.generation.credentials().inject(
                 new CredentialInjector.Destination(target.scheme(), p.host, target.port()), base,
@@ -343,15 +553,27 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             return new Outcome.Refuse(403, refused.code(), refused.message());
         }
         CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
-        if (p.post.isEmpty()) {
-            return new Outcome.Forward(injected.headers(), injected.query());
-        }
-        HttpRequestTarget t = request.target();
-        OutboundRequest outbound = new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(), t.port(),
-                t.method(), t.path(), injected.query()), injected.headers(), body.orElse(Body.empty()));
         Generation g = p.generation;
-        ChainResult result = engines.apply(p.endpoint.protocol()).runPostCredentials(p.post, outbound,
-                (name, h) -> g.credentials().lookup(name, h), new RequestContext(request.requestId(), "", "", "", p.process));
+        Set<String> used = new TreeSet<>(injected.used());
+        // a response is scrubbed of every value sent: narrow the request first, so that it is signed as sent
+        List<HttpHeader> sent = used.isEmpty() && p.post.isEmpty() ? injected.headers()
+                : InjectedCredentials.narrowForScrubbing(injected.headers());
+        if (p.post.isEmpty()) {
+            return new Outcome.Forward(sent, injected.query(), injectedCredentials(g, used));
+        }
+        HttpRequestTarget t = p.target(request.target());
+        OutboundRequest outbound = new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(), t.port(),
+                t.method(), t.path(), injected.query()), sent, body.orElse(Body.empty()));
+        Set<String> resolved = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        ChainResult result = engine.runPostCredentials(p.post, outbound,
+                (name, h) -> {
+                    var secret = g.credentials().lookup(name, h);
+                    if (secret.isPresent()) {
+                        resolved.add(name); // a signer's key ID or token is sent too: scrubbed from the response
+                    }
+                    return secret;
+                }, new RequestContext(request.requestId(), "", "", "", p.process));
+        used.addAll(resolved);
         record(p.facts, result.stages());
         if (result.outcome() instanceof ChainOutcome.Deny d) {
             // the code only: a post-credentials stage's message may be about the credentials it holds
@@ -359,7 +581,39 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
             return new Outcome.Refuse(response.status(), response.error(),
                     response.error() + ": " + response.reasonCode());
         }
-        return new Outcome.Forward(result.headers(), injected.query());
+        return new Outcome.Forward(result.headers(), injected.query(), injectedCredentials(g, used));
+    }
+
+    /** {@return the values of the credentials named, for the response scrub} */
+    private static InjectedCredentials injectedCredentials(Generation g, Set<String> names) {
+        List<InjectedCredentials.Entry> entries = new java.util.ArrayList<>(names.size());
+        for (String name : names) {
+            g.credentials().declared(name).ifPresent(c -> entries.add(new InjectedCredentials.Entry(name,
+                    c.value().reveal(), "openshell:resolve:env:" + name, c.allowUnscannedResponses())));
+        }
+        return InjectedCredentials.of(entries);
+    }
+
+    /** Records a response the proxy scrubbed of injected values: a High finding and a metric per credential. */
+    @Override
+    public void responseScrubbed(RequestPlan plan, ProxyRequest request, Set<String> credentials,
+                                 long headerMatches, long bodyMatches) {
+        Plan p = plan(plan, request);
+        for (String c : credentials) {
+            metrics.responseScrubbed(c);
+        }
+        LOG.log(System.Logger.Level.DEBUG, "request {0}: the upstream echoed injected credentials {1}; removed"
+                + " from its response ({2} in the head, {3} in the body)", request.requestId(), credentials,
+                headerMatches, bodyMatches);
+        audit.emit(events.responseScrubbed(p.facts, List.copyOf(credentials), headerMatches, bodyMatches));
+    }
+
+    /** Records a response whose body could not be scanned: a finding and {@code supervisor_failures_total}. */
+    @Override
+    public void responseUninspectable(RequestPlan plan, ProxyRequest request, String code, boolean relayed) {
+        Plan p = plan(plan, request);
+        metrics.failure(code);
+        audit.emit(events.responseUninspectable(p.facts, code, relayed));
     }
 
     private void record(RequestFacts facts, List<StageRecord> stages) {

@@ -68,7 +68,7 @@ class CredentialInjectionIT {
     /** Every response body the sandbox got, for the secret scan. */
     private static final List<String> CLIENT_SAW = new CopyOnWriteArrayList<>();
 
-    private static String hex(int bytes) {
+    static String hex(int bytes) {
         byte[] b = new byte[bytes];
         RANDOM.nextBytes(b);
         return HexFormat.of().formatHex(b);
@@ -83,7 +83,7 @@ class CredentialInjectionIT {
         return b.toString();
     }
 
-    private static String placeholder(String name) {
+    static String placeholder(String name) {
         return "openshell:resolve:env:" + name;
     }
 
@@ -92,7 +92,7 @@ class CredentialInjectionIT {
     }
 
     /** RFC 3986 percent-encoding, unreserved characters kept (how the supervisor puts a value into a query). */
-    private static String percent(String s) {
+    static String percent(String s) {
         StringBuilder b = new StringBuilder();
         for (byte x : s.getBytes(StandardCharsets.UTF_8)) {
             int c = x & 0xff;

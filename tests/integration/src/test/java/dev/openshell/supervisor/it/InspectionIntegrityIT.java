@@ -269,7 +269,8 @@ class InspectionIntegrityIT {
                 + "Sec-WebSocket-Version: 13\r\n\r\n");
     }
 
-    private static String headOf(InputStream in) throws Exception {
+    /** {@return the response head read from {@code in}, up to and including the empty line} */
+    static String headOf(InputStream in) throws Exception {
         StringBuilder b = new StringBuilder();
         while (!b.toString().endsWith("\r\n\r\n")) {
             int c = in.read();

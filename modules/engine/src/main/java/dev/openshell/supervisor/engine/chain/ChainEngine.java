@@ -146,8 +146,24 @@ public final class ChainEngine {
      * @throws VirtualMachineError if a stage threw one
      */
     public ChainResult run(Chain chain, ChainRequest request) {
+        return run(chain, request, recheck);
+    }
+
+    /**
+     * Runs {@code chain} over {@code request} with a re-check of this request's own, instead of the engine's: the
+     * body-aware L7 policy of the endpoint the request was routed to (RFC 0009, "Operation phases and placement").
+     *
+     * @param chain the selected chain; an empty chain forwards the request unchanged, a refused chain denies it
+     *     without running any stage
+     * @param request the request representation
+     * @param recheck the re-check run after every accepted body replacement of this run
+     * @return the outcome with per-stage records; never {@code null}
+     * @throws VirtualMachineError if a stage threw one
+     */
+    public ChainResult run(Chain chain, ChainRequest request, BodyRecheck recheck) {
         Objects.requireNonNull(chain, "chain");
         Objects.requireNonNull(request, "request");
+        Objects.requireNonNull(recheck, "recheck");
         if (chain.refused()) {
             return new ChainResult(new ChainOutcome.Deny(chain.refusal().orElseThrow()), List.of(),
                     request.headers(), request.body(), ChainMetadata.empty(), List.of());
@@ -157,7 +173,7 @@ public final class ChainEngine {
                     List.of());
         }
         return fold(chain, new Fold(request.target(), request.headers(), request.body(), request.context(), null,
-                chain));
+                chain, recheck));
     }
 
     /**
@@ -188,7 +204,8 @@ public final class ChainEngine {
         if (chain.isEmpty()) {
             return new ChainResult(FORWARD, List.of(), headers, request.body(), ChainMetadata.empty(), List.of());
         }
-        return fold(chain, new Fold(request.target(), headers, request.body(), context, credentials, chain));
+        return fold(chain, new Fold(request.target(), headers, request.body(), context, credentials, chain,
+                recheck));
     }
 
     private static ChainResult fold(Chain chain, Fold fold) {
@@ -223,9 +240,12 @@ public final class ChainEngine {
         /** Why the Content-Encoding the stages asked for could not be decoded: each stage fails with it. */
         private ContentDecoding.Outcome.Failed decodingFailure;
         private boolean bodyReplaced;
+        /** The re-check of this run. */
+        private final BodyRecheck recheck;
 
         Fold(HttpRequestTarget target, List<HttpHeader> headers, Body body, RequestContext context,
-             CredentialAccess credentials, Chain chain) {
+             CredentialAccess credentials, Chain chain, BodyRecheck recheck) {
+            this.recheck = recheck;
             this.target = target;
             this.context = context;
             this.credentials = credentials;

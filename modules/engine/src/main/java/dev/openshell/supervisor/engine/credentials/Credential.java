@@ -13,9 +13,11 @@ import java.util.function.Predicate;
  * @param hosts which admitted hosts it may be sent to (the configured host patterns)
  * @param hostsDescription the configured patterns, for operator-facing messages (never the value, never the client)
  * @param placement where in a request a placeholder for it may be replaced
+ * @param allowUnscannedResponses whether the response to a request carrying it may be relayed unscanned when its
+ *     body's content coding cannot be decoded (gateway key {@code allow_unscanned_responses})
  */
 public record Credential(String name, Secret value, Predicate<String> hosts, String hostsDescription,
-                         Placement placement) {
+                         Placement placement, boolean allowUnscannedResponses) {
     /**
      * @throws NullPointerException if any part is {@code null}
      * @throws IllegalArgumentException if the name breaks the grammar
@@ -30,6 +32,20 @@ public record Credential(String name, Secret value, Predicate<String> hosts, Str
             throw new IllegalArgumentException("credential name '%s' must match [A-Za-z_][A-Za-z0-9_]*"
                     .formatted(name.replaceAll("[^\\x20-\\x7e]", "?")));
         }
+    }
+
+    /**
+     * A credential whose unscannable responses are refused.
+     *
+     * @param name the name
+     * @param value the value
+     * @param hosts the host test
+     * @param hostsDescription the host patterns, for messages
+     * @param placement the placements
+     */
+    public Credential(String name, Secret value, Predicate<String> hosts, String hostsDescription,
+                      Placement placement) {
+        this(name, value, hosts, hostsDescription, placement, false);
     }
 
     /**

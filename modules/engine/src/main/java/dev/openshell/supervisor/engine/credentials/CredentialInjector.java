@@ -107,6 +107,15 @@ public final class CredentialInjector {
         return java.util.Optional.of(dev.openshell.middleware.spi.host.Secret.of(c.value().reveal()));
     }
 
+    /**
+     * {@return the declared credential named {@code name}} Its value is secret: never log it.
+     *
+     * @param name the credential name
+     */
+    public java.util.Optional<Credential> declared(String name) {
+        return java.util.Optional.ofNullable(byName.get(name));
+    }
+
     /** {@return the declared credential names} */
     public Set<String> names() {
         return new TreeSet<>(byName.keySet());

@@ -25,10 +25,14 @@ import org.eclipse.collections.api.list.ImmutableList;
  * @param allowPlaintext key {@code allow_plaintext}: whether the secret may be sent over plain {@code http};
  *     {@code false} (the default) means only to requests forwarded over TLS
  * @param ports key {@code ports}: the destination ports the secret may be sent to; empty means any admitted port
+ * @param allowUnscannedResponses key {@code allow_unscanned_responses}: whether the response to a request carrying
+ *     the secret may be relayed unscanned when its body is in a content coding the supervisor cannot decode;
+ *     {@code false} (the default) answers such a response 502 {@code response_uninspectable}
  */
 public record CredentialRule(String name, CredentialSource source, ImmutableList<HostPattern> hosts,
                              ImmutableList<String> headers, ImmutableList<String> queryParams,
-                             ImmutableList<String> basic, boolean allowPlaintext, ImmutableList<Integer> ports) {
+                             ImmutableList<String> basic, boolean allowPlaintext, ImmutableList<Integer> ports,
+                             boolean allowUnscannedResponses) {
     /**
      * Checks the components.
      *
@@ -45,6 +49,24 @@ public record CredentialRule(String name, CredentialSource source, ImmutableList
         if (hosts.isEmpty()) {
             throw new IllegalArgumentException("a credential needs at least one host");
         }
+    }
+
+    /**
+     * A rule whose unscannable responses are refused (no {@code allow_unscanned_responses}).
+     *
+     * @param name the name
+     * @param source the source
+     * @param hosts the hosts
+     * @param headers the header names
+     * @param queryParams the query parameter names
+     * @param basic the Basic parts
+     * @param allowPlaintext whether plain http is allowed
+     * @param ports the ports
+     */
+    public CredentialRule(String name, CredentialSource source, ImmutableList<HostPattern> hosts,
+                          ImmutableList<String> headers, ImmutableList<String> queryParams,
+                          ImmutableList<String> basic, boolean allowPlaintext, ImmutableList<Integer> ports) {
+        this(name, source, hosts, headers, queryParams, basic, allowPlaintext, ports, false);
     }
 
     /**

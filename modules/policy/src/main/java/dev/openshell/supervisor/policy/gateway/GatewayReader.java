@@ -57,7 +57,7 @@ final class GatewayReader {
             "body_buffer_client_share_percent", "stage_threads", "max_stuck_stages_per_binding");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
     static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts", "headers", "query_params", "basic",
-            "allow_plaintext", "ports");
+            "allow_plaintext", "ports", "allow_unscanned_responses", "auth_style", "header_name", "query_param");
     static final List<String> PLUGIN_PIN_KEYS = List.of("entry", "sha256");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "grpc_endpoint", "max_body_bytes", "timeout",
             "allow_insecure", "tls_ca_bundle", "tls_client_cert", "tls_client_key", "audience",
@@ -458,7 +458,9 @@ final class GatewayReader {
             }
             List<String> queryParams = names(t, "query_params", cp, "[^&=#\\s]+", "a query parameter name");
             List<String> basic = names(t, "basic", cp, "user|password", "user or password");
+            openShellPlacement(t, cp, headers, queryParams, basic);
             boolean allowPlaintext = bool(t, "allow_plaintext", cp).orElse(false);
+            boolean allowUnscanned = bool(t, "allow_unscanned_responses", cp).orElse(false);
             List<Integer> ports = new ArrayList<>();
             TomlArray pa = array(t, "ports", cp);
             for (int k = 0; pa != null && k < pa.size(); k++) {
@@ -473,7 +475,8 @@ final class GatewayReader {
             if (problems.errorCount() == errors) {
                 out.add(new CredentialRule(name.orElseThrow(), source.orElseThrow(), Lists.immutable.withAll(hosts),
                         Lists.immutable.withAll(headers), Lists.immutable.withAll(queryParams),
-                        Lists.immutable.withAll(basic), allowPlaintext, Lists.immutable.withAll(ports)));
+                        Lists.immutable.withAll(basic), allowPlaintext, Lists.immutable.withAll(ports),
+                        allowUnscanned));
             }
         }
         return out;
@@ -692,6 +695,65 @@ final class GatewayReader {
         }
         problems.error(at(t, key), path.key(key), "expected an array, found " + describe(v));
         return null;
+    }
+
+    /**
+     * OpenShell's credential-profile placement fields, accepted with their meaning (a provider profile's
+     * {@code credentials[]}: {@code auth_style}, {@code header_name}, {@code query_param}): {@code header_name} adds a
+     * header to {@code headers}, {@code query_param} a parameter to {@code query_params}; {@code auth_style}
+     * {@code bearer} or {@code header} needs {@code header_name}, {@code query} needs {@code query_param}, {@code basic}
+     * allows both Basic parts; {@code path} is refused (a credential is never placed in the path here).
+     */
+    private void openShellPlacement(TomlTable t, KeyPath cp, List<String> headers, List<String> queryParams,
+                                    List<String> basic) {
+        Optional<String> headerName = string(t, "header_name", cp).map(h -> h.strip().toLowerCase(Locale.ROOT));
+        headerName.ifPresent(h -> {
+            if (!h.matches("[!#$%&'*+.^_`|~0-9a-z-]+")) {
+                problems.error(at(t, "header_name"), cp.key("header_name"), "expected a header field name, found "
+                        + describe(h));
+            } else if (h.startsWith("proxy-") || HOP_BY_HOP.contains(h)) {
+                problems.error(at(t, "header_name"), cp.key("header_name"), "header " + Texts.quote(h)
+                        + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
+            } else if (!headers.contains(h)) {
+                headers.add(h);
+            }
+        });
+        Optional<String> queryParam = string(t, "query_param", cp).map(String::strip);
+        queryParam.ifPresent(q -> {
+            if (!q.matches("[^&=#\\s]+")) {
+                problems.error(at(t, "query_param"), cp.key("query_param"), "expected a query parameter name, found "
+                        + describe(q));
+            } else if (!queryParams.contains(q)) {
+                queryParams.add(q);
+            }
+        });
+        string(t, "auth_style", cp).map(a -> a.strip().toLowerCase(Locale.ROOT)).ifPresent(style -> {
+            switch (style) {
+                case "", "basic" -> {
+                    for (String part : List.of("user", "password")) {
+                        if (style.equals("basic") && !basic.contains(part)) {
+                            basic.add(part);
+                        }
+                    }
+                }
+                case "bearer", "header" -> {
+                    if (headerName.isEmpty()) {
+                        problems.error(at(t, "auth_style"), cp.key("auth_style"), "header_name is required for "
+                                + style + " auth (OpenShell's credential profile field)");
+                    }
+                }
+                case "query" -> {
+                    if (queryParam.isEmpty()) {
+                        problems.error(at(t, "auth_style"), cp.key("auth_style"), "query_param is required for query"
+                                + " auth (OpenShell's credential profile field)");
+                    }
+                }
+                case "path" -> problems.error(at(t, "auth_style"), cp.key("auth_style"), "auth_style path is not"
+                        + " supported: this supervisor never places a credential in the request path");
+                default -> problems.error(at(t, "auth_style"), cp.key("auth_style"), "unsupported auth_style "
+                        + Texts.quote(style) + "; expected basic, bearer, header or query");
+            }
+        });
     }
 
     private Optional<String> string(TomlTable t, String key, KeyPath path) {

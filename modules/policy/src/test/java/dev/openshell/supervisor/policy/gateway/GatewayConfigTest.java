@@ -565,6 +565,55 @@ class GatewayConfigTest {
     }
 
     @Test
+    void openShellCredentialProfileFieldsMeanWhatTheySayThere() {
+        GatewayConfig config = load("""
+                [[openshell.supervisor.credentials]]
+                name = "bearer"
+                source = "env:KEY"
+                hosts = ["api.test"]
+                auth_style = "bearer"
+                header_name = "Authorization"
+                [[openshell.supervisor.credentials]]
+                name = "query"
+                source = "env:KEY"
+                hosts = ["api.test"]
+                auth_style = "query"
+                query_param = "api_key"
+                query_params = ["key"]
+                [[openshell.supervisor.credentials]]
+                name = "basic"
+                source = "env:KEY"
+                hosts = ["api.test"]
+                auth_style = "basic"
+                allow_unscanned_responses = true
+                """).value();
+        assertEquals(List.of("authorization"), config.credentials().get(0).headers().castToList());
+        assertEquals(List.of("key", "api_key"), config.credentials().get(1).queryParams().castToList());
+        assertEquals(List.of("user", "password"), config.credentials().get(2).basic().castToList());
+        assertTrue(config.credentials().get(2).allowUnscannedResponses());
+        assertFalse(config.credentials().get(0).allowUnscannedResponses(), "refused unless the rule opts out");
+
+        PolicyException e = rejected("""
+                [[openshell.supervisor.credentials]]
+                name = "key"
+                source = "env:KEY"
+                hosts = ["api.test"]
+                auth_style = "path"
+                [[openshell.supervisor.credentials]]
+                name = "other"
+                source = "env:KEY"
+                hosts = ["api.test"]
+                auth_style = "header"
+                """);
+        assertEquals(List.of(
+                "g.toml:5:1: error: openshell.supervisor.credentials[0].auth_style: auth_style path is not supported:"
+                        + " this supervisor never places a credential in the request path",
+                "g.toml:10:1: error: openshell.supervisor.credentials[1].auth_style: header_name is required for"
+                        + " header auth (OpenShell's credential profile field)"),
+                e.errors().collect(ConfigProblem::describe).castToList());
+    }
+
+    @Test
     void credentialErrors() {
         PolicyException e = rejected("""
                 [[openshell.supervisor.credentials]]

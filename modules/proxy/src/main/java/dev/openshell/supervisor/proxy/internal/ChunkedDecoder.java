@@ -122,6 +122,56 @@ public final class ChunkedDecoder {
         return total;
     }
 
+    /**
+     * {@return the decoded chunk data as a stream} It ends after the last chunk and the trailer section (trailers
+     * are discarded); a framing error surfaces as an {@link IOException} whose cause is the
+     * {@link FramingException}. Closing it does nothing.
+     */
+    public java.io.InputStream dataStream() {
+        return new java.io.InputStream() {
+            private long left;
+            private boolean inChunk;
+
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                if (len == 0) {
+                    return 0;
+                }
+                try {
+                    while (left == 0) {
+                        if (done) {
+                            return -1;
+                        }
+                        if (inChunk) {
+                            endChunk();
+                            inChunk = false;
+                        }
+                        long size = nextChunk();
+                        if (size == 0) {
+                            return -1;
+                        }
+                        left = size;
+                        inChunk = true;
+                    }
+                } catch (FramingException e) {
+                    throw new IOException("malformed chunked body", e);
+                }
+                int n = in.read(b, off, (int) Math.min(len, left));
+                if (n < 0) {
+                    throw new EOFException("stream ended inside a chunk");
+                }
+                left -= n;
+                return n;
+            }
+        };
+    }
+
     private void endChunk() throws IOException, FramingException {
         int cr = in.read();
         int lf = in.read();

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.proxy.internal;
 
 import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
@@ -72,11 +73,40 @@ final class ExchangePipeline implements AutoCloseable {
             // the generation serving the request no longer admits it: nothing is read or sent upstream
             return answer(req, 403, "policy_denied", denied.reason(), req.clientClose() || framing.hasBody());
         }
+        if (plan.refusal().isPresent()) {
+            // the L7 policy refused the head: nothing is read or sent upstream, and the connection closes
+            HookResult.Deny d = plan.refusal().get();
+            client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(), true));
+            ResponseRelay.log(req, d.status());
+            return false;
+        }
 
         String method = req.head().method();
         int maxForwards = maxForwards(req.head());
-        if (method.equals("TRACE")) {
-            // a TRACE reflects the request as forwarded, credentials included: never forwarded (RFC 9110 9.3.8)
+        boolean trace = method.equals("TRACE");
+        if (trace && request.endpoint().traceAllowed() && maxForwards == 0) {
+            // RFC 9110 sections 7.6.2 and 9.3.8: the last recipient reflects the request, without credential fields
+            core.answeredLocally(plan, request, 200, "max_forwards_exhausted");
+            boolean close = req.clientClose() || framing.hasBody();
+            StringBuilder echo = new StringBuilder(512).append(method).append(' ').append(req.head().target())
+                    .append(' ').append(req.head().version()).append("\r\n");
+            for (HeaderField f : req.head().fields()) {
+                String lower = f.lowerName();
+                // credential-bearing fields (Authorization, Cookie, Proxy-*, X-Amz-*) are not reflected
+                if (!HeaderTable.hiddenFromMiddleware(lower) || HeaderTable.routingOrFraming(lower)) {
+                    echo.append(f.rawLine()).append("\r\n");
+                }
+            }
+            byte[] body = echo.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
+            client.send(("HTTP/1.1 200 OK\r\nContent-Type: message/http\r\nContent-Length: " + body.length + "\r\n"
+                    + (close ? "Connection: close\r\n" : "") + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            client.send(body);
+            ResponseRelay.log(req, 200);
+            return !close;
+        }
+        if (trace && !request.endpoint().traceAllowed()) {
+            // a TRACE reflects the request as forwarded, credentials included: not forwarded (RFC 9110 9.3.8)
+            // unless the endpoint says trace: allow
             core.answeredLocally(plan, request, 405, "method_not_allowed");
             client.send(ErrorResponses.response(405, "method_not_allowed", "TRACE is not forwarded by the supervisor",
                     java.util.Map.of(), "Allow: GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS\r\n",
@@ -153,10 +183,10 @@ final class ExchangePipeline implements AutoCloseable {
                 }
                 HookResult result = core.evaluate(plan, request, received);
                 if (result instanceof HookResult.Deny d) {
-                    client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(),
-                            req.clientClose()));
+                    boolean close = req.clientClose() || d.close();
+                    client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(), close));
                     ResponseRelay.log(req, d.status());
-                    return !req.clientClose();
+                    return !close;
                 }
                 HookResult.Forward f = (HookResult.Forward) result;
                 if (!HttpHeader.valuesOf(request.headers(), "host").equals(HttpHeader.valuesOf(f.headers(), "host"))) {
@@ -179,7 +209,7 @@ final class ExchangePipeline implements AutoCloseable {
         }
         List<HttpHeader> base = hookHeaders != null ? hookHeaders : request.headers();
         boolean rewritten = false;
-        if (method.equals("OPTIONS") && maxForwards > 0) {
+        if ((method.equals("OPTIONS") || trace) && maxForwards > 0) {
             // RFC 9110 section 7.6.2: decremented when forwarded
             List<HttpHeader> decremented = new ArrayList<>(base.size());
             for (HttpHeader h : base) {
@@ -199,19 +229,34 @@ final class ExchangePipeline implements AutoCloseable {
             }
             return answer(req, r.status(), r.error(), r.detail(), req.clientClose());
         }
+        if (trace && !credentialed.injected().isEmpty()) {
+            // a forwarded TRACE comes back as the origin received it: never with a credential in it
+            core.answeredLocally(plan, request, 403, "credential_trace_not_allowed");
+            if (mode == OutboundHead.BodyMode.STREAM_LENGTH || mode == OutboundHead.BodyMode.STREAM_CHUNKED) {
+                throw new Refusal(403, "credential_trace_not_allowed", "a credential is never sent in a TRACE");
+            }
+            return answer(req, 403, "credential_trace_not_allowed", "a credential is never sent in a TRACE",
+                    req.clientClose());
+        }
         if (continueAfterCredentials) {
             client.send(CONTINUE);
         }
         List<HttpHeader> injected = credentialed.headers();
-        String originForm = credentialed.rawQuery().equals(query) ? t.originForm()
-                : credentialed.rawQuery().isEmpty() ? t.path() : t.path() + "?" + credentialed.rawQuery();
+        // the canonical path when the hook made one (what the L7 policy matched), else the path as received
+        String path = plan.forwardPath().orElse(t.path());
+        String originForm = credentialed.rawQuery().equals(query)
+                ? (path.equals(t.path()) ? t.originForm() : t.query() == null ? path : path + "?" + t.query())
+                : credentialed.rawQuery().isEmpty() ? path : path + "?" + credentialed.rawQuery();
         String requestLine = req.head().method() + " " + originForm + " HTTP/1.1\r\n";
         String headBlock = hookHeaders == null && !rewritten && injected.equals(base)
                 ? OutboundHead.raw(requestLine, req.head(), req.nominated(), req.websocket())
                 : OutboundHead.rebuilt(requestLine, req.head(), injected, req.nominated(), req.websocket(), mode,
                         buffered == null ? 0 : buffered.size(), framing);
+        ResponseScrub scrub = credentialed.injected().isEmpty() ? null
+                : new ResponseScrub(plan, request, credentialed.injected());
         return new UpstreamForwarder(core, client).forward(new UpstreamForwarder.Outbound(req, admitted,
-                OutboundHead.encode(headBlock), mode, buffered));
+                OutboundHead.encode(headBlock), mode, buffered, req.websocket() ? plan.websocketMessages()
+                        : Optional.empty(), scrub));
     }
 
     /** Sends an error response; {@return whether the connection stays open} */

@@ -293,6 +293,25 @@ public final class ProxyCore {
         }
     }
 
+    void responseScrubbed(ResponseScrub scrub, java.util.Set<String> credentials, long headerMatches,
+                          long bodyMatches) {
+        try {
+            hook.responseScrubbed(scrub.plan(), scrub.request(), credentials, headerMatches, bodyMatches);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + scrub.request().requestId()
+                    + ": response scrub report failed: " + e.getClass().getName());
+        }
+    }
+
+    void responseUninspectable(ResponseScrub scrub, String code, boolean relayed) {
+        try {
+            hook.responseUninspectable(scrub.plan(), scrub.request(), code, relayed);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + scrub.request().requestId()
+                    + ": uninspectable response report failed: " + e.getClass().getName());
+        }
+    }
+
     CredentialInjection.Outcome.Forward inject(RequestPlan plan, ProxyRequest request, List<HttpHeader> headers,
                                                String rawQuery, java.util.Optional<Body> body) throws Refusal {
         CredentialInjection.Outcome outcome;

@@ -11,7 +11,7 @@ import java.util.Set;
  * itself), then the final head without hop-by-hop ({@link HeaderTable#hopByHop}) and Connection-nominated fields
  * (RFC 9110 section 7.6.1), then the body as framed (RFC 9112 section 6; de-chunked for an HTTP/1.0 client), and
  * decides whether the client and upstream connections stay open. A {@code 101} to a WebSocket upgrade hands over to
- * {@link UpgradeRelay}. The home of response scrubbing.
+ * {@link UpgradeRelay}. The response to a request that carried a credential goes through {@link ScrubbingRelay}.
  */
 final class ResponseRelay {
     private static final System.Logger LOG = ProxyCore.LOG;
@@ -30,7 +30,7 @@ final class ResponseRelay {
      * @throws UpstreamIOException when the upstream closed before a head (a reused connection may then be retried)
      * @throws Refusal 502 for a malformed head or an unasked {@code 101}
      */
-    ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket)
+    ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket, ResponseScrub scrub)
             throws IOException, Refusal {
         while (true) {
             ResponseHead r;
@@ -51,7 +51,8 @@ final class ResponseRelay {
                 return r;
             }
             if (r.status() != 100 && !head.isHttp10()) {
-                client.out.write(OutboundHead.encode(responseHead(r, false, false, false)));
+                ResponseHead interim = scrub == null ? r : ScrubbingRelay.scrubHead(r, scrubber(scrub));
+                client.out.write(OutboundHead.encode(responseHead(interim, false, false, false)));
                 client.out.flush();
                 client.responseStarted();
             }
@@ -64,13 +65,41 @@ final class ResponseRelay {
      * @return whether the client connection stays open for another request
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r) throws IOException, Refusal {
+        return relay(c, req, r, java.util.Optional.empty(), null);
+    }
+
+    /**
+     * Relays the final response; after a {@code 101}, the client's WebSocket text messages go through
+     * {@code websocketMessages} when it is present ({@link UpgradeRelay}). With {@code scrub} (a credential was
+     * injected) the response goes through {@link ScrubbingRelay}; a {@code 101}'s head is scrubbed here.
+     *
+     * @return whether the client connection stays open for another request
+     */
+    boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r,
+                  java.util.Optional<java.util.function.Predicate<String>> websocketMessages, ResponseScrub scrub)
+            throws IOException, Refusal {
         RequestHead head = req.head();
+        if (scrub != null && r.status() != 101) {
+            return new ScrubbingRelay(core, client, this, scrub, scrubber(scrub)).relay(c, req, r);
+        }
         if (r.status() == 101) {
+            if (scrub != null) {
+                // the head is scrubbed; the upgraded bytes are not (docs/credentials.md, section 4)
+                SecretScrubber s = scrubber(scrub);
+                r = ScrubbingRelay.scrubHead(r, s);
+                if (s.matches() > 0) {
+                    core.responseScrubbed(scrub, s.matchedNames(), s.matches(), 0);
+                }
+            }
             client.out.write(OutboundHead.encode(responseHead(r, true, false, false)));
             client.out.flush();
             client.responseStarted();
             log(req, 101);
-            UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
+            if (websocketMessages.isPresent()) {
+                UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get());
+            } else {
+                UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
+            }
             return false;
         }
         BodyFraming rf;
@@ -85,6 +114,13 @@ final class ResponseRelay {
         client.out.write(OutboundHead.encode(responseHead(r, false, closeAfter,
                 client10 && rf.kind() == BodyFraming.Kind.CHUNKED)));
         client.responseStarted();
+        relayBody(c, rf, client10);
+        log(req, r.status());
+        return release(c, r, rf, closeAfter);
+    }
+
+    /** Relays the body as framed (de-chunked for an HTTP/1.0 client) and flushes. */
+    void relayBody(UpstreamPool.Connection c, BodyFraming rf, boolean client10) throws IOException {
         switch (rf.kind()) {
             case LENGTH -> c.in().transferExactly(rf.length(), client.out, true);
             case CHUNKED -> {
@@ -100,7 +136,14 @@ final class ResponseRelay {
             }
         }
         client.out.flush();
-        log(req, r.status());
+    }
+
+    /**
+     * Returns the upstream connection to the pool when it may be reused, else closes it.
+     *
+     * @return whether the client connection stays open: {@code !closeAfter}
+     */
+    boolean release(UpstreamPool.Connection c, ResponseHead r, BodyFraming rf, boolean closeAfter) {
         boolean upstreamKeep = rf.kind() != BodyFraming.Kind.UNTIL_CLOSE && r.version().equals("HTTP/1.1")
                 && !r.listElements("connection").contains("close");
         if (upstreamKeep) {
@@ -111,20 +154,28 @@ final class ResponseRelay {
         return !closeAfter;
     }
 
+    /** The scrubber of this exchange's response, made on first use (interim and final heads share it). */
+    private SecretScrubber scrubber;
+
+    private SecretScrubber scrubber(ResponseScrub scrub) {
+        if (scrubber == null) {
+            scrubber = scrub.newScrubber();
+        }
+        return scrubber;
+    }
+
     /**
      * The upstream's response head minus hop-by-hop fields and names that shadow a protected field with {@code _}
      * ({@link HeaderTable#underscoreShadowsProtected}); framing fields stay as the relay needs them.
      */
-    private static String responseHead(ResponseHead r, boolean upgrade, boolean close, boolean dechunk) {
-        Set<String> nominated = new LinkedHashSet<>(r.listElements("connection"));
-        nominated.removeIf(HeaderTable::routingOrFraming);
+    static String responseHead(ResponseHead r, boolean upgrade, boolean close, boolean dechunk) {
+        Set<String> nominated = nominated(r);
         boolean chunked = !r.all("transfer-encoding").isEmpty();
         StringBuilder sb = new StringBuilder(1024).append(r.statusLine()).append("\r\n");
         for (HeaderField f : r.fields()) {
             String lower = f.lowerName();
-            if (HeaderTable.hopByHop(lower) || nominated.contains(lower)
-                    || HeaderTable.underscoreShadowsProtected(lower)) {
-                continue; // the last: a field a client could read as framing or hop-by-hop is dropped, as Envoy can
+            if (dropped(lower, nominated)) {
+                continue;
             }
             if (lower.equals("content-length") && chunked) {
                 continue; // RFC 9112 section 6.1: Transfer-Encoding overrides Content-Length
@@ -144,6 +195,50 @@ final class ResponseRelay {
             sb.append("Connection: close\r\n");
         }
         return sb.append("\r\n").toString();
+    }
+
+    /**
+     * The head of a response whose body the proxy re-frames (scrubbed): like {@link #responseHead} but without the
+     * upstream's framing fields, with the proxy's own.
+     *
+     * @param r the (scrubbed) head
+     * @param close whether to add {@code Connection: close}
+     * @param length the new Content-Length, or -1 for none
+     * @param chunked whether to add {@code Transfer-Encoding: chunked}
+     * @param decoded whether the body is sent decoded: {@code Content-Encoding} is dropped
+     */
+    static String reframedHead(ResponseHead r, boolean close, long length, boolean chunked, boolean decoded) {
+        Set<String> nominated = nominated(r);
+        StringBuilder sb = new StringBuilder(1024).append(r.statusLine()).append("\r\n");
+        for (HeaderField f : r.fields()) {
+            String lower = f.lowerName();
+            if (dropped(lower, nominated) || lower.equals("content-length") || lower.equals("transfer-encoding")
+                    || (decoded && lower.equals("content-encoding"))) {
+                continue;
+            }
+            sb.append(f.rawLine()).append("\r\n");
+        }
+        if (length >= 0) {
+            sb.append("Content-Length: ").append(length).append("\r\n");
+        }
+        if (chunked) {
+            sb.append("Transfer-Encoding: chunked\r\n");
+        }
+        if (close) {
+            sb.append("Connection: close\r\n");
+        }
+        return sb.append("\r\n").toString();
+    }
+
+    private static Set<String> nominated(ResponseHead r) {
+        Set<String> nominated = new LinkedHashSet<>(r.listElements("connection"));
+        nominated.removeIf(HeaderTable::routingOrFraming);
+        return nominated;
+    }
+
+    /** Hop-by-hop, nominated, and names that shadow a protected field with {@code _} (dropped, as Envoy can). */
+    private static boolean dropped(String lower, Set<String> nominated) {
+        return HeaderTable.hopByHop(lower) || nominated.contains(lower) || HeaderTable.underscoreShadowsProtected(lower);
     }
 
     static void log(ParsedRequest req, int status) {

@@ -1,6 +1,9 @@
 package dev.openshell.supervisor.proxy.internal;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -10,56 +13,180 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
- * Replaces injected secret values in a byte stream by their placeholders, for the response of a request into which
- * credentials were injected (issue 22, item 2: "nothing comes back"). Not yet wired into {@link ResponseRelay}.
+ * Replaces injected secret values in response bytes by their placeholders, for the response of a request into which
+ * credentials were injected (issue 22, item 2: "nothing comes back"). {@link ScrubbingRelay} uses it for the status
+ * line, every header field and the body.
  *
- * <p>Forms searched for each secret: the value as UTF-8; its base64 (standard and URL-safe alphabets, at each of the
- * three byte alignments, so the value is found inside a longer encoded text such as Basic {@code user:password});
- * its RFC 3986 percent-encoding (upper- and lowercase hex); its JSON string escaping. Longest form first at each
- * position; each match is replaced by the secret's placeholder.
+ * <p>Forms searched for each secret ({@link #forms}): the value as UTF-8; its base64 (standard and URL-safe
+ * alphabets, at each of the three byte alignments, only the characters that carry secret bits only, so the value is
+ * found inside a longer encoded text such as Basic {@code user:password}); its percent-encodings (RFC 3986 with only
+ * unreserved characters kept, JavaScript's {@code encodeURIComponent} and {@code encodeURI}, form encoding;
+ * upper- and lowercase hex); its JSON string escapings (RFC 8259 section 7: {@code \/} or {@code /}, {@code \\u}
+ * escapes in either hex case). At each position the longest matching form wins; each match is replaced by the
+ * secret's placeholder.
  *
- * <p>Streaming: {@link #feed} emits everything that can no longer be the start of a match and keeps at most
- * {@link #window()} - 1 bytes (the longest form's length minus one) as carry-over, so a match split across chunks is
- * still found; {@link #finish} flushes the carry. One instance per response; not thread-safe.
+ * <p>One pass over the bytes for all secrets and forms: a byte-pair filter (a 64 Ki-bit set of the first two bytes
+ * of every form) rejects nearly every position with two array reads; only positions that pass it compare the forms
+ * starting with that byte. Streaming ({@link #scrubbing}, {@link #feed}): bytes are emitted as soon as they can no
+ * longer be the start of a match; only a tail that is a proper prefix of some form is held back (at most the longest
+ * form's length minus one, {@link #window()}), so a match split across reads or chunks is still found, and a stream
+ * that pauses (server-sent events) is not delayed unless its last bytes could begin a secret. One instance per
+ * response; not thread-safe.
  */
 final class SecretScrubber {
-    private final byte[][] forms;
-    private final byte[][] replacements;
-    private final int window;
-    private byte[] carry = new byte[0];
-    private long matches;
+    /**
+     * One secret to scrub.
+     *
+     * @param name the credential name, for the operator's finding
+     * @param value the secret value; not empty
+     * @param placeholder what replaces it, e.g. {@code openshell:resolve:env:NAME}
+     */
+    record Secret(String name, String value, String placeholder) {
+        /** @throws IllegalArgumentException if the value is empty */
+        Secret {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(placeholder, "placeholder");
+            if (value.isEmpty()) {
+                throw new IllegalArgumentException("an empty secret cannot be scrubbed");
+            }
+        }
+
+        /** {@return the name only: never the value} */
+        @Override
+        public String toString() {
+            return "Secret[" + name + "]";
+        }
+    }
 
     /**
-     * @param secrets each secret value mapped to its placeholder (e.g. {@code openshell:resolve:env:NAME})
+     * The searched forms of a set of secrets and their filters: immutable, shared by every response to requests that
+     * carried the same credentials ({@link #compiled}).
+     */
+    static final class Compiled {
+        final byte[][] forms;
+        final byte[][] replacements;
+        final int[] owner;
+        final String[] names;
+        /** Form indices by first byte, longest form first; null when no form starts with that byte. */
+        final int[][] byFirst = new int[256][];
+        /** Bit (b0 << 8 | b1) is set when some form starts with b0 b1 (or is b0 alone). */
+        final long[] pairs = new long[1024];
+        final int window;
+
+        Compiled(List<Secret> secrets) {
+            names = new String[secrets.size()];
+            Map<String, Integer> byForm = new LinkedHashMap<>();
+            for (int s = 0; s < secrets.size(); s++) {
+                Secret secret = secrets.get(s);
+                names[s] = secret.name();
+                for (String form : forms(secret.value())) {
+                    byForm.putIfAbsent(form, s);
+                }
+            }
+            List<Map.Entry<String, Integer>> sorted = new ArrayList<>(byForm.entrySet());
+            sorted.sort(Comparator.comparingInt((Map.Entry<String, Integer> e) -> e.getKey().length()).reversed());
+            forms = new byte[sorted.size()][];
+            replacements = new byte[sorted.size()][];
+            owner = new int[sorted.size()];
+            int w = 1;
+            List<List<Integer>> first = new ArrayList<>(256);
+            for (int b = 0; b < 256; b++) {
+                first.add(null);
+            }
+            for (int i = 0; i < sorted.size(); i++) {
+                byte[] f = sorted.get(i).getKey().getBytes(StandardCharsets.UTF_8);
+                forms[i] = f;
+                owner[i] = sorted.get(i).getValue();
+                replacements[i] = secrets.get(owner[i]).placeholder().getBytes(StandardCharsets.UTF_8);
+                w = Math.max(w, f.length);
+                int b0 = f[0] & 0xff;
+                if (first.get(b0) == null) {
+                    first.set(b0, new ArrayList<>());
+                }
+                first.get(b0).add(i); // sorted is longest first, so each list is too
+                if (f.length == 1) {
+                    for (int b1 = 0; b1 < 256; b1++) {
+                        setPair(b0, b1);
+                    }
+                } else {
+                    setPair(b0, f[1] & 0xff);
+                }
+            }
+            for (int b = 0; b < 256; b++) {
+                if (first.get(b) != null) {
+                    byFirst[b] = first.get(b).stream().mapToInt(Integer::intValue).toArray();
+                }
+            }
+            window = w;
+        }
+
+        private void setPair(int b0, int b1) {
+            int bit = b0 << 8 | b1;
+            pairs[bit >>> 6] |= 1L << bit;
+        }
+    }
+
+    /** Compiled form sets by secret list: a credential-bearing request costs no compilation after the first. */
+    private static final com.github.benmanes.caffeine.cache.Cache<List<Secret>, Compiled> COMPILED =
+            com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(256).build();
+
+    private final byte[][] forms;
+    private final byte[][] replacements;
+    private final int[] owner;
+    private final String[] names;
+    private final int[][] byFirst;
+    private final long[] pairs;
+    private final int window;
+    private final long[] matchesBy;
+    private long matches;
+    private final Scrubbing feeder;
+    private final ByteArrayOutputStream feedOut = new ByteArrayOutputStream();
+
+    /**
+     * @param secrets each secret value mapped to its placeholder (e.g. {@code openshell:resolve:env:NAME}); the
+     *     placeholder also names it in {@link #matchedNames()}
      * @throws IllegalArgumentException if a secret is empty
      */
     SecretScrubber(Map<String, String> secrets) {
-        Map<String, byte[]> byForm = new LinkedHashMap<>();
-        secrets.forEach((secret, placeholder) -> {
-            if (secret.isEmpty()) {
-                throw new IllegalArgumentException("an empty secret cannot be scrubbed");
-            }
-            byte[] p = placeholder.getBytes(StandardCharsets.UTF_8);
-            for (String form : forms(secret)) {
-                byForm.putIfAbsent(form, p);
-            }
-        });
-        List<Map.Entry<String, byte[]>> sorted = new ArrayList<>(byForm.entrySet());
-        sorted.sort(Comparator.comparingInt((Map.Entry<String, byte[]> e) -> e.getKey().length()).reversed());
-        forms = new byte[sorted.size()][];
-        replacements = new byte[sorted.size()][];
-        int w = 1;
-        for (int i = 0; i < sorted.size(); i++) {
-            forms[i] = sorted.get(i).getKey().getBytes(StandardCharsets.UTF_8);
-            replacements[i] = sorted.get(i).getValue();
-            w = Math.max(w, forms[i].length);
-        }
-        window = w;
+        this(secrets.entrySet().stream().map(e -> new Secret(e.getValue(), e.getKey(), e.getValue())).toList());
     }
 
-    /** {@return every form searched for {@code secret}, shortest ones that are too short to be telling dropped} */
+    /**
+     * @param secrets the secrets
+     * @throws IllegalArgumentException if a secret is empty
+     */
+    SecretScrubber(List<Secret> secrets) {
+        this(new Compiled(secrets));
+    }
+
+    /** @param c the compiled forms, e.g. from {@link #compiled} */
+    SecretScrubber(Compiled c) {
+        forms = c.forms;
+        replacements = c.replacements;
+        owner = c.owner;
+        names = c.names;
+        byFirst = c.byFirst;
+        pairs = c.pairs;
+        window = c.window;
+        matchesBy = new long[names.length];
+        feeder = new Scrubbing(feedOut);
+    }
+
+    /** {@return the compiled forms of {@code secrets}, from a bounded cache} @param secrets the secrets */
+    static Compiled compiled(List<Secret> secrets) {
+        return COMPILED.get(List.copyOf(secrets), Compiled::new);
+    }
+
+    private boolean pair(int b0, int b1) {
+        int bit = b0 << 8 | b1;
+        return (pairs[bit >>> 6] & (1L << bit)) != 0;
+    }
+
+    /** {@return every form searched for {@code secret}, without repeats} @param secret the value */
     static List<String> forms(String secret) {
         List<String> out = new ArrayList<>();
         byte[] raw = secret.getBytes(StandardCharsets.UTF_8);
@@ -77,14 +204,18 @@ final class SecretScrubber {
                 }
             }
         }
-        out.add(percent(raw, true));
-        out.add(percent(raw, false));
-        out.add(json(secret, true));
-        out.add(json(secret, false));
+        for (boolean upper : new boolean[] {true, false}) {
+            out.add(percent(raw, upper, ""));
+            out.add(percent(raw, upper, "!*'()"));             // encodeURIComponent
+            out.add(percent(raw, upper, "!*'();,/?:@&=+$#"));  // encodeURI
+            out.add(percent(raw, upper, "*").replace("%20", "+")); // application/x-www-form-urlencoded
+            out.add(json(secret, true, upper));
+            out.add(json(secret, false, upper));
+        }
         return out.stream().distinct().toList();
     }
 
-    /** {@return the length of the longest form: the carry-over window} */
+    /** {@return the length of the longest form: a held-back tail is shorter} */
     int window() {
         return window;
     }
@@ -94,69 +225,183 @@ final class SecretScrubber {
         return matches;
     }
 
+    /** {@return the names of the secrets found so far, sorted} */
+    Set<String> matchedNames() {
+        Set<String> out = new TreeSet<>();
+        for (int i = 0; i < matchesBy.length; i++) {
+            if (matchesBy[i] > 0) {
+                out.add(names[i]);
+            }
+        }
+        return out;
+    }
+
     /** {@return the scrubbed bytes that are final after {@code chunk}} @param chunk the next bytes of the stream */
     byte[] feed(byte[] chunk) {
-        return scan(concat(carry, chunk), false);
-    }
-
-    /** {@return the scrubbed rest of the stream} */
-    byte[] finish() {
-        return scan(carry, true);
-    }
-
-    /** {@return {@code all} scrubbed in one go} @param all a complete text, e.g. a header value */
-    byte[] scrubAll(byte[] all) {
-        byte[] head = feed(all);
-        byte[] tail = finish();
-        return concat(head, tail);
-    }
-
-    private byte[] scan(byte[] buf, boolean last) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(buf.length + 16);
-        int i = 0;
-        int n = buf.length;
-        outer:
-        while (i < n) {
-            if (!last && i > n - window) {
-                break; // a match starting here could continue in the next chunk
-            }
-            for (int f = 0; f < forms.length; f++) {
-                byte[] form = forms[f];
-                if (form.length <= n - i && form[0] == buf[i] && regionEquals(buf, i, form)) {
-                    out.write(replacements[f], 0, replacements[f].length);
-                    matches++;
-                    i += form.length;
-                    continue outer;
-                }
-            }
-            out.write(buf[i]);
-            i++;
+        try {
+            feeder.write(chunk, 0, chunk.length);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
         }
-        carry = Arrays.copyOfRange(buf, i, n);
+        return drainFeed();
+    }
+
+    /** {@return the scrubbed rest of the stream {@link #feed} was given} */
+    byte[] finish() {
+        try {
+            feeder.finish();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return drainFeed();
+    }
+
+    private byte[] drainFeed() {
+        byte[] out = feedOut.toByteArray();
+        feedOut.reset();
+        return out;
+    }
+
+    /**
+     * {@return {@code all} scrubbed in one go, independently of any stream in progress}
+     *
+     * @param all a complete text, e.g. a header value
+     */
+    byte[] scrubAll(byte[] all) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(all.length + 16);
+        try {
+            scan(all, all.length, true, out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         return out.toByteArray();
     }
 
-    private static boolean regionEquals(byte[] buf, int at, byte[] form) {
-        return Arrays.equals(buf, at, at + form.length, form, 0, form.length);
+    /**
+     * {@return a stream that writes what it is given to {@code sink}, scrubbed} Call {@link Scrubbing#finish} at the
+     * end of the body; {@link Scrubbing#flush} flushes the sink (a held-back tail stays held).
+     *
+     * @param sink where scrubbed bytes go
+     */
+    Scrubbing scrubbing(OutputStream sink) {
+        return new Scrubbing(sink);
     }
 
-    private static byte[] concat(byte[] a, byte[] b) {
-        if (a.length == 0) {
-            return b;
+    /** The streaming side: a held-back tail, the bytes that could still start a form. */
+    final class Scrubbing extends OutputStream {
+        private final OutputStream sink;
+        private byte[] buf = new byte[0];
+        private int len;
+
+        Scrubbing(OutputStream sink) {
+            this.sink = sink;
         }
-        byte[] c = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, c, a.length, b.length);
-        return c;
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int n) throws IOException {
+            Objects.checkFromIndexSize(off, n, b.length);
+            if (n == 0) {
+                return;
+            }
+            byte[] work;
+            int total;
+            if (len == 0) {
+                work = b;
+                if (off != 0) {
+                    work = Arrays.copyOfRange(b, off, off + n);
+                }
+                total = n;
+            } else {
+                if (buf.length < len + n) {
+                    buf = Arrays.copyOf(buf, Math.max(len + n, buf.length * 2));
+                }
+                System.arraycopy(b, off, buf, len, n);
+                work = buf;
+                total = len + n;
+            }
+            int carry = scan(work, total, false, sink);
+            int left = total - carry;
+            if (left > 0) {
+                if (buf.length < left) {
+                    buf = new byte[Math.max(left, window)];
+                }
+                System.arraycopy(work, carry, buf, 0, left);
+            }
+            len = left;
+        }
+
+        @Override
+        public void flush() throws IOException {
+            sink.flush();
+        }
+
+        /** Writes the held-back tail (the end of the body: nothing can complete it). Does not close the sink. */
+        void finish() throws IOException {
+            if (len > 0) {
+                scan(buf, len, true, sink);
+                len = 0;
+            }
+        }
     }
 
-    /** RFC 3986 percent-encoding, unreserved characters kept. */
-    static String percent(byte[] raw, boolean upper) {
+    /**
+     * Scans {@code buf[0, n)}, writing it scrubbed to {@code out}.
+     *
+     * @param last whether the stream ends after these bytes
+     * @return where the held-back tail starts ({@code n} when nothing is held)
+     */
+    private int scan(byte[] buf, int n, boolean last, OutputStream out) throws IOException {
+        int i = 0;
+        int run = 0;
+        outer:
+        while (i < n) {
+            int b0 = buf[i] & 0xff;
+            int[] candidates = byFirst[b0];
+            if (candidates == null || (i + 1 < n && !pair(b0, buf[i + 1] & 0xff))) {
+                i++;
+                continue;
+            }
+            int avail = n - i;
+            for (int f : candidates) {
+                byte[] form = forms[f];
+                if (form.length <= avail) {
+                    if (Arrays.equals(buf, i, i + form.length, form, 0, form.length)) {
+                        out.write(buf, run, i - run);
+                        out.write(replacements[f]);
+                        matches++;
+                        matchesBy[owner[f]]++;
+                        i += form.length;
+                        run = i;
+                        continue outer;
+                    }
+                } else if (!last && Arrays.equals(buf, i, n, form, 0, avail)) {
+                    // a longer form could still match here once more bytes arrive: hold back from i
+                    out.write(buf, run, i - run);
+                    return i;
+                }
+            }
+            i++;
+        }
+        out.write(buf, run, n - run);
+        return n;
+    }
+
+    /**
+     * Percent-encoding of UTF-8 bytes: ASCII letters, digits and {@code -._~} are kept, and so is every character in
+     * {@code keep}; everything else becomes {@code %XX}.
+     */
+    static String percent(byte[] raw, boolean upper, String keep) {
         String hex = upper ? "0123456789ABCDEF" : "0123456789abcdef";
         StringBuilder b = new StringBuilder(raw.length * 3);
         for (byte x : raw) {
             int c = x & 0xff;
             if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
-                    || c == '_' || c == '~') {
+                    || c == '_' || c == '~' || (c < 0x80 && keep.indexOf(c) >= 0)) {
                 b.append((char) c);
             } else {
                 b.append('%').append(hex.charAt(c >> 4)).append(hex.charAt(c & 0xf));
@@ -165,8 +410,17 @@ final class SecretScrubber {
         return b.toString();
     }
 
+    /** RFC 3986 percent-encoding, unreserved characters kept. */
+    static String percent(byte[] raw, boolean upper) {
+        return percent(raw, upper, "");
+    }
+
     /** JSON string escaping (RFC 8259 section 7), non-ASCII as {@code \\uXXXX}, {@code /} as {@code \/} or kept. */
     static String json(String s, boolean slash) {
+        return json(s, slash, false);
+    }
+
+    private static String json(String s, boolean slash, boolean upperHex) {
         Objects.requireNonNull(s, "s");
         StringBuilder b = new StringBuilder(s.length() + 8);
         for (int i = 0; i < s.length(); i++) {
@@ -177,7 +431,7 @@ final class SecretScrubber {
                 case '/' -> b.append(slash ? "\\/" : "/");
                 default -> {
                     if (c < 0x20 || c > 0x7e) {
-                        b.append(String.format("\\u%04x", (int) c));
+                        b.append(String.format(upperHex ? "\\u%04X" : "\\u%04x", (int) c));
                     } else {
                         b.append(c);
                     }

@@ -2,11 +2,16 @@ package dev.openshell.supervisor.proxy.internal;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 /**
  * Relays bytes both ways between the client and an upstream connection until either side ends: after a
- * {@code 101 Switching Protocols} to a WebSocket upgrade (RFC 6455; frames are relayed without inspection), and for a
- * {@code tls: skip} tunnel. Closes the client socket at the end. The home of WebSocket frame inspection.
+ * {@code 101 Switching Protocols} to a WebSocket upgrade (RFC 6455), and for a {@code tls: skip} tunnel. Closes the
+ * client socket at the end. Frames are relayed without inspection ({@link #relay}), except on an L7
+ * {@code protocol: websocket} endpoint ({@link #relayInspected}), where the client's frames are parsed and each text
+ * message is held until the L7 policy allows it ({@link WebSocketFrames}); server-to-client bytes are always relayed
+ * untouched.
  */
 final class UpgradeRelay {
     private UpgradeRelay() {
@@ -30,12 +35,61 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
+        finish(client, c, toUpstream, null);
+    }
+
+    /**
+     * Relays a WebSocket connection whose client text messages the L7 policy decides on, until either side closes,
+     * then closes both. When the client breaks RFC 6455 (1002, 1007, 1009) or the policy refuses a message (1008),
+     * the supervisor sends a close frame with that status to the upstream (masked) and, once the upstream side has
+     * stopped, to the client (unmasked), and closes both; the refused message never reaches the upstream.
+     *
+     * @param client the client side
+     * @param c the upstream connection
+     * @param idle the idle limit of the upstream read side
+     * @param messages decides on each complete client text message; {@code false} closes with 1008
+     */
+    static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
+                               Predicate<String> messages) {
+        c.readTimeout(idle);
+        AtomicInteger closeStatus = new AtomicInteger();
+        Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
+            try {
+                WebSocketFrames.Ended ended = WebSocketFrames.relayClientFrames(client.in, c.out(),
+                        m -> messages.test(m) ? WebSocketFrames.Verdict.FORWARD : WebSocketFrames.Verdict.CLOSE);
+                if (ended.closeStatus() != 0) {
+                    closeStatus.set(ended.closeStatus());
+                    ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
+                            ended.closeStatus(), ended.reason());
+                    c.out().write(WebSocketFrames.closeFrame(ended.closeStatus(), true));
+                    c.out().flush();
+                    c.close(); // ends the upstream-to-client side, which then sends the client its close frame
+                }
+            } catch (IOException e) {
+                // either side closed
+            } finally {
+                c.shutdownOutput();
+            }
+        });
+        finish(client, c, toUpstream, closeStatus);
+    }
+
+    /**
+     * Relays upstream-to-client until the end, then closes both sides; sends the client a close frame first when
+     * the client-to-upstream side ended with a status.
+     */
+    private static void finish(ClientStream client, UpstreamPool.Connection c, Thread toUpstream,
+                               AtomicInteger closeStatus) {
         try {
             c.in().transferToEnd(client.out);
         } catch (IOException e) {
             // either side closed
         } finally {
             try {
+                // the client side sets its status before it closes the upstream connection, which ended this side
+                if (closeStatus != null && closeStatus.get() != 0) {
+                    client.out.write(WebSocketFrames.closeFrame(closeStatus.get(), false));
+                }
                 client.out.flush();
             } catch (IOException ignored) {
                 // client gone
@@ -43,8 +97,12 @@ final class UpgradeRelay {
             c.close();
             client.closer.run();
         }
+        joinQuietly(toUpstream);
+    }
+
+    private static void joinQuietly(Thread t) {
         try {
-            toUpstream.join(Duration.ofSeconds(5));
+            t.join(Duration.ofSeconds(5));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

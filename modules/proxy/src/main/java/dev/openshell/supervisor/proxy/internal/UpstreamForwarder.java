@@ -23,9 +23,13 @@ final class UpstreamForwarder {
      * @param head the encoded request head
      * @param mode how the body goes
      * @param buffered the buffered body, with {@link OutboundHead.BodyMode#BUFFERED}
+     * @param websocketMessages the policy on the client's WebSocket text messages after a {@code 101}, when they
+     *     are inspected ({@link dev.openshell.supervisor.proxy.RequestPlan#websocketMessages()})
+     * @param scrub the credential values to scrub from the response, or {@code null} when none was injected
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,
-                    Body buffered) {
+                    Body buffered, java.util.Optional<java.util.function.Predicate<String>> websocketMessages,
+                    ResponseScrub scrub) {
     }
 
     private final ProxyCore core;
@@ -81,7 +85,7 @@ final class UpstreamForwarder {
                 }
                 up.flush();
                 c.awaitReadable();
-                response = relay.finalResponse(c, req.head(), req.websocket());
+                response = relay.finalResponse(c, req.head(), req.websocket(), o.scrub());
                 break;
             } catch (UpstreamIOException e) {
                 c.close();
@@ -95,7 +99,7 @@ final class UpstreamForwarder {
             }
         }
         try {
-            return relay.relay(c, req, response);
+            return relay.relay(c, req, response, o.websocketMessages(), o.scrub());
         } catch (IOException | RuntimeException e) {
             c.close();
             throw e;

@@ -76,6 +76,52 @@ class SecretScrubberTest {
                 StandardCharsets.UTF_8));
     }
 
+    @Property(tries = 200)
+    void theStreamingSideAgreesWithTheWholeTextForSeveralSecrets(@ForAll("secrets") String a,
+                                                                 @ForAll("secrets") String b,
+                                                                 @ForAll("filler") String filler,
+                                                                 @ForAll @IntRange(min = 0, max = 40) int formA,
+                                                                 @ForAll @IntRange(min = 0, max = 40) int formB,
+                                                                 @ForAll @Size(max = 12) List<@IntRange(min = 1,
+                                                                         max = 9) Integer> cuts) throws Exception {
+        List<String> fa = SecretScrubber.forms(a);
+        List<String> fb = SecretScrubber.forms(b);
+        byte[] input = (filler + fa.get(formA % fa.size()) + filler + fb.get(formB % fb.size()) + filler)
+                .getBytes(StandardCharsets.UTF_8);
+        List<SecretScrubber.Secret> secrets = a.equals(b) ? List.of(new SecretScrubber.Secret("A", a, "<A>"))
+                : List.of(new SecretScrubber.Secret("A", a, "<A>"), new SecretScrubber.Secret("B", b, "<B>"));
+        SecretScrubber s = new SecretScrubber(secrets);
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        SecretScrubber.Scrubbing out = s.scrubbing(sink);
+        int at = 0;
+        for (int c : cuts) {
+            int next = Math.min(input.length, at + c);
+            out.write(input, at, next - at);
+            at = next;
+        }
+        out.write(input, at, input.length - at);
+        out.finish();
+        String text = sink.toString(StandardCharsets.UTF_8);
+        assertEquals(new String(new SecretScrubber(secrets).scrubAll(input), StandardCharsets.UTF_8), text);
+        assertFalse(text.contains(a) || text.contains(b), "no secret survives");
+        assertTrue(s.matches() >= 2 || a.contains(b) || b.contains(a), "both found");
+    }
+
+    @Test
+    void onlyATailThatCouldStartASecretIsHeldBack() {
+        SecretScrubber s = new SecretScrubber(Map.of("k-secret-1", PLACEHOLDER));
+        assertEquals("data: hello\n\n", new String(s.feed("data: hello\n\n".getBytes(StandardCharsets.UTF_8)),
+                StandardCharsets.UTF_8), "a paused stream (server-sent events) is not delayed");
+        assertEquals("data: ", new String(s.feed("data: k-sec".getBytes(StandardCharsets.UTF_8)),
+                StandardCharsets.UTF_8), "a possible start of the secret waits for the next bytes");
+        assertEquals(PLACEHOLDER + "!", new String(s.feed("ret-1!".getBytes(StandardCharsets.UTF_8)),
+                StandardCharsets.UTF_8));
+        assertEquals("k-se", new String(s.feed("k-se".getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8)
+                .isEmpty() ? new String(s.finish(), StandardCharsets.UTF_8) : "held bytes leaked early",
+                "at the end of the stream the held tail is written as it was");
+        assertEquals(java.util.Set.of(PLACEHOLDER), s.matchedNames());
+    }
+
     @Test
     void findsTheSecretInsideBasicCredentialsAndCountsMatches() {
         String secret = "s3cret/+value";

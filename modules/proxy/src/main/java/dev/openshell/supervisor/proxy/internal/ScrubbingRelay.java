@@ -1,0 +1,356 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PushbackInputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.Inflater;
+import java.util.zip.InflaterInputStream;
+import java.util.zip.ZipException;
+
+/**
+ * Relays the response to a request into which credentials were injected, with every injected value replaced by its
+ * placeholder (issue 22, item 2; {@link SecretScrubber} for the forms searched): in the status line's reason phrase,
+ * in every header field value (a field whose name holds a value is dropped), and in the body, whatever its framing.
+ *
+ * <p>The body's length changes with each replacement, so it is re-framed (RFC 9112 section 6): a Content-Length body
+ * of at most {@value #SMALL_BODY} bytes is read whole, scrubbed and sent with its new Content-Length; any other body
+ * (longer, chunked, close-delimited, compressed) is streamed through the scrubber and sent chunked to an HTTP/1.1
+ * client (the connection stays open) or close-delimited to an HTTP/1.0 client. The upstream connection is reused
+ * exactly as when relaying unscrubbed.
+ *
+ * <p>Content codings (RFC 9110 section 8.4): a body in {@code gzip}, {@code x-gzip} or {@code deflate} (zlib or raw)
+ * is decoded, scrubbed and sent decoded ({@code Content-Encoding} dropped). A body in any other coding, or stacked
+ * codings, cannot be scanned: it is answered {@code 502 response_uninspectable} (nothing of it reaches the client)
+ * unless every injected credential allows relaying it unscanned; a compressed body that does not decode before the
+ * head is sent is answered the same way, and one that stops decoding later is cut off (the connection closes).
+ * Decoding streams at the pace the client reads, so a highly compressed body costs no memory.
+ *
+ * <p>A {@code 101} is not relayed here: {@link ResponseRelay} scrubs its head and relays the upgraded bytes (with
+ * their WebSocket message policy) unscrubbed.
+ */
+final class ScrubbingRelay {
+    /** The longest Content-Length body read whole, to keep a Content-Length; longer ones are re-chunked. */
+    static final int SMALL_BODY = 64 * 1024;
+    static final String UNINSPECTABLE = "response_uninspectable";
+    private static final System.Logger LOG = ProxyCore.LOG;
+
+    private enum Coding { IDENTITY, GZIP, DEFLATE, UNSCANNABLE }
+
+    private final ProxyCore core;
+    private final ClientStream client;
+    private final ResponseRelay relay;
+    private final ResponseScrub scrub;
+    private final SecretScrubber scrubber;
+
+    ScrubbingRelay(ProxyCore core, ClientStream client, ResponseRelay relay, ResponseScrub scrub,
+                   SecretScrubber scrubber) {
+        this.core = core;
+        this.client = client;
+        this.relay = relay;
+        this.scrub = scrub;
+        this.scrubber = scrubber;
+    }
+
+    /**
+     * {@return {@code r} with every injected value replaced in the reason phrase and the field values} A field whose
+     * name holds a value is dropped; framing fields ({@code Content-Length}, {@code Transfer-Encoding},
+     * {@code Connection}) are kept as they are (the relay rebuilds or reads them).
+     *
+     * @param r the head as received
+     * @param scrubber the response's scrubber (its count grows with each replacement)
+     */
+    static ResponseHead scrubHead(ResponseHead r, SecretScrubber scrubber) {
+        String line = r.statusLine();
+        int reasonAt = Math.min(line.length(), 12); // "HTTP/1.1 200"
+        String reason = scrub(line.substring(reasonAt), scrubber);
+        List<HeaderField> fields = new ArrayList<>(r.fields().size());
+        for (HeaderField f : r.fields()) {
+            String lower = f.lowerName();
+            if (lower.equals("content-length") || lower.equals("transfer-encoding") || lower.equals("connection")) {
+                fields.add(f);
+                continue;
+            }
+            long before = scrubber.matches();
+            String name = scrub(f.name(), scrubber);
+            if (scrubber.matches() != before) {
+                continue; // a field named after a secret: the name cannot hold a placeholder, so the field goes
+            }
+            String value = scrub(f.value(), scrubber);
+            fields.add(scrubber.matches() == before ? f : HeaderField.of(name, value));
+        }
+        return new ResponseHead(line.substring(0, reasonAt) + reason, r.version(), r.status(), fields);
+    }
+
+    private static String scrub(String latin1, SecretScrubber scrubber) {
+        long before = scrubber.matches();
+        byte[] out = scrubber.scrubAll(latin1.getBytes(StandardCharsets.ISO_8859_1));
+        return scrubber.matches() == before ? latin1 : new String(out, StandardCharsets.ISO_8859_1);
+    }
+
+    /** {@return whether the client connection stays open} */
+    boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead received) throws IOException, Refusal {
+        RequestHead head = req.head();
+        ResponseHead r = scrubHead(received, scrubber);
+        long headerMatches = scrubber.matches();
+        try {
+            return relayScrubbed(c, req, head, received, r);
+        } finally {
+            long bodyMatches = scrubber.matches() - headerMatches;
+            if (scrubber.matches() > 0) {
+                core.responseScrubbed(scrub, scrubber.matchedNames(), headerMatches, bodyMatches);
+            }
+        }
+    }
+
+    private boolean relayScrubbed(UpstreamPool.Connection c, ParsedRequest req, RequestHead head,
+                                  ResponseHead received, ResponseHead r) throws IOException, Refusal {
+        BodyFraming rf;
+        try {
+            rf = BodyFraming.forResponse(received, head.method());
+        } catch (FramingException e) {
+            throw new Refusal(502, "invalid_upstream_response", "the upstream sent an invalid Content-Length");
+        }
+        boolean client10 = head.isHttp10();
+        boolean closeAfter = req.clientClose() || rf.kind() == BodyFraming.Kind.UNTIL_CLOSE
+                || client.state.draining();
+        if (!rf.hasBody()) {
+            client.out.write(OutboundHead.encode(ResponseRelay.responseHead(r, false, closeAfter, false)));
+            client.responseStarted();
+            relay.relayBody(c, rf, client10); // a zero Content-Length: nothing to read
+            ResponseRelay.log(req, r.status());
+            return relay.release(c, received, rf, closeAfter);
+        }
+        Coding coding = coding(received);
+        if (coding == Coding.UNSCANNABLE) {
+            boolean relayed = scrub.injected().relayUnscannable();
+            core.responseUninspectable(scrub, UNINSPECTABLE, relayed);
+            if (!relayed) {
+                return refuse(c, req);
+            }
+            client.out.write(OutboundHead.encode(ResponseRelay.responseHead(r, false, closeAfter,
+                    client10 && rf.kind() == BodyFraming.Kind.CHUNKED)));
+            client.responseStarted();
+            relay.relayBody(c, rf, client10);
+            ResponseRelay.log(req, r.status());
+            return relay.release(c, received, rf, closeAfter);
+        }
+        InputStream framed = framed(c, rf);
+        if (coding == Coding.IDENTITY && rf.kind() == BodyFraming.Kind.LENGTH && rf.length() <= SMALL_BODY) {
+            byte[] body = framed.readNBytes((int) rf.length());
+            if (body.length != rf.length()) {
+                throw new EOFException("stream ended inside a message body");
+            }
+            byte[] scrubbed = scrubber.scrubAll(body);
+            client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, scrubbed.length, false,
+                    false)));
+            client.responseStarted();
+            client.out.write(scrubbed);
+            client.out.flush();
+            ResponseRelay.log(req, r.status());
+            return relay.release(c, received, rf, closeAfter);
+        }
+        byte[] buf = new byte[16 * 1024];
+        InputStream body;
+        Inflater inflater = null;
+        int n;
+        try {
+            try {
+                if (coding == Coding.GZIP) {
+                    body = new GZIPInputStream(framed, 8 * 1024);
+                } else if (coding == Coding.DEFLATE) {
+                    PushbackInputStream p = new PushbackInputStream(framed, 2);
+                    byte[] h = p.readNBytes(2);
+                    p.unread(h);
+                    boolean zlib = h.length == 2 && (h[0] & 0x0f) == 8 && (((h[0] & 0xff) << 8) | (h[1] & 0xff)) % 31 == 0;
+                    inflater = new Inflater(!zlib);
+                    body = new InflaterInputStream(p, inflater, 8 * 1024);
+                } else {
+                    body = framed;
+                }
+                n = body.read(buf); // the first bytes are decoded before the head is sent: a bad coding is a 502
+            } catch (ZipException e) {
+                core.responseUninspectable(scrub, UNINSPECTABLE, false);
+                return refuse(c, req);
+            }
+            boolean chunkedOut = !client10;
+            closeAfter |= client10; // close-delimited to an HTTP/1.0 client
+            client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, -1, chunkedOut,
+                    coding != Coding.IDENTITY)));
+            client.responseStarted();
+            ChunkedOutput chunks = chunkedOut ? new ChunkedOutput(client.out) : null;
+            SecretScrubber.Scrubbing out = scrubber.scrubbing(chunkedOut ? chunks : client.out);
+            try {
+                while (n >= 0) {
+                    if (n > 0) {
+                        out.write(buf, 0, n);
+                        out.flush();
+                    }
+                    n = body.read(buf);
+                }
+            } catch (ZipException e) {
+                core.responseUninspectable(scrub, UNINSPECTABLE, false);
+                LOG.log(System.Logger.Level.DEBUG, "a compressed response stopped decoding; closing");
+                throw new IOException("a compressed response body stopped decoding", e);
+            }
+            out.finish();
+            if (chunks != null) {
+                chunks.finish();
+            }
+            client.out.flush();
+            if (coding != Coding.IDENTITY) {
+                framed.transferTo(OutputStream.nullOutputStream()); // what follows the compressed data, to the end
+            }
+        } finally {
+            if (inflater != null) {
+                inflater.end();
+            }
+        }
+        ResponseRelay.log(req, r.status());
+        return relay.release(c, received, rf, closeAfter);
+    }
+
+    /** Answers 502 {@value #UNINSPECTABLE} before any byte of the response; the upstream connection is closed. */
+    private boolean refuse(UpstreamPool.Connection c, ParsedRequest req) throws IOException {
+        c.close();
+        client.send(ErrorResponses.response(502, UNINSPECTABLE, "the upstream's response could not be checked for"
+                + " credential values (its content coding cannot be inspected)", req.clientClose()));
+        ResponseRelay.log(req, 502);
+        return !req.clientClose();
+    }
+
+    private static Coding coding(ResponseHead r) {
+        List<String> codings = new ArrayList<>(r.listElements("content-encoding"));
+        codings.removeIf(c -> c.equals("identity"));
+        if (codings.isEmpty()) {
+            return Coding.IDENTITY;
+        }
+        if (codings.size() > 1) {
+            return Coding.UNSCANNABLE;
+        }
+        return switch (codings.get(0)) {
+            case "gzip", "x-gzip" -> Coding.GZIP;
+            case "deflate" -> Coding.DEFLATE;
+            default -> Coding.UNSCANNABLE;
+        };
+    }
+
+    /** The body's bytes as framed (chunked decoded), ending where the message ends; closing does nothing. */
+    private static InputStream framed(UpstreamPool.Connection c, BodyFraming rf) {
+        HttpInput in = c.in();
+        return switch (rf.kind()) {
+            case CHUNKED -> new ChunkedDecoder(in).dataStream();
+            case LENGTH -> new InputStream() {
+                private long left = rf.length();
+
+                @Override
+                public int read() throws IOException {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    if (left == 0) {
+                        return -1;
+                    }
+                    if (len == 0) {
+                        return 0;
+                    }
+                    int n = in.read(b, off, (int) Math.min(len, left));
+                    if (n < 0) {
+                        throw new EOFException("stream ended inside a message body");
+                    }
+                    left -= n;
+                    return n;
+                }
+            };
+            case UNTIL_CLOSE -> new InputStream() {
+                @Override
+                public int read() throws IOException {
+                    return in.read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    return in.read(b, off, len);
+                }
+            };
+            case NONE -> InputStream.nullInputStream();
+        };
+    }
+
+    /**
+     * The chunked transfer coding on the way out (RFC 9112 section 7.1): what is written is collected and sent as
+     * one chunk on each {@link #flush} (or when 16 KiB are collected); {@link #finish} writes the last chunk.
+     */
+    private static final class ChunkedOutput extends OutputStream {
+        private final OutputStream out;
+        private final byte[] buf = new byte[16 * 1024];
+        private final byte[] frame = new byte[16 * 1024 + 16];
+        private int len;
+
+        ChunkedOutput(OutputStream out) {
+            this.out = out;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            if (len == buf.length) {
+                emit();
+            }
+            buf[len++] = (byte) b;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int n) throws IOException {
+            if (len + n > buf.length) {
+                emit();
+            }
+            if (n >= buf.length) {
+                chunk(b, off, n);
+            } else {
+                System.arraycopy(b, off, buf, len, n);
+                len += n;
+            }
+        }
+
+        @Override
+        public void flush() throws IOException {
+            emit();
+            out.flush();
+        }
+
+        void finish() throws IOException {
+            emit();
+            out.write(new byte[] {'0', '\r', '\n', '\r', '\n'});
+        }
+
+        private void emit() throws IOException {
+            if (len > 0) {
+                chunk(buf, 0, len);
+                len = 0;
+            }
+        }
+
+        private void chunk(byte[] b, int off, int n) throws IOException {
+            if (n == 0) {
+                return;
+            }
+            // one write per chunk: size line, data and CRLF in one array, so that a small size line never goes to
+            // the socket on its own (Nagle's algorithm and delayed ACKs would hold it back)
+            byte[] size = (Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+            byte[] frame = n + size.length + 2 <= this.frame.length ? this.frame : new byte[n + size.length + 2];
+            System.arraycopy(size, 0, frame, 0, size.length);
+            System.arraycopy(b, off, frame, size.length, n);
+            frame[size.length + n] = '\r';
+            frame[size.length + n + 1] = '\n';
+            out.write(frame, 0, size.length + n + 2);
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package dev.openshell.supervisor.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.HttpHeader;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.List;
+import java.util.zip.DeflaterOutputStream;
+import java.util.zip.GZIPOutputStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Response scrubbing through the real proxy (issue 22, item 2): the credential step injects a secret, a loopback
+ * upstream echoes it in every place and framing a response can carry it, and the client reads none of it back,
+ * while the connection stays usable.
+ */
+class ResponseScrubTest {
+    static final String SECRET = "s3cr3t/value+" + Long.toHexString(System.nanoTime());
+    static final String PLACEHOLDER = "openshell:resolve:env:API_TOKEN";
+
+    @TempDir
+    Path tmp;
+
+    /** Replaces the placeholder in any header value, and reports the value as injected. */
+    private static CredentialInjection inject(boolean relayUnscannable) {
+        return (plan, req, headers, query, body) -> {
+            boolean used = headers.stream().anyMatch(h -> h.value().contains(PLACEHOLDER));
+            List<HttpHeader> out = headers.stream()
+                    .map(h -> new HttpHeader(h.name(), h.value().replace(PLACEHOLDER, SECRET))).toList();
+            return new CredentialInjection.Outcome.Forward(used ? InjectedCredentials.narrowForScrubbing(out) : out,
+                    query, used ? InjectedCredentials.of(List.of(new InjectedCredentials.Entry("API_TOKEN", SECRET,
+                            PLACEHOLDER, relayUnscannable))) : InjectedCredentials.none());
+        };
+    }
+
+    private static String percent(String s) {
+        return s.replace("/", "%2F").replace("+", "%2B");
+    }
+
+    private static String request(ProxyFixture fx, String path, String extra) {
+        return "GET " + fx.apiUrl(path) + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                + "\r\nX-Reflect: " + PLACEHOLDER + "\r\n" + extra + "\r\n";
+    }
+
+    private static void assertClean(RawClient.Response r) {
+        String all = r.head() + "\n" + new String(r.body(), StandardCharsets.ISO_8859_1);
+        for (String form : List.of(SECRET, percent(SECRET), Base64.getEncoder().encodeToString(
+                SECRET.getBytes(StandardCharsets.UTF_8)), SECRET.replace("/", "\\/"))) {
+            assertFalse(all.contains(form), () -> "the client read a secret form back: " + all);
+        }
+    }
+
+    private static byte[] gzip(String s) {
+        try {
+            ByteArrayOutputStream b = new ByteArrayOutputStream();
+            try (GZIPOutputStream z = new GZIPOutputStream(b)) {
+                z.write(s.getBytes(StandardCharsets.UTF_8));
+            }
+            return b.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static byte[] zlib(String s) {
+        try {
+            ByteArrayOutputStream b = new ByteArrayOutputStream();
+            try (DeflaterOutputStream z = new DeflaterOutputStream(b)) {
+                z.write(s.getBytes(StandardCharsets.UTF_8));
+            }
+            return b.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] c = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
+    }
+
+    /** The echo: every request header value it received comes back in the way the path names. */
+    private static byte[] echo(TestUpstream.Received r) {
+        String head = r.head();
+        String path = head.substring(head.indexOf(' ') + 1, head.indexOf(' ', head.indexOf(' ') + 1));
+        String value = head.lines().filter(l -> l.toLowerCase().startsWith("x-reflect:")).findFirst()
+                .map(l -> l.substring(l.indexOf(':') + 1).strip()).orElse("none");
+        String json = "{\"x-reflect\":\"" + value.replace("/", "\\/") + "\",\"b64\":\""
+                + Base64.getEncoder().encodeToString(("alice:" + value).getBytes(StandardCharsets.UTF_8)) + "\"}";
+        return switch (path) {
+            case "/headers" -> TestUpstream.bytes("HTTP/1.1 200 " + value + "\r\nX-Echo: " + value
+                    + "\r\nSet-Cookie: s=" + value + "; Path=/\r\nWWW-Authenticate: Basic realm=\"" + value
+                    + "\"\r\nContent-Length: " + json.length() + "\r\n\r\n" + json);
+            case "/redirect" -> TestUpstream.bytes("HTTP/1.1 302 Found\r\nLocation: http://other.test/?k="
+                    + percent(value) + "\r\nContent-Length: 0\r\n\r\n");
+            case "/chunked" -> {
+                // the value split over many small chunks
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+                String body = "before " + value + " middle " + value + " after";
+                for (int i = 0; i < body.length(); i += 3) {
+                    String part = body.substring(i, Math.min(body.length(), i + 3));
+                    b.append(Integer.toHexString(part.length())).append("\r\n").append(part).append("\r\n");
+                }
+                yield TestUpstream.bytes(b.append("0\r\n\r\n").toString());
+            }
+            case "/large" -> {
+                String body = ("x".repeat(70_000) + value).repeat(3);
+                yield TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Length: " + body.length() + "\r\n\r\n" + body);
+            }
+            case "/gzip" -> {
+                byte[] z = gzip("gzipped " + value + " " + json);
+                yield concat(TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: "
+                        + z.length + "\r\n\r\n"), z);
+            }
+            case "/deflate" -> {
+                byte[] z = zlib("deflated " + value);
+                yield concat(TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Length: "
+                        + z.length + "\r\n\r\n"), z);
+            }
+            case "/broken-gzip" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+                    + "Content-Length: 12\r\n\r\nnot gzip " + value.substring(0, 3));
+            case "/br" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: "
+                    + value.length() + "\r\n\r\n" + value);
+            case "/close" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close " + value);
+            default -> TestUpstream.ok("plain");
+        };
+    }
+
+    @Test
+    void headersStatusLineRedirectAndBodyAreScrubbedAndTheConnectionIsReused() throws Exception {
+        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(inject(false)))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response h = c.send(request(fx, "/headers", "")).read();
+                assertClean(h);
+                assertEquals(200, h.status());
+                assertEquals(PLACEHOLDER, h.header("x-echo"));
+                assertEquals("s=" + PLACEHOLDER + "; Path=/", h.header("set-cookie"));
+                assertTrue(h.head().startsWith("HTTP/1.1 200 " + PLACEHOLDER + "\r\n"), h.head());
+                assertTrue(h.bodyText().contains("\"x-reflect\":\"" + PLACEHOLDER + "\""), h.bodyText());
+                assertEquals(String.valueOf(h.body().length), h.header("content-length"), "re-framed exactly");
+                assertTrue(SECRET.equals(fx.upstream.take().head().lines()
+                        .filter(l -> l.startsWith("x-reflect:")).findFirst().orElseThrow().substring(11)),
+                        "the upstream did receive the value");
+
+                RawClient.Response redirect = c.send(request(fx, "/redirect", "")).read();
+                assertClean(redirect);
+                assertEquals("http://other.test/?k=" + PLACEHOLDER, redirect.header("location"));
+
+                RawClient.Response chunked = c.send(request(fx, "/chunked", "")).read();
+                assertClean(chunked);
+                assertEquals("before " + PLACEHOLDER + " middle " + PLACEHOLDER + " after", chunked.bodyText());
+
+                RawClient.Response large = c.send(request(fx, "/large", "")).read();
+                assertClean(large);
+                assertEquals("chunked", large.header("transfer-encoding"), "a long body is streamed, re-chunked");
+                assertNull(large.header("content-length"));
+                assertEquals(("x".repeat(70_000) + PLACEHOLDER).repeat(3), large.bodyText());
+
+                RawClient.Response plain = c.send("GET " + fx.apiUrl("/plain") + " HTTP/1.1\r\nHost: "
+                        + fx.apiAuthority() + "\r\n\r\n").read();
+                assertEquals("plain", plain.bodyText(), "a request without a credential is relayed untouched");
+            }
+            assertEquals(1, fx.upstream.connections(), "every response kept both connections open");
+            assertEquals(List.of("[API_TOKEN] 4 2", "[API_TOKEN] 1 0", "[API_TOKEN] 0 2", "[API_TOKEN] 0 3"),
+                    fx.hook.scrubs, "each scrubbed response is reported once, with counts");
+        }
+    }
+
+    @Test
+    void compressedBodiesAreDecodedAndScrubbedOrRefused() throws Exception {
+        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(inject(false)))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response g = c.send(request(fx, "/gzip", "Accept-Encoding: br, gzip;q=0.9, zstd\r\n"))
+                        .read();
+                assertClean(g);
+                assertNull(g.header("content-encoding"), "sent decoded");
+                assertTrue(g.bodyText().startsWith("gzipped " + PLACEHOLDER + " {"), g.bodyText());
+                assertTrue(fx.upstream.take().head().contains("accept-encoding: gzip;q=0.9\r\n"),
+                        "the upstream is asked only for codings the proxy decodes");
+
+                RawClient.Response d = c.send(request(fx, "/deflate", "")).read();
+                assertClean(d);
+                assertEquals("deflated " + PLACEHOLDER, d.bodyText());
+
+                RawClient.Response br = c.send(request(fx, "/br", "")).read();
+                assertEquals(502, br.status());
+                assertTrue(br.bodyText().contains("\"error\":\"response_uninspectable\""), br.bodyText());
+                assertClean(br);
+
+                RawClient.Response broken = c.send(request(fx, "/broken-gzip", "")).read();
+                assertEquals(502, broken.status(), "a body that does not decode is refused before its head");
+
+                RawClient.Response after = c.send(request(fx, "/chunked", "")).read();
+                assertEquals(200, after.status(), "the client connection survives the refusals");
+            }
+            assertEquals(List.of("response_uninspectable false", "response_uninspectable false"),
+                    fx.hook.unscannable);
+        }
+    }
+
+    @Test
+    void anUnscannableBodyIsRelayedWhenTheCredentialAllowsIt() throws Exception {
+        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(inject(true)))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response br = c.send(request(fx, "/br", "")).read();
+                assertEquals(200, br.status());
+                assertEquals("br", br.header("content-encoding"));
+            }
+            assertEquals(List.of("response_uninspectable true"), fx.hook.unscannable);
+        }
+    }
+
+    @Test
+    void closeDelimitedResponsesAndHttp10ClientsAreScrubbed() throws Exception {
+        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(inject(false)))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send(request(fx, "/close", "")).read();
+                assertClean(r);
+                assertEquals("until close " + PLACEHOLDER, r.bodyText());
+            }
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send(request(fx, "/large", "").replace(" HTTP/1.1\r\n", " HTTP/1.0\r\n"))
+                        .read();
+                assertClean(r);
+                assertNull(r.header("transfer-encoding"), "an HTTP/1.0 client gets a close-delimited body");
+                assertEquals(("x".repeat(70_000) + PLACEHOLDER).repeat(3), r.bodyText());
+            }
+        }
+    }
+}
