@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * at a time, and probes /health/live on the admin port; prints one result line per request kind. Bounded: the attack
  * and the victim stop after SECONDS (at most 120), the attacker opens at most a fixed number of connections.
  * Usage: java Attack.java ATTACK PROXY_PORT UPSTREAM_PORT ADMIN_PORT SECONDS, ATTACK one of none, heads,
- * slow-bodies, uploads.
+ * slow-bodies, uploads, spin.
  */
 public class Attack {
     private static final InetAddress ATTACKER = addr("127.0.0.1");
@@ -95,6 +95,20 @@ public class Attack {
                                 }
                             } catch (IOException e) {
                                 attackRefused.incrementAndGet();
+                            }
+                        }
+                    }));
+                }
+            }
+            case "spin" -> {
+                // 8 clients, each sending requests one after another to a host whose stage spins on the CPU
+                byte[] get = ("GET http://spin.test:" + upstream + "/ HTTP/1.1\r\nHost: spin.test:" + upstream
+                        + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1);
+                for (int i = 0; i < 8; i++) {
+                    attackers.add(Thread.ofVirtual().start(() -> {
+                        while (System.nanoTime() < end && !Thread.currentThread().isInterrupted()) {
+                            if (exchange(proxy, ATTACKER, get) != 200) {
+                                attackRefused.incrementAndGet(); // 403: the stage timed out or is unavailable
                             }
                         }
                     }));

@@ -7,14 +7,17 @@
 #   heads        3000 connections, each a 60 KiB header section without its final CRLF, then silence
 #   slow-bodies  48 uploads declaring Content-Length 4194304 and sending a byte a second
 #   uploads      100 concurrent 4 MiB uploads, each connection posting again when answered
+#   spin         8 clients sending requests to a host whose chain is the fixture plugin fixtures/spin, a stage that
+#                spins on the CPU ignoring interrupts (each stuck stage burns a core until the supervisor exits)
 # Bounded: SECONDS per attack (default 15, at most 120); only 127.0.0.1/127.0.0.2; the processes it starts are
-# stopped on exit; afterwards it checks that the supervisor still answers /health/live.
+# stopped on exit. Afterwards it checks that the supervisor still answers /health/live, then sends SIGTERM and
+# reports how long the supervisor took to exit (at most 30 s; run spin last, so it stops with stuck stages).
 # Usage: tests/load/attack.sh [seconds] [attack...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-15}
 shift || true
-attacks=("${@:-none heads slow-bodies uploads}")
+attacks=("${@:-none heads slow-bodies uploads spin}")
 read -r -a attacks <<<"${attacks[*]}"
 if ! [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -ge 3 && "$seconds" -le 120 ]]; then
   echo "seconds must be 3..120" >&2
@@ -24,6 +27,9 @@ JAVA_HOME="${JAVA_HOME:-$(scripts/find-jdk.sh)}"
 export JAVA_HOME
 image=jlink/target/image
 [ -x "$image/bin/supervisor" ] || ./dev.sh build
+spin_jar=$(ls tests/fixture-plugins/spin/target/fixture-spin-*.jar 2>/dev/null | head -1)
+[ -n "$spin_jar" ] || ./dev.sh build
+spin_jar=$(ls tests/fixture-plugins/spin/target/fixture-spin-*.jar | head -1)
 
 work=$(mktemp -d)
 pids=()
@@ -66,6 +72,12 @@ network_policies:
       - host: "**"
         ports: [$up]
 network_middlewares:
+  spin:
+    middleware: fixtures/spin
+    order: 5
+    on_error: fail_closed
+    endpoints:
+      include: [spin.test]
   secrets:
     name: Redact known secret formats
     middleware: openshell/regex
@@ -75,15 +87,23 @@ network_middlewares:
     on_error: fail_closed
     endpoints:
       include: ["**"]
+      exclude: [spin.test]
 YAML
+mkdir -p "$work/plugins"
+cp "$spin_jar" "$work/plugins/fixture-spin.jar"
+
 cat >"$work/gateway.toml" <<TOML
 [openshell.supervisor.network]
 allow_loopback_upstreams = true
 [openshell.supervisor.network.static_hosts]
 "load.test" = "127.0.0.1"
+"spin.test" = "127.0.0.1"
+[[openshell.supervisor.plugin_pins]]
+entry = "fixture-spin.jar"
+sha256 = "$(sha256sum "$work/plugins/fixture-spin.jar" | cut -d' ' -f1)"
 TOML
 "$image/bin/supervisor" run --policy "$work/policy.yaml" --gateway-config "$work/gateway.toml" \
-  --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen "127.0.0.1:$admin" \
+  --listen 127.0.0.1:0 --plugins "$work/plugins" --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen "127.0.0.1:$admin" \
   >"$work/supervisor.out" 2>"$work/supervisor.err" &
 sup=$!
 pids+=($sup)
@@ -103,4 +123,18 @@ for a in "${attacks[@]}"; do
 done
 echo "refusals by reason:"
 curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep '^supervisor_refused_total' || echo "  none"
+echo "stage threads stuck:"
+curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep -E '^supervisor_(stage_stuck_total|binding_unavailable)' \
+  || echo "  none"
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) after; supervisor still running: yes"
+start=$(date +%s%N)
+kill -TERM "$sup"
+for i in $(seq 300); do
+  kill -0 "$sup" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 "$sup" 2>/dev/null; then
+  echo "SIGTERM: the supervisor was still running after 30 s" >&2
+  exit 1
+fi
+echo "SIGTERM: the supervisor exited after $(( ($(date +%s%N) - start) / 1000000 )) ms"

@@ -475,6 +475,34 @@ public final class OcsfEvents {
     }
 
     /**
+     * {@return a Detection Finding (class 2004) for a binding whose stages overran their timeout and have not
+     * returned (issue 18, "Stuck stages contained"): High when the binding became unavailable (its stages now fail
+     * per {@code on_error} without running), Informational when it is available again}
+     *
+     * @param bindingId the binding ID
+     * @param available whether it is available now
+     * @param stuckThreads its stage threads still stuck
+     * @param limit the stuck threads at which a binding is unavailable
+     */
+    public JsonObject bindingAvailability(String bindingId, boolean available, int stuckThreads, int limit) {
+        Severity severity = available ? Severity.INFORMATIONAL : Severity.HIGH;
+        String title = available ? "middleware binding available again: its stuck stages returned"
+                : "middleware binding unavailable: its stages are stuck past their timeout; its stages fail per"
+                        + " on_error";
+        JsonText e = base(CATEGORY_FINDINGS, "Findings", DETECTION_FINDING, "Detection Finding", 1, "Create",
+                severity);
+        e.add("status_id", 1).add("status", "New");
+        e.add("is_alert", severity == Severity.HIGH);
+        e.add("message", title);
+        e.open("finding_info").add("uid", randomUid()).add("title", title)
+                .addSingletonArray("types", "middleware.unavailable").end();
+        e.open("unmapped").open("openshell").add("binding_id", safeText(bindingId, 128))
+                .add("code", available ? "middleware_available" : "middleware_unavailable")
+                .add("stuck_threads", stuckThreads).add("max_stuck_stages_per_binding", limit).end().end();
+        return e.build();
+    }
+
+    /**
      * {@return a Device Config State Change event (class 5019)}
      *
      * @param change what was checked or changed

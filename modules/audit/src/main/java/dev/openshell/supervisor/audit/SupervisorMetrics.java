@@ -29,7 +29,15 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_bypasses_total{config_key,binding_id}}: {@code fail_open} bypasses.</li>
  *   <li>{@code supervisor_refused_total{reason}}: connections and requests refused by a resource limit
  *       ({@code connection_limit}, {@code client_connection_limit}, {@code request_head_timeout},
- *       {@code body_buffer_timeout}, {@code body_buffer_busy}): alert on any rise.</li>
+ *       {@code body_buffer_timeout}, {@code body_min_rate}, {@code body_buffer_busy},
+ *       {@code client_body_buffer_limit}): alert on any rise.</li>
+ *   <li>{@code supervisor_body_buffer_wait_seconds}: how long buffered bodies waited for room in the body buffer
+ *       budget (histogram; 0 when there was room at once).</li>
+ *   <li>{@code supervisor_stage_stuck_total{binding_id}}: stages abandoned past their timeout while still running
+ *       (their thread is stuck until they return).</li>
+ *   <li>{@code supervisor_stage_stuck_threads{binding_id}}: stage threads stuck now, by binding.</li>
+ *   <li>{@code supervisor_binding_unavailable{binding_id}}: 1 while a binding has as many stuck threads as
+ *       {@code max_stuck_stages_per_binding} (its stages fail per {@code on_error} without running), else 0.</li>
  *   <li>{@code supervisor_refusals_total{category,code}}: every request or connection the supervisor refused, by
  *       category ({@code network_policy}, {@code ssrf}, {@code framing}, {@code limit}, {@code upstream},
  *       {@code credential}, {@code method}, {@code interception}, {@code internal}) and platform code
@@ -59,9 +67,13 @@ public final class SupervisorMetrics {
     private final Counter auditSuppressed;
     private final Counter bypasses;
     private final Counter bodyBytes;
+    private final Histogram bodyWait;
     private final Counter scrubs;
     private final Counter l7Decisions;
     private final Gauge serviceUp;
+    private final Counter stuck;
+    private final Gauge stuckThreads;
+    private final Gauge unavailable;
     private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
 
     /** Creates the metrics in a registry of their own. */
@@ -88,8 +100,20 @@ public final class SupervisorMetrics {
         bypasses = Counter.builder().name("supervisor_bypasses_total")
                 .help("fail_open bypasses by config key and binding ID").labelNames("config_key", "binding_id")
                 .withoutExemplars().register(registry);
+        bodyWait = Histogram.builder().name("supervisor_body_buffer_wait_seconds")
+                .help("Wait of buffered request bodies for room in the body buffer budget, in seconds")
+                .classicOnly().classicUpperBounds(LATENCY_BOUNDS).withoutExemplars().register(registry);
         bodyBytes = Counter.builder().name("supervisor_body_bytes_buffered_total")
                 .help("Request body bytes buffered for middleware chains").withoutExemplars().register(registry);
+        stuck = Counter.builder().name("supervisor_stage_stuck_total")
+                .help("Stages abandoned past their timeout while still running, by binding ID").labelNames("binding_id")
+                .withoutExemplars().register(registry);
+        stuckThreads = Gauge.builder().name("supervisor_stage_stuck_threads")
+                .help("Stage threads stuck past their timeout now, by binding ID").labelNames("binding_id")
+                .withoutExemplars().register(registry);
+        unavailable = Gauge.builder().name("supervisor_binding_unavailable")
+                .help("1 while a binding is unavailable for its stuck stages, else 0").labelNames("binding_id")
+                .withoutExemplars().register(registry);
         scrubs = Counter.builder().name("supervisor_response_scrubs_total")
                 .help("Responses from which an injected credential value was removed, by credential name")
                 .labelNames("credential").withoutExemplars().register(registry);
@@ -148,6 +172,42 @@ public final class SupervisorMetrics {
     /** Counts one failure. @param code the platform code */
     public void failure(String code) {
         failures.labelValues(code).inc();
+    }
+
+    /**
+     * Records a stage abandoned past its timeout while running.
+     *
+     * @param bindingId the binding ID
+     * @param stuckNow the binding's stuck threads now
+     */
+    public void stageStuck(String bindingId, int stuckNow) {
+        stuck.labelValues(bindingId).inc();
+        stuckThreads.labelValues(bindingId).set(stuckNow);
+    }
+
+    /**
+     * Records a stuck stage that returned.
+     *
+     * @param bindingId the binding ID
+     * @param stuckNow the binding's stuck threads now
+     */
+    public void stageReleased(String bindingId, int stuckNow) {
+        stuckThreads.labelValues(bindingId).set(stuckNow);
+    }
+
+    /**
+     * Sets whether a binding is available.
+     *
+     * @param bindingId the binding ID
+     * @param available whether its stages run
+     */
+    public void bindingAvailable(String bindingId, boolean available) {
+        unavailable.labelValues(bindingId).set(available ? 0 : 1);
+    }
+
+    /** Observes a body's wait for budget room. @param nanos the wait, in nanoseconds */
+    public void bodyBufferWait(long nanos) {
+        bodyWait.observe(nanos / 1e9);
     }
 
     /** Counts one response scrubbed of a credential's value. @param credential the credential name */

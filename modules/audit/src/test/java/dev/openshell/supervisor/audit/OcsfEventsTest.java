@@ -124,7 +124,9 @@ class OcsfEventsTest {
                 Arguments.of("response uninspectable, relayed", EVENTS.responseUninspectable(REQUEST,
                         "response_uninspectable", true), 3),
                 Arguments.of("middleware finding", EVENTS.middlewareFinding(REQUEST, "secrets", "openshell/regex",
-                        "secret.openai_api_key", 2), 1));
+                        "secret.openai_api_key", 2), 1),
+                Arguments.of("binding unavailable", EVENTS.bindingAvailability("acme/spin", false, 2, 2), 4),
+                Arguments.of("binding available again", EVENTS.bindingAvailability("acme/spin", true, 1, 2), 1));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -27,6 +27,11 @@ class SupervisorMetricsTest {
         m.refused("client_connection_limit");
         m.refused("request_head_timeout");
         m.serviceUp("anonymizer", false);
+        m.stageStuck("acme/spin", 1);
+        m.stageStuck("acme/spin", 2);
+        m.bindingAvailable("acme/spin", false);
+        m.stageReleased("acme/spin", 1);
+        m.bodyBufferWait(3_000_000);
         m.l7Decision("github_api", "rest", "deny");
         String text = m.scrape();
         assertTrue(text.contains("supervisor_l7_decisions_total{decision=\"deny\",policy=\"github_api\",protocol="
@@ -48,5 +53,10 @@ class SupervisorMetricsTest {
         assertTrue(text.contains("supervisor_refused_total{reason=\"client_connection_limit\"} 2.0"), text);
         assertTrue(text.contains("supervisor_refused_total{reason=\"request_head_timeout\"} 1.0"), text);
         assertTrue(text.contains("supervisor_external_service_up{service=\"anonymizer\"} 0.0"), text);
+        assertTrue(text.contains("supervisor_stage_stuck_total{binding_id=\"acme/spin\"} 2.0"), text);
+        assertTrue(text.contains("supervisor_stage_stuck_threads{binding_id=\"acme/spin\"} 1.0"), text);
+        assertTrue(text.contains("supervisor_binding_unavailable{binding_id=\"acme/spin\"} 1.0"), text);
+        assertTrue(text.contains("supervisor_body_buffer_wait_seconds_bucket{le=\"0.005\"} 1"), text);
+        assertTrue(text.contains("supervisor_body_buffer_wait_seconds_bucket{le=\"0.0025\"} 0"), text);
     }
 }

@@ -90,8 +90,8 @@ final class ProtoTranslation {
                 .setContext(context)
                 .setConfig(config)
                 .setTarget(target)
-                // Body is immutable and never hands its array out: wrapping without a copy is safe
-                .setBody(UnsafeByteOperations.unsafeWrap(e.body().asReadOnlyBuffer()))
+                // Body is immutable and never hands its arrays out: wrapping its segments without a copy is safe
+                .setBody(wrap(e.body()))
                 .setMiddlewareName(middlewareName)
                 .setBindingId(e.bindingId().value());
         int headerBytes = 0;
@@ -121,6 +121,15 @@ final class ProtoTranslation {
         }
         return ValidateConfigRequest.newBuilder().setConfig(s).setMiddlewareName(middlewareName)
                 .setBindingId(bindingId).build();
+    }
+
+    /** {@return the body's segments as one {@code ByteString} rope, without copying them} */
+    private static com.google.protobuf.ByteString wrap(dev.openshell.middleware.spi.Body body) {
+        com.google.protobuf.ByteString out = com.google.protobuf.ByteString.EMPTY;
+        for (java.nio.ByteBuffer segment : body.segments()) {
+            out = out.concat(UnsafeByteOperations.unsafeWrap(segment));
+        }
+        return out;
     }
 
     static RequestContext context(dev.openshell.middleware.spi.RequestContext c) {

@@ -116,8 +116,10 @@ public interface RequestHook {
      * @param reason {@code connection_limit} (connection closed unserved: the proxy-wide cap),
      *     {@code client_connection_limit} (closed unserved: the cap per client address), {@code request_head_timeout}
      *     (408: the head was not complete within its deadline), {@code body_buffer_timeout} (408: a body buffered
-     *     for the chain was not complete within its deadline), {@code body_buffer_busy} (503: no room in the body
-     *     buffer budget in time)
+     *     for the chain was not complete within its deadline), {@code body_min_rate} (408: a request body, buffered
+     *     or streamed, arrived slower than the minimum data rate), {@code body_buffer_busy} (503: no room in the
+     *     body buffer budget in time), {@code client_body_buffer_limit} (503 at once: the client address holds its
+     *     whole share of the body buffer budget)
      */
     default void limitRefused(String reason) {
     }
@@ -134,6 +136,16 @@ public interface RequestHook {
      * @param refusal what was refused, why, and what the client got
      */
     default void refused(ProxyRefusal refusal) {
+    }
+
+    /**
+     * Called once per request whose body is buffered for the chain, with how long it waited for room in the body
+     * buffer budget (0 when there was room at once; the wait is bounded by the proxy's body buffer wait). The
+     * default does nothing.
+     *
+     * @param nanos the wait, in nanoseconds
+     */
+    default void bodyBufferWaited(long nanos) {
     }
 
     /** {@return a hook that never selects a chain} */

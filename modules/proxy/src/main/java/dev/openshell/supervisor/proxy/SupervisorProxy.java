@@ -97,9 +97,9 @@ public final class SupervisorProxy implements AutoCloseable {
                 new InterceptionTls(ca), pool,
                 new ProxyCore.Timeouts(b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout,
                         Duration.ofSeconds(1)),
-                new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait),
+                new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait, b.bodyBufferClientSharePercent),
                 new ProxyCore.Limits(b.maxConnections, Math.min(b.maxConnectionsPerClient, b.maxConnections),
-                        b.requestHeadTimeout, b.bodyBufferTimeout));
+                        b.requestHeadTimeout, b.bodyBufferTimeout, b.bodyMinBytesPerSecond, b.bodyMinRateGrace));
         WebServer ws = WebServer.builder()
                 .host(b.listen.getHostString())
                 .port(b.listen.getPort())
@@ -185,6 +185,9 @@ public final class SupervisorProxy implements AutoCloseable {
         private int maxConnectionsPerClient = ProxyCore.Limits.DEFAULT.maxConnectionsPerClient();
         private Duration requestHeadTimeout = ProxyCore.Limits.DEFAULT.requestHeadTimeout();
         private Duration bodyBufferTimeout = ProxyCore.Limits.DEFAULT.bodyBufferTimeout();
+        private long bodyMinBytesPerSecond = ProxyCore.Limits.DEFAULT.bodyMinBytesPerSecond();
+        private Duration bodyMinRateGrace = ProxyCore.Limits.DEFAULT.bodyMinRateGrace();
+        private int bodyBufferClientSharePercent = BodyBudget.DEFAULT_CLIENT_SHARE_PERCENT;
 
         private Builder() {
         }
@@ -409,6 +412,52 @@ public final class SupervisorProxy implements AutoCloseable {
          */
         public Builder bodyBufferTimeout(Duration timeout) {
             this.bodyBufferTimeout = positive(timeout);
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param bytesPerSecond the least average rate of a request body, buffered for the chain or streamed
+         *     upstream, once its first 5 seconds have passed, in bytes per second (checked every second); a slower
+         *     body is answered {@code 408 body_min_rate} and its connection closed (a streamed body's upstream
+         *     connection too), so a trickle cannot hold a connection or a body buffer reservation until the whole
+         *     deadline; default 1024; 0 turns it off
+         * @throws IllegalArgumentException when negative
+         */
+        public Builder bodyMinBytesPerSecond(long bytesPerSecond) {
+            if (bytesPerSecond < 0) {
+                throw new IllegalArgumentException("the minimum body data rate must not be negative");
+            }
+            this.bodyMinBytesPerSecond = bytesPerSecond;
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param grace how long a body may take before its average rate is checked against
+         *     {@link #bodyMinBytesPerSecond} (then checked every second, or every {@code grace} if shorter); default
+         *     5 s
+         */
+        public Builder bodyMinRateGrace(Duration grace) {
+            this.bodyMinRateGrace = positive(grace);
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param percent the share of the body buffer budget one client address may hold, 1 to 100 (never less than
+         *     one 4 MiB body); a request over it is answered {@code 503 client_body_buffer_limit} at once, without
+         *     waiting, so one client's uploads cannot make another's wait; default 25
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder bodyBufferClientSharePercent(int percent) {
+            if (percent < 1 || percent > 100) {
+                throw new IllegalArgumentException("the body buffer client share must be 1 to 100 percent");
+            }
+            this.bodyBufferClientSharePercent = percent;
             return this;
         }
 

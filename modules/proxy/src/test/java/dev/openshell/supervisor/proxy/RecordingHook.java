@@ -15,6 +15,7 @@ final class RecordingHook implements RequestHook {
     final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
     final List<String> limitRefusals = new CopyOnWriteArrayList<>();
     final List<ProxyRefusal> refusals = new CopyOnWriteArrayList<>();
+    final List<Long> bodyBufferWaits = new CopyOnWriteArrayList<>();
     /** One line per scrubbed response: "credentials header-matches body-matches". */
     final List<String> scrubs = new CopyOnWriteArrayList<>();
     /** One line per unscannable response: "code relayed". */
@@ -35,6 +36,11 @@ final class RecordingHook implements RequestHook {
     @Override
     public void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
         uninspectable.add(what);
+    }
+
+    @Override
+    public void bodyBufferWaited(long nanos) {
+        bodyBufferWaits.add(nanos);
     }
 
     @Override

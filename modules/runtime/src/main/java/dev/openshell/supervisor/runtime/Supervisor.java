@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
+import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.JsonlAuditSink;
@@ -11,6 +12,7 @@ import dev.openshell.supervisor.engine.PluginHost;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
+import dev.openshell.supervisor.engine.chain.StagePool;
 import dev.openshell.supervisor.engine.credentials.CredentialSources;
 import dev.openshell.supervisor.grpc.RegistryListener;
 import dev.openshell.supervisor.policy.BindingCatalog;
@@ -23,6 +25,7 @@ import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicyLoader;
 import dev.openshell.supervisor.policy.gateway.GatewayConfig;
 import dev.openshell.supervisor.policy.gateway.GatewayConfigLoader;
+import dev.openshell.supervisor.policy.gateway.LimitsSettings;
 import dev.openshell.supervisor.policy.gateway.ListenAddress;
 import dev.openshell.supervisor.policy.gateway.SupervisorSettings;
 import dev.openshell.supervisor.proxy.NetworkSettings;
@@ -92,6 +95,8 @@ public final class Supervisor implements AutoCloseable {
     private final String policyName;
     private SupervisorProxy proxy;
     private AdminServer admin;
+    /** The platform threads of plugin stages, shared by every engine; closed with the supervisor. */
+    private StagePool stagePool;
     private Reloader reloader;
     private PolicyWatcher watcher;
     private volatile boolean ready;
@@ -238,8 +243,15 @@ public final class Supervisor implements AutoCloseable {
                     .flatMap(gen -> gen.credentials().lookup(name, h)));
             ConnectedRegistry registry = ConnectedRegistry.connect(gatewayLoaded, pluginsDir, capabilities,
                     listener(audit, events, metrics), true);
-            ChainEngine engine = chainEngine();
-            s = new Supervisor(options, registry, audit, metrics, events, current, engine);
+            StagePool pool = stagePool(settings.limits(), audit, events, metrics);
+            ChainEngine engine = chainEngine(pool);
+            try {
+                s = new Supervisor(options, registry, audit, metrics, events, current, engine);
+            } catch (RuntimeException e) {
+                pool.close();
+                throw e;
+            }
+            s.stagePool = pool;
             s.reportRegistry();
             s.installFirst();
 
@@ -266,6 +278,8 @@ public final class Supervisor implements AutoCloseable {
                     .ifPresent(ms -> pb.requestHeadTimeout(Duration.ofMillis(ms)));
             settings.limits().bodyBufferTimeoutMillis()
                     .ifPresent(ms -> pb.bodyBufferTimeout(Duration.ofMillis(ms)));
+            settings.limits().bodyMinBytesPerSecond().ifPresent(pb::bodyMinBytesPerSecond);
+            settings.limits().bodyBufferClientSharePercent().ifPresent(p -> pb.bodyBufferClientSharePercent((int) p));
             if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
                 pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
             }
@@ -647,9 +661,62 @@ public final class Supervisor implements AutoCloseable {
             ChainEngine.BOUNDED_BUILT_IN_STAGES
                     .or(s -> s.provider() instanceof dev.openshell.supervisor.grpc.GrpcMiddlewareProvider);
 
-    /** {@return the one chain engine; the body-aware L7 re-evaluation is each request's own (SupervisorHook)} */
-    static ChainEngine chainEngine() {
-        return ChainEngine.builder().inlineStages(INLINE_STAGES).build();
+    /**
+     * {@return the one chain engine; the body-aware L7 re-evaluation is each request's own (SupervisorHook); stages
+     * that are not inline run on {@code pool}}
+     */
+    static ChainEngine chainEngine(StagePool pool) {
+        return ChainEngine.builder().inlineStages(INLINE_STAGES).stagePool(pool).build();
+    }
+
+    /**
+     * {@return the pool of platform threads for every stage that does not run inline (plugin stages and built-ins
+     * not bounded by construction), sized by {@code [openshell.supervisor.limits]}: {@code stage_threads} (default
+     * {@value StagePool#DEFAULT_THREADS}) and
+     * {@code max_stuck_stages_per_binding} (default
+     * {@value StagePool#DEFAULT_MAX_STUCK_PER_BINDING}, at most the threads).
+     * A stuck stage is counted and a binding that becomes unavailable or available again is logged and reported as a
+     * Detection Finding (High when unavailable)}
+     */
+    static StagePool stagePool(
+            LimitsSettings limits, AuditSink audit, OcsfEvents events,
+            SupervisorMetrics metrics) {
+        int threads = (int) limits.stageThreads()
+                .orElse(StagePool.DEFAULT_THREADS);
+        int stuck = (int) Math.min(threads, limits.maxStuckStagesPerBinding()
+                .orElse(StagePool.DEFAULT_MAX_STUCK_PER_BINDING));
+        return StagePool.create(threads, stuck,
+                new StagePool.Listener() {
+                    @Override
+                    public void stuck(BindingId binding, int stuckThreads) {
+                        metrics.stageStuck(binding.value(), stuckThreads);
+                    }
+
+                    @Override
+                    public void released(BindingId binding, int stuckThreads) {
+                        metrics.stageReleased(binding.value(), stuckThreads);
+                    }
+
+                    @Override
+                    public void availability(BindingId binding, boolean available,
+                                             int stuckThreads) {
+                        metrics.bindingAvailable(binding.value(), available);
+                        if (available) {
+                            LOG.log(System.Logger.Level.INFO, "middleware binding {0} is available again",
+                                    binding.value());
+                        } else {
+                            LOG.log(System.Logger.Level.WARNING, "middleware binding {0} is unavailable: {1} of its"
+                                    + " stages overran their timeout and are still running; its stages fail per"
+                                    + " on_error until one returns", binding.value(), stuckThreads);
+                        }
+                        try {
+                            audit.emit(events.bindingAvailability(binding.value(), available, stuckThreads, stuck));
+                        } catch (RuntimeException e) {
+                            LOG.log(System.Logger.Level.WARNING, "audit event for binding availability failed: "
+                                    + e.getClass().getSimpleName());
+                        }
+                    }
+                });
     }
 
     static Loaded<SandboxPolicy> loadPolicy(Optional<Path> file, BindingCatalog catalog) {
@@ -760,6 +827,9 @@ public final class Supervisor implements AutoCloseable {
         } finally {
             if (admin != null) {
                 admin.close();
+            }
+            if (stagePool != null) {
+                stagePool.close();
             }
             registry.close();
             if (refusals != null) {

@@ -453,6 +453,12 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         return c.client().map(a -> a.getAddress().getHostAddress());
     }
 
+    /** Observes a buffered body's wait for budget room in {@code supervisor_body_buffer_wait_seconds}. */
+    @Override
+    public void bodyBufferWaited(long nanos) {
+        metrics.bodyBufferWait(nanos);
+    }
+
     /** Counts work refused by a resource limit in {@code supervisor_refused_total{reason}}. */
     @Override
     public void limitRefused(String reason) {

@@ -153,7 +153,7 @@ public final class SigV4Provider implements RestrictedMiddlewareProvider {
              Secret token = tokenName == null ? null : resolve(credentials, tokenName, t.host())) {
             Instant now = clock.instant();
             String payloadHash = unsigned ? SigV4Signer.UNSIGNED_PAYLOAD
-                    : SigV4Signer.sha256Hex(request.body().toByteArray());
+                    : SigV4Signer.sha256Hex(request.body().segments());
             List<HttpHeader> out = new ArrayList<>();
             boolean hasHost = false;
             for (HttpHeader h : request.headers()) {

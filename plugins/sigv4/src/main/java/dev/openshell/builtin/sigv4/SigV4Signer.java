@@ -127,7 +127,29 @@ public final class SigV4Signer {
         return AMZ_DATE.format(time);
     }
 
-    /** {@return the lowercase hex SHA-256 of {@code bytes}} @param bytes the bytes */
+    /**
+     * {@return the lowercase hex SHA-256 of the bytes of {@code parts}, in order (a body's segments, hashed without
+     * joining them)}
+     *
+     * @param parts the bytes, each from its position to its limit (not consumed)
+     */
+    public static String sha256Hex(java.util.List<java.nio.ByteBuffer> parts) {
+        try {
+            MessageDigest d = MessageDigest.getInstance("SHA-256");
+            for (java.nio.ByteBuffer p : parts) {
+                d.update(p.duplicate());
+            }
+            return HEX.formatHex(d.digest());
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("SHA-256 unavailable", e);
+        }
+    }
+
+    /**
+     * {@return the lowercase hex SHA-256 of {@code bytes}}
+     *
+     * @param bytes the bytes
+     */
     public static String sha256Hex(byte[] bytes) {
         try {
             return HEX.formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));

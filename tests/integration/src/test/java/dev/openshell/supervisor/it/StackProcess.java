@@ -237,6 +237,27 @@ final class StackProcess implements AutoCloseable {
         }
     }
 
+    /** {@return the status of the admin listener's {@code GET path}, with a client timeout of {@code timeout}} */
+    int admin(String path, Duration timeout) throws IOException, InterruptedException {
+        return HttpClient.newBuilder().connectTimeout(timeout).build().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + adminPort + path)).timeout(timeout).build(),
+                HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    /**
+     * Sends SIGTERM and waits at most {@code bound} for the process to end.
+     *
+     * @return the exit status, or empty when it was still running at the bound (it is then killed)
+     */
+    Optional<Integer> terminate(Duration bound) throws InterruptedException {
+        process.destroy();
+        if (process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS)) {
+            return Optional.of(process.exitValue());
+        }
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        return Optional.empty();
+    }
+
     /** SIGTERM, then wait for the exit (ports are free afterwards). */
     @Override
     public void close() {

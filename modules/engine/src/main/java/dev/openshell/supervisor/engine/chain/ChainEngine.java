@@ -78,6 +78,9 @@ import java.util.function.Predicate;
  * {@code openshell/regex}, whose run time is bounded by the body), which run on the caller's thread and whose late
  * result is discarded as a timeout when they return; a late stage is a {@link FailureCategory#TIMEOUT} failure and its
  * thread is interrupted. A stage that ignores interrupts keeps its thread until it returns; its result is discarded.
+ * With a {@link Builder#stagePool stage pool}, the other stages run on its bounded platform threads instead, a stage
+ * past its timeout is counted as stuck, and a binding with too many stuck threads is unavailable (its stages fail
+ * with {@value PlatformCodes#MIDDLEWARE_UNAVAILABLE}, {@link FailureCategory#UNAVAILABLE}, without running).
  * A {@link VirtualMachineError} thrown by a stage is rethrown; every other {@link Throwable} is a stage failure. If
  * the calling thread is interrupted while waiting, the request is denied ({@value PlatformCodes#CHAIN_INTERRUPTED})
  * whatever the stage's {@code on_error}, and the interrupt status is restored.
@@ -106,6 +109,7 @@ public final class ChainEngine {
     private final LongSupplier nanoClock;
     private final ThreadFactory threads;
     private final Predicate<StageSpec> inline;
+    private final StagePool pool;
 
     private ChainEngine(Builder b) {
         this.rules = b.rules;
@@ -114,6 +118,7 @@ public final class ChainEngine {
         this.nanoClock = b.nanoClock;
         this.threads = b.threads;
         this.inline = b.inline;
+        this.pool = b.pool;
     }
 
     /** {@return a builder with the defaults: fresh {@link HeaderRules}, no re-check, System.nanoTime, virtual threads} */
@@ -316,15 +321,20 @@ public final class ChainEngine {
             Attempt attempt = attempt(p);
             long latency = nanoClock.getAsLong() - start;
             if (attempt instanceof Attempt.Failed f) {
+                List<Finding> unavailable = f.failure().code().equals(PlatformCodes.MIDDLEWARE_UNAVAILABLE)
+                        ? List.of(new Finding(PlatformCodes.FINDING_UNAVAILABLE, "middleware " + s.bindingId()
+                                + " unavailable: stages stuck past their timeout", 1, "", "high"))
+                        : List.of();
                 if (f.interrupted() || s.onError() == OnError.FAIL_CLOSED) {
-                    records.add(failedRecord(s, StageResult.FAILED_CLOSED, latency, f.failure(), List.of()));
+                    records.add(failedRecord(s, StageResult.FAILED_CLOSED, latency, f.failure(), unavailable));
                     outcome = new ChainOutcome.Deny(DenyResponse.forStage(DenyResponse.MIDDLEWARE_FAILED,
                             DenyResponse.MIDDLEWARE_FAILED + ": " + f.failure().message(), s, f.failure().code()));
                     return false;
                 }
                 Finding bypass = new Finding(PlatformCodes.FINDING_BYPASS, "middleware " + s.bindingId()
                         + " bypassed after " + f.failure().category().words(), 1, "", "medium");
-                records.add(failedRecord(s, StageResult.BYPASSED, latency, f.failure(), List.of(bypass)));
+                records.add(failedRecord(s, StageResult.BYPASSED, latency, f.failure(), unavailable.isEmpty()
+                        ? List.of(bypass) : List.of(bypass, unavailable.get(0))));
                 return true;
             }
             Attempt.Accepted a = (Attempt.Accepted) attempt;
@@ -433,6 +443,9 @@ public final class ChainEngine {
                 }
                 return new Invoked<>(value, null);
             }
+            if (pool != null) {
+                return pooled(s, call);
+            }
             FutureTask<T> task = new FutureTask<>(call);
             threads.newThread(task).start();
             try {
@@ -447,6 +460,21 @@ public final class ChainEngine {
             } catch (ExecutionException e) {
                 return new Invoked<>(null, thrown(s, e.getCause()));
             }
+        }
+
+        /** Invokes a stage on the {@link StagePool}, within its timeout. */
+        private <T> Invoked<T> pooled(StageSpec s, Callable<T> call) {
+            return switch (pool.run(s.bindingId(), s.timeoutMillis(), call)) {
+                case StagePool.Outcome.Done<T> d -> new Invoked<>(d.value(), null);
+                case StagePool.Outcome.Threw<T> t -> new Invoked<>(null, thrown(s, t.cause()));
+                case StagePool.Outcome.TimedOut<T> t -> new Invoked<>(null, timedOut(s));
+                case StagePool.Outcome.Interrupted<T> i -> new Invoked<>(null, interrupted(s));
+                case StagePool.Outcome.Unavailable<T> u -> new Invoked<>(null, failed(s, FailureCategory.UNAVAILABLE,
+                        PlatformCodes.MIDDLEWARE_UNAVAILABLE, "middleware " + s.bindingId() + " is unavailable: "
+                                + u.stuckThreads() + " of its stages overran their timeout and have not returned"));
+                case StagePool.Outcome.Busy<T> b -> new Invoked<>(null, failed(s, FailureCategory.UNAVAILABLE,
+                        PlatformCodes.STAGE_THREADS_BUSY, "every middleware stage thread is busy"));
+            };
         }
 
         private StageFailure checkInput(Chain.Prepared p) {
@@ -675,6 +703,7 @@ public final class ChainEngine {
         private LongSupplier nanoClock = System::nanoTime;
         private ThreadFactory threads = Thread.ofVirtual().name("middleware-stage-", 0).factory();
         private Predicate<StageSpec> inline = BOUNDED_BUILT_IN_STAGES;
+        private StagePool pool;
 
         private Builder() {
         }
@@ -744,6 +773,22 @@ public final class ChainEngine {
          */
         public Builder inlineStages(Predicate<StageSpec> inline) {
             this.inline = Objects.requireNonNull(inline, "inline");
+            return this;
+        }
+
+        /**
+         * Runs every stage that is not inline ({@link #inlineStages}) on {@code pool}'s platform threads instead of a
+         * fresh thread of the {@linkplain #threadFactory factory}: a stage that spins then cannot pin a virtual
+         * thread's carrier, a stage past its timeout is counted as stuck, and the stages of a binding with too many
+         * stuck threads fail at once with {@value PlatformCodes#MIDDLEWARE_UNAVAILABLE} (its {@code on_error}; the
+         * stage record carries a {@code high} {@value PlatformCodes#FINDING_UNAVAILABLE} finding). See
+         * {@link StagePool}.
+         *
+         * @param pool the pool, shared by every engine of the process; {@code null} for none (the default)
+         * @return this
+         */
+        public Builder stagePool(StagePool pool) {
+            this.pool = pool;
             return this;
         }
 

@@ -20,7 +20,12 @@ public enum FailureCategory {
     /** An input or result field is over its public envelope limit. */
     ENVELOPE_VIOLATION("envelope violation"),
     /** The request could not be inspected at all (see {@link Chain#uninspectable}). */
-    UNINSPECTABLE("uninspectable request");
+    UNINSPECTABLE("uninspectable request"),
+    /**
+     * The stage was not run: its binding is unavailable (too many of its stages overran their timeout and have not
+     * returned) or every stage thread is busy ({@link StagePool}).
+     */
+    UNAVAILABLE("unavailable middleware");
 
     private final String words;
 

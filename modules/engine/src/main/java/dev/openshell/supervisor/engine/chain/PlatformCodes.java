@@ -29,6 +29,13 @@ public final class PlatformCodes {
     public static final String STAGE_TIMEOUT = "stage_timeout";
     /** The provider threw something other than a {@code MiddlewareException} with a valid code. */
     public static final String STAGE_EXCEPTION = "stage_exception";
+    /**
+     * The stage was not run: its binding has as many stages stuck past their timeout as the stage pool allows
+     * ({@link StagePool}).
+     */
+    public static final String MIDDLEWARE_UNAVAILABLE = "middleware_unavailable";
+    /** The stage was not run: every stage pool thread is busy and its queue is full ({@link StagePool}). */
+    public static final String STAGE_THREADS_BUSY = "stage_threads_busy";
     /** The thread running the chain was interrupted while waiting for a stage (the request is denied). */
     public static final String CHAIN_INTERRUPTED = "chain_interrupted";
 
@@ -83,6 +90,11 @@ public final class PlatformCodes {
     public static final String FINDING_BYPASS = "openshell.middleware.bypass";
     /** Finding type of an uninspectable request relayed because every matching stage is {@code fail_open}. */
     public static final String FINDING_UNINSPECTABLE_BYPASS = "openshell.middleware.uninspectable_bypass";
+    /**
+     * Finding type (severity {@code high}) on the record of a stage that was not run because its binding is
+     * unavailable ({@link #MIDDLEWARE_UNAVAILABLE}).
+     */
+    public static final String FINDING_UNAVAILABLE = "openshell.middleware.unavailable";
     /** Finding type that replaces a third-party finding type outside {@code [a-z0-9][a-z0-9_.-]*}. */
     public static final String FINDING_UNCLASSIFIED = "middleware.unclassified";
 

@@ -53,7 +53,8 @@ final class GatewayReader {
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> IDENTITY_KEYS = List.of("mode", "entrypoint_pid");
     static final List<String> LIMITS_KEYS = List.of("max_connections", "max_connections_per_client",
-            "request_head_timeout_ms", "body_buffer_timeout_ms");
+            "request_head_timeout_ms", "body_buffer_timeout_ms", "body_min_bytes_per_second",
+            "body_buffer_client_share_percent", "stage_threads", "max_stuck_stages_per_binding");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
     static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts", "headers", "query_params", "basic",
             "allow_plaintext", "ports", "allow_unscanned_responses", "auth_style", "header_name", "query_param");
@@ -156,7 +157,11 @@ final class GatewayReader {
             limits = new LimitsSettings(optionalInteger(lim, "max_connections", lp, 1, 1_000_000),
                     optionalInteger(lim, "max_connections_per_client", lp, 1, 1_000_000),
                     optionalInteger(lim, "request_head_timeout_ms", lp, 1, 3_600_000),
-                    optionalInteger(lim, "body_buffer_timeout_ms", lp, 1, 3_600_000));
+                    optionalInteger(lim, "body_buffer_timeout_ms", lp, 1, 3_600_000),
+                    optionalInteger(lim, "body_min_bytes_per_second", lp, 0, 1_000_000_000),
+                    optionalInteger(lim, "body_buffer_client_share_percent", lp, 1, 100),
+                    optionalInteger(lim, "stage_threads", lp, 1, 4096),
+                    optionalInteger(lim, "max_stuck_stages_per_binding", lp, 1, 4096));
         }
         TlsSettings tls = TlsSettings.defaults();
         TomlTable tl = table(t, "tls", path);

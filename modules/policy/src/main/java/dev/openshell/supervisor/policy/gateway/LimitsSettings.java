@@ -14,20 +14,34 @@ import java.util.OptionalLong;
  *     first byte, in milliseconds, 1 to 3600000
  * @param bodyBufferTimeoutMillis {@code body_buffer_timeout_ms}: the deadline for a whole body buffered for the
  *     chain, in milliseconds, 1 to 3600000
+ * @param bodyMinBytesPerSecond {@code body_min_bytes_per_second}: the least average rate, in bytes per second, of a
+ *     request body after its first 5 seconds, 0 (off) to 1000000000
+ * @param bodyBufferClientSharePercent {@code body_buffer_client_share_percent}: the share of the body buffer budget
+ *     one client address may hold, in percent, 1 to 100
+ * @param stageThreads {@code stage_threads}: the platform threads that run plugin stages, 1 to 4096
+ * @param maxStuckStagesPerBinding {@code max_stuck_stages_per_binding}: stages of one binding past their timeout
+ *     and still running after which the binding is unavailable, 1 to 4096 (the supervisor uses at most
+ *     {@code stage_threads})
  */
 public record LimitsSettings(OptionalLong maxConnections, OptionalLong maxConnectionsPerClient,
-                             OptionalLong requestHeadTimeoutMillis, OptionalLong bodyBufferTimeoutMillis) {
+                             OptionalLong requestHeadTimeoutMillis, OptionalLong bodyBufferTimeoutMillis,
+                             OptionalLong bodyMinBytesPerSecond, OptionalLong bodyBufferClientSharePercent,
+                             OptionalLong stageThreads, OptionalLong maxStuckStagesPerBinding) {
     /** @throws NullPointerException if any component is {@code null} */
     public LimitsSettings {
         Objects.requireNonNull(maxConnections, "maxConnections");
         Objects.requireNonNull(maxConnectionsPerClient, "maxConnectionsPerClient");
         Objects.requireNonNull(requestHeadTimeoutMillis, "requestHeadTimeoutMillis");
         Objects.requireNonNull(bodyBufferTimeoutMillis, "bodyBufferTimeoutMillis");
+        Objects.requireNonNull(bodyMinBytesPerSecond, "bodyMinBytesPerSecond");
+        Objects.requireNonNull(bodyBufferClientSharePercent, "bodyBufferClientSharePercent");
+        Objects.requireNonNull(stageThreads, "stageThreads");
+        Objects.requireNonNull(maxStuckStagesPerBinding, "maxStuckStagesPerBinding");
     }
 
     /** {@return no key written: every limit takes the proxy's default} */
     public static LimitsSettings defaults() {
-        return new LimitsSettings(OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty(),
-                OptionalLong.empty());
+        OptionalLong none = OptionalLong.empty();
+        return new LimitsSettings(none, none, none, none, none, none, none, none);
     }
 }

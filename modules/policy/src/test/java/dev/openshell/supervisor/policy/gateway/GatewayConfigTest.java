@@ -177,8 +177,20 @@ class GatewayConfigTest {
                     max_connections_per_client = 10
                     request_head_timeout_ms = 5000
                     body_buffer_timeout_ms = 7000
+                    body_min_bytes_per_second = 0
+                    body_buffer_client_share_percent = 50
+                    stage_threads = 8
+                    max_stuck_stages_per_binding = 3
                     """).value().supervisor().limits();
             assertEquals(7000L, set.bodyBufferTimeoutMillis().getAsLong());
+            assertEquals(0L, set.bodyMinBytesPerSecond().getAsLong());
+            assertEquals(50L, set.bodyBufferClientSharePercent().getAsLong());
+            assertEquals(8L, set.stageThreads().getAsLong());
+            assertEquals(3L, set.maxStuckStagesPerBinding().getAsLong());
+            assertProblem(onlyError("[openshell.supervisor.limits]\nbody_buffer_client_share_percent = 0\n"),
+                    "openshell.supervisor.limits.body_buffer_client_share_percent", 2, 1, "0 is outside 1..100");
+            assertProblem(onlyError("[openshell.supervisor.limits]\nstage_threads = 5000\n"),
+                    "openshell.supervisor.limits.stage_threads", 2, 1, "5000 is outside 1..4096");
             assertEquals(100L, set.maxConnections().getAsLong());
             assertEquals(10L, set.maxConnectionsPerClient().getAsLong());
             assertEquals(5000L, set.requestHeadTimeoutMillis().getAsLong());
@@ -190,7 +202,8 @@ class GatewayConfigTest {
             assertProblem(onlyError("[openshell.supervisor.limits]\nmax_conections = 5\n"),
                     "openshell.supervisor.limits.max_conections", 2, 1, "unknown key 'max_conections' (did you mean"
                             + " 'max_connections'?); allowed keys: max_connections, max_connections_per_client,"
-                            + " request_head_timeout_ms, body_buffer_timeout_ms");
+                            + " request_head_timeout_ms, body_buffer_timeout_ms, body_min_bytes_per_second,"
+                            + " body_buffer_client_share_percent, stage_threads, max_stuck_stages_per_binding");
         }
     }
 

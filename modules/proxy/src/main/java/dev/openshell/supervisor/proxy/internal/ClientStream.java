@@ -17,9 +17,17 @@ final class ClientStream {
     /** The connection as admission and the hooks see it: addresses and the per-connection identity. */
     final ClientConnection connection;
     private boolean responseStarted;
+    /** Whether these are the streams inside a TLS tunnel (the watchdogs then close without answering). */
+    private final boolean tunnel;
 
     ClientStream(HttpInput in, OutputStream out, Runnable closer, ConnectionState state,
                  ClientConnection connection) {
+        this(in, out, closer, state, connection, false);
+    }
+
+    private ClientStream(HttpInput in, OutputStream out, Runnable closer, ConnectionState state,
+                         ClientConnection connection, boolean tunnel) {
+        this.tunnel = tunnel;
         this.in = in;
         this.out = out;
         this.closer = closer;
@@ -29,7 +37,12 @@ final class ClientStream {
 
     /** {@return the same connection, state and socket over other streams (the inside of a TLS tunnel)} */
     ClientStream inner(HttpInput innerIn, OutputStream innerOut) {
-        return new ClientStream(innerIn, innerOut, closer, state, connection);
+        return new ClientStream(innerIn, innerOut, closer, state, connection, true);
+    }
+
+    /** {@return whether these are the streams inside a TLS tunnel} */
+    boolean inTunnel() {
+        return tunnel;
     }
 
     /** Writes a complete response (or interim response) and flushes. */

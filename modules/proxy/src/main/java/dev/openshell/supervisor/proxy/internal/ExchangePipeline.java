@@ -154,19 +154,24 @@ final class ExchangePipeline implements AutoCloseable {
                 }
             } else {
                 if (framing.hasBody()) {
-                    held = reserve(framing.kind() == BodyFraming.Kind.LENGTH ? framing.length() : s.bodyCapBytes());
+                    // the heap the segmented body will take (Body.heapBytes), not only its length
+                    BodyBudget.Claim claim = reserve(Body.heapBytes(framing.kind() == BodyFraming.Kind.LENGTH
+                            ? framing.length() : s.bodyCapBytes()));
+                    held = claim.reservation();
                     if (held == null) {
-                        String busy = "the proxy is holding as many request bodies as it may; retry shortly";
-                        core.report(ProxyRefusal.Kind.LIMIT, 503, "body_buffer_busy", Optional.empty(), busy,
+                        String busy = claim.refusal().equals("client_body_buffer_limit")
+                                ? "this client is holding as many request bodies as one client may; retry shortly"
+                                : "the proxy is holding as many request bodies as it may; retry shortly";
+                        core.report(ProxyRefusal.Kind.LIMIT, 503, claim.refusal(), Optional.empty(), busy,
                                 client.connection, Optional.of(method), destination(), requestId());
-                        return answer(req, 503, "body_buffer_busy", busy, true);
+                        return answer(req, 503, claim.refusal(), busy, true);
                     }
                 }
                 if (req.expectContinue()) {
                     client.send(CONTINUE);
                 }
                 ReadDeadline deadline = ReadDeadline.body(core, client, tunnel != null);
-                byte[] received;
+                Body received;
                 try {
                     received = reader.readBody(framing, s.bodyCapBytes());
                 } finally {
@@ -182,9 +187,9 @@ final class ExchangePipeline implements AutoCloseable {
                             + " limit of " + s.bodyCapBytes() + " bytes", true);
                 }
                 if (held != null) {
-                    held.shrinkTo(received.length);
+                    held.shrinkTo(received.heapBytes());
                 }
-                HookResult result = core.evaluate(plan, request, Body.ofOwned(received));
+                HookResult result = core.evaluate(plan, request, received);
                 if (result instanceof HookResult.Deny d) {
                     boolean close = req.clientClose() || d.close();
                     client.send(ErrorResponses.response(d.status(), d.error(), d.detail(), d.extra(), close));
@@ -285,11 +290,15 @@ final class ExchangePipeline implements AutoCloseable {
         return !close;
     }
 
-    private BodyBudget.Reservation reserve(long bytes) throws IOException {
+    private BodyBudget.Claim reserve(long bytes) throws IOException {
         BodyBudget budget = core.bodyBudget();
         try {
-            BodyBudget.Reservation r = budget.reserve(bytes);
-            if (r == null) {
+            BodyBudget.Claim r = budget.reserve(bytes, client.connection.client()
+                    .map(java.net.InetSocketAddress::getAddress).orElse(null));
+            if (!"client_body_buffer_limit".equals(r.refusal())) {
+                core.bodyBufferWaited(r.waitedNanos()); // refused over its client's share: it never waited
+            }
+            if (r.refusal() != null && r.refusal().equals("body_buffer_busy")) {
                 long now = System.nanoTime();
                 long last = LAST_BUDGET_WARNING.get();
                 if (now - last > 10_000_000_000L && LAST_BUDGET_WARNING.compareAndSet(last, now)) {

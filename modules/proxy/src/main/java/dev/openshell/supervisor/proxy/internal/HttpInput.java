@@ -16,6 +16,8 @@ public final class HttpInput extends InputStream {
     private final byte[] buf = new byte[BUFFER];
     private int pos;
     private int limit;
+    /** Bytes read from the source so far; read by the watchdog of a minimum data rate ({@link ReadDeadline}). */
+    private volatile long received;
 
     /** @param source the raw stream; reads block */
     public HttpInput(InputStream source) {
@@ -30,9 +32,15 @@ public final class HttpInput extends InputStream {
         if (n <= 0) {
             return false;
         }
+        received += n; // one writer: the reading thread
         pos = 0;
         limit = n;
         return true;
+    }
+
+    /** {@return the bytes read from the source so far (buffered ones included); safe from any thread} */
+    public long received() {
+        return received;
     }
 
     /** {@return whether at least one byte can be read, blocking until one arrives or the stream ends} */
@@ -67,7 +75,11 @@ public final class HttpInput extends InputStream {
             return n;
         }
         if (len >= BUFFER) {
-            return source.read(b, off, len);
+            int n = source.read(b, off, len);
+            if (n > 0) {
+                received += n;
+            }
+            return n;
         }
         if (!fill()) {
             return -1;

@@ -58,11 +58,36 @@ public final class ProxyCore {
      * @param maxConnectionsPerClient the most open at once from one client address
      * @param requestHeadTimeout the deadline for a whole request head, from its first byte
      * @param bodyBufferTimeout the deadline for a whole body buffered for the chain, from the start of its read
+     * @param bodyMinBytesPerSecond the least average rate of a request body (buffered or streamed) after its first
+     *     {@code bodyMinRateGrace}, in bytes per second; 0 for none
+     * @param bodyMinRateGrace how long a body may take before its average rate is checked; positive
      */
     public record Limits(int maxConnections, int maxConnectionsPerClient, Duration requestHeadTimeout,
-                         Duration bodyBufferTimeout) {
-        /** The defaults: 2048 connections, 512 per client address, 30 s per request head, 60 s per buffered body. */
-        public static final Limits DEFAULT = new Limits(2048, 512, Duration.ofSeconds(30), Duration.ofSeconds(60));
+                         Duration bodyBufferTimeout, long bodyMinBytesPerSecond, Duration bodyMinRateGrace) {
+        /** The default minimum body data rate, in bytes per second. */
+        public static final long DEFAULT_BODY_MIN_BYTES_PER_SECOND = 1024;
+        /** The default time before a body's rate is checked. */
+        public static final Duration DEFAULT_BODY_MIN_RATE_GRACE = Duration.ofSeconds(5);
+        /**
+         * The defaults: 2048 connections, 512 per client address, 30 s per request head, 60 s per buffered body,
+         * 1024 bytes per second of body after its first 5 s.
+         */
+        public static final Limits DEFAULT = new Limits(2048, 512, Duration.ofSeconds(30), Duration.ofSeconds(60),
+                DEFAULT_BODY_MIN_BYTES_PER_SECOND, DEFAULT_BODY_MIN_RATE_GRACE);
+
+        /**
+         * Limits with the default minimum body data rate.
+         *
+         * @param maxConnections the most client connections open at once over all clients
+         * @param maxConnectionsPerClient the most open at once from one client address
+         * @param requestHeadTimeout the deadline for a whole request head
+         * @param bodyBufferTimeout the deadline for a whole body buffered for the chain
+         */
+        public Limits(int maxConnections, int maxConnectionsPerClient, Duration requestHeadTimeout,
+                      Duration bodyBufferTimeout) {
+            this(maxConnections, maxConnectionsPerClient, requestHeadTimeout, bodyBufferTimeout,
+                    DEFAULT_BODY_MIN_BYTES_PER_SECOND, DEFAULT_BODY_MIN_RATE_GRACE);
+        }
 
         /** @throws IllegalArgumentException when a cap is below 1, above the total, or a timeout not positive */
         public Limits {
@@ -73,6 +98,10 @@ public final class ProxyCore {
             if (requestHeadTimeout.isNegative() || requestHeadTimeout.isZero() || bodyBufferTimeout.isNegative()
                     || bodyBufferTimeout.isZero()) {
                 throw new IllegalArgumentException("the request head and body buffer timeouts must be positive");
+            }
+            if (bodyMinBytesPerSecond < 0 || bodyMinRateGrace.isNegative() || bodyMinRateGrace.isZero()) {
+                throw new IllegalArgumentException("the minimum body data rate must not be negative and its grace"
+                        + " period must be positive");
             }
         }
     }
@@ -211,6 +240,15 @@ public final class ProxyCore {
         if (!r.isReported()) {
             r.reported();
             report(r.kind(), r.status(), r.error(), r.cause(), r.detail(), client, method, target, requestId);
+        }
+    }
+
+    /** Reports how long a request waited for body buffer room ({@link RequestHook#bodyBufferWaited}); never throws. */
+    void bodyBufferWaited(long nanos) {
+        try {
+            hook.bodyBufferWaited(nanos);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "body buffer wait report failed: " + e.getClass().getName());
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.proxy.internal;
 
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -13,18 +14,58 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * body buffer reservation past it. On expiry a watchdog thread answers {@code 408} with the reason as error code
  * (outside a TLS tunnel: the reading thread writes nothing while it reads, and no response has begun), closes the
  * connection and counts the refusal. Exactly one of {@link #finish()} and the expiry wins.
+ *
+ * <p>A body (buffered or streamed) also has a minimum data rate ({@code body_min_bytes_per_second}): once its grace
+ * period (5 s by default) has passed, the bytes received since its read began must average at least that rate over
+ * the time after the grace, checked every second (or every grace period, if shorter); a body below it is answered {@code 408 body_min_rate} the same way. A trickle (slowloris) is so cut
+ * after about the grace period instead of at the whole-body deadline, while a client that sends at the rate or faster
+ * never meets it.
  */
 final class ReadDeadline {
+    private static final long CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
     private final AtomicBoolean done = new AtomicBoolean();
     private final ScheduledFuture<?> task;
+    private final ScheduledFuture<?> rateCheck;
 
     private ReadDeadline(Duration timeout, Runnable onExpiry) {
-        this.task = WATCHDOG.schedule(() -> {
+        this(timeout, onExpiry, null, 0, null, null);
+    }
+
+    /**
+     * @param timeout the whole deadline, or {@code null} for none
+     * @param in the stream whose received bytes are measured, or {@code null} for no minimum rate
+     * @param minBytesPerSecond the minimum average rate; 0 for none
+     */
+    private ReadDeadline(Duration timeout, Runnable onExpiry, HttpInput in, long minBytesPerSecond,
+                         Duration minRateGrace, Runnable onTooSlow) {
+        this.task = timeout == null ? null : WATCHDOG.schedule(() -> {
             if (done.compareAndSet(false, true)) {
                 onExpiry.run();
             }
         }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+        if (in != null && minBytesPerSecond > 0) {
+            long start = System.nanoTime();
+            long startBytes = in.received();
+            long grace = minRateGrace.toNanos();
+            long period = Math.min(CHECK_NANOS, grace);
+            this.rateCheck = WATCHDOG.scheduleAtFixedRate(() -> {
+                if (done.get()) {
+                    throw new CancellationException("finished or expired"); // ends the periodic check
+                }
+                double seconds = (System.nanoTime() - start - grace) / 1e9;
+                if (seconds > 0 && in.received() - startBytes < minBytesPerSecond * seconds
+                        && done.compareAndSet(false, true)) {
+                    if (task != null) {
+                        task.cancel(false);
+                    }
+                    onTooSlow.run();
+                    throw new CancellationException("the body was too slow"); // ends the periodic check
+                }
+            }, grace + period, period, TimeUnit.NANOSECONDS);
+        } else {
+            this.rateCheck = null;
+        }
     }
 
     /** Starts the deadline for the head about to be read on {@code client}. */
@@ -33,15 +74,36 @@ final class ReadDeadline {
                 "the request head was not complete in time");
     }
 
-    /** Starts the deadline for a body about to be buffered for the chain. */
+    /** Starts the deadline and the minimum data rate for a body about to be buffered for the chain. */
     static ReadDeadline body(ProxyCore core, ClientStream client, boolean inTunnel) {
-        return start(core, client, inTunnel, core.limits().bodyBufferTimeout(), "body_buffer_timeout",
-                "the request body was not complete in time");
+        return new ReadDeadline(core.limits().bodyBufferTimeout(), expiry(core, client, inTunnel,
+                "body_buffer_timeout", "the request body was not complete in time"), client.in,
+                core.limits().bodyMinBytesPerSecond(), core.limits().bodyMinRateGrace(),
+                tooSlow(core, client, inTunnel));
+    }
+
+    /**
+     * Starts the minimum data rate for a body about to be streamed upstream (no whole deadline: a streamed body holds
+     * no body buffer reservation, and the upstream paces it). Only while no response has begun.
+     */
+    static ReadDeadline streamed(ProxyCore core, ClientStream client, boolean inTunnel) {
+        return new ReadDeadline(null, null, client.in, core.limits().bodyMinBytesPerSecond(),
+                core.limits().bodyMinRateGrace(), tooSlow(core, client, inTunnel));
+    }
+
+    private static Runnable tooSlow(ProxyCore core, ClientStream client, boolean inTunnel) {
+        return expiry(core, client, inTunnel, "body_min_rate", "the request body arrived slower than "
+                + core.limits().bodyMinBytesPerSecond() + " bytes per second");
     }
 
     private static ReadDeadline start(ProxyCore core, ClientStream client, boolean inTunnel, Duration timeout,
                                       String reason, String detail) {
-        return new ReadDeadline(timeout, () -> {
+        return new ReadDeadline(timeout, expiry(core, client, inTunnel, reason, detail));
+    }
+
+    private static Runnable expiry(ProxyCore core, ClientStream client, boolean inTunnel, String reason,
+                                   String detail) {
+        return () -> {
             core.report(dev.openshell.supervisor.proxy.ProxyRefusal.Kind.LIMIT, inTunnel ? 0 : 408, reason,
                     java.util.Optional.empty(), detail, client.connection, java.util.Optional.empty(),
                     java.util.Optional.empty(), java.util.Optional.empty());
@@ -53,13 +115,18 @@ final class ReadDeadline {
                 }
             }
             client.closer.run();
-        });
+        };
     }
 
     /** {@return true when the head was read in time (the reader may go on), false when the deadline had expired} */
     boolean finish() {
         if (done.compareAndSet(false, true)) {
-            task.cancel(false);
+            if (task != null) {
+                task.cancel(false);
+            }
+            if (rateCheck != null) {
+                rateCheck.cancel(false);
+            }
             return true;
         }
         return false;

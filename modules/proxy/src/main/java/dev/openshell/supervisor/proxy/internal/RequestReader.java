@@ -1,7 +1,8 @@
 package dev.openshell.supervisor.proxy.internal;
 
 import dev.openshell.middleware.spi.HeaderTable;
-import java.io.ByteArrayOutputStream;
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.EnvelopeLimits;
 import java.io.EOFException;
 import java.io.IOException;
 import java.util.LinkedHashSet;
@@ -89,18 +90,15 @@ final class RequestReader {
      * @param cap the most bytes a chunked body may decode to
      * @return the body, or {@code null} when a chunked body crossed {@code cap}
      */
-    byte[] readBody(BodyFraming framing, int cap) throws IOException, FramingException {
+    Body readBody(BodyFraming framing, int cap) throws IOException, FramingException {
         return switch (framing.kind()) {
-            case NONE, UNTIL_CLOSE -> new byte[0];
-            case LENGTH -> {
-                byte[] b = new byte[(int) framing.length()];
-                in.readFully(b, 0, b.length);
-                yield b;
-            }
+            case NONE, UNTIL_CLOSE -> Body.empty();
+            // segmented (Body.SEGMENT_BYTES): no buffered body is a humongous object, and it is read once
+            case LENGTH -> Body.read(in, (int) framing.length());
             case CHUNKED -> {
-                ByteArrayOutputStream bos = new ByteArrayOutputStream();
-                long n = new ChunkedDecoder(in).decodeTo(bos, cap);
-                yield n < 0 ? null : bos.toByteArray();
+                Body.Sink sink = Body.sink();
+                long n = new ChunkedDecoder(in).decodeTo(sink, Math.min(cap, EnvelopeLimits.MAX_BODY_BYTES));
+                yield n < 0 ? null : sink.toBody();
             }
         };
     }

@@ -42,6 +42,23 @@ final class UpstreamForwarder {
         this.relay = new ResponseRelay(core, client);
     }
 
+    /** Streams the request body upstream, under the minimum body data rate ({@link ReadDeadline#streamed}). */
+    private void streamBody(ParsedRequest req, OutputStream up) throws IOException, FramingException {
+        ReadDeadline rate = ReadDeadline.streamed(core, client, client.inTunnel());
+        try {
+            if (req.framing().kind() == BodyFraming.Kind.CHUNKED) {
+                new ChunkedDecoder(client.in).relay(up, false);
+            } else {
+                client.in.transferExactly(req.framing().length(), up);
+            }
+        } finally {
+            if (!rate.finish()) {
+                // answered 408 and closed by the watchdog: the upstream connection must not be reused
+                throw new IOException("the request body was slower than the minimum data rate");
+            }
+        }
+    }
+
     /** {@return whether the client connection stays open} */
     boolean forward(Outbound o) throws IOException, FramingException, Refusal {
         ParsedRequest req = o.req();
@@ -60,10 +77,9 @@ final class UpstreamForwarder {
                 OutputStream up = c.out();
                 up.write(o.head());
                 switch (o.mode()) {
-                    // the body's own array, in chunks through a small buffer: no whole-body copy per attempt
-                    case BUFFERED -> o.buffered().newInputStream().transferTo(up);
-                    case STREAM_LENGTH -> client.in.transferExactly(req.framing().length(), up);
-                    case STREAM_CHUNKED -> new ChunkedDecoder(client.in).relay(up, false);
+                    // the body's own segments: no whole-body copy per attempt
+                    case BUFFERED -> o.buffered().writeTo(up);
+                    case STREAM_LENGTH, STREAM_CHUNKED -> streamBody(req, up);
                     case NONE -> {
                     }
                 }
