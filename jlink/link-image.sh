@@ -5,11 +5,15 @@
 # AotTraining.java: `bin/supervisor run` serving a few thousand proxied requests. A failed training run fails the
 # build: it is also a smoke test of the image, and an image without its cache would silently miss the start-up target.
 # AOT=false (Maven: -Dimage.aot=false) or an older JDK links the image without a cache. Training files go to WORK_DIR (under target/).
-# Usage: link-image.sh JDK_HOME MODULES_DIR OUTPUT_DIR ROOT_MODULES(comma-separated) [AOT(true|false) WORK_DIR]
+# The plugin SDK goes to lib/sdk/: the SPI JAR and its standalone POM (SDK_DIR, from src/sdk), for `supervisor sdk install`.
+# Signature files of signed JARs (BouncyCastle, Eclipse Collections) are left out of the modules jlink reads: jlink drops
+# them anyway (--ignore-signing-information) and would otherwise warn once per JAR.
+# Usage: link-image.sh JDK_HOME MODULES_DIR OUTPUT_DIR ROOT_MODULES(comma-separated) [AOT(true|false) WORK_DIR [SDK_DIR VERSION]]
 set -euo pipefail
-jdk=$1 mods=$2 out=$3 roots=$4 aot=${5:-true} work=${6:-$3.aot-training}
+jdk=$1 mods=$2 out=$3 roots=$4 aot=${5:-true} work=${6:-$3.aot-training} sdk=${7:-} version=${8:-}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out"
+"$jdk/bin/java" "$here/src/build/StripSignatures.java" "$mods"
 "$jdk/bin/jlink" \
   --module-path "$mods" \
   --add-modules "$roots" \
@@ -25,6 +29,18 @@ cat > "$out/plugins/README.txt" <<'EOT'
 Drop third-party middleware plugin JARs (or directories of JARs, one per plugin) here.
 Each is loaded into its own module layer at start-up; `bin/supervisor plugins` lists what loaded.
 EOT
+if [ -n "$sdk" ]; then
+  mkdir -p "$out/lib/sdk"
+  cp "$mods/middleware-spi-$version.jar" "$out/lib/sdk/middleware-spi-$version.jar"
+  cp "$sdk/middleware-spi.pom" "$out/lib/sdk/middleware-spi-$version.pom"
+  cat > "$out/lib/sdk/README.txt" <<EOT
+The middleware SPI for plugin authors: build a plugin against it from outside this repository.
+  bin/supervisor sdk install        puts both files into ~/.m2/repository (--maven-repo DIR for another)
+or, with Maven:
+  mvn install:install-file -Dfile=middleware-spi-$version.jar -DpomFile=middleware-spi-$version.pom
+Then depend on dev.openshell.supervisor:middleware-spi:$version (scope provided); see docs/plugin-authors.md.
+EOT
+fi
 echo "runtime image: $out ($(du -sh "$out" | cut -f1)); modules: $("$out/bin/java" --list-modules | wc -l)"
 
 feature=$(sed -n 's/^JAVA_VERSION="\([0-9][0-9]*\).*/\1/p' "$out/release")

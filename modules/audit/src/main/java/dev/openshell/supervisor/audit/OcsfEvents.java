@@ -102,7 +102,12 @@ public final class OcsfEvents {
     public enum ConfigChange {
         /** An external service registration was validated (Describe and manifest checks). */
         REGISTRATION_VALIDATION("middleware registration validation"),
-        /** A runtime generation (policy + registry) was prepared and installed, or preparation failed. */
+        /** The first runtime generation was installed at start-up (the supervisor starts serving with it). */
+        SUPERVISOR_START("supervisor start"),
+        /**
+         * A reload: a new runtime generation (policy + registry) was prepared and installed, a policy file is valid
+         * again after a failed reload, or preparation failed (the current generation keeps serving).
+         */
         REGISTRY_RELOAD("middleware registry reload"),
         /** A sandbox policy was validated. */
         POLICY_VALIDATION("policy validation"),
@@ -361,8 +366,8 @@ public final class OcsfEvents {
      * @param change what was checked or changed
      * @param success whether it succeeded
      * @param subject the supervisor-owned subject (registration name, policy file name), passed through
-     *     {@link #safeText}
-     * @param detail a supervisor-owned explanation, passed through {@link #safeText}
+     *     {@link #safeDetail} (at most 200 characters)
+     * @param detail a supervisor-owned explanation, passed through {@link #safeDetail} (at most 500 characters)
      */
     public JsonObject configChange(ConfigChange change, boolean success, String subject, String detail) {
         boolean atRisk = change == ConfigChange.INSECURE_REGISTRATION || change == ConfigChange.BINARY_SCOPING_OFF
@@ -371,12 +376,13 @@ public final class OcsfEvents {
         JsonText e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
                 "Device Config State Change", 1, "Log", sev);
         e.add("status_id", success ? 1 : 2).add("status", success ? "Success" : "Failure");
-        e.add("message", change.title() + " " + (success ? "succeeded" : "failed") + ": " + safeText(subject, 200));
+        e.add("message", change.title() + " " + (success ? "succeeded" : "failed") + ": "
+                + safeDetail(subject, 200));
         e.open("device").add("hostname", hostname).add("type_id", 1).add("type", "Server").end();
         e.add("security_level_id", atRisk ? 2 : 1).add("security_level", atRisk ? "At Risk" : "Secure");
         e.open("unmapped").open("openshell")
-                .add("change", change.name().toLowerCase(Locale.ROOT)).add("subject", safeText(subject, 200))
-                .add("detail", safeText(detail, 500)).end().end();
+                .add("change", change.name().toLowerCase(Locale.ROOT)).add("subject", safeDetail(subject, 200))
+                .add("detail", safeDetail(detail, 500)).end().end();
         return e.build();
     }
 
@@ -515,6 +521,23 @@ public final class OcsfEvents {
             boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
                     || c == ' ' || c == '.' || c == '_' || c == ':' || c == '/' || c == '@' || c == '-';
             b.append(ok ? c : '_');
+        }
+        return b.toString();
+    }
+
+    /**
+     * {@return supervisor-owned prose for an event, readable and bounded}: printable ASCII is kept as written
+     * (punctuation included); a line break, tab or other control character becomes a space, and any other character
+     * {@code ?}; at most {@code max} characters.
+     *
+     * @param s the text
+     * @param max the longest result
+     */
+    public static String safeDetail(String s, int max) {
+        StringBuilder b = new StringBuilder(Math.min(s.length(), max));
+        for (int i = 0; i < s.length() && b.length() < max; i++) {
+            char c = s.charAt(i);
+            b.append(c >= 0x20 && c < 0x7f ? c : Character.isISOControl(c) ? ' ' : '?');
         }
         return b.toString();
     }

@@ -99,8 +99,8 @@ final class CaCommand implements Callable<Integer> {
             "Export the CA certificate that sandboxes must trust.",
             "Formats:",
             "  pem     the certificate (PEM); with --include-system-roots, followed by the runtime's default roots",
-            "  env     shell lines that make common runtimes trust it: SSL_CERT_FILE, REQUESTS_CA_BUNDLE,",
-            "          CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS and a Java truststore option (JAVA_TOOL_OPTIONS)",
+            "  env     shell lines that make common runtimes trust it: SSL_CERT_FILE, REQUESTS_CA_BUNDLE, "
+                    + "CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS and a Java truststore option (JAVA_TOOL_OPTIONS)",
             "  pkcs12  a PKCS#12 truststore (needs --out)",
             "The generated CA is created if the state directory has none (as 'supervisor run' would)."})
     static final class Export implements Callable<Integer> {
@@ -257,8 +257,9 @@ final class CaCommand implements Callable<Integer> {
     /** {@code supervisor ca rotate}. */
     @Command(name = "rotate", description = {
             "Replace the generated CA with a new one.",
-            "The old certificate and key are first copied to STATE_DIR/ca/previous/<UTC time>/. Running",
-            "supervisors keep the old CA until they restart; sandboxes must trust the new one before that."})
+            "The old certificate and key are first copied to STATE_DIR/ca/previous/<UTC time>/. Running "
+                    + "supervisors keep the old CA until they restart; sandboxes must trust the new one before "
+                    + "that."})
     static final class Rotate implements Callable<Integer> {
         @Spec
         CommandSpec spec;

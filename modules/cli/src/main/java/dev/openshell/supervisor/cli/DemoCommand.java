@@ -35,8 +35,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * when every step behaved as expected.
  */
 @Command(name = "demo", description = {
-        "A self-contained tour (no network needed): a loopback upstream, the supervisor in front of it, and",
-        "agent-like requests through it. Exits 0 only if every step behaved as expected."})
+        "A self-contained tour (no network needed): a loopback upstream, the supervisor in front of it, and "
+                + "agent-like requests through it. Exits 0 only if every step behaved as expected."})
 final class DemoCommand implements Callable<Integer> {
     /** A fake key in the OpenAI format: never a real secret. */
     static final String FAKE_KEY = "sk-proj-" + "DEMO0123456789abcdefghijklmnopqrstuvwxyzABCD";

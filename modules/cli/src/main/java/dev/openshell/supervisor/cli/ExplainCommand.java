@@ -28,11 +28,14 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code supervisor explain}: what the supervisor would do with a request to {@code HOST[:PORT]} under a policy
- * ({@link Explanation}): whether it is admitted and by which network policy, and the chain that would run, with each
- * stage's config key, binding ID, owner, {@code on_error}, order and effective body limit, and why every other config
- * would not run. With {@code --format json} it prints one object:
+ * ({@link Explanation}; without {@code --policy}, the embedded default policy): whether network policy admits it and
+ * which policy does, whether SSRF protection then refuses it (with the gateway's {@code [openshell.supervisor.network]}
+ * settings: {@code allow_loopback_upstreams}, {@code static_hosts}; and the endpoint's {@code allowed_ips}), and the
+ * chain that would run, with each stage's config key, binding ID, owner, {@code on_error}, order and effective body
+ * limit, and why every other config would not run. A DNS name is resolved for the SSRF check only with
+ * {@code --resolve}; IP literals and static hosts always are checked. With {@code --format json} it prints one object:
  * <pre>{@code
- * {"admitted": true, "binary": "/usr/bin/curl", "network_policy": "model_api",
+ * {"admitted": true, "binary": "/usr/bin/curl", "network_policy": "model_api", "ssrf": "passed", "refusal": null,
  *  "policies": [{"network_policy": "model_api", "binaries": ["/usr/bin/curl"], "admits_binary": true,
  *                "matching_entry": "/usr/bin/curl"}],
  *  "l7": {"outcome": "deny", "protocol": "rest", "engine": "l7", "policy": "model_api",
@@ -41,20 +44,25 @@ import picocli.CommandLine.Model.CommandSpec;
  *             "on_error": "fail_closed", "order": 10, "max_body_bytes": 4194304}],
  *  "not_selected": [{"config_key": "pii", "reason": "no endpoints.include pattern matches api.example.com"}]}
  * }</pre>
- * {@code network_policy} is {@code null} when the request is not admitted; {@code binary} is {@code null} without
+ * {@code admitted} is whether the request would be forwarded past network policy and SSRF protection;
+ * {@code network_policy} is {@code null} when no network policy admits it; {@code binary} is {@code null} without
  * {@code --binary PATH}, which decides admission (and which policies' L7 rules govern) for a process running that
  * executable (its path as the kernel reports it: symbolic links resolved), as the running supervisor does for an
- * identified process. {@code l7} is {@code null} when no endpoint with an L7 {@code protocol} governs the destination
- * (its {@code outcome} is {@code body} when a GraphQL, JSON-RPC or MCP endpoint decides on each request body). The
- * port defaults to 443. The L7 decision reads {@code --method} and {@code --path} (the path canonicalized as the proxy
- * does); chain selection depends only on the host (RFC 0009, "Policy integration"). Exit codes: 0 the
- * request was explained (admitted or not), 1 the policy or gateway configuration is invalid (every problem is printed
- * on standard error), 2 usage error.
+ * identified process; {@code ssrf} is {@code passed}, {@code refused}, {@code not_resolved} or {@code not_reached};
+ * {@code refusal} is {@code null} or {@code {"error": "ssrf_blocked", "status": 403, "detail": "..."}} (the code and
+ * detail the client would get). {@code l7} is {@code null} when the request is not admitted or no endpoint with an L7
+ * {@code protocol} governs the destination (its {@code outcome} is {@code body} when a GraphQL, JSON-RPC or MCP
+ * endpoint decides on each request body). The port defaults to 443. The L7 decision reads {@code --method} and
+ * {@code --path} (the path canonicalized as the proxy does); chain selection depends only on the host (RFC 0009,
+ * "Policy integration"). Exit codes: 0 the request was explained (admitted or not), 1 the policy or gateway
+ * configuration is invalid (every problem is printed on standard error), 2 usage error.
  */
 @Command(name = "explain", description = {
         "Explain how the supervisor would treat a request to HOST[:PORT].",
-        "Whether network policy admits it (default port 443) and which policy does, the middleware chain that",
-        "would run, in order, with owners, on_error and body limits, and why each other config would not run."})
+        "Whether network policy admits it (default port 443) and which policy does, whether SSRF protection "
+                + "blocks it (with the gateway's network settings), the middleware chain that would run, in "
+                + "order, with owners, on_error and body limits, and why each other config would not run.",
+        "Without --policy it explains the embedded default policy."})
 final class ExplainCommand implements Callable<Integer> {
     private static final Pattern PATH = Pattern.compile("/[\\x21-\\x7e]*");
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._-]+");
@@ -63,8 +71,14 @@ final class ExplainCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--policy", paramLabel = "FILE", required = true, description = "Sandbox policy (YAML).")
+    @Option(names = "--policy", paramLabel = "FILE",
+            description = "Sandbox policy (YAML); default: the embedded default policy of 'supervisor run'.")
     Path policy;
+
+    @Option(names = "--resolve",
+            description = "Resolve a DNS name for the SSRF check, as the proxy would (default: only IP literals and "
+                    + "the gateway's static_hosts are checked; nothing is ever connected to).")
+    boolean resolve;
 
     @Option(names = "--gateway-config", paramLabel = "FILE", description = "Gateway configuration (TOML).")
     Path gateway;
@@ -150,12 +164,18 @@ final class ExplainCommand implements Callable<Integer> {
                 Supervisor.pluginsDirectory(Optional.ofNullable(plugins), gw), !skipServices)) {
             Loaded<SandboxPolicy> loaded;
             try {
-                loaded = SandboxPolicyLoader.load(policy, registry.catalogAllowingUnchecked());
+                loaded = policy != null ? SandboxPolicyLoader.load(policy, registry.catalogAllowingUnchecked())
+                        : SandboxPolicyLoader.parse(Supervisor.DEFAULT_POLICY_NAME, Supervisor.defaultPolicyText(),
+                                registry.catalogAllowingUnchecked());
             } catch (PolicyException e) {
                 return invalid(err, e);
             }
-            x = Explanation.of(loaded.value(), registry.gateway(), registry.registry(), d.host(), d.port(),
-                    Optional.ofNullable(binary), method, path);
+            try {
+                x = Explanation.of(loaded.value(), registry.gateway(), registry.registry(), d.host(), d.port(),
+                        Optional.ofNullable(binary), method, path, resolve);
+            } catch (IllegalArgumentException e) {
+                throw usage("HOST[:PORT]: " + e.getMessage());
+            }
         }
         if (format == Format.json) {
             out.println(json(x));
@@ -229,11 +249,12 @@ final class ExplainCommand implements Callable<Integer> {
 
     private void text(PrintWriter out, Explanation x) {
         String where = x.host().contains(":") ? "[" + x.host() + "]:" + x.port() : x.host() + ":" + x.port();
+        out.println("policy:    " + (policy == null ? Supervisor.DEFAULT_POLICY_NAME : policy.toString()));
         out.println("request:   " + method + " " + path + " to " + where);
         String forWhom = x.binary().map(b -> " for " + b).orElse("");
-        out.println("admission: " + (x.admitted() ? "admitted by network policy '" + x.networkPolicy().orElseThrow()
-                + "'" + forWhom : "NOT admitted" + forWhom + ": no network policy allows " + where
-                + (x.policies().isEmpty() ? "" : " for this binary") + " (403 policy_denied)"));
+        out.println("admission: " + (x.networkPolicy().isPresent() ? "admitted by network policy '"
+                + x.networkPolicy().get() + "'" + forWhom : "NOT admitted" + forWhom + ": no network policy allows "
+                + where + (x.policies().isEmpty() ? "" : " for this binary") + " (403 policy_denied)"));
         if (!x.policies().isEmpty()) {
             out.println("network policies for " + where + " (binary scoping):");
             for (Explanation.PolicyMatch m : x.policies()) {
@@ -249,6 +270,17 @@ final class ExplainCommand implements Callable<Integer> {
                 out.println("  (binary-scoped policies admit only their binaries or ancestors of them; --binary PATH"
                         + " decides for one)");
             }
+        }
+        switch (x.ssrf()) {
+            case "passed" -> out.println("ssrf:      passed (no blocked address)");
+            case "not_resolved" -> out.println("ssrf:      not checked: " + x.host() + " was not resolved (--resolve "
+                    + "resolves it); the proxy refuses it if any address is loopback, private, link-local or "
+                    + "metadata");
+            case "refused" -> {
+                Explanation.Refusal r = x.refusal().orElseThrow();
+                out.println("ssrf:      BLOCKED (" + r.status() + " " + r.error() + "): " + r.detail());
+            }
+            default -> out.println("ssrf:      not reached");
         }
         if (x.l7().isPresent()) {
             Explanation.L7 l = x.l7().get();
@@ -305,6 +337,14 @@ final class ExplainCommand implements Callable<Integer> {
             o.add("network_policy", x.networkPolicy().get());
         } else {
             o.addNull("network_policy");
+        }
+        o.add("ssrf", x.ssrf());
+        if (x.refusal().isPresent()) {
+            Explanation.Refusal r = x.refusal().get();
+            o.add("refusal", Json.createObjectBuilder().add("error", r.error()).add("status", r.status())
+                    .add("detail", r.detail()));
+        } else {
+            o.addNull("refusal");
         }
         if (x.l7().isPresent()) {
             Explanation.L7 l = x.l7().get();

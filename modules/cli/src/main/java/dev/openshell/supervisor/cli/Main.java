@@ -3,20 +3,34 @@ package dev.openshell.supervisor.cli;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * Entry point of {@code bin/supervisor}. Exit codes: 0 success, 1 the command's check failed (for example a plugin
- * was refused, or a policy is invalid), 2 usage error.
+ * Entry point of {@code bin/supervisor}. Exit codes: 0 success (also {@code --help}, {@code -h} and {@code help} on
+ * every command and subcommand), 1 the command's check failed (for example a plugin was refused, a policy is invalid,
+ * or the proxy cannot listen), 2 usage error.
+ *
+ * <p>Every command and subcommand takes {@code -h}/{@code --help}, {@code -V}/{@code --version}, {@code --debug}
+ * (log at FINE and print stack traces) and {@code --log-level=LEVEL} ({@link ConsoleLogging}). Help text is wrapped to
+ * the terminal: {@code COLUMNS} when set (40 to 250), else the width picocli detects, else 80 columns.
  */
-@Command(name = "supervisor", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+@Command(name = "supervisor", versionProvider = Main.Version.class,
         description = "OpenShell supervisor: an egress proxy that runs RFC 0009 middleware chains.",
-        subcommands = {RunCommand.class, ValidateCommand.class, ExplainCommand.class, CaCommand.class,
-                DemoCommand.class, PluginsCommand.class, PrivacyGuardCommand.class, TckCommand.class,
-                CommandLine.HelpCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, ExplainCommand.class, PolicyCommand.class,
+                CaCommand.class, SdkCommand.class, DemoCommand.class, PluginsCommand.class,
+                PrivacyGuardCommand.class, TckCommand.class, HelpCommand.class})
 public final class Main {
+    /** Narrowest and widest help text, in columns. */
+    static final int MIN_WIDTH = 40;
+    static final int MAX_WIDTH = 250;
+
     /** Creates the root command (called by picocli). */
     public Main() {
     }
@@ -27,7 +41,7 @@ public final class Main {
      * @param args the arguments
      */
     public static void main(String[] args) {
-        configureLogging();
+        ConsoleLogging.install(System.getenv());
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 
@@ -40,37 +54,158 @@ public final class Main {
      * @return the exit code
      */
     public static int run(String[] args, PrintWriter out, PrintWriter err) {
-        CommandLine cl = new CommandLine(new Main());
+        return run(args, out, err, System.getenv());
+    }
+
+    /**
+     * Runs the command line without exiting, with a given environment (for tests: {@code COLUMNS}).
+     *
+     * @param args the arguments
+     * @param out standard output
+     * @param err standard error
+     * @param env the environment
+     * @return the exit code
+     */
+    static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
+        CommandLine cl = commandLine(env);
         cl.setOut(out);
         cl.setErr(err);
         return cl.execute(args);
     }
 
-    /**
-     * One line per log record: {@code 2026-11-29T21:37:02.123Z WARNING logger: message}. An operator's own
-     * {@code java.util.logging.config.file} takes precedence.
-     */
-    static void configureLogging() {
-        if (System.getProperty("java.util.logging.config.file") == null) {
-            System.setProperty("java.util.logging.SimpleFormatter.format",
-                    "%1$tFT%1$tT.%1$tLZ %4$s %3$s: %5$s%6$s%n");
+    /** {@return the command tree, with the shared options on every command and the operator-facing handlers} */
+    static CommandLine commandLine(Map<String, String> env) {
+        CommandLine cl = new CommandLine(new Main());
+        decorate(cl);
+        width(env).ifPresentOrElse(cl::setUsageHelpWidth, () -> cl.setUsageHelpAutoWidth(true));
+        cl.setParameterExceptionHandler(Main::usageError);
+        cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            PrintWriter err = cmd.getErr();
+            err.println("supervisor " + cmd.getCommandName() + ": internal error: " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : ": " + ConsoleLogging.oneLine(e.getMessage()))
+                    + (ConsoleLogging.debug() ? "" : " (--debug prints the stack trace)"));
+            if (ConsoleLogging.debug()) {
+                e.printStackTrace(err);
+            }
+            err.flush();
+            return 1;
+        });
+        return cl;
+    }
+
+    /** Adds the standard help options and the logging options to a command and all its subcommands. */
+    private static void decorate(CommandLine cl) {
+        CommandSpec spec = cl.getCommandSpec();
+        spec.mixinStandardHelpOptions(true);
+        if (!(cl.getCommand() instanceof HelpCommand)) {
+            spec.addMixin("logging", CommandSpec.forAnnotatedObject(new ConsoleLogging.Options()));
+        }
+        for (CommandLine sub : cl.getSubcommands().values()) {
+            decorate(sub);
         }
     }
 
+    /** {@return the help width from {@code COLUMNS}, when set to a number in range} */
+    static Optional<Integer> width(Map<String, String> env) {
+        String c = env.get("COLUMNS");
+        if (c == null || !c.matches("[0-9]{1,4}")) {
+            return Optional.empty();
+        }
+        return Optional.of(Math.max(MIN_WIDTH, Math.min(MAX_WIDTH, Integer.parseInt(c))));
+    }
+
     /**
-     * Sets the level of a logger and keeps a strong reference so the setting survives garbage collection.
+     * A usage error: the message, then either suggestions (for an unknown command: only close names) or a pointer to
+     * the command's help, never the whole help text. Exit 2.
+     */
+    private static int usageError(CommandLine.ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        PrintWriter err = cmd.getErr();
+        String name = cmd.getCommandSpec().qualifiedName();
+        if (e instanceof CommandLine.UnmatchedArgumentException u && !cmd.getSubcommands().isEmpty()
+                && !u.getUnmatched().isEmpty() && !u.getUnmatched().getFirst().startsWith("-")) {
+            String word = u.getUnmatched().getFirst();
+            List<String> close = suggestions(word, cmd.getSubcommands().keySet());
+            err.println(name + ": unknown command '" + ConsoleLogging.oneLine(word) + "'"
+                    + (close.isEmpty() ? "" : "; did you mean " + String.join(" or ", close) + "?"));
+            err.println("commands: " + String.join(", ", cmd.getSubcommands().keySet()) + " ('" + name
+                    + " --help' describes them)");
+        } else {
+            err.println(name + ": " + ConsoleLogging.oneLine(e.getMessage()));
+            if (e instanceof CommandLine.UnmatchedArgumentException u) {
+                List<String> close = new ArrayList<>();
+                for (String s : u.getSuggestions()) {
+                    if (!u.getUnmatched().isEmpty() && distance(s, u.getUnmatched().getFirst())
+                            <= Math.max(2, s.length() / 3)) {
+                        close.add(s);
+                    }
+                }
+                if (!close.isEmpty()) {
+                    err.println("did you mean " + String.join(" or ", close) + "?");
+                }
+            }
+            err.println("'" + name + " --help' lists the options");
+        }
+        err.flush();
+        return 2;
+    }
+
+    /**
+     * {@return the command names close to {@code word}: those it is a prefix of, else those within an edit distance
+     * of a third of its length (at least 1), nearest first}
+     *
+     * @param word what was typed
+     * @param names the command names
+     */
+    static List<String> suggestions(String word, java.util.Collection<String> names) {
+        String w = word.toLowerCase(java.util.Locale.ROOT);
+        List<String> prefixed = names.stream().filter(n -> w.length() >= 2 && n.startsWith(w)).sorted().toList();
+        if (!prefixed.isEmpty()) {
+            return prefixed;
+        }
+        int limit = Math.max(1, w.length() / 3);
+        return names.stream().filter(n -> distance(n, w) <= limit)
+                .sorted(Comparator.comparingInt((String n) -> distance(n, w)).thenComparing(n -> n)).toList();
+    }
+
+    /** {@return the Levenshtein distance of two strings} */
+    static int distance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                cur[j] = Math.min(sub, Math.min(prev[j] + 1, cur[j - 1] + 1));
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
+    }
+
+    /**
+     * Sets the level of a logger and keeps a strong reference so the setting survives garbage collection; a
+     * {@code --debug} or {@code --log-level} setting wins over it (the operator asked to see more).
      *
      * @param name the logger name
      * @param level the level
      */
     static void logLevel(String name, java.util.logging.Level level) {
+        if (ConsoleLogging.operatorChoseLevel()) {
+            return;
+        }
         java.util.logging.Logger l = java.util.logging.Logger.getLogger(name);
         l.setLevel(level);
         PINNED.add(l);
     }
 
-    private static final java.util.List<java.util.logging.Logger> PINNED =
-            java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    private static final List<java.util.logging.Logger> PINNED =
+            java.util.Collections.synchronizedList(new ArrayList<>());
 
     /** {@return the image's home directory, from {@code -Dsupervisor.home} (set by {@code bin/supervisor})} */
     static Optional<Path> home() {

@@ -32,9 +32,10 @@ import picocli.CommandLine.Model.CommandSpec;
  */
 @Command(name = "plugins", description = {
         "List every middleware binding: built-ins in the image and plugins from the plugins directory.",
-        "A plugin loads only when the gateway configuration pins it by SHA-256 ([[openshell.supervisor.plugin_pins]]);",
-        "--pin prints the entries to paste for every plugin in the directory.",
-        "Exits 1 if any plugin, provider or binding was refused (each refusal is printed)."})
+        "A plugin loads only when the gateway configuration pins it by SHA-256 ([[openshell.supervisor.plugin_pins]]); "
+                + "--pin prints the entries to paste for every plugin in the directory.",
+        "Exits 1 if the plugins directory does not exist or cannot be read, or if any plugin, provider or binding "
+                + "was refused (each refusal is printed)."})
 final class PluginsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -71,6 +72,13 @@ final class PluginsCommand implements Callable<Integer> {
             return printPins(dir);
         }
         PluginHost.Builder b = PluginHost.builder();
+        java.util.Optional<String> problem = dir == null ? java.util.Optional.empty()
+                : PluginHost.directoryProblem(dir);
+        if (problem.isPresent()) {
+            spec.commandLine().getErr().println("supervisor plugins: " + problem.get());
+            spec.commandLine().getErr().flush();
+            return 1;
+        }
         if (gateway != null) {
             Loaded<GatewayConfig> loaded;
             try {

@@ -21,10 +21,11 @@ import picocli.CommandLine.Model.CommandSpec;
  */
 @Command(name = "run", description = {
         "Run the egress supervisor proxy.",
-        "With no options: 127.0.0.1:3128, the embedded default policy (all hosts on ports 80 and 443,",
-        "openshell/regex redacting known secret formats on every host, fail_closed), admin on 127.0.0.1:9464.",
-        "The policy is reloaded on SIGHUP and when its file changes; a policy that fails to load is reported",
-        "and the previous one keeps serving."})
+        "With no options: 127.0.0.1:3128, the embedded default policy (all hosts on ports 80 and 443, "
+                + "openshell/regex redacting known secret formats on every host, fail_closed; "
+                + "'supervisor policy print-default' prints it), admin on 127.0.0.1:9464.",
+        "The policy is reloaded on SIGHUP and when its file changes; a policy that fails to load is reported "
+                + "and the previous one keeps serving."})
 final class RunCommand implements Callable<Integer> {
     /** The longest an orderly stop may take after SIGTERM: the proxy's 10 s grace period plus margin. */
     static final java.time.Duration SHUTDOWN_BOUND = java.time.Duration.ofSeconds(30);
@@ -77,6 +78,9 @@ final class RunCommand implements Callable<Integer> {
                             : Optional.empty()));
         } catch (Supervisor.StartupException e) {
             err.println("supervisor: cannot start: " + e.getMessage());
+            if (ConsoleLogging.debug() && e.getCause() != null) {
+                e.getCause().printStackTrace(err);
+            }
             err.flush();
             return 1;
         }
@@ -84,9 +88,15 @@ final class RunCommand implements Callable<Integer> {
         Thread hook = new Thread(() -> {
             // bounded: a listener left broken (an OutOfMemoryError in Helidon's accept thread) can make an orderly
             // stop wait forever, and a process that ignores SIGTERM is worse than one that exits unclean
+            // written directly, not logged: the JVM's logging is being shut down by its own hook meanwhile
+            status(err, "stopping: no new connections; in-flight requests may finish (at most "
+                    + SHUTDOWN_BOUND.toSeconds() + " s)");
+            long begun = System.nanoTime();
             Thread closer = Thread.ofPlatform().daemon().name("supervisor-close").start(() -> {
                 try {
                     supervisor.close();
+                    status(err, "stopped after " + java.time.Duration.ofNanos(System.nanoTime() - begun).toMillis()
+                            + " ms: in-flight requests finished, listeners and the audit log closed");
                 } finally {
                     stopped.countDown();
                 }
@@ -117,6 +127,12 @@ final class RunCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /** Prints one status line in the console log's format, directly (for the shutdown hook). */
+    private static void status(PrintWriter err, String message) {
+        err.println(java.time.Instant.now() + " INFO " + RunCommand.class.getName() + ": " + message);
+        err.flush();
     }
 
     /** SIGHUP schedules a reload; the handler returns at once (the JVM's default for SIGHUP would exit). */

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.cli;
 
 import dev.openshell.supervisor.policy.ConfigProblem;
+import dev.openshell.supervisor.runtime.Supervisor;
 import dev.openshell.supervisor.runtime.Validation;
 import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
@@ -78,7 +79,7 @@ final class ValidateCommand implements Callable<Integer> {
         } else {
             for (ConfigProblem p : report.problems()) {
                 out.println(p.describe());
-                p.untrustedDetail().ifPresent(d -> out.println("    detail from the binding's provider: " + d));
+                p.untrustedDetail().ifPresent(d -> out.println("    " + Supervisor.UNTRUSTED_LABEL + d));
             }
             String what = gateway == null ? policy.toString() : policy + " with " + gateway;
             out.printf("%s: %s (%d error(s), %d warning(s))%n", what, report.valid() ? "valid" : "INVALID",

@@ -81,11 +81,13 @@ class ExplainCommandTest {
         Cli.Run r = explain("api.example.com", "--format", "json");
         assertEquals(0, r.exit(), r.toString());
         JsonObject o = r.json();
-        assertEquals(Set.of("admitted", "binary", "network_policy", "policies", "l7", "chain", "not_selected"),
-                o.keySet());
+        assertEquals(Set.of("admitted", "binary", "network_policy", "ssrf", "refusal", "policies", "l7", "chain",
+                "not_selected"), o.keySet());
         assertEquals(JsonValue.NULL, o.get("binary"));
         assertEquals(JsonValue.NULL, o.get("l7"), "no endpoint of the policy declares an L7 protocol");
         assertTrue(o.getBoolean("admitted"));
+        assertEquals("not_resolved", o.getString("ssrf"), "a DNS name is resolved only with --resolve");
+        assertEquals(JsonValue.NULL, o.get("refusal"));
         assertEquals("api", o.getString("network_policy"));
         assertEquals(1, o.getJsonArray("chain").size());
         JsonObject stage = o.getJsonArray("chain").getJsonObject(0);
@@ -128,14 +130,16 @@ class ExplainCommandTest {
         Cli.Run r = explain("API.example.com:443", "--method", "POST", "--path", "/v1/chat");
         assertEquals(0, r.exit(), r.toString());
         List<String> lines = r.out().lines().toList();
-        assertEquals("request:   POST /v1/chat to api.example.com:443", lines.get(0));
-        assertEquals("admission: admitted by network policy 'api'", lines.get(1));
-        assertEquals("network policies for api.example.com:443 (binary scoping):", lines.get(2));
-        assertEquals("  api: any process", lines.get(3));
+        assertEquals("policy:    " + policy, lines.get(0));
+        assertEquals("request:   POST /v1/chat to api.example.com:443", lines.get(1));
+        assertEquals("admission: admitted by network policy 'api'", lines.get(2));
+        assertEquals("network policies for api.example.com:443 (binary scoping):", lines.get(3));
+        assertEquals("  api: any process", lines.get(4));
+        assertTrue(lines.get(5).startsWith("ssrf:      not checked"), lines.get(5));
         assertEquals("l7:        none (no endpoint with an L7 protocol governs api.example.com:443; admitted at L4)",
-                lines.get(4));
-        assertTrue(lines.get(6).startsWith("  1. tag  order 10  binding examples/tagger  owner plugin "
-                + "com.example.tagger  on_error fail_closed  max body 65536 bytes"), lines.get(6));
+                lines.get(6));
+        assertTrue(lines.get(8).startsWith("  1. tag  order 10  binding examples/tagger  owner plugin "
+                + "com.example.tagger  on_error fail_closed  max body 65536 bytes"), lines.get(8));
         assertTrue(r.out().contains("  other: no endpoints.include pattern matches api.example.com"), r.out());
 
         Cli.Run denied = explain("[2001:db8::1]:443");
@@ -188,6 +192,75 @@ class ExplainCommandTest {
         assertTrue(any.out().contains("--binary PATH decides for one"), any.out());
         assertEquals(2, Cli.run("explain", "--policy", scoped.toString(), "github.com", "--binary", "git").exit(),
                 "a relative binary is a usage error");
+    }
+
+    @Test
+        void ssrfProtectionIsAppliedWithTheGatewaysNetworkSettings() throws IOException {
+        Files.writeString(policy, """
+                version: 1
+                network_policies:
+                  local:
+                    name: local
+                    endpoints:
+                      - host: localhost
+                        port: 8080
+                      - host: 127.0.0.1
+                        port: 8080
+                      - host: lan.test
+                        port: 443
+                      - host: 169.254.169.254
+                        port: 80
+                """);
+        JsonObject loopback = explain("127.0.0.1:8080", "--format", "json").json();
+        assertFalse(loopback.getBoolean("admitted"), loopback.toString());
+        assertEquals("local", loopback.getString("network_policy"), "network policy admits it; SSRF refuses it");
+        assertEquals("refused", loopback.getString("ssrf"));
+        JsonObject refusal = loopback.getJsonObject("refusal");
+        assertEquals("ssrf_blocked", refusal.getString("error"));
+        assertEquals(403, refusal.getInt("status"));
+        assertTrue(refusal.getString("detail").contains("loopback")
+                && refusal.getString("detail").contains("allow_loopback_upstreams")
+                && refusal.getString("detail").contains("docs/operators.md#try-it-locally"), refusal.toString());
+
+        Cli.Run text = explain("127.0.0.1:8080");
+        assertTrue(text.out().contains("ssrf:      BLOCKED (403 ssrf_blocked): the destination resolves to a "
+                + "loopback address"), text.out());
+
+        // the network settings go into the gateway configuration explain() passes (it pins the test plugin)
+        Path gateway = Cli.pins(dir);
+        Files.writeString(gateway, Files.readString(gateway) + """
+
+                [openshell.supervisor.network]
+                allow_loopback_upstreams = true
+
+                [openshell.supervisor.network.static_hosts]
+                "lan.test" = "10.1.2.3"
+                """);
+        Cli.Run withGateway = explain("127.0.0.1:8080", "--format", "json");
+        assertEquals(0, withGateway.exit(), withGateway.toString());
+        JsonObject allowed = withGateway.json();
+        assertTrue(allowed.getBoolean("admitted"), allowed.toString());
+        assertEquals("passed", allowed.getString("ssrf"));
+
+        JsonObject lan = explain("lan.test", "--format", "json").json();
+        assertEquals("refused", lan.getString("ssrf"), "a static host is checked as its address: " + lan);
+        assertTrue(lan.getJsonObject("refusal").getString("detail").contains("private address"), lan.toString());
+
+        JsonObject metadata = explain("169.254.169.254:80", "--format", "json").json();
+        assertEquals("refused", metadata.getString("ssrf"), "metadata is never admitted: " + metadata);
+    }
+
+    @Test
+    void theDefaultPolicyIsPrinted() throws IOException {
+        Cli.Run printed = Cli.run("policy", "print-default");
+        assertEquals(0, printed.exit());
+        assertEquals(dev.openshell.supervisor.runtime.Supervisor.defaultPolicyText(), printed.out());
+        Path out = dir.resolve("start.yaml");
+        assertEquals(0, Cli.run("policy", "print-default", "--out", out.toString()).exit());
+        assertEquals(printed.out(), Files.readString(out));
+        Cli.Run again = Cli.run("policy", "print-default", "--out", out.toString());
+        assertEquals(1, again.exit(), "an existing file is not replaced");
+        assertTrue(again.err().contains("exists"), again.err());
     }
 
     @Test

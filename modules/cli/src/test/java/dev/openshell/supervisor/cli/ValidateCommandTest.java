@@ -61,7 +61,7 @@ class ValidateCommandTest {
         }
         assertTrue(r.out().contains("network_middlewares.other.order"), r.out());
         assertTrue(r.out().contains("network_middlewares.other.config"), r.out());
-        assertTrue(r.out().contains("    detail from the binding's provider: 'tag' must be"), r.out());
+        assertTrue(r.out().contains("    its provider's own words (untrusted text): 'tag' must be"), r.out());
         assertTrue(r.out().lines().toList().getLast().contains("INVALID (2 error(s)"), r.out());
     }
 

@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Optional;
 import java.util.Objects;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
@@ -62,6 +63,27 @@ import org.eclipse.collections.api.list.ImmutableList;
  * stage (RFC 0009's fail-closed default).
  */
 public final class PluginHost {
+    /**
+     * {@return what is wrong with a plugins directory, if anything}: it does not exist, is not a directory, or cannot
+     * be read. A configured plugins directory with such a problem stops {@code supervisor run} and fails
+     * {@code supervisor plugins}: a typo in {@code --plugins} or {@code plugins_dir} must not start a supervisor that
+     * silently lacks the plugins a policy was written for.
+     *
+     * @param dir the plugins directory
+     */
+    public static Optional<String> directoryProblem(Path dir) {
+        if (!Files.exists(dir)) {
+            return Optional.of("the plugins directory " + dir + " does not exist");
+        }
+        if (!Files.isDirectory(dir)) {
+            return Optional.of("the plugins path " + dir + " is not a directory");
+        }
+        if (!Files.isReadable(dir) || !Files.isExecutable(dir)) {
+            return Optional.of("the plugins directory " + dir + " cannot be read (permission denied)");
+        }
+        return Optional.empty();
+    }
+
     /** Module-name prefix reserved for modules that ship with the supervisor. */
     public static final String FIRST_PARTY_PREFIX = "dev.openshell.";
     /** The one supervisor module a plugin may require: the SPI. */
@@ -184,11 +206,9 @@ public final class PluginHost {
         }
 
         private static List<Path> pluginEntries(Path dir, List<PluginFailure> failures) {
-            if (!Files.exists(dir)) {
-                return List.of();
-            }
-            if (!Files.isDirectory(dir)) {
-                failures.add(new PluginFailure(dir.toString(), "plugins path is not a directory"));
+            Optional<String> problem = directoryProblem(dir);
+            if (problem.isPresent()) {
+                failures.add(new PluginFailure(dir.toString(), problem.get()));
                 return List.of();
             }
             try (Stream<Path> s = Files.list(dir)) {

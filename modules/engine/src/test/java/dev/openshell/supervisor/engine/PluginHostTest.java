@@ -235,21 +235,26 @@ class PluginHostTest {
     }
 
     @Test
-    void otherFilesAreSkippedAndAMissingDirectoryIsEmpty() throws IOException {
+    void otherFilesAreSkippedAndAMissingDirectoryIsAFailure() throws IOException {
         Files.writeString(plugins.resolve("README.txt"), "not a plugin");
         Files.writeString(plugins.resolve(".hidden.jar"), "skipped");
         assertTrue(load().failures().isEmpty());
         assertTrue(load().registry().bindings().isEmpty());
 
-        PluginHost none = PluginHost.builder().pluginsDirectory(plugins.resolve("absent")).loadBuiltIns(false).load();
-        assertTrue(none.failures().isEmpty());
+        Path absent = plugins.resolve("absent");
+        PluginHost none = PluginHost.builder().pluginsDirectory(absent).loadBuiltIns(false).load();
+        assertEquals(List.of("the plugins directory " + absent + " does not exist"), messages(none),
+                "a mistyped --plugins or plugins_dir is not silently an empty directory");
+        assertEquals(java.util.Optional.of("the plugins directory " + absent + " does not exist"),
+                PluginHost.directoryProblem(absent));
+        assertEquals(java.util.Optional.empty(), PluginHost.directoryProblem(plugins));
     }
 
     @Test
     void aPluginsPathThatIsAFileIsAFailure() throws IOException {
         Path file = Files.writeString(plugins.resolve("file"), "x");
         PluginHost host = PluginHost.builder().pluginsDirectory(file).loadBuiltIns(false).load();
-        assertEquals(List.of("plugins path is not a directory"), messages(host));
+        assertEquals(List.of("the plugins path " + file + " is not a directory"), messages(host));
     }
 
     @Test

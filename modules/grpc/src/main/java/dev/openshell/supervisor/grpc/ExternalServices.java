@@ -44,8 +44,9 @@ import org.eclipse.collections.api.list.ImmutableList;
  * Duplicate binding IDs across services, and against built-ins or plugins, are refused by
  * {@code ProviderRegistry.assemble}, which names every owner.
  *
- * <p>Plaintext registrations ({@code http://} with {@code allow_insecure = true}) are logged with a prominent warning
- * and reported to {@link RegistryListener#plaintextRegistration} before connecting.
+ * <p>Plaintext registrations ({@code http://} with {@code allow_insecure = true}) are reported to
+ * {@link RegistryListener#plaintextRegistration} before connecting (the console warning is the gateway
+ * configuration's, given once by its loader).
  *
  * <p>Services are contacted in parallel, one virtual thread each; the result keeps registration order. Closing the
  * registry closes every provider (background probes stop, channels shut down).
@@ -104,10 +105,8 @@ public final class ExternalServices implements AutoCloseable {
                     continue;
                 }
                 if (reg.plaintext()) {
-                    LOG.log(System.Logger.Level.WARNING, "INSECURE: middleware service ''{0}'' is registered with "
-                            + "plaintext {1} (allow_insecure = true): request bodies and headers cross the network "
-                            + "unencrypted and the service is not authenticated. Use only for trusted local "
-                            + "development or isolated research (RFC 0009 phase 1).", reg.name(), reg.endpoint());
+                    // the operator is warned once, by the gateway configuration's own warning (with file, line and
+                    // column); the listener records the insecure registration as an auditable event
                     try {
                         listener.plaintextRegistration(reg.name(), reg.endpoint());
                     } catch (RuntimeException e) {

@@ -145,8 +145,10 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
      * Calls the service's {@code ValidateConfig} for one policy config (RFC 0009, "Registration and delivery": policy
      * creation and update "call the owning service's ValidateConfig before persistence").
      *
-     * @return {@link ConfigValidation#ok()}, or a refusal whose reason is a platform message naming the binding ID
-     *     and the service: the service's own reason is untrusted and is neither returned nor logged
+     * @return {@link ConfigValidation#ok()}, or a refusal carrying the service's own reason (untrusted text: policy
+     *     loading keeps it apart from the platform message, as detail shown to the operator on the console of
+     *     {@code validate} and {@code run}, sanitised and length-limited, never in an audit event or a client
+     *     response); {@code (the service gave no reason)} when it is empty
      * @throws MiddlewareException when the service cannot answer (a {@link StageFailureCodes} code); policy load
      *     must then refuse the config as well
      */
@@ -163,9 +165,8 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
             if (response.getValid()) {
                 return ConfigValidation.ok();
             }
-            return ConfigValidation.invalid(("the config for binding '%s' was refused by middleware service '%s' "
-                    + "(the service's reason is not shown: text from a service is untrusted; see its own logs)")
-                    .formatted(bindingId, registration.name()));
+            String reason = response.getReason();
+            return ConfigValidation.invalid(reason.isBlank() ? "(the service gave no reason)" : reason);
         } catch (StatusRuntimeException e) {
             throw failure(e, who);
         } catch (MiddlewareException e) {

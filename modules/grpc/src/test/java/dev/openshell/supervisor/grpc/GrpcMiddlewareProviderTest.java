@@ -98,7 +98,7 @@ class GrpcMiddlewareProviderTest {
     }
 
     @Test
-    void validateConfigAcceptsAndRefusesWithAPlatformMessageNeverTheServicesReason() throws Exception {
+    void validateConfigAcceptsAndRefusesWithTheServicesOwnReasonForPolicyLoadingToKeepApart() throws Exception {
         ScriptedService svc = ScriptedService.withBinding(ID).validating(v -> ValidateConfigResponse.newBuilder()
                 .setValid(v.getConfig().getFieldsOrThrow("mode").getStringValue().equals("strict"))
                 .setReason("SECRET-TOKEN\r\nforged log line").build());
@@ -108,8 +108,9 @@ class GrpcMiddlewareProviderTest {
                     .add("mode", "strict").build()));
             ConfigValidation no = p.validateConfig(id, Json.createObjectBuilder().add("mode", "lax").build());
             assertFalse(no.valid());
-            assertTrue(no.reason().contains("'" + ID + "'"), no.reason());
-            assertFalse(no.reason().contains("SECRET") || no.reason().contains("forged"), no.reason());
+            // untrusted text: policy loading keeps it apart from the platform message, sanitised, console only
+            // (PolicyValidationTest, ExternalRegistryStartupIT)
+            assertEquals("SECRET-TOKEN\r\nforged log line", no.reason());
             assertEquals("pii", svc.validations.getFirst().getMiddlewareName());
             assertEquals(ID, svc.validations.getFirst().getBindingId());
         }

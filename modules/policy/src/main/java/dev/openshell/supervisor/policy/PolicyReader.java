@@ -63,7 +63,8 @@ final class PolicyReader {
     /** A middleware entry as far as it could be read, for the cross-entry rules. */
     private record MiddlewareDraft(Entry entry, Map<String, Entry> fields, OptionalLong order,
                                    Optional<HostSelector> selector, Optional<NetworkMiddlewareConfig> config,
-                                   KeyPath selectorPath, Node selectorNode) {
+                                   KeyPath selectorPath, Node selectorNode, Optional<BindingId> binding,
+                                   Optional<JsonObject> bindingConfig) {
     }
 
     /** An endpoint that was read without error, with where it was written. */
@@ -137,7 +138,8 @@ final class PolicyReader {
         checkUniqueOrders(drafts);
         checkUninspectedOverlap(drafts, endpoints);
         checkRefusedUpgrades(drafts, endpoints);
-        catalog.ifPresent(c -> drafts.forEach(d -> d.config().ifPresent(cfg -> checkBinding(c, d, cfg))));
+        catalog.ifPresent(c -> drafts.forEach(d -> d.binding().ifPresent(id -> d.bindingConfig()
+                .ifPresent(cfg -> checkBinding(c, d, id, cfg)))));
         return new SandboxPolicy(SandboxPolicy.VERSION, SortedMaps.immutable.withSortedMap(policies),
                 SortedMaps.immutable.withSortedMap(middlewares));
     }
@@ -409,7 +411,7 @@ final class PolicyReader {
         Map<String, Entry> f = yaml.mapping(entry.value(), entry.path());
         if (f == null) {
             return new MiddlewareDraft(entry, Map.of(), OptionalLong.empty(), Optional.empty(), Optional.empty(),
-                    entry.path(), entry.value());
+                    entry.path(), entry.value(), Optional.empty(), Optional.empty());
         }
         yaml.rejectUnknown(f, MIDDLEWARE_KEYS);
 
@@ -449,12 +451,15 @@ final class PolicyReader {
         }
 
         JsonObject config = JsonValue.EMPTY_JSON_OBJECT;
+        boolean configRead = true;
         Entry cfg = f.get("config");
         if (cfg != null) {
+            configRead = false;
             if (yaml.isMapping(cfg.value(), cfg.path())) {
                 JsonValue v = yaml.json(cfg.value(), cfg.path());
                 if (v instanceof JsonObject o) {
                     config = o;
+                    configRead = true;
                     int size = o.toString().getBytes(StandardCharsets.UTF_8).length;
                     if (size > EnvelopeLimits.MAX_CONFIG_BYTES) {
                         problems.error(yaml.at(cfg.keyNode()), cfg.path(), "config is " + size
@@ -495,7 +500,10 @@ final class PolicyReader {
             built = Optional.of(new NetworkMiddlewareConfig(entry.key(), name, binding, (int) order.getAsLong(),
                     config, onError, selector.orElseThrow()));
         }
-        return new MiddlewareDraft(entry, f, order, selector, built, selectorPath, selectorNode);
+        // the binding's own validation runs whenever the binding ID and config could be read, even if other fields
+        // of the entry have errors: every problem is reported at once
+        return new MiddlewareDraft(entry, f, order, selector, built, selectorPath, selectorNode,
+                Optional.ofNullable(binding), configRead ? Optional.of(config) : Optional.empty());
     }
 
     private Optional<HostSelector> selector(Entry endpoints) {
@@ -634,13 +642,12 @@ final class PolicyReader {
     }
 
     /** RFC 0009, "Contract versioning" and "Registration and delivery": the binding exists and accepts the config. */
-    private void checkBinding(BindingCatalog catalog, MiddlewareDraft draft, NetworkMiddlewareConfig config) {
+    private void checkBinding(BindingCatalog catalog, MiddlewareDraft draft, BindingId id, JsonObject config) {
         Map<String, Entry> f = draft.fields();
         Entry entry = draft.entry();
         Entry mw = f.get("middleware");
         SourceLocation at = yaml.at(mw.value());
         KeyPath path = mw.path();
-        BindingId id = config.middleware();
         Optional<BindingFacts> facts;
         try {
             facts = catalog.lookup(id);
@@ -669,7 +676,7 @@ final class PolicyReader {
         KeyPath configPath = entry.path().key("config");
         ConfigValidation answer;
         try {
-            answer = b.validate(config.config());
+            answer = b.validate(config);
         } catch (VirtualMachineError e) {
             throw e;
         } catch (Throwable e) {

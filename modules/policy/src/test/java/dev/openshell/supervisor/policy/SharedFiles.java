@@ -19,7 +19,7 @@ public final class SharedFiles {
         String configured = System.getProperty("supervisor.testdata");
         Path base = configured != null && !configured.isBlank()
                 ? Path.of(configured)
-                : Path.of("../../tests/data"); // module directory -> worktree -> workspace -> shared
+                : Path.of("../../tests/data"); // from a module directory to the repository's tests/data
         Path file = base.resolve(relative).normalize();
         if (!Files.isRegularFile(file)) {
             fail("shared file " + relative + " not found at " + file.toAbsolutePath()

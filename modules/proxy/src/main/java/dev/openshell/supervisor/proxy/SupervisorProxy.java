@@ -115,7 +115,7 @@ public final class SupervisorProxy implements AutoCloseable {
         if (!ws.isRunning() || ws.port() <= 0) {
             ws.stop();
             pool.close();
-            throw new ProxyException("cannot listen on " + b.listen.getHostString() + ":" + b.listen.getPort());
+            throw new ProxyException(ListenFailure.describe("the proxy", b.listen));
         }
         server = ws;
         return ws.port();

@@ -75,7 +75,9 @@ class CredentialAndSsrfTest {
                 c.send("GET http://" + authority + "/ HTTP/1.1\r\nHost: " + authority + "\r\n\r\n");
                 RawClient.Response r = c.read();
                 assertEquals(403, r.status());
-                assertEquals("{\"error\":\"ssrf_blocked\",\"detail\":\"the destination resolves to a loopback address\"}",
+                assertEquals("{\"error\":\"ssrf_blocked\",\"detail\":\"the destination resolves to a loopback address; "
+                        + "a local upstream needs allow_loopback_upstreams = true in the gateway's "
+                        + "[openshell.supervisor.network] (see docs/operators.md#try-it-locally)\"}",
                         r.bodyText());
             }
             try (RawClient c = fx.client()) {

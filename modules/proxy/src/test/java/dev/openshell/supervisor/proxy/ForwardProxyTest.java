@@ -220,7 +220,8 @@ class ForwardProxyTest {
             c.send("GET http://lan.example.test/ HTTP/1.1\r\nHost: lan.example.test\r\n\r\n");
             RawClient.Response r = c.read();
             assertEquals(403, r.status());
-            assertEquals("{\"error\":\"ssrf_blocked\",\"detail\":\"the destination resolves to a private address\"}",
+            assertEquals("{\"error\":\"ssrf_blocked\",\"detail\":\"the destination resolves to a private address; "
+                    + "the admitting endpoint's allowed_ips can admit it\"}",
                     r.bodyText());
         }
         assertTrue(fx.hook.selected.isEmpty(), "SSRF runs before the hook");

@@ -37,7 +37,8 @@ class ProxyLifecycleTest {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             SupervisorProxy p = builder().listen(new InetSocketAddress("127.0.0.1", taken.getLocalPort())).build();
             ProxyException e = assertThrows(ProxyException.class, p::start);
-            assertTrue(e.getMessage().contains("cannot listen on 127.0.0.1:" + taken.getLocalPort()), e.getMessage());
+            assertEquals("the proxy cannot listen on 127.0.0.1:" + taken.getLocalPort() + ": address already in use",
+                    e.getMessage());
         }
     }
 

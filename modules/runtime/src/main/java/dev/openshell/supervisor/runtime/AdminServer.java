@@ -55,8 +55,8 @@ final class AdminServer implements AutoCloseable {
                 .start();
         if (!server.isRunning() || server.port() <= 0) {
             server.stop();
-            throw new ProxyException("admin listener cannot bind " + address.getHostString() + ":"
-                    + address.getPort());
+            throw new ProxyException(dev.openshell.supervisor.proxy.ListenFailure.describe("the admin listener",
+                    address));
         }
         return new AdminServer(server);
     }

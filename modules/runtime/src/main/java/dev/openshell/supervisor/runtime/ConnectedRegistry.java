@@ -241,6 +241,16 @@ public final class ConnectedRegistry implements AutoCloseable {
         if (servicesContacted || gateway.middleware().isEmpty()) {
             return known;
         }
+        return catalogAcceptingUnknown();
+    }
+
+    /**
+     * {@return the catalog of the registered bindings, which also accepts, unchecked, any binding outside the
+     * {@code openshell/} namespace that none of them provides} For validating a policy when the registrations cannot
+     * be known (a gateway configuration with errors): every other rule is still checked.
+     */
+    public BindingCatalog catalogAcceptingUnknown() {
+        BindingCatalog known = catalog();
         return id -> known.lookup(id).or(() -> id.value().startsWith("openshell/") ? Optional.empty()
                 : Optional.of(BindingFacts.of(id, BindingFacts.OwnerKind.EXTERNAL, UNCHECKED_OWNER,
                         dev.openshell.middleware.spi.EnvelopeLimits.MAX_BODY_BYTES, c -> ConfigValidation.ok())));

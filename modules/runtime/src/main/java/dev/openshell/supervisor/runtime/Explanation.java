@@ -15,6 +15,8 @@ import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.gateway.GatewayConfig;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
 import dev.openshell.supervisor.proxy.EndpointFacts;
+import dev.openshell.supervisor.proxy.NetworkSettings;
+import dev.openshell.supervisor.proxy.SsrfCheck;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -22,8 +24,10 @@ import java.util.Optional;
 
 /**
  * What the supervisor would do with a request to one destination ({@code supervisor explain}): whether L4 network
- * policy admits it and which policy does, and the chain that would run, computed by the same rules the running
- * supervisor applies (RFC 0009, "Operation phases and placement", "Policy integration", "Middleware ordering").
+ * policy admits it and which policy does, whether SSRF protection then refuses it (the proxy's own check, with the
+ * gateway's {@code [openshell.supervisor.network]} settings and the endpoint's {@code allowed_ips}), and the chain
+ * that would run, computed by the same rules the running supervisor applies (RFC 0009, "Operation phases and
+ * placement", "Policy integration", "Middleware ordering").
  *
  * <p>Chain selection depends only on the admitted host (never on the method, path, or which network policy admitted
  * it): a config is selected when one of its {@code endpoints.include} patterns matches the host and none of its
@@ -40,8 +44,14 @@ import java.util.Optional;
  * @param port the port asked about
  * @param binary the executable asked about, as the kernel would report it (symbolic links resolved when it exists
  *     here); empty when none was given
- * @param admitted whether a network policy admits {@code host:port} (for {@code binary}, when given)
- * @param networkPolicy the key of the network policy that admits it; empty when not admitted
+ * @param admitted whether the request would be forwarded: a network policy admits {@code host:port} (for
+ *     {@code binary}, when given) and SSRF protection lets it through
+ * @param networkPolicy the key of the network policy that admits it; empty when no network policy does
+ * @param refusal why the proxy would refuse it, when it would: {@code policy_denied}, {@code ssrf_blocked} or
+ *     {@code unresolvable_host}, with the detail the client would get
+ * @param ssrf the SSRF check: {@code passed}, {@code refused}, {@code not_resolved} (a DNS name explained without
+ *     resolving it: the proxy resolves it and refuses it if any address is blocked) or {@code not_reached} (network
+ *     policy refuses first)
  * @param policies every network policy with an endpoint admitting {@code host:port}, in key order, with its binary
  *     scoping
  * @param l7 the L7 decision on the method and path asked about, before the chain; empty when the request is not
@@ -50,8 +60,9 @@ import java.util.Optional;
  * @param notSelected every other config, in order, with the reason it would not run
  */
 public record Explanation(String host, int port, Optional<String> binary, boolean admitted,
-                          Optional<String> networkPolicy, List<PolicyMatch> policies, Optional<L7> l7,
-                          List<Stage> chain, List<NotSelected> notSelected) {
+                          Optional<String> networkPolicy, Optional<Refusal> refusal, String ssrf,
+                          List<PolicyMatch> policies, Optional<L7> l7, List<Stage> chain,
+                          List<NotSelected> notSelected) {
     /**
      * Checks the parts.
      *
@@ -62,6 +73,8 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         Objects.requireNonNull(binary, "binary");
         Objects.requireNonNull(networkPolicy, "networkPolicy");
         policies = List.copyOf(policies);
+        Objects.requireNonNull(refusal, "refusal");
+        Objects.requireNonNull(ssrf, "ssrf");
         Objects.requireNonNull(l7, "l7");
         chain = List.copyOf(chain);
         notSelected = List.copyOf(notSelected);
@@ -137,6 +150,21 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
     }
 
     /**
+     * Why the proxy would refuse the request, as the client would see it.
+     *
+     * @param error the platform code: {@code policy_denied}, {@code ssrf_blocked} or {@code unresolvable_host}
+     * @param status the HTTP status: 403, or 502 for {@code unresolvable_host}
+     * @param detail the safe explanation, with what would admit the destination when something would
+     */
+    public record Refusal(String error, int status, String detail) {
+        /** @throws NullPointerException if a part is {@code null} */
+        public Refusal {
+            Objects.requireNonNull(error, "error");
+            Objects.requireNonNull(detail, "detail");
+        }
+    }
+
+    /**
      * A config that would not run.
      *
      * @param configKey the {@code network_middlewares} key
@@ -152,7 +180,7 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
     }
 
     /**
-     * Explains a destination.
+     * Explains a destination without resolving DNS names (IP literals and {@code static_hosts} are checked).
      *
      * @param policy the validated sandbox policy
      * @param gateway the gateway configuration (for external services' body limits)
@@ -165,11 +193,11 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
      */
     public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                                  String host, int port) {
-        return of(policy, gateway, registry, host, port, Optional.empty(), "GET", "/");
+        return of(policy, gateway, registry, host, port, Optional.empty(), "GET", "/", false);
     }
 
     /**
-     * Explains a destination for a binary.
+     * Explains a destination for a binary, without resolving DNS names.
      *
      * @param policy the validated sandbox policy
      * @param gateway the gateway configuration
@@ -184,14 +212,15 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
      */
     public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                                  String host, int port, Optional<String> binary) {
-        return of(policy, gateway, registry, host, port, binary, "GET", "/");
+        return of(policy, gateway, registry, host, port, binary, "GET", "/", false);
     }
 
     /**
-     * Explains a request: its destination for a binary, and the L7 decision on its method and path.
+     * Explains a request: its destination for a binary, with the SSRF check under the gateway's network settings,
+     * and the L7 decision on its method and path.
      *
      * @param policy the validated sandbox policy
-     * @param gateway the gateway configuration (for external services' body limits)
+     * @param gateway the gateway configuration (network settings, external services' body limits)
      * @param registry the registry the policy was validated against
      * @param host the destination host, without brackets for an IPv6 literal; canonicalised here
      * @param port the destination port, 1 to 65535
@@ -199,12 +228,15 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
      *     exists here, as the kernel reports a running executable; empty for some process
      * @param method the request method
      * @param target the request-target (path and query), canonicalized as the proxy does
+     * @param resolve whether a DNS name may be resolved for the SSRF check (IP literals and {@code static_hosts}
+     *     never are); without it a DNS name is reported as not resolved
      * @return the explanation
-     * @throws IllegalArgumentException if {@code port} is out of range, {@code host} is empty or {@code binary} is
-     *     not absolute
+     * @throws IllegalArgumentException if {@code port} is out of range, {@code host} is empty or malformed or
+     *     {@code binary} is not absolute
      */
     public static Explanation of(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
-                                 String host, int port, Optional<String> binary, String method, String target) {
+                                 String host, int port, Optional<String> binary, String method, String target,
+                                 boolean resolve) {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " is outside 1..65535");
         }
@@ -225,6 +257,23 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         }
         Optional<EndpointFacts> endpoint = d instanceof AdmissionDecision.Allowed a ? Optional.of(a.endpoint())
                 : Optional.empty();
+        Optional<Refusal> refusal = Optional.empty();
+        String ssrf = "not_reached";
+        if (endpoint.isEmpty()) {
+            refusal = Optional.of(new Refusal("policy_denied", 403, d instanceof AdmissionDecision.Denied denied
+                    ? denied.reason() : "no network policy allows " + h + ":" + port));
+        } else {
+            NetworkSettings network = Supervisor.networkSettings(gateway);
+            switch (SsrfCheck.check(h, port, endpoint.get(), network, resolve)) {
+                case SsrfCheck.Result.Admitted ok -> ssrf = "passed";
+                case SsrfCheck.Result.NotResolved n -> ssrf = "not_resolved";
+                case SsrfCheck.Result.Refused r -> {
+                    ssrf = "refused";
+                    refusal = Optional.of(new Refusal(r.error(), r.error().equals("ssrf_blocked") ? 403 : 502,
+                            r.detail()));
+                }
+            }
+        }
         List<Stage> pre = new ArrayList<>();
         List<Stage> post = new ArrayList<>();
         List<NotSelected> not = new ArrayList<>();
@@ -237,6 +286,11 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
             if (endpoint.isEmpty()) {
                 not.add(new NotSelected(c.key(), "its selector matches " + h + ", but no network policy admits "
                         + h + ":" + port + ", so no stage runs"));
+                continue;
+            }
+            if (refusal.isPresent()) {
+                not.add(new NotSelected(c.key(), "its selector matches " + h + ", but the proxy refuses the "
+                        + "destination (" + refusal.get().error() + ") before any stage runs"));
                 continue;
             }
             if (endpoint.get().tlsSkip()) {
@@ -254,9 +308,10 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         }
         List<Stage> chain = new ArrayList<>(pre);
         chain.addAll(post);
-        Optional<L7> l7 = endpoint.isEmpty() ? Optional.empty() : l7(policy, h, port, caller, method, target);
-        return new Explanation(h, port, exe, endpoint.isPresent(), endpoint.map(EndpointFacts::policyName), matches,
-                l7, chain, not);
+        Optional<L7> l7 = endpoint.isEmpty() || refusal.isPresent() ? Optional.empty()
+                : l7(policy, h, port, caller, method, target);
+        return new Explanation(h, port, exe, refusal.isEmpty(), endpoint.map(EndpointFacts::policyName), refusal,
+                ssrf, matches, l7, chain, not);
     }
 
     /** {@return the path as the kernel would report it running: links resolved when it exists here} */

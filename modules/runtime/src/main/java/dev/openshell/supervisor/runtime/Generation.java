@@ -251,10 +251,17 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
 
     /** {@return a short description for logs: counts only} */
     public String summary() {
-        Map<String, Long> byKind = registry.bindings().stream()
-                .collect(Collectors.groupingBy(b -> b.origin().kind().word(), Collectors.counting()));
-        return "generation %d: %d network policies, %d middleware configs (%d post-credentials), bindings %s"
-                .formatted(number, policy.networkPolicies().size(), policy.networkMiddlewares().size(),
-                        postCredentials.specs().size(), byKind);
+        Map<String, Long> byKind = new java.util.TreeMap<>(registry.bindings().stream()
+                .collect(Collectors.groupingBy(b -> b.origin().kind().word(), Collectors.counting())));
+        String bindings = byKind.isEmpty() ? "none" : byKind.entrySet().stream()
+                .map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining(", "));
+        return "generation %d: %s, %s (%d after credential injection); bindings: %s".formatted(number,
+                count(policy.networkPolicies().size(), "network policy", "network policies"),
+                count(policy.networkMiddlewares().size(), "middleware config", "middleware configs"),
+                postCredentials.specs().size(), bindings);
+    }
+
+    private static String count(int n, String one, String many) {
+        return n + " " + (n == 1 ? one : many);
     }
 }

@@ -6,6 +6,7 @@ import dev.openshell.supervisor.audit.JsonlAuditSink;
 import dev.openshell.supervisor.audit.OcsfEvents;
 import dev.openshell.supervisor.audit.SupervisorMetrics;
 import dev.openshell.supervisor.engine.PluginFailure;
+import dev.openshell.supervisor.engine.PluginHost;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
@@ -215,6 +216,12 @@ public final class Supervisor implements AutoCloseable {
         SupervisorSettings settings = gateway.supervisor();
         Path stateDir = stateDirectory(options.stateDir(), gateway);
         Optional<Path> pluginsDir = pluginsDirectory(options.plugins(), gateway);
+        Optional<String> pluginsProblem = pluginsDir.flatMap(PluginHost::directoryProblem);
+        if (pluginsProblem.isPresent()) {
+            throw new StartupException(pluginsProblem.get() + " (" + (options.plugins().isPresent() ? "--plugins"
+                    : gateway.supervisor().pluginsDir().isPresent() ? "plugins_dir of the gateway configuration"
+                    : "the image's plugins directory") + ")", null);
+        }
 
         SupervisorMetrics metrics = new SupervisorMetrics();
         OcsfEvents events = new OcsfEvents(version(), hostname(), Clock.systemUTC());
@@ -243,8 +250,7 @@ public final class Supervisor implements AutoCloseable {
                     .admission(hook)
                     .hook(hook)
                     .credentials(hook)
-                    .network(new NetworkSettings(settings.network().allowLoopbackUpstreams(),
-                            Map.copyOf(settings.network().staticHosts().castToSortedMap())));
+                    .network(networkSettings(gateway));
             settings.tls().upstreamCaBundle().ifPresent(pb::upstreamTrust);
             settings.bodyBufferBudgetBytes().ifPresent(pb::bodyBufferBudget);
             settings.limits().maxConnections().ifPresent(n -> pb.maxConnections((int) n));
@@ -305,6 +311,17 @@ public final class Supervisor implements AutoCloseable {
         }
     }
 
+    /**
+     * {@return the proxy's network settings from the gateway's {@code [openshell.supervisor.network]}}
+     *
+     * @param gateway the gateway configuration
+     */
+    public static NetworkSettings networkSettings(GatewayConfig gateway) {
+        SupervisorSettings settings = gateway.supervisor();
+        return new NetworkSettings(settings.network().allowLoopbackUpstreams(),
+                Map.copyOf(settings.network().staticHosts().castToSortedMap()));
+    }
+
     private static void closeQuietly(Supervisor s, AuditSink audit) {
         if (s != null) {
             s.close();
@@ -363,9 +380,7 @@ public final class Supervisor implements AutoCloseable {
         return new RegistryListener() {
             @Override
             public void plaintextRegistration(String name, URI endpoint) {
-                LOG.log(System.Logger.Level.WARNING, "INSECURE: middleware service ''{0}'' at {1} uses plaintext "
-                        + "gRPC (allow_insecure = true): request content crosses the network unencrypted and the "
-                        + "service is not authenticated; for trusted local development only", name, endpoint);
+                // the console warning is the gateway configuration's (once, with file:line:col); this is the event
                 audit.emit(events.configChange(OcsfEvents.ConfigChange.INSECURE_REGISTRATION, true, name,
                         "plaintext gRPC under allow_insecure"));
             }
@@ -434,9 +449,9 @@ public final class Supervisor implements AutoCloseable {
         announceUninspectedUpgrades(c.policy().value());
         current.set(c.generation());
         installedDigest = digest;
-        audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName,
+        audit.emit(events.configChange(OcsfEvents.ConfigChange.SUPERVISOR_START, true, policyName,
                 c.generation().summary()));
-        LOG.log(System.Logger.Level.INFO, c.generation().summary());
+        LOG.log(System.Logger.Level.INFO, "starting with {0}: {1}", policyName, c.generation().summary());
     }
 
     private void startReloading() {
@@ -458,6 +473,10 @@ public final class Supervisor implements AutoCloseable {
         warnIfGatewayChanged();
         byte[] digest = options.policy().map(Supervisor::digestOf).orElse(null);
         if (!force && Arrays.equals(digest, installedDigest)) {
+            if (failedReason != null) {
+                restored(serving, "the policy file is back to the policy generation " + serving.number()
+                        + " serves");
+            }
             return new ReloadOutcome.Unchanged(serving.number());
         }
         Candidate c;
@@ -476,10 +495,15 @@ public final class Supervisor implements AutoCloseable {
             }
             return failed(serving, force, digest, reason, List.of());
         }
+        boolean recovering = failedReason != null;
         failedDigest = null;
         failedReason = null;
         if (!force && c.policy().value().equals(serving.policy())) {
             installedDigest = digest;
+            if (recovering) {
+                restored(serving, "the policy file enforces the policy generation " + serving.number()
+                        + " serves");
+            }
             LOG.log(System.Logger.Level.DEBUG, "policy file {0} changed but enforces the same policy", policyName);
             return new ReloadOutcome.Unchanged(serving.number());
         }
@@ -490,10 +514,21 @@ public final class Supervisor implements AutoCloseable {
         current.set(c.generation());
         installedDigest = digest;
         String summary = c.generation().summary();
-        audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, summary));
-        LOG.log(System.Logger.Level.INFO, "policy reloaded from {0}: {1} replaces generation {2}", policyName,
-                summary, serving.number());
+        audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, summary
+                + (recovering ? "; valid again after a failed reload" : "")));
+        LOG.log(System.Logger.Level.INFO, "policy reloaded from {0}: {1} replaces generation {2}{3}", policyName,
+                summary, serving.number(), recovering ? " (a valid policy again after a failed reload)" : "");
         return new ReloadOutcome.Installed(c.generation().number(), serving.number(), summary);
+    }
+
+    /** A reload after a failed one found a valid policy that is already serving: says so once. */
+    private void restored(Generation serving, String how) {
+        failedDigest = null;
+        failedReason = null;
+        LOG.log(System.Logger.Level.INFO, "policy reload: {0} is valid again; {1}, which keeps serving", policyName,
+                how);
+        audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName,
+                "valid again after a failed reload; generation " + serving.number() + " keeps serving"));
     }
 
     private ReloadOutcome failed(Generation serving, boolean force, byte[] digest, String reason,
@@ -511,6 +546,8 @@ public final class Supervisor implements AutoCloseable {
                             : errors + " error(s) in " + policyName);
             for (ConfigProblem p : problems) {
                 b.append(System.lineSeparator()).append("  ").append(p.describe());
+                p.untrustedDetail().ifPresent(d -> b.append(System.lineSeparator()).append("      ")
+                        .append(UNTRUSTED_LABEL).append(d));
             }
             LOG.log(System.Logger.Level.WARNING, b.toString());
             if (!problems.isEmpty()) {
@@ -573,15 +610,23 @@ public final class Supervisor implements AutoCloseable {
         reloader.addListener(listener);
     }
 
-    /** {@return every error and warning of a policy or gateway file, one per line, with file:line:col} */
+    /**
+     * {@return every error and warning of a policy or gateway file, one per line, with file:line:col}; a problem
+     * with text from a plugin or external service (its own reason for refusing a config) is followed by that text
+     * on its own line, marked as theirs ({@link #UNTRUSTED_LABEL}): console only, never in an audit event
+     */
     public static String describe(PolicyException e) {
         StringBuilder b = new StringBuilder();
         b.append(e.file()).append(": ").append(e.errors().size()).append(" error(s)");
         for (ConfigProblem p : e.problems()) {
             b.append("\n  ").append(p.describe());
+            p.untrustedDetail().ifPresent(d -> b.append("\n      ").append(UNTRUSTED_LABEL).append(d));
         }
         return b.toString();
     }
+
+    /** How the console marks a plugin's or service's own text (sanitised, length-limited). */
+    public static final String UNTRUSTED_LABEL = "its provider's own words (untrusted text): ";
 
     /**
      * Stages the engine runs on the request's own thread instead of handing them to a new thread it can stop waiting

@@ -3,6 +3,7 @@ package dev.openshell.supervisor.runtime;
 import dev.openshell.middleware.spi.host.CredentialAccess;
 import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.supervisor.engine.PluginFailure;
+import dev.openshell.supervisor.engine.PluginHost;
 import dev.openshell.supervisor.engine.credentials.CredentialSources;
 import dev.openshell.supervisor.grpc.RegistryListener;
 import dev.openshell.supervisor.policy.ConfigProblem;
@@ -130,6 +131,15 @@ public final class Validation {
         }
         GatewayConfig gateway = gatewayFile.map(Loaded::value).orElseGet(ConnectedRegistry::defaultGateway);
         Optional<Path> plugins = Supervisor.pluginsDirectory(request.plugins(), gateway);
+        Optional<String> pluginsProblem = plugins.flatMap(PluginHost::directoryProblem);
+        if (pluginsProblem.isPresent()) {
+            boolean fromGateway = request.plugins().isEmpty() && gatewayFile.isPresent()
+                    && gateway.supervisor().pluginsDir().isPresent();
+            String key = fromGateway ? "openshell.supervisor.plugins_dir" : "";
+            out.add(ConfigProblem.error(fromGateway ? gatewayFile.get().locationOf(key)
+                    : SourceLocation.of(plugins.get().toString()), key, pluginsProblem.get()
+                    + "; supervisor run refuses to start"));
+        }
         try (ConnectedRegistry registry = ConnectedRegistry.connect(gatewayFile, plugins,
                 HostCapabilities.of(CredentialAccess.none()), RegistryListener.NONE,
                 request.contactServices())) {
@@ -141,11 +151,13 @@ public final class Validation {
                 }
             }
             if (gatewayOk) {
-                policyProblems(request.policy(), registry, gateway, out);
+                policyProblems(request.policy(), registry, gateway, registry.catalogAllowingUnchecked(),
+                        "external services were not contacted", out);
             } else {
-                out.add(ConfigProblem.warning(SourceLocation.of(request.policy().map(Path::toString)
-                        .orElse(Supervisor.DEFAULT_POLICY_NAME)), "", "not validated: the gateway configuration "
-                        + "has errors, and the policy's bindings depend on it"));
+                // every rule that does not depend on the registrations is still checked, so that one run reports
+                // every error of both files
+                policyProblems(request.policy(), registry, gateway, registry.catalogAcceptingUnknown(),
+                        "the gateway configuration has errors, so its registered services are not known", out);
             }
         }
         return new Report(out);
@@ -154,6 +166,9 @@ public final class Validation {
     private static void registryProblems(ConnectedRegistry registry, Optional<Loaded<GatewayConfig>> gatewayFile,
                                          List<ConfigProblem> out) {
         for (PluginFailure f : registry.pluginRefusals()) {
+            if (f.message().startsWith("the plugins ")) {
+                continue; // the directory itself: reported as an error above
+            }
             out.add(ConfigProblem.warning(SourceLocation.of(f.source()), "",
                     "plugin refused; start-up goes on without it: " + f.message()));
         }
@@ -223,10 +238,11 @@ public final class Validation {
     }
 
     private static void policyProblems(Optional<Path> policyFile, ConnectedRegistry registry, GatewayConfig gateway,
+                                       dev.openshell.supervisor.policy.BindingCatalog catalog, String whyUnchecked,
                                        List<ConfigProblem> out) {
         Loaded<SandboxPolicy> loaded;
         try {
-            loaded = Supervisor.loadPolicy(policyFile, registry.catalogAllowingUnchecked());
+            loaded = Supervisor.loadPolicy(policyFile, catalog);
         } catch (PolicyException e) {
             out.addAll(e.problems().castToList());
             return;
@@ -239,8 +255,8 @@ public final class Validation {
                 unchecked.add(c.key());
                 String key = middlewareKey(c.key(), "middleware");
                 out.add(ConfigProblem.warning(loaded.locationOf(key), key, "binding '" + c.middleware()
-                        + "' not checked: no built-in or plugin provides it, and external services were not "
-                        + "contacted; start-up requires a registered service to provide it"));
+                        + "' not checked: no built-in or plugin provides it, and " + whyUnchecked
+                        + "; start-up requires a registered service to provide it"));
             }
         }
         List<Generation.StageException> stageProblems = new ArrayList<>();

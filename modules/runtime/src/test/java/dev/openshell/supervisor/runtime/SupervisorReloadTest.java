@@ -146,8 +146,13 @@ class SupervisorReloadTest {
         assertEquals(List.of("b1", "b2"), tagsOfLast("/after"));
 
         List<String> events = Files.readAllLines(audit);
-        assertTrue(events.stream().filter(e -> e.contains("\"change\":\"registry_reload\"")
-                && e.contains("\"status\":\"Success\"")).count() >= 2, "start-up and reload are both audited");
+        assertEquals(1, events.stream().filter(e -> e.contains("\"change\":\"supervisor_start\"")
+                && e.contains("\"status\":\"Success\"")).count(), "start-up is audited as a start");
+        assertTrue(events.stream().anyMatch(e -> e.contains("\"change\":\"registry_reload\"")
+                && e.contains("\"status\":\"Success\"")), "and the reload as a reload");
+        assertTrue(events.stream().filter(e -> e.contains("\"change\":\"supervisor_start\"")).allMatch(e ->
+                e.contains("network polic") && !e.contains("policies_") && !e.contains("__")),
+                "the detail reads as written: " + events);
     }
 
     @Test
@@ -169,6 +174,22 @@ class SupervisorReloadTest {
                 .findFirst().orElseThrow(() -> new AssertionError("no registry_reload failure event"));
         assertTrue(failure.contains("keeps serving"), failure);
         assertFalse(failure.contains("bogus"), "no policy content in the event: " + failure);
+    }
+
+    @Test
+    void restoringTheGoodFileAfterAFailedReloadIsReportedOnce() throws Exception {
+        start(Optional.empty());
+        String good = Files.readString(policy);
+        writePolicy(good + "  bogus: [\n");
+        assertInstanceOf(ReloadOutcome.Failed.class, supervisor.reload());
+        writePolicy(good);
+        assertInstanceOf(ReloadOutcome.Installed.class, supervisor.reload());
+        List<String> restored = Files.readAllLines(audit).stream().filter(e -> e.contains("valid again")).toList();
+        assertEquals(1, restored.size(), "the recovery is audited: " + restored);
+        assertTrue(restored.getFirst().contains("\"status\":\"Success\""), restored.getFirst());
+        supervisor.reload();
+        assertEquals(1, Files.readAllLines(audit).stream().filter(e -> e.contains("valid again")).count(),
+                "once, not on every later reload");
     }
 
     @Test

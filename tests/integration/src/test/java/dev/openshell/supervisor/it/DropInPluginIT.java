@@ -75,7 +75,7 @@ class DropInPluginIT {
                 assertEquals(1, hits.size());
                 assertEquals(List.of("dropped-in"), hits.get(0).tags(), "the plugin's header reached the upstream");
                 assertEquals("{\"a\":1}", hits.get(0).body());
-                assertTrue(s.errText().contains("plugin=1"), "the generation counts one plugin binding:\n"
+                assertTrue(s.errText().contains("1 plugin"), "the generation counts one plugin binding:\n"
                         + s.errText());
             }
             JsonObject activity = Files.readAllLines(audit).stream()

@@ -90,15 +90,30 @@ class ExternalRegistryStartupIT {
     }
 
     @Test
-    void aConfigTheServiceRefusesStopsStartUpWithoutShowingTheServicesReason() throws Exception {
+    void aConfigTheServiceRefusesStopsStartUpShowingTheServicesReasonMarkedAndCleaned() throws Exception {
         try (MiddlewareDouble picky = MiddlewareDouble.start("tests/picky")) {
-            picky.refuseConfigs("UNTRUSTED-REASON \u001b[31m from the service");
-            Image.Run r = run(policy(9, "tests/picky"), gateway(Map.of("picky", picky.port()), Map.of()));
+            picky.refuseConfigs("UNTRUSTED-REASON \u001b[31m from\nthe service " + "x".repeat(1000));
+            Path policy = policy(9, "tests/picky");
+            Path gateway = gateway(Map.of("picky", picky.port()), Map.of());
+            Image.Run r = run(policy, gateway);
             assertEquals(1, r.exit(), r.err());
             assertTrue(r.err().contains("network_middlewares.stage-10.config: rejected by binding 'tests/picky' of "
                     + "external service 'picky' (its reason is untrusted text, shown separately)"), r.err());
-            assertFalse(r.err().contains("UNTRUSTED-REASON"), "the service's reason is untrusted text: " + r.err());
-            assertEquals(1, picky.validations.size());
+            String shown = r.err().lines().filter(l -> l.contains("UNTRUSTED-REASON")).findFirst()
+                    .orElseThrow(() -> new AssertionError("the service's reason is shown to the operator: " + r.err()));
+            assertTrue(shown.strip().startsWith("its provider's own words (untrusted text): UNTRUSTED-REASON [31m "
+                    + "from the service xxx"), shown);
+            assertFalse(shown.contains("\u001b"), "control characters removed: " + shown);
+            assertTrue(shown.length() < 400 && shown.endsWith("..."), "length-limited: " + shown.length());
+            assertFalse(Files.readString(dir.resolve("audit.jsonl")).contains("UNTRUSTED-REASON"),
+                    "never in the audit log");
+
+            Image.Run v = Image.run(Image.HOME, "validate", "--policy", policy.toString(), "--gateway-config",
+                    gateway.toString(), "--plugins", Files.createDirectories(dir.resolve("plugins")).toString());
+            assertEquals(1, v.exit(), v.out());
+            assertTrue(v.out().contains("    its provider's own words (untrusted text): UNTRUSTED-REASON [31m from"),
+                    v.out());
+            assertEquals(2, picky.validations.size(), "run, then validate");
             assertEquals("tests/picky", picky.validations.get(0).getBindingId());
             assertEquals("picky", picky.validations.get(0).getMiddlewareName());
         }

@@ -79,8 +79,8 @@ class OperatorCommandsIT {
                 "--format", "json");
         assertEquals(0, r.exit(), r.err());
         JsonObject o = json(r);
-        assertEquals(Set.of("admitted", "binary", "network_policy", "policies", "l7", "chain", "not_selected"),
-                o.keySet());
+        assertEquals(Set.of("admitted", "binary", "network_policy", "ssrf", "refusal", "policies", "l7", "chain",
+                "not_selected"), o.keySet());
         assertEquals("models", o.getString("network_policy"));
         JsonObject stage = o.getJsonArray("chain").getJsonObject(0);
         assertEquals("built-in dev.openshell.builtin.regex", stage.getString("owner"));
@@ -123,5 +123,97 @@ class OperatorCommandsIT {
         Image.Run after = Image.run(Image.HOME, "ca", "export", "--state-dir", state.toString());
         assertNotEquals(pem.out(), after.out());
         assertEquals(2, Image.run(Image.HOME, "ca", "export", "--format", "pkcs12").exit(), "pkcs12 needs --out");
+    }
+
+    @Test
+    void helpOnEveryCommandExitsZeroAndFollowsTheWords() throws Exception {
+        for (String[] args : new String[][] {{"--help"}, {"run", "--help"}, {"run", "-h"}, {"validate", "--help"},
+                {"explain", "-h"}, {"ca", "export", "--help"}, {"policy", "print-default", "-h"}, {"plugins", "-h"},
+                {"privacy-guard", "--help"}, {"demo", "--help"}}) {
+            Image.Run r = Image.run(Image.HOME, args);
+            assertEquals(0, r.exit(), String.join(" ", args) + "\n" + r.err());
+            assertTrue(r.out().startsWith("Usage: supervisor"), r.out());
+            assertEquals("", r.err(), String.join(" ", args) + ": nothing is missing when help is asked for");
+        }
+        Image.Run help = Image.run(Image.HOME, "help", "ca", "export");
+        assertEquals(0, help.exit());
+        assertTrue(help.out().startsWith("Usage: supervisor ca export"), help.out());
+
+        Image.Run bogus = Image.run(Image.HOME, "bogus");
+        assertEquals(2, bogus.exit());
+        assertFalse(bogus.err().contains("privacy-guard?"), bogus.err());
+        assertTrue(bogus.err().startsWith("supervisor: unknown command 'bogus'"), bogus.err());
+    }
+
+    @Test
+    void aPortInUseIsOneLineWithTheAddressAndTheCauseAndExitOne() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getByName("127.0.0.1"))) {
+            String address = "127.0.0.1:" + taken.getLocalPort();
+            Image.Run r = Image.run(Image.HOME, "run", "--listen", address, "--admin-listen", "off", "--state-dir",
+                    tmp.resolve("state").toString(), "--audit-log", "off");
+            assertEquals(1, r.exit(), r.err());
+            assertEquals("", r.out());
+            assertEquals(java.util.List.of("supervisor: cannot start: the proxy cannot listen on " + address
+                    + ": address already in use"), r.err().lines().filter(l -> l.contains("listen")).toList(),
+                    r.err());
+            assertFalse(r.err().contains("\tat "), "no stack trace without --debug:\n" + r.err());
+            assertFalse(r.err().contains("preview"), "no Helidon preview-feature lines:\n" + r.err());
+            assertFalse(r.err().contains("Exception"), r.err());
+
+            Image.Run debug = Image.run(Image.HOME, "run", "--debug", "--listen", address, "--admin-listen", "off",
+                    "--state-dir", tmp.resolve("state").toString(), "--audit-log", "off");
+            assertEquals(1, debug.exit());
+            assertTrue(debug.err().contains("\tat ") && debug.err().contains("BindException"),
+                    "--debug shows the stack trace:\n" + debug.err());
+        }
+    }
+
+    @Test
+    void aMissingPluginsDirectoryStopsRunAndFailsPlugins() throws Exception {
+        Path missing = tmp.resolve("no-such-plugins");
+        Image.Run run = Image.run(Image.HOME, "run", "--plugins", missing.toString(), "--listen", "127.0.0.1:0",
+                "--admin-listen", "off", "--state-dir", tmp.resolve("state").toString(), "--audit-log", "off");
+        assertEquals(1, run.exit(), run.err());
+        assertTrue(run.err().contains("supervisor: cannot start: the plugins directory " + missing
+                + " does not exist (--plugins)"), run.err());
+        Image.Run plugins = Image.run(Image.HOME, "plugins", "--plugins", missing.toString());
+        assertEquals(1, plugins.exit(), plugins.err());
+        assertTrue(plugins.err().contains("does not exist"), plugins.err());
+        Image.Run validate = Image.run(Image.HOME, "validate", "--policy", write("p.yaml", POLICY).toString(),
+                "--plugins", missing.toString());
+        assertEquals(1, validate.exit(), validate.out());
+        assertTrue(validate.out().contains("does not exist"), validate.out());
+    }
+
+    @Test
+    void validateReportsStructuralAndBindingErrorsTogether() throws Exception {
+        Path bad = write("bad.yaml", POLICY.replace("mode: redact", "mode: shout").replace("order: 10",
+                "order: ten").replace("port: 443", "port: 99999"));
+        Image.Run r = Image.run(Image.HOME, "validate", "--policy", bad.toString());
+        assertEquals(1, r.exit(), r.out());
+        assertTrue(r.out().contains("network_middlewares.secrets.order"), r.out());
+        assertTrue(r.out().contains("network_policies.models"), r.out());
+        assertTrue(r.out().contains("'mode' must be \"redact\" or \"deny\""), "the binding's own validation "
+                + "runs with the structural errors:\n" + r.out());
+    }
+
+    @Test
+    void explainAppliesSsrfAndExplainsTheDefaultPolicy() throws Exception {
+        Image.Run dflt = Image.run(Image.HOME, "explain", "api.openai.com");
+        assertEquals(0, dflt.exit(), dflt.err());
+        assertTrue(dflt.out().startsWith("policy:    (embedded default policy)"), dflt.out());
+        assertTrue(dflt.out().contains("1. secrets  order 10  binding openshell/regex"), dflt.out());
+
+        Image.Run loopback = Image.run(Image.HOME, "explain", "127.0.0.1:443");
+        assertEquals(0, loopback.exit(), loopback.err());
+        assertTrue(loopback.out().contains("ssrf:      BLOCKED (403 ssrf_blocked): the destination resolves to a "
+                + "loopback address; a local upstream needs allow_loopback_upstreams"), loopback.out());
+
+        Image.Run printed = Image.run(Image.HOME, "policy", "print-default");
+        assertEquals(0, printed.exit());
+        Path copy = write("default.yaml", printed.out());
+        assertEquals(0, Image.run(Image.HOME, "validate", "--policy", copy.toString()).exit(),
+                "the printed default is a valid policy to start from");
     }
 }

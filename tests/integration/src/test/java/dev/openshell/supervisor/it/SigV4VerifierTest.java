@@ -21,7 +21,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The test's SigV4 verifier agrees with AWS's published test suite ({@code shared/conformance/sigv4}): every signed
+ * The test's SigV4 verifier agrees with AWS's published test suite ({@code tests/data/conformance/sigv4}): every signed
  * request ({@code .sreq}) verifies with the suite's key, its canonical request is the suite's ({@code .creq}, where
  * the suite signs the same header set), and any change to method, path, query, a signed header, the body or the key
  * is refused. Without this, an end-to-end test that trusts the verifier would prove nothing.

@@ -5,7 +5,7 @@ import java.util.Objects;
 /**
  * Why {@link HeaderRules} refused a stage's header mutations (RFC 0009, "The middleware contract": "OpenShell
  * validates and applies a stage's mutations atomically"). The message texts and platform codes are stable: they match
- * the reference implementation's error strings ({@code shared/conformance/header_rules.txt}, section 3).
+ * the reference implementation's error strings ({@code tests/data/conformance/header_rules.txt}, section 3).
  *
  * <p>{@link #message()} quotes the header name as the stage wrote it (original case), with control characters shown
  * as {@code ?} and at most {@value #MAX_QUOTED_NAME} characters, so the text is safe to log. It never contains a

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
  * The one place every header rule of RFC 0009 lives, for in-process and external stages alike (in the spirit of
  * Envoy's {@code HeaderMutationRules}): which headers a stage may see (input filtering), which changes it may ask for
  * (mutation validation), and how accepted changes are applied. Facts and vectors:
- * {@code shared/conformance/header_rules.txt}.
+ * {@code tests/data/conformance/header_rules.txt}.
  *
  * <h2>Protected headers</h2>
  * The rows of {@link HeaderTable} (the one classification, shared with the proxy and the SigV4 signer) serve input

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Every vector and error string of {@code shared/conformance/header_rules.txt}, read from the file itself so the
+ * Every vector and error string of {@code tests/data/conformance/header_rules.txt}, read from the file itself so the
  * tests follow it.
  */
 class HeaderRulesConformanceTest {

@@ -615,12 +615,27 @@ final class GatewayReader {
         return p == null ? problems.nowhere() : problems.at(p.line(), p.column());
     }
 
+    /**
+     * Keys operators write in the wrong table, with where they belong: the did-you-mean of an unknown key that is
+     * not a typo but misplaced (for example {@code admin_listen}, which older documentation showed).
+     */
+    static final java.util.Map<String, String> MISPLACED = java.util.Map.of(
+            "admin_listen", "listen in [openshell.supervisor.admin]",
+            "allow_loopback_upstreams", "allow_loopback_upstreams in [openshell.supervisor.network]",
+            "static_hosts", "[openshell.supervisor.network.static_hosts]",
+            "upstream_ca_bundle", "upstream_ca_bundle in [openshell.supervisor.tls]",
+            "ca_cert", "ca_cert in [openshell.supervisor.tls]",
+            "ca_key", "ca_key in [openshell.supervisor.tls]",
+            "metrics_listen", "listen in [openshell.supervisor.admin]");
+
     private void rejectUnknown(TomlTable t, KeyPath path, List<String> allowed) {
         for (String key : t.keySet()) {
             problems.locate(path.key(key), at(t, key));
             if (!allowed.contains(key)) {
-                problems.error(at(t, key), path.key(key), "unknown key " + Texts.quote(key)
-                        + Texts.suggestion(key, allowed) + "; allowed keys: " + String.join(", ", allowed));
+                String hint = MISPLACED.containsKey(key) ? " (did you mean " + MISPLACED.get(key) + "?)"
+                        : Texts.suggestion(key, allowed);
+                problems.error(at(t, key), path.key(key), "unknown key " + Texts.quote(key) + hint
+                        + "; allowed keys: " + String.join(", ", allowed));
             }
         }
     }

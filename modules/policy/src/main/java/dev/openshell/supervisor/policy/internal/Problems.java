@@ -71,11 +71,12 @@ public final class Problems {
      * @param at where
      * @param path the config key
      * @param message the platform message
-     * @param untrustedDetail the outside text; sanitised here
+     * @param untrustedDetail the outside text; sanitised here ({@link Texts#untrusted})
      */
     public void error(SourceLocation at, KeyPath path, String message, String untrustedDetail) {
+        String detail = Texts.untrusted(untrustedDetail);
         problems.add(new ConfigProblem(ConfigProblem.Severity.ERROR, at, path.toString(), message,
-                untrustedDetail.isEmpty() ? Optional.empty() : Optional.of(Texts.printable(untrustedDetail))));
+                detail.isEmpty() ? Optional.empty() : Optional.of(detail)));
     }
 
     /**

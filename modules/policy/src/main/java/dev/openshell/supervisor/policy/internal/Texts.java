@@ -12,7 +12,44 @@ public final class Texts {
     /** Longest value rendered, in characters, before it is cut with {@code ...}. */
     public static final int MAX_QUOTED = Syntax.MAX_QUOTED;
 
+    /** Longest untrusted detail (a plugin's or service's own reason) shown to an operator, in characters. */
+    public static final int MAX_UNTRUSTED_DETAIL = 300;
+
     private Texts() {
+    }
+
+    /**
+     * {@return text from outside the supervisor (a plugin's or external service's own reason) made safe to show an
+     * operator on a console}: control and format characters (terminal escapes, line breaks, bidirectional controls)
+     * are removed, runs of white space become one space, and the result is cut after
+     * {@value #MAX_UNTRUSTED_DETAIL} characters with {@code ...}; empty when nothing printable is left
+     *
+     * @param value any text; never {@code null}
+     */
+    public static String untrusted(String value) {
+        StringBuilder b = new StringBuilder(Math.min(value.length(), MAX_UNTRUSTED_DETAIL) + 3);
+        int shown = 0;
+        boolean space = false;
+        for (int i = 0; i < value.length(); ) {
+            int cp = value.codePointAt(i);
+            i += Character.charCount(cp);
+            if (Syntax.isUnsafe(cp) || Character.isWhitespace(cp)) {
+                space = true;
+                continue;
+            }
+            if (shown == MAX_UNTRUSTED_DETAIL) {
+                b.append("...");
+                break;
+            }
+            if (space && b.length() > 0) {
+                b.append(' ');
+                shown++;
+            }
+            space = false;
+            b.appendCodePoint(cp);
+            shown++;
+        }
+        return b.toString();
     }
 
     /** {@return {@link Syntax#quote(String)} of {@code value}} @param value any text; never {@code null} */

@@ -697,4 +697,19 @@ class GatewayConfigTest {
         assertEquals(a, b);
         assertNotEquals(a, load(registration("timeout = \"2s\"\n")).value());
     }
+
+    @Test
+    void aMisplacedKeyGetsWhereItBelongs() {
+        PolicyException e = assertThrows(PolicyException.class, () -> GatewayConfigLoader.parse("g.toml", """
+                [openshell.supervisor]
+                admin_listen = "127.0.0.1:9464"
+                allow_loopback_upstreams = true
+                """, BASE));
+        List<String> lines = e.problems().stream().map(ConfigProblem::describe)
+                .toList();
+        assertTrue(lines.get(0).startsWith("g.toml:2:1: error: openshell.supervisor.admin_listen: unknown key "
+                + "'admin_listen' (did you mean listen in [openshell.supervisor.admin]?)"), lines.toString());
+        assertTrue(lines.get(1).contains("(did you mean allow_loopback_upstreams in [openshell.supervisor.network]?)"),
+                lines.toString());
+    }
 }

@@ -121,12 +121,30 @@ public final class CertificateAuthority {
             Files.createDirectories(dir);
             writePrivate(key, ca.privateKeyPem());
             Files.writeString(cert, ca.certificatePem(), StandardCharsets.US_ASCII, StandardOpenOption.CREATE_NEW);
+            System.getLogger(CertificateAuthority.class.getPackageName()).log(System.Logger.Level.INFO,
+                    "created the supervisor CA {0} (SHA-256 fingerprint {1}); sandboxes must trust it: "
+                            + "supervisor ca export", cert.toAbsolutePath(), fingerprint(ca.certificate()));
             return ca;
         } catch (FileAlreadyExistsException e) {
             // another process created it first: use theirs
             return load(cert, key);
         } catch (GeneralSecurityException | OperatorCreationException e) {
             throw new IOException("cannot generate the supervisor CA: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * {@return the SHA-256 fingerprint of a certificate's DER encoding, as colon-separated upper-case hex pairs (the
+     * form {@code openssl x509 -fingerprint -sha256} prints)}
+     *
+     * @param certificate the certificate
+     */
+    public static String fingerprint(java.security.cert.X509Certificate certificate) {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(certificate.getEncoded());
+            return java.util.HexFormat.ofDelimiter(":").withUpperCase().formatHex(d);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("SHA-256 of the CA certificate", e);
         }
     }
 

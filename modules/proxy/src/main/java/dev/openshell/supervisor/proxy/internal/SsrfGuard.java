@@ -97,7 +97,8 @@ public final class SsrfGuard {
         for (InetAddress a : addresses) {
             String why = blockedReason(a, endpoint);
             if (why != null) {
-                return new Verdict.Refused("ssrf_blocked", "the destination resolves to " + why);
+                return new Verdict.Refused("ssrf_blocked", "the destination resolves to " + why
+                        + hint(AddressClass.classify(a).blocking()));
             }
         }
         return new Verdict.Admitted(addresses);
@@ -117,6 +118,20 @@ public final class SsrfGuard {
             case ALWAYS -> cls.description();
             case UNLESS_LOOPBACK_ALLOWED -> settings.allowLoopbackUpstreams() ? null : cls.description();
             case UNLESS_ALLOWED_IPS -> allowed(classified.decidedOn(), endpoint) ? null : cls.description();
+        };
+    }
+
+    /**
+     * {@return what would admit an address of this blocking kind, as a suffix of the detail}: loopback needs the
+     * gateway's {@code allow_loopback_upstreams} (local testing; {@code docs/operators.md#try-it-locally}),
+     * private ranges the endpoint's {@code allowed_ips}; the other classes are never admitted.
+     */
+    static String hint(AddressClass.Blocking blocking) {
+        return switch (blocking) {
+            case UNLESS_LOOPBACK_ALLOWED -> "; a local upstream needs allow_loopback_upstreams = true in the "
+                    + "gateway's [openshell.supervisor.network] (see docs/operators.md#try-it-locally)";
+            case UNLESS_ALLOWED_IPS -> "; the admitting endpoint's allowed_ips can admit it";
+            case ALWAYS, NEVER -> "";
         };
     }
 
