@@ -74,7 +74,7 @@ final class ResponseRelay {
      * @return whether the client connection stays open for another request
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r,
-                  java.util.Optional<java.util.function.Predicate<String>> websocketMessages)
+                  java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages)
             throws IOException, Refusal {
         RequestHead head = req.head();
         if (r.status() == 101) {

@@ -27,7 +27,8 @@ final class UpstreamForwarder {
      *     are inspected ({@link dev.openshell.supervisor.proxy.RequestPlan#websocketMessages()})
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,
-                    Body buffered, java.util.Optional<java.util.function.Predicate<String>> websocketMessages) {
+                    Body buffered,
+                    java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages) {
     }
 
     private final ProxyCore core;
