@@ -2,7 +2,6 @@ package dev.openshell.supervisor.proxy;
 
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Predicate;
 
 /**
  * The runtime's plan for one request: made once, by {@link RequestHook#plan}, when the request head is parsed and
@@ -61,14 +60,11 @@ public interface RequestPlan {
     }
 
     /**
-     * {@return the policy on the client's WebSocket text messages after a {@code 101}, when the endpoint inspects
-     * them} Present for a WebSocket upgrade to an L7 {@code protocol: websocket} endpoint: the proxy then parses the
-     * client's RFC 6455 frames, holds each text message until it is complete and asks this predicate; {@code false}
-     * closes both sides with status 1008 (policy violation) and the message never reaches the upstream. The
-     * predicate runs on the relay's thread, once per message, in order. The default is none: the frames are relayed
-     * without inspection.
+     * {@return the policy on the client's WebSocket messages after a {@code 101}, when the endpoint inspects them}
+     * Present for a WebSocket upgrade to an L7 {@code protocol: websocket} endpoint ({@link WebSocketMessages}). The
+     * default is none: the frames are relayed without inspection.
      */
-    default Optional<Predicate<String>> websocketMessages() {
+    default Optional<WebSocketMessages> websocketMessages() {
         return Optional.empty();
     }
 

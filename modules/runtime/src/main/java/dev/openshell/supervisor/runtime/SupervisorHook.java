@@ -48,6 +48,7 @@ import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestHook;
 import dev.openshell.supervisor.proxy.RequestPlan;
 import dev.openshell.supervisor.proxy.Uninspectable;
+import dev.openshell.supervisor.proxy.WebSocketMessages;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -123,7 +124,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         /** The canonical path, when it differs from the one received. */
         Optional<String> forwardPath = Optional.empty();
         /** The policy on WebSocket text messages, for an upgrade to a websocket endpoint. */
-        Optional<Predicate<String>> websocket = Optional.empty();
+        Optional<WebSocketMessages> websocket = Optional.empty();
         boolean chainRan;
 
         Plan(Generation generation, Chain chain, Chain post, RequestFacts facts, String host,
@@ -173,7 +174,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         }
 
         @Override
-        public Optional<Predicate<String>> websocketMessages() {
+        public Optional<WebSocketMessages> websocketMessages() {
             return websocket;
         }
 
@@ -336,10 +337,21 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         if (request.websocketUpgrade() && route.protocol().filter(x -> x == EndpointProtocol.WEBSOCKET).isPresent()) {
             RequestFacts messageFacts = new RequestFacts(p.facts.requestId(), "WEBSOCKET_TEXT", p.facts.scheme(),
                     p.facts.host(), p.facts.port(), p.facts.networkPolicy(), p.facts.process());
-            p.websocket = Optional.of(message -> {
-                L7Decision m = L7Engine.decideText(route, message);
-                recordL7(messageFacts, m, Optional.empty());
-                return m.forwards();
+            p.websocket = Optional.of(new WebSocketMessages() {
+                @Override
+                public boolean allow(String message) {
+                    L7Decision m = L7Engine.decideText(route, message);
+                    recordL7(messageFacts, m, Optional.empty());
+                    return m.forwards();
+                }
+
+                @Override
+                public void closed(int closeStatus, String reason) {
+                    // an RFC 6455 violation by the client: refused, and the operator sees it
+                    metrics.failure(WEBSOCKET_PROTOCOL_ERROR);
+                    audit.emit(events.requestRefused(messageFacts, WEBSOCKET_PROTOCOL_ERROR, "WebSocket closed with "
+                            + closeStatus + ": " + reason));
+                }
             });
         }
     }
@@ -382,6 +394,9 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         int status = d.status() >= 400 && d.status() <= 599 ? d.status() : 403;
         return new HookResult.Deny(status, error, d.reason(), extra, true);
     }
+
+    /** The code of a WebSocket connection the supervisor closed because the client broke RFC 6455. */
+    static final String WEBSOCKET_PROTOCOL_ERROR = "websocket_protocol_error";
 
     /** The reason code of an L7 policy denial (a rule denies, or none allows). */
     static final String L7_DENIED = "l7_policy_denied";

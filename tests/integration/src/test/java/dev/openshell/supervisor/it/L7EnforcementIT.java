@@ -445,6 +445,26 @@ class L7EnforcementIT {
     }
 
     @Test
+    void anUnmaskedClientFrameClosesWith1002AndIsRecorded() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", supervisor.port())) {
+            s.setSoTimeout(30_000);
+            OutputStream out = s.getOutputStream();
+            out.write(upgrade("/v1/raw"));
+            out.flush();
+            InputStream in = s.getInputStream();
+            assertTrue(InspectionIntegrityIT.headOf(in).startsWith("HTTP/1.1 101"));
+            out.write(new byte[] {(byte) 0x81, 2, 'h', 'i'}); // RFC 6455 section 5.1: client frames are masked
+            out.flush();
+            assertArrayEquals(new byte[] {(byte) 0x88, 2, 0x03, (byte) 0xEA}, in.readNBytes(4), "close, 1002");
+        }
+        byte[] up = plain.upgradedBytes(30_000);
+        assertTrue(up != null && (up[0] & 0xFF) == 0x88, "the upstream gets a close frame, not the unmasked one");
+        assertTrue(supervisor.auditEvents().stream().anyMatch(e -> e.getInt("class_uid") == 4002
+                && AuditLog.openshell(e).getString("code", "").equals("websocket_protocol_error")),
+                "the refusal is visible to the operator");
+    }
+
+    @Test
     void aNonUpgradeRequestToAWebSocketEndpointIsAHardDenial() throws Exception {
         int before = plain.count();
         Curl.Result r = curl(false, "GET", WS, "/v1/stream", null);

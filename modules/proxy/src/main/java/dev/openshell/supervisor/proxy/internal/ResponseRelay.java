@@ -76,7 +76,8 @@ final class ResponseRelay {
      * @return whether the client connection stays open for another request
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r,
-                  java.util.Optional<java.util.function.Predicate<String>> websocketMessages, ResponseScrub scrub)
+                  java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
+                  ResponseScrub scrub)
             throws IOException, Refusal {
         RequestHead head = req.head();
         if (scrub != null && r.status() != 101) {

@@ -3,7 +3,7 @@ package dev.openshell.supervisor.proxy.internal;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Predicate;
+import dev.openshell.supervisor.proxy.WebSocketMessages;
 
 /**
  * Relays bytes both ways between the client and an upstream connection until either side ends: after a
@@ -47,16 +47,20 @@ final class UpgradeRelay {
      * @param client the client side
      * @param c the upstream connection
      * @param idle the idle limit of the upstream read side
-     * @param messages decides on each complete client text message; {@code false} closes with 1008
+     * @param messages decides on each complete client text message ({@code false} closes with 1008), and hears of
+     *     every other close the supervisor makes
      */
     static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
-                               Predicate<String> messages) {
+                               WebSocketMessages messages) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
             try {
                 WebSocketFrames.Ended ended = WebSocketFrames.relayClientFrames(client.in, c.out(),
-                        m -> messages.test(m) ? WebSocketFrames.Verdict.FORWARD : WebSocketFrames.Verdict.CLOSE);
+                        m -> messages.allow(m) ? WebSocketFrames.Verdict.FORWARD : WebSocketFrames.Verdict.CLOSE);
+                if (ended.closeStatus() != 0 && ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION) {
+                    messages.closed(ended.closeStatus(), ended.reason());
+                }
                 if (ended.closeStatus() != 0) {
                     closeStatus.set(ended.closeStatus());
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",

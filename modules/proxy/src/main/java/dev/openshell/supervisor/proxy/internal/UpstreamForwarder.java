@@ -28,7 +28,8 @@ final class UpstreamForwarder {
      * @param scrub the credential values to scrub from the response, or {@code null} when none was injected
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,
-                    Body buffered, java.util.Optional<java.util.function.Predicate<String>> websocketMessages,
+                    Body buffered,
+                    java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
                     ResponseScrub scrub) {
     }
 

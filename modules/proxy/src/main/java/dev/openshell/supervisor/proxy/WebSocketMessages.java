@@ -1,0 +1,30 @@
+package dev.openshell.supervisor.proxy;
+
+/**
+ * The policy on the client's WebSocket messages after a {@code 101}, on an endpoint whose messages are inspected
+ * ({@link RequestPlan#websocketMessages()}; {@code docs/policy-reference.md}, "protocol: websocket"). The proxy
+ * parses the client's RFC 6455 frames, holds each text message until it is complete and asks {@link #allow}; binary
+ * and control frames are relayed as they come, server-to-client bytes untouched. Methods run on the relay's thread,
+ * in message order, and must not block for long.
+ */
+public interface WebSocketMessages {
+    /**
+     * Decides one complete client text message.
+     *
+     * @param message the message, decoded as UTF-8 (at most 4 MiB)
+     * @return whether to relay it; {@code false} closes both sides with status 1008 (policy violation), and the
+     *     message never reaches the upstream
+     */
+    boolean allow(String message);
+
+    /**
+     * Reports that the proxy closed the connection because the client broke RFC 6455 (status 1002 protocol error,
+     * 1007 a text message that is not UTF-8, 1009 a message over the limits), so that the refusal is visible to the
+     * operator. Not called for a message {@link #allow} refused. The default does nothing.
+     *
+     * @param closeStatus the close status sent to both sides
+     * @param reason why, without message content
+     */
+    default void closed(int closeStatus, String reason) {
+    }
+}
