@@ -42,7 +42,15 @@ import org.eclipse.collections.api.list.ImmutableList;
  * <p>Instances are immutable and thread-safe.
  */
 public final class L7Engine {
-    private final SandboxPolicy policy;
+    /**
+     * Every endpoint that declares an L7 protocol other than {@code sql}, with its policy, in policy-key order, then
+     * endpoint order: computed once per policy generation, so a request to a policy without L7 endpoints costs no scan.
+     */
+    private final ImmutableList<Candidate> candidates;
+
+    /** An L7 endpoint and the network policy whose {@code binaries} decide whether it applies to a caller. */
+    private record Candidate(NetworkPolicy policy, Governing governing) {
+    }
 
     /**
      * An L7 endpoint that governs a host and port.
@@ -94,7 +102,17 @@ public final class L7Engine {
 
     /** @param policy the loaded sandbox policy */
     public L7Engine(SandboxPolicy policy) {
-        this.policy = Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(policy, "policy");
+        List<Candidate> all = new ArrayList<>();
+        for (NetworkPolicy p : policy.networkPolicies().valuesView()) {
+            for (int i = 0; i < p.endpoints().size(); i++) {
+                NetworkEndpoint ep = p.endpoints().get(i);
+                if (ep.l7().isPresent() && ep.l7().get().protocol() != EndpointProtocol.SQL) {
+                    all.add(new Candidate(p, new Governing(p.key(), i, ep, ep.l7().get())));
+                }
+            }
+        }
+        this.candidates = Lists.immutable.withAll(all);
     }
 
     /**
@@ -118,22 +136,13 @@ public final class L7Engine {
      * @param binaryAllowed whether a network policy's {@code binaries} admit the calling process
      */
     public ImmutableList<Governing> governing(String host, int port, Predicate<NetworkPolicy> binaryAllowed) {
-        String canonical = HostPattern.canonicalHost(host);
-        List<Governing> out = new ArrayList<>();
-        for (NetworkPolicy p : policy.networkPolicies().valuesView()) {
-            if (!binaryAllowed.test(p)) {
-                continue;
-            }
-            for (int i = 0; i < p.endpoints().size(); i++) {
-                NetworkEndpoint ep = p.endpoints().get(i);
-                if (ep.l7().isEmpty() || !ep.admits(canonical, port)
-                        || ep.l7().get().protocol() == EndpointProtocol.SQL) {
-                    continue;
-                }
-                out.add(new Governing(p.key(), i, ep, ep.l7().get()));
-            }
+        if (candidates.isEmpty()) {
+            return Lists.immutable.empty();
         }
-        return Lists.immutable.withAll(out);
+        String canonical = HostPattern.canonicalHost(host);
+        // the endpoint test first: the caller test may have to identify the calling process
+        return candidates.select(c -> c.governing().endpoint().admits(canonical, port)
+                && binaryAllowed.test(c.policy())).collect(Candidate::governing);
     }
 
     /**
