@@ -106,11 +106,13 @@ final class DemoCommand implements Callable<Integer> {
                 "exfil.example" = "127.0.0.1"
                 """);
         Path audit = work.resolve("audit.jsonl");
+        // an empty plugins directory: the supervisor refuses to start with one that does not exist
+        Path plugins = Files.createDirectories(work.resolve("plugins"));
         boolean ok = true;
         out.println("== OpenShell supervisor demo ==");
         out.println("upstream (records what it receives): 127.0.0.1:" + up);
         try (Supervisor supervisor = Supervisor.start(new Supervisor.Options(Optional.of(policy),
-                Optional.of(gateway), Optional.of("127.0.0.1:0"), Optional.of(work.resolve("plugins")),
+                Optional.of(gateway), Optional.of("127.0.0.1:0"), Optional.of(plugins),
                 Optional.of(work.resolve("state")), Optional.of(audit.toString()), Optional.of("off"), Map.of()))) {
             out.println("supervisor listening on 127.0.0.1:" + supervisor.port()
                     + " (policy: api.model.example allowed; openshell/regex redacts secrets on it)");

@@ -125,6 +125,14 @@ class OperatorCommandsIT {
         assertEquals(2, Image.run(Image.HOME, "ca", "export", "--format", "pkcs12").exit(), "pkcs12 needs --out");
     }
 
+    /** The README's first command ({@code ./dev.sh demo} runs this): every step of the tour behaves as expected. */
+    @Test
+    void theDemoPassesEveryStep() throws Exception {
+        Image.Run r = Image.run(Image.HOME, "demo");
+        assertEquals(0, r.exit(), r.out() + r.err());
+        assertTrue(r.out().contains("demo passed: every step behaved as expected"), r.out());
+    }
+
     @Test
     void helpOnEveryCommandExitsZeroAndFollowsTheWords() throws Exception {
         for (String[] args : new String[][] {{"--help"}, {"run", "--help"}, {"run", "-h"}, {"validate", "--help"},
