@@ -577,4 +577,34 @@ class ForwardProxyTest {
             assertNotNull(r.header("content-type"));
         }
     }
+
+    /**
+     * The proxy never offers a transfer coding, so any but {@code chunked} is an invalid upstream response: relayed
+     * after re-framing it would lose its label and reach the client uninspected (compressed bytes past scrubbing).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"gzip, chunked", "br, chunked", "gzip", "identity", "chunked, chunked"})
+    void aTransferCodingOtherThanChunkedFromTheUpstreamIs502(String codings) throws Exception {
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: " + codings
+                + "\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(502, r.status(), codings);
+            assertTrue(r.bodyText().contains("invalid_upstream_response"), r.bodyText());
+            assertFalse(r.bodyText().contains("hello"), r.bodyText());
+        }
+    }
+
+    @Test
+    void aChunkedResponseInAnyCaseIsStillRelayed() throws Exception {
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n"
+                + "5\r\nhello\r\n0\r\n\r\n"));
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            RawClient.Response r = c.read();
+            assertEquals(200, r.status());
+            assertEquals("hello", r.bodyText());
+        }
+    }
 }

@@ -122,7 +122,8 @@ public record BodyFraming(Kind kind, long length) {
      * @param head the response head
      * @param requestMethod the method of the request it answers
      * @return the framing
-     * @throws FramingException when Content-Length is invalid or conflicting (an unrecoverable upstream error)
+     * @throws FramingException when Content-Length is invalid or conflicting, or Transfer-Encoding is anything but
+     *     {@code chunked} (an unrecoverable upstream error)
      */
     public static BodyFraming forResponse(ResponseHead head, String requestMethod) throws FramingException {
         int status = head.status();
@@ -130,12 +131,15 @@ public record BodyFraming(Kind kind, long length) {
             return NONE;
         }
         if (!head.all("transfer-encoding").isEmpty()) {
+            // the proxy never offers a transfer coding (it drops the client's TE), so chunked is the only one an
+            // upstream may send (RFC 9110 section 10.1.4, RFC 9112 section 6.1). Any other would reach the client
+            // without being inspected or scrubbed (its label is dropped with the re-framing), so it is refused.
             List<String> codings = head.listElements("transfer-encoding");
-            if (!codings.isEmpty() && codings.get(codings.size() - 1).equals("chunked")) {
-                // codings before chunked are relayed untouched; chunked alone decides where the message ends
+            if (codings.size() == 1 && codings.get(0).equals("chunked")) {
                 return CHUNKED;
             }
-            return UNTIL_CLOSE;
+            throw FramingException.badRequest("unsupported_transfer_coding",
+                    "the upstream sent a transfer coding other than chunked, which the proxy never accepts");
         }
         List<HeaderField> cl = head.all("content-length");
         if (cl.isEmpty()) {

@@ -114,7 +114,7 @@ final class ScrubbingRelay {
         try {
             rf = BodyFraming.forResponse(received, head.method());
         } catch (FramingException e) {
-            throw new Refusal(502, "invalid_upstream_response", "the upstream sent an invalid Content-Length");
+            throw new Refusal(502, "invalid_upstream_response", e.getMessage());
         }
         boolean client10 = head.isHttp10();
         boolean closeAfter = req.clientClose() || rf.kind() == BodyFraming.Kind.UNTIL_CLOSE
