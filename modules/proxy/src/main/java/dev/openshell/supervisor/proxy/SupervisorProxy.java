@@ -109,6 +109,9 @@ public final class SupervisorProxy implements AutoCloseable {
                 .idleConnectionPeriod(b.clientIdleTimeout.dividedBy(2).compareTo(Duration.ofSeconds(30)) < 0
                         ? b.clientIdleTimeout.dividedBy(2) : Duration.ofSeconds(30))
                 .connectionOptions(SocketOptions.builder().tcpNoDelay(true).build())
+                // the proxy's selector only: with Helidon's HTTP/1 and HTTP/2 providers beside it, the listener waits
+                // for a first byte to choose, so a connection that never sends one escaped the connection caps
+                .protocolsDiscoverServices(false)
                 .addConnectionSelector(new ProxyConnectionSelector(core))
                 .build();
         ws.start();

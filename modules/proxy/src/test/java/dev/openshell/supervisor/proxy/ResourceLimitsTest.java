@@ -54,6 +54,30 @@ class ResourceLimitsTest {
     }
 
     @Test
+    void connectionsThatNeverSendAByteCountAgainstTheCaps() throws Exception {
+        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.maxConnections(8).maxConnectionsPerClient(2));
+             RawClient silent1 = new RawClient(fx.port, addr("127.0.0.1"));
+             RawClient silent2 = new RawClient(fx.port, addr("127.0.0.1"))) {
+            // the proxy counts each silent connection when it accepts it; until both are counted a third may pass
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            boolean refused = false;
+            while (!refused && System.nanoTime() < deadline) {
+                try (RawClient third = new RawClient(fx.port, addr("127.0.0.1"))) {
+                    third.send(get(fx));
+                    refused = third.closedByPeer();
+                } catch (java.io.IOException reset) {
+                    refused = true; // closed before the request was written
+                }
+            }
+            assertTrue(refused, "a third connection of an address holding two silent ones is closed unread");
+            assertTrue(fx.hook.limitRefusals.contains("client_connection_limit"), fx.hook.limitRefusals.toString());
+            try (RawClient other = served(fx, addr("127.0.0.2"))) {
+                assertTrue(other != null, "another address is still served");
+            }
+        }
+    }
+
+    @Test
     void theTotalCapHoldsOverAllClientsAndASlotComesBackWhenAConnectionEnds() throws Exception {
         try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.maxConnections(2).maxConnectionsPerClient(2))) {
             RawClient a = served(fx, addr("127.0.0.1"));
