@@ -13,6 +13,8 @@
 # stopped on exit. Afterwards it checks that the supervisor still answers /health/live, then sends SIGTERM and
 # reports how long the supervisor took to exit (at most 30 s; run spin last, so it stops with stuck stages).
 # Usage: tests/load/attack.sh [seconds] [attack...]
+# SUPERVISOR_LIMITS: TOML lines for the gateway configuration's [openshell.supervisor.limits] table, to try other
+# limits (for example SUPERVISOR_LIMITS='body_buffer_client_share_percent = 5').
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-15}
@@ -93,6 +95,8 @@ mkdir -p "$work/plugins"
 cp "$spin_jar" "$work/plugins/fixture-spin.jar"
 
 cat >"$work/gateway.toml" <<TOML
+[openshell.supervisor.limits]
+${SUPERVISOR_LIMITS:-}
 [openshell.supervisor.network]
 allow_loopback_upstreams = true
 [openshell.supervisor.network.static_hosts]

@@ -11,6 +11,7 @@ import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.PluginHost;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
+import dev.openshell.supervisor.engine.chain.BulkLane;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.chain.StagePool;
 import dev.openshell.supervisor.engine.credentials.CredentialSources;
@@ -97,6 +98,7 @@ public final class Supervisor implements AutoCloseable {
     private AdminServer admin;
     /** The platform threads of plugin stages, shared by every engine; closed with the supervisor. */
     private StagePool stagePool;
+    private BulkLane bulkLane;
     private Reloader reloader;
     private PolicyWatcher watcher;
     private volatile boolean ready;
@@ -245,14 +247,17 @@ public final class Supervisor implements AutoCloseable {
             ConnectedRegistry registry = ConnectedRegistry.connect(gatewayLoaded, pluginsDir, capabilities,
                     listener(audit, events, metrics), true);
             StagePool pool = stagePool(settings.limits(), audit, events, metrics);
-            ChainEngine engine = chainEngine(pool);
+            BulkLane bulk = BulkLane.create();
+            ChainEngine engine = chainEngine(pool, bulk);
             try {
                 s = new Supervisor(options, registry, audit, metrics, events, current, engine);
             } catch (RuntimeException e) {
                 pool.close();
+                bulk.close();
                 throw e;
             }
             s.stagePool = pool;
+            s.bulkLane = bulk;
             s.reportRegistry();
             s.installFirst();
 
@@ -664,10 +669,10 @@ public final class Supervisor implements AutoCloseable {
 
     /**
      * {@return the one chain engine; the body-aware L7 re-evaluation is each request's own (SupervisorHook); stages
-     * that are not inline run on {@code pool}}
+     * that are not inline run on {@code pool}, the bounded built-ins on large bodies on {@code bulk}}
      */
-    static ChainEngine chainEngine(StagePool pool) {
-        return ChainEngine.builder().inlineStages(INLINE_STAGES).stagePool(pool).build();
+    static ChainEngine chainEngine(StagePool pool, BulkLane bulk) {
+        return ChainEngine.builder().inlineStages(INLINE_STAGES).stagePool(pool).bulkLane(bulk).build();
     }
 
     /**
@@ -832,6 +837,9 @@ public final class Supervisor implements AutoCloseable {
             }
             if (stagePool != null) {
                 stagePool.close();
+            }
+            if (bulkLane != null) {
+                bulkLane.close();
             }
             registry.close();
             if (refusals != null) {

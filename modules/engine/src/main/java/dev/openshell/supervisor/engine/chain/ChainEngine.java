@@ -78,6 +78,9 @@ import java.util.function.Predicate;
  * {@code openshell/regex}, whose run time is bounded by the body), which run on the caller's thread and whose late
  * result is discarded as a timeout when they return; a late stage is a {@link FailureCategory#TIMEOUT} failure and its
  * thread is interrupted. A stage that ignores interrupts keeps its thread until it returns; its result is discarded.
+ * With a {@link Builder#bulkLane bulk lane}, the bounded built-ins on bodies of at least its threshold run on its
+ * platform threads while the caller parks, so CPU-bound scans of large bodies do not hold the virtual-thread carriers
+ * ({@link BulkLane}); their timeout is judged as inline.
  * With a {@link Builder#stagePool stage pool}, the other stages run on its bounded platform threads instead, a stage
  * past its timeout is counted as stuck, and a binding with too many stuck threads is unavailable (its stages fail
  * with {@value PlatformCodes#MIDDLEWARE_UNAVAILABLE}, {@link FailureCategory#UNAVAILABLE}, without running).
@@ -110,6 +113,7 @@ public final class ChainEngine {
     private final ThreadFactory threads;
     private final Predicate<StageSpec> inline;
     private final StagePool pool;
+    private final BulkLane bulk;
 
     private ChainEngine(Builder b) {
         this.rules = b.rules;
@@ -119,6 +123,7 @@ public final class ChainEngine {
         this.threads = b.threads;
         this.inline = b.inline;
         this.pool = b.pool;
+        this.bulk = b.bulk;
     }
 
     /** {@return a builder with the defaults: fresh {@link HeaderRules}, no re-check, System.nanoTime, virtual threads} */
@@ -383,7 +388,7 @@ public final class ChainEngine {
             }
             HttpRequestEvaluation evaluation = new HttpRequestEvaluation(s.bindingId(), Phase.PRE_CREDENTIALS,
                     context, s.config(), target, visible, body);
-            Invoked<HttpRequestResult> invoked = invoke(s, () -> s.provider().evaluate(evaluation));
+            Invoked<HttpRequestResult> invoked = invoke(s, () -> s.provider().evaluate(evaluation), body.size());
             if (invoked.failed() != null) {
                 return invoked.failed();
             }
@@ -410,7 +415,7 @@ public final class ChainEngine {
             }
             OutboundRequest in = new OutboundRequest(target, headers, body);
             Invoked<OutboundRequest> invoked = invoke(s,
-                    () -> restricted.evaluatePostCredentials(s.bindingId(), s.config(), in, credentials));
+                    () -> restricted.evaluatePostCredentials(s.bindingId(), s.config(), in, credentials), body.size());
             if (invoked.failed() != null) {
                 return invoked.failed();
             }
@@ -422,8 +427,11 @@ public final class ChainEngine {
             return new Attempt.Accepted(HttpRequestResult.allow(), out.equals(headers) ? null : out);
         }
 
-        /** Invokes a stage inline or on a fresh thread, within its timeout. */
-        private <T> Invoked<T> invoke(StageSpec s, Callable<T> call) {
+        /**
+         * Invokes a stage inline (on the {@link BulkLane} for a bounded built-in on a large body) or on a fresh
+         * thread, within its timeout.
+         */
+        private <T> Invoked<T> invoke(StageSpec s, Callable<T> call, long bodyBytes) {
             if (inline.test(s)) {
                 if (Thread.currentThread().isInterrupted()) {
                     return new Invoked<>(null, interrupted(s));
@@ -431,7 +439,11 @@ public final class ChainEngine {
                 long start = nanoClock.getAsLong();
                 T value;
                 try {
-                    value = call.call();
+                    value = bulk != null && bulk.takes(bodyBytes) && BOUNDED_BUILT_IN_STAGES.test(s)
+                            ? bulk.run(call) : call.call();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return new Invoked<>(null, interrupted(s));
                 } catch (Throwable t) {
                     return new Invoked<>(null, thrown(s, t));
                 }
@@ -704,6 +716,7 @@ public final class ChainEngine {
         private ThreadFactory threads = Thread.ofVirtual().name("middleware-stage-", 0).factory();
         private Predicate<StageSpec> inline = BOUNDED_BUILT_IN_STAGES;
         private StagePool pool;
+        private BulkLane bulk;
 
         private Builder() {
         }
@@ -789,6 +802,19 @@ public final class ChainEngine {
          */
         public Builder stagePool(StagePool pool) {
             this.pool = pool;
+            return this;
+        }
+
+        /**
+         * Runs the bounded built-in stages ({@link #BOUNDED_BUILT_IN_STAGES}) on large bodies on {@code lane}'s
+         * platform threads instead of the caller's (virtual) thread, so that CPU-bound scans of large bodies do not
+         * hold the virtual-thread carriers ({@link BulkLane}).
+         *
+         * @param lane the lane, shared by every engine of the process; {@code null} for none (the default)
+         * @return this builder
+         */
+        public Builder bulkLane(BulkLane lane) {
+            this.bulk = lane;
             return this;
         }
 

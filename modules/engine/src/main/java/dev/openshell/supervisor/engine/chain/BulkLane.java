@@ -1,0 +1,103 @@
+package dev.openshell.supervisor.engine.chain;
+
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A few platform threads for the CPU-bound built-in stages ({@link ChainEngine#BOUNDED_BUILT_IN_STAGES}: the regex
+ * scan, the SigV4 hash) on large bodies, so that one client's large uploads cannot hold every carrier thread of the
+ * virtual-thread scheduler (issue 18, "100 concurrent 4 MiB uploads").
+ *
+ * <p>Why: virtual threads are not preempted. A request thread that scans a 4 MiB body keeps its carrier for the
+ * whole scan (milliseconds), and with dozens of such scans runnable, every other request (a small GET of another
+ * sandbox, waiting for a carrier after each read and write) waits behind all of them: a victim's GET took 0.5 to
+ * 2 s during 100 concurrent 4 MiB uploads on 2 cores. On this lane the scans run on platform threads, which the
+ * operating system time-slices against the carriers, so the carriers stay free for the light work of every other
+ * request; the request thread parks (unmounted) until its stage returns.
+ *
+ * <p>Shape: {@code threads} platform threads (default: the available processors, at least 2) named
+ * {@code bulk-stage-N}, daemon, and a queue of at most {@value #QUEUE} tasks; when it is full the stage runs on the
+ * caller's thread as before (never refused). Only stages on bodies of at least {@code thresholdBytes} (default
+ * {@value #DEFAULT_THRESHOLD_BYTES}) take the lane: below it the hand-off (a park and an unpark, some microseconds)
+ * would cost more than it saves. The stage's timeout is judged as for an inline stage (its late result is a
+ * timeout); the stages are bounded by their input, so a lane thread is never stuck.
+ */
+public final class BulkLane implements AutoCloseable {
+    /** The body size from which a bounded built-in stage runs on the lane: 128 KiB. */
+    public static final int DEFAULT_THRESHOLD_BYTES = 128 * 1024;
+    private static final int QUEUE = 4096;
+
+    private final ThreadPoolExecutor executor;
+    private final long thresholdBytes;
+
+    private BulkLane(int threads, long thresholdBytes) {
+        this.thresholdBytes = thresholdBytes;
+        this.executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(QUEUE), Thread.ofPlatform().name("bulk-stage-", 0).daemon(true).factory(),
+                new ThreadPoolExecutor.AbortPolicy());
+        executor.allowCoreThreadTimeOut(true);
+    }
+
+    /**
+     * {@return a lane}
+     *
+     * @param threads its platform threads, at least 1
+     * @param thresholdBytes the body size from which a stage takes the lane, in bytes; at least 0
+     * @throws IllegalArgumentException when a value is out of range
+     */
+    public static BulkLane create(int threads, long thresholdBytes) {
+        if (threads < 1 || thresholdBytes < 0) {
+            throw new IllegalArgumentException("a bulk lane needs at least one thread and a threshold of 0 or more");
+        }
+        return new BulkLane(threads, thresholdBytes);
+    }
+
+    /** {@return a lane with the defaults: one thread per available processor (at least 2), 128 KiB} */
+    public static BulkLane create() {
+        return create(Math.max(2, Runtime.getRuntime().availableProcessors()), DEFAULT_THRESHOLD_BYTES);
+    }
+
+    /** {@return whether a stage on a body of {@code bodyBytes} bytes takes this lane} @param bodyBytes the size */
+    boolean takes(long bodyBytes) {
+        return bodyBytes >= thresholdBytes;
+    }
+
+    /**
+     * Runs {@code call} on a lane thread (or on the caller's, when the queue is full) and waits for it.
+     *
+     * @return its value
+     * @throws Exception what {@code call} threw
+     * @throws InterruptedException when the caller was interrupted while waiting (the call still runs to its end)
+     */
+    <T> T run(Callable<T> call) throws Exception {
+        FutureTask<T> task = new FutureTask<>(call);
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException full) {
+            return call.call();
+        }
+        try {
+            return task.get();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Exception ex) {
+                throw ex;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw e;
+        }
+    }
+
+    /** Stops the threads once their tasks end; later stages run on their caller's thread. */
+    @Override
+    public void close() {
+        executor.shutdown();
+    }
+}

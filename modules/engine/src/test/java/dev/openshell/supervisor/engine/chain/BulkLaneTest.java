@@ -1,0 +1,86 @@
+package dev.openshell.supervisor.engine.chain;
+
+import static dev.openshell.supervisor.engine.chain.Stages.chain;
+import static dev.openshell.supervisor.engine.chain.Stages.provider;
+import static dev.openshell.supervisor.engine.chain.Stages.request;
+import static dev.openshell.supervisor.engine.chain.Stages.spec;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.MiddlewareException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The bounded built-ins on large bodies run on the {@link BulkLane}'s platform threads, so CPU-bound scans do not
+ * hold the virtual-thread carriers (issue 18, fairness); on small bodies, and for every other stage, nothing changes.
+ */
+class BulkLaneTest {
+    private final BulkLane lane = BulkLane.create(2, 1024);
+    private final ChainEngine engine = ChainEngine.builder().bulkLane(lane).build();
+
+    @AfterEach
+    void stop() {
+        lane.close();
+    }
+
+    private Thread ranOn(String binding, int bodyBytes) {
+        AtomicReference<Thread> ran = new AtomicReference<>();
+        ChainResult r = engine.run(chain(spec("k", 1, provider(e -> {
+            ran.set(Thread.currentThread());
+            return HttpRequestResult.allow();
+        })).binding(binding).build()), request("a".repeat(bodyBytes)));
+        assertInstanceOf(ChainOutcome.Forward.class, r.outcome());
+        return ran.get();
+    }
+
+    @Test
+    void theRegexOnALargeBodyRunsOnALanePlatformThread() {
+        Thread t = ranOn("openshell/regex", 1024);
+        assertFalse(t.isVirtual());
+        assertTrue(t.getName().startsWith("bulk-stage-"), t.getName());
+    }
+
+    @Test
+    void belowTheThresholdItStaysOnTheCallersThread() {
+        assertEquals(Thread.currentThread(), ranOn("openshell/regex", 1023));
+    }
+
+    @Test
+    void otherStagesNeverTakeTheLane() {
+        Thread t = ranOn("acme/test", 4096);
+        assertFalse(t.getName().startsWith("bulk-stage-"), t.getName());
+    }
+
+    @Test
+    void aStageErrorOnTheLaneIsTheStagesFailureAsInline() {
+        ChainResult r = engine.run(chain(spec("k", 1, provider(e -> {
+            throw new MiddlewareException("broken", "no");
+        })).binding("openshell/regex").open().build()), request("a".repeat(4096)));
+        assertInstanceOf(ChainOutcome.Forward.class, r.outcome(), "fail_open: the chain goes on");
+        assertEquals("broken", r.stages().get(0).failure().orElseThrow().code());
+    }
+
+    @Test
+    void anInterruptedCallerIsDeniedWhateverOnError() throws Exception {
+        Thread.currentThread().interrupt();
+        try {
+            ChainResult r = engine.run(chain(spec("k", 1, provider(e -> HttpRequestResult.allow()))
+                    .binding("openshell/regex").open().build()), request("a".repeat(4096)));
+            assertInstanceOf(ChainOutcome.Deny.class, r.outcome());
+        } finally {
+            assertTrue(Thread.interrupted(), "the interrupt status is restored");
+        }
+    }
+
+    @Test
+    void outOfRangeLanesAreRefused() {
+        assertThrows(IllegalArgumentException.class, () -> BulkLane.create(0, 0));
+        assertThrows(IllegalArgumentException.class, () -> BulkLane.create(1, -1));
+    }
+}
