@@ -37,7 +37,7 @@
 #     OUT/report.txt.
 #
 # Env knobs (expected run time on a quiet 2-core machine: defaults about 5.5 minutes; RUNS=3 DURATION=6 about
-# 20 minutes; each run is about 7 x 5 x (DURATION + 1.5) s of measurements plus 3 x WARMUP s):
+# 22 minutes; each run is about 8 x 5 x (DURATION + 1.5) s of measurements plus 3 x WARMUP s):
 #   RUNS=1          repetitions of step 2 (req/s is then the median, with min-max; p50/p99 medians)
 #   DURATION=2      seconds per wrk measurement in step 2 (5 shapes per target, 8 targets)
 #   WARMUP=10       seconds of unrecorded wrk load on each supervisor target (supervisor, supervisor_nomw,
