@@ -210,7 +210,11 @@ targets="direct $peers supervisor_nomw supervisor"
 {
   echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   modified=$(git diff --quiet HEAD -- modules plugins jlink 2>/dev/null || echo ' (modified)')
-  echo "commit=$(git rev-parse --short HEAD)$modified"
+  if [ -n "${IMAGE:-}" ]; then   # the image is not this checkout's build: the commit is the scripts' only
+    echo "commit=$(git rev-parse --short HEAD) (scripts; the image is IMAGE, built elsewhere)"
+  else
+    echo "commit=$(git rev-parse --short HEAD)$modified"
+  fi
   cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
   mem=$(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo)
   echo "machine=$(nproc) CPUs ($cpu), $mem RAM, Linux $(uname -r)"
