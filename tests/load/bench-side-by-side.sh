@@ -204,6 +204,14 @@ noise_probe() {
   echo "$name=$rps" >>"$OUT/noise.txt"
 }
 
+# image_stamp: size and modification time of the image's lib/modules and lib/supervisor.aot ("-" when absent)
+image_stamp() {
+  local f
+  for f in "$image/lib/modules" "$image/lib/supervisor.aot"; do
+    stat -c '%s@%Y' "$f" 2>/dev/null || echo -
+  done | tr '\n' ' '
+}
+
 peers="tinyproxy squid squid_icap mitmproxy"
 if [ "$SKIP_PEERS" = 1 ]; then peers=""; fi
 targets="direct $peers supervisor_nomw supervisor"
@@ -224,6 +232,8 @@ targets="direct $peers supervisor_nomw supervisor"
   echo "image_bytes=$(du -sb "$image" | cut -f1)"
   echo "image_disk_bytes=$(du -s -B1 "$image" | cut -f1)"
   echo "image_modules_bytes=$(du -b "$image/lib/modules" | cut -f1)"
+  # compared at the end: an image rebuilt during the run (IMAGE pointing at a tree someone builds) spoils the figures
+  echo "image_stamp_before=$(image_stamp)"
   if [ -f "$image/lib/supervisor.aot" ]; then
     echo "image_aot_bytes=$(du -b "$image/lib/supervisor.aot" | cut -f1)"
   else
@@ -322,6 +332,7 @@ wait_step || log "external-stage-latency.sh failed (see $OUT/ext-latency.txt)"
 {
   echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "wall_s=$(($(date +%s) - t_start))"
+  echo "image_stamp_after=$(image_stamp)"
   left=$(pgrep -f -- "$image/bin/java" | tr '\n' ' ' || true)
   echo "stray_image_pids=${left:-none}"
   busy=""
