@@ -13,51 +13,90 @@ import java.time.Clock;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
- * Writes each event as one JSON line (JSONL), to standard output or to a file.
+ * Writes each event as one JSON line (JSONL), to standard output or to a file, from a writer thread of its own.
  *
  * <p>A file is rotated when the UTC day changes and when it would grow past {@code maxBytes}: the current file is
  * renamed {@code <name>.<yyyyMMdd'T'HHmmss'Z'>[.<n>]} beside it and a new one started; rotated files are kept (the
- * operator's shipper owns them). Lines are written in the order {@link #emit} takes the lock and are flushed to the
- * operating system before the lock is given up by the last of the callers waiting for it ("group commit"): a caller
- * alone flushes its own line before {@code emit} returns; under load, callers queued on the lock share one flush, so
- * the file sees one write system call per burst instead of one per event. A line is therefore never left in the
- * buffer once no emitter is running, and a crash of the JVM loses at most the lines of the burst being written.
- * Write errors never reach the caller: the event is counted in {@link #dropped()} and one warning is logged per
- * failure streak.
+ * operator's shipper owns them).
+ *
+ * <p><b>Writing.</b> {@link #emit} encodes the event on the caller's thread, queues the line and waits until the
+ * writer thread has handed it to the operating system: a line is never left in a buffer once its {@code emit} has
+ * returned, so a crash of the JVM loses at most the lines queued at that moment. The writer is one platform thread
+ * ({@code audit-writer}) that takes every queued line at once, writes them in one buffered pass and flushes once per
+ * batch ("group commit"): under load the file sees one write system call per batch instead of one per event, and
+ * the request threads (virtual threads) never block their carrier in a file write. Lines are written in the order
+ * they were queued.
+ *
+ * <p><b>Bounds.</b> At most {@value #MAX_QUEUED_BYTES} bytes of lines wait at one time; an event that would exceed
+ * that (the disk or the reader of standard output stalls) is dropped and counted ({@code overflow}), never blocking
+ * the request. An emitter waits at most {@value #MAX_AWAIT_MILLIS} ms for its line; past that it goes on and its
+ * line stays queued. {@link #close()} writes every line queued before it (nothing queued is lost on an orderly stop)
+ * and waits at most {@value #CLOSE_MILLIS} ms for that.
+ *
+ * <p>Write errors never reach the caller: the event is counted in {@link #dropped()} and reported to the drop
+ * listener ({@code write_error}), and one warning is logged per failure streak. Events emitted after {@link #close()}
+ * are counted as {@code closed}.
  */
 public final class JsonlAuditSink implements AuditSink {
     /** Default size limit of one file before rotation: 100 MiB. */
     public static final long DEFAULT_MAX_BYTES = 100L * 1024 * 1024;
-    private static final int BUFFER_BYTES = 16 * 1024;
+    /** The most bytes of lines waiting for the writer at one time: 8 MiB (about 6,000 events). */
+    public static final int MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+    /** The longest an emitter waits for its line to be written, in milliseconds. */
+    public static final long MAX_AWAIT_MILLIS = 2_000;
+    /** The longest {@link #close()} waits for the queued lines to be written, in milliseconds. */
+    public static final long CLOSE_MILLIS = 10_000;
+    private static final int BUFFER_BYTES = 64 * 1024;
     private static final long MILLIS_PER_DAY = 86_400_000L;
     private static final System.Logger LOG = System.getLogger(JsonlAuditSink.class.getName());
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
             .withZone(ZoneOffset.UTC);
 
-    private final ReentrantLock lock = new ReentrantLock();
     private final Path file;
     private final long maxBytes;
     private final Clock clock;
+    private final Consumer<String> onDrop;
+    private final int maxQueuedBytes;
+    private final long awaitNanos;
     private final AtomicLong dropped = new AtomicLong();
-    /** Callers inside {@link #emit} (waiting for the lock or holding it): the last one out flushes. */
-    private final AtomicInteger pending = new AtomicInteger();
+    /** Guards the queue, the sequence numbers and {@code closed}. */
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition queued = lock.newCondition();
+    private final Condition written = lock.newCondition();
+    private ArrayList<byte[]> queue = new ArrayList<>();
+    private int queuedBytes;
+    /** Sequence number of the last line queued; of the last line the writer has finished with. */
+    private long lastQueued;
+    private long lastWritten;
+    private boolean closed;
+    private boolean overflowing;
+    private final Thread writer;
+    // the writer thread's own state
     private OutputStream out;
     private long size;
     private LocalDate day;
     private boolean failing;
-    private boolean closed;
 
-    private JsonlAuditSink(Path file, OutputStream out, long maxBytes, Clock clock) {
+    private JsonlAuditSink(Path file, OutputStream out, long maxBytes, Clock clock, Consumer<String> onDrop,
+                           int maxQueuedBytes, long awaitMillis) {
+        this.maxQueuedBytes = maxQueuedBytes;
+        this.awaitNanos = TimeUnit.MILLISECONDS.toNanos(awaitMillis);
         this.file = file;
         this.out = out;
         this.maxBytes = maxBytes;
         this.clock = clock;
+        this.onDrop = onDrop == null ? reason -> { } : onDrop;
+        this.writer = Thread.ofPlatform().name("audit-writer").daemon(true).unstarted(this::writeLoop);
     }
 
     /**
@@ -66,8 +105,28 @@ public final class JsonlAuditSink implements AuditSink {
      * @param stream the stream; not closed by {@link #close()}
      */
     public static JsonlAuditSink toStream(OutputStream stream) {
+        return toStream(stream, null);
+    }
+
+    /**
+     * {@return a sink writing to {@code stream} (standard output, typically); never rotated}
+     *
+     * @param stream the stream; not closed by {@link #close()}
+     * @param onDrop told the reason of each event not written ({@code overflow}, {@code write_error},
+     *     {@code closed}); called on the emitter's or the writer's thread, must not block; {@code null} for none
+     */
+    public static JsonlAuditSink toStream(OutputStream stream, Consumer<String> onDrop) {
+        return toStream(stream, onDrop, MAX_QUEUED_BYTES, MAX_AWAIT_MILLIS);
+    }
+
+    /** {@link #toStream(OutputStream, Consumer)} with other bounds (tests). */
+    static JsonlAuditSink toStream(OutputStream stream, Consumer<String> onDrop, int maxQueuedBytes,
+                                   long awaitMillis) {
         OutputStream w = new BufferedOutputStream(new NonClosingStream(stream), BUFFER_BYTES);
-        return new JsonlAuditSink(null, w, Long.MAX_VALUE, Clock.systemUTC());
+        JsonlAuditSink sink = new JsonlAuditSink(null, w, Long.MAX_VALUE, Clock.systemUTC(), onDrop, maxQueuedBytes,
+                awaitMillis);
+        sink.writer.start();
+        return sink;
     }
 
     /**
@@ -81,6 +140,23 @@ public final class JsonlAuditSink implements AuditSink {
      * @throws IllegalArgumentException if {@code maxBytes} is below 1024
      */
     public static JsonlAuditSink toFile(Path file, long maxBytes, Clock clock) throws IOException {
+        return toFile(file, maxBytes, clock, null);
+    }
+
+    /**
+     * Opens (appending) a file sink.
+     *
+     * @param file the audit log; its directory is created if missing
+     * @param maxBytes rotate before a file would exceed this size, in bytes (at least 1024)
+     * @param clock the clock that decides the day
+     * @param onDrop told the reason of each event not written ({@code overflow}, {@code write_error},
+     *     {@code closed}); called on the emitter's or the writer's thread, must not block; {@code null} for none
+     * @return the sink
+     * @throws IOException if the file cannot be opened
+     * @throws IllegalArgumentException if {@code maxBytes} is below 1024
+     */
+    public static JsonlAuditSink toFile(Path file, long maxBytes, Clock clock, Consumer<String> onDrop)
+            throws IOException {
         if (maxBytes < 1024) {
             throw new IllegalArgumentException("audit log size limit " + maxBytes + " bytes is below 1024");
         }
@@ -89,8 +165,10 @@ public final class JsonlAuditSink implements AuditSink {
         if (parent != null) {
             Files.createDirectories(parent);
         }
-        JsonlAuditSink sink = new JsonlAuditSink(file, null, maxBytes, clock);
+        JsonlAuditSink sink = new JsonlAuditSink(file, null, maxBytes, clock, onDrop, MAX_QUEUED_BYTES,
+                MAX_AWAIT_MILLIS);
         sink.open();
+        sink.writer.start();
         return sink;
     }
 
@@ -113,51 +191,117 @@ public final class JsonlAuditSink implements AuditSink {
 
     @Override
     public void emit(JsonObject event) {
-        // encoded once, outside the lock; the line and its newline go out in one buffered write
+        // encoded once, on the caller's thread; the writer only copies bytes
         byte[] line = JsonLine.encode(event);
-        pending.incrementAndGet();
+        String drop = null;
         lock.lock();
-        boolean counted = false;
         try {
             if (closed) {
-                dropped.incrementAndGet();
-                return;
-            }
-            if (file != null) {
-                long bytes = line.length;
-                long today = Math.floorDiv(clock.millis(), MILLIS_PER_DAY); // the UTC day, without a LocalDate
-                if ((size > 0 && size + bytes > maxBytes) || today != day.toEpochDay()) {
-                    out.flush();
-                    rotate(LocalDate.ofEpochDay(today));
+                drop = "closed";
+            } else if (queuedBytes > 0 && (long) queuedBytes + line.length > maxQueuedBytes) {
+                drop = "overflow";
+                if (!overflowing) {
+                    overflowing = true;
+                    LOG.log(System.Logger.Level.WARNING, "audit log writer is behind by " + queuedBytes
+                            + " bytes; dropping and counting events until it catches up");
                 }
-                size += bytes;
+            } else {
+                queue.add(line);
+                queuedBytes += line.length;
+                long seq = ++lastQueued;
+                queued.signal();
+                long nanos = awaitNanos;
+                boolean interrupted = false;
+                while (lastWritten < seq && nanos > 0) {
+                    try {
+                        nanos = written.awaitNanos(nanos);
+                    } catch (InterruptedException e) {
+                        interrupted = true; // the line is queued: it is written whatever the caller does
+                    }
+                }
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
-            out.write(line);
-            // group commit: a caller already queued on the lock writes after us and flushes for both
-            counted = true;
-            if (pending.decrementAndGet() == 0) {
-                out.flush();
+        } finally {
+            lock.unlock();
+        }
+        if (drop != null) {
+            dropped.incrementAndGet();
+            onDrop.accept(drop);
+        }
+    }
+
+    private void writeLoop() {
+        ArrayList<byte[]> spare = new ArrayList<>();
+        while (true) {
+            ArrayList<byte[]> batch;
+            long upTo;
+            boolean last;
+            lock.lock();
+            try {
+                while (queue.isEmpty() && !closed) {
+                    queued.awaitUninterruptibly();
+                }
+                batch = queue;
+                queue = spare;
+                queuedBytes = 0;
+                overflowing = false;
+                upTo = lastQueued;
+                last = closed;
+            } finally {
+                lock.unlock();
             }
+            write(batch);
+            batch.clear();
+            spare = batch;
+            lock.lock();
+            try {
+                lastWritten = upTo;
+                written.signalAll();
+                if (last && queue.isEmpty()) {
+                    return;
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Writes one batch and flushes it; runs on the writer thread only. */
+    private void write(List<byte[]> batch) {
+        if (batch.isEmpty()) {
+            return;
+        }
+        try {
+            for (byte[] line : batch) {
+                if (file != null) {
+                    long bytes = line.length;
+                    long today = Math.floorDiv(clock.millis(), MILLIS_PER_DAY); // the UTC day, without a LocalDate
+                    if ((size > 0 && size + bytes > maxBytes) || today != day.toEpochDay()) {
+                        out.flush();
+                        rotate(LocalDate.ofEpochDay(today));
+                    }
+                    size += bytes;
+                }
+                out.write(line);
+            }
+            out.flush();
             if (failing) {
                 failing = false;
                 LOG.log(System.Logger.Level.INFO, "audit log writable again");
             }
         } catch (IOException e) {
-            dropped.incrementAndGet();
+            // the batch did not reach the operating system as a whole: count every line of it as lost
+            for (int i = 0; i < batch.size(); i++) {
+                dropped.incrementAndGet();
+                onDrop.accept("write_error");
+            }
             if (!failing) {
                 failing = true;
                 LOG.log(System.Logger.Level.WARNING, "audit event not written ({0}); counting dropped events",
                         e.getClass().getSimpleName());
             }
-        } finally {
-            if (!counted && pending.decrementAndGet() == 0 && !closed) {
-                try {
-                    out.flush(); // earlier callers' lines may wait for this flush
-                } catch (IOException ignored) {
-                    // already counted above
-                }
-            }
-            lock.unlock();
         }
     }
 
@@ -176,23 +320,43 @@ public final class JsonlAuditSink implements AuditSink {
         day = today;
     }
 
-    /** {@return the number of events that could not be written} */
+    /** {@return the number of events that could not be written (queue overflow, write errors, after close)} */
     public long dropped() {
         return dropped.get();
     }
 
+    /**
+     * Writes every line queued so far, then stops the writer and closes the file; waits at most
+     * {@value #CLOSE_MILLIS} ms for the writer (a writer stuck in a write is left behind, and its lines counted by
+     * nobody: the process is stopping).
+     */
     @Override
     public void close() {
         lock.lock();
         try {
-            if (!closed) {
-                closed = true;
-                out.close();
+            if (closed) {
+                return;
             }
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "closing the audit log failed: {0}", e.getClass().getSimpleName());
+            closed = true;
+            queued.signal();
         } finally {
             lock.unlock();
+        }
+        boolean stopped = false;
+        try {
+            stopped = writer.join(java.time.Duration.ofMillis(CLOSE_MILLIS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (!stopped) {
+            LOG.log(System.Logger.Level.WARNING, "the audit log writer did not finish within " + CLOSE_MILLIS
+                    + " ms; closing without it");
+            return;
+        }
+        try {
+            out.close();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "closing the audit log failed: {0}", e.getClass().getSimpleName());
         }
     }
 

@@ -42,6 +42,8 @@ import java.nio.charset.StandardCharsets;
  *       category ({@code network_policy}, {@code ssrf}, {@code framing}, {@code limit}, {@code upstream},
  *       {@code credential}, {@code method}, {@code interception}, {@code internal}) and platform code
  *       ({@link RefusalAudit}).</li>
+ *   <li>{@code supervisor_audit_dropped_total{reason}}: audit events lost ({@code overflow}: the writer fell behind
+ *       by {@value JsonlAuditSink#MAX_QUEUED_BYTES} bytes; {@code write_error}; {@code closed}): alert on any.</li>
  *   <li>{@code supervisor_audit_suppressed_total{code}}: refusals not written one by one because their client
  *       was over the audit rate limit (each is in an aggregate event's {@code count}).</li>
  *   <li>{@code supervisor_response_scrubs_total{credential}}: responses from which an injected credential's value
@@ -65,6 +67,7 @@ public final class SupervisorMetrics {
     private final Counter refused;
     private final Counter refusals;
     private final Counter auditSuppressed;
+    private final Counter auditDropped;
     private final Counter bypasses;
     private final Counter bodyBytes;
     private final Histogram bodyWait;
@@ -95,6 +98,9 @@ public final class SupervisorMetrics {
         auditSuppressed = Counter.builder().name("supervisor_audit_suppressed_total")
                 .help("Refusals over the audit rate limit, summarised in aggregate events instead of one each")
                 .labelNames("code").withoutExemplars().register(registry);
+        auditDropped = Counter.builder().name("supervisor_audit_dropped_total")
+                .help("Audit events not written, by reason (overflow, write_error, closed)").labelNames("reason")
+                .withoutExemplars().register(registry);
         failures = Counter.builder().name("supervisor_failures_total").help("Failures by platform code")
                 .labelNames("code").withoutExemplars().register(registry);
         bypasses = Counter.builder().name("supervisor_bypasses_total")
@@ -167,6 +173,16 @@ public final class SupervisorMetrics {
     /** Counts one refusal not written one by one (rate limit). @param code the platform code */
     public void auditSuppressed(String code) {
         auditSuppressed.labelValues(code).inc();
+    }
+
+    /**
+     * Counts one audit event the sink could not write.
+     *
+     * @param reason {@code overflow} (the writer was behind by its queue bound), {@code write_error} or
+     *     {@code closed} ({@link JsonlAuditSink})
+     */
+    public void auditDropped(String reason) {
+        auditDropped.labelValues(reason).inc();
     }
 
     /** Counts one failure. @param code the platform code */

@@ -166,6 +166,47 @@ class JsonlAuditSinkTest {
     }
 
     @Test
+    void aStalledWriterDropsAndCountsWhatOverflowsItsQueueWithoutBlockingAndCloseWritesTheRest() throws Exception {
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        OutputStream stalling = new OutputStream() {
+            @Override
+            public void write(int b) {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                writing.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                got.write(b, off, len);
+            }
+        };
+        List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
+        // a queue of 300 bytes: one event of about 120 waits, the third does not fit; emitters wait 50 ms at most
+        JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, reasons::add, 300, 50);
+        sink.emit(event(1));     // taken by the writer, which then blocks in the stream: emit returns after 50 ms
+        assertTrue(writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        sink.emit(event(2));     // queued behind it
+        sink.emit(event(3));     // queued: 2 x ~120 bytes fit in 300
+        sink.emit(event(4));     // over the bound: dropped at once
+        assertEquals(1, sink.dropped());
+        assertEquals(List.of("overflow"), reasons);
+        release.countDown();
+        sink.close();            // writes what was queued before it
+        List<Integer> written = got.toString(StandardCharsets.UTF_8).lines()
+                .map(l -> Json.createReader(new java.io.StringReader(l)).readObject().getInt("n")).toList();
+        assertEquals(List.of(1, 2, 3), written);
+        sink.emit(event(5));
+        assertEquals(List.of("overflow", "closed"), reasons);
+    }
+
+    @Test
     void tinyLimitsAreRefused() {
         assertThrows(IllegalArgumentException.class,
                 () -> JsonlAuditSink.toFile(dir.resolve("a"), 10, Clock.systemUTC()));

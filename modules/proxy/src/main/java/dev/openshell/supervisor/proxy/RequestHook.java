@@ -118,8 +118,8 @@ public interface RequestHook {
      *     (408: the head was not complete within its deadline), {@code body_buffer_timeout} (408: a body buffered
      *     for the chain was not complete within its deadline), {@code body_min_rate} (408: a request body, buffered
      *     or streamed, arrived slower than the minimum data rate), {@code body_buffer_busy} (503: no room in the
-     *     body buffer budget in time), {@code client_body_buffer_limit} (503 at once: the client address holds its
-     *     whole share of the body buffer budget)
+     *     body buffer budget in time), {@code client_body_buffer_limit} (503: the client address held its whole
+     *     share of the body buffer budget for the whole wait)
      */
     default void limitRefused(String reason) {
     }

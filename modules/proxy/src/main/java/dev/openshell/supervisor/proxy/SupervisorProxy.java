@@ -452,8 +452,10 @@ public final class SupervisorProxy implements AutoCloseable {
          * {@return this}
          *
          * @param percent the share of the body buffer budget one client address may hold, 1 to 100 (never less than
-         *     one 4 MiB body); a request over it is answered {@code 503 client_body_buffer_limit} at once, without
-         *     waiting, so one client's uploads cannot make another's wait; default 25
+         *     one 4 MiB body); a request over it waits (within {@link #bodyBufferWait}, holding none of the
+         *     budget) for the client's own bodies to give room back, then is answered
+         *     {@code 503 client_body_buffer_limit}; one client's uploads queue behind each other and cannot make
+         *     another's wait; default 25
          * @throws IllegalArgumentException when out of range
          */
         public Builder bodyBufferClientSharePercent(int percent) {

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Fairness for the body buffer budget and a minimum data rate for bodies (issue 18, items 2 and 3): one client address
- * holds at most its share of the budget (a request over it is refused at once with 503
- * {@code client_body_buffer_limit}, while another address is served), and a body, buffered or streamed, that arrives
+ * holds at most its share of the budget (a request over it waits for that address's own bodies, holding none of
+ * the budget, while another address is served; past the wait it is refused with 503 {@code client_body_buffer_limit}), and a body, buffered or streamed, that arrives
  * slower than the minimum rate after its grace period is answered 408 {@code body_min_rate} long before the whole-body
  * deadline.
  */
@@ -74,31 +74,79 @@ class BodyFairnessTest {
                 }, threads));
             }
             assertTrue(held.await(60, TimeUnit.SECONDS), "the attacker holds its whole share");
-            try (RawClient third = new RawClient(fx.port, addr("127.0.0.1"))) {
-                third.send(post(fx, BIG)); // the head only: refused unread
-                RawClient.Response r = third.read();
-                assertEquals(503, r.status());
-                assertTrue(r.bodyText().contains("\"error\":\"client_body_buffer_limit\""), r.bodyText());
-            }
+            // a third body of the same address waits for its own share, unread, and holds none of the budget
+            // (sent from its own thread: its body stays unread, so the send blocks once the socket buffers are full)
+            CompletableFuture<Integer> third = CompletableFuture.supplyAsync(() -> {
+                try (RawClient c = new RawClient(fx.port, addr("127.0.0.1"))) {
+                    c.socket().setSoTimeout(60_000);
+                    c.send(post(fx, BIG)).send(new byte[BIG]);
+                    return c.read().status();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, threads);
             try (RawClient victim = new RawClient(fx.port, addr("127.0.0.2"))) {
                 victim.send(post(fx, 5)).send("hello");
                 assertEquals(200, victim.read().status(), "another address is not held back by the attacker");
             }
             try (RawClient victimBig = new RawClient(fx.port, addr("127.0.0.2"))) {
                 victimBig.send(post(fx, BIG - 1)).send(new byte[BIG - 1]);
-                assertEquals(200, victimBig.read().status(), "nor are its large bodies");
+                assertEquals(200, victimBig.read().status(), "nor are its large bodies, with the third one waiting");
             }
-            assertEquals(List.of("client_body_buffer_limit"), fx.hook.limitRefusals);
+            assertEquals(List.of(), fx.hook.limitRefusals);
             release.countDown();
             for (CompletableFuture<Integer> f : attacker) {
                 assertEquals(200, f.get(60, TimeUnit.SECONDS));
             }
+            assertEquals(200, third.get(60, TimeUnit.SECONDS), "the waiting body is served once its share frees");
             threads.close();
             try (RawClient again = new RawClient(fx.port, addr("127.0.0.1"))) {
                 again.send(post(fx, BIG - 2)).send(new byte[BIG - 2]);
                 assertEquals(200, again.read().status(), "the share comes back when the exchanges end");
             }
-            assertEquals(5, fx.hook.bodyBufferWaits.size(), "every buffered body reports its wait for room");
+            assertEquals(List.of(), fx.hook.limitRefusals);
+            assertEquals(6, fx.hook.bodyBufferWaits.size(), "every buffered body reports its wait for room");
+        }
+    }
+
+    @Test
+    void aBodyOverItsAddressShareForTheWholeWaitIsRefused() throws Exception {
+        // 4 bodies of budget, 25 %: one large body per address; a 300 ms wait
+        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.bodyBufferBudget(4L * MAX)
+                .bodyBufferClientSharePercent(25).bodyBufferWait(Duration.ofMillis(300)))) {
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            fx.hook.selector = r -> ChainSelection.selected(MAX, false);
+            fx.hook.evaluator = (r, body) -> {
+                if (body.size() == BIG) {
+                    held.countDown();
+                    try {
+                        assertTrue(release.await(60, TimeUnit.SECONDS));
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+                return new HookResult.Forward(r.headers(), body);
+            };
+            CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> {
+                try (RawClient c = new RawClient(fx.port, addr("127.0.0.1"))) {
+                    c.socket().setSoTimeout(60_000);
+                    c.send(post(fx, BIG)).send(new byte[BIG]);
+                    return c.read().status();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertTrue(held.await(60, TimeUnit.SECONDS));
+            try (RawClient second = new RawClient(fx.port, addr("127.0.0.1"))) {
+                second.send(post(fx, BIG)); // the head only: refused unread once the wait is over
+                RawClient.Response r = second.read();
+                assertEquals(503, r.status());
+                assertTrue(r.bodyText().contains("\"error\":\"client_body_buffer_limit\""), r.bodyText());
+            }
+            assertEquals(List.of("client_body_buffer_limit"), fx.hook.limitRefusals);
+            release.countDown();
+            assertEquals(200, first.get(60, TimeUnit.SECONDS));
         }
     }
 

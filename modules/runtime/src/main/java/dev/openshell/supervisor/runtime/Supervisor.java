@@ -233,7 +233,8 @@ public final class Supervisor implements AutoCloseable {
 
         SupervisorMetrics metrics = new SupervisorMetrics();
         OcsfEvents events = new OcsfEvents(version(), hostname(), Clock.systemUTC());
-        AuditSink audit = openAudit(options.auditLog().or(() -> settings.auditLog().map(Path::toString)), stateDir);
+        AuditSink audit = openAudit(options.auditLog().or(() -> settings.auditLog().map(Path::toString)), stateDir,
+                metrics);
         Supervisor s = null;
         try {
             AtomicReference<Generation> current = new AtomicReference<>();
@@ -748,16 +749,17 @@ public final class Supervisor implements AutoCloseable {
         return ConnectedRegistry.catalog(registry);
     }
 
-    private static AuditSink openAudit(Optional<String> spec, Path stateDir) {
+    private static AuditSink openAudit(Optional<String> spec, Path stateDir, SupervisorMetrics metrics) {
         String s = spec.orElse(stateDir.resolve("audit").resolve("audit.jsonl").toString());
         if (s.equals("-")) {
-            return JsonlAuditSink.toStream(System.out);
+            return JsonlAuditSink.toStream(System.out, metrics::auditDropped);
         }
         if (s.equals("off")) {
             return AuditSink.discard();
         }
         try {
-            return JsonlAuditSink.toFile(Path.of(s), JsonlAuditSink.DEFAULT_MAX_BYTES, Clock.systemUTC());
+            return JsonlAuditSink.toFile(Path.of(s), JsonlAuditSink.DEFAULT_MAX_BYTES, Clock.systemUTC(),
+                    metrics::auditDropped);
         } catch (IOException e) {
             throw new StartupException("cannot open the audit log " + s + " (" + e.getClass().getSimpleName()
                     + ")", e);

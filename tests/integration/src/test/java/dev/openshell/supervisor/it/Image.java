@@ -35,6 +35,11 @@ final class Image {
      * Runs {@code bin/supervisor} with no JDK on the PATH and no JAVA_HOME: the image must carry its own runtime.
      */
     static Run run(Path home, String... args) throws IOException, InterruptedException {
+        return run(home, Map.of(), args);
+    }
+
+    /** {@link #run(Path, String...)} with more environment variables. */
+    static Run run(Path home, Map<String, String> extraEnv, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(launcher(home).toString());
         cmd.addAll(List.of(args));
@@ -42,6 +47,7 @@ final class Image {
         Map<String, String> env = pb.environment();
         env.remove("JAVA_HOME");
         env.put("PATH", "/usr/bin:/bin");
+        env.putAll(extraEnv);
         Path out = Files.createTempFile("supervisor-out", ".txt");
         Path err = Files.createTempFile("supervisor-err", ".txt");
         pb.redirectOutput(out.toFile()).redirectError(err.toFile());

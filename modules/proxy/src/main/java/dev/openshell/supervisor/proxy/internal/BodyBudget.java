@@ -3,9 +3,11 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import java.net.InetAddress;
 import java.time.Duration;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.HashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The proxy-wide budget of request-body bytes held in memory for middleware at one time, with a share per client
@@ -14,15 +16,20 @@ import java.util.concurrent.TimeUnit;
  * <p>A request whose chain needs its body reserves the heap the body will take (segmented, see
  * {@link dev.openshell.middleware.spi.Body#heapBytes(long)}: its {@code Content-Length}, or the chain's body cap for
  * a chunked body, plus about 0.03 % of array headers; the unused part returned once the body is read) before reading
- * it, and gives the
- * reservation back when its exchange ends. One client address may hold at most its share of the budget
- * ({@code body_buffer_client_share_percent}, at least one largest body); a request over its client's share is
- * answered {@code 503 client_body_buffer_limit} at once, without waiting and without its body being read, so one
- * sandbox's uploads never make another's wait. A request within its share that cannot reserve within the wait bound is
- * answered {@code 503 body_buffer_busy}; bodies no chain needs are streamed and never reserve anything. The budget
- * bounds heap use under many concurrent uploads (each buffered body may also have one replacement of similar size
- * from a stage, so plan about twice the budget of heap). Waiters are served in arrival order (a fair semaphore), so a
- * large body is not starved by small ones.
+ * it, and gives the reservation back when its exchange ends. Bodies no chain needs are streamed and never reserve
+ * anything. The budget bounds heap use under many concurrent uploads (each buffered body may also have one
+ * replacement of similar size from a stage, so plan about twice the budget of heap).
+ *
+ * <p>Two bounds, one wait ({@code body_buffer_wait}, for both together):
+ * <ol>
+ *   <li>One client address holds at most its share ({@code body_buffer_client_share_percent}, at least one largest
+ *       body). A request that would take its client over the share waits, without its body being read and without
+ *       holding any of the budget, until that client's own earlier bodies give back enough; past the wait it is
+ *       answered {@code 503 client_body_buffer_limit}. So one sandbox's uploads queue behind each other and never
+ *       hold more than the share, and another address always finds the rest of the budget.</li>
+ *   <li>Then the proxy-wide budget: waiters are served in arrival order (a fair semaphore), so a large body is not
+ *       starved by small ones; past the wait: {@code 503 body_buffer_busy}.</li>
+ * </ol>
  */
 public final class BodyBudget {
     /** The default share of the budget one client address may hold, in percent. */
@@ -32,7 +39,20 @@ public final class BodyBudget {
     private final int clientShareBytes;
     private final Duration maxWait;
     private final Semaphore permits;
-    private final ConcurrentHashMap<InetAddress, Integer> perClient = new ConcurrentHashMap<>();
+    /** Guards {@link #perClient}; each client's waiters wait on its own condition. */
+    private final ReentrantLock shareLock = new ReentrantLock();
+    private final HashMap<InetAddress, Share> perClient = new HashMap<>();
+
+    /** What one client address holds and how many of its requests wait for its share. */
+    private static final class Share {
+        final Condition freed;
+        int held;
+        int waiters;
+
+        Share(Condition freed) {
+            this.freed = freed;
+        }
+    }
 
     /**
      * A budget with the default client share ({@value #DEFAULT_CLIENT_SHARE_PERCENT} percent).
@@ -89,7 +109,13 @@ public final class BodyBudget {
 
     /** {@return the bytes {@code client} holds at this moment} @param client a client address */
     int heldBy(InetAddress client) {
-        return perClient.getOrDefault(client, 0);
+        shareLock.lock();
+        try {
+            Share share = perClient.get(client);
+            return share == null ? 0 : share.held;
+        } finally {
+            shareLock.unlock();
+        }
     }
 
     /**
@@ -103,8 +129,8 @@ public final class BodyBudget {
     }
 
     /**
-     * Reserves room for a body, waiting at most the configured bound, unless {@code client} would hold more than its
-     * share.
+     * Reserves room for a body, waiting at most the configured bound in all: first for room in {@code client}'s
+     * share, then for room in the budget.
      *
      * @param bytes the size to reserve, in bytes; more than the whole budget is reserved as the whole budget (the
      *     request then waits until it is alone)
@@ -117,13 +143,14 @@ public final class BodyBudget {
         if (n == 0) {
             return new Claim(new Reservation(0, null), null, 0);
         }
-        if (client != null && clientShareBytes < totalBytes && !claimShare(client, n)) {
-            return new Claim(null, "client_body_buffer_limit", 0);
-        }
         long start = System.nanoTime();
+        long deadline = start + maxWait.toNanos();
+        if (client != null && clientShareBytes < totalBytes && !claimShare(client, n, deadline)) {
+            return new Claim(null, "client_body_buffer_limit", System.nanoTime() - start);
+        }
         boolean got = false;
         try {
-            got = permits.tryAcquire(n, maxWait.toNanos(), TimeUnit.NANOSECONDS);
+            got = permits.tryAcquire(n, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } finally {
             if (!got && client != null && clientShareBytes < totalBytes) {
                 releaseShare(client, n);
@@ -133,22 +160,59 @@ public final class BodyBudget {
         return got ? new Claim(new Reservation(n, client), null, waited) : new Claim(null, "body_buffer_busy", waited);
     }
 
-    /** {@return whether {@code client} could add {@code n} bytes within its share (then they are added)} */
-    private boolean claimShare(InetAddress client, int n) {
-        boolean[] over = new boolean[1];
-        perClient.compute(client, (k, held) -> {
-            int h = held == null ? 0 : held;
-            if ((long) h + n > clientShareBytes) {
-                over[0] = true;
-                return held;
+    /**
+     * {@return whether {@code client}'s share took {@code n} more bytes before {@code deadline} (then they are
+     * added)}
+     */
+    private boolean claimShare(InetAddress client, int n, long deadline) throws InterruptedException {
+        shareLock.lock();
+        try {
+            Share share = perClient.computeIfAbsent(client, k -> new Share(shareLock.newCondition()));
+            try {
+                while ((long) share.held + n > clientShareBytes) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    share.waiters++;
+                    try {
+                        share.freed.awaitNanos(left);
+                    } finally {
+                        share.waiters--;
+                    }
+                }
+                share.held += n;
+                return true;
+            } finally {
+                forgetIfIdle(client, share);
             }
-            return h + n;
-        });
-        return !over[0];
+        } finally {
+            shareLock.unlock();
+        }
     }
 
     private void releaseShare(InetAddress client, int n) {
-        perClient.computeIfPresent(client, (k, held) -> held - n <= 0 ? null : held - n);
+        shareLock.lock();
+        try {
+            Share share = perClient.get(client);
+            if (share == null) {
+                return;
+            }
+            share.held = Math.max(0, share.held - n);
+            if (share.waiters > 0) {
+                share.freed.signalAll(); // waiters of different sizes: each checks whether it fits now
+            }
+            forgetIfIdle(client, share);
+        } finally {
+            shareLock.unlock();
+        }
+    }
+
+    /** Drops a client's entry once it holds nothing and nobody waits on it (called under {@link #shareLock}). */
+    private void forgetIfIdle(InetAddress client, Share share) {
+        if (share.held == 0 && share.waiters == 0) {
+            perClient.remove(client, share);
+        }
     }
 
     /** Reserved bytes; {@link #close()} gives back what is still held. Used by one thread. */

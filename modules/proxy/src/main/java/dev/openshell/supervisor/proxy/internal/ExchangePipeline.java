@@ -295,9 +295,7 @@ final class ExchangePipeline implements AutoCloseable {
         try {
             BodyBudget.Claim r = budget.reserve(bytes, client.connection.client()
                     .map(java.net.InetSocketAddress::getAddress).orElse(null));
-            if (!"client_body_buffer_limit".equals(r.refusal())) {
-                core.bodyBufferWaited(r.waitedNanos()); // refused over its client's share: it never waited
-            }
+            core.bodyBufferWaited(r.waitedNanos());
             if (r.refusal() != null && r.refusal().equals("body_buffer_busy")) {
                 long now = System.nanoTime();
                 long last = LAST_BUDGET_WARNING.get();

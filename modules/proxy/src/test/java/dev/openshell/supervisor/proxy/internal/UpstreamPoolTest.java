@@ -23,7 +23,7 @@ class UpstreamPoolTest {
 
     @BeforeEach
     void setUp() throws IOException {
-        server = new ServerSocket(0, 50, LOOPBACK);
+        server = new ServerSocket(0, 200, LOOPBACK);
         server.setSoTimeout(10_000);
         pool = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()), Duration.ofSeconds(5), Duration.ofSeconds(5),
                 Duration.ofSeconds(30));
@@ -62,6 +62,32 @@ class UpstreamPoolTest {
                 assertFalse(fresh.reused());
             } finally {
                 fresh.close();
+            }
+        }
+    }
+
+    @Test
+    void aBurstOf128ConcurrentConnectionsIsKeptWholeAndReusedWithoutOpeningAnother() throws IOException {
+        int n = 128;
+        List<UpstreamPool.Connection> inFlight = new java.util.ArrayList<>();
+        List<Socket> accepted = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                inFlight.add(acquire());
+                accepted.add(server.accept());
+            }
+            inFlight.forEach(pool::release);
+            inFlight.clear();
+            for (int i = 0; i < n; i++) {
+                UpstreamPool.Connection c = acquire();
+                inFlight.add(c);
+                assertTrue(c.reused(), "connection " + i + " of the second burst was not reused");
+            }
+            assertEquals(n, pool.openedConnections());
+        } finally {
+            inFlight.forEach(UpstreamPool.Connection::close);
+            for (Socket s : accepted) {
+                s.close();
             }
         }
     }

@@ -1,0 +1,72 @@
+package dev.openshell.supervisor.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The launcher's heap follows the memory the process may use (issue 23, "Footprint"): half of the cgroup memory limit
+ * (v2 {@code memory.max} or v1 {@code memory.limit_in_bytes}), else of the machine's memory, at least 128 MiB and at
+ * most 640 MiB; {@code SUPERVISOR_JAVA_OPTS} still wins. The cgroup file system is a directory of the test's
+ * ({@code SUPERVISOR_CGROUP_FS}), and the JVM reports the heap it got ({@code -XshowSettings:vm}).
+ */
+class LauncherMemoryIT {
+    private static final Pattern HEAP = Pattern.compile("Max\\. Heap Size: ([0-9.]+)M");
+
+    @TempDir
+    Path cgroups;
+
+    private double heapMib(String javaOpts) throws Exception {
+        Image.Run r = Image.run(Image.HOME, Map.of("SUPERVISOR_CGROUP_FS", cgroups.toString(),
+                "SUPERVISOR_JAVA_OPTS", "-XshowSettings:vm " + javaOpts), "--version");
+        assertEquals(0, r.exit(), r.err());
+        Matcher m = HEAP.matcher(r.err() + r.out());
+        assertTrue(m.find(), "no heap size reported: " + r.err());
+        return Double.parseDouble(m.group(1));
+    }
+
+    private void limit(String file, String value) throws Exception {
+        Path f = cgroups.resolve(file);
+        Files.createDirectories(f.getParent());
+        Files.writeString(f, value + "\n");
+    }
+
+    @Test
+    void aCgroupV2LimitOf512MiBGivesHalfOfItAsHeap() throws Exception {
+        limit("memory.max", String.valueOf(512L << 20));
+        assertEquals(256.0, heapMib(""));
+    }
+
+    @Test
+    void aCgroupV1LimitIsReadWhenThereIsNoV2OneAndTheFloorHolds() throws Exception {
+        limit("memory.max", "max");
+        limit("memory/memory.limit_in_bytes", String.valueOf(100_000_000L));
+        assertEquals(128.0, heapMib(""), "half of 95 MiB is below the 128 MiB floor");
+    }
+
+    @Test
+    void noLimitGivesHalfTheMachineUpToTheCeiling() throws Exception {
+        limit("memory/memory.limit_in_bytes", "9223372036854771712"); // cgroup v1 "no limit"
+        long total = 0;
+        for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+            if (line.startsWith("MemTotal:")) {
+                total = Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        double expected = Math.max(128, Math.min(640, total / 2 / (1L << 20)));
+        assertEquals(expected, heapMib(""));
+    }
+
+    @Test
+    void theOperatorsOwnHeapWins() throws Exception {
+        limit("memory.max", String.valueOf(512L << 20));
+        assertEquals(300.0, heapMib("-Xmx300m"));
+    }
+}
