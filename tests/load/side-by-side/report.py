@@ -6,7 +6,10 @@ Usage: report.py OUT_DIR
 Reads (all written by bench-side-by-side.sh): meta.txt (key=value), results-run*.csv (run_anchors.sh rows of each
 run, supervisor_ext merged in), rss/ and rss-nomw/ (run_anchors.sh results of the concurrent 1 MiB uploads: CSV and
 raw/*.rss samples), startup.txt (one start-up time in seconds per line), ext-latency.txt
-(tests/bench/external-stage-latency.sh output), ext-check/result.txt (key=value).
+(tests/bench/external-stage-latency.sh output), ext-check/result.txt (key=value), noise.txt (runN-start=req/s and
+runN-end=req/s of the noise probes: direct GET, 32 connections).
+
+Two target sections: issue 10's, then issue 23's (with the noise check of each run).
 """
 import csv
 import glob
@@ -49,6 +52,22 @@ def rss_total(field):
         return None
 
 
+def opens_per_request(row):
+    """the harness's tcp_opens_per_req (its table's conn/r): TCP connect()s on the host per completed request; None
+    when it could not count (no request completed)."""
+    try:
+        return float(row["tcp_opens_per_req"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def upstream_opens_per_request(row):
+    """conn/r without wrk's own connections (it opens one per connection at the start of each window): the
+    proxy's upstream opens per request, plus any client reconnection. None when there is no count."""
+    opr, reqs = opens_per_request(row), int(row["requests"] or 0)
+    return None if opr is None or reqs <= 0 else max(0.0, opr - int(row["conns"]) / reqs)
+
+
 def fmt(x, spec="{:.0f}", none="-"):
     return none if x is None else spec.format(x)
 
@@ -73,6 +92,8 @@ for k in keys:
     rs = rows[k]
     rps = [float(r["rps"]) for r in rs]
     rss = [x for x in (rss_total(r["peak_rss_mib"]) for r in rs) if x is not None]
+    opr = [x for x in (opens_per_request(r) for r in rs) if x is not None]
+    up = [x for x in (upstream_opens_per_request(r) for r in rs) if x is not None]
     agg[k] = {
         "rps": statistics.median(rps), "min": min(rps), "max": max(rps), "n": len(rps),
         "p50": statistics.median(float(r["p50_ms"]) for r in rs),
@@ -82,6 +103,9 @@ for k in keys:
         "rss": max(rss) if rss else None,
         "rss_parts": rs[-1]["peak_rss_mib"],
         "redacted": " ".join(sorted({r["redacted"] for r in rs})),
+        "opr": statistics.median(opr) if opr else None,
+        "up": statistics.median(up) if up else None,
+        "up_max": max(up) if up else None,
     }
 
 
@@ -260,5 +284,145 @@ if startups:
     target(med < 1.5, f"start to listening line < 1.5 s: median {med:.2f} s of {len(startups)}")
 else:
     target(None, "start to listening line < 1.5 s: no measurement")
+
+# ---------------------------------------------------------------- targets of issue 23 (and its noise check)
+MB, MIB = 1_000_000, 1024 * 1024
+out("")
+out("Targets (issue 23)")
+aot = meta.get("image_aot_bytes", "?")
+out(f"  image {meta.get('image', '?')}")
+if aot.isdigit():
+    out(f"  AOT cache lib/supervisor.aot: present ({int(aot) / MIB:.0f} MiB)")
+elif aot == "absent":
+    out("  AOT cache lib/supervisor.aot: ABSENT: this image was built without it (-Dimage.aot=false, or a JDK < 25),")
+    out("  which is not the shipped form (./dev.sh build); start-up and the first seconds of load are slower than shipped")
+else:
+    out("  AOT cache lib/supervisor.aot: unknown")
+before, after = meta.get("image_stamp_before"), meta.get("image_stamp_after")
+if before is not None and after is not None and before != after:
+    out("  WARNING: the image changed during the run: the figures measured after the change are not of this image;")
+    out("  run again on an image nobody rebuilds meanwhile (IMAGE=a copy). lib/modules and lib/supervisor.aot, size@mtime:")
+    out(f"  '{before.strip()}' at the start, '{after.strip()}' at the end")
+warm = knobs.get("WARMUP")
+if warm is None:
+    out("  warm-up of the supervisor targets: unknown (no WARMUP in meta.txt)")
+else:
+    out(f"  warm-up: {warm} s of unrecorded load on each supervisor target before its measured windows")
+    out("  (" + ("the harness's 1 s of POST 2 KiB on 8 connections" if warm in ("0", "1") else
+                 "half GET, half POST 2 KiB, 32 connections") + "); the peers: the harness's 1 s")
+
+# noise check: direct GET at the start and the end of each run
+noise = read_kv(os.path.join(OUT, "noise.txt"))
+noisy, unknown = [], []
+out(f"  noise check (direct GET, 32 connections, {knobs.get('NOISE_DURATION', '?')} s, at the start and end of each "
+    f"run; NOISY = moved more than 10 %):")
+for i in range(1, nruns + 1):
+    a, b = noise.get(f"run{i}-start", ""), noise.get(f"run{i}-end", "")
+    if a.isdigit() and b.isdigit() and int(a) > 0:
+        change = (int(b) - int(a)) / int(a)
+        flag = "NOISY" if abs(change) > 0.10 else "steady"
+        if flag == "NOISY":
+            noisy.append(i)
+        out(f"    run {i}: start {int(a)} req/s, end {int(b)} req/s, {change * 100:+.1f} %  {flag}")
+    else:
+        unknown.append(i)
+        out(f"    run {i}: start {a or '-'}, end {b or '-'} req/s: no figure (see {OUT}/noise)")
+summary = (f"noisy runs: {', '.join(map(str, noisy))} of {nruns}" if noisy else
+           f"noisy runs: none of {nruns}" if len(unknown) < nruns else "noise not checked")
+if unknown and len(unknown) < nruns:
+    summary += f"; not checked: {', '.join(map(str, unknown))}"
+if nruns > 1:
+    summary += f"; the table is the median of the {nruns} runs, noisy ones included"
+elif noisy:
+    summary += "; this single run's figures are suspect: run again, or RUNS=3"
+out(f"    {summary}")
+out("")
+
+
+def p99_target(label, t, shape, c, base):
+    s_, b_ = get(t, shape, c), get(base, shape, c)
+    if not s_ or not b_:
+        target(None, f"{label}: no {t if not s_ else base} row for {shape} c={c}")
+        return
+    ratio_ = f"ratio {s_['p99'] / b_['p99']:.2f}" if b_["p99"] > 0 else "ratio -"
+    target(s_["p99"] <= b_["p99"], f"{label}: {s_['p99']:.2f} ms vs {base} {b_['p99']:.2f} ms ({ratio_})")
+
+
+rps_target("POST 2 KiB c=32, regex >= 1.5 x squid", "supervisor", "POST_2KiB", 32, "squid", 1.5)
+rps_target("POST 2 KiB c=32, regex >= 3 x squid_icap", "supervisor", "POST_2KiB", 32, "squid_icap", 3)
+rps_target("POST 2 KiB c=32, regex >= 0.20 x direct", "supervisor", "POST_2KiB", 32, "direct", 0.20)
+p99_target("POST 2 KiB c=32, regex p99 <= squid p99", "supervisor", "POST_2KiB", 32, "squid")
+rps_target("GET c=32, no middleware >= 2 x squid", "supervisor_nomw", "GET", 32, "squid", 2)
+rps_target("GET c=32, chain selected >= 0.85 x no middleware", "supervisor", "GET", 32, "supervisor_nomw", 0.85)
+
+# upstream TCP opens per request, every supervisor row of the table
+sup_rows = [(k, agg[k]) for k in keys if k[0].startswith("supervisor")]
+counted = [(k, a) for k, a in sup_rows if a["up"] is not None]
+if counted:
+    worst_k, worst = max(counted, key=lambda x: x[1]["up"])
+    over = [f"{k[0]} {k[1]} c={k[2]} {a['up']:.2f}" for k, a in counted if a["up"] > 0.05]
+    runs_note = f", max over runs {worst['up_max']:.2f}" if worst["n"] > 1 else ""
+    target(len(over) == 0 and len(counted) == len(sup_rows),
+           f"upstream TCP opens per request <= 0.05 on every supervisor row ({len(counted)} of {len(sup_rows)} rows "
+           f"counted): worst {worst_k[0]} {worst_k[1]} c={worst_k[2]} {worst['up']:.2f} (conn/r "
+           f"{worst['opr']:.2f}){runs_note}")
+    if over:
+        packed = [""]
+        for item in over:   # whole entries per line
+            if packed[-1] and len(packed[-1]) + len(item) > 90:
+                packed.append("")
+            packed[-1] += ("; " if packed[-1] else "") + item
+        for i, line in enumerate(packed):
+            out(f"           {'above 0.05: ' if i == 0 else '            '}{line}")
+    uncounted = [f"{k[0]} {k[1]} c={k[2]}" for k, a in sup_rows if a["up"] is None]
+    if uncounted:
+        out(f"           no count (no request completed): {'; '.join(uncounted)}")
+    out("           (the harness's conn/r counts TCP connect()s on the whole host per completed request; the figure")
+    out("           here is conn/r - c / requests, without wrk's own c connections of the window; median over runs)")
+else:
+    target(None, "upstream TCP opens per request <= 0.05: no supervisor row with a count")
+
+if big:
+    rps_target(f"POST 1 MiB c={big[0]}, regex >= 10 x squid_icap", "supervisor", "POST_1MiB", big[0], "squid_icap", 10)
+else:
+    target(None, "POST 1 MiB, regex >= 10 x squid_icap: no POST_1MiB rows")
+
+for c in (32, 128):
+    a = get("supervisor", "POST_2KiB", c)
+    if a and a["rss"] is not None:
+        target(a["rss"] <= 256, f"peak RSS under POST 2 KiB c={c}, regex <= 256 MiB: {a['rss']:.0f} MiB "
+                                f"(ratio {a['rss'] / 256:.2f}; max over runs)")
+    else:
+        target(None, f"peak RSS under POST 2 KiB c={c}, regex <= 256 MiB: no supervisor POST_2KiB c={c} row")
+r, series = rss_runs["supervisor"]
+if r is not None:
+    peak = max(series) if series else rss_total(r["peak_rss_mib"])
+    done = int(r["requests"] or 0)
+    target(peak is not None and peak < GIB_MIB and errors(r) == 0 and done > 0,
+           f"peak RSS < 1 GiB and 0 errors, {r['conns']} concurrent 1 MiB uploads, regex: "
+           f"{fmt(peak)} MiB (ratio {fmt(peak / GIB_MIB if peak is not None else None, '{:.2f}')}), "
+           f"errors {errors(r)}, {done} completed")
+else:
+    target(None, "peak RSS < 1 GiB with concurrent 1 MiB uploads: no measurement")
+
+size = [int(meta[k]) for k in ("image_bytes", "image_disk_bytes") if meta.get(k, "").isdigit()]
+if size:
+    big_ = max(size)
+    parts = []
+    if meta.get("image_modules_bytes", "").isdigit():
+        parts.append(f"lib/modules {int(meta['image_modules_bytes']) / MB:.1f} MB")
+    if aot.isdigit():
+        parts.append(f"lib/supervisor.aot {int(aot) / MB:.1f} MB")
+    target(big_ <= 120 * MB,
+           f"image <= 120 MB: {big_ / MB:.1f} MB = {big_ / MIB:.1f} MiB (ratio {big_ / (120 * MB):.2f}; du, the "
+           f"larger of apparent size and disk usage" + (f"; {', '.join(parts)}" if parts else "") + ")")
+else:
+    target(None, "image <= 120 MB: no size measured")
+if startups:
+    med = statistics.median(startups)
+    target(med < 1.0, f"start-up, launch to 'supervisor listening on' < 1 s: median {med:.2f} s of {len(startups)} "
+                      f"(ratio {med:.2f})")
+else:
+    target(None, "start-up < 1 s: no measurement")
 
 print("\n".join(lines))
