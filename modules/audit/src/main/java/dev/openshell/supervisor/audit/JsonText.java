@@ -4,7 +4,6 @@ import jakarta.json.JsonObject;
 import jakarta.json.spi.JsonProvider;
 import jakarta.json.stream.JsonGenerator;
 import jakarta.json.stream.JsonGeneratorFactory;
-import java.io.StringWriter;
 import java.util.Map;
 
 /**
@@ -19,8 +18,48 @@ final class JsonText {
     /** Compact generators. */
     static final JsonGeneratorFactory GENERATORS = PROVIDER.createGeneratorFactory(Map.of());
 
-    private final StringWriter out = new StringWriter(1024);
+    private final TextBuffer out = new TextBuffer(1024);
     private final JsonGenerator g = GENERATORS.createGenerator(out);
+
+    /**
+     * The text the generator writes, in a {@link StringBuilder}: {@link java.io.StringWriter} appends to a
+     * synchronized {@link StringBuffer}, a lock per write call that one event never shares.
+     */
+    private static final class TextBuffer extends java.io.Writer {
+        private final StringBuilder text;
+
+        TextBuffer(int capacity) {
+            text = new StringBuilder(capacity);
+        }
+
+        @Override
+        public void write(char[] c, int off, int len) {
+            text.append(c, off, len);
+        }
+
+        @Override
+        public void write(String str, int off, int len) {
+            text.append(str, off, off + len);
+        }
+
+        @Override
+        public void write(int c) {
+            text.append((char) c);
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public String toString() {
+            return text.toString();
+        }
+    }
 
     /** {@return the JSON provider, looked up once} */
     static JsonProvider json() {
@@ -77,13 +116,25 @@ final class JsonText {
         return this;
     }
 
+    /** {@return this} Opens an array member; close it with {@link #end()}. @param name the name */
+    JsonText openArray(String name) {
+        g.writeStartArray(name);
+        return this;
+    }
+
+    /** {@return this} Opens an object inside the innermost open array; close it with {@link #end()}. */
+    JsonText openElement() {
+        g.writeStartObject();
+        return this;
+    }
+
     /** {@return this} Opens an object member; close it with {@link #end()}. @param name the name */
     JsonText open(String name) {
         g.writeStartObject(name);
         return this;
     }
 
-    /** {@return this} Closes the innermost open object. */
+    /** {@return this} Closes the innermost open object or array. */
     JsonText end() {
         g.writeEnd();
         return this;

@@ -80,6 +80,8 @@ public final class JsonlAuditSink implements AuditSink {
     private long lastWritten;
     private boolean closed;
     private boolean overflowing;
+    /** Set when the writer thread ended on an unexpected failure: events are then dropped at once. */
+    private boolean writerDead;
     private final Thread writer;
     // the writer thread's own state
     private OutputStream out;
@@ -113,7 +115,8 @@ public final class JsonlAuditSink implements AuditSink {
      *
      * @param stream the stream; not closed by {@link #close()}
      * @param onDrop told the reason of each event not written ({@code overflow}, {@code write_error},
-     *     {@code closed}); called on the emitter's or the writer's thread, must not block; {@code null} for none
+     *     {@code closed}, {@code writer_failed}); called on the emitter's or the writer's thread, must not block;
+     *     {@code null} for none
      */
     public static JsonlAuditSink toStream(OutputStream stream, Consumer<String> onDrop) {
         return toStream(stream, onDrop, MAX_QUEUED_BYTES, MAX_AWAIT_MILLIS);
@@ -150,7 +153,8 @@ public final class JsonlAuditSink implements AuditSink {
      * @param maxBytes rotate before a file would exceed this size, in bytes (at least 1024)
      * @param clock the clock that decides the day
      * @param onDrop told the reason of each event not written ({@code overflow}, {@code write_error},
-     *     {@code closed}); called on the emitter's or the writer's thread, must not block; {@code null} for none
+     *     {@code closed}, {@code writer_failed}); called on the emitter's or the writer's thread, must not block;
+     *     {@code null} for none
      * @return the sink
      * @throws IOException if the file cannot be opened
      * @throws IllegalArgumentException if {@code maxBytes} is below 1024
@@ -194,27 +198,30 @@ public final class JsonlAuditSink implements AuditSink {
         // encoded once, on the caller's thread; the writer only copies bytes
         byte[] line = JsonLine.encode(event);
         String drop = null;
+        boolean warnOverflow = false;
+        int behind = 0;
         lock.lock();
         try {
-            if (closed) {
-                drop = "closed";
+            if (closed || writerDead) {
+                drop = closed ? "closed" : "writer_failed";
             } else if (queuedBytes > 0 && (long) queuedBytes + line.length > maxQueuedBytes) {
                 drop = "overflow";
                 if (!overflowing) {
                     overflowing = true;
-                    LOG.log(System.Logger.Level.WARNING, "audit log writer is behind by " + queuedBytes
-                            + " bytes; dropping and counting events until it catches up");
+                    warnOverflow = true;
+                    behind = queuedBytes;
                 }
             } else {
                 queue.add(line);
                 queuedBytes += line.length;
                 long seq = ++lastQueued;
                 queued.signal();
-                long nanos = awaitNanos;
+                long deadline = System.nanoTime() + awaitNanos;
                 boolean interrupted = false;
-                while (lastWritten < seq && nanos > 0) {
+                long nanos;
+                while (lastWritten < seq && !writerDead && (nanos = deadline - System.nanoTime()) > 0) {
                     try {
-                        nanos = written.awaitNanos(nanos);
+                        written.awaitNanos(nanos);
                     } catch (InterruptedException e) {
                         interrupted = true; // the line is queued: it is written whatever the caller does
                     }
@@ -226,13 +233,53 @@ public final class JsonlAuditSink implements AuditSink {
         } finally {
             lock.unlock();
         }
+        // logged and reported outside the lock: a handler writing to a stalled stream must not stall every emitter
+        if (warnOverflow) {
+            LOG.log(System.Logger.Level.WARNING, "audit log writer is behind by " + behind
+                    + " bytes; dropping and counting events until it catches up");
+        }
         if (drop != null) {
-            dropped.incrementAndGet();
-            onDrop.accept(drop);
+            dropped(drop, 1);
+        }
+    }
+
+    private void dropped(String reason, int n) {
+        dropped.addAndGet(n);
+        for (int i = 0; i < n; i++) {
+            try {
+                onDrop.accept(reason);
+            } catch (RuntimeException e) {
+                // a broken listener must not stop the counting or the writer
+            }
         }
     }
 
     private void writeLoop() {
+        try {
+            writeBatches();
+        } catch (Throwable t) {
+            // an unexpected failure (not an IOException, which write() counts): nothing may wait for this thread now
+            int lost;
+            lock.lock();
+            try {
+                writerDead = true;
+                lost = queue.size();
+                queue.clear();
+                queuedBytes = 0;
+                written.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            dropped("writer_failed", lost);
+            LOG.log(System.Logger.Level.ERROR, "the audit log writer stopped (" + t.getClass().getSimpleName()
+                    + "); audit events are dropped and counted from now on");
+            if (t instanceof Error e && !(t instanceof StackOverflowError)) {
+                throw e;
+            }
+        }
+    }
+
+    private void writeBatches() {
         ArrayList<byte[]> spare = new ArrayList<>();
         while (true) {
             ArrayList<byte[]> batch;
@@ -293,10 +340,7 @@ public final class JsonlAuditSink implements AuditSink {
             }
         } catch (IOException e) {
             // the batch did not reach the operating system as a whole: count every line of it as lost
-            for (int i = 0; i < batch.size(); i++) {
-                dropped.incrementAndGet();
-                onDrop.accept("write_error");
-            }
+            dropped("write_error", batch.size());
             if (!failing) {
                 failing = true;
                 LOG.log(System.Logger.Level.WARNING, "audit event not written ({0}); counting dropped events",
@@ -355,7 +399,7 @@ public final class JsonlAuditSink implements AuditSink {
         }
         try {
             out.close();
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "closing the audit log failed: {0}", e.getClass().getSimpleName());
         }
     }
@@ -381,6 +425,10 @@ public final class JsonlAuditSink implements AuditSink {
         @Override
         public void flush() throws IOException {
             delegate.flush();
+            // System.out is a PrintStream, which swallows its write errors: surface them as the sink's
+            if (delegate instanceof java.io.PrintStream ps && ps.checkError()) {
+                throw new IOException("the output stream reported an error");
+            }
         }
 
         @Override

@@ -580,9 +580,8 @@ public final class OcsfEvents {
         }
         ProcessFacts p = request.process().get();
         e.open("actor").open("process").add("pid", p.pid());
-        jakarta.json.JsonArray hashes = JsonText.json().createArrayBuilder().add(JsonText.json().createObjectBuilder()
-                .add("algorithm_id", 3).add("algorithm", "SHA-256").add("value", safeText(p.sha256(), 64))).build();
-        file(e.open("file"), p.binary()).add("hashes", hashes).end();
+        file(e.open("file"), p.binary()).openArray("hashes").openElement().add("algorithm_id", 3)
+                .add("algorithm", "SHA-256").add("value", safeText(p.sha256(), 64)).end().end().end();
         List<String> lineage = new java.util.ArrayList<>();
         for (int i = p.ancestors().size() - 1; i >= 0; i--) {
             lineage.add(safeText(p.ancestors().get(i), 4096));

@@ -207,6 +207,38 @@ class JsonlAuditSinkTest {
     }
 
     @Test
+    void aWriterKilledByAnUnexpectedFailureLeavesNoEmitterWaitingAndCountsWhatIsLost() {
+        OutputStream exploding = new OutputStream() {
+            @Override
+            public void write(int b) {
+                throw new IllegalStateException("not an IOException");
+            }
+        };
+        List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
+        // an emitter would wait up to 60 s for a live writer: returning at all shows it was released
+        JsonlAuditSink sink = JsonlAuditSink.toStream(exploding, reasons::add, 1 << 20, 60_000);
+        sink.emit(event(1));
+        sink.emit(event(2));
+        assertEquals(List.of("writer_failed"), reasons, "the second event is dropped at once");
+        assertEquals(1, sink.dropped());
+        sink.close();
+    }
+
+    @Test
+    void writeErrorsOfStandardOutputStylePrintStreamsAreCounted() {
+        java.io.PrintStream swallowing = new java.io.PrintStream(new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                throw new IOException("broken pipe");
+            }
+        });
+        JsonlAuditSink sink = JsonlAuditSink.toStream(swallowing);
+        sink.emit(event(1));
+        assertEquals(1, sink.dropped(), "a PrintStream swallows the error; the sink must not");
+        sink.close();
+    }
+
+    @Test
     void tinyLimitsAreRefused() {
         assertThrows(IllegalArgumentException.class,
                 () -> JsonlAuditSink.toFile(dir.resolve("a"), 10, Clock.systemUTC()));
