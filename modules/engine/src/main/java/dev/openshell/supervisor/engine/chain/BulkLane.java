@@ -7,6 +7,7 @@ import java.util.concurrent.FutureTask;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A few platform threads for the CPU-bound built-in stages ({@link ChainEngine#BOUNDED_BUILT_IN_STAGES}: the regex
@@ -24,8 +25,10 @@ import java.util.concurrent.TimeUnit;
  * {@code bulk-stage-N}, daemon, and a queue of at most {@value #QUEUE} tasks; when it is full the stage runs on the
  * caller's thread as before (never refused). Only stages on bodies of at least {@code thresholdBytes} (default
  * {@value #DEFAULT_THRESHOLD_BYTES}) take the lane: below it the hand-off (a park and an unpark, some microseconds)
- * would cost more than it saves. The stage's timeout is judged as for an inline stage (its late result is a
- * timeout); the stages are bounded by their input, so a lane thread is never stuck.
+ * would cost more than it saves. The stage's timeout is judged as for an inline stage, on the stage's own run time:
+ * a stage that waited for a lane thread for a quarter of its timeout is taken back and run on the caller's thread,
+ * so a saturated lane never turns into timeouts (with {@code fail_open}: unscanned bodies). The stages are bounded
+ * by their input, so a lane thread is never stuck.
  */
 public final class BulkLane implements AutoCloseable {
     /** The body size from which a bounded built-in stage runs on the lane: 128 KiB. */
@@ -38,7 +41,8 @@ public final class BulkLane implements AutoCloseable {
     private BulkLane(int threads, long thresholdBytes) {
         this.thresholdBytes = thresholdBytes;
         this.executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(QUEUE), Thread.ofPlatform().name("bulk-stage-", 0).daemon(true).factory(),
+                new ArrayBlockingQueue<>(QUEUE), Thread.ofPlatform().name("bulk-stage-", 0).daemon(true)
+                        .inheritInheritableThreadLocals(false).factory(),
                 new ThreadPoolExecutor.AbortPolicy());
         executor.allowCoreThreadTimeOut(true);
     }
@@ -68,21 +72,56 @@ public final class BulkLane implements AutoCloseable {
     }
 
     /**
-     * Runs {@code call} on a lane thread (or on the caller's, when the queue is full) and waits for it.
+     * What a stage run on the lane returned, with its own run time (not counting its wait in the queue).
      *
-     * @return its value
-     * @throws Exception what {@code call} threw
-     * @throws InterruptedException when the caller was interrupted while waiting (the call still runs to its end)
+     * @param value the stage's value
+     * @param runNanos how long the stage itself ran, in nanoseconds
      */
-    <T> T run(Callable<T> call) throws Exception {
-        FutureTask<T> task = new FutureTask<>(call);
+    record Ran<T>(T value, long runNanos) {
+    }
+
+    /**
+     * Runs {@code call} on a lane thread and waits for it. A call that has not started within {@code startMillis}
+     * (every lane thread busy with earlier calls) is taken back and run on the caller's thread instead, so the wait
+     * for the lane never makes a stage late; a call that has started is waited for to its end (the stages are bounded
+     * by their input). When the queue is full, or the lane is closed, the call runs on the caller's thread at once.
+     *
+     * @param call the stage
+     * @param startMillis how long the call may wait for a lane thread, in milliseconds
+     * @return its value and its run time
+     * @throws Exception what {@code call} threw
+     * @throws InterruptedException when the caller was interrupted while waiting (a call not started yet is
+     *     cancelled; a running one runs to its end, its result discarded)
+     */
+    <T> Ran<T> run(Callable<T> call, long startMillis) throws Exception {
+        long[] ran = new long[2];
+        FutureTask<T> task = new FutureTask<>(() -> {
+            ran[0] = System.nanoTime();
+            try {
+                return call.call();
+            } finally {
+                ran[1] = System.nanoTime();
+            }
+        });
         try {
             executor.execute(task);
         } catch (RejectedExecutionException full) {
-            return call.call();
+            return inline(call);
         }
         try {
-            return task.get();
+            T value;
+            try {
+                value = task.get(startMillis, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException late) {
+                if (task.cancel(false)) {
+                    return inline(call); // never started: the lane is saturated, run it here
+                }
+                value = task.get();
+            }
+            return new Ran<>(value, ran[1] - ran[0]); // the task's writes are visible after get()
+        } catch (InterruptedException e) {
+            task.cancel(false);
+            throw e;
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof Exception ex) {
@@ -93,6 +132,12 @@ public final class BulkLane implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    private static <T> Ran<T> inline(Callable<T> call) throws Exception {
+        long start = System.nanoTime();
+        T value = call.call();
+        return new Ran<>(value, System.nanoTime() - start);
     }
 
     /** Stops the threads once their tasks end; later stages run on their caller's thread. */

@@ -438,9 +438,15 @@ public final class ChainEngine {
                 }
                 long start = nanoClock.getAsLong();
                 T value;
+                long laneRunNanos = -1;
                 try {
-                    value = bulk != null && bulk.takes(bodyBytes) && BOUNDED_BUILT_IN_STAGES.test(s)
-                            ? bulk.run(call) : call.call();
+                    if (bulk != null && bulk.takes(bodyBytes) && BOUNDED_BUILT_IN_STAGES.test(s)) {
+                        BulkLane.Ran<T> ran = bulk.run(call, Math.max(1, s.timeoutMillis() / 4));
+                        value = ran.value();
+                        laneRunNanos = ran.runNanos();
+                    } else {
+                        value = call.call();
+                    }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return new Invoked<>(null, interrupted(s));
@@ -450,7 +456,9 @@ public final class ChainEngine {
                 if (Thread.currentThread().isInterrupted()) {
                     return new Invoked<>(null, interrupted(s));
                 }
-                if (nanoClock.getAsLong() - start > TimeUnit.MILLISECONDS.toNanos(s.timeoutMillis())) {
+                // on the lane, the stage's own run time: the wait for a lane thread is bounded separately
+                long took = laneRunNanos >= 0 ? laneRunNanos : nanoClock.getAsLong() - start;
+                if (took > TimeUnit.MILLISECONDS.toNanos(s.timeoutMillis())) {
                     return new Invoked<>(null, timedOut(s));
                 }
                 return new Invoked<>(value, null);

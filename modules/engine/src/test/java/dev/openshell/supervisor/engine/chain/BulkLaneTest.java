@@ -79,6 +79,39 @@ class BulkLaneTest {
     }
 
     @Test
+    void aStageThatFindsTheLaneBusyRunsOnTheCallersThreadInsteadOfTimingOut() throws Exception {
+        BulkLane one = BulkLane.create(1, 1024);
+        ChainEngine engine1 = ChainEngine.builder().bulkLane(one).build();
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Thread busy = Thread.ofVirtual().start(() -> engine1.run(chain(spec("k", 1, provider(e -> {
+            started.countDown();
+            try {
+                release.await(); // holds the lane's only thread (stage timeout 5 s)
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+            return HttpRequestResult.allow();
+        })).binding("openshell/regex").timeout(5_000).build()), request("a".repeat(4096))));
+        try {
+            assertTrue(started.await(30, java.util.concurrent.TimeUnit.SECONDS));
+            AtomicReference<Thread> ran = new AtomicReference<>();
+            // timeout 400 ms: after 100 ms without a lane thread the stage is taken back and run here
+            ChainResult r = engine1.run(chain(spec("k", 1, provider(e -> {
+                ran.set(Thread.currentThread());
+                return HttpRequestResult.allow();
+            })).binding("openshell/regex").timeout(400).build()), request("a".repeat(4096)));
+            assertInstanceOf(ChainOutcome.Forward.class, r.outcome());
+            assertTrue(r.stages().get(0).failure().isEmpty(), "the wait for the lane is not the stage's time");
+            assertEquals(Thread.currentThread(), ran.get());
+        } finally {
+            release.countDown();
+            busy.join();
+            one.close();
+        }
+    }
+
+    @Test
     void outOfRangeLanesAreRefused() {
         assertThrows(IllegalArgumentException.class, () -> BulkLane.create(0, 0));
         assertThrows(IllegalArgumentException.class, () -> BulkLane.create(1, -1));
