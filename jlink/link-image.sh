@@ -30,7 +30,7 @@ fi
   --strip-debug --no-header-files --no-man-pages \
   --compress=zip-6 \
   --ignore-signing-information \
-  "${cds[@]}" \
+  ${cds[@]+"${cds[@]}"} \
   --vm=server
 cp "$here/src/bin/supervisor" "$out/bin/supervisor"
 chmod +x "$out/bin/supervisor"

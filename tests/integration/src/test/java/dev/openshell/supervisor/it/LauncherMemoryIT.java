@@ -13,8 +13,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The launcher's heap follows the memory the process may use (issue 23, "Footprint"): half of the cgroup memory limit
- * (v2 {@code memory.max} or v1 {@code memory.limit_in_bytes}), else of the machine's memory, at least 128 MiB and at
- * most 640 MiB; {@code SUPERVISOR_JAVA_OPTS} still wins. The cgroup file system is a directory of the test's
+ * (v2 {@code memory.max} or v1 {@code memory.limit_in_bytes}), else of the machine's memory, at least 128 MiB (three
+ * quarters of a limit too small for that) and at most 640 MiB; a heap option in {@code SUPERVISOR_JAVA_OPTS} replaces
+ * the sizing. The cgroup file system is a directory of the test's
  * ({@code SUPERVISOR_CGROUP_FS}), and the JVM reports the heap it got ({@code -XshowSettings:vm}).
  */
 class LauncherMemoryIT {
@@ -47,8 +48,14 @@ class LauncherMemoryIT {
     @Test
     void aCgroupV1LimitIsReadWhenThereIsNoV2OneAndTheFloorHolds() throws Exception {
         limit("memory.max", "max");
-        limit("memory/memory.limit_in_bytes", String.valueOf(100_000_000L));
-        assertEquals(128.0, heapMib(""), "half of 95 MiB is below the 128 MiB floor");
+        limit("memory/memory.limit_in_bytes", String.valueOf(200L << 20));
+        assertEquals(128.0, heapMib(""), "half of 200 MiB is below the 128 MiB floor");
+    }
+
+    @Test
+    void underAVerySmallLimitTheHeapIsThreeQuartersOfIt() throws Exception {
+        limit("memory.max", String.valueOf(100_000_000L)); // 95 MiB: the 128 MiB floor would not fit
+        assertEquals(71.0, heapMib(""));
     }
 
     @Test
@@ -68,5 +75,13 @@ class LauncherMemoryIT {
     void theOperatorsOwnHeapWins() throws Exception {
         limit("memory.max", String.valueOf(512L << 20));
         assertEquals(300.0, heapMib("-Xmx300m"));
+    }
+
+    @Test
+    void anOperatorsInitialHeapAboveTheComputedOneStillStarts() throws Exception {
+        limit("memory.max", String.valueOf(512L << 20)); // the launcher alone would give 256 MiB
+        Image.Run r = Image.run(Image.HOME, Map.of("SUPERVISOR_CGROUP_FS", cgroups.toString(),
+                "SUPERVISOR_JAVA_OPTS", "-Xms300m"), "--version");
+        assertEquals(0, r.exit(), r.err());
     }
 }

@@ -118,6 +118,17 @@ public final class BodyBudget {
         }
     }
 
+    /** {@return how many requests of {@code client} wait for room in its share now} @param client an address */
+    int waitingFor(InetAddress client) {
+        shareLock.lock();
+        try {
+            Share share = perClient.get(client);
+            return share == null ? 0 : share.waiters;
+        } finally {
+            shareLock.unlock();
+        }
+    }
+
     /**
      * What {@link #reserve} got.
      *

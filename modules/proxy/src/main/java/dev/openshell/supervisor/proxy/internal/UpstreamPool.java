@@ -33,7 +33,8 @@ public final class UpstreamPool implements AutoCloseable {
      * Most idle connections kept per destination: 256, above the concurrency of a busy client (128 connections in
      * the load runs of issue 23, where a cap of 32 closed three of four connections on release and opened 0.96 new
      * upstream connections per request). Each idle connection holds one socket and one parked watcher thread until
-     * the idle timeout closes it.
+     * the idle timeout closes it (the watcher's
+     * read times out then, even with no later request to sweep the pool).
      */
     public static final int MAX_IDLE_PER_DESTINATION = 256;
 
@@ -141,7 +142,7 @@ public final class UpstreamPool implements AutoCloseable {
                 }
                 used.setSoTimeout((int) readTimeout.toMillis());
                 opened.incrementAndGet();
-                return new Connection(key, address, used);
+                return new Connection(key, address, used, (int) readTimeout.toMillis());
             } catch (IOException e) {
                 last = e;
                 try {
@@ -165,6 +166,13 @@ public final class UpstreamPool implements AutoCloseable {
             return;
         }
         c.idleSince = System.nanoTime();
+        try {
+            // the watcher's read gives up after the idle timeout, which closes the connection (see watch)
+            c.socket.setSoTimeout((int) Math.max(1, idleTimeout.toMillis()));
+        } catch (IOException e) {
+            c.close();
+            return;
+        }
         Deque<Connection> q = idle.computeIfAbsent(c.key, k -> new ArrayDeque<>());
         // the watcher must exist before another thread can take the connection: that thread joins it before reading
         c.acquired = false;
@@ -238,8 +246,10 @@ public final class UpstreamPool implements AutoCloseable {
         private volatile boolean dead;
         private volatile Thread watcher;
         private volatile IOException watchError;
+        private final int readTimeoutMillis;
 
-        Connection(Key key, InetAddress address, Socket socket) throws IOException {
+        Connection(Key key, InetAddress address, Socket socket, int readTimeoutMillis) throws IOException {
+            this.readTimeoutMillis = readTimeoutMillis;
             this.key = key;
             this.address = address;
             this.socket = socket;
@@ -258,6 +268,11 @@ public final class UpstreamPool implements AutoCloseable {
             watcher = Thread.ofVirtual().name("upstream-idle-watch").start(() -> {
                 try {
                     if (in.peek() < 0 || !acquired) {
+                        dead = true;
+                    }
+                } catch (java.net.SocketTimeoutException idleTimeout) {
+                    // idle for the pool's idle timeout: closed, unless a request took it meanwhile (no byte lost)
+                    if (!acquired) {
                         dead = true;
                     }
                 } catch (IOException e) {
@@ -291,6 +306,11 @@ public final class UpstreamPool implements AutoCloseable {
             IOException e = watchError;
             if (e != null) {
                 throw e instanceof UpstreamIOException u ? u : new UpstreamIOException(e);
+            }
+            try {
+                socket.setSoTimeout(readTimeoutMillis); // the watcher read with the idle timeout
+            } catch (IOException failed) {
+                throw new UpstreamIOException(failed);
             }
         }
 

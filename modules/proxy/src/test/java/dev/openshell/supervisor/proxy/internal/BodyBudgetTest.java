@@ -36,6 +36,11 @@ class BodyBudgetTest {
                 throw new IllegalStateException(e);
             }
         });
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (budget.waitingFor(a) == 0) { // polled with a bound: the third is now waiting for its share
+            assertTrue(System.nanoTime() < until, "the third reservation never waited");
+            Thread.onSpinWait();
+        }
         // another address takes the whole rest of the budget while the third waits: the third holds none of it
         BodyBudget.Reservation other = budget.reserve(2L * ONE, b).reservation();
         assertNotNull(other, "the other address found the rest of the budget");

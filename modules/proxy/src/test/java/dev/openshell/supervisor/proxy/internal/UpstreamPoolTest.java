@@ -67,6 +67,20 @@ class UpstreamPoolTest {
     }
 
     @Test
+    void anIdleConnectionIsClosedByItsIdleTimeoutWithoutAnotherRequest() throws IOException {
+        try (UpstreamPool shortIdle = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()),
+                Duration.ofSeconds(5), Duration.ofMinutes(5), Duration.ofMillis(200))) {
+            UpstreamPool.Connection c = shortIdle.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+            try (Socket accepted = server.accept()) {
+                shortIdle.release(c);
+                accepted.setSoTimeout(10_000);
+                // the read timeout is 5 minutes: only the idle timeout can close it before this read gives up
+                assertEquals(-1, accepted.getInputStream().read(), "the proxy closed the idle connection");
+            }
+        }
+    }
+
+    @Test
     void aBurstOf128ConcurrentConnectionsIsKeptWholeAndReusedWithoutOpeningAnother() throws IOException {
         int n = 128;
         List<UpstreamPool.Connection> inFlight = new java.util.ArrayList<>();
