@@ -34,6 +34,7 @@ public class Attack {
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         String authority = "load.test:" + upstream;
         AtomicInteger attackRefused = new AtomicInteger();
+        java.util.concurrent.ConcurrentHashMap<String, Integer> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
         List<Thread> attackers = new ArrayList<>();
         ConcurrentLinkedQueue<Socket> held = new ConcurrentLinkedQueue<>();
         switch (attack) {
@@ -76,8 +77,14 @@ public class Attack {
             }
             case "uploads" -> {
                 // 100 concurrent 4 MiB uploads, each connection posting again as soon as it is answered
+                // valid JSON ({"a":"aaa..."}), so the regex stage decodes and scans all of it (a body that is not the
+                // JSON it declares is refused as undecodable after a few bytes, which would make the attack cheap)
                 byte[] body = new byte[FOUR_MIB];
                 Arrays.fill(body, (byte) 'a');
+                byte[] open = "{\"a\":\"".getBytes(StandardCharsets.US_ASCII);
+                System.arraycopy(open, 0, body, 0, open.length);
+                body[FOUR_MIB - 2] = '"';
+                body[FOUR_MIB - 1] = '}';
                 for (int i = 0; i < 100; i++) {
                     attackers.add(Thread.ofVirtual().start(() -> {
                         while (System.nanoTime() < end) {
@@ -88,13 +95,16 @@ public class Attack {
                                     out.write(post(authority, body.length).getBytes(StandardCharsets.ISO_8859_1));
                                     out.write(body);
                                     out.flush();
-                                    if (status(s.getInputStream()) != 200) {
+                                    int st = status(s.getInputStream());
+                                    if (st != 200) {
                                         attackRefused.incrementAndGet();
+                                        outcomes.merge("status " + st, 1, Integer::sum);
                                         break;
                                     }
                                 }
                             } catch (IOException e) {
                                 attackRefused.incrementAndGet();
+                                outcomes.merge(e.getClass().getSimpleName(), 1, Integer::sum);
                             }
                         }
                     }));
@@ -147,7 +157,8 @@ public class Attack {
         if (admin > 0) {
             System.out.println(live.line(attack, "/health/live"));
         }
-        System.out.println("ATTACK " + attack + " attacker connections refused or closed: " + attackRefused.get());
+        System.out.println("ATTACK " + attack + " attacker connections refused or closed: " + attackRefused.get()
+                + (outcomes.isEmpty() ? "" : " " + new java.util.TreeMap<>(outcomes)));
         System.exit(0);
     }
 

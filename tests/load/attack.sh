@@ -127,6 +127,8 @@ for a in "${attacks[@]}"; do
 done
 echo "refusals by reason:"
 curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep '^supervisor_refused_total' || echo "  none"
+echo "failures by platform code:"
+curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep '^supervisor_failures_total' || echo "  none"
 echo "stage threads stuck:"
 curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep -E '^supervisor_(stage_stuck_total|binding_unavailable)' \
   || echo "  none"
