@@ -39,6 +39,39 @@ class BodyFairnessTest {
         return InetAddress.getByName(a);
     }
 
+    /** Chain every request; a body of {@link #BIG} bytes stays in the chain (counted in {@code held}) until released. */
+    private static void holdBigBodies(ProxyFixture fx, CountDownLatch held, CountDownLatch release) {
+        fx.hook.selector = r -> ChainSelection.selected(MAX, false);
+        fx.hook.evaluator = (r, body) -> {
+            if (body.size() == BIG) {
+                held.countDown();
+                try {
+                    assertTrue(release.await(60, TimeUnit.SECONDS));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return new HookResult.Forward(r.headers(), body);
+        };
+    }
+
+    /**
+     * {@return the status of a POST of {@code length} zero bytes from {@code from}, sent on its own thread} (a body
+     * left unread blocks its sender once the socket buffers are full)
+     */
+    private static CompletableFuture<Integer> postAsync(ProxyFixture fx, String from, int length,
+                                                        java.util.concurrent.Executor threads) {
+        return CompletableFuture.supplyAsync(() -> {
+            try (RawClient c = new RawClient(fx.port, addr(from))) {
+                c.socket().setSoTimeout(60_000); // answered only once the test releases the chain
+                c.send(post(fx, length)).send(new byte[length]);
+                return c.read().status();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, threads);
+    }
+
     @Test
     void oneAddressHoldsAtMostItsShareAndAnotherAddressIsServedMeanwhile() throws Exception {
         // 4 bodies of budget, 50 %: two large bodies per address; the wait is long, so a refusal that came from
@@ -47,44 +80,17 @@ class BodyFairnessTest {
                 .bodyBufferClientSharePercent(50).bodyBufferWait(Duration.ofSeconds(30)))) {
             CountDownLatch held = new CountDownLatch(2);
             CountDownLatch release = new CountDownLatch(1);
-            fx.hook.selector = r -> ChainSelection.selected(MAX, false);
-            fx.hook.evaluator = (r, body) -> {
-                if (body.size() == BIG) { // the attacker's bodies stay in the chain until released
-                    held.countDown();
-                    try {
-                        assertTrue(release.await(60, TimeUnit.SECONDS));
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
-                return new HookResult.Forward(r.headers(), body);
-            };
+            holdBigBodies(fx, held, release); // the attacker's bodies stay in the chain until released
             List<CompletableFuture<Integer>> attacker = new ArrayList<>();
             java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors
                     .newVirtualThreadPerTaskExecutor();
             for (int i = 0; i < 2; i++) {
-                attacker.add(CompletableFuture.supplyAsync(() -> {
-                    try (RawClient c = new RawClient(fx.port, addr("127.0.0.1"))) {
-                        c.socket().setSoTimeout(60_000); // answered only once the test releases the chain
-                        c.send(post(fx, BIG)).send(new byte[BIG]);
-                        return c.read().status();
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, threads));
+                attacker.add(postAsync(fx, "127.0.0.1", BIG, threads));
             }
             assertTrue(held.await(60, TimeUnit.SECONDS), "the attacker holds its whole share");
             // a third body of the same address waits for its own share, unread, and holds none of the budget
             // (sent from its own thread: its body stays unread, so the send blocks once the socket buffers are full)
-            CompletableFuture<Integer> third = CompletableFuture.supplyAsync(() -> {
-                try (RawClient c = new RawClient(fx.port, addr("127.0.0.1"))) {
-                    c.socket().setSoTimeout(60_000);
-                    c.send(post(fx, BIG)).send(new byte[BIG]);
-                    return c.read().status();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }, threads);
+            CompletableFuture<Integer> third = postAsync(fx, "127.0.0.1", BIG, threads);
             try (RawClient victim = new RawClient(fx.port, addr("127.0.0.2"))) {
                 victim.send(post(fx, 5)).send("hello");
                 assertEquals(200, victim.read().status(), "another address is not held back by the attacker");
@@ -116,27 +122,9 @@ class BodyFairnessTest {
                 .bodyBufferClientSharePercent(25).bodyBufferWait(Duration.ofMillis(300)))) {
             CountDownLatch held = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            fx.hook.selector = r -> ChainSelection.selected(MAX, false);
-            fx.hook.evaluator = (r, body) -> {
-                if (body.size() == BIG) {
-                    held.countDown();
-                    try {
-                        assertTrue(release.await(60, TimeUnit.SECONDS));
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
-                return new HookResult.Forward(r.headers(), body);
-            };
-            CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> {
-                try (RawClient c = new RawClient(fx.port, addr("127.0.0.1"))) {
-                    c.socket().setSoTimeout(60_000);
-                    c.send(post(fx, BIG)).send(new byte[BIG]);
-                    return c.read().status();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            holdBigBodies(fx, held, release);
+            CompletableFuture<Integer> first = postAsync(fx, "127.0.0.1", BIG,
+                    java.util.concurrent.ForkJoinPool.commonPool());
             assertTrue(held.await(60, TimeUnit.SECONDS));
             try (RawClient second = new RawClient(fx.port, addr("127.0.0.1"))) {
                 second.send(post(fx, BIG)); // the head only: refused unread once the wait is over

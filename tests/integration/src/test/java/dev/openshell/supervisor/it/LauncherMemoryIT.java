@@ -24,10 +24,16 @@ class LauncherMemoryIT {
     @TempDir
     Path cgroups;
 
-    private double heapMib(String javaOpts) throws Exception {
+    /** {@return {@code supervisor --version} with the test's cgroup file system and {@code javaOpts}, exit 0} */
+    private Image.Run version(String javaOpts) throws Exception {
         Image.Run r = Image.run(Image.HOME, Map.of("SUPERVISOR_CGROUP_FS", cgroups.toString(),
-                "SUPERVISOR_JAVA_OPTS", "-XshowSettings:vm " + javaOpts), "--version");
+                "SUPERVISOR_JAVA_OPTS", javaOpts), "--version");
         assertEquals(0, r.exit(), r.err());
+        return r;
+    }
+
+    private double heapMib(String javaOpts) throws Exception {
+        Image.Run r = version("-XshowSettings:vm " + javaOpts);
         Matcher m = HEAP.matcher(r.err() + r.out());
         assertTrue(m.find(), "no heap size reported: " + r.err());
         return Double.parseDouble(m.group(1));
@@ -80,8 +86,6 @@ class LauncherMemoryIT {
     @Test
     void anOperatorsInitialHeapAboveTheComputedOneStillStarts() throws Exception {
         limit("memory.max", String.valueOf(512L << 20)); // the launcher alone would give 256 MiB
-        Image.Run r = Image.run(Image.HOME, Map.of("SUPERVISOR_CGROUP_FS", cgroups.toString(),
-                "SUPERVISOR_JAVA_OPTS", "-Xms300m"), "--version");
-        assertEquals(0, r.exit(), r.err());
+        version("-Xms300m"); // an -Xmx256m of the launcher's would make the JVM refuse to start
     }
 }
