@@ -6,6 +6,7 @@
 module dev.openshell.supervisor.audit {
     requires transitive jakarta.json;
     requires dev.openshell.middleware.spi;
+    requires com.github.benmanes.caffeine;
     requires io.prometheus.metrics.core;
     requires io.prometheus.metrics.model;
     requires io.prometheus.writer.text;

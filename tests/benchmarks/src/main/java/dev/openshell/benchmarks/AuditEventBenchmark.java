@@ -2,17 +2,21 @@ package dev.openshell.benchmarks;
 
 import dev.openshell.middleware.spi.StageResult;
 import dev.openshell.supervisor.audit.OcsfEvents;
+import dev.openshell.supervisor.audit.ProcessFacts;
 import dev.openshell.supervisor.audit.RequestFacts;
 import dev.openshell.supervisor.audit.StageOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
@@ -27,8 +31,22 @@ import org.openjdk.jmh.annotations.State;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class AuditEventBenchmark {
     private final OcsfEvents events = new OcsfEvents("0.1.0", "bench-host", Clock.systemUTC());
-    private final RequestFacts facts = new RequestFacts("7f3c2a9e-4b1d-4c8e-9a2f-0d6b5e1c3a7f", "POST", "https",
-            "api.openai.com", 443, Optional.of("llm_apis"));
+    /**
+     * {@code none}: no process known (identity off); {@code identified}: the process behind the connection, with its
+     * lineage, as every request carries it under {@code process_identity: enforce}.
+     */
+    @Param({"none", "identified"})
+    public String process;
+    private RequestFacts facts;
+
+    @Setup
+    public void setUp() {
+        Optional<ProcessFacts> p = process.equals("none") ? Optional.empty()
+                : Optional.of(new ProcessFacts(48213, "/usr/local/bin/node", "9f".repeat(32),
+                        List.of("/usr/bin/bash", "/usr/bin/tini"), 48200));
+        facts = new RequestFacts("7f3c2a9e-4b1d-4c8e-9a2f-0d6b5e1c3a7f", "POST", "https", "api.openai.com", 443,
+                Optional.of("llm_apis"), p);
+    }
     private final StageOutcome outcome = new StageOutcome("secrets", "openshell/regex", StageResult.ALLOWED,
             true, 123_456, Optional.empty(), true);
 

@@ -80,6 +80,8 @@ public final class JsonlAuditSink implements AuditSink {
     private long lastWritten;
     private boolean closed;
     private boolean overflowing;
+    /** Set while the writer waits for lines: only then does an emitter signal it (a signal costs a queue transfer). */
+    private boolean writerIdle;
     /** Set when the writer thread ended on an unexpected failure: events are then dropped at once. */
     private boolean writerDead;
     private final Thread writer;
@@ -215,7 +217,9 @@ public final class JsonlAuditSink implements AuditSink {
                 queue.add(line);
                 queuedBytes += line.length;
                 long seq = ++lastQueued;
-                queued.signal();
+                if (writerIdle) {
+                    queued.signal(); // a busy writer takes this line with its next batch without being told
+                }
                 long deadline = System.nanoTime() + awaitNanos;
                 boolean interrupted = false;
                 long nanos;
@@ -288,8 +292,10 @@ public final class JsonlAuditSink implements AuditSink {
             lock.lock();
             try {
                 while (queue.isEmpty() && !closed) {
+                    writerIdle = true;
                     queued.awaitUninterruptibly();
                 }
+                writerIdle = false;
                 batch = queue;
                 queue = spare;
                 queuedBytes = 0;

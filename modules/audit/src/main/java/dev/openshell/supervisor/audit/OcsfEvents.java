@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.audit;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.openshell.middleware.spi.StageResult;
 import dev.openshell.middleware.spi.Syntax;
 import jakarta.json.JsonObject;
@@ -58,6 +60,14 @@ public final class OcsfEvents {
     private final Clock clock;
     /** {@code metadata.product}: the same for every event, so built once. */
     private final JsonObject product;
+    /**
+     * The rendered {@code actor} member per process ({@value #ACTOR_CACHE_SIZE} processes at most, least recently
+     * used out first): the block is about half of an event and the same on every event of a connection.
+     */
+    private final Cache<ProcessFacts, String> actors = Caffeine.newBuilder().maximumSize(ACTOR_CACHE_SIZE)
+            .executor(Runnable::run).build();
+    /** The most processes whose {@code actor} member is kept rendered. */
+    static final int ACTOR_CACHE_SIZE = 1024;
 
     /**
      * @param productVersion the supervisor version, for {@code metadata.product.version}
@@ -572,13 +582,19 @@ public final class OcsfEvents {
     /**
      * Writes {@code actor.process} when the process is known: {@code pid}, {@code file} (path, name, SHA-256),
      * {@code lineage} (the executables from the oldest ancestor down to the process itself, as OCSF's example orders
-     * them) and {@code parent_process} (PID and executable). Paths pass through {@link #safeText}.
+     * them) and {@code parent_process} (PID and executable). Paths pass through {@link #safeText}. The member is
+     * rendered once per process and kept ({@link #actors}).
      */
-    private static void actor(JsonText e, RequestFacts request) {
+    private void actor(JsonText e, RequestFacts request) {
         if (request.process().isEmpty()) {
             return;
         }
-        ProcessFacts p = request.process().get();
+        e.raw(actors.get(request.process().get(), OcsfEvents::actorMember));
+    }
+
+    /** {@return the {@code actor} member for {@code p}, as {@link JsonText#raw} splices it into an event} */
+    private static String actorMember(ProcessFacts p) {
+        JsonText e = new JsonText();
         e.open("actor").open("process").add("pid", p.pid());
         file(e.open("file"), p.binary()).openArray("hashes").openElement().add("algorithm_id", 3)
                 .add("algorithm", "SHA-256").add("value", safeText(p.sha256(), 64)).end().end().end();
@@ -596,6 +612,7 @@ public final class OcsfEvents {
             file(e.open("file"), p.ancestors().get(0)).end().end();
         }
         e.end().end();
+        return e.member();
     }
 
     private static JsonText file(JsonText f, String path) {

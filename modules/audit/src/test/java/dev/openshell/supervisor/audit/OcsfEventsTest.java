@@ -178,6 +178,29 @@ class OcsfEventsTest {
     }
 
     @Test
+    void theRenderedActorOfAProcessIsReusedAndNeverAnotherProcesssActor() {
+        OcsfEvents events = new OcsfEvents("1.2.3", "host-a", Clock.systemUTC());
+        int processes = OcsfEvents.ACTOR_CACHE_SIZE + 50; // more than the cache keeps: the first ones are rendered again
+        for (int round = 0; round < 2; round++) {
+            for (int pid = 1; pid <= processes; pid++) {
+                RequestFacts r = new RequestFacts("req-" + pid, "POST", "https", "api.example", 443, Optional.empty(),
+                        Optional.of(new ProcessFacts(pid, "/usr/bin/tool" + pid, Integer.toHexString(pid).repeat(64)
+                                .substring(0, 64), List.of("/usr/bin/sh" + pid), pid + 100_000L)));
+                JsonObject e = pid % 2 == 0 ? events.httpActivity(r, stage(StageResult.ALLOWED))
+                        : events.middlewareFinding(r, "secrets", "openshell/regex", "secret.x", 1);
+                JsonObject p = e.getJsonObject("actor").getJsonObject("process");
+                assertEquals(pid, p.getInt("pid"));
+                assertEquals("/usr/bin/tool" + pid, p.getJsonObject("file").getString("path"));
+                assertEquals(List.of("/usr/bin/sh" + pid, "/usr/bin/tool" + pid),
+                        p.getJsonArray("lineage").getValuesAs(jakarta.json.JsonString::getString));
+                assertEquals(pid + 100_000, p.getJsonObject("parent_process").getInt("pid"));
+                assertEquals("req-" + pid, e.getJsonObject("unmapped").getJsonObject("openshell")
+                        .getString("request_id"), "the members after the spliced actor are the event's own");
+            }
+        }
+    }
+
+    @Test
     void aHostilePathIsKeptPrintable() {
         RequestFacts r = new RequestFacts("req-3", "GET", "https", "h", 443, Optional.empty(),
                 Optional.of(new ProcessFacts(1, "/tmp/\"x\n\u0000y", "d".repeat(64), List.of(), 0)));
