@@ -99,14 +99,21 @@ final class Identities {
     }
 
     /**
-     * What is known about the process behind one connection.
+     * What is known about the process behind one connection. The process as audit events carry it and as the
+     * contract's request context carries it are derived once, when the connection is identified, not per request.
      *
      * @param caller what binary-scoped policies judge
      * @param process the identified process, if any
      * @param violation the integrity violation that refused identification, if any (a High finding)
+     * @param facts the process as audit events carry it ({@code actor.process})
+     * @param originatingProcess the contract's {@code originating_process}, fitted into the 4 KiB request context:
+     *     ancestors are dropped from the oldest end while the process would take more than
+     *     {@value #PROCESS_BUDGET_BYTES} bytes encoded, and a binary path longer than half of that leaves the field
+     *     unset (it is optional)
      */
     record ConnectionIdentity(Caller caller, Optional<ProcessIdentity> process,
-                              Optional<Identification.IntegrityViolation> violation) {
+                              Optional<Identification.IntegrityViolation> violation, Optional<ProcessFacts> facts,
+                              Optional<dev.openshell.middleware.spi.OriginatingProcess> originatingProcess) {
         /** The identity of every connection in {@code endpoint-only} mode. */
         static final ConnectionIdentity UNSCOPED = new ConnectionIdentity(Caller.unscoped(), Optional.empty(),
                 Optional.empty());
@@ -118,22 +125,27 @@ final class Identities {
             Objects.requireNonNull(caller, "caller");
             Objects.requireNonNull(process, "process");
             Objects.requireNonNull(violation, "violation");
-        }
-
-        /** {@return the process as audit events carry it} */
-        Optional<ProcessFacts> facts() {
-            return process.map(p -> new ProcessFacts(p.pid(), p.binary(), p.sha256(),
-                    p.ancestors().stream().map(ProcessIdentity.Ancestor::binary).toList(),
-                    p.ancestors().isEmpty() ? 0 : p.ancestors().get(0).pid()));
+            Objects.requireNonNull(facts, "facts");
+            Objects.requireNonNull(originatingProcess, "originatingProcess");
         }
 
         /**
-         * {@return the contract's {@code originating_process}, fitted into the 4 KiB request context: ancestors are
-         * dropped from the oldest end while the process would take more than {@value #PROCESS_BUDGET_BYTES} bytes
-         * encoded, and a binary path longer than half of that leaves the field unset (it is optional)}
+         * The identity of a connection, with the two views of its process derived.
+         *
+         * @param caller what binary-scoped policies judge
+         * @param process the identified process, if any
+         * @param violation the integrity violation that refused identification, if any
          */
-        Optional<dev.openshell.middleware.spi.OriginatingProcess> originatingProcess() {
-            return process.flatMap(p -> fitted(p.toOriginatingProcess()));
+        ConnectionIdentity(Caller caller, Optional<ProcessIdentity> process,
+                           Optional<Identification.IntegrityViolation> violation) {
+            this(caller, process, violation, process.map(ConnectionIdentity::auditFacts),
+                    process.flatMap(p -> fitted(p.toOriginatingProcess())));
+        }
+
+        private static ProcessFacts auditFacts(ProcessIdentity p) {
+            return new ProcessFacts(p.pid(), p.binary(), p.sha256(),
+                    p.ancestors().stream().map(ProcessIdentity.Ancestor::binary).toList(),
+                    p.ancestors().isEmpty() ? 0 : p.ancestors().get(0).pid());
         }
 
         /** Most encoded bytes the originating process may take in the request context (4 KiB in all). */
