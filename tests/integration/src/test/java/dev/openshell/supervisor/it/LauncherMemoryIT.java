@@ -14,12 +14,13 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The launcher's heap follows the memory the process may use (issue 23, "Footprint"): half of the cgroup memory limit
  * (v2 {@code memory.max} or v1 {@code memory.limit_in_bytes}), else of the machine's memory, at least 128 MiB (three
- * quarters of a limit too small for that) and at most 640 MiB; a heap option in {@code SUPERVISOR_JAVA_OPTS} replaces
- * the sizing. The cgroup file system is a directory of the test's
+ * quarters of a limit too small for that) and at most 640 MiB, starting at 64 MiB (or the whole heap, if smaller);
+ * a heap option in {@code SUPERVISOR_JAVA_OPTS} replaces the sizing. The cgroup file system is a directory of the test's
  * ({@code SUPERVISOR_CGROUP_FS}), and the JVM reports the heap it got ({@code -XshowSettings:vm}).
  */
 class LauncherMemoryIT {
     private static final Pattern HEAP = Pattern.compile("Max\\. Heap Size: ([0-9.]+)M");
+    private static final Pattern INITIAL = Pattern.compile("\\bInitialHeapSize\\s+=\\s+(\\d+)");
 
     @TempDir
     Path cgroups;
@@ -43,6 +44,24 @@ class LauncherMemoryIT {
         Path f = cgroups.resolve(file);
         Files.createDirectories(f.getParent());
         Files.writeString(f, value + "\n");
+    }
+
+    /** {@return the initial heap the JVM got, in MiB ({@code -XX:+PrintFlagsFinal})} */
+    private double initialHeapMib(String javaOpts) throws Exception {
+        Image.Run r = version("-XX:+PrintFlagsFinal " + javaOpts);
+        Matcher m = INITIAL.matcher(r.out());
+        assertTrue(m.find(), "no InitialHeapSize in the flags: " + r.err());
+        return Long.parseLong(m.group(1)) / (double) (1L << 20);
+    }
+
+    @Test
+    void theHeapStartsSmallAndGrowsUpToItsMaximum() throws Exception {
+        limit("memory.max", String.valueOf(16L << 30)); // 16 GiB: the JVM's own initial heap would be 256 MiB
+        assertEquals(640.0, heapMib(""));
+        assertEquals(64.0, initialHeapMib(""));
+        limit("memory.max", String.valueOf(64L << 20)); // a heap of 48 MiB (three quarters) starts whole
+        assertEquals(48.0, initialHeapMib(""), "a multiple of the 4 MiB region, as the JVM keeps it");
+        assertEquals(300.0, initialHeapMib("-Xms300m"), "an operator's heap flag replaces the sizing");
     }
 
     @Test
