@@ -32,6 +32,14 @@ fi
   --ignore-signing-information \
   ${cds[@]+"${cds[@]}"} \
   --vm=server
+# libjvm.so without its symbol table (.symtab, 5 MB of the 30): the dynamic symbols stay, so the JVM still runs and
+# links as before; only a crash report (hs_err) then names JVM frames by offset (libjvm.so+0x...), which the same
+# JDK build's unstripped libjvm.so resolves. Skipped, with a note, where binutils' strip is missing.
+if command -v strip >/dev/null 2>&1; then
+  strip --strip-unneeded "$out/lib/server/libjvm.so"
+else
+  echo "note: strip (binutils) not found; lib/server/libjvm.so keeps its symbol table (5 MB)"
+fi
 cp "$here/src/bin/supervisor" "$out/bin/supervisor"
 chmod +x "$out/bin/supervisor"
 mkdir -p "$out/plugins"
