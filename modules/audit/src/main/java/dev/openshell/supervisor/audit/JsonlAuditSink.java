@@ -69,7 +69,7 @@ public final class JsonlAuditSink implements AuditSink {
     private final int maxQueuedBytes;
     private final long awaitNanos;
     private final AtomicLong dropped = new AtomicLong();
-    /** Guards the queue, the sequence numbers and {@code closed}. */
+    /** Guards the queue, the sequence numbers, {@code closed} and {@code writerIdle}. */
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition queued = lock.newCondition();
     private final Condition written = lock.newCondition();

@@ -61,13 +61,19 @@ public final class OcsfEvents {
     /** {@code metadata.product}: the same for every event, so built once. */
     private final JsonObject product;
     /**
-     * The rendered {@code actor} member per process ({@value #ACTOR_CACHE_SIZE} processes at most, least recently
-     * used out first): the block is about half of an event and the same on every event of a connection.
+     * The rendered {@code actor} member per process: the block is about half of an event and the same on every event
+     * of a connection. Bounded by size, not by count ({@value #ACTOR_CACHE_CHARS} characters of members and their
+     * keys, Caffeine's size eviction), since one member may carry 64 ancestors of 4,096-character paths; a member
+     * longer than {@value #MAX_CACHED_MEMBER_CHARS} characters is rendered for its event and not kept. Package-private
+     * for the tests.
      */
-    private final Cache<ProcessFacts, String> actors = Caffeine.newBuilder().maximumSize(ACTOR_CACHE_SIZE)
+    final Cache<ProcessFacts, String> actors = Caffeine.newBuilder().maximumWeight(ACTOR_CACHE_CHARS)
+            .weigher((ProcessFacts k, String v) -> 2 * v.length()) // the key holds the same paths as the member
             .executor(Runnable::run).build();
-    /** The most processes whose {@code actor} member is kept rendered. */
-    static final int ACTOR_CACHE_SIZE = 1024;
+    /** The weight bound of {@link #actors}: about 4 MiB of characters (8 MiB of text at worst). */
+    static final int ACTOR_CACHE_CHARS = 4 << 20;
+    /** The longest {@code actor} member kept rendered, in characters (a typical one is about 700). */
+    static final int MAX_CACHED_MEMBER_CHARS = 16 * 1024;
 
     /**
      * @param productVersion the supervisor version, for {@code metadata.product.version}
@@ -583,13 +589,21 @@ public final class OcsfEvents {
      * Writes {@code actor.process} when the process is known: {@code pid}, {@code file} (path, name, SHA-256),
      * {@code lineage} (the executables from the oldest ancestor down to the process itself, as OCSF's example orders
      * them) and {@code parent_process} (PID and executable). Paths pass through {@link #safeText}. The member is
-     * rendered once per process and kept ({@link #actors}).
+     * rendered once per process and kept ({@link #actors}); callers write it after their event's first member.
      */
     private void actor(JsonText e, RequestFacts request) {
         if (request.process().isEmpty()) {
             return;
         }
-        e.raw(actors.get(request.process().get(), OcsfEvents::actorMember));
+        ProcessFacts p = request.process().get();
+        String member = actors.getIfPresent(p);
+        if (member == null) {
+            member = actorMember(p);
+            if (member.length() <= MAX_CACHED_MEMBER_CHARS) {
+                actors.put(p, member);
+            }
+        }
+        e.raw(member);
     }
 
     /** {@return the {@code actor} member for {@code p}, as {@link JsonText#raw} splices it into an event} */

@@ -178,9 +178,9 @@ class OcsfEventsTest {
     }
 
     @Test
-    void theRenderedActorOfAProcessIsReusedAndNeverAnotherProcesssActor() {
+    void anEventCarriesItsOwnProcesssActorWhetherRenderedOrKept() {
         OcsfEvents events = new OcsfEvents("1.2.3", "host-a", Clock.systemUTC());
-        int processes = OcsfEvents.ACTOR_CACHE_SIZE + 50; // more than the cache keeps: the first ones are rendered again
+        int processes = 1500; // each pass renders some members and takes others from the cache
         for (int round = 0; round < 2; round++) {
             for (int pid = 1; pid <= processes; pid++) {
                 RequestFacts r = new RequestFacts("req-" + pid, "POST", "https", "api.example", 443, Optional.empty(),
@@ -198,6 +198,21 @@ class OcsfEventsTest {
                         .getString("request_id"), "the members after the spliced actor are the event's own");
             }
         }
+    }
+
+    @Test
+    void aProcesssActorIsKeptUnlessItIsHuge() {
+        OcsfEvents events = new OcsfEvents("1.2.3", "host-a", Clock.systemUTC());
+        ProcessFacts small = new ProcessFacts(7, "/usr/bin/git", "e".repeat(64), List.of("/usr/bin/bash"), 6);
+        ProcessFacts huge = new ProcessFacts(8, "/opt/" + "x".repeat(4000), "f".repeat(64),
+                java.util.Collections.nCopies(10, "/opt/" + "y".repeat(4000)), 6);
+        for (ProcessFacts p : List.of(small, huge)) {
+            JsonObject e = events.httpActivity(new RequestFacts("r", "GET", "https", "h", 443, Optional.empty(),
+                    Optional.of(p)), stage(StageResult.ALLOWED));
+            assertEquals(p.pid(), e.getJsonObject("actor").getJsonObject("process").getInt("pid"));
+        }
+        assertTrue(events.actors.getIfPresent(small) != null, "a typical member is kept");
+        assertTrue(events.actors.getIfPresent(huge) == null, "a member of 44,000 characters is not");
     }
 
     @Test
