@@ -34,8 +34,12 @@ fi
   --vm=server
 # libjvm.so without its symbol table (.symtab, 5 MB of the 30): the dynamic symbols stay, so the JVM still runs and
 # links as before; only a crash report (hs_err) then names JVM frames by offset (libjvm.so+0x...), which the same
-# JDK build's unstripped libjvm.so resolves. Skipped, with a note, where binutils' strip is missing.
-if command -v strip >/dev/null 2>&1; then
+# JDK build's unstripped libjvm.so resolves (so do NMT's detail reports and native profilers). The CDS archive of an
+# image without AOT cache still maps (it checks the JVM's version string, not the library). Skipped, with a note,
+# where binutils' strip is missing.
+if [ ! -f "$out/lib/server/libjvm.so" ]; then
+  : # not a Linux image: nothing to strip
+elif command -v strip >/dev/null 2>&1; then
   strip --strip-unneeded "$out/lib/server/libjvm.so"
 else
   echo "note: strip (binutils) not found; lib/server/libjvm.so keeps its symbol table (5 MB)"

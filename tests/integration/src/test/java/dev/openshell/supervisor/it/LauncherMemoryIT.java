@@ -56,12 +56,13 @@ class LauncherMemoryIT {
 
     @Test
     void theHeapStartsSmallAndGrowsUpToItsMaximum() throws Exception {
-        limit("memory.max", String.valueOf(16L << 30)); // 16 GiB: the JVM's own initial heap would be 256 MiB
+        limit("memory.max", String.valueOf(16L << 30)); // 16 GiB, as the launcher sees it (the JVM sees the host)
         assertEquals(640.0, heapMib(""));
         assertEquals(64.0, initialHeapMib(""));
         limit("memory.max", String.valueOf(64L << 20)); // a heap of 48 MiB (three quarters) starts whole
         assertEquals(48.0, initialHeapMib(""), "a multiple of the 4 MiB region, as the JVM keeps it");
         assertEquals(300.0, initialHeapMib("-Xms300m"), "an operator's heap flag replaces the sizing");
+        assertTrue(initialHeapMib("-XX:MinHeapSize=200m") >= 200, "a minimum above 64 MiB starts (the JVM sizes it)");
     }
 
     @Test
