@@ -14,6 +14,14 @@ public interface AuditSink extends AutoCloseable {
      */
     void emit(JsonObject event);
 
+    /**
+     * Waits, bounded, until the events the calling thread emitted are written (the proxy calls it before it writes
+     * to a client, so that a response never precedes its audit lines). The default returns at once: for a sink whose
+     * {@link #emit} writes before it returns, or one that keeps nothing.
+     */
+    default void awaitOwn() {
+    }
+
     /** Flushes and releases resources; later events are dropped. */
     @Override
     void close();

@@ -29,9 +29,11 @@ import java.util.function.Consumer;
  * renamed {@code <name>.<yyyyMMdd'T'HHmmss'Z'>[.<n>]} beside it and a new one started; rotated files are kept (the
  * operator's shipper owns them).
  *
- * <p><b>Writing.</b> {@link #emit} encodes the event on the caller's thread, queues the line and waits until the
- * writer thread has handed it to the operating system: a line is never left in a buffer once its {@code emit} has
- * returned, so a crash of the JVM loses at most the lines queued at that moment. The writer is one platform thread
+ * <p><b>Writing.</b> {@link #emit} encodes the event on the caller's thread, queues the line and returns; the writer
+ * thread hands it to the operating system while the request goes on (upstream, typically). {@link #awaitOwn} waits
+ * until every line the calling thread queued has been handed to the operating system: the proxy calls it before it
+ * writes to the client, so a response never reaches its client before the audit lines its connection emitted are in
+ * the file, and a crash of the JVM loses at most the lines of responses not yet sent. The writer is one platform thread
  * ({@code audit-writer}) that takes every queued line at once, writes them in one buffered pass and flushes once per
  * batch ("group commit"): under load the file sees one write system call per batch instead of one per event, and
  * the request threads (virtual threads) never block their carrier in a file write. Lines are written in the order
@@ -39,8 +41,8 @@ import java.util.function.Consumer;
  *
  * <p><b>Bounds.</b> At most {@value #MAX_QUEUED_BYTES} bytes of lines wait at one time; an event that would exceed
  * that (the disk or the reader of standard output stalls) is dropped and counted ({@code overflow}), never blocking
- * the request. An emitter waits at most {@value #MAX_AWAIT_MILLIS} ms for its line; past that it goes on and its
- * line stays queued. {@link #close()} writes every line queued before it (nothing queued is lost on an orderly stop)
+ * the request. {@link #awaitOwn} waits at most {@value #MAX_AWAIT_MILLIS} ms; past that the caller goes on and its
+ * lines stay queued. {@link #close()} writes every line queued before it (nothing queued is lost on an orderly stop)
  * and waits at most {@value #CLOSE_MILLIS} ms for that.
  *
  * <p>Write errors never reach the caller: the event is counted in {@link #dropped()} and reported to the drop
@@ -52,7 +54,7 @@ public final class JsonlAuditSink implements AuditSink {
     public static final long DEFAULT_MAX_BYTES = 100L * 1024 * 1024;
     /** The most bytes of lines waiting for the writer at one time: 8 MiB (about 6,000 events). */
     public static final int MAX_QUEUED_BYTES = 8 * 1024 * 1024;
-    /** The longest an emitter waits for its line to be written, in milliseconds. */
+    /** The longest {@link #awaitOwn} waits for the caller's lines to be written, in milliseconds. */
     public static final long MAX_AWAIT_MILLIS = 2_000;
     /** The longest {@link #close()} waits for the queued lines to be written, in milliseconds. */
     public static final long CLOSE_MILLIS = 10_000;
@@ -77,7 +79,13 @@ public final class JsonlAuditSink implements AuditSink {
     private int queuedBytes;
     /** Sequence number of the last line queued; of the last line the writer has finished with. */
     private long lastQueued;
-    private long lastWritten;
+    /** Written under the lock; read without it by {@link #awaitOwn}'s fast path. */
+    private volatile long lastWritten;
+    /**
+     * Per thread: the sequence number of the last line it queued (one slot, so a request's thread allocates it once;
+     * a virtual thread's slot goes with the thread).
+     */
+    private final ThreadLocal<long[]> ownLast = ThreadLocal.withInitial(() -> new long[1]);
     private boolean closed;
     private boolean overflowing;
     /** Set while the writer waits for lines: only then does an emitter signal it (a signal costs a queue transfer). */
@@ -90,6 +98,8 @@ public final class JsonlAuditSink implements AuditSink {
     private long size;
     private LocalDate day;
     private boolean failing;
+    /** Lines of the batch being written: lost, and counted, if the writer dies in the middle of it. */
+    private int inFlight;
 
     private JsonlAuditSink(Path file, OutputStream out, long maxBytes, Clock clock, Consumer<String> onDrop,
                            int maxQueuedBytes, long awaitMillis) {
@@ -199,6 +209,7 @@ public final class JsonlAuditSink implements AuditSink {
     public void emit(JsonObject event) {
         // encoded once, on the caller's thread; the writer only copies bytes
         byte[] line = JsonLine.encode(event);
+        long[] own = ownLast.get();
         String drop = null;
         boolean warnOverflow = false;
         int behind = 0;
@@ -216,22 +227,9 @@ public final class JsonlAuditSink implements AuditSink {
             } else {
                 queue.add(line);
                 queuedBytes += line.length;
-                long seq = ++lastQueued;
+                own[0] = ++lastQueued;
                 if (writerIdle) {
                     queued.signal(); // a busy writer takes this line with its next batch without being told
-                }
-                long deadline = System.nanoTime() + awaitNanos;
-                boolean interrupted = false;
-                long nanos;
-                while (lastWritten < seq && !writerDead && (nanos = deadline - System.nanoTime()) > 0) {
-                    try {
-                        written.awaitNanos(nanos);
-                    } catch (InterruptedException e) {
-                        interrupted = true; // the line is queued: it is written whatever the caller does
-                    }
-                }
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
                 }
             }
         } finally {
@@ -244,6 +242,37 @@ public final class JsonlAuditSink implements AuditSink {
         }
         if (drop != null) {
             dropped(drop, 1);
+        }
+    }
+
+    /**
+     * Waits until every line the calling thread queued has been handed to the operating system (or dropped: a write
+     * error, a dead writer), at most {@value #MAX_AWAIT_MILLIS} ms. Returns at once, without taking the lock, when
+     * they have been already, which is the common case: the writer writes while the request is upstream.
+     */
+    @Override
+    public void awaitOwn() {
+        long seq = ownLast.get()[0];
+        if (seq <= lastWritten) {
+            return;
+        }
+        lock.lock();
+        try {
+            long deadline = System.nanoTime() + awaitNanos;
+            boolean interrupted = false;
+            long nanos;
+            while (lastWritten < seq && !writerDead && (nanos = deadline - System.nanoTime()) > 0) {
+                try {
+                    written.awaitNanos(nanos);
+                } catch (InterruptedException e) {
+                    interrupted = true; // the lines are queued: they are written whatever the caller does
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -267,14 +296,15 @@ public final class JsonlAuditSink implements AuditSink {
             lock.lock();
             try {
                 writerDead = true;
-                lost = queue.size();
+                lost = inFlight + queue.size();
                 queue.clear();
                 queuedBytes = 0;
+                // counted before anyone waiting is released: a caller of awaitOwn then sees the loss counted
+                dropped("writer_failed", lost);
                 written.signalAll();
             } finally {
                 lock.unlock();
             }
-            dropped("writer_failed", lost);
             LOG.log(System.Logger.Level.ERROR, "the audit log writer stopped (" + t.getClass().getSimpleName()
                     + "); audit events are dropped and counted from now on");
             if (t instanceof Error e && !(t instanceof StackOverflowError)) {
@@ -305,7 +335,9 @@ public final class JsonlAuditSink implements AuditSink {
             } finally {
                 lock.unlock();
             }
+            inFlight = batch.size();
             write(batch);
+            inFlight = 0;
             batch.clear();
             spare = batch;
             lock.lock();

@@ -70,7 +70,8 @@ class JsonlAuditSinkTest {
         try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, JsonlAuditSink.DEFAULT_MAX_BYTES, new ManualClock())) {
             sink.emit(event(1));
             sink.emit(event(2));
-            // flushed per line: readable before close
+            sink.awaitOwn();
+            // handed to the operating system once awaitOwn returns: readable before close
             List<String> lines = Files.readAllLines(log);
             assertEquals(2, lines.size());
             assertEquals(1, Json.createReader(new java.io.StringReader(lines.get(0))).readObject().getInt("n"));
@@ -96,13 +97,14 @@ class JsonlAuditSinkTest {
                     for (int i = 0; i < each; i++) {
                         sink.emit(event(base + i));
                     }
+                    sink.awaitOwn();
                 }));
             }
             go.countDown();
             for (Thread t : started) {
                 t.join();
             }
-            // every emitter has returned and the sink is still open: every line must already be in the file
+            // every emitter has returned from awaitOwn and the sink is still open: every line must be in the file
             List<String> lines = Files.readAllLines(log);
             assertEquals(threads * each, lines.size());
             assertEquals(threads * each, lines.stream()
@@ -151,6 +153,7 @@ class JsonlAuditSinkTest {
         JsonlAuditSink sink = JsonlAuditSink.toStream(broken);
         sink.emit(event(1));
         sink.emit(event(2));
+        sink.awaitOwn();
         assertEquals(2, sink.dropped());
     }
 
@@ -190,7 +193,7 @@ class JsonlAuditSinkTest {
         List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
         // a queue of 300 bytes: one event of about 120 waits, the third does not fit; emitters wait 50 ms at most
         JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, reasons::add, 300, 50);
-        sink.emit(event(1));     // taken by the writer, which then blocks in the stream: emit returns after 50 ms
+        sink.emit(event(1));     // taken by the writer, which then blocks in the stream; emit returns at once
         assertTrue(writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
         sink.emit(event(2));     // queued behind it
         sink.emit(event(3));     // queued: 2 x ~120 bytes fit in 300
@@ -215,12 +218,14 @@ class JsonlAuditSinkTest {
             }
         };
         List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
-        // an emitter would wait up to 60 s for a live writer: returning at all shows it was released
+        // awaitOwn would wait up to 60 s for a live writer: returning at all shows it was released
         JsonlAuditSink sink = JsonlAuditSink.toStream(exploding, reasons::add, 1 << 20, 60_000);
         sink.emit(event(1));
+        sink.awaitOwn();
+        assertEquals(List.of("writer_failed"), reasons, "the event the writer was writing is lost and counted");
         sink.emit(event(2));
-        assertEquals(List.of("writer_failed"), reasons, "the second event is dropped at once");
-        assertEquals(1, sink.dropped());
+        assertEquals(List.of("writer_failed", "writer_failed"), reasons, "the second event is dropped at once");
+        assertEquals(2, sink.dropped());
         sink.close();
     }
 
@@ -234,7 +239,57 @@ class JsonlAuditSinkTest {
         });
         JsonlAuditSink sink = JsonlAuditSink.toStream(swallowing);
         sink.emit(event(1));
+        sink.awaitOwn();
         assertEquals(1, sink.dropped(), "a PrintStream swallows the error; the sink must not");
+        sink.close();
+    }
+
+    @Test
+    void emitReturnsBeforeTheWriteAndAwaitOwnWaitsForTheCallersLinesOnly() throws Exception {
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        OutputStream stalling = new OutputStream() {
+            @Override
+            public void write(int b) {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public synchronized void write(byte[] b, int off, int len) {
+                writing.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                got.write(b, off, len);
+            }
+        };
+        // awaitOwn may wait up to 60 s: a wait that ends shows the line was written, not that time ran out
+        JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, null, 1 << 20, 60_000);
+        sink.emit(event(1));     // returns although the writer is stuck in the stream with this very line
+        assertTrue(writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        java.util.concurrent.atomic.AtomicBoolean othersDone = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread other = Thread.ofVirtual().start(() -> {
+            sink.awaitOwn();     // this thread emitted nothing: nothing to wait for
+            othersDone.set(true);
+        });
+        other.join();
+        assertTrue(othersDone.get());
+        java.util.concurrent.atomic.AtomicBoolean mineDone = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.CountDownLatch emitted = new java.util.concurrent.CountDownLatch(1);
+        Thread mine = Thread.ofVirtual().start(() -> {
+            sink.emit(event(2));
+            emitted.countDown();
+            sink.awaitOwn();     // waits for line 2, behind the stuck line 1
+            mineDone.set(got.toString(StandardCharsets.UTF_8).lines().count() == 2);
+        });
+        assertTrue(emitted.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(mine.isAlive(), "awaitOwn returned before its line was written");
+        release.countDown();
+        mine.join();
+        assertTrue(mineDone.get(), "awaitOwn returned before its line reached the stream");
         sink.close();
     }
 

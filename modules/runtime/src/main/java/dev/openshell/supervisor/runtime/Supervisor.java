@@ -303,7 +303,7 @@ public final class Supervisor implements AutoCloseable {
             s.ready = true;
             return s;
         } catch (PolicyException e) {
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, e.file(),
+            emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, e.file(),
                     e.errors().size() + " errors"));
             closeQuietly(s, audit);
             throw new StartupException(describe(e), e);
@@ -326,7 +326,7 @@ public final class Supervisor implements AutoCloseable {
         if (!identities.settings().enforced()) {
             LOG.log(System.Logger.Level.WARNING, "binary scoping is off ([openshell.supervisor.identity] mode ="
                     + " \"endpoint-only\"): network policies with binaries admit every process");
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.BINARY_SCOPING_OFF, true, subject,
+            emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.BINARY_SCOPING_OFF, true, subject,
                     "identity mode endpoint-only"));
         } else if (!Identities.platformSupported()) {
             LOG.log(System.Logger.Level.WARNING, "process identity is unavailable on this platform (it needs Linux"
@@ -383,22 +383,22 @@ public final class Supervisor implements AutoCloseable {
 
     private void reportRegistry() {
         for (PluginFailure f : registry.pluginRefusals()) {
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+            emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
                     "plugin refused"));
         }
         for (PluginFailure f : registry.serviceRefusals()) {
             LOG.log(System.Logger.Level.WARNING, "middleware service refused: {0}", f);
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+            emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
                     "registration refused"));
         }
         for (PluginFailure f : registry.duplicateRefusals()) {
             LOG.log(System.Logger.Level.WARNING, "middleware binding refused: {0}", f);
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+            emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
                     "registration refused"));
         }
         for (var p : registry.services()) {
             metrics.serviceUp(p.registration().name(), true);
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, true,
+            emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, true,
                     p.registration().name(), "registration validated"));
         }
     }
@@ -408,7 +408,7 @@ public final class Supervisor implements AutoCloseable {
             @Override
             public void plaintextRegistration(String name, URI endpoint) {
                 // the console warning is the gateway configuration's (once, with file:line:col); this is the event
-                audit.emit(events.configChange(OcsfEvents.ConfigChange.INSECURE_REGISTRATION, true, name,
+                emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.INSECURE_REGISTRATION, true, name,
                         "plaintext gRPC under allow_insecure"));
             }
 
@@ -460,7 +460,7 @@ public final class Supervisor implements AutoCloseable {
                     LOG.log(System.Logger.Level.WARNING, "{0}: upgrades: allow_uninspected: the bytes after a protocol"
                             + " upgrade (WebSocket) to this endpoint are relayed without middleware inspection, also"
                             + " under fail_closed middleware", where);
-                    audit.emit(events.configChange(OcsfEvents.ConfigChange.UNINSPECTED_UPGRADES, true, where,
+                    emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.UNINSPECTED_UPGRADES, true, where,
                             "upgrades: allow_uninspected"));
                 }
             }
@@ -471,12 +471,12 @@ public final class Supervisor implements AutoCloseable {
         byte[] digest = options.policy().map(Supervisor::digestOf).orElse(null);
         Candidate c = prepare();
         c.policy().warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
-        audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
+        emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
                 c.policy().value().networkMiddlewares().size() + " middleware configs"));
         announceUninspectedUpgrades(c.policy().value());
         current.set(c.generation());
         installedDigest = digest;
-        audit.emit(events.configChange(OcsfEvents.ConfigChange.SUPERVISOR_START, true, policyName,
+        emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.SUPERVISOR_START, true, policyName,
                 c.generation().summary()));
         LOG.log(System.Logger.Level.INFO, "starting with {0}: {1}", policyName, c.generation().summary());
     }
@@ -535,13 +535,13 @@ public final class Supervisor implements AutoCloseable {
             return new ReloadOutcome.Unchanged(serving.number());
         }
         c.policy().warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
-        audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
+        emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
                 c.policy().value().networkMiddlewares().size() + " middleware configs"));
         announceUninspectedUpgrades(c.policy().value());
         current.set(c.generation());
         installedDigest = digest;
         String summary = c.generation().summary();
-        audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, summary
+        emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, summary
                 + (recovering ? "; valid again after a failed reload" : "")));
         LOG.log(System.Logger.Level.INFO, "policy reloaded from {0}: {1} replaces generation {2}{3}", policyName,
                 summary, serving.number(), recovering ? " (a valid policy again after a failed reload)" : "");
@@ -554,7 +554,7 @@ public final class Supervisor implements AutoCloseable {
         failedReason = null;
         LOG.log(System.Logger.Level.INFO, "policy reload: {0} is valid again; {1}, which keeps serving", policyName,
                 how);
-        audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName,
+        emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName,
                 "valid again after a failed reload; generation " + serving.number() + " keeps serving"));
     }
 
@@ -578,10 +578,10 @@ public final class Supervisor implements AutoCloseable {
             }
             LOG.log(System.Logger.Level.WARNING, b.toString());
             if (!problems.isEmpty()) {
-                audit.emit(events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, policyName,
+                emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, policyName,
                         problems.stream().filter(ConfigProblem::isError).count() + " errors"));
             }
-            audit.emit(events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, false, policyName,
+            emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, false, policyName,
                     reason + "; generation " + serving.number() + " keeps serving"));
         }
         return new ReloadOutcome.Failed(serving.number(), reason, problems);
@@ -716,7 +716,7 @@ public final class Supervisor implements AutoCloseable {
                                     + " on_error until one returns", binding.value(), stuckThreads);
                         }
                         try {
-                            audit.emit(events.bindingAvailability(binding.value(), available, stuckThreads, stuck));
+                            emitWritten(audit, events.bindingAvailability(binding.value(), available, stuckThreads, stuck));
                         } catch (RuntimeException e) {
                             LOG.log(System.Logger.Level.WARNING, "audit event for binding availability failed: "
                                     + e.getClass().getSimpleName());
@@ -752,6 +752,17 @@ public final class Supervisor implements AutoCloseable {
      */
     public static BindingCatalog catalog(ProviderRegistry registry) {
         return ConnectedRegistry.catalog(registry);
+    }
+
+    /**
+     * Emits a configuration or availability event and waits, bounded, until it is written: these events come from
+     * start-up, reloads and the stuck-stage watch, not from a request, so no client write waits for them
+     * ({@link AuditSink#awaitOwn}); an operator who sees the start-up line or a reload's log line finds the event in
+     * the file.
+     */
+    private static void emitWritten(AuditSink audit, jakarta.json.JsonObject event) {
+        audit.emit(event);
+        audit.awaitOwn();
     }
 
     private static AuditSink openAudit(Optional<String> spec, Path stateDir, SupervisorMetrics metrics) {

@@ -468,6 +468,12 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         return c.client().map(a -> a.getAddress().getHostAddress());
     }
 
+    /** Holds a client write until the audit lines this thread emitted are written ({@link AuditSink#awaitOwn}). */
+    @Override
+    public void beforeClientOutput() {
+        audit.awaitOwn();
+    }
+
     /** Observes a buffered body's wait for budget room in {@code supervisor_body_buffer_wait_seconds}. */
     @Override
     public void bodyBufferWaited(long nanos) {

@@ -56,7 +56,7 @@ final class ProxyConnection implements ServerConnection {
 
     private void serve() {
         HttpInput in = new HttpInput(new ReaderStream(ctx.dataReader()));
-        OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter()), 16 * 1024);
+        OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter(), core), 16 * 1024);
         try {
             new ProxySession(core, in, out, this::closeSocket, state, connection()).loop();
         } catch (IOException | UncheckedIOException e) {
@@ -100,6 +100,8 @@ final class ProxyConnection implements ServerConnection {
     }
 
     private void closeSocket() {
+        // what this thread reported about the connection is written before the client sees it close
+        core.beforeClientOutput();
         try {
             ctx.serverSocket().close();
         } catch (RuntimeException ignored) {
@@ -150,12 +152,17 @@ final class ProxyConnection implements ServerConnection {
         }
     }
 
-    /** Helidon's writer as a stream; every write goes to the socket at once. */
+    /**
+     * Helidon's writer as a stream; every write goes to the socket at once, after {@link ProxyCore#beforeClientOutput}
+     * (the writing thread's audit lines are written first).
+     */
     private static final class WriterStream extends OutputStream {
         private final DataWriter writer;
+        private final ProxyCore core;
 
-        WriterStream(DataWriter writer) {
+        WriterStream(DataWriter writer, ProxyCore core) {
             this.writer = writer;
+            this.core = core;
         }
 
         @Override
@@ -165,6 +172,7 @@ final class ProxyConnection implements ServerConnection {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
+            core.beforeClientOutput();
             try {
                 writer.writeNow(BufferData.create(Arrays.copyOfRange(b, off, off + len)));
             } catch (UncheckedIOException e) {

@@ -252,6 +252,18 @@ public final class ProxyCore {
         }
     }
 
+    /**
+     * Before a write to a client socket or its close: the hook's wait for the calling thread's audit lines (never
+     * throws).
+     */
+    void beforeClientOutput() {
+        try {
+            hook.beforeClientOutput();
+        } catch (RuntimeException e) {
+            // the write goes on; a wait that failed must not fail the response
+        }
+    }
+
     BodyBudget bodyBudget() {
         return bodyBudget;
     }
