@@ -60,6 +60,30 @@ public final class SupervisorProxy implements AutoCloseable {
         return new Builder();
     }
 
+    private static final java.util.concurrent.atomic.AtomicBoolean PREPARED =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * Starts, on a daemon thread of its own, the part of a proxy's start-up that depends on no setting: reading the
+     * system trust store and discovering Helidon's services. {@code supervisor run} calls it before it parses its
+     * command line, so that this work runs beside that and beside the policy's compilation, on the other core;
+     * {@link #start()} waits for what is still running and does what was not started. Optional, idempotent, and
+     * never throws: {@link #start()} reports a failure.
+     */
+    public static void prepare() {
+        if (!PREPARED.compareAndSet(false, true)) {
+            return;
+        }
+        Thread.ofPlatform().daemon(true).name("proxy-prepare").start(() -> {
+            UpstreamTls.preload();
+            try {
+                io.helidon.service.registry.GlobalServiceRegistry.registry();
+            } catch (RuntimeException e) {
+                // WebServer's own start discovers the services again, and reports what fails
+            }
+        });
+    }
+
     /**
      * Loads or creates the CA, then binds the listener and starts serving. Logs a warning for each loosened
      * {@link NetworkSettings} value.
