@@ -22,14 +22,35 @@ import picocli.CommandLine.Model.CommandSpec;
  * the terminal: {@code COLUMNS} when set (40 to 250), else the width picocli detects, else 80 columns.
  */
 @Command(name = "supervisor", versionProvider = Main.Version.class,
-        description = "OpenShell supervisor: an egress proxy that runs RFC 0009 middleware chains.",
-        subcommands = {RunCommand.class, ValidateCommand.class, ExplainCommand.class, PolicyCommand.class,
-                CaCommand.class, SdkCommand.class, DemoCommand.class, PluginsCommand.class,
-                PrivacyGuardCommand.class, TckCommand.class, HelpCommand.class})
+        description = "OpenShell supervisor: an egress proxy that runs RFC 0009 middleware chains.")
 public final class Main {
     /** Narrowest and widest help text, in columns. */
     static final int MIN_WIDTH = 40;
     static final int MAX_WIDTH = 250;
+
+    /**
+     * The commands, by name, in help order. A command line that names one of them (other than {@code help}) as its
+     * first word gets only that one built: picocli builds the model of every command it is given, by reflection and
+     * in its own old class files the AOT cache cannot hold, and for {@code supervisor run} that was a third of the
+     * start-up time. Every other command line (help, a typo, options only) gets them all.
+     */
+    static final Map<String, java.util.function.Supplier<Object>> COMMANDS = commands();
+
+    private static Map<String, java.util.function.Supplier<Object>> commands() {
+        Map<String, java.util.function.Supplier<Object>> m = new java.util.LinkedHashMap<>();
+        m.put("run", RunCommand::new);
+        m.put("validate", ValidateCommand::new);
+        m.put("explain", ExplainCommand::new);
+        m.put("policy", PolicyCommand::new);
+        m.put("ca", CaCommand::new);
+        m.put("sdk", SdkCommand::new);
+        m.put("demo", DemoCommand::new);
+        m.put("plugins", PluginsCommand::new);
+        m.put("privacy-guard", PrivacyGuardCommand::new);
+        m.put("tck", TckCommand::new);
+        m.put("help", HelpCommand::new);
+        return java.util.Collections.unmodifiableMap(m);
+    }
 
     /** Creates the root command (called by picocli). */
     public Main() {
@@ -41,6 +62,10 @@ public final class Main {
      * @param args the arguments
      */
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("run")) {
+            // the proxy's setting-free start-up work, beside the parsing of the command line and the policy
+            dev.openshell.supervisor.proxy.SupervisorProxy.prepare();
+        }
         ConsoleLogging.install(System.getenv());
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
@@ -67,15 +92,30 @@ public final class Main {
      * @return the exit code
      */
     static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
-        CommandLine cl = commandLine(env);
+        CommandLine cl = commandLine(env, args.length > 0 && !args[0].equals("help") && COMMANDS.containsKey(args[0])
+                ? List.of(args[0]) : COMMANDS.keySet());
         cl.setOut(out);
         cl.setErr(err);
         return cl.execute(args);
     }
 
-    /** {@return the command tree, with the shared options on every command and the operator-facing handlers} */
+    /** {@return the whole command tree, with the shared options on every command and the operator-facing handlers} */
     static CommandLine commandLine(Map<String, String> env) {
+        return commandLine(env, COMMANDS.keySet());
+    }
+
+    /**
+     * {@return the command tree with the given commands only, with the shared options on every command and the
+     * operator-facing handlers}
+     *
+     * @param env the environment ({@code COLUMNS})
+     * @param names names of {@link #COMMANDS}, in help order
+     */
+    static CommandLine commandLine(Map<String, String> env, java.util.Collection<String> names) {
         CommandLine cl = new CommandLine(new Main());
+        for (String name : names) {
+            cl.addSubcommand(name, new CommandLine(COMMANDS.get(name).get()));
+        }
         decorate(cl);
         width(env).ifPresentOrElse(cl::setUsageHelpWidth, () -> cl.setUsageHelpAutoWidth(true));
         cl.setParameterExceptionHandler(Main::usageError);

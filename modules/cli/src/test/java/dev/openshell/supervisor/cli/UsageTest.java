@@ -111,4 +111,31 @@ class UsageTest {
         assertTrue(wide.contains("With no options: 127.0.0.1:3128, the embedded default policy (all hosts on ports 80"
                 + " and 443, openshell/regex"), wide);
     }
+
+    @Test
+    void theCommandTableNamesEachCommandAsItsAnnotationDoes() {
+        for (var e : Main.COMMANDS.entrySet()) {
+            CommandLine.Command c = e.getValue().get().getClass().getAnnotation(CommandLine.Command.class);
+            assertEquals(e.getKey(), c.name(), "the table's name of " + c.name());
+            assertEquals(0, c.aliases().length, e.getKey() + ": an alias would not select the command alone");
+        }
+    }
+
+    @Test
+    void aCommandLineThatNamesACommandBuildsThatOneOnlyAndBehavesTheSame() {
+        CommandLine one = Main.commandLine(Map.of(), List.of("validate"));
+        assertEquals(List.of("validate"), List.copyOf(one.getSubcommands().keySet()));
+        // the same help and the same usage error as with the whole tree
+        Cli.Run help = run(Map.of(), List.of("validate", "--help"));
+        StringWriter whole = new StringWriter();
+        Main.commandLine(Map.of()).getSubcommands().get("validate").usage(new PrintWriter(whole, true));
+        assertEquals(whole.toString(), help.out());
+        Cli.Run bad = run(Map.of(), List.of("validate", "--no-such-option"));
+        assertEquals(2, bad.exit(), bad.toString());
+        assertTrue(bad.err().startsWith("supervisor validate: "), bad.toString());
+        // help and a mistyped command still see every command
+        Cli.Run typo = run(Map.of(), List.of("valdate"));
+        assertEquals(2, typo.exit(), typo.toString());
+        assertTrue(typo.err().contains("did you mean validate?"), typo.toString());
+    }
 }
