@@ -44,6 +44,21 @@ elif command -v strip >/dev/null 2>&1; then
 else
   echo "note: strip (binutils) not found; lib/server/libjvm.so keeps its symbol table (5 MB)"
 fi
+# Security providers: the image lists the five of java.base (SUN, SunRsaSign, SunEC, SunJSSE, SunJCE), which serve
+# every key, certificate, signature and TLS operation the supervisor makes. The JDK's list goes on with providers of
+# modules the image does not link (SunPKCS11, XMLDSig, ...) and JdkLDAP (LDAP certificate stores, never used here); a
+# JCA lookup that the first five do not answer then loads those by ServiceLoader, which instantiates every Provider
+# service in the image on the way: BouncyCastle's two (860 classes; 2.5 MB of the AOT cache). An operator who needs
+# another provider adds it with -Djava.security.properties=FILE (docs/operators.md).
+security="$out/conf/security/java.security"
+if [ -f "$security" ]; then
+  awk '!/^security\.provider\.[0-9]+=/ || /^security\.provider\.[1-5]=(SUN|SunRsaSign|SunEC|SunJSSE|SunJCE)$/' \
+    "$security" > "$security.tmp" && mv "$security.tmp" "$security"
+  if [ "$(grep -c '^security\.provider\.' "$security")" != 5 ]; then
+    echo "error: $security does not list security.provider.1-5 as SUN, SunRsaSign, SunEC, SunJSSE, SunJCE" >&2
+    exit 1
+  fi
+fi
 cp "$here/src/bin/supervisor" "$out/bin/supervisor"
 chmod +x "$out/bin/supervisor"
 mkdir -p "$out/plugins"
