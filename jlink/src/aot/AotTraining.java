@@ -43,7 +43,9 @@ import javax.net.ssl.TrustManagerFactory;
  * it serves itself (plain HTTP, and HTTPS trusted through {@code upstream_ca_bundle}), sends REQUESTS proxied
  * requests (default 3000; at most SECONDS seconds, default 30) on 4 connections: {@code openshell/regex} redacting a
  * fake key over HTTP and over an intercepted CONNECT tunnel, a clean POST, a GET on a host with no middleware, a
- * denied host; then stops it with SIGTERM, and the JVM writes the cache as it exits.
+ * denied host, a method the endpoint's L7 rules deny (the training endpoint is {@code protocol: rest} with allow
+ * rules, so start-up compiles L7 policy and each request runs the L7 route); then stops it with SIGTERM, and the JVM
+ * writes the cache as it exits.
  *
  * <p>The run is a smoke test as well: it fails (exit 1, with the supervisor's output) when a response has an
  * unexpected status or the upstream ever receives the fake key. Everything it writes is under WORK (state directory,
@@ -65,8 +67,13 @@ public final class AotTraining {
     /**
      * No adapter code in the cache: with it, JDK 25 warns on every start that an adapter blob's saved name differs
      * from the expected one (a fingerprint collision; the JVM then makes the adapter itself, as without a cache).
+     * No method profiles (JEP 515) either: replayed at start-up, they sent the JIT's C2 compiler at the hot methods of
+     * the training early, on the second of two cores, while the start-up ran on the first; without them the start
+     * to the listening line took about 0.1 s less, the cache is 4 MB smaller, and the JIT's warm-up under load took
+     * as long as with them (docs/BENCHMARKS.md, "Issue 23, third round").
      */
-    private static final String TRAINING_OPTIONS = "-XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching";
+    private static final String TRAINING_OPTIONS = "-XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching"
+            + " -XX:-AOTRecordTraining";
 
     private final Path image;
     private final Path cache;
@@ -161,6 +168,11 @@ public final class AotTraining {
                     endpoints:
                       - host: %s
                         ports: [%d, %d]
+                        protocol: rest
+                        enforcement: enforce
+                        rules:
+                          - allow: { method: GET, path: "/v1/**" }
+                          - allow: { method: POST, path: "/v1/**" }
                       - host: %s
                         port: %d
                 network_middlewares:
@@ -250,7 +262,8 @@ public final class AotTraining {
                 new Call("POST", http + "/v1/chat/completions", clean, 200),
                 new Call("GET", "http://" + PLAIN_HOST + ":" + port + "/v1/models", null, 200),
                 new Call("POST", https + "/v1/files", large, 200),
-                new Call("GET", "http://" + DENIED_HOST + ":" + port + "/upload", null, 403));
+                new Call("GET", "http://" + DENIED_HOST + ":" + port + "/upload", null, 403),
+                new Call("PUT", http + "/v1/files", clean, 403)); // no L7 rule allows PUT
         AtomicInteger next = new AtomicInteger();
         Map<String, Boolean> problems = new ConcurrentHashMap<>();
         long deadline = System.nanoTime() + budget.toNanos();
@@ -262,7 +275,8 @@ public final class AotTraining {
                     Call c = calls.get(i % calls.size());
                     HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(c.uri())).timeout(REQUEST_LIMIT)
                             .header("Content-Type", "application/json");
-                    r = c.body() == null ? r.GET() : r.POST(HttpRequest.BodyPublishers.ofString(c.body()));
+                    r = c.body() == null ? r.GET()
+                            : r.method(c.method(), HttpRequest.BodyPublishers.ofString(c.body()));
                     try {
                         int status = client.send(r.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
                         if (status != c.status()) {
