@@ -32,8 +32,9 @@ import java.util.function.Consumer;
  * <p><b>Writing.</b> {@link #emit} encodes the event on the caller's thread, queues the line and returns; the writer
  * thread hands it to the operating system while the request goes on (upstream, typically). {@link #awaitOwn} waits
  * until every line the calling thread queued has been handed to the operating system: the proxy calls it before it
- * writes to the client, so a response never reaches its client before the audit lines its connection emitted are in
- * the file, and a crash of the JVM loses at most the lines of responses not yet sent. The writer is one platform thread
+ * writes to or closes a client connection, so the lines a thread emitted are in the file before what it sends next
+ * reaches the client. A crash of the JVM loses the lines still queued: of requests whose responses were not yet sent,
+ * though their upstream may have seen them. The writer is one platform thread
  * ({@code audit-writer}) that takes every queued line at once, writes them in one buffered pass and flushes once per
  * batch ("group commit"): under load the file sees one write system call per batch instead of one per event, and
  * the request threads (virtual threads) never block their carrier in a file write. Lines are written in the order
@@ -247,12 +248,14 @@ public final class JsonlAuditSink implements AuditSink {
 
     /**
      * Waits until every line the calling thread queued has been handed to the operating system (or dropped: a write
-     * error, a dead writer), at most {@value #MAX_AWAIT_MILLIS} ms. Returns at once, without taking the lock, when
-     * they have been already, which is the common case: the writer writes while the request is upstream.
+     * error, a dead writer), at most {@value #MAX_AWAIT_MILLIS} ms; lines it timed out on are not waited for again.
+     * Returns at once, without taking the lock, when they have been already, which is the common case: the writer
+     * writes while the request is upstream.
      */
     @Override
     public void awaitOwn() {
-        long seq = ownLast.get()[0];
+        long[] own = ownLast.get();
+        long seq = own[0];
         if (seq <= lastWritten) {
             return;
         }
@@ -267,6 +270,11 @@ public final class JsonlAuditSink implements AuditSink {
                 } catch (InterruptedException e) {
                     interrupted = true; // the lines are queued: they are written whatever the caller does
                 }
+            }
+            if (lastWritten < seq && own[0] == seq) {
+                // timed out (a stalled disk or reader): these lines stay queued, and are not waited for again, so
+                // each line holds its thread back once, never once per write of a long response
+                own[0] = 0;
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();

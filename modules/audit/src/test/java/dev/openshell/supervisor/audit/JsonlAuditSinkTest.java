@@ -196,6 +196,7 @@ class JsonlAuditSinkTest {
         sink.emit(event(1));     // taken by the writer, which then blocks in the stream; emit returns at once
         assertTrue(writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
         sink.emit(event(2));     // queued behind it
+        sink.awaitOwn();         // times out after 50 ms: line 2 stays queued, and is not waited for again
         sink.emit(event(3));     // queued: 2 x ~120 bytes fit in 300
         sink.emit(event(4));     // over the bound: dropped at once
         assertEquals(1, sink.dropped());
@@ -275,7 +276,7 @@ class JsonlAuditSinkTest {
             sink.awaitOwn();     // this thread emitted nothing: nothing to wait for
             othersDone.set(true);
         });
-        other.join();
+        assertTrue(other.join(Duration.ofSeconds(10)), "awaitOwn waited although its thread emitted nothing");
         assertTrue(othersDone.get());
         java.util.concurrent.atomic.AtomicBoolean mineDone = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.CountDownLatch emitted = new java.util.concurrent.CountDownLatch(1);

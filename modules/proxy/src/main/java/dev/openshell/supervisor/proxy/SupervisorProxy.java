@@ -78,7 +78,7 @@ public final class SupervisorProxy implements AutoCloseable {
             UpstreamTls.preload();
             try {
                 io.helidon.service.registry.GlobalServiceRegistry.registry();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | java.util.ServiceConfigurationError | LinkageError e) {
                 // WebServer's own start discovers the services again, and reports what fails
             }
         });

@@ -342,6 +342,9 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
                 public boolean allow(String message) {
                     L7Decision m = L7Engine.decideText(route, message);
                     recordL7(messageFacts, m, Optional.empty());
+                    // this relay thread writes to the upstream, not the client: it waits here for its line, so
+                    // that no message (nor its answer, nor the close a denial brings) goes on before its audit line
+                    audit.awaitOwn();
                     return m.forwards();
                 }
 
@@ -351,6 +354,7 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
                     metrics.failure(WEBSOCKET_PROTOCOL_ERROR);
                     audit.emit(events.requestRefused(messageFacts, WEBSOCKET_PROTOCOL_ERROR, "WebSocket closed with "
                             + closeStatus + ": " + reason));
+                    audit.awaitOwn(); // as in allow: the close frame follows on another thread
                 }
             });
         }

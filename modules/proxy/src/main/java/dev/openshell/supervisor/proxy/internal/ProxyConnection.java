@@ -50,6 +50,8 @@ final class ProxyConnection implements ServerConnection {
         try {
             serve();
         } finally {
+            // Helidon closes the socket once this returns: what this thread reported last is written before that
+            core.beforeClientOutput();
             core.connections().release(client);
         }
     }

@@ -47,6 +47,10 @@ final class ScrubbingRelay {
     private final ResponseRelay relay;
     private final ResponseScrub scrub;
     private final SecretScrubber scrubber;
+    /** Values replaced in the status line and header fields; set before the body is relayed. */
+    private long headerMatches;
+    /** Whether {@link #reportMatches} has reported this response. */
+    private boolean reported;
 
     ScrubbingRelay(ProxyCore core, ClientStream client, ResponseRelay relay, ResponseScrub scrub,
                    SecretScrubber scrubber) {
@@ -97,14 +101,23 @@ final class ScrubbingRelay {
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead received) throws IOException, Refusal {
         RequestHead head = req.head();
         ResponseHead r = scrubHead(received, scrubber);
-        long headerMatches = scrubber.matches();
+        headerMatches = scrubber.matches();
         try {
             return relayScrubbed(c, req, head, received, r);
         } finally {
-            long bodyMatches = scrubber.matches() - headerMatches;
-            if (scrubber.matches() > 0) {
-                core.responseScrubbed(scrub, scrubber.matchedNames(), headerMatches, bodyMatches);
-            }
+            reportMatches(); // a response cut off: what was replaced until then
+        }
+    }
+
+    /**
+     * Reports the values replaced so far, once. Called before the response's last bytes go to the client, so that
+     * the client never has a complete response before its audit line is written ({@link ProxyCore#beforeClientOutput}
+     * waits for it at the next write).
+     */
+    private void reportMatches() {
+        if (!reported && scrubber.matches() > 0) {
+            reported = true;
+            core.responseScrubbed(scrub, scrubber.matchedNames(), headerMatches, scrubber.matches() - headerMatches);
         }
     }
 
@@ -120,6 +133,7 @@ final class ScrubbingRelay {
         boolean closeAfter = req.clientClose() || rf.kind() == BodyFraming.Kind.UNTIL_CLOSE
                 || client.state.draining();
         if (!rf.hasBody()) {
+            reportMatches();
             client.out.write(OutboundHead.encode(ResponseRelay.responseHead(r, false, closeAfter, false)));
             client.responseStarted();
             relay.relayBody(c, rf, client10); // a zero Content-Length: nothing to read
@@ -147,6 +161,7 @@ final class ScrubbingRelay {
                 throw new EOFException("stream ended inside a message body");
             }
             byte[] scrubbed = scrubber.scrubAll(body);
+            reportMatches();
             client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, scrubbed.length, false,
                     false)));
             client.responseStarted();
@@ -199,6 +214,7 @@ final class ScrubbingRelay {
                 throw new IOException("a compressed response body stopped decoding", e);
             }
             out.finish();
+            reportMatches(); // before the last chunk and the flush that completes the response
             if (chunks != null) {
                 chunks.finish();
             }
