@@ -35,6 +35,8 @@ class StagePoolTest {
     private final CountDownLatch releaseLatch = new CountDownLatch(1);
     private final List<String> events = new CopyOnWriteArrayList<>();
     private final Semaphore released = new Semaphore(0);
+    /** Released after each "available" event: a binding's availability is told after its stuck threads' release. */
+    private final Semaphore availableAgain = new Semaphore(0);
     private final StagePool pool = StagePool.create(4, 2, new StagePool.Listener() {
         @Override
         public void stuck(BindingId binding, int stuckThreads) {
@@ -50,6 +52,9 @@ class StagePoolTest {
         @Override
         public void availability(BindingId binding, boolean available, int stuckThreads) {
             events.add((available ? "available " : "unavailable ") + binding + " " + stuckThreads);
+            if (available) {
+                availableAgain.release();
+            }
         }
     });
     private final ChainEngine engine = ChainEngine.builder().stagePool(pool).build();
@@ -138,6 +143,8 @@ class StagePoolTest {
         assertEquals(0, pool.stuckThreads(ACME));
         assertTrue(pool.available(ACME), "available again when its stuck threads returned");
         assertEquals(2, pool.stuckTotal(ACME));
+        // the first thread back tells the availability after its release; the second one's release may come first
+        assertTrue(availableAgain.tryAcquire(30, TimeUnit.SECONDS), "the binding is reported available again");
         assertTrue(events.containsAll(List.of("stuck acme/test 1", "stuck acme/test 2", "unavailable acme/test 2",
                 "available acme/test 1")), events.toString());
         assertInstanceOf(ChainOutcome.Forward.class, engine.run(open, request("x")).outcome());
