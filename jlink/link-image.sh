@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Links the runtime image: every module in MODULES_DIR (explicit modules only; automatic ones were given a
 # descriptor by moditect first), rooted at the CLI, the built-ins and the JSON provider.
-# Then, on JDK 25 and later, trains the image's AOT cache (lib/supervisor.aot; JEP 483/514/515) with src/aot/
+# Then, on JDK 25 and later, trains the image's AOT cache (lib/supervisor.aot; JEP 483/514) with src/aot/
 # AotTraining.java: `bin/supervisor run` serving a few thousand proxied requests. A failed training run fails the
 # build: it is also a smoke test of the image, and an image without its cache would silently miss the start-up target.
 # AOT=false (Maven: -Dimage.aot=false) or an older JDK links the image without a cache. Training files go to WORK_DIR (under target/).
@@ -44,9 +44,9 @@ elif command -v strip >/dev/null 2>&1; then
 else
   echo "note: strip (binutils) not found; lib/server/libjvm.so keeps its symbol table (5 MB)"
 fi
-# Security providers: the image lists the five of java.base (SUN, SunRsaSign, SunEC, SunJSSE, SunJCE), which serve
-# every key, certificate, signature and TLS operation the supervisor makes. The JDK's list goes on with providers of
-# modules the image does not link (SunPKCS11, XMLDSig, ...) and JdkLDAP (LDAP certificate stores, never used here); a
+# Security providers: the image lists the JDK's first five (SUN, SunRsaSign, SunEC, SunJSSE, SunJCE; all in java.base
+# from JDK 22 on), which serve every key, certificate, signature and TLS operation the supervisor makes. The JDK's
+# list goes on with providers of modules the image does not link (SunPKCS11, XMLDSig, ...) and JdkLDAP (LDAP certificate stores, never used here); a
 # JCA lookup that the first five do not answer then loads those by ServiceLoader, which instantiates every Provider
 # service in the image on the way: BouncyCastle's two (860 classes; 2.5 MB of the AOT cache). An operator who needs
 # another provider adds it with -Djava.security.properties=FILE (docs/operators.md).

@@ -34,9 +34,9 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * The training run that makes the runtime image's AOT cache ({@code lib/supervisor.aot}; JEP 483, 514 and 515: the
- * classes loaded and linked, and the method profiles of the hot paths). Run by {@code link-image.sh} with the build
- * JDK, as a single-file program: {@code java AotTraining.java IMAGE CACHE WORK [REQUESTS [SECONDS]]}.
+ * The training run that makes the runtime image's AOT cache ({@code lib/supervisor.aot}; JEP 483 and 514: the
+ * classes loaded and linked; no method profiles, see {@link #TRAINING_OPTIONS}). Run by {@code link-image.sh} with
+ * the build JDK, as a single-file program: {@code java AotTraining.java IMAGE CACHE WORK [REQUESTS [SECONDS]]}.
  *
  * <p>It starts {@code IMAGE/bin/supervisor run} exactly as an operator would (the same launcher, so the same JVM
  * options and module graph as at run time) with {@code -XX:AOTCacheOutput=CACHE}, in front of two loopback upstreams
@@ -263,7 +263,8 @@ public final class AotTraining {
                 new Call("GET", "http://" + PLAIN_HOST + ":" + port + "/v1/models", null, 200),
                 new Call("POST", https + "/v1/files", large, 200),
                 new Call("GET", "http://" + DENIED_HOST + ":" + port + "/upload", null, 403),
-                new Call("PUT", http + "/v1/files", clean, 403)); // no L7 rule allows PUT
+                // no L7 rule allows DELETE; without a body, so the denial's close never resets unread bytes
+                new Call("DELETE", http + "/v1/files/file-1", null, 403));
         AtomicInteger next = new AtomicInteger();
         Map<String, Boolean> problems = new ConcurrentHashMap<>();
         long deadline = System.nanoTime() + budget.toNanos();
@@ -275,8 +276,8 @@ public final class AotTraining {
                     Call c = calls.get(i % calls.size());
                     HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(c.uri())).timeout(REQUEST_LIMIT)
                             .header("Content-Type", "application/json");
-                    r = c.body() == null ? r.GET()
-                            : r.method(c.method(), HttpRequest.BodyPublishers.ofString(c.body()));
+                    r = r.method(c.method(), c.body() == null ? HttpRequest.BodyPublishers.noBody()
+                            : HttpRequest.BodyPublishers.ofString(c.body()));
                     try {
                         int status = client.send(r.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
                         if (status != c.status()) {

@@ -62,11 +62,11 @@ public final class Main {
      * @param args the arguments
      */
     public static void main(String[] args) {
+        ConsoleLogging.install(System.getenv());
         if (args.length > 0 && args[0].equals("run")) {
             // the proxy's setting-free start-up work, beside the parsing of the command line and the policy
             dev.openshell.supervisor.proxy.SupervisorProxy.prepare();
         }
-        ConsoleLogging.install(System.getenv());
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 
