@@ -25,7 +25,8 @@ import java.util.function.Consumer;
 /**
  * Writes each event as one JSON line (JSONL), to standard output or to a file, from a writer thread of its own.
  *
- * <p>A file is rotated when the UTC day changes and when it would grow past {@code maxBytes}: the current file is
+ * <p>A file is rotated when the UTC day of a write changes (a line queued in the last instant of a day may open the
+ * next day's file; its event carries its own time) and when it would grow past {@code maxBytes}: the current file is
  * renamed {@code <name>.<yyyyMMdd'T'HHmmss'Z'>[.<n>]} beside it and a new one started; rotated files are kept (the
  * operator's shipper owns them).
  *

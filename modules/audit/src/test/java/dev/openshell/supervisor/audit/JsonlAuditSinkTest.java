@@ -46,6 +46,29 @@ class JsonlAuditSinkTest {
         }
     }
 
+    /** A stream whose writes block until {@link #release} opens; {@link #writing} opens at the first write. */
+    private static final class Stalling extends OutputStream {
+        final java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        final ByteArrayOutputStream got = new ByteArrayOutputStream();
+
+        @Override
+        public void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            writing.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            got.write(b, off, len);
+        }
+    }
+
     private static JsonObject event(int n) {
         return Json.createObjectBuilder().add("n", n).add("pad", "x".repeat(100)).build();
     }
@@ -134,6 +157,7 @@ class JsonlAuditSinkTest {
         Path log = dir.resolve("audit.jsonl");
         try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, JsonlAuditSink.DEFAULT_MAX_BYTES, clock)) {
             sink.emit(event(1));
+            sink.awaitOwn(); // written before midnight: a file holds the lines written on its UTC day
             clock.now = clock.now.plus(Duration.ofMinutes(2));
             sink.emit(event(2));
         }
@@ -170,26 +194,10 @@ class JsonlAuditSinkTest {
 
     @Test
     void aStalledWriterDropsAndCountsWhatOverflowsItsQueueWithoutBlockingAndCloseWritesTheRest() throws Exception {
-        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        ByteArrayOutputStream got = new ByteArrayOutputStream();
-        OutputStream stalling = new OutputStream() {
-            @Override
-            public void write(int b) {
-                write(new byte[] {(byte) b}, 0, 1);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                writing.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                got.write(b, off, len);
-            }
-        };
+        Stalling stalling = new Stalling();
+        java.util.concurrent.CountDownLatch writing = stalling.writing;
+        java.util.concurrent.CountDownLatch release = stalling.release;
+        ByteArrayOutputStream got = stalling.got;
         List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
         // a queue of 300 bytes: one event of about 120 waits, the third does not fit; emitters wait 50 ms at most
         JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, reasons::add, 300, 50);
@@ -247,26 +255,10 @@ class JsonlAuditSinkTest {
 
     @Test
     void emitReturnsBeforeTheWriteAndAwaitOwnWaitsForTheCallersLinesOnly() throws Exception {
-        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        ByteArrayOutputStream got = new ByteArrayOutputStream();
-        OutputStream stalling = new OutputStream() {
-            @Override
-            public void write(int b) {
-                write(new byte[] {(byte) b}, 0, 1);
-            }
-
-            @Override
-            public synchronized void write(byte[] b, int off, int len) {
-                writing.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                got.write(b, off, len);
-            }
-        };
+        Stalling stalling = new Stalling();
+        java.util.concurrent.CountDownLatch writing = stalling.writing;
+        java.util.concurrent.CountDownLatch release = stalling.release;
+        ByteArrayOutputStream got = stalling.got;
         // awaitOwn may wait up to 60 s: a wait that ends shows the line was written, not that time ran out
         JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, null, 1 << 20, 60_000);
         sink.emit(event(1));     // returns although the writer is stuck in the stream with this very line
