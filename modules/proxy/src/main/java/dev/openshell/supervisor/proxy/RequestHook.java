@@ -151,10 +151,10 @@ public interface RequestHook {
     /**
      * Called on a thread that is about to write bytes to a client socket or close one: before each write (a response
      * head, body bytes, an interim response, TLS records of an intercepted tunnel) and before each close (a
-     * connection refused unserved, a request cut off). The supervisor waits there, bounded, until
-     * the audit events that thread emitted have been written, so that no response reaches its client before its
-     * audit lines ({@code docs/observability.md}). Must be cheap when there is nothing to wait for, and must not
-     * throw (an exception is ignored). The default does nothing.
+     * connection refused unserved, a request cut off). The supervisor waits there, bounded, until the audit events
+     * that thread emitted have been written, so that what it sends next never reaches the client before them
+     * ({@code docs/observability.md}). Must be cheap when there is nothing to wait for, and must not throw (an
+     * exception is ignored). The default does nothing.
      */
     default void beforeClientOutput() {
     }
