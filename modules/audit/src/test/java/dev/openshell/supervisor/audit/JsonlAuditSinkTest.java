@@ -195,23 +195,20 @@ class JsonlAuditSinkTest {
     @Test
     void aStalledWriterDropsAndCountsWhatOverflowsItsQueueWithoutBlockingAndCloseWritesTheRest() throws Exception {
         Stalling stalling = new Stalling();
-        java.util.concurrent.CountDownLatch writing = stalling.writing;
-        java.util.concurrent.CountDownLatch release = stalling.release;
-        ByteArrayOutputStream got = stalling.got;
         List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
         // a queue of 300 bytes: one event of about 120 waits, the third does not fit; emitters wait 50 ms at most
         JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, reasons::add, 300, 50);
         sink.emit(event(1));     // taken by the writer, which then blocks in the stream; emit returns at once
-        assertTrue(writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(stalling.writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
         sink.emit(event(2));     // queued behind it
         sink.awaitOwn();         // times out after 50 ms: line 2 stays queued, and is not waited for again
         sink.emit(event(3));     // queued: 2 x ~120 bytes fit in 300
         sink.emit(event(4));     // over the bound: dropped at once
         assertEquals(1, sink.dropped());
         assertEquals(List.of("overflow"), reasons);
-        release.countDown();
+        stalling.release.countDown();
         sink.close();            // writes what was queued before it
-        List<Integer> written = got.toString(StandardCharsets.UTF_8).lines()
+        List<Integer> written = stalling.got.toString(StandardCharsets.UTF_8).lines()
                 .map(l -> Json.createReader(new java.io.StringReader(l)).readObject().getInt("n")).toList();
         assertEquals(List.of(1, 2, 3), written);
         sink.emit(event(5));
@@ -256,13 +253,10 @@ class JsonlAuditSinkTest {
     @Test
     void emitReturnsBeforeTheWriteAndAwaitOwnWaitsForTheCallersLinesOnly() throws Exception {
         Stalling stalling = new Stalling();
-        java.util.concurrent.CountDownLatch writing = stalling.writing;
-        java.util.concurrent.CountDownLatch release = stalling.release;
-        ByteArrayOutputStream got = stalling.got;
         // awaitOwn may wait up to 60 s: a wait that ends shows the line was written, not that time ran out
         JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, null, 1 << 20, 60_000);
         sink.emit(event(1));     // returns although the writer is stuck in the stream with this very line
-        assertTrue(writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(stalling.writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
         java.util.concurrent.atomic.AtomicBoolean othersDone = new java.util.concurrent.atomic.AtomicBoolean();
         Thread other = Thread.ofVirtual().start(() -> {
             sink.awaitOwn();     // this thread emitted nothing: nothing to wait for
@@ -276,11 +270,11 @@ class JsonlAuditSinkTest {
             sink.emit(event(2));
             emitted.countDown();
             sink.awaitOwn();     // waits for line 2, behind the stuck line 1
-            mineDone.set(got.toString(StandardCharsets.UTF_8).lines().count() == 2);
+            mineDone.set(stalling.got.toString(StandardCharsets.UTF_8).lines().count() == 2);
         });
         assertTrue(emitted.await(10, java.util.concurrent.TimeUnit.SECONDS));
         assertTrue(mine.isAlive(), "awaitOwn returned before its line was written");
-        release.countDown();
+        stalling.release.countDown();
         mine.join();
         assertTrue(mineDone.get(), "awaitOwn returned before its line reached the stream");
         sink.close();
