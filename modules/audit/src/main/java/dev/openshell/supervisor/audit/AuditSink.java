@@ -16,8 +16,8 @@ public interface AuditSink extends AutoCloseable {
 
     /**
      * Waits, bounded, until the events the calling thread emitted are written (the proxy calls it before it writes
-     * to a client, so that a response never precedes its audit lines). The default returns at once: for a sink whose
-     * {@link #emit} writes before it returns, or one that keeps nothing.
+     * to or closes a client connection, so that what the thread sends next never precedes them). The default returns
+     * at once: for a sink whose {@link #emit} writes before it returns, or one that keeps nothing.
      */
     default void awaitOwn() {
     }
