@@ -197,7 +197,7 @@ final class ManifestValidation {
             MiddlewareBinding spi;
             try {
                 spi = new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST, Phase.PRE_CREDENTIALS,
-                        reg.maxBodyBytes(), Optional.of(effective), codings);
+                        reg.maxBodyBytes(), Optional.of(effective), codings, b.getSkipEmptyBody());
             } catch (IllegalArgumentException e) {
                 problems.add(Rule.BINDING_ID, "binding '" + id + "' lists a decoded content coding that is not a token");
                 continue;
@@ -225,7 +225,8 @@ final class ManifestValidation {
                 return Optional.of("binding '" + a.binding().id() + "' is no longer offered");
             }
             if (!match.get().binding().equals(a.binding())) {
-                return Optional.of("binding '" + a.binding().id() + "' changed its limits or timeout");
+                return Optional.of("binding '" + a.binding().id() + "' changed its limits, timeout, decoded "
+                        + "content codings or skip_empty_body");
             }
         }
         return Optional.empty();

@@ -83,6 +83,18 @@ class ExternalServicesTest {
     }
 
     @Test
+    void skipEmptyBodyIsReadFromTheWireAndDefaultsToFalse() throws Exception {
+        var manifest = ScriptedService.manifest(ScriptedService.binding("acme/a", MIB4, "").toBuilder()
+                .setSkipEmptyBody(true).build(), ScriptedService.binding("acme/b", MIB4, ""));
+        try (TestServer server = TestServer.start(new ScriptedService(manifest));
+             ExternalServices s = connect(Fixtures.plaintext("acme", server.endpoint(), 1 << 20))) {
+            List<RegisteredBinding> claims = s.claims().castToList();
+            assertEquals(List.of(true, false), claims.stream().map(c -> c.binding().skipEmptyBody()).toList(),
+                    "declared by acme/a only; a service written for the published contract never sends it");
+        }
+    }
+
+    @Test
     void anUnavailableServiceIsRefusedAtStartUp() throws Exception {
         int port;
         try (ServerSocket free = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {

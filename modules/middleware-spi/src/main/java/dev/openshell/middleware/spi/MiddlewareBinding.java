@@ -21,9 +21,19 @@ import java.util.Set;
  *     binding names, the stage receives the decoded body, without the {@code Content-Encoding} header. Empty (the
  *     default): the stage receives the body as sent. An addition to the published contract; a service that does not
  *     send it gets the default
+ * @param skipEmptyBody whether the binding's answer to a request with an empty body is always a plain allow (no
+ *     body, no header mutation, no finding, no metadata), so the supervisor need not ask: for a request whose body,
+ *     as it would reach this stage (after earlier stages and any decoding), is empty, the stage is not invoked and
+ *     records nothing (no per-stage HttpActivity event, RFC 0009 "Audit and logging", since there is no invocation);
+ *     the skip is counted in {@code supervisor_stage_skipped_total}. Honored at
+ *     {@link Phase#PRE_CREDENTIALS} only: a post-credentials stage always runs. A binding that has something to say
+ *     about an empty body (metadata, a finding, a denial) must leave it {@code false}, the default. An addition to
+ *     the published contract (wire field {@code skip_empty_body} 7); a service that does not send it is invoked for
+ *     every request
  */
 public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
-                                Optional<Duration> timeout, Set<String> decodedContentCodings) {
+                                Optional<Duration> timeout, Set<String> decodedContentCodings,
+                                boolean skipEmptyBody) {
     /** The {@code gzip} content coding (RFC 9110 section 8.4.1.3). */
     public static final String GZIP = "gzip";
     /** The {@code deflate} content coding (RFC 9110 section 8.4.1.2). */
@@ -61,6 +71,23 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
     }
 
     /**
+     * A binding that is invoked for every request, also one with an empty body ({@code skipEmptyBody} false): the
+     * constructor of the SPI before {@link #skipEmptyBody()} was added, kept so that plugins built against it link.
+     *
+     * @param id the stable binding ID
+     * @param operation the operation hooked
+     * @param phase the phase hooked
+     * @param maxBodyBytes the largest body accepted, in bytes
+     * @param timeout the binding's own RPC timeout, if any
+     * @param decodedContentCodings the content codings the binding asks to be decoded
+     * @throws IllegalArgumentException if a value is out of range or a coding is not a lowercase token
+     */
+    public MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
+                             Optional<Duration> timeout, Set<String> decodedContentCodings) {
+        this(id, operation, phase, maxBodyBytes, timeout, decodedContentCodings, false);
+    }
+
+    /**
      * A binding that receives bodies as sent (no decoded content codings).
      *
      * @param id the stable binding ID
@@ -72,7 +99,7 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
      */
     public MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
                              Optional<Duration> timeout) {
-        this(id, operation, phase, maxBodyBytes, timeout, Set.of());
+        this(id, operation, phase, maxBodyBytes, timeout, Set.of(), false);
     }
 
     /**
@@ -81,7 +108,16 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
      * @param codings lowercase content codings, for example {@value #GZIP} and {@value #DEFLATE}
      */
     public MiddlewareBinding decoding(String... codings) {
-        return new MiddlewareBinding(id, operation, phase, maxBodyBytes, timeout, Set.of(codings));
+        return new MiddlewareBinding(id, operation, phase, maxBodyBytes, timeout, Set.of(codings), skipEmptyBody);
+    }
+
+    /**
+     * {@return this binding declaring that it allows every request with an empty body unchanged}, so that the
+     * supervisor skips it there ({@link #skipEmptyBody()}). For a stage that judges the body only: a GET through a
+     * chain of such stages then costs no invocation and no per-stage event.
+     */
+    public MiddlewareBinding skippingEmptyBody() {
+        return new MiddlewareBinding(id, operation, phase, maxBodyBytes, timeout, decodedContentCodings, true);
     }
 
     /**
