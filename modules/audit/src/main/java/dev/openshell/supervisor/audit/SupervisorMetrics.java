@@ -24,6 +24,9 @@ import java.nio.charset.StandardCharsets;
  *       their framing never reach admission and are not counted here.</li>
  *   <li>{@code supervisor_stage_invocations_total{config_key,binding_id,decision}}: stage invocations by decision
  *       ({@code allowed}, {@code denied}, {@code failed_closed}, {@code bypassed}).</li>
+ *   <li>{@code supervisor_stage_skipped_total{config_key,binding_id}}: stages not invoked because the request's
+ *       body was empty and their binding declares {@code skip_empty_body} ({@code openshell/regex} on a GET); such a
+ *       stage writes no per-stage event.</li>
  *   <li>{@code supervisor_stage_latency_seconds{config_key,binding_id}}: stage latency histogram.</li>
  *   <li>{@code supervisor_failures_total{code}}: stage and policy failures by platform code.</li>
  *   <li>{@code supervisor_bypasses_total{config_key,binding_id}}: {@code fail_open} bypasses.</li>
@@ -62,6 +65,7 @@ public final class SupervisorMetrics {
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final Counter requests;
     private final Counter stageInvocations;
+    private final Counter stageSkips;
     private final Histogram stageLatency;
     private final Counter failures;
     private final Counter refused;
@@ -86,6 +90,10 @@ public final class SupervisorMetrics {
         stageInvocations = Counter.builder().name("supervisor_stage_invocations_total")
                 .help("Middleware stage invocations by config key, binding ID and decision")
                 .labelNames("config_key", "binding_id", "decision").withoutExemplars().register(registry);
+        stageSkips = Counter.builder().name("supervisor_stage_skipped_total")
+                .help("Middleware stages not invoked on an empty body (their binding declares skip_empty_body), by "
+                        + "config key and binding ID")
+                .labelNames("config_key", "binding_id").withoutExemplars().register(registry);
         stageLatency = Histogram.builder().name("supervisor_stage_latency_seconds")
                 .help("Middleware stage latency in seconds").labelNames("config_key", "binding_id")
                 .classicOnly().classicUpperBounds(LATENCY_BOUNDS).withoutExemplars().register(registry);
@@ -153,6 +161,16 @@ public final class SupervisorMetrics {
         if (stage.result() == StageResult.FAILED_CLOSED || stage.result() == StageResult.BYPASSED) {
             stage.platformCode().ifPresent(this::failure);
         }
+    }
+
+    /**
+     * Counts one stage skipped on an empty body ({@code skip_empty_body}).
+     *
+     * @param configKey the stage's config key
+     * @param bindingId the stage's binding ID
+     */
+    public void stageSkipped(String configKey, String bindingId) {
+        stageSkips.labelValues(configKey, bindingId).inc();
     }
 
     /** Counts one refusal by a resource limit. @param reason the refusal reason */

@@ -540,6 +540,9 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
                 new ChainRequest(p.target(request.target()), stripped.headers(), body,
                         new RequestContext(request.requestId(), "", "", "", p.process)), recheck);
         record(p.facts, result.stages());
+        for (StageSpec s : result.skipped()) {
+            metrics.stageSkipped(s.configKey(), s.bindingId().value());
+        }
         for (RecheckRecord r : result.rechecks()) {
             if (r.result() == RecheckRecord.Result.FAILED || r.result() == RecheckRecord.Result.DENIED) {
                 audit.emit(events.bodyPolicyFailure(p.facts, r.configKey(), r.bindingId().value(),

@@ -64,7 +64,8 @@ public final class RegexProvider implements MiddlewareProvider {
     private static final BindingId ID = new BindingId(BINDING_ID);
     private static final MiddlewareManifest MANIFEST = new MiddlewareManifest("openshell-regex", "1",
             List.of(MiddlewareBinding.httpRequest(BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)
-                    .decoding(MiddlewareBinding.GZIP, MiddlewareBinding.DEFLATE)));
+                    .decoding(MiddlewareBinding.GZIP, MiddlewareBinding.DEFLATE)
+                    .skippingEmptyBody())); // the empty body is allowed, unchanged: nothing to scan
 
     /** The last config parsed, by identity: a stage's config object is the same for every request. */
     private volatile Parsed last;

@@ -12,6 +12,7 @@ import dev.openshell.middleware.spi.ConfigValidation;
 import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.Finding;
+import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.HttpRequestTarget;
@@ -75,6 +76,21 @@ class RegexProviderTest {
         assertEquals(EnvelopeLimits.MAX_BODY_BYTES, b.maxBodyBytes());
         assertTrue(b.timeout().isEmpty());
         assertEquals(Set.of("gzip", "deflate"), b.decodedContentCodings(), "the supervisor decompresses for it");
+        assertTrue(b.skipEmptyBody(), "nothing to scan in an empty body: the supervisor need not ask");
+    }
+
+    @Test
+    void anEmptyBodyIsAPlainAllowAsItsManifestDeclares() {
+        // skip_empty_body is a promise: the answer the supervisor no longer asks for must be a plain allow
+        for (String mode : List.of("redact", "deny")) {
+            HttpRequestResult r = new RegexProvider().evaluate(new HttpRequestEvaluation(ID, Phase.PRE_CREDENTIALS,
+                    RequestContext.of("r"), Json.createObjectBuilder().add("mode", mode).build(),
+                    new HttpRequestTarget("https", "api.example.com", 443, "GET", "/", ""),
+                    List.of(new HttpHeader("content-type", "application/json")), Body.empty()));
+            assertEquals(Decision.ALLOW, r.decision(), mode);
+            assertTrue(r.body().isEmpty() && r.headerMutations().isEmpty() && r.findings().isEmpty()
+                    && r.metadata().isEmpty() && r.reasonCode().isEmpty(), mode + ": " + r);
+        }
     }
 
     @Test

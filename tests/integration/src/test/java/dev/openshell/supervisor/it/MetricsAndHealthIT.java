@@ -181,6 +181,10 @@ class MetricsAndHealthIT {
             assertEquals(200, post(proxy, ProxyWorld.PLAIN, up, chat).status());
             assertEquals(403, post(proxy, ProxyWorld.DENIED, up, chat).status());
             assertEquals(403, post(proxy, ProxyWorld.METADATA, 80, chat).status());
+            // nothing to scan: openshell/regex declares skip_empty_body, so neither request invokes it
+            Curl.Result get = Curl.run("-x", proxy, "http://" + ProxyWorld.REDACT + ":" + up + "/m");
+            assertEquals(200, get.status(), get.toString());
+            assertEquals(200, post(proxy, ProxyWorld.REDACT, up, "").status());
 
             Curl.Result scrape = Curl.run("http://127.0.0.1:" + supervisor.adminPort().orElseThrow() + "/metrics");
             assertEquals(200, scrape.status(), scrape.toString());
@@ -195,6 +199,10 @@ class MetricsAndHealthIT {
             assertEquals(1, m.value(inv, stage("tag-closed", "examples/tagger", "failed_closed")));
             assertEquals(11, m.find(inv, Map.of()).stream().mapToDouble(Prometheus.Sample::value).sum(),
                     "no other stage invocation was counted");
+            assertEquals(2, m.value("supervisor_stage_skipped_total",
+                    Map.of("config_key", "secrets", "binding_id", "openshell/regex")), scrape.body());
+            assertEquals(2, m.find("supervisor_stage_skipped_total", Map.of()).stream()
+                    .mapToDouble(Prometheus.Sample::value).sum(), "no other stage was skipped");
 
             histogram(m, "secrets", "openshell/regex", 5);
             histogram(m, "secrets-deny", "openshell/regex", 2);
@@ -204,14 +212,18 @@ class MetricsAndHealthIT {
             assertEquals(1, m.value("supervisor_bypasses_total",
                     Map.of("config_key", "tag-open", "binding_id", "examples/tagger")));
             assertEquals(buffered, (long) m.value("supervisor_body_bytes_buffered_total", Map.of()));
-            // 12 admitted (every host but denied.test and metadata.test); one refused by L4, one by SSRF
-            assertEquals(12, m.value("supervisor_requests_total", Map.of("outcome", "admitted")));
+            // 14 admitted (every host but denied.test and metadata.test); one refused by L4, one by SSRF
+            assertEquals(14, m.value("supervisor_requests_total", Map.of("outcome", "admitted")));
             assertEquals(1, m.value("supervisor_requests_total", Map.of("outcome", "denied_network")));
             assertEquals(1, m.value("supervisor_requests_total", Map.of("outcome", "denied_ssrf")));
             assertEquals(2, m.value("supervisor_failures_total", Map.of("code", "body_over_capacity")),
                     "the fail_open relay and the fail_closed refusal each count once: " + scrape.body());
 
-            AuditLog.read(world.audit);
+            long secretsEvents = AuditLog.read(world.audit).stream()
+                    .filter(e -> e.getInt("class_uid") == 4002
+                            && "secrets".equals(AuditLog.openshell(e).getString("config_key", "")))
+                    .count();
+            assertEquals(5, secretsEvents, "one per-stage event per invocation; the skipped stage wrote none");
         }
     }
 

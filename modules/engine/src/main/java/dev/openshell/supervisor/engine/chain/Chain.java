@@ -4,6 +4,8 @@ import dev.openshell.middleware.spi.StageResult;
 import dev.openshell.middleware.spi.OnError;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.Finding;
+import dev.openshell.middleware.spi.MiddlewareBinding;
+import dev.openshell.middleware.spi.Phase;
 import dev.openshell.middleware.spi.Syntax;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,8 +27,31 @@ public final class Chain {
 
     private final List<Prepared> stages;
 
-    /** A stage with what is measured once per selector, not per request. */
-    record Prepared(StageSpec spec, long configBytes) {
+    /**
+     * A stage with what is measured once per selector, not per request.
+     *
+     * @param spec the stage
+     * @param configBytes the config's encoded size, in bytes
+     * @param skipsEmptyBody whether the stage's binding declares {@link MiddlewareBinding#skipEmptyBody()} at
+     *     {@code PRE_CREDENTIALS} in its provider's manifest
+     */
+    record Prepared(StageSpec spec, long configBytes, boolean skipsEmptyBody) {
+        static Prepared of(StageSpec s) {
+            return new Prepared(s, s.configEncodedBytes(), skipsEmptyBody(s));
+        }
+
+        private static boolean skipsEmptyBody(StageSpec s) {
+            try {
+                for (MiddlewareBinding b : s.provider().manifest().bindings()) {
+                    if (b.id().equals(s.bindingId())) {
+                        return b.skipEmptyBody() && b.phase() == Phase.PRE_CREDENTIALS;
+                    }
+                }
+            } catch (RuntimeException e) {
+                // a provider without a readable manifest declares nothing: its stage always runs
+            }
+            return false;
+        }
     }
 
     private Chain(List<Prepared> stages) {

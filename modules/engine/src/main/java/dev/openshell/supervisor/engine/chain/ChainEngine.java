@@ -60,6 +60,15 @@ import java.util.function.Predicate;
  * it, records a bypass finding ({@value PlatformCodes#FINDING_BYPASS}) and lets later stages run. Findings and
  * metadata of an accepted result (allow or deny) are kept, metadata under the stage's config key.
  *
+ * <h2>Stages skipped on an empty body</h2>
+ * A stage whose binding declares {@link dev.openshell.middleware.spi.MiddlewareBinding#skipEmptyBody()} (a plain
+ * allow for every empty body; {@code openshell/regex} does) is not invoked when the body that would reach it is empty:
+ * the body as sent, or as decoded for the chain, or as an earlier stage replaced it. It gets no {@link StageRecord}
+ * (so no per-stage event: there was no invocation) and is listed in {@link ChainResult#skipped()} instead, for the
+ * metrics. A stage after it still runs, on the same representation; a stage before it that puts a body in place makes
+ * it run. So a bodiless request through a chain of such stages costs no invocation at all. The post-credentials
+ * phase never skips.
+ *
  * <h2>The post-credentials phase</h2>
  * {@link #runPostCredentials} runs the restricted built-ins of a request (for example {@code openshell/sigv4}) after
  * credential injection, with the same fold, failure policy, envelope limits, threads, timeouts and
@@ -171,11 +180,11 @@ public final class ChainEngine {
         Objects.requireNonNull(recheck, "recheck");
         if (chain.refused()) {
             return new ChainResult(new ChainOutcome.Deny(chain.refusal().orElseThrow()), List.of(),
-                    request.headers(), request.body(), ChainMetadata.empty(), List.of());
+                    request.headers(), request.body(), ChainMetadata.empty(), List.of(), List.of());
         }
         if (chain.isEmpty()) {
             return new ChainResult(FORWARD, List.of(), request.headers(), request.body(), ChainMetadata.empty(),
-                    List.of());
+                    List.of(), List.of());
         }
         return fold(chain, new Fold(request.target(), request.headers(), request.body(), request.context(), null,
                 chain, recheck));
@@ -204,10 +213,11 @@ public final class ChainEngine {
         List<HttpHeader> headers = PostCredentialsRules.forwardable(request.headers());
         if (chain.refused()) {
             return new ChainResult(new ChainOutcome.Deny(chain.refusal().orElseThrow()), List.of(), headers,
-                    request.body(), ChainMetadata.empty(), List.of());
+                    request.body(), ChainMetadata.empty(), List.of(), List.of());
         }
         if (chain.isEmpty()) {
-            return new ChainResult(FORWARD, List.of(), headers, request.body(), ChainMetadata.empty(), List.of());
+            return new ChainResult(FORWARD, List.of(), headers, request.body(), ChainMetadata.empty(), List.of(),
+                    List.of());
         }
         return fold(chain, new Fold(request.target(), headers, request.body(), context, credentials, chain,
                 recheck));
@@ -231,6 +241,8 @@ public final class ChainEngine {
         private final Set<String> nominated;
         private final List<StageRecord> records = new ArrayList<>();
         private final List<RecheckRecord> rechecks = new ArrayList<>(0);
+        /** The stages skipped on an empty body ({@link Chain.Prepared#skipsEmptyBody()}). */
+        private final List<StageSpec> skipped = new ArrayList<>(0);
         private final ChainMetadata.Builder metadata = new ChainMetadata.Builder();
         private List<HttpHeader> headers;
         private List<HttpHeader> visible;
@@ -299,9 +311,9 @@ public final class ChainEngine {
             if (encodedBody != null && !bodyReplaced) {
                 // no stage changed the decoded body: forward the body as sent, with its Content-Encoding
                 return new ChainResult(outcome, records, restoreContentEncoding(headers), encodedBody,
-                        metadata.build(), rechecks);
+                        metadata.build(), rechecks, skipped);
             }
-            return new ChainResult(outcome, records, headers, body, metadata.build(), rechecks);
+            return new ChainResult(outcome, records, headers, body, metadata.build(), rechecks, skipped);
         }
 
         /** {@return {@code current} with the request's Content-Encoding lines back at their places} */
@@ -322,6 +334,11 @@ public final class ChainEngine {
         /** {@return whether the chain continues} */
         boolean step(Chain.Prepared p) {
             StageSpec s = p.spec();
+            if (p.skipsEmptyBody() && credentials == null && decodingFailure == null && body.isEmpty()) {
+                // the binding declares a plain allow for an empty body: nothing to ask, nothing to record
+                skipped.add(s);
+                return true;
+            }
             long start = nanoClock.getAsLong();
             Attempt attempt = attempt(p);
             long latency = nanoClock.getAsLong() - start;

@@ -18,13 +18,17 @@ import java.util.Optional;
  * @param body the body to forward, after every accepted replacement
  * @param metadata the metadata bag, namespaced by config key
  * @param rechecks the body-aware policy re-checks run, in order
+ * @param skipped the stages not invoked because the body that would have reached them was empty and their binding
+ *     declares {@link dev.openshell.middleware.spi.MiddlewareBinding#skipEmptyBody()}, in order; they have no record
+ *     in {@code stages}
  */
 public record ChainResult(ChainOutcome outcome, List<StageRecord> stages, List<HttpHeader> headers, Body body,
-                          ChainMetadata metadata, List<RecheckRecord> rechecks) {
+                          ChainMetadata metadata, List<RecheckRecord> rechecks, List<StageSpec> skipped) {
     /** @throws NullPointerException if any part is {@code null} */
     public ChainResult {
         Objects.requireNonNull(outcome, "outcome");
         stages = List.copyOf(stages);
+        skipped = List.copyOf(skipped);
         headers = List.copyOf(headers);
         Objects.requireNonNull(body, "body");
         Objects.requireNonNull(metadata, "metadata");

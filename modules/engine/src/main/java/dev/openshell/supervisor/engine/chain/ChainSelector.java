@@ -44,7 +44,7 @@ public final class ChainSelector {
                 throw new IllegalArgumentException("order %d is used by more than one config (second: '%s')"
                         .formatted(s.order(), s.configKey()));
             }
-            list.add(new Chain.Prepared(s, s.configEncodedBytes()));
+            list.add(Chain.Prepared.of(s));
         }
         list.sort(Comparator.comparingLong(p -> p.spec().order()));
         return new ChainSelector(list.toArray(Chain.Prepared[]::new));

@@ -50,16 +50,23 @@ class PostCredentialsTest {
         final UnaryOperator<OutboundRequest> script;
         final List<OutboundRequest> seen = new CopyOnWriteArrayList<>();
         final List<CredentialAccess> access = new CopyOnWriteArrayList<>();
+        /** Whether the manifest declares skip_empty_body, which the post-credentials phase must not honor. */
+        final boolean skipEmptyBody;
 
         Signer(UnaryOperator<OutboundRequest> script) {
+            this(script, false);
+        }
+
+        Signer(UnaryOperator<OutboundRequest> script, boolean skipEmptyBody) {
             this.script = script;
+            this.skipEmptyBody = skipEmptyBody;
         }
 
         @Override
         public MiddlewareManifest manifest() {
             return new MiddlewareManifest("signer", "0", List.of(new MiddlewareBinding(new BindingId("openshell/test"),
                     dev.openshell.middleware.spi.Operation.HTTP_REQUEST, Phase.POST_CREDENTIALS,
-                    EnvelopeLimits.MAX_BODY_BYTES, Optional.empty())));
+                    EnvelopeLimits.MAX_BODY_BYTES, Optional.empty(), java.util.Set.of(), skipEmptyBody)));
         }
 
         @Override
@@ -118,6 +125,16 @@ class PostCredentialsTest {
         assertEquals(StageResult.ALLOWED, record.outcome());
         assertTrue(record.headersMutated());
         assertEquals("sign", record.configKey());
+    }
+
+    @Test
+    void aPostCredentialsStageRunsOnAnEmptyBodyWhateverItsManifestDeclares() {
+        // a signer signs the headers of a bodiless request too: skip_empty_body is honored before credentials only
+        Signer signer = new Signer(r -> plus(r, "X-Signature", "sig"), true);
+        ChainResult result = run(signer, false, new OutboundRequest(Stages.TARGET, HEADERS, Body.empty()));
+        assertEquals(1, signer.seen.size());
+        assertEquals(List.of(), result.skipped());
+        assertEquals(new HttpHeader("X-Signature", "sig"), result.headers().get(result.headers().size() - 1));
     }
 
     @Test

@@ -33,16 +33,23 @@ final class Stages {
         final String id;
         final Function<HttpRequestEvaluation, HttpRequestResult> script;
         final List<HttpRequestEvaluation> seen = new CopyOnWriteArrayList<>();
+        /** Whether the manifest's binding declares {@link MiddlewareBinding#skipEmptyBody()}. */
+        final boolean skipEmptyBody;
 
         Scripted(String id, Function<HttpRequestEvaluation, HttpRequestResult> script) {
+            this(id, script, false);
+        }
+
+        Scripted(String id, Function<HttpRequestEvaluation, HttpRequestResult> script, boolean skipEmptyBody) {
             this.id = id;
             this.script = script;
+            this.skipEmptyBody = skipEmptyBody;
         }
 
         @Override
         public MiddlewareManifest manifest() {
-            return new MiddlewareManifest("scripted", "0", List.of(
-                    MiddlewareBinding.httpRequest(id, EnvelopeLimits.MAX_BODY_BYTES)));
+            MiddlewareBinding b = MiddlewareBinding.httpRequest(id, EnvelopeLimits.MAX_BODY_BYTES);
+            return new MiddlewareManifest("scripted", "0", List.of(skipEmptyBody ? b.skippingEmptyBody() : b));
         }
 
         @Override
