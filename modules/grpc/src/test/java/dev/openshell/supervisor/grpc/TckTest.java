@@ -147,6 +147,36 @@ class TckTest {
     }
 
     @Test
+    void aBindingThatDeclaresSkipEmptyBodyMustAllowAnEmptyBodyUnchanged() throws Exception {
+        MiddlewareBinding skipping = ScriptedService.binding(ID, 4L << 20, "").toBuilder().setSkipEmptyBody(true)
+                .build();
+        ScriptedService keeps = new ScriptedService(ScriptedService.manifest(skipping)).answering(e -> allow())
+                .validating(TckTest::strict);
+        try (TestServer s = TestServer.start(keeps)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of(), failed(r), r.toText());
+            assertEquals("PASS", r.check("evaluate.skip_empty_body").orElseThrow().status().name(), r.toText());
+        }
+        // the kit asks although the supervisor would not: an empty body answered with metadata breaks the promise
+        ScriptedService breaks = new ScriptedService(ScriptedService.manifest(skipping))
+                .answering(e -> e.getBody().isEmpty() ? allow().toBuilder().putMetadata("seen", "empty").build()
+                        : allow())
+                .validating(TckTest::strict);
+        try (TestServer s = TestServer.start(breaks)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of("evaluate.skip_empty_body"), failed(r), r.toText());
+            assertTrue(r.check("evaluate.skip_empty_body").orElseThrow().reason().contains("1 metadata entry"),
+                    r.toText());
+        }
+        // a binding that does not declare it gets no such check
+        ScriptedService plain = ScriptedService.withBinding(ID).answering(e -> allow()).validating(TckTest::strict);
+        try (TestServer s = TestServer.start(plain)) {
+            assertTrue(tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT)
+                    .check("evaluate.skip_empty_body").isEmpty());
+        }
+    }
+
+    @Test
     void invalidResultsAreNamedByTheRuleTheyBreak() throws Exception {
         // capability 64 KiB keeps the run small; each body size gets its own defect
         ScriptedService broken = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, SMALL, "")))

@@ -5,6 +5,7 @@ import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.ConfigValidation;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareException;
@@ -95,6 +96,8 @@ public final class Tck {
     private GrpcMiddlewareProvider provider;
     private ChainEngine engine;
     private BindingId binding;
+    /** Whether the chosen binding declares {@code skip_empty_body}: its empty-body answer must then be a plain allow. */
+    private boolean skipsEmptyBody;
     private long maxBody;
     private Duration timeout = Duration.ZERO;
     private JsonObject envelopeConfig;
@@ -228,6 +231,7 @@ public final class Tck {
             return false;
         }
         binding = chosen.get().id();
+        skipsEmptyBody = chosen.get().skipEmptyBody();
         timeout = provider.timeout(binding);
         return true;
     }
@@ -346,7 +350,11 @@ public final class Tck {
             probe.evaluate(new HttpRequestEvaluation(binding, Phase.PRE_CREDENTIALS, r.context(), options.config(),
                     r.target(), HeaderRules.visible(r.headers(), r.connectionNominated()), b), maxBody, generous, 0);
         }
-        once("evaluate.empty_body", "empty body", evaluate("empty_body", Requests.plain(Body.empty(), requestId())));
+        Evaluated empty = evaluate("empty_body", Requests.plain(Body.empty(), requestId()));
+        once("evaluate.empty_body", "empty body", empty);
+        if (skipsEmptyBody) {
+            skipEmptyBody(empty);
+        }
         once("evaluate.json_2k", body2k + "-byte JSON body", evaluate("json_2k",
                 Requests.plain(Requests.json(body2k), requestId())));
         once("evaluate.max_body", "body at max_body_bytes (" + maxBody + " bytes)", evaluate("max_body",
@@ -384,6 +392,42 @@ public final class Tck {
         } else {
             add(new Check(name, Check.Status.PASS, what + ": the supervisor accepts the result", figure, m));
         }
+    }
+
+    /**
+     * {@code evaluate.skip_empty_body}: a binding that declares {@code skip_empty_body} is never asked about an empty
+     * body by the supervisor, so its answer there must be a plain allow; anything else would silently not happen.
+     */
+    private void skipEmptyBody(Evaluated e) {
+        String name = "evaluate.skip_empty_body";
+        Optional<HttpRequestResult> r = e.accepted() ? e.result() : Optional.empty();
+        List<String> effects = new ArrayList<>();
+        if (r.isEmpty()) {
+            effects.add("no accepted answer (" + e.code() + ")");
+        } else {
+            HttpRequestResult a = r.get();
+            if (a.decision() != Decision.ALLOW) {
+                effects.add("a denial");
+            }
+            if (a.body().isPresent() && !a.body().get().isEmpty()) {
+                effects.add("a body");
+            }
+            if (!a.headerMutations().isEmpty()) {
+                effects.add(a.headerMutations().size() + " header mutation(s)");
+            }
+            if (!a.findings().isEmpty()) {
+                effects.add(a.findings().size() + " finding(s)");
+            }
+            if (!a.metadata().isEmpty()) {
+                effects.add(a.metadata().size() + " metadata entr" + (a.metadata().size() == 1 ? "y" : "ies"));
+            }
+        }
+        add(effects.isEmpty()
+                ? Check.of(name, Check.Status.PASS, "the binding declares skip_empty_body and allows an empty body "
+                        + "unchanged", "plain allow")
+                : Check.of(name, Check.Status.FAIL, "the binding declares skip_empty_body, so the supervisor never "
+                        + "asks it about an empty body, but it answered one with " + String.join(", ", effects)
+                        + ": that answer would never take effect; drop skip_empty_body", String.join(", ", effects)));
     }
 
     private static String aspectHint(String code) {
@@ -653,9 +697,17 @@ public final class Tck {
             this.delegate = delegate;
         }
 
+        /**
+         * The delegate's manifest with every binding invoked on an empty body too: the kit asks what the supervisor
+         * would skip ({@code skip_empty_body}), to check the declaration.
+         */
         @Override
         public MiddlewareManifest manifest() {
-            return delegate.manifest();
+            MiddlewareManifest m = delegate.manifest();
+            return new MiddlewareManifest(m.name(), m.serviceVersion(), m.bindings().stream()
+                    .map(b -> new MiddlewareBinding(b.id(), b.operation(), b.phase(), b.maxBodyBytes(), b.timeout(),
+                            b.decodedContentCodings()))
+                    .toList());
         }
 
         @Override
