@@ -170,12 +170,16 @@ final class ExchangePipeline implements AutoCloseable {
                 if (req.expectContinue()) {
                     client.send(CONTINUE);
                 }
-                ReadDeadline deadline = ReadDeadline.body(core, client, tunnel != null);
+                // no deadline where the read cannot block: no body, or a Content-Length body already buffered whole
+                // (the usual small POST: head and body in one segment), which saves the two watchdog tasks
+                boolean readable = !framing.hasBody() || (framing.kind() == BodyFraming.Kind.LENGTH
+                        && client.in.buffered() >= framing.length());
+                ReadDeadline deadline = readable ? null : ReadDeadline.body(core, client, tunnel != null);
                 Body received;
                 try {
                     received = reader.readBody(framing, s.bodyCapBytes());
                 } finally {
-                    if (!deadline.finish()) {
+                    if (deadline != null && !deadline.finish()) {
                         // answered 408 and closed by the watchdog; whatever the read ended with, the exchange is over
                         throw new IOException("the body buffering deadline expired");
                     }
@@ -200,9 +204,16 @@ final class ExchangePipeline implements AutoCloseable {
                 if (!HttpHeader.valuesOf(request.headers(), "host").equals(HttpHeader.valuesOf(f.headers(), "host"))) {
                     throw new Refusal(500, "internal_error", "the middleware hook changed the Host field");
                 }
-                hookHeaders = f.headers();
-                buffered = f.body();
-                mode = OutboundHead.BodyMode.BUFFERED;
+                if (!framing.hasBody() && f.body().isEmpty()) {
+                    // a bodiless request the chain left bodiless: framed as received (no Content-Length added), and
+                    // forwarded with its own head when the chain changed no header either
+                    hookHeaders = f.headers().equals(request.headers()) ? null : f.headers();
+                    mode = OutboundHead.BodyMode.NONE; // any 100 Continue was sent above, before the read
+                } else {
+                    hookHeaders = f.headers();
+                    buffered = f.body();
+                    mode = OutboundHead.BodyMode.BUFFERED;
+                }
             }
         }
         boolean continueAfterCredentials = false;
