@@ -5,9 +5,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
@@ -16,7 +20,10 @@ import java.util.zip.ZipEntry;
  * Rewrites every signed JAR of a directory without its signature files (META-INF/*.SF, *.RSA, *.DSA, *.EC and the
  * SIG-* files), in place. jlink ignores JAR signatures anyway (--ignore-signing-information: a runtime image holds no
  * signed modules) but warns "signed modular JAR ... is currently not supported" once per signed JAR; without the
- * files it has nothing to warn about. The manifest's per-entry digests are kept: they are harmless without signatures.
+ * files it has nothing to warn about. The manifest loses its per-entry digests ({@code *-Digest} attributes, and the
+ * entries they leave empty): without the signature files nothing reads them, and they are most of the manifest's
+ * bytes (BouncyCastle's and Eclipse Collections' five manifests: 2.2 MB, 0.66 MB of the image's compressed modules).
+ * The main attributes, and any other per-entry attribute, are kept.
  * Usage: java StripSignatures.java DIR
  */
 public class StripSignatures {
@@ -30,7 +37,10 @@ public class StripSignatures {
         for (Path jar : jars) {
             boolean signed;
             try (JarFile j = new JarFile(jar.toFile(), false)) {
-                signed = j.stream().anyMatch(e -> SIGNATURE.matcher(e.getName()).matches());
+                // a JAR stripped of its signature files by an earlier build may still carry the digests
+                Manifest m = j.getManifest();
+                signed = j.stream().anyMatch(e -> SIGNATURE.matcher(e.getName()).matches())
+                        || (m != null && withoutDigests(m).getEntries().size() != m.getEntries().size());
             }
             if (signed) {
                 strip(jar);
@@ -50,12 +60,34 @@ public class StripSignatures {
                 ZipEntry copy = new ZipEntry(e.getName());
                 copy.setTime(e.getTime());
                 out.putNextEntry(copy);
-                try (InputStream data = in.getInputStream(e)) {
-                    data.transferTo(out);
+                if (e.getName().equals(JarFile.MANIFEST_NAME)) {
+                    withoutDigests(in.getManifest()).write(out);
+                } else {
+                    try (InputStream data = in.getInputStream(e)) {
+                        data.transferTo(out);
+                    }
                 }
                 out.closeEntry();
             }
         }
         Files.move(tmp, jar, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** {@return a copy of {@code m} without per-entry digest attributes, and without the entries left empty} */
+    static Manifest withoutDigests(Manifest m) {
+        Manifest out = new Manifest();
+        out.getMainAttributes().putAll(m.getMainAttributes());
+        for (Map.Entry<String, Attributes> e : m.getEntries().entrySet()) {
+            Attributes kept = new Attributes();
+            for (Map.Entry<Object, Object> a : e.getValue().entrySet()) {
+                if (!a.getKey().toString().toLowerCase(Locale.ROOT).endsWith("-digest")) {
+                    kept.put(a.getKey(), a.getValue());
+                }
+            }
+            if (!kept.isEmpty()) {
+                out.getEntries().put(e.getKey(), kept);
+            }
+        }
+        return out;
     }
 }
