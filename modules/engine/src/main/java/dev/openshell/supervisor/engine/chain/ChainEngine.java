@@ -65,9 +65,11 @@ import java.util.function.Predicate;
  * allow for every empty body; {@code openshell/regex} does) is not invoked when the body that would reach it is empty:
  * the body as sent, or as decoded for the chain, or as an earlier stage replaced it. It gets no {@link StageRecord}
  * (so no per-stage event: there was no invocation) and is listed in {@link ChainResult#skipped()} instead, for the
- * metrics. A stage after it still runs, on the same representation; a stage before it that puts a body in place makes
- * it run. So a bodiless request through a chain of such stages costs no invocation at all. The post-credentials
- * phase never skips.
+ * metrics. The input envelope is still checked first (step 1 above), so a request the stage could not be sent fails it
+ * as before. A stage after it still runs, on the same representation; a stage before it that puts a body in place
+ * makes it run. So a bodiless request through a chain of such stages costs no invocation at all. What is not asked
+ * cannot fail: a skipped stage's service being unavailable or slow does not matter to a request it would allow
+ * unchanged. The post-credentials phase never skips.
  *
  * <h2>The post-credentials phase</h2>
  * {@link #runPostCredentials} runs the restricted built-ins of a request (for example {@code openshell/sigv4}) after
@@ -250,13 +252,8 @@ public final class ChainEngine {
         private long contextBytes = -1;
         private long targetBytes = -1;
         private ChainOutcome outcome = FORWARD;
-        /** The headers as the run received them. */
-        private final List<HttpHeader> originalHeaders;
-        /** The body as sent, when its Content-Encoding was decoded for the stages; else {@code null}. */
-        private Body encodedBody;
         /** Why the Content-Encoding the stages asked for could not be decoded: each stage fails with it. */
         private ContentDecoding.Outcome.Failed decodingFailure;
-        private boolean bodyReplaced;
         /** The re-check of this run. */
         private final BodyRecheck recheck;
 
@@ -267,21 +264,21 @@ public final class ChainEngine {
             this.context = context;
             this.credentials = credentials;
             this.nominated = credentials == null ? HeaderRules.connectionNominated(headers) : Set.of();
-            this.originalHeaders = headers;
             this.headers = headers;
             this.body = body;
             if (credentials != null) {
                 return; // the post-credentials phase signs the body exactly as it will be forwarded
             }
             List<String> codings = ContentDecoding.codings(headers);
-            if (!codings.isEmpty() && ContentDecoding.supported(codings) && anyStageDecodes(chain, codings)) {
+            // an empty body has no coding to undo (a bodiless GET may still carry Content-Encoding)
+            if (!body.isEmpty() && !codings.isEmpty() && ContentDecoding.supported(codings)
+                    && anyStageDecodes(chain, codings)) {
                 long cap = 0;
                 for (Chain.Prepared p : chain.prepared()) {
                     cap = Math.max(cap, p.spec().maxBodyBytes());
                 }
                 switch (ContentDecoding.decode(body, codings, cap)) {
                     case ContentDecoding.Outcome.Decoded d -> {
-                        encodedBody = body;
                         this.body = d.body();
                         this.headers = ContentDecoding.withoutContentEncoding(headers);
                     }
@@ -307,34 +304,21 @@ public final class ChainEngine {
             return false;
         }
 
+        /**
+         * The result. A body decoded for the stages is forwarded decoded, without {@code Content-Encoding}, whether
+         * or not a stage changed it: what the stages inspected is what the upstream gets. The encoded form carries
+         * bytes no stage sees (each gzip member's MTIME, XFL, OS, FEXTRA, FNAME and FCOMMENT fields, the encoder's
+         * choice of deflate blocks), enough to carry a secret out.
+         */
         ChainResult result() {
-            if (encodedBody != null && !bodyReplaced) {
-                // no stage changed the decoded body: forward the body as sent, with its Content-Encoding
-                return new ChainResult(outcome, records, restoreContentEncoding(headers), encodedBody,
-                        metadata.build(), rechecks, skipped);
-            }
             return new ChainResult(outcome, records, headers, body, metadata.build(), rechecks, skipped);
-        }
-
-        /** {@return {@code current} with the request's Content-Encoding lines back at their places} */
-        private List<HttpHeader> restoreContentEncoding(List<HttpHeader> current) {
-            List<HttpHeader> original = originalHeaders;
-            if (current.equals(ContentDecoding.withoutContentEncoding(original))) {
-                return original;
-            }
-            List<HttpHeader> out = new ArrayList<>(current);
-            for (int i = 0; i < original.size(); i++) {
-                if (original.get(i).name().equals("content-encoding")) {
-                    out.add(Math.min(i, out.size()), original.get(i));
-                }
-            }
-            return List.copyOf(out);
         }
 
         /** {@return whether the chain continues} */
         boolean step(Chain.Prepared p) {
             StageSpec s = p.spec();
-            if (p.skipsEmptyBody() && credentials == null && decodingFailure == null && body.isEmpty()) {
+            if (p.skipsEmptyBody() && credentials == null && decodingFailure == null && body.isEmpty()
+                    && envelopeFits(p)) {
                 // the binding declares a plain allow for an empty body: nothing to ask, nothing to record
                 skipped.add(s);
                 return true;
@@ -382,7 +366,6 @@ public final class ChainEngine {
             boolean replaced = r.body().isPresent() && !r.body().get().equals(body);
             if (replaced) {
                 body = r.body().get();
-                bodyReplaced = true;
             }
             records.add(new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(),
                     StageResult.ALLOWED, Optional.of(Decision.ALLOW), r.reasonCode(), replaced, mutated, latency,
@@ -512,6 +495,17 @@ public final class ChainEngine {
                 case StagePool.Outcome.Busy<T> b -> new Invoked<>(null, failed(s, FailureCategory.UNAVAILABLE,
                         PlatformCodes.STAGE_THREADS_BUSY, "every middleware stage thread is busy"));
             };
+        }
+
+        /**
+         * {@return whether the stage could be sent this request} A skip changes nothing else: an envelope over a
+         * limit still fails the stage (and a {@code fail_closed} one denies), as when it is invoked.
+         */
+        private boolean envelopeFits(Chain.Prepared p) {
+            if (visible == null) {
+                visible = HeaderRules.visible(headers, nominated);
+            }
+            return checkInput(p) == null;
         }
 
         private StageFailure checkInput(Chain.Prepared p) {

@@ -38,8 +38,9 @@ class EmptyBodySkipPropertyTest {
             if (deny) {
                 return HttpRequestResult.deny("denied", "denied");
             }
-            return replace < 0 ? HttpRequestResult.allow()
-                    : HttpRequestResult.builder(Decision.ALLOW).body(Body.ofUtf8("b".repeat(replace))).build();
+            HttpRequestResult.Builder r = HttpRequestResult.builder(Decision.ALLOW).metadata("seen", "yes")
+                    .finding(dev.openshell.middleware.spi.Finding.of("test.seen", "seen", 1));
+            return replace < 0 ? r.build() : r.body(Body.ofUtf8("b".repeat(replace))).build();
         }
     }
 
@@ -80,6 +81,9 @@ class EmptyBodySkipPropertyTest {
         assertEquals(withoutSkips.denial(), withSkips.denial());
         assertEquals(withoutSkips.headers(), withSkips.headers());
         assertEquals(withoutSkips.body(), withSkips.body());
+        assertEquals(withoutSkips.metadata().flat(), withSkips.metadata().flat(),
+                "no stage that would have said something was skipped");
+        assertEquals(withoutSkips.findings(), withSkips.findings());
         for (int i = 0; i < behaviours.size(); i++) {
             List<HttpRequestEvaluation> seen = invoked.get(i).seen;
             long nonEmpty = seen.stream().filter(e -> !e.body().isEmpty()).count();

@@ -4,7 +4,6 @@ import static dev.openshell.supervisor.engine.chain.Stages.chain;
 import static dev.openshell.supervisor.engine.chain.Stages.request;
 import static dev.openshell.supervisor.engine.chain.Stages.spec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.openshell.middleware.spi.BindingId;
@@ -97,6 +96,22 @@ class EmptyBodySkipTest {
     }
 
     @Test
+    void anEnvelopeOverALimitStillFailsTheStageItWouldSkip() {
+        // review of issue 23: the skip changes nothing else, so the input envelope is checked as for an invocation
+        List<HttpHeader> many = new java.util.ArrayList<>();
+        for (int i = 0; i < 129; i++) {
+            many.add(new HttpHeader("x-h" + i, "v"));
+        }
+        Stages.Scripted scan = skipping();
+        ChainResult r = engine.run(chain(stage("scan", 10, scan)), request(many, Body.empty()));
+        assertEquals(0, scan.calls());
+        assertEquals(List.of(), r.skipped());
+        assertTrue(r.denial().isPresent(), "fail_closed: 129 visible header lines exceed 128");
+        assertEquals(PlatformCodes.HEADER_COUNT_OVER_CAPACITY,
+                r.stages().getFirst().failure().orElseThrow().code());
+    }
+
+    @Test
     void aStageAfterASkippedOneStillRuns() {
         Stages.Scripted scan = skipping();
         Stages.Scripted after = new Stages.Scripted(ID, e -> HttpRequestResult.deny("no", "nope"), false);
@@ -165,8 +180,14 @@ class EmptyBodySkipTest {
         ChainResult r = engine.run(chain(stage("k", 10, decodingSkipper)), request);
         assertEquals(0, seen.size());
         assertEquals(List.of("k"), r.skipped().stream().map(StageSpec::configKey).toList());
-        assertSame(gzipOfNothing, r.body(), "forwarded as sent, with its Content-Encoding");
-        assertEquals(request.headers(), r.headers());
+        assertTrue(r.body().isEmpty(), "forwarded as inspected: decoded, empty");
+        assertEquals(List.of(), r.headers(), "without its Content-Encoding");
+
+        ChainRequest bodiless = request(List.of(new HttpHeader("content-encoding", "gzip")), Body.empty());
+        ChainResult nothing = engine.run(chain(stage("k", 10, decodingSkipper)), bodiless);
+        assertEquals(List.of("k"), nothing.skipped().stream().map(StageSpec::configKey).toList(),
+                "no body, nothing to decode: not a decoding failure");
+        assertTrue(nothing.forwarded());
 
         ChainRequest invalid = request(List.of(new HttpHeader("content-encoding", "gzip")), Body.ofUtf8("not gzip"));
         ChainResult failed = engine.run(chain(stage("k", 10, decodingSkipper)), invalid);
