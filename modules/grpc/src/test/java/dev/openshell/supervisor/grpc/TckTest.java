@@ -168,6 +168,18 @@ class TckTest {
             assertTrue(r.check("evaluate.skip_empty_body").orElseThrow().reason().contains("1 metadata entry"),
                     r.toText());
         }
+        // a policy service that denies DELETE without a body: it must not declare the skip
+        ScriptedService denies = new ScriptedService(ScriptedService.manifest(skipping))
+                .answering(e -> e.getTarget().getMethod().equals("DELETE")
+                        ? HttpRequestResult.newBuilder().setDecisionValue(2).setReasonCode("no_delete").build()
+                        : allow())
+                .validating(TckTest::strict);
+        try (TestServer s = TestServer.start(denies)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of("evaluate.skip_empty_body"), failed(r), r.toText());
+            assertTrue(r.check("evaluate.skip_empty_body").orElseThrow().reason().contains("DELETE /admin: a denial"),
+                    r.toText());
+        }
         // a binding that does not declare it gets no such check
         ScriptedService plain = ScriptedService.withBinding(ID).answering(e -> allow()).validating(TckTest::strict);
         try (TestServer s = TestServer.start(plain)) {

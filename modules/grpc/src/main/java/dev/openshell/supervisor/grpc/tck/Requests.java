@@ -56,6 +56,18 @@ final class Requests {
     }
 
     /** {@return a plain request: a small target and context, four header lines} @param body the body */
+    /**
+     * {@return a request without a body: {@code method} on {@code path}, with the base headers of an empty body}
+     *
+     * @param method the method, for example {@code GET} or {@code DELETE}
+     * @param path the path, beginning with {@code /}
+     * @param requestId the request ID
+     */
+    static ChainRequest bodiless(String method, String path, String requestId) {
+        return new ChainRequest(new HttpRequestTarget("https", HOST, 443, method, path, ""), baseHeaders(Body.empty()),
+                Body.empty(), RequestContext.of(requestId));
+    }
+
     static ChainRequest plain(Body body, String requestId) {
         return new ChainRequest(new HttpRequestTarget("https", HOST, 443, "POST", PATH, ""), baseHeaders(body), body,
                 RequestContext.of(requestId));

@@ -353,7 +353,14 @@ public final class Tck {
         Evaluated empty = evaluate("empty_body", Requests.plain(Body.empty(), requestId()));
         once("evaluate.empty_body", "empty body", empty);
         if (skipsEmptyBody) {
-            skipEmptyBody(empty);
+            // the supervisor would skip every one of these: each must be a plain allow (a policy service that
+            // denies DELETE /admin without a body must not declare the skip)
+            List<Evaluated> bodiless = new ArrayList<>(List.of(empty));
+            for (String[] mp : new String[][] {{"GET", "/"}, {"HEAD", "/admin"}, {"DELETE", "/admin"}}) {
+                bodiless.add(evaluate("skip_" + mp[0].toLowerCase(java.util.Locale.ROOT),
+                        Requests.bodiless(mp[0], mp[1], requestId())));
+            }
+            skipEmptyBody(bodiless);
         }
         once("evaluate.json_2k", body2k + "-byte JSON body", evaluate("json_2k",
                 Requests.plain(Requests.json(body2k), requestId())));
@@ -398,36 +405,50 @@ public final class Tck {
      * {@code evaluate.skip_empty_body}: a binding that declares {@code skip_empty_body} is never asked about an empty
      * body by the supervisor, so its answer there must be a plain allow; anything else would silently not happen.
      */
-    private void skipEmptyBody(Evaluated e) {
+    private void skipEmptyBody(List<Evaluated> evaluations) {
         String name = "evaluate.skip_empty_body";
-        Optional<HttpRequestResult> r = e.accepted() ? e.result() : Optional.empty();
-        List<String> effects = new ArrayList<>();
-        if (r.isEmpty()) {
-            effects.add("no accepted answer (" + e.code() + ")");
-        } else {
-            HttpRequestResult a = r.get();
-            if (a.decision() != Decision.ALLOW) {
-                effects.add("a denial");
-            }
-            if (a.body().isPresent() && !a.body().get().isEmpty()) {
-                effects.add("a body");
-            }
-            if (!a.headerMutations().isEmpty()) {
-                effects.add(a.headerMutations().size() + " header mutation(s)");
-            }
-            if (!a.findings().isEmpty()) {
-                effects.add(a.findings().size() + " finding(s)");
-            }
-            if (!a.metadata().isEmpty()) {
-                effects.add(a.metadata().size() + " metadata entr" + (a.metadata().size() == 1 ? "y" : "ies"));
+        List<String> broken = new ArrayList<>();
+        for (Evaluated e : evaluations) {
+            List<String> effects = effects(e);
+            if (!effects.isEmpty()) {
+                broken.add(e.request().target().method() + " " + e.request().target().path() + ": "
+                        + String.join(", ", effects));
             }
         }
-        add(effects.isEmpty()
-                ? Check.of(name, Check.Status.PASS, "the binding declares skip_empty_body and allows an empty body "
-                        + "unchanged", "plain allow")
+        String figure = evaluations.size() + " bodiless evaluation(s)";
+        add(broken.isEmpty()
+                ? Check.of(name, Check.Status.PASS, "the binding declares skip_empty_body and allows every request "
+                        + "without a body unchanged (POST, GET, HEAD, DELETE)", figure)
                 : Check.of(name, Check.Status.FAIL, "the binding declares skip_empty_body, so the supervisor never "
-                        + "asks it about an empty body, but it answered one with " + String.join(", ", effects)
-                        + ": that answer would never take effect; drop skip_empty_body", String.join(", ", effects)));
+                        + "asks it about a request without a body, but it answered " + String.join("; ", broken)
+                        + ": that answer would never take effect; drop skip_empty_body", figure));
+    }
+
+    /** {@return what an answer to a bodiless request carries beyond a plain allow} */
+    private static List<String> effects(Evaluated e) {
+        List<String> effects = new ArrayList<>();
+        Optional<HttpRequestResult> r = e.accepted() ? e.result() : Optional.empty();
+        if (r.isEmpty()) {
+            effects.add("no accepted answer (" + e.code() + ")");
+            return effects;
+        }
+        HttpRequestResult a = r.get();
+        if (a.decision() != Decision.ALLOW) {
+            effects.add("a denial");
+        }
+        if (a.body().isPresent() && !a.body().get().isEmpty()) {
+            effects.add("a body");
+        }
+        if (!a.headerMutations().isEmpty()) {
+            effects.add(a.headerMutations().size() + " header mutation(s)");
+        }
+        if (!a.findings().isEmpty()) {
+            effects.add(a.findings().size() + " finding(s)");
+        }
+        if (!a.metadata().isEmpty()) {
+            effects.add(a.metadata().size() + " metadata entr" + (a.metadata().size() == 1 ? "y" : "ies"));
+        }
+        return effects;
     }
 
     private static String aspectHint(String code) {
