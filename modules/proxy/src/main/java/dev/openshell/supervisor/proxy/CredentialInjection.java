@@ -27,7 +27,8 @@ public interface CredentialInjection {
      * @param request the admitted request (its headers are the ones received, before the chain)
      * @param headers the headers about to be forwarded, in order
      * @param rawQuery the raw query without {@code ?}, empty when there is none; never log it
-     * @param body the buffered body about to be forwarded, or empty when the body streams through unbuffered
+     * @param body the buffered body about to be forwarded, or empty when the body streams through unbuffered or
+     *     there is none (a bodiless request, with or without a chain)
      * @return forward (possibly with real credentials) or refuse; never {@code null}
      */
     Outcome inject(RequestPlan plan, ProxyRequest request, List<HttpHeader> headers, String rawQuery,
