@@ -27,6 +27,9 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_stage_skipped_total{config_key,binding_id}}: stages not invoked because the request's
  *       body was empty and their binding declares {@code skip_empty_body} ({@code openshell/regex} on a GET); such a
  *       stage writes no per-stage event.</li>
+ *   <li>{@code supervisor_process_identifications_total{outcome}}: client connections tied to their process through
+ *       {@code /proc} ({@code identified}, {@code unidentified}, {@code integrity_violation}); once per connection,
+ *       when binary-scoped admission or a stage that may be invoked needs it.</li>
  *   <li>{@code supervisor_stage_latency_seconds{config_key,binding_id}}: stage latency histogram.</li>
  *   <li>{@code supervisor_failures_total{code}}: stage and policy failures by platform code.</li>
  *   <li>{@code supervisor_bypasses_total{config_key,binding_id}}: {@code fail_open} bypasses.</li>
@@ -66,6 +69,7 @@ public final class SupervisorMetrics {
     private final Counter requests;
     private final Counter stageInvocations;
     private final Counter stageSkips;
+    private final Counter identifications;
     private final Histogram stageLatency;
     private final Counter failures;
     private final Counter refused;
@@ -90,6 +94,9 @@ public final class SupervisorMetrics {
         stageInvocations = Counter.builder().name("supervisor_stage_invocations_total")
                 .help("Middleware stage invocations by config key, binding ID and decision")
                 .labelNames("config_key", "binding_id", "decision").withoutExemplars().register(registry);
+        identifications = Counter.builder().name("supervisor_process_identifications_total")
+                .help("Client connections tied to their process through /proc, by outcome").labelNames("outcome")
+                .withoutExemplars().register(registry);
         stageSkips = Counter.builder().name("supervisor_stage_skipped_total")
                 .help("Middleware stages not invoked on an empty body (their binding declares skip_empty_body), by "
                         + "config key and binding ID")
@@ -171,6 +178,15 @@ public final class SupervisorMetrics {
      */
     public void stageSkipped(String configKey, String bindingId) {
         stageSkips.labelValues(configKey, bindingId).inc();
+    }
+
+    /**
+     * Counts one connection's process identification (a {@code /proc} search, once per connection).
+     *
+     * @param outcome {@code identified}, {@code unidentified} or {@code integrity_violation}
+     */
+    public void identification(String outcome) {
+        identifications.labelValues(outcome).inc();
     }
 
     /** Counts one refusal by a resource limit. @param reason the refusal reason */

@@ -234,6 +234,8 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     private Identities.ConnectionIdentity identity(ClientConnection client, String host, int port) {
         return client.attachment(Identities.ConnectionIdentity.class, c -> {
             Identities.ConnectionIdentity id = identities.identify(c);
+            metrics.identification(id.violation().isPresent() ? "integrity_violation"
+                    : id.process().isPresent() ? "identified" : "unidentified");
             id.violation().ifPresent(v -> {
                 LOG.log(System.Logger.Level.WARNING, "connection refused: {0}", v.reason());
                 audit.emit(events.binaryIntegrityViolation(new RequestFacts("connection", "CONNECT", "http",
@@ -245,8 +247,10 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
     }
 
     /**
-     * {@return the identity for a request's audit facts and middleware context} Computed when a stage will run (the
-     * middleware contract carries it); otherwise only what admission already computed.
+     * {@return the identity for a request's audit facts and middleware context} Computed (once per connection: a
+     * {@code /proc} search) when a stage may be invoked, since the middleware contract carries it; otherwise only
+     * what admission already computed. A request without a body whose every stage skips an empty body
+     * ({@link Chain#skipsEveryStageOnEmptyBody()}: a GET through {@code openshell/regex}) invokes none.
      */
     private Optional<Identities.ConnectionIdentity> identityFor(ProxyRequest request, String host, boolean stages) {
         if (stages) {
@@ -272,7 +276,9 @@ final class SupervisorHook implements NetworkAdmission, RequestHook, CredentialI
         boolean denied = admission instanceof AdmissionDecision.Denied;
         Chain chain = denied ? Chain.empty() : g.selector().select(host);
         Chain post = denied ? Chain.empty() : g.postCredentials().select(host);
-        Optional<Identities.ConnectionIdentity> id = identityFor(request, host, !chain.isEmpty() || !post.isEmpty());
+        boolean bodiless = !request.chunked() && request.contentLength().orElse(0) == 0 && !request.websocketUpgrade();
+        boolean invokes = !post.isEmpty() || (!chain.isEmpty() && !(bodiless && chain.skipsEveryStageOnEmptyBody()));
+        Optional<Identities.ConnectionIdentity> id = identityFor(request, host, invokes);
         RequestFacts facts = new RequestFacts(request.requestId(), t.method(), t.scheme(), host, t.port(),
                 Optional.of(endpoint.policyName()), id.flatMap(Identities.ConnectionIdentity::facts));
         Optional<OriginatingProcess> process = id.flatMap(Identities.ConnectionIdentity::originatingProcess);

@@ -98,6 +98,7 @@ class BinaryScopingIT {
                 "glob.test" = "127.0.0.1"
                 "replaced.test" = "127.0.0.1"
                 "echo.test" = "127.0.0.1"
+                "scan.test" = "127.0.0.1"
 
                 [[openshell.supervisor.middleware]]
                 name = "recorder"
@@ -126,7 +127,14 @@ class BinaryScopingIT {
                     binaries: [{ path: "%6$s" }]
                   echo:
                     endpoints: [{ host: echo.test, port: %1$d }]
+                  scan:
+                    endpoints: [{ host: scan.test, port: %1$d }]
                 network_middlewares:
+                  secrets:
+                    middleware: openshell/regex
+                    order: 5
+                    config: { mode: redact }
+                    endpoints: { include: [scan.test] }
                   echo:
                     middleware: fixtures/process-echo
                     order: 10
@@ -256,6 +264,29 @@ class BinaryScopingIT {
 
     @Test
     @Order(5)
+    void aBodilessRequestThroughStagesThatSkipAnEmptyBodySearchesNoProcess() throws Exception {
+        // issue 23: the /proc search (once per connection) is for stages that may be invoked; openshell/regex
+        // skips an empty body, so a GET through it on a fresh connection needs none, and a POST does
+        double before = identifications();
+        assertEquals(200, curlReply(curl, "scan.test").status());
+        assertEquals(before, identifications(), "a GET through openshell/regex alone identifies no process");
+        List<String> post = new ArrayList<>(List.of(curl.toString(), "-q", "-sS", "--max-time", "30", "-x", proxy(),
+                "-o", "/dev/null", "-w", "%{http_code}", "--data-binary", "hello", url("scan.test")));
+        assertEquals(200, run(post).status());
+        assertEquals(before + 1, identifications(), "a POST may invoke the stage: its connection is identified");
+        upstream.take();
+        upstream.take();
+    }
+
+    private static double identifications() throws IOException, InterruptedException {
+        Curl.Result scrape = Curl.run("http://127.0.0.1:" + supervisor.adminPort() + "/metrics");
+        assertEquals(200, scrape.status(), scrape.toString());
+        return Prometheus.parse(scrape.body()).find("supervisor_process_identifications_total", Map.of()).stream()
+                .mapToDouble(Prometheus.Sample::value).sum();
+    }
+
+    @Test
+    @Order(6)
     void aBinaryReplacedAfterFirstUseIsRefused() throws Exception {
         Path agent = bin.resolve("agent");
         Reply first = curlReply(agent, "replaced.test");

@@ -156,6 +156,11 @@ final class StackProcess implements AutoCloseable {
         return port;
     }
 
+    /** {@return the admin listener's port (health, metrics)} */
+    int adminPort() {
+        return adminPort;
+    }
+
     /** {@return everything the process wrote to standard output so far} */
     String stdout() {
         return out.text();

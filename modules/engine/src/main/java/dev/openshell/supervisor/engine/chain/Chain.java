@@ -76,6 +76,22 @@ public final class Chain {
         return stages.isEmpty();
     }
 
+    /**
+     * {@return whether every stage declares {@link MiddlewareBinding#skipEmptyBody()}}, so that a request without a
+     * body invokes none of them (unless an envelope limit fails one); {@code false} for the empty chain
+     */
+    public boolean skipsEveryStageOnEmptyBody() {
+        if (stages.isEmpty()) {
+            return false;
+        }
+        for (Prepared p : stages) {
+            if (!p.skipsEmptyBody()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** {@return whether more than 10 stages matched, so the chain must not run} */
     public boolean refused() {
         return stages.size() > EnvelopeLimits.MAX_CHAIN_STAGES;
