@@ -29,6 +29,32 @@ class EmptyBodySkipTest {
     private static final String ID = "openshell/test";
     private final ChainEngine engine = ChainEngine.builder().build();
 
+    /** A provider that allows everything, with the manifest its supplier gives (or throws). */
+    private static final class Allowing implements MiddlewareProvider {
+        final List<HttpRequestEvaluation> seen = new CopyOnWriteArrayList<>();
+        private final java.util.function.Supplier<MiddlewareManifest> manifest;
+
+        Allowing(java.util.function.Supplier<MiddlewareManifest> manifest) {
+            this.manifest = manifest;
+        }
+
+        @Override
+        public MiddlewareManifest manifest() {
+            return manifest.get();
+        }
+
+        @Override
+        public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
+            return ConfigValidation.ok();
+        }
+
+        @Override
+        public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
+            seen.add(evaluation);
+            return HttpRequestResult.allow();
+        }
+    }
+
     private static Stages.Scripted skipping() {
         return new Stages.Scripted(ID, e -> HttpRequestResult.allow(), true);
     }
@@ -132,49 +158,18 @@ class EmptyBodySkipTest {
 
     @Test
     void aProviderWithoutAReadableManifestIsInvoked() {
-        List<HttpRequestEvaluation> seen = new CopyOnWriteArrayList<>();
-        MiddlewareProvider broken = new MiddlewareProvider() {
-            @Override
-            public MiddlewareManifest manifest() {
-                throw new IllegalStateException("no manifest");
-            }
-
-            @Override
-            public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
-                return ConfigValidation.ok();
-            }
-
-            @Override
-            public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
-                seen.add(evaluation);
-                return HttpRequestResult.allow();
-            }
-        };
+        Allowing broken = new Allowing(() -> {
+            throw new IllegalStateException("no manifest");
+        });
         engine.run(chain(stage("k", 10, broken)), empty());
-        assertEquals(1, seen.size());
+        assertEquals(1, broken.seen.size());
     }
 
     @Test
     void aBodyThatDecodesToNothingIsEmptyForTheStageThatAskedForTheDecoding() throws Exception {
-        List<HttpRequestEvaluation> seen = new CopyOnWriteArrayList<>();
-        MiddlewareProvider decodingSkipper = new MiddlewareProvider() {
-            @Override
-            public MiddlewareManifest manifest() {
-                return new MiddlewareManifest("d", "0", List.of(MiddlewareBinding.httpRequest(ID,
-                        EnvelopeLimits.MAX_BODY_BYTES).decoding("gzip").skippingEmptyBody()));
-            }
-
-            @Override
-            public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
-                return ConfigValidation.ok();
-            }
-
-            @Override
-            public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
-                seen.add(evaluation);
-                return HttpRequestResult.allow();
-            }
-        };
+        Allowing decodingSkipper = new Allowing(() -> new MiddlewareManifest("d", "0", List.of(
+                MiddlewareBinding.httpRequest(ID, EnvelopeLimits.MAX_BODY_BYTES).decoding("gzip").skippingEmptyBody())));
+        List<HttpRequestEvaluation> seen = decodingSkipper.seen;
         Body gzipOfNothing = Body.of(ContentDecodingTest.gzip(new byte[0]));
         ChainRequest request = request(List.of(new HttpHeader("content-encoding", "gzip")), gzipOfNothing);
         ChainResult r = engine.run(chain(stage("k", 10, decodingSkipper)), request);
