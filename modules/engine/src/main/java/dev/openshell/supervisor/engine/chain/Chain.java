@@ -32,25 +32,31 @@ public final class Chain {
      *
      * @param spec the stage
      * @param configBytes the config's encoded size, in bytes
-     * @param skipsEmptyBody whether the stage's binding declares {@link MiddlewareBinding#skipEmptyBody()} at
-     *     {@code PRE_CREDENTIALS} in its provider's manifest
+     * @param binding the stage's binding as its provider's manifest declares it; empty when the manifest cannot be
+     *     read or does not list it (such a stage declares nothing: it is always invoked, on the body as sent)
      */
-    record Prepared(StageSpec spec, long configBytes, boolean skipsEmptyBody) {
+    record Prepared(StageSpec spec, long configBytes, Optional<MiddlewareBinding> binding) {
         static Prepared of(StageSpec s) {
-            return new Prepared(s, s.configEncodedBytes(), skipsEmptyBody(s));
+            return new Prepared(s, s.configEncodedBytes(), declared(s));
         }
 
-        private static boolean skipsEmptyBody(StageSpec s) {
+        private static Optional<MiddlewareBinding> declared(StageSpec s) {
             try {
-                for (MiddlewareBinding b : s.provider().manifest().bindings()) {
-                    if (b.id().equals(s.bindingId())) {
-                        return b.skipEmptyBody() && b.phase() == Phase.PRE_CREDENTIALS;
-                    }
-                }
+                return s.provider().manifest().bindings().stream().filter(b -> b.id().equals(s.bindingId()))
+                        .findFirst();
             } catch (RuntimeException e) {
-                // a provider without a readable manifest declares nothing: its stage always runs
+                return Optional.empty();
             }
-            return false;
+        }
+
+        /** {@return whether the binding declares {@link MiddlewareBinding#skipEmptyBody()} at PRE_CREDENTIALS} */
+        boolean skipsEmptyBody() {
+            return binding.filter(b -> b.skipEmptyBody() && b.phase() == Phase.PRE_CREDENTIALS).isPresent();
+        }
+
+        /** {@return whether the binding asks for every one of {@code codings} to be decoded} */
+        boolean decodes(List<String> codings) {
+            return binding.filter(b -> b.decodedContentCodings().containsAll(codings)).isPresent();
         }
     }
 

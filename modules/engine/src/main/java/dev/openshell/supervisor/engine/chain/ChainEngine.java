@@ -9,7 +9,6 @@ import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
-import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.Phase;
@@ -290,15 +289,8 @@ public final class ChainEngine {
         /** {@return whether a stage's binding asks for every one of {@code codings} to be decoded} */
         private static boolean anyStageDecodes(Chain chain, List<String> codings) {
             for (Chain.Prepared p : chain.prepared()) {
-                StageSpec s = p.spec();
-                try {
-                    for (MiddlewareBinding b : s.provider().manifest().bindings()) {
-                        if (b.id().equals(s.bindingId()) && b.decodedContentCodings().containsAll(codings)) {
-                            return true;
-                        }
-                    }
-                } catch (RuntimeException e) {
-                    // a provider without a readable manifest asks for nothing
+                if (p.decodes(codings)) {
+                    return true;
                 }
             }
             return false;
