@@ -1,12 +1,9 @@
-import dev.openshell.middleware.spi.Body;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
 import dev.openshell.supervisor.proxy.ChainSelection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
-import dev.openshell.supervisor.proxy.HookResult;
 import dev.openshell.supervisor.proxy.NetworkSettings;
-import dev.openshell.supervisor.proxy.ProxyRequest;
-import dev.openshell.supervisor.proxy.RequestHook;
-import dev.openshell.supervisor.proxy.RequestPlan;
+import dev.openshell.supervisor.proxy.Planned;
+import dev.openshell.supervisor.proxy.PolicySteps;
 import dev.openshell.supervisor.proxy.SupervisorProxy;
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -28,7 +25,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * Load check (not a unit test): keep-alive clients on loopback send small POSTs (64-byte body) for a bounded time
  * and count, first straight to a local upstream, then through the proxy with no chain, then through the proxy with a
- * chain selected (identity hook: the body is buffered and the request rebuilt). Prints requests per second and
+ * chain selected (identity chain: the body is buffered and the request rebuilt). Prints requests per second and
  * p50/p99 latency for each. Usage: java -cp <proxy jar and deps> ProxyLoad.java [seconds] [clients]
  */
 public class ProxyLoad {
@@ -43,24 +40,17 @@ public class ProxyLoad {
             int up = upstream.getLocalPort();
             Path state = Files.createTempDirectory("proxy-load");
             boolean[] chain = {false};
-            RequestHook hook = new RequestHook() {
-                @Override
-                public RequestPlan plan(ProxyRequest r) {
-                    return RequestPlan.of(0, AdmissionDecision.allow(r.endpoint()),
-                            chain[0] ? ChainSelection.selected(1024 * 1024, false) : ChainSelection.none());
-                }
-
-                @Override
-                public HookResult evaluate(RequestPlan plan, ProxyRequest r, Body b) {
-                    return new HookResult.Forward(r.headers(), b);
-                }
-            };
+            PolicySteps<Void> base = PolicySteps.passThrough((h, p, c) -> AdmissionDecision.allow(EndpointFacts.of(
+                    "load")));
+            // the identity chain: the body is buffered and the request rebuilt, when chain[0] is set
+            PolicySteps<Void> steps = new PolicySteps<>(0, base.admit(), r -> new Planned<>(null, chain[0]
+                    ? ChainSelection.selected(1024 * 1024, false) : ChainSelection.none()), base.l7(),
+                    base.requestChain(), base.credentials(), base.audit());
             SupervisorProxy proxy = SupervisorProxy.builder()
                     .listen(new InetSocketAddress("127.0.0.1", 0))
                     .stateDirectory(state)
                     .network(new NetworkSettings(true, Map.of("load.example.test", InetAddress.getByName("127.0.0.1"))))
-                    .admission((h, p) -> AdmissionDecision.allow(EndpointFacts.of("load")))
-                    .hook(hook)
+                    .policy(() -> steps)
                     .build();
             int proxyPort = proxy.start();
             try {

@@ -2,10 +2,11 @@ package dev.openshell.benchmarks;
 
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
-import dev.openshell.supervisor.proxy.CredentialInjection;
+import dev.openshell.supervisor.proxy.CredentialVerdict;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.InjectedCredentials;
 import dev.openshell.supervisor.proxy.NetworkSettings;
+import dev.openshell.supervisor.proxy.PolicySteps;
 import dev.openshell.supervisor.proxy.SupervisorProxy;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -116,15 +117,17 @@ public class ResponseScrubBenchmark {
                     false));
         }
         InjectedCredentials injected = InjectedCredentials.of(entries);
-        CredentialInjection credentials = (plan, req, headers, query, b) -> new CredentialInjection.Outcome.Forward(
-                headers, query, injected);
+        PolicySteps<Void> base = PolicySteps.passThrough((h, p, c) -> AdmissionDecision.allow(EndpointFacts.of(
+                "bench")));
+        PolicySteps<Void> steps = new PolicySteps<>(0, base.admit(), base.plan(), base.l7(), base.requestChain(),
+                (plan, req, sent) -> new CredentialVerdict.Forward(sent.headers(), sent.rawQuery(), injected),
+                base.audit());
         state = Files.createTempDirectory("scrub-bench");
         proxy = SupervisorProxy.builder()
                 .listen(new InetSocketAddress("127.0.0.1", 0))
                 .stateDirectory(state)
                 .network(new NetworkSettings(true, Map.of(HOST, InetAddress.getByName("127.0.0.1"))))
-                .admission((h, p) -> AdmissionDecision.allow(EndpointFacts.of("bench")))
-                .credentials(credentials)
+                .policy(() -> steps)
                 .build();
         int port = proxy.start();
         client = new Socket("127.0.0.1", port);

@@ -11,15 +11,23 @@ public interface AuditSink extends AutoCloseable {
      * Records one event.
      *
      * @param event an OCSF event built by {@link OcsfEvents}
+     * @return the event's line sequence number, for {@link #awaitWritten}: positive and increasing in emit order;
+     *     0 when there is nothing to wait for (the event was written before {@code emit} returned, dropped, or the
+     *     sink keeps nothing)
      */
-    void emit(JsonObject event);
+    long emit(JsonObject event);
 
     /**
-     * Waits, bounded, until the events the calling thread emitted are written (the proxy calls it before it writes
-     * to or closes a client connection, so that what the thread sends next never precedes them). The default returns
-     * at once: for a sink whose {@link #emit} writes before it returns, or one that keeps nothing.
+     * Waits, bounded, until every line up to {@code sequence} is written (or dropped and counted): the proxy's
+     * {@code AuditBarrier} calls it before it writes to or closes a client connection, so that what it sends next
+     * never precedes the lines about that connection. The default returns at once: for a sink whose {@link #emit}
+     * writes before it returns, or one that keeps nothing.
+     *
+     * @param sequence a sequence number {@link #emit} returned
+     * @return {@code true} when written (or dropped); {@code false} when the wait timed out
      */
-    default void awaitOwn() {
+    default boolean awaitWritten(long sequence) {
+        return true;
     }
 
     /** Flushes and releases resources; later events are dropped. */
@@ -30,7 +38,8 @@ public interface AuditSink extends AutoCloseable {
     static AuditSink discard() {
         return new AuditSink() {
             @Override
-            public void emit(JsonObject event) {
+            public long emit(JsonObject event) {
+                return 0;
             }
 
             @Override

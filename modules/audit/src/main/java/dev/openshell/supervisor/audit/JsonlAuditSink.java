@@ -31,10 +31,10 @@ import java.util.function.Consumer;
  * operator's shipper owns them).
  *
  * <p><b>Writing.</b> {@link #emit} encodes the event on the caller's thread, queues the line and returns; the writer
- * thread hands it to the operating system while the request goes on (upstream, typically). {@link #awaitOwn} waits
- * until every line the calling thread queued has been handed to the operating system: the proxy calls it before it
- * writes to or closes a client connection, so the lines a thread emitted are in the file before what it sends next
- * reaches the client. A crash of the JVM loses the lines still queued: of requests whose responses were not yet sent,
+ * thread hands it to the operating system while the request goes on (upstream, typically); it returns the line's sequence number.
+ * {@link #awaitWritten} waits until every line up to a sequence number has been handed to the operating system: the
+ * proxy's per-connection barrier calls it before it writes to or closes a client connection, so the lines about a
+ * connection are in the file before what the proxy sends it next reaches the client. A crash of the JVM loses the lines still queued: of requests whose responses were not yet sent,
  * though their upstream may have seen them. The writer is one platform thread
  * ({@code audit-writer}) that takes every queued line at once, writes them in one buffered pass and flushes once per
  * batch ("group commit"): under load the file sees one write system call per batch instead of one per event, and
@@ -43,8 +43,8 @@ import java.util.function.Consumer;
  *
  * <p><b>Bounds.</b> At most {@value #MAX_QUEUED_BYTES} bytes of lines wait at one time; an event that would exceed
  * that (the disk or the reader of standard output stalls) is dropped and counted ({@code overflow}), never blocking
- * the request. {@link #awaitOwn} waits at most {@value #MAX_AWAIT_MILLIS} ms; past that the caller goes on and its
- * lines stay queued. {@link #close()} writes every line queued before it (nothing queued is lost on an orderly stop)
+ * the request. {@link #awaitWritten} waits at most {@value #MAX_AWAIT_MILLIS} ms; past that the caller goes on and
+ * the lines stay queued. {@link #close()} writes every line queued before it (nothing queued is lost on an orderly stop)
  * and waits at most {@value #CLOSE_MILLIS} ms for that.
  *
  * <p>Write errors never reach the caller: the event is counted in {@link #dropped()} and reported to the drop
@@ -56,7 +56,7 @@ public final class JsonlAuditSink implements AuditSink {
     public static final long DEFAULT_MAX_BYTES = 100L * 1024 * 1024;
     /** The most bytes of lines waiting for the writer at one time: 8 MiB (about 6,000 events). */
     public static final int MAX_QUEUED_BYTES = 8 * 1024 * 1024;
-    /** The longest {@link #awaitOwn} waits for the caller's lines to be written, in milliseconds. */
+    /** The longest {@link #awaitWritten} waits for the caller's lines to be written, in milliseconds. */
     public static final long MAX_AWAIT_MILLIS = 2_000;
     /** The longest {@link #close()} waits for the queued lines to be written, in milliseconds. */
     public static final long CLOSE_MILLIS = 10_000;
@@ -81,13 +81,8 @@ public final class JsonlAuditSink implements AuditSink {
     private int queuedBytes;
     /** Sequence number of the last line queued; of the last line the writer has finished with. */
     private long lastQueued;
-    /** Written under the lock; read without it by {@link #awaitOwn}'s fast path. */
+    /** Written under the lock; read without it by {@link #awaitWritten}'s fast path. */
     private volatile long lastWritten;
-    /**
-     * Per thread: the sequence number of the last line it queued (one slot, so a request's thread allocates it once;
-     * a virtual thread's slot goes with the thread).
-     */
-    private final ThreadLocal<long[]> ownLast = ThreadLocal.withInitial(() -> new long[1]);
     private boolean closed;
     private boolean overflowing;
     /** Set while the writer waits for lines: only then does an emitter signal it (a signal costs a queue transfer). */
@@ -208,10 +203,10 @@ public final class JsonlAuditSink implements AuditSink {
     }
 
     @Override
-    public void emit(JsonObject event) {
+    public long emit(JsonObject event) {
         // encoded once, on the caller's thread; the writer only copies bytes
         byte[] line = JsonLine.encode(event);
-        long[] own = ownLast.get();
+        long sequence = 0;
         String drop = null;
         boolean warnOverflow = false;
         int behind = 0;
@@ -229,7 +224,7 @@ public final class JsonlAuditSink implements AuditSink {
             } else {
                 queue.add(line);
                 queuedBytes += line.length;
-                own[0] = ++lastQueued;
+                sequence = ++lastQueued;
                 if (writerIdle) {
                     queued.signal(); // a busy writer takes this line with its next batch without being told
                 }
@@ -245,41 +240,35 @@ public final class JsonlAuditSink implements AuditSink {
         if (drop != null) {
             dropped(drop, 1);
         }
+        return sequence;
     }
 
     /**
-     * Waits until every line the calling thread queued has been handed to the operating system (or dropped: a write
-     * error, a dead writer), at most {@value #MAX_AWAIT_MILLIS} ms; lines it timed out on are not waited for again.
-     * Returns at once, without taking the lock, when they have been already, which is the common case: the writer
-     * writes while the request is upstream.
+     * Waits until every line up to {@code sequence} has been handed to the operating system (or dropped: a write
+     * error, a dead writer), at most {@value #MAX_AWAIT_MILLIS} ms. Returns at once, without taking the lock, when it
+     * has been already, which is the common case: the writer writes while the request is upstream.
      */
     @Override
-    public void awaitOwn() {
-        long[] own = ownLast.get();
-        long seq = own[0];
-        if (seq <= lastWritten) {
-            return;
+    public boolean awaitWritten(long sequence) {
+        if (sequence <= lastWritten) {
+            return true;
         }
         lock.lock();
         try {
             long deadline = System.nanoTime() + awaitNanos;
             boolean interrupted = false;
             long nanos;
-            while (lastWritten < seq && !writerDead && (nanos = deadline - System.nanoTime()) > 0) {
+            while (lastWritten < sequence && !writerDead && (nanos = deadline - System.nanoTime()) > 0) {
                 try {
                     written.awaitNanos(nanos);
                 } catch (InterruptedException e) {
                     interrupted = true; // the lines are queued: they are written whatever the caller does
                 }
             }
-            if (lastWritten < seq && own[0] == seq) {
-                // timed out (a stalled disk or reader): these lines stay queued, and are not waited for again, so
-                // each line holds its thread back once, never once per write of a long response
-                own[0] = 0;
-            }
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+            return lastWritten >= sequence || writerDead;
         } finally {
             lock.unlock();
         }
@@ -308,7 +297,7 @@ public final class JsonlAuditSink implements AuditSink {
                 lost = inFlight + queue.size();
                 queue.clear();
                 queuedBytes = 0;
-                // counted before anyone waiting is released: a caller of awaitOwn then sees the loss counted
+                // counted before anyone waiting is released: a caller of awaitWritten then sees the loss counted
                 dropped("writer_failed", lost);
                 written.signalAll();
             } finally {

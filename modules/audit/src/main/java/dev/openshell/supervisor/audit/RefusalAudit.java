@@ -136,8 +136,9 @@ public final class RefusalAudit implements AutoCloseable {
      * Counts one refusal and writes it, or counts it as suppressed when its key is over the burst.
      *
      * @param r the refusal
+     * @return the sequence number of its line ({@link AuditSink#emit}), 0 when none was written
      */
-    public void refused(RefusalFacts r) {
+    public long refused(RefusalFacts r) {
         try {
             metrics.refusal(r.category(), r.code());
             long now = clock.millis();
@@ -178,13 +179,13 @@ public final class RefusalAudit implements AutoCloseable {
                 summary.emit();
             }
             if (write) {
-                sink.emit(events.refusal(r, 1, now, false));
-            } else {
-                metrics.auditSuppressed(r.code());
+                return sink.emit(events.refusal(r, 1, now, false));
             }
+            metrics.auditSuppressed(r.code());
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "refusal audit failed: " + e.getClass().getName());
         }
+        return 0;
     }
 
     /** An aggregate event taken out of a window under its lock, emitted outside it. */

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.audit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -92,9 +93,8 @@ class JsonlAuditSinkTest {
         Path log = dir.resolve("audit.jsonl");
         try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, JsonlAuditSink.DEFAULT_MAX_BYTES, new ManualClock())) {
             sink.emit(event(1));
-            sink.emit(event(2));
-            sink.awaitOwn();
-            // handed to the operating system once awaitOwn returns: readable before close
+            assertTrue(sink.awaitWritten(sink.emit(event(2))));
+            // handed to the operating system once awaitWritten returns: readable before close
             List<String> lines = Files.readAllLines(log);
             assertEquals(2, lines.size());
             assertEquals(1, Json.createReader(new java.io.StringReader(lines.get(0))).readObject().getInt("n"));
@@ -117,17 +117,18 @@ class JsonlAuditSinkTest {
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
+                    long last = 0;
                     for (int i = 0; i < each; i++) {
-                        sink.emit(event(base + i));
+                        last = sink.emit(event(base + i));
                     }
-                    sink.awaitOwn();
+                    sink.awaitWritten(last);
                 }));
             }
             go.countDown();
             for (Thread t : started) {
                 t.join();
             }
-            // every emitter has returned from awaitOwn and the sink is still open: every line must be in the file
+            // every emitter has returned from awaitWritten and the sink is still open: every line must be in the file
             List<String> lines = Files.readAllLines(log);
             assertEquals(threads * each, lines.size());
             assertEquals(threads * each, lines.stream()
@@ -156,8 +157,7 @@ class JsonlAuditSinkTest {
         ManualClock clock = new ManualClock();
         Path log = dir.resolve("audit.jsonl");
         try (JsonlAuditSink sink = JsonlAuditSink.toFile(log, JsonlAuditSink.DEFAULT_MAX_BYTES, clock)) {
-            sink.emit(event(1));
-            sink.awaitOwn(); // written before midnight: a file holds the lines written on its UTC day
+            sink.awaitWritten(sink.emit(event(1))); // written before midnight: a file holds the lines written on its UTC day
             clock.now = clock.now.plus(Duration.ofMinutes(2));
             sink.emit(event(2));
         }
@@ -176,8 +176,7 @@ class JsonlAuditSinkTest {
         };
         JsonlAuditSink sink = JsonlAuditSink.toStream(broken);
         sink.emit(event(1));
-        sink.emit(event(2));
-        sink.awaitOwn();
+        sink.awaitWritten(sink.emit(event(2)));
         assertEquals(2, sink.dropped());
     }
 
@@ -200,8 +199,8 @@ class JsonlAuditSinkTest {
         JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, reasons::add, 300, 50);
         sink.emit(event(1));     // taken by the writer, which then blocks in the stream; emit returns at once
         assertTrue(stalling.writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
-        sink.emit(event(2));     // queued behind it
-        sink.awaitOwn();         // times out after 50 ms: line 2 stays queued, and is not waited for again
+        long second = sink.emit(event(2)); // queued behind it
+        assertFalse(sink.awaitWritten(second)); // times out after 50 ms: line 2 stays queued
         sink.emit(event(3));     // queued: 2 x ~120 bytes fit in 300
         sink.emit(event(4));     // over the bound: dropped at once
         assertEquals(1, sink.dropped());
@@ -224,10 +223,9 @@ class JsonlAuditSinkTest {
             }
         };
         List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
-        // awaitOwn would wait up to 60 s for a live writer: returning at all shows it was released
+        // awaitWritten would wait up to 60 s for a live writer: returning at all shows it was released
         JsonlAuditSink sink = JsonlAuditSink.toStream(exploding, reasons::add, 1 << 20, 60_000);
-        sink.emit(event(1));
-        sink.awaitOwn();
+        sink.awaitWritten(sink.emit(event(1)));
         assertEquals(List.of("writer_failed"), reasons, "the event the writer was writing is lost and counted");
         sink.emit(event(2));
         assertEquals(List.of("writer_failed", "writer_failed"), reasons, "the second event is dropped at once");
@@ -244,39 +242,39 @@ class JsonlAuditSinkTest {
             }
         });
         JsonlAuditSink sink = JsonlAuditSink.toStream(swallowing);
-        sink.emit(event(1));
-        sink.awaitOwn();
+        sink.awaitWritten(sink.emit(event(1)));
         assertEquals(1, sink.dropped(), "a PrintStream swallows the error; the sink must not");
         sink.close();
     }
 
     @Test
-    void emitReturnsBeforeTheWriteAndAwaitOwnWaitsForTheCallersLinesOnly() throws Exception {
+    void emitReturnsBeforeTheWriteAndAwaitWrittenWaitsForTheLinesUpToItsSequenceOnly() throws Exception {
         Stalling stalling = new Stalling();
-        // awaitOwn may wait up to 60 s: a wait that ends shows the line was written, not that time ran out
+        // awaitWritten may wait up to 60 s: a wait that ends shows the line was written, not that time ran out
         JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, null, 1 << 20, 60_000);
-        sink.emit(event(1));     // returns although the writer is stuck in the stream with this very line
+        long first = sink.emit(event(1)); // returns although the writer is stuck in the stream with this very line
+        assertTrue(first > 0);
         assertTrue(stalling.writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
         java.util.concurrent.atomic.AtomicBoolean othersDone = new java.util.concurrent.atomic.AtomicBoolean();
         Thread other = Thread.ofVirtual().start(() -> {
-            sink.awaitOwn();     // this thread emitted nothing: nothing to wait for
+            sink.awaitWritten(first - 1); // lines before the stuck one: nothing to wait for
             othersDone.set(true);
         });
-        assertTrue(other.join(Duration.ofSeconds(10)), "awaitOwn waited although its thread emitted nothing");
+        assertTrue(other.join(Duration.ofSeconds(10)), "awaitWritten waited for a line after its sequence");
         assertTrue(othersDone.get());
         java.util.concurrent.atomic.AtomicBoolean mineDone = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.CountDownLatch emitted = new java.util.concurrent.CountDownLatch(1);
         Thread mine = Thread.ofVirtual().start(() -> {
-            sink.emit(event(2));
+            long second = sink.emit(event(2));
             emitted.countDown();
-            sink.awaitOwn();     // waits for line 2, behind the stuck line 1
+            sink.awaitWritten(second); // waits for line 2, behind the stuck line 1
             mineDone.set(stalling.got.toString(StandardCharsets.UTF_8).lines().count() == 2);
         });
         assertTrue(emitted.await(10, java.util.concurrent.TimeUnit.SECONDS));
-        assertTrue(mine.isAlive(), "awaitOwn returned before its line was written");
+        assertTrue(mine.isAlive(), "awaitWritten returned before its line was written");
         stalling.release.countDown();
         mine.join();
-        assertTrue(mineDone.get(), "awaitOwn returned before its line reached the stream");
+        assertTrue(mineDone.get(), "awaitWritten returned before its line reached the stream");
         sink.close();
     }
 

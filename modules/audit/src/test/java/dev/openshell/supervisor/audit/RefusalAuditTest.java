@@ -29,8 +29,9 @@ class RefusalAuditTest {
         final List<JsonObject> events = new CopyOnWriteArrayList<>();
 
         @Override
-        public void emit(JsonObject event) {
+        public long emit(JsonObject event) {
             events.add(event);
+            return events.size();
         }
 
         @Override

@@ -2,17 +2,14 @@ package dev.openshell.supervisor.proxy;
 
 import java.util.Objects;
 
-/** The answer of {@link NetworkAdmission}: the L4 network policy's verdict for a host and port. */
+/** The answer of the admission step ({@link PolicySteps.Admit}): the L4 network policy's verdict for a host and port. */
 public sealed interface AdmissionDecision {
     /**
      * The destination is allowed.
      *
      * @param endpoint the facts of the endpoint that matched
-     * @param generation the number of the policy generation that decided, 0 when admission is not versioned; the
-     *     proxy hands it to {@link RequestHook#plan} in {@link ProxyRequest#admissionGeneration()} so the hook can
-     *     tell whether the generation serving the request is the one that admitted it
      */
-    record Allowed(EndpointFacts endpoint, long generation) implements AdmissionDecision {
+    record Allowed(EndpointFacts endpoint) implements AdmissionDecision {
         /**
          * Checks the parts.
          *
@@ -46,17 +43,7 @@ public sealed interface AdmissionDecision {
      * @param endpoint the matching endpoint's facts
      */
     static AdmissionDecision allow(EndpointFacts endpoint) {
-        return new Allowed(endpoint, 0);
-    }
-
-    /**
-     * {@return an allowance by a numbered policy generation}
-     *
-     * @param endpoint the matching endpoint's facts
-     * @param generation the generation number
-     */
-    static AdmissionDecision allow(EndpointFacts endpoint, long generation) {
-        return new Allowed(endpoint, generation);
+        return new Allowed(endpoint);
     }
 
     /**

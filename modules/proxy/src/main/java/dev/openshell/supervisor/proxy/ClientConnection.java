@@ -7,30 +7,44 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 /**
- * One client connection accepted by the proxy listener, as admission and the hooks see it: both socket addresses, and
- * one value the runtime attaches to the connection the first time it asks (the identity of the process behind it,
- * computed once per connection and reused by every request on it, including every request inside a CONNECT tunnel).
+ * One client connection accepted by the proxy listener, as the policy steps see it: both socket addresses, the
+ * connection's {@link AuditBarrier}, and the {@link ConnectionIdentity} of the process behind it, decided the first
+ * time a step asks and reused by every request on the connection (including every request inside a CONNECT tunnel).
  *
- * <p>Thread-safe: the attachment is computed at most once, by the first caller, and others wait for it.
+ * <p>Thread-safe: the identity is decided at most once, by the first caller, and others wait for it.
  */
 public final class ClientConnection {
     private final Optional<InetSocketAddress> client;
     private final Optional<InetSocketAddress> local;
+    private final AuditBarrier auditBarrier;
     private final ReentrantLock lock = new ReentrantLock();
-    private volatile Object attachment;
+    private volatile ConnectionIdentity identity;
 
     /**
      * A connection.
      *
      * @param client the client's address (the accepted socket's remote end), when the listener reports it
      * @param local the proxy's address the client connected to (the accepted socket's local end), when reported
+     * @param auditBarrier the barrier of this connection's audit lines
      */
-    public ClientConnection(Optional<InetSocketAddress> client, Optional<InetSocketAddress> local) {
+    public ClientConnection(Optional<InetSocketAddress> client, Optional<InetSocketAddress> local,
+                            AuditBarrier auditBarrier) {
         this.client = Objects.requireNonNull(client, "client");
         this.local = Objects.requireNonNull(local, "local");
+        this.auditBarrier = Objects.requireNonNull(auditBarrier, "auditBarrier");
     }
 
-    /** {@return a connection without addresses (tests, and hooks called outside a connection)} */
+    /**
+     * A connection whose audit lines need no wait.
+     *
+     * @param client the client's address, when known
+     * @param local the proxy's address, when known
+     */
+    public ClientConnection(Optional<InetSocketAddress> client, Optional<InetSocketAddress> local) {
+        this(client, local, AuditBarrier.none());
+    }
+
+    /** {@return a connection without addresses (tests, and steps called outside a connection)} */
     public static ClientConnection unknown() {
         return new ClientConnection(Optional.empty(), Optional.empty());
     }
@@ -45,43 +59,40 @@ public final class ClientConnection {
         return local;
     }
 
+    /** {@return the barrier of the audit lines emitted for this connection} */
+    public AuditBarrier auditBarrier() {
+        return auditBarrier;
+    }
+
     /**
-     * {@return the value attached to this connection, computing it with {@code compute} on the first call}
+     * {@return the identity of the process behind this connection, decided with {@code identify} on the first call}
      *
-     * @param type the value's type; every caller must ask for the same type
-     * @param compute computes the value from this connection; called at most once per connection
-     * @param <T> the type
-     * @throws ClassCastException if a value of another type is attached
+     * @param identify decides the identity from this connection; called at most once per connection (it blocks on
+     *     {@code /proc} reads: the lock is a {@link ReentrantLock}, so a virtual thread waiting here unmounts)
      */
-    public <T> T attachment(Class<T> type, Function<ClientConnection, T> compute) {
-        Object a = attachment;
-        if (a == null) {
-            lock.lock(); // not synchronized: the computation blocks on file reads, on a virtual thread
+    public ConnectionIdentity identity(Function<ClientConnection, ConnectionIdentity> identify) {
+        ConnectionIdentity id = identity;
+        if (id == null) {
+            lock.lock();
             try {
-                a = attachment;
-                if (a == null) {
-                    a = Objects.requireNonNull(compute.apply(this), "attachment");
-                    attachment = a;
+                id = identity;
+                if (id == null) {
+                    id = Objects.requireNonNull(identify.apply(this), "identity");
+                    identity = id;
                 }
             } finally {
                 lock.unlock();
             }
         }
-        return type.cast(a);
+        return id;
     }
 
-    /**
-     * {@return the attached value, if it was computed already (never computes it)}
-     *
-     * @param type the value's type
-     * @param <T> the type
-     */
-    public <T> Optional<T> attachmentIfPresent(Class<T> type) {
-        Object a = attachment;
-        return a == null ? Optional.empty() : Optional.of(type.cast(a));
+    /** {@return the identity, when it was decided already (never decides it)} */
+    public Optional<ConnectionIdentity> identityIfDecided() {
+        return Optional.ofNullable(identity);
     }
 
-    /** {@return the addresses, never the attachment} */
+    /** {@return the addresses, never the identity} */
     @Override
     public String toString() {
         return "ClientConnection[" + client.map(Object::toString).orElse("?") + " -> "

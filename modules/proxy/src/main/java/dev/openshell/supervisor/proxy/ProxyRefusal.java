@@ -5,10 +5,10 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A request or connection the proxy refused, as {@link RequestHook#refused} reports it: the rule that refused it, what
- * the client got, a proxy-owned detail and as much of the request as was read safely (never a path, query, header
- * value or body byte). Refusals the hook decides itself (a denial in a {@link RequestPlan} made by the hook, a
- * credential refusal, a middleware deny, an uninspectable body) are the hook's to report and do not come here.
+ * A request or connection the proxy refused by one of its own rules ({@link ExchangeRecord.Refused}): the rule that
+ * refused it, what the client got, a proxy-owned detail and as much of the request as was read safely (never a path,
+ * query, header value or body byte). Refusals a policy step decides itself (an L7 or middleware denial, a credential
+ * refusal) are that step's to record and do not come here.
  *
  * @param kind which rule refused it
  * @param status the HTTP status the client got; 0 when the connection was closed without an answer

@@ -8,7 +8,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 
 /**
- * One admitted request as the {@link RequestHook} and {@link CredentialInjection} see it: parsed, framed and past L4
+ * One admitted request as the policy steps see it ({@link PolicySteps}): parsed, framed and past L4
  * and SSRF admission.
  *
  * @param requestId the proxy's ID for this request, unique per process
@@ -20,8 +20,6 @@ import java.util.Set;
  * @param connectionNominated the lowercase field names listed in the request's {@code Connection} fields (RFC 9110
  *     section 7.6.1), which never reach the upstream
  * @param endpoint the facts of the endpoint that admitted the destination
- * @param admissionGeneration the generation number of the admission that admitted the destination
- *     ({@link AdmissionDecision.Allowed#generation()}): at this request's L4 check, or at the tunnel's CONNECT
  * @param contentLength the declared Content-Length in bytes, when the body is length-delimited
  * @param chunked whether the body uses the chunked transfer coding
  * @param websocketUpgrade whether this is a WebSocket upgrade request ({@code Upgrade: websocket} nominated by
@@ -30,8 +28,7 @@ import java.util.Set;
  *     with its per-connection attachment (the process identity)
  */
 public record ProxyRequest(String requestId, HttpRequestTarget target, List<HttpHeader> headers,
-                           Set<String> connectionNominated, EndpointFacts endpoint, long admissionGeneration,
-                           OptionalLong contentLength,
+                           Set<String> connectionNominated, EndpointFacts endpoint, OptionalLong contentLength,
                            boolean chunked, boolean websocketUpgrade, ClientConnection client) {
     /**
      * Checks the parts.
@@ -56,16 +53,20 @@ public record ProxyRequest(String requestId, HttpRequestTarget target, List<Http
      * @param headers the headers
      * @param connectionNominated the {@code Connection}-nominated names
      * @param endpoint the admitting endpoint's facts
-     * @param admissionGeneration the admitting generation
      * @param contentLength the Content-Length, if any
      * @param chunked whether chunked
      * @param websocketUpgrade whether a WebSocket upgrade
      */
     public ProxyRequest(String requestId, HttpRequestTarget target, List<HttpHeader> headers,
-                        Set<String> connectionNominated, EndpointFacts endpoint, long admissionGeneration,
-                        OptionalLong contentLength, boolean chunked, boolean websocketUpgrade) {
-        this(requestId, target, headers, connectionNominated, endpoint, admissionGeneration, contentLength, chunked,
+                        Set<String> connectionNominated, EndpointFacts endpoint, OptionalLong contentLength, boolean chunked,
+                        boolean websocketUpgrade) {
+        this(requestId, target, headers, connectionNominated, endpoint, contentLength, chunked,
                 websocketUpgrade, ClientConnection.unknown());
+    }
+
+    /** {@return whether the request has a body: chunked, or a Content-Length above 0} */
+    public boolean hasBody() {
+        return chunked || contentLength.orElse(0) > 0;
     }
 
     /** {@return a summary without header values, query or body} */

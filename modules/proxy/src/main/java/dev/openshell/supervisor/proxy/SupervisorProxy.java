@@ -25,14 +25,14 @@ import java.util.Optional;
  *
  * <p>It serves absolute-form {@code http://} requests ({@code curl -x}, {@code HTTP_PROXY}) and {@code CONNECT
  * host:port} ({@code HTTPS_PROXY}); CONNECT tunnels are TLS-intercepted with leaf certificates from the supervisor CA
- * unless the endpoint is {@code tls: skip}. Every request goes through L4 admission ({@link NetworkAdmission}), SSRF
- * checks, the middleware hook ({@link RequestHook}) and the credential step ({@link CredentialInjection}) before it is
- * forwarded. See {@code docs/proxy.md} for the full request flow and the framing rules.
+ * unless the endpoint is {@code tls: skip}. Every request goes through the steps of one exchange: L4 admission,
+ * SSRF checks, L7 policy, the middleware chain and the credential step ({@link PolicySteps}, bound by the runtime per
+ * policy generation) before it is forwarded. See {@code docs/proxy.md} for the full request flow and the framing rules.
  *
  * <pre>{@code
  * SupervisorProxy proxy = SupervisorProxy.builder()
  *         .stateDirectory(Path.of("/var/lib/openshell"))
- *         .admission((host, port) -> AdmissionDecision.allow(EndpointFacts.of("default")))
+ *         .admission((host, port, client) -> AdmissionDecision.allow(EndpointFacts.of("default")))
  *         .build();
  * int port = proxy.start();
  * ...
@@ -50,6 +50,7 @@ public final class SupervisorProxy implements AutoCloseable {
     private volatile WebServer server;
     private volatile UpstreamPool pool;
     private volatile CertificateAuthority ca;
+    private volatile ProxyCore core;
 
     private SupervisorProxy(Builder b) {
         this.b = b;
@@ -117,7 +118,7 @@ public final class SupervisorProxy implements AutoCloseable {
                     + " (tests and local development only)");
         }
         pool = new UpstreamPool(upstreamTls, b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout);
-        ProxyCore core = new ProxyCore(b.admission, b.hook, b.credentials, SsrfGuard.system(b.network),
+        ProxyCore core = this.core = new ProxyCore(b.policy, b.auditLog, SsrfGuard.system(b.network),
                 new InterceptionTls(ca), pool,
                 new ProxyCore.Timeouts(b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout,
                         Duration.ofSeconds(1)),
@@ -142,6 +143,7 @@ public final class SupervisorProxy implements AutoCloseable {
         if (!ws.isRunning() || ws.port() <= 0) {
             ws.stop();
             pool.close();
+            core.close();
             throw new ProxyException(ListenFailure.describe("the proxy", b.listen));
         }
         server = ws;
@@ -182,6 +184,9 @@ public final class SupervisorProxy implements AutoCloseable {
         if (pool != null) {
             pool.close();
         }
+        if (core != null) {
+            core.close();
+        }
     }
 
     /** Same as {@link #stop()}. */
@@ -197,9 +202,8 @@ public final class SupervisorProxy implements AutoCloseable {
         private Path operatorCaCert;
         private Path operatorCaKey;
         private Path upstreamExtraCa;
-        private NetworkAdmission admission;
-        private RequestHook hook = RequestHook.none();
-        private CredentialInjection credentials = CredentialInjection.identity();
+        private java.util.function.Supplier<? extends PolicySteps<?>> policy;
+        private AuditBarrier.Log auditLog = sequence -> true;
         private NetworkSettings network = NetworkSettings.defaults();
         private Duration connectTimeout = Duration.ofSeconds(10);
         private Duration upstreamReadTimeout = Duration.ofMinutes(5);
@@ -267,30 +271,34 @@ public final class SupervisorProxy implements AutoCloseable {
         /**
          * {@return this}
          *
-         * @param admission the L4 network policy check; required
+         * @param policy the policy steps of the current generation, read once per exchange ({@link PolicySteps});
+         *     this or {@link #admission} is required
          */
-        public Builder admission(NetworkAdmission admission) {
-            this.admission = Objects.requireNonNull(admission, "admission");
+        public Builder policy(java.util.function.Supplier<? extends PolicySteps<?>> policy) {
+            this.policy = Objects.requireNonNull(policy, "policy");
             return this;
+        }
+
+        /**
+         * Serves with steps that admit what {@code admit} admits and forward everything else as received
+         * ({@link PolicySteps#passThrough}): no chain, no L7 rule, no credential, no audit. For tools and tests.
+         *
+         * @param admit the L4 network policy check
+         * @return this
+         */
+        public Builder admission(PolicySteps.Admit admit) {
+            PolicySteps<Void> steps = PolicySteps.passThrough(admit);
+            return policy(() -> steps);
         }
 
         /**
          * {@return this}
          *
-         * @param hook the middleware hook; default {@link RequestHook#none()}
+         * @param auditLog the audit log's wait behind every connection's {@link AuditBarrier}; default: nothing to
+         *     wait for
          */
-        public Builder hook(RequestHook hook) {
-            this.hook = Objects.requireNonNull(hook, "hook");
-            return this;
-        }
-
-        /**
-         * {@return this}
-         *
-         * @param credentials the credential step; default {@link CredentialInjection#identity()}
-         */
-        public Builder credentials(CredentialInjection credentials) {
-            this.credentials = Objects.requireNonNull(credentials, "credentials");
+        public Builder auditLog(AuditBarrier.Log auditLog) {
+            this.auditLog = Objects.requireNonNull(auditLog, "auditLog");
             return this;
         }
 
@@ -502,11 +510,11 @@ public final class SupervisorProxy implements AutoCloseable {
         /**
          * {@return the proxy, not yet started}
          *
-         * @throws IllegalStateException when no admission is set, or neither a state directory nor an operator CA
+         * @throws IllegalStateException when no policy steps are set, or neither a state directory nor an operator CA
          */
         public SupervisorProxy build() {
-            if (admission == null) {
-                throw new IllegalStateException("an admission (network policy check) is required");
+            if (policy == null) {
+                throw new IllegalStateException("policy steps (or an admission) are required");
             }
             if (stateDirectory == null && operatorCaCert == null) {
                 throw new IllegalStateException("a state directory or an operator CA is required");

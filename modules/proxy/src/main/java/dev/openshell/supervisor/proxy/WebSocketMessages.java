@@ -2,7 +2,7 @@ package dev.openshell.supervisor.proxy;
 
 /**
  * The policy on the client's WebSocket messages after a {@code 101}, on an endpoint whose messages are inspected
- * ({@link RequestPlan#websocketMessages()}; {@code docs/policy-reference.md}, "protocol: websocket"). The proxy
+ * ({@link L7Verdict.Allow#messages()}; {@code docs/policy-reference.md}, "protocol: websocket"). The proxy
  * parses the client's RFC 6455 frames, holds each text message until it is complete and asks {@link #allow}; binary
  * and control frames are relayed as they come, server-to-client bytes untouched. Methods run on the relay's thread,
  * in message order, and must not block for long.

@@ -38,7 +38,7 @@ class BodilessChainTest {
     @BeforeEach
     void reset() {
         fx.hook.selector = r -> ChainSelection.selected(1 << 20, false);
-        fx.hook.evaluator = (r, b) -> new HookResult.Forward(r.headers(), b);
+        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(), b);
         fx.hook.evaluatedBodies.clear();
     }
 
@@ -82,7 +82,7 @@ class BodilessChainTest {
         fx.hook.evaluator = (r, b) -> {
             List<HttpHeader> h = new ArrayList<>(r.headers());
             h.add(new HttpHeader("x-openshell-middleware-seen", "1"));
-            return new HookResult.Forward(h, b);
+            return new RequestVerdict.Forward(h, b);
         };
         try (RawClient c = fx.client()) {
             c.send(head("GET", ""));
@@ -95,7 +95,7 @@ class BodilessChainTest {
 
     @Test
     void aBodyTheChainPutsInPlaceOnAGetIsForwardedWithItsLength() throws Exception {
-        fx.hook.evaluator = (r, b) -> new HookResult.Forward(r.headers(), Body.ofUtf8("added"));
+        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(), Body.ofUtf8("added"));
         try (RawClient c = fx.client()) {
             c.send(head("GET", ""));
             assertEquals(200, c.read().status());

@@ -44,7 +44,7 @@ class BodyBudgetTest {
                 } catch (InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
-                return new HookResult.Forward(r.headers(), body);
+                return new RequestVerdict.Forward(r.headers(), body);
             };
             byte[] big = new byte[BIG];
             CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> {
@@ -66,7 +66,7 @@ class BodyBudgetTest {
             }
             release.countDown();
             assertEquals(200, first.get(30, TimeUnit.SECONDS));
-            fx.hook.evaluator = (r, body) -> new HookResult.Forward(r.headers(), body);
+            fx.hook.evaluator = (r, body) -> new RequestVerdict.Forward(r.headers(), body);
             try (RawClient c = fx.client()) {
                 c.send(post(fx, BIG)).send(big);
                 assertEquals(200, c.read().status(), "the first exchange gave its reservation back");

@@ -51,7 +51,7 @@ class BodyFairnessTest {
                     throw new IllegalStateException(e);
                 }
             }
-            return new HookResult.Forward(r.headers(), body);
+            return new RequestVerdict.Forward(r.headers(), body);
         };
     }
 

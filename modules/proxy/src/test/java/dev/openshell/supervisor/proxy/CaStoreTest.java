@@ -38,7 +38,7 @@ class CaStoreTest {
     void theProxyUsesTheCaTheStoreCreated() throws IOException {
         CaStore.CaCertificate ca = CaStore.loadOrCreate(state);
         try (SupervisorProxy proxy = SupervisorProxy.builder().listen(new java.net.InetSocketAddress("127.0.0.1", 0))
-                .stateDirectory(state).admission((h, p) -> AdmissionDecision.deny("none")).build()) {
+                .stateDirectory(state).admission((h, p, c) -> AdmissionDecision.deny("none")).build()) {
             proxy.start();
             assertEquals(ca.certificate(), proxy.caCertificate());
         }

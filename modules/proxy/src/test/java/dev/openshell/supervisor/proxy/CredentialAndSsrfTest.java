@@ -16,19 +16,20 @@ class CredentialAndSsrfTest {
     @TempDir
     Path tmp;
 
-    private static final CredentialInjection INJECT = (plan, req, headers, query, body) -> {
-        if (query.contains("unknown")) {
-            return new CredentialInjection.Outcome.Refuse(403, "credential_unknown", "credential 'X' is not declared");
+    private static final PolicySteps.Credentials<Void> INJECT = (plan, req, out) -> {
+        if (out.rawQuery().contains("unknown")) {
+            return new CredentialVerdict.Refuse(new Answer(403, "credential_unknown",
+                    "credential 'X' is not declared"));
         }
-        return new CredentialInjection.Outcome.Forward(headers.stream()
+        return new CredentialVerdict.Forward(out.headers().stream()
                 .map(h -> h.name().equals("authorization") && h.value().equals("Bearer openshell:placeholder")
                         ? new HttpHeader("authorization", "Bearer real-secret") : h)
-                .toList(), query.replace("key=openshell:placeholder", "key=real"));
+                .toList(), out.rawQuery().replace("key=openshell:placeholder", "key=real"));
     };
 
     @Test
     void credentialStepRewritesHeadersAndQueryAfterTheHookAndKeepsStreamedFraming() throws Exception {
-        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(INJECT))) {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = INJECT)) {
             try (RawClient c = fx.client()) {
                 c.send("POST " + fx.apiUrl("/v1?key=openshell:placeholder") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
                         + "\r\nAuthorization: Bearer openshell:placeholder\r\nContent-Length: 4\r\n\r\nbody");
@@ -52,7 +53,7 @@ class CredentialAndSsrfTest {
 
     @Test
     void credentialRefusalComesBeforeContinueAndNothingIsForwarded() throws Exception {
-        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(INJECT))) {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = INJECT)) {
             try (RawClient c = fx.client()) {
                 c.send("POST " + fx.apiUrl("/v1?unknown=1") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
                         + "\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");

@@ -39,7 +39,7 @@ class ForwardProxyTest {
     @BeforeEach
     void reset() {
         fx.hook.selector = r -> ChainSelection.none();
-        fx.hook.evaluator = (r, b) -> new HookResult.Forward(r.headers(), b);
+        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(), b);
         fx.hook.selected.clear();
         fx.hook.evaluatedBodies.clear();
         fx.hook.uninspectable.clear();
@@ -230,7 +230,7 @@ class ForwardProxyTest {
     @Test
     void hookDenialAnswersWithItsStatusAndNothingReachesUpstream() throws Exception {
         fx.hook.selector = r -> ChainSelection.selected(1024, false);
-        fx.hook.evaluator = (r, b) -> new HookResult.Deny(403, "middleware_denied", "blocked by policy");
+        fx.hook.evaluator = (r, b) -> new RequestVerdict.Refuse(new Answer(403, "middleware_denied", "blocked by policy"));
         try (RawClient c = fx.client()) {
             c.send("POST " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
                     + "\r\nContent-Length: 5\r\n\r\nsk-12");
@@ -248,7 +248,7 @@ class ForwardProxyTest {
         fx.hook.evaluator = (r, b) -> {
             List<HttpHeader> h = new ArrayList<>(r.headers());
             h.add(new HttpHeader("x-openshell-middleware-tag", "redacted"));
-            return new HookResult.Forward(h, Body.ofUtf8("HELLO [REDACTED]"));
+            return new RequestVerdict.Forward(h, Body.ofUtf8("HELLO [REDACTED]"));
         };
         try (RawClient c = fx.client()) {
             c.send("POST " + fx.apiUrl("/chat") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
@@ -405,7 +405,7 @@ class ForwardProxyTest {
                     ? new EndpointFacts("ws", false, List.of(), java.util.Optional.of("websocket"))
                     : new EndpointFacts("opt-in", false, List.of(), java.util.Optional.empty(), true);
             Path sub = java.nio.file.Files.createDirectories(dir.resolve("p" + websocketProtocol));
-            try (ProxyFixture ws = new ProxyFixture(sub, true, b -> b.admission((h, p) -> AdmissionDecision.allow(facts)))) {
+            try (ProxyFixture ws = ProxyFixture.withSteps(sub, s -> s.admission = (h, p, c) -> AdmissionDecision.allow(facts))) {
                 ws.hook.selector = r -> ChainSelection.selected(1024, false);
                 try (RawClient c = ws.client()) {
                     c.send("GET " + ws.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + ws.apiAuthority() + UPGRADE_HEAD);

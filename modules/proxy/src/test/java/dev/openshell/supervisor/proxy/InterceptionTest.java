@@ -59,7 +59,7 @@ class InterceptionTest {
     @BeforeEach
     void reset() {
         fx.hook.selector = r -> ChainSelection.none();
-        fx.hook.evaluator = (r, b) -> new HookResult.Forward(r.headers(), b);
+        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(), b);
         fx.hook.selected.clear();
         fx.hook.evaluatedBodies.clear();
         for (TestUpstream u : List.of(fx.upstream, fx.tlsUpstream)) {
@@ -81,7 +81,7 @@ class InterceptionTest {
     @Test
     void javaHttpClientOverInterceptedHttps() throws Exception {
         fx.hook.selector = r -> ChainSelection.selected(1024, false);
-        fx.hook.evaluator = (r, b) -> new HookResult.Forward(r.headers(),
+        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(),
                 Body.ofUtf8(b.utf8().orElseThrow().replace("sk-secret", "[REDACTED]")));
         fx.tlsUpstream.respond(r -> TestUpstream.ok("seen: " + r.bodyText()));
         String url = "https://" + ProxyFixture.API + ":" + fx.tlsUpstream.port() + "/v1/chat?x=1";
@@ -117,7 +117,7 @@ class InterceptionTest {
     @Test
     void curlWithHttpsProxyAndTheSupervisorCa() throws Exception {
         fx.hook.selector = r -> ChainSelection.selected(1024, false);
-        fx.hook.evaluator = (r, b) -> new HookResult.Forward(r.headers(),
+        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(),
                 Body.ofUtf8(b.utf8().orElseThrow().replace("sk-secret", "[REDACTED]")));
         Result r = curl(Map.of("HTTPS_PROXY", "http://127.0.0.1:" + fx.port), "--cacert", fx.proxyCaPem.toString(),
                 "-d", "token=sk-secret", "https://" + ProxyFixture.API + ":" + fx.tlsUpstream.port() + "/curl");

@@ -29,7 +29,11 @@ final class ProxyFixture implements AutoCloseable {
 
     final TestUpstream upstream;
     final TestUpstream tlsUpstream;
-    final RecordingHook hook = new RecordingHook();
+    final RecordingSteps hook = new RecordingSteps((host, p, client) -> switch (host) {
+        case DENIED -> AdmissionDecision.deny("no network policy allows this destination");
+        case SKIP -> AdmissionDecision.allow(new EndpointFacts("skip", true, List.of(), Optional.empty()));
+        default -> AdmissionDecision.allow(EndpointFacts.of("test-policy"));
+    });
     final SupervisorProxy proxy;
     final int port;
     final Path stateDir;
@@ -46,8 +50,24 @@ final class ProxyFixture implements AutoCloseable {
         this(tmp, allowLoopback, b -> { });
     }
 
+    /**
+     * A fixture whose policy steps {@code steps} configures before the proxy starts.
+     *
+     * @param tmp a temporary directory
+     * @param steps sets the steps' answers
+     */
+    static ProxyFixture withSteps(Path tmp, java.util.function.Consumer<RecordingSteps> steps) throws Exception {
+        return new ProxyFixture(tmp, true, steps, b -> { });
+    }
+
     ProxyFixture(Path tmp, boolean allowLoopback, java.util.function.Consumer<SupervisorProxy.Builder> custom)
             throws Exception {
+        this(tmp, allowLoopback, s -> { }, custom);
+    }
+
+    private ProxyFixture(Path tmp, boolean allowLoopback, java.util.function.Consumer<RecordingSteps> steps,
+                         java.util.function.Consumer<SupervisorProxy.Builder> custom) throws Exception {
+        steps.accept(hook);
         upstreamCa = CertificateAuthority.generate();
         upstreamCaPem = tmp.resolve("upstream-ca.pem");
         Files.writeString(upstreamCaPem, upstreamCa.certificatePem(), StandardCharsets.US_ASCII);
@@ -61,12 +81,7 @@ final class ProxyFixture implements AutoCloseable {
                 .upstreamTrust(upstreamCaPem)
                 .network(new NetworkSettings(allowLoopback, Map.of(API, loopback, SKIP, loopback, DENIED, loopback,
                         LAN, InetAddress.getByName("10.1.2.3"))))
-                .admission((host, p) -> switch (host) {
-                    case DENIED -> AdmissionDecision.deny("no network policy allows this destination");
-                    case SKIP -> AdmissionDecision.allow(new EndpointFacts("skip", true, List.of(), Optional.empty()));
-                    default -> AdmissionDecision.allow(EndpointFacts.of("test-policy"));
-                })
-                .hook(hook);
+                .policy(hook::steps);
         custom.accept(builder);
         proxy = builder.build();
         port = proxy.start();

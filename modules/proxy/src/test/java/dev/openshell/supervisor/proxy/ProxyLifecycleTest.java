@@ -29,7 +29,7 @@ class ProxyLifecycleTest {
         return SupervisorProxy.builder()
                 .listen(new InetSocketAddress("127.0.0.1", 0))
                 .stateDirectory(tmp.resolve("state"))
-                .admission((h, p) -> AdmissionDecision.allow(EndpointFacts.of("all")));
+                .admission((h, p, c) -> AdmissionDecision.allow(EndpointFacts.of("all")));
     }
 
     @Test
@@ -46,7 +46,7 @@ class ProxyLifecycleTest {
     void builderNeedsAdmissionAndCaSource() {
         assertThrows(IllegalStateException.class, () -> SupervisorProxy.builder().stateDirectory(tmp).build());
         assertThrows(IllegalStateException.class, () -> SupervisorProxy.builder()
-                .admission((h, p) -> AdmissionDecision.deny("x")).build());
+                .admission((h, p, c) -> AdmissionDecision.deny("x")).build());
     }
 
     @Test
@@ -122,7 +122,7 @@ class ProxyLifecycleTest {
         Path keyA = tmp.resolve("a/ca").resolve(CertificateAuthority.KEY_FILE);
         Path keyB = tmp.resolve("b/ca").resolve(CertificateAuthority.KEY_FILE);
         SupervisorProxy ok = SupervisorProxy.builder().listen(new InetSocketAddress("127.0.0.1", 0))
-                .operatorCa(certA, keyA).admission((h, p) -> AdmissionDecision.deny("x")).build();
+                .operatorCa(certA, keyA).admission((h, p, c) -> AdmissionDecision.deny("x")).build();
         ok.start();
         try {
             assertEquals(a.certificate(), ok.caCertificate());
@@ -130,7 +130,7 @@ class ProxyLifecycleTest {
             ok.stop();
         }
         SupervisorProxy bad = SupervisorProxy.builder().listen(new InetSocketAddress("127.0.0.1", 0))
-                .operatorCa(certA, keyB).admission((h, p) -> AdmissionDecision.deny("x")).build();
+                .operatorCa(certA, keyB).admission((h, p, c) -> AdmissionDecision.deny("x")).build();
         ProxyException e = assertThrows(ProxyException.class, bad::start);
         assertTrue(e.getMessage().contains("does not match"), e.getMessage());
     }

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every refusal by one of the proxy's own rules reaches {@link RequestHook#refused} exactly once, with the rule, the
+ * Every refusal by one of the proxy's own rules reaches the audit step ({@link ExchangeRecord.Refused}) exactly once, with the rule, the
  * status and code the client got, a cause for upstream failures, and nothing of the request's content (issue 19,
  * item 1): network policy, SSRF, framing, upstream connect and TLS failures (a certificate for another host, an
  * untrusted CA, a refused connection), each told apart.

@@ -31,13 +31,13 @@ class ResponseScrubTest {
     Path tmp;
 
     /** Replaces the placeholder in any header value, and reports the value as injected. */
-    private static CredentialInjection inject(boolean relayUnscannable) {
-        return (plan, req, headers, query, body) -> {
-            boolean used = headers.stream().anyMatch(h -> h.value().contains(PLACEHOLDER));
-            List<HttpHeader> out = headers.stream()
+    private static PolicySteps.Credentials<Void> inject(boolean relayUnscannable) {
+        return (plan, req, sent) -> {
+            boolean used = sent.headers().stream().anyMatch(h -> h.value().contains(PLACEHOLDER));
+            List<HttpHeader> out = sent.headers().stream()
                     .map(h -> new HttpHeader(h.name(), h.value().replace(PLACEHOLDER, SECRET))).toList();
-            return new CredentialInjection.Outcome.Forward(used ? InjectedCredentials.narrowForScrubbing(out) : out,
-                    query, used ? InjectedCredentials.of(List.of(new InjectedCredentials.Entry("API_TOKEN", SECRET,
+            return new CredentialVerdict.Forward(used ? InjectedCredentials.narrowForScrubbing(out) : out,
+                    sent.rawQuery(), used ? InjectedCredentials.of(List.of(new InjectedCredentials.Entry("API_TOKEN", SECRET,
                             PLACEHOLDER, relayUnscannable))) : InjectedCredentials.none());
         };
     }
@@ -138,7 +138,7 @@ class ResponseScrubTest {
 
     @Test
     void headersStatusLineRedirectAndBodyAreScrubbedAndTheConnectionIsReused() throws Exception {
-        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(inject(false)))) {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
             fx.upstream.respond(ResponseScrubTest::echo);
             try (RawClient c = fx.client()) {
                 RawClient.Response h = c.send(request(fx, "/headers", "")).read();
@@ -179,7 +179,7 @@ class ResponseScrubTest {
 
     @Test
     void compressedBodiesAreDecodedAndScrubbedOrRefused() throws Exception {
-        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(inject(false)))) {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
             fx.upstream.respond(ResponseScrubTest::echo);
             try (RawClient c = fx.client()) {
                 RawClient.Response g = c.send(request(fx, "/gzip", "Accept-Encoding: br, gzip;q=0.9, zstd\r\n"))
@@ -212,7 +212,7 @@ class ResponseScrubTest {
 
     @Test
     void anUnscannableBodyIsRelayedWhenTheCredentialAllowsIt() throws Exception {
-        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(inject(true)))) {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(true))) {
             fx.upstream.respond(ResponseScrubTest::echo);
             try (RawClient c = fx.client()) {
                 RawClient.Response br = c.send(request(fx, "/br", "")).read();
@@ -225,7 +225,7 @@ class ResponseScrubTest {
 
     @Test
     void closeDelimitedResponsesAndHttp10ClientsAreScrubbed() throws Exception {
-        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.credentials(inject(false)))) {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
             fx.upstream.respond(ResponseScrubTest::echo);
             try (RawClient c = fx.client()) {
                 RawClient.Response r = c.send(request(fx, "/close", "")).read();

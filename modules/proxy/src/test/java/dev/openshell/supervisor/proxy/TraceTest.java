@@ -22,17 +22,21 @@ class TraceTest {
     Path tmp;
 
     /** Injects "secret" for the placeholder in X-Key. */
-    private static final CredentialInjection INJECT = (plan, req, headers, query, body) -> {
-        boolean used = headers.stream().anyMatch(h -> h.value().equals("PH"));
-        return new CredentialInjection.Outcome.Forward(headers.stream()
-                .map(h -> h.value().equals("PH") ? new HttpHeader(h.name(), "secret-value") : h).toList(), query,
+    private static final PolicySteps.Credentials<Void> INJECT = (plan, req, out) -> {
+        boolean used = out.headers().stream().anyMatch(h -> h.value().equals("PH"));
+        return new CredentialVerdict.Forward(out.headers().stream()
+                .map(h -> h.value().equals("PH") ? new HttpHeader(h.name(), "secret-value") : h).toList(),
+                out.rawQuery(),
                 used ? InjectedCredentials.of(List.of(new InjectedCredentials.Entry("K", "secret-value", "PH", false)))
                         : InjectedCredentials.none());
     };
 
     private ProxyFixture fixture(boolean traceAllowed) throws Exception {
-        return new ProxyFixture(tmp, true, b -> b.credentials(INJECT).admission((h, p) -> AdmissionDecision.allow(
-                new EndpointFacts("test-policy", false, List.of(), Optional.empty(), false, traceAllowed))));
+        return ProxyFixture.withSteps(tmp, s -> {
+            s.credentials = INJECT;
+            s.admission = (h, p, client) -> AdmissionDecision.allow(
+                    new EndpointFacts("test-policy", false, List.of(), Optional.empty(), false, traceAllowed));
+        });
     }
 
     private static String trace(ProxyFixture fx, String extra) {

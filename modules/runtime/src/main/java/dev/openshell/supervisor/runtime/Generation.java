@@ -61,7 +61,15 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
     private static final AtomicLong COUNTER = new AtomicLong();
 
     /** Admission, as a public view of the package-private implementation. */
-    public interface PolicyAdmissionView extends dev.openshell.supervisor.proxy.NetworkAdmission {
+    public interface PolicyAdmissionView {
+        /**
+         * {@return the verdict for {@code host:port} without a caller: binary-scoped policies do not admit}
+         *
+         * @param host the host
+         * @param port the port
+         */
+        dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port);
+
         /**
          * {@return the verdict for {@code host:port} and a caller: binary-scoped policies admit only the binaries
          * they list}
@@ -115,25 +123,18 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
         PolicyAdmissionView view = new PolicyAdmissionView() {
             @Override
             public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port) {
-                return numbered(admission.admit(host, port));
+                return admission.admit(host, port);
             }
 
             @Override
             public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
                                                                           dev.openshell.supervisor.policy.Caller c) {
-                return numbered(admission.admit(host, port, c));
+                return admission.admit(host, port, c);
             }
 
             @Override
             public boolean scoped(String host, int port) {
                 return admission.scoped(host, port);
-            }
-
-            /** Numbered, so that the plan of a request can tell whether its serving generation admitted it. */
-            private dev.openshell.supervisor.proxy.AdmissionDecision numbered(
-                    dev.openshell.supervisor.proxy.AdmissionDecision d) {
-                return d instanceof dev.openshell.supervisor.proxy.AdmissionDecision.Allowed a
-                        ? dev.openshell.supervisor.proxy.AdmissionDecision.allow(a.endpoint(), number) : d;
             }
         };
         return new Generation(number, policy, gateway, registry, ChainSelector.of(specs),

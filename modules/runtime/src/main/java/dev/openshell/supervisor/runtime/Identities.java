@@ -7,12 +7,13 @@ import dev.openshell.supervisor.identity.ProcessIdentifier;
 import dev.openshell.supervisor.identity.ProcessIdentity;
 import dev.openshell.supervisor.policy.Caller;
 import dev.openshell.supervisor.policy.gateway.IdentitySettings;
+import dev.openshell.middleware.spi.OriginatingProcess;
 import dev.openshell.supervisor.proxy.ClientConnection;
+import dev.openshell.supervisor.proxy.ConnectionIdentity;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -60,8 +61,8 @@ final class Identities {
     }
 
     /**
-     * Identifies the process behind a connection. Call once per connection and keep the answer
-     * ({@link ClientConnection#attachment}).
+     * Identifies the process behind a connection. Called once per connection, through
+     * {@link ClientConnection#identity}.
      *
      * @param connection the connection
      * @return the connection's identity
@@ -71,7 +72,7 @@ final class Identities {
             return ConnectionIdentity.UNSCOPED;
         }
         if (connection.client().isEmpty() || connection.local().isEmpty()) {
-            return ConnectionIdentity.UNKNOWN;
+            return UNKNOWN;
         }
         return identify(connection.client().get(), connection.local().get());
     }
@@ -88,89 +89,65 @@ final class Identities {
             return ConnectionIdentity.UNSCOPED;
         }
         Identification id = identifier.get().identify(client, local);
-        return switch (id) {
-            case Identification.Identified i -> new ConnectionIdentity(
-                    Caller.of(i.process().toOriginatingProcess()), Optional.of(i.process()), Optional.empty());
-            case Identification.IntegrityViolation v -> new ConnectionIdentity(new Caller.Unidentified(v.reason()),
-                    Optional.empty(), Optional.of(v));
-            case Identification.Unidentified u -> new ConnectionIdentity(new Caller.Unidentified(u.reason()),
-                    Optional.empty(), Optional.empty());
-        };
+        Optional<OriginatingProcess> process = id.identity().map(ProcessIdentity::toOriginatingProcess);
+        return new ConnectionIdentity(Optional.of(id), process, process.flatMap(Identities::fitted));
     }
 
+    /** The identity of a connection the proxy could not describe (no socket addresses). */
+    static final ConnectionIdentity UNKNOWN = new ConnectionIdentity(Optional.of(new Identification.Unidentified(
+            Identification.Cause.NO_SOCKET, PolicyAdmission.NO_IDENTITY.reason())), Optional.empty(),
+            Optional.empty());
+
+    /** {@return what binary-scoped policies judge of a connection's identity} @param id the identity */
+    static Caller caller(ConnectionIdentity id) {
+        if (id.identification().isEmpty()) {
+            return Caller.unscoped();
+        }
+        return id.process().<Caller>map(Caller::of)
+                .orElseGet(() -> new Caller.Unidentified(id.identification().get().reason()));
+    }
+
+    /** {@return the integrity violation that refused identification, if any (a High finding)} @param id the identity */
+    static Optional<Identification.IntegrityViolation> violation(ConnectionIdentity id) {
+        return id.identification().filter(Identification.IntegrityViolation.class::isInstance)
+                .map(Identification.IntegrityViolation.class::cast);
+    }
+
+    /** {@return the process as audit events carry it ({@code actor.process}), if identified} @param id the identity */
+    static Optional<ProcessFacts> facts(ConnectionIdentity id) {
+        return id.identification().flatMap(Identification::identity).map(p -> new ProcessFacts(p.pid(), p.binary(),
+                p.sha256(), p.ancestors().stream().map(ProcessIdentity.Ancestor::binary).toList(),
+                p.ancestors().isEmpty() ? 0 : p.ancestors().get(0).pid()));
+    }
+
+    /** Most encoded bytes the originating process may take in the request context (4 KiB in all). */
+    static final int PROCESS_BUDGET_BYTES = 3072;
+
     /**
-     * What is known about the process behind one connection. The process as audit events carry it and as the
-     * contract's request context carries it are derived once, when the connection is identified, not per request.
+     * {@return the contract's {@code originating_process}, fitted into the 4 KiB request context} Ancestors are
+     * dropped from the oldest end while the process would take more than {@value #PROCESS_BUDGET_BYTES} bytes
+     * encoded, and a binary path longer than half of that leaves the field unset (it is optional).
      *
-     * @param caller what binary-scoped policies judge
-     * @param process the identified process, if any
-     * @param violation the integrity violation that refused identification, if any (a High finding)
-     * @param facts the process as audit events carry it ({@code actor.process})
-     * @param originatingProcess the contract's {@code originating_process}, fitted into the 4 KiB request context:
-     *     ancestors are dropped from the oldest end while the process would take more than
-     *     {@value #PROCESS_BUDGET_BYTES} bytes encoded, and a binary path longer than half of that leaves the field
-     *     unset (it is optional)
+     * @param p the process, unabridged
      */
-    record ConnectionIdentity(Caller caller, Optional<ProcessIdentity> process,
-                              Optional<Identification.IntegrityViolation> violation, Optional<ProcessFacts> facts,
-                              Optional<dev.openshell.middleware.spi.OriginatingProcess> originatingProcess) {
-        /** The identity of every connection in {@code endpoint-only} mode. */
-        static final ConnectionIdentity UNSCOPED = new ConnectionIdentity(Caller.unscoped(), Optional.empty(),
-                Optional.empty());
-        /** The identity of a connection the proxy could not describe (no socket addresses). */
-        static final ConnectionIdentity UNKNOWN = new ConnectionIdentity(PolicyAdmission.NO_IDENTITY,
-                Optional.empty(), Optional.empty());
-
-        ConnectionIdentity {
-            Objects.requireNonNull(caller, "caller");
-            Objects.requireNonNull(process, "process");
-            Objects.requireNonNull(violation, "violation");
-            Objects.requireNonNull(facts, "facts");
-            Objects.requireNonNull(originatingProcess, "originatingProcess");
+    static Optional<OriginatingProcess> fitted(OriginatingProcess p) {
+        int used = encoded(p.binary()) + 16; // the pid, the tags and the message's own length
+        if (used > PROCESS_BUDGET_BYTES / 2) {
+            return Optional.empty();
         }
-
-        /**
-         * The identity of a connection, with the two views of its process derived.
-         *
-         * @param caller what binary-scoped policies judge
-         * @param process the identified process, if any
-         * @param violation the integrity violation that refused identification, if any
-         */
-        ConnectionIdentity(Caller caller, Optional<ProcessIdentity> process,
-                           Optional<Identification.IntegrityViolation> violation) {
-            this(caller, process, violation, process.map(ConnectionIdentity::auditFacts),
-                    process.flatMap(p -> fitted(p.toOriginatingProcess())));
-        }
-
-        private static ProcessFacts auditFacts(ProcessIdentity p) {
-            return new ProcessFacts(p.pid(), p.binary(), p.sha256(),
-                    p.ancestors().stream().map(ProcessIdentity.Ancestor::binary).toList(),
-                    p.ancestors().isEmpty() ? 0 : p.ancestors().get(0).pid());
-        }
-
-        /** Most encoded bytes the originating process may take in the request context (4 KiB in all). */
-        static final int PROCESS_BUDGET_BYTES = 3072;
-
-        static Optional<dev.openshell.middleware.spi.OriginatingProcess> fitted(
-                dev.openshell.middleware.spi.OriginatingProcess p) {
-            int used = encoded(p.binary()) + 16; // the pid, the tags and the message's own length
-            if (used > PROCESS_BUDGET_BYTES / 2) {
-                return Optional.empty();
+        java.util.List<String> kept = new java.util.ArrayList<>();
+        for (String a : p.ancestors()) {
+            used += encoded(a);
+            if (used > PROCESS_BUDGET_BYTES) {
+                break;
             }
-            java.util.List<String> kept = new java.util.ArrayList<>();
-            for (String a : p.ancestors()) {
-                used += encoded(a);
-                if (used > PROCESS_BUDGET_BYTES) {
-                    break;
-                }
-                kept.add(a);
-            }
-            return Optional.of(new dev.openshell.middleware.spi.OriginatingProcess(p.binary(), p.pid(), kept));
+            kept.add(a);
         }
+        return Optional.of(new OriginatingProcess(p.binary(), p.pid(), kept));
+    }
 
-        /** {@return an upper bound of a string field's encoded size: tag, length varint, UTF-8 bytes} */
-        private static int encoded(String s) {
-            return 4 + s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-        }
+    /** {@return an upper bound of a string field's encoded size: tag, length varint, UTF-8 bytes} */
+    private static int encoded(String s) {
+        return 4 + s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
     }
 }

@@ -8,7 +8,6 @@ import dev.openshell.supervisor.policy.SandboxPolicy;
 import dev.openshell.supervisor.policy.TlsMode;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
 import dev.openshell.supervisor.proxy.EndpointFacts;
-import dev.openshell.supervisor.proxy.NetworkAdmission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -21,11 +20,11 @@ import java.util.Locale;
  * admits is denied with a fixed message; one that only binary-scoped policies admit, for another binary or an
  * unidentified caller, is denied with a message that names the first such policy and why.
  */
-final class PolicyAdmission implements NetworkAdmission {
+final class PolicyAdmission {
     /** The client-visible reason for an L4 denial. */
     static final String DENIED = "no network policy allows this host and port";
-    /** The caller when a connection carries no identity (the proxy's plain {@link #admit(String, int)}). */
-    static final Caller NO_IDENTITY = new Caller.Unidentified("this connection carries no process identity");
+    /** The caller when a connection carries no identity ({@link #admit(String, int)}). */
+    static final Caller.Unidentified NO_IDENTITY = new Caller.Unidentified("this connection carries no process identity");
 
     private record Entry(NetworkPolicy policy, NetworkEndpoint endpoint, EndpointFacts facts) {
     }
@@ -46,8 +45,7 @@ final class PolicyAdmission implements NetworkAdmission {
     }
 
     /** Admits without a process identity: binary-scoped policies do not admit. */
-    @Override
-    public AdmissionDecision admit(String host, int port) {
+    AdmissionDecision admit(String host, int port) {
         return admit(host, port, NO_IDENTITY);
     }
 

@@ -69,7 +69,7 @@ import java.util.function.Consumer;
  * generation off to the side, with the connected registry: a policy-only change reuses built-ins, plugins and external
  * connections. Credential files named by the gateway configuration are read again. The candidate replaces the
  * current generation only when complete; requests already selected finish on the generation they started with
- * ({@link SupervisorHook}). A failed preparation keeps the last-known-good generation serving, logs why (every
+ * ({@link RuntimeSteps}). A failed preparation keeps the last-known-good generation serving, logs why (every
  * problem with file, line and column), emits an OCSF config event ({@code registry_reload}, failure), and is retried
  * with backoff from 1 s to 60 s. The gateway configuration is not reloaded (RFC 0009: registration is not
  * hot-reloaded); a change to it is logged as needing a restart.
@@ -266,15 +266,14 @@ public final class Supervisor implements AutoCloseable {
             RefusalAudit refusals = new RefusalAudit(events, audit, metrics, Clock.systemUTC());
             s.refusals = refusals;
             refusals.start();
-            SupervisorHook hook = new SupervisorHook(current::get, engine, events, audit, metrics, identities,
-                    refusals);
+            RuntimeSteps steps = new RuntimeSteps(current::get, engine,
+                    new ExchangeAudit(events, audit, metrics, refusals), identities);
             ListenAddress listen = options.listen().map(ListenAddress::parse).orElse(settings.listen());
             SupervisorProxy.Builder pb = SupervisorProxy.builder()
                     .listen(new InetSocketAddress(listen.address(), listen.port()))
                     .stateDirectory(stateDir)
-                    .admission(hook)
-                    .hook(hook)
-                    .credentials(hook)
+                    .policy(steps)
+                    .auditLog(audit::awaitWritten)
                     .network(networkSettings(gateway));
             settings.tls().upstreamCaBundle().ifPresent(pb::upstreamTrust);
             settings.bodyBufferBudgetBytes().ifPresent(pb::bodyBufferBudget);
@@ -668,7 +667,7 @@ public final class Supervisor implements AutoCloseable {
                     .or(s -> s.provider() instanceof dev.openshell.supervisor.grpc.GrpcMiddlewareProvider);
 
     /**
-     * {@return the one chain engine; the body-aware L7 re-evaluation is each request's own (SupervisorHook); stages
+     * {@return the one chain engine; the body-aware L7 re-evaluation is each request's own (L7Step); stages
      * that are not inline run on {@code pool}, the bounded built-ins on large bodies on {@code bulk}}
      */
     static ChainEngine chainEngine(StagePool pool, BulkLane bulk) {
@@ -757,12 +756,14 @@ public final class Supervisor implements AutoCloseable {
     /**
      * Emits a configuration or availability event and waits, bounded, until it is written: these events come from
      * start-up, reloads and the stuck-stage watch, not from a request, so no client write waits for them
-     * ({@link AuditSink#awaitOwn}); an operator who sees the start-up line or a reload's log line finds the event in
+     * ({@link AuditSink#awaitWritten}); an operator who sees the start-up line or a reload's log line finds the event in
      * the file.
      */
     private static void emitWritten(AuditSink audit, jakarta.json.JsonObject event) {
-        audit.emit(event);
-        audit.awaitOwn();
+        long sequence = audit.emit(event);
+        if (sequence > 0) {
+            audit.awaitWritten(sequence);
+        }
     }
 
     private static AuditSink openAudit(Optional<String> spec, Path stateDir, SupervisorMetrics metrics) {

@@ -42,6 +42,10 @@ public final class BodyBudget {
     /** Guards {@link #perClient}; each client's waiters wait on its own condition. */
     private final ReentrantLock shareLock = new ReentrantLock();
     private final HashMap<InetAddress, Share> perClient = new HashMap<>();
+    private static final long BUSY_WARNING_NANOS = 10_000_000_000L;
+    /** When the last "budget full" warning was logged ({@link System#nanoTime()}). */
+    private final java.util.concurrent.atomic.AtomicLong lastBusyWarning =
+            new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - 2 * BUSY_WARNING_NANOS);
 
     /** What one client address holds and how many of its requests wait for its share. */
     private static final class Share {
@@ -168,7 +172,22 @@ public final class BodyBudget {
             }
         }
         long waited = System.nanoTime() - start;
-        return got ? new Claim(new Reservation(n, client), null, waited) : new Claim(null, "body_buffer_busy", waited);
+        if (!got) {
+            warnBusy();
+            return new Claim(null, "body_buffer_busy", waited);
+        }
+        return new Claim(new Reservation(n, client), null, waited);
+    }
+
+    /** Logs that the budget stayed full, at most every 10 s: the operator's cue to raise it (or the heap). */
+    private void warnBusy() {
+        long now = System.nanoTime();
+        long last = lastBusyWarning.get();
+        if (now - last > BUSY_WARNING_NANOS && lastBusyWarning.compareAndSet(last, now)) {
+            System.getLogger("dev.openshell.supervisor.proxy").log(System.Logger.Level.WARNING, "requests refused"
+                    + " with 503: the body buffer budget of " + totalBytes + " bytes stayed full (raise"
+                    + " body_buffer_budget_bytes, or the heap); logged at most every 10 s");
+        }
     }
 
     /**

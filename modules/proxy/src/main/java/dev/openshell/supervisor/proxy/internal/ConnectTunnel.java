@@ -24,7 +24,7 @@ final class ConnectTunnel {
 
     /** Serves one CONNECT until the tunnel ends. */
     static void open(ProxyCore core, ClientStream client, Authority a) throws IOException, Refusal {
-        ProxyCore.Admitted admitted = core.admit(a, client.connection, "CONNECT", "http");
+        ProxyCore.Admitted admitted = Pipeline.admit(core, core.policy(), a, client.connection, "CONNECT", "http");
         if (admitted.endpoint().tlsSkip()) {
             UpstreamPool.Connection c = core.pool().acquire(new UpstreamPool.Key(false, a.host(), a.port()),
                     admitted.addresses(), Duration.ZERO);

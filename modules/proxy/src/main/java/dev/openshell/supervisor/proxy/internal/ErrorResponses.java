@@ -4,17 +4,27 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Client-visible error responses: a small JSON body {@code {"error":"<code>","detail":"<text>"}} built only from the
- * proxy's own codes and fixed texts (and the hook's deny texts), never from request content.
+ * proxy's own codes and fixed texts (and the policy steps' answers), never from request content.
  */
 public final class ErrorResponses {
     private ErrorResponses() {
     }
 
     /**
-     * {@return the complete response bytes}
+     * {@return the complete response bytes of a policy step's answer}
      *
-     * @param status the status code
-     * @param error the error code
+     * @param a the answer
+     * @param close whether to add {@code Connection: close}
+     */
+    public static byte[] response(dev.openshell.supervisor.proxy.Answer a, boolean close) {
+        return response(a.status(), a.error(), a.detail(), a.extra(), close);
+    }
+
+    /**
+     * {@return a complete error response without extra members}
+     *
+     * @param status the status
+     * @param error the code
      * @param detail the safe detail
      * @param close whether to add {@code Connection: close}
      */

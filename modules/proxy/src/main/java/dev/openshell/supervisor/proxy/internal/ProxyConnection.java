@@ -25,10 +25,12 @@ final class ProxyConnection implements ServerConnection {
     private final ConnectionContext ctx;
     private final ProxyCore core;
     private final ConnectionState state = new ConnectionState();
+    private final dev.openshell.supervisor.proxy.ClientConnection connection;
 
     ProxyConnection(ConnectionContext ctx, ProxyCore core) {
         this.ctx = ctx;
         this.core = core;
+        this.connection = connection(ctx, core);
     }
 
     @Override
@@ -42,7 +44,7 @@ final class ProxyConnection implements ServerConnection {
                     java.util.Optional.empty(), refused.equals("client_connection_limit")
                             ? "closed unserved: this client address has as many connections open as it may"
                             : "closed unserved: the proxy has as many connections open as it may",
-                    connection(), java.util.Optional.empty(), java.util.Optional.empty(),
+                    connection, java.util.Optional.empty(), java.util.Optional.empty(),
                     java.util.Optional.empty());
             closeSocket();
             return;
@@ -50,17 +52,18 @@ final class ProxyConnection implements ServerConnection {
         try {
             serve();
         } finally {
-            // Helidon closes the socket once this returns: what this thread reported last is written before that
-            core.beforeClientOutput();
+            // Helidon closes the socket once this returns: what was reported about the connection is written first
+            connection.auditBarrier().await();
             core.connections().release(client);
         }
     }
 
     private void serve() {
         HttpInput in = new HttpInput(new ReaderStream(ctx.dataReader()));
-        OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter(), core), 16 * 1024);
+        OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter(), connection.auditBarrier()),
+                16 * 1024);
         try {
-            new ProxySession(core, in, out, this::closeSocket, state, connection()).loop();
+            new ProxySession(core, in, out, this::closeSocket, state, connection).loop();
         } catch (IOException | UncheckedIOException e) {
             // the client went away
         } finally {
@@ -72,10 +75,10 @@ final class ProxyConnection implements ServerConnection {
         }
     }
 
-    /** {@return the connection's addresses as the accepted socket reports them} */
-    private dev.openshell.supervisor.proxy.ClientConnection connection() {
+    /** {@return the connection as the accepted socket reports its addresses, with its audit barrier} */
+    private static dev.openshell.supervisor.proxy.ClientConnection connection(ConnectionContext ctx, ProxyCore core) {
         return new dev.openshell.supervisor.proxy.ClientConnection(inet(() -> ctx.remotePeer().address()),
-                inet(() -> ctx.localPeer().address()));
+                inet(() -> ctx.localPeer().address()), core.newAuditBarrier());
     }
 
     private static java.util.Optional<java.net.InetSocketAddress> inet(
@@ -102,8 +105,8 @@ final class ProxyConnection implements ServerConnection {
     }
 
     private void closeSocket() {
-        // what this thread reported about the connection is written before the client sees it close
-        core.beforeClientOutput();
+        // what was reported about the connection is written before the client sees it close
+        connection.auditBarrier().await();
         try {
             ctx.serverSocket().close();
         } catch (RuntimeException ignored) {
@@ -155,16 +158,16 @@ final class ProxyConnection implements ServerConnection {
     }
 
     /**
-     * Helidon's writer as a stream; every write goes to the socket at once, after {@link ProxyCore#beforeClientOutput}
-     * (the writing thread's audit lines are written first).
+     * Helidon's writer as a stream; every write goes to the socket at once, after the connection's
+     * {@link dev.openshell.supervisor.proxy.AuditBarrier} (the audit lines about the connection are written first).
      */
     private static final class WriterStream extends OutputStream {
         private final DataWriter writer;
-        private final ProxyCore core;
+        private final dev.openshell.supervisor.proxy.AuditBarrier barrier;
 
-        WriterStream(DataWriter writer, ProxyCore core) {
+        WriterStream(DataWriter writer, dev.openshell.supervisor.proxy.AuditBarrier barrier) {
             this.writer = writer;
-            this.core = core;
+            this.barrier = barrier;
         }
 
         @Override
@@ -174,7 +177,7 @@ final class ProxyConnection implements ServerConnection {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            core.beforeClientOutput();
+            barrier.await();
             try {
                 writer.writeNow(BufferData.create(Arrays.copyOfRange(b, off, off + len)));
             } catch (UncheckedIOException e) {

@@ -1,18 +1,10 @@
 package dev.openshell.supervisor.proxy.internal;
 
-import dev.openshell.middleware.spi.Body;
-import dev.openshell.middleware.spi.HttpHeader;
-import dev.openshell.supervisor.proxy.AdmissionDecision;
+import dev.openshell.supervisor.proxy.AuditBarrier;
 import dev.openshell.supervisor.proxy.ClientConnection;
-import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
-import dev.openshell.supervisor.proxy.HookResult;
-import dev.openshell.supervisor.proxy.NetworkAdmission;
+import dev.openshell.supervisor.proxy.PolicySteps;
 import dev.openshell.supervisor.proxy.ProxyRefusal;
-import dev.openshell.supervisor.proxy.ProxyRequest;
-import dev.openshell.supervisor.proxy.RequestHook;
-import dev.openshell.supervisor.proxy.RequestPlan;
-import dev.openshell.supervisor.proxy.Uninspectable;
 import java.net.InetAddress;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -20,11 +12,13 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
- * Everything the connections of one proxy share: the admission, hook and credential interfaces, the SSRF guard, TLS
- * interception, the upstream pool and timeouts.
+ * Everything the connections of one proxy share: the current policy steps, the audit log's wait, the SSRF guard, TLS
+ * interception, the upstream pool, the body budget, limits, timeouts and the deadline watchdog.
  */
 public final class ProxyCore {
     static final System.Logger LOG = System.getLogger("dev.openshell.supervisor.proxy");
@@ -106,9 +100,8 @@ public final class ProxyCore {
         }
     }
 
-    private final NetworkAdmission admission;
-    private final RequestHook hook;
-    private final CredentialInjection credentials;
+    private final Supplier<? extends PolicySteps<?>> policy;
+    private final AuditBarrier.Log auditLog;
     private final SsrfGuard ssrf;
     private final InterceptionTls interception;
     private final UpstreamPool pool;
@@ -116,43 +109,13 @@ public final class ProxyCore {
     private final BodyBudget bodyBudget;
     private final Limits limits;
     private final ConnectionLimits connections;
+    private final ScheduledThreadPoolExecutor watchdog = ReadDeadline.watchdog();
     private final String idPrefix = HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
     private final AtomicLong ids = new AtomicLong();
 
     /**
-     * @param admission L4 network policy
-     * @param hook the middleware hook
-     * @param credentials the credential step
-     * @param ssrf the SSRF guard
-     * @param interception TLS interception
-     * @param pool upstream connections
-     * @param timeouts the timeouts
-     */
-    public ProxyCore(NetworkAdmission admission, RequestHook hook, CredentialInjection credentials, SsrfGuard ssrf,
-                     InterceptionTls interception, UpstreamPool pool, Timeouts timeouts) {
-        this(admission, hook, credentials, ssrf, interception, pool, timeouts,
-                new BodyBudget(Integer.MAX_VALUE, Duration.ZERO));
-    }
-
-    /**
-     * @param admission L4 network policy
-     * @param hook the middleware hook
-     * @param credentials the credential step
-     * @param ssrf the SSRF guard
-     * @param interception TLS interception
-     * @param pool upstream connections
-     * @param timeouts the timeouts
-     * @param bodyBudget the bytes of request bodies that may be held for middleware at once
-     */
-    public ProxyCore(NetworkAdmission admission, RequestHook hook, CredentialInjection credentials, SsrfGuard ssrf,
-                     InterceptionTls interception, UpstreamPool pool, Timeouts timeouts, BodyBudget bodyBudget) {
-        this(admission, hook, credentials, ssrf, interception, pool, timeouts, bodyBudget, Limits.DEFAULT);
-    }
-
-    /**
-     * @param admission L4 network policy
-     * @param hook the middleware hook
-     * @param credentials the credential step
+     * @param policy the current policy steps, read once per exchange
+     * @param auditLog the audit log's wait, behind every connection's {@link AuditBarrier}
      * @param ssrf the SSRF guard
      * @param interception TLS interception
      * @param pool upstream connections
@@ -160,19 +123,38 @@ public final class ProxyCore {
      * @param bodyBudget the bytes of request bodies that may be held for middleware at once
      * @param limits connection caps and the request head deadline
      */
-    public ProxyCore(NetworkAdmission admission, RequestHook hook, CredentialInjection credentials, SsrfGuard ssrf,
+    public ProxyCore(Supplier<? extends PolicySteps<?>> policy, AuditBarrier.Log auditLog, SsrfGuard ssrf,
                      InterceptionTls interception, UpstreamPool pool, Timeouts timeouts, BodyBudget bodyBudget,
                      Limits limits) {
+        this.policy = Objects.requireNonNull(policy);
+        this.auditLog = Objects.requireNonNull(auditLog);
         this.limits = Objects.requireNonNull(limits);
         this.connections = new ConnectionLimits(limits.maxConnections(), limits.maxConnectionsPerClient());
         this.bodyBudget = Objects.requireNonNull(bodyBudget);
-        this.admission = Objects.requireNonNull(admission);
-        this.hook = Objects.requireNonNull(hook);
-        this.credentials = Objects.requireNonNull(credentials);
         this.ssrf = Objects.requireNonNull(ssrf);
         this.interception = Objects.requireNonNull(interception);
         this.pool = Objects.requireNonNull(pool);
         this.timeouts = Objects.requireNonNull(timeouts);
+    }
+
+    /** {@return the current policy steps: read once per exchange, which they then serve whole} */
+    PolicySteps<?> policy() {
+        return Objects.requireNonNull(policy.get(), "policy steps");
+    }
+
+    /** {@return a new connection's barrier over the audit log} */
+    AuditBarrier newAuditBarrier() {
+        return new AuditBarrier(auditLog);
+    }
+
+    /** {@return the watchdog of read deadlines} */
+    ScheduledThreadPoolExecutor watchdog() {
+        return watchdog;
+    }
+
+    /** Stops the watchdog (the proxy stopped). */
+    public void close() {
+        watchdog.shutdownNow();
     }
 
     Limits limits() {
@@ -184,25 +166,14 @@ public final class ProxyCore {
     }
 
     /**
-     * The one place the proxy reports a refusal: counts it ({@link RequestHook#admissionRefused} for
-     * {@code NETWORK_POLICY} and {@code SSRF}, {@link RequestHook#limitRefused} for {@code LIMIT}) and hands it to
-     * {@link RequestHook#refused}, where the runtime audits it. Call it exactly once per refusal, where the answer is
-     * decided; a {@link Refusal} thrown after reporting is marked {@link Refusal#reported()}. Never throws.
+     * The one place the proxy reports a refusal: hands it to the current audit step ({@link PolicySteps.Audit},
+     * {@link dev.openshell.supervisor.proxy.ExchangeRecord.Refused}). Call it exactly once per refusal, where the
+     * answer is decided; a {@link Refusal} thrown after reporting is marked {@link Refusal#reported()}. Never throws.
      *
      * @param r the refusal
      */
     void report(ProxyRefusal r) {
-        try {
-            switch (r.kind()) {
-                case NETWORK_POLICY, SSRF -> hook.admissionRefused(r.code());
-                case LIMIT -> hook.limitRefused(r.code());
-                default -> {
-                }
-            }
-            hook.refused(r);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "refusal report failed: " + e.getClass().getName());
-        }
+        Pipeline.refused(policy(), r);
     }
 
     /**
@@ -237,30 +208,16 @@ public final class ProxyCore {
     /** Reports a {@link Refusal} unless it was reported already, and marks it reported. */
     void report(Refusal r, ClientConnection client, Optional<String> method,
                 Optional<ProxyRefusal.Destination> target, Optional<String> requestId) {
+        report(policy(), r, client, method, target, requestId);
+    }
+
+    /** Reports a {@link Refusal} to the audit step of {@code steps} unless it was reported already, and marks it. */
+    static void report(PolicySteps<?> steps, Refusal r, ClientConnection client, Optional<String> method,
+                       Optional<ProxyRefusal.Destination> target, Optional<String> requestId) {
         if (!r.isReported()) {
             r.reported();
-            report(r.kind(), r.status(), r.error(), r.cause(), r.detail(), client, method, target, requestId);
-        }
-    }
-
-    /** Reports how long a request waited for body buffer room ({@link RequestHook#bodyBufferWaited}); never throws. */
-    void bodyBufferWaited(long nanos) {
-        try {
-            hook.bodyBufferWaited(nanos);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "body buffer wait report failed: " + e.getClass().getName());
-        }
-    }
-
-    /**
-     * Before a write to a client socket or its close: the hook's wait for the calling thread's audit lines (never
-     * throws).
-     */
-    void beforeClientOutput() {
-        try {
-            hook.beforeClientOutput();
-        } catch (RuntimeException e) {
-            // the write goes on; a wait that failed must not fail the response
+            Pipeline.refused(steps, new ProxyRefusal(r.kind(), r.status(), r.error(), r.cause(), r.detail(), client,
+                    method, target, requestId));
         }
     }
 
@@ -285,120 +242,17 @@ public final class ProxyCore {
     }
 
     /**
-     * L4 network policy for the connection's process, then SSRF (RFC 0009 order). A refusal is reported here
-     * ({@link #report}) and thrown marked reported.
+     * {@return the checked addresses of an admitted destination: connect only to these}
      *
      * @param authority the destination
-     * @param client the connection
-     * @param method the request's method ({@code CONNECT} for a tunnel)
-     * @param scheme the request's scheme ({@code http} for a tunnel)
+     * @param endpoint the endpoint that admitted it ({@code allowed_ips})
+     * @throws Refusal 403 {@code ssrf_blocked}, or 502 {@code unresolvable_host}
      */
-    Admitted admit(Authority authority, ClientConnection client, String method, String scheme) throws Refusal {
-        try {
-            return admit(authority, client);
-        } catch (Refusal r) {
-            report(r, client, Optional.of(method), Optional.of(destination(scheme, authority)), Optional.empty());
-            throw r;
-        }
-    }
-
-    private Admitted admit(Authority authority, ClientConnection client) throws Refusal {
-        AdmissionDecision d;
-        try {
-            d = admission.admit(authority.host(), authority.port(), client);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "network policy evaluation failed: " + e.getClass().getName());
-            d = null;
-        }
-        if (d == null) {
-            throw new Refusal(403, "policy_denied", "network policy could not be evaluated");
-        }
-        if (d instanceof AdmissionDecision.Denied denied) {
-            throw new Refusal(403, "policy_denied", denied.reason());
-        }
-        AdmissionDecision.Allowed allowed = (AdmissionDecision.Allowed) d;
-        EndpointFacts endpoint = allowed.endpoint();
+    List<InetAddress> ssrf(Authority authority, EndpointFacts endpoint) throws Refusal {
         SsrfGuard.Verdict v = ssrf.check(authority, endpoint);
         if (v instanceof SsrfGuard.Verdict.Refused r) {
             throw new Refusal(r.error().equals("ssrf_blocked") ? 403 : 502, r.error(), r.detail());
         }
-        return new Admitted(authority, endpoint, ((SsrfGuard.Verdict.Admitted) v).addresses(), allowed.generation());
-    }
-
-    RequestPlan plan(ProxyRequest request) throws Refusal {
-        try {
-            RequestPlan plan = Objects.requireNonNull(hook.plan(request), "plan");
-            Objects.requireNonNull(plan.admission(), "admission");
-            Objects.requireNonNull(plan.selection(), "selection");
-            return plan;
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": chain selection failed: "
-                    + e.getClass().getName());
-            throw new Refusal(500, "internal_error", "middleware selection failed");
-        }
-    }
-
-    HookResult evaluate(RequestPlan plan, ProxyRequest request, Body body) throws Refusal {
-        try {
-            return Objects.requireNonNull(hook.evaluate(plan, request, body), "result");
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": middleware hook failed: "
-                    + e.getClass().getName());
-            throw new Refusal(500, "internal_error", "middleware evaluation failed");
-        }
-    }
-
-    void answeredLocally(RequestPlan plan, ProxyRequest request, int status, String code) {
-        try {
-            hook.answeredLocally(plan, request, status, code);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": local-answer report failed: "
-                    + e.getClass().getName());
-        }
-    }
-
-    void uninspectable(RequestPlan plan, ProxyRequest request, Uninspectable what) {
-        try {
-            hook.uninspectable(plan, request, what);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": uninspectable report failed: "
-                    + e.getClass().getName());
-        }
-    }
-
-    void responseScrubbed(ResponseScrub scrub, java.util.Set<String> credentials, long headerMatches,
-                          long bodyMatches) {
-        try {
-            hook.responseScrubbed(scrub.plan(), scrub.request(), credentials, headerMatches, bodyMatches);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "request " + scrub.request().requestId()
-                    + ": response scrub report failed: " + e.getClass().getName());
-        }
-    }
-
-    void responseUninspectable(ResponseScrub scrub, String code, boolean relayed) {
-        try {
-            hook.responseUninspectable(scrub.plan(), scrub.request(), code, relayed);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "request " + scrub.request().requestId()
-                    + ": uninspectable response report failed: " + e.getClass().getName());
-        }
-    }
-
-    CredentialInjection.Outcome.Forward inject(RequestPlan plan, ProxyRequest request, List<HttpHeader> headers,
-                                               String rawQuery, java.util.Optional<Body> body) throws Refusal {
-        CredentialInjection.Outcome outcome;
-        try {
-            outcome = Objects.requireNonNull(credentials.inject(plan, request, headers, rawQuery, body), "outcome");
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": credential injection failed: "
-                    + e.getClass().getName());
-            throw new Refusal(502, "credential_injection_failed", "credential injection failed");
-        }
-        if (outcome instanceof CredentialInjection.Outcome.Refuse r) {
-            // the hook's own refusal: it reports it (with the operator's detail, which the client does not get)
-            throw new Refusal(r.status(), r.error(), r.detail()).reported();
-        }
-        return (CredentialInjection.Outcome.Forward) outcome;
+        return ((SsrfGuard.Verdict.Admitted) v).addresses();
     }
 }

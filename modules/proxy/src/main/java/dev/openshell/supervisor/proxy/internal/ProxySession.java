@@ -10,7 +10,7 @@ import java.util.Optional;
  * response is complete, so every request is evaluated on its own), and the answer to every error that ends one.
  *
  * <p>Following one request through the code passes each class once: {@link RequestReader} (head, target, Host,
- * framing, Connection, Expect), {@link ExchangePipeline} (admission, plan, body decision and buffering, hook,
+ * framing, Connection, Expect), {@link Pipeline} (the exchange's steps: admission, plan, L7, body, chain,
  * credentials, outbound head), {@link UpstreamForwarder} (pooled connection, body, retry), {@link ResponseRelay}
  * (interim and final response), and {@link UpgradeRelay} after a {@code 101}. A CONNECT goes to
  * {@link ConnectTunnel}, which runs a new session inside the tunnel.
@@ -65,7 +65,7 @@ final class ProxySession {
             }
             client.resetResponse();
             boolean keepAlive;
-            ExchangePipeline exchange = null;
+            Pipeline<?> exchange = null;
             Optional<ProxyRefusal.Destination> destination = tunnelDestination();
             try {
                 if (head.method().equals("CONNECT")) {
@@ -76,7 +76,7 @@ final class ProxySession {
                 }
                 ParsedRequest req = reader.parse(head);
                 destination = Optional.of(ProxyCore.destination(req.target()));
-                exchange = new ExchangePipeline(core, client, reader, tunnel);
+                exchange = Pipeline.open(core, client, reader, tunnel);
                 keepAlive = exchange.run(req);
             } catch (FramingException e) {
                 refuse(new Refusal(ProxyRefusal.Kind.FRAMING, e.status(), e.code(), Optional.empty(), e.getMessage()),
@@ -105,12 +105,14 @@ final class ProxySession {
      * reports it once ({@link ProxyCore#report}).
      */
     private void refuse(Refusal r, RequestHead head, Optional<ProxyRefusal.Destination> destination,
-                        ExchangePipeline exchange) throws IOException {
+                        Pipeline<?> exchange) throws IOException {
         boolean answered = !client.isResponseStarted();
         if (answered || r.kind() != ProxyRefusal.Kind.UPSTREAM) {
-            core.report(r, client.connection, Optional.of(head.method()),
-                    exchange != null ? exchange.destination().or(() -> destination) : destination,
-                    exchange != null ? exchange.requestId() : Optional.empty());
+            if (exchange != null) {
+                exchange.report(r, head.method(), destination);
+            } else {
+                core.report(r, client.connection, Optional.of(head.method()), destination, Optional.empty());
+            }
         }
         if (answered) {
             client.send(ErrorResponses.response(r.status(), r.error(), r.detail(), true));

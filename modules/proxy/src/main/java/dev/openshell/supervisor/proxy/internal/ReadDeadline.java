@@ -23,13 +23,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class ReadDeadline {
     private static final long CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
     private final AtomicBoolean done = new AtomicBoolean();
     private final ScheduledFuture<?> task;
     private final ScheduledFuture<?> rateCheck;
 
-    private ReadDeadline(Duration timeout, Runnable onExpiry) {
-        this(timeout, onExpiry, null, 0, null, null);
+    private ReadDeadline(ScheduledThreadPoolExecutor watchdog, Duration timeout, Runnable onExpiry) {
+        this(watchdog, timeout, onExpiry, null, 0, null, null);
     }
 
     /**
@@ -37,9 +36,9 @@ final class ReadDeadline {
      * @param in the stream whose received bytes are measured, or {@code null} for no minimum rate
      * @param minBytesPerSecond the minimum average rate; 0 for none
      */
-    private ReadDeadline(Duration timeout, Runnable onExpiry, HttpInput in, long minBytesPerSecond,
-                         Duration minRateGrace, Runnable onTooSlow) {
-        this.task = timeout == null ? null : WATCHDOG.schedule(() -> {
+    private ReadDeadline(ScheduledThreadPoolExecutor watchdog, Duration timeout, Runnable onExpiry, HttpInput in,
+                         long minBytesPerSecond, Duration minRateGrace, Runnable onTooSlow) {
+        this.task = timeout == null ? null : watchdog.schedule(() -> {
             if (done.compareAndSet(false, true)) {
                 onExpiry.run();
             }
@@ -49,7 +48,7 @@ final class ReadDeadline {
             long startBytes = in.received();
             long grace = minRateGrace.toNanos();
             long period = Math.min(CHECK_NANOS, grace);
-            this.rateCheck = WATCHDOG.scheduleAtFixedRate(() -> {
+            this.rateCheck = watchdog.scheduleAtFixedRate(() -> {
                 if (done.get()) {
                     throw new CancellationException("finished or expired"); // ends the periodic check
                 }
@@ -76,7 +75,7 @@ final class ReadDeadline {
 
     /** Starts the deadline and the minimum data rate for a body about to be buffered for the chain. */
     static ReadDeadline body(ProxyCore core, ClientStream client, boolean inTunnel) {
-        return new ReadDeadline(core.limits().bodyBufferTimeout(), expiry(core, client, inTunnel,
+        return new ReadDeadline(core.watchdog(), core.limits().bodyBufferTimeout(), expiry(core, client, inTunnel,
                 "body_buffer_timeout", "the request body was not complete in time"), client.in,
                 core.limits().bodyMinBytesPerSecond(), core.limits().bodyMinRateGrace(),
                 tooSlow(core, client, inTunnel));
@@ -87,7 +86,7 @@ final class ReadDeadline {
      * no body buffer reservation, and the upstream paces it). Only while no response has begun.
      */
     static ReadDeadline streamed(ProxyCore core, ClientStream client, boolean inTunnel) {
-        return new ReadDeadline(null, null, client.in, core.limits().bodyMinBytesPerSecond(),
+        return new ReadDeadline(core.watchdog(), null, null, client.in, core.limits().bodyMinBytesPerSecond(),
                 core.limits().bodyMinRateGrace(), tooSlow(core, client, inTunnel));
     }
 
@@ -98,7 +97,7 @@ final class ReadDeadline {
 
     private static ReadDeadline start(ProxyCore core, ClientStream client, boolean inTunnel, Duration timeout,
                                       String reason, String detail) {
-        return new ReadDeadline(timeout, expiry(core, client, inTunnel, reason, detail));
+        return new ReadDeadline(core.watchdog(), timeout, expiry(core, client, inTunnel, reason, detail));
     }
 
     private static Runnable expiry(ProxyCore core, ClientStream client, boolean inTunnel, String reason,
@@ -132,7 +131,8 @@ final class ReadDeadline {
         return false;
     }
 
-    private static ScheduledThreadPoolExecutor watchdog() {
+    /** {@return a new watchdog: one daemon platform thread, for one proxy} */
+    static ScheduledThreadPoolExecutor watchdog() {
         ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "proxy-head-deadline");
             t.setDaemon(true);

@@ -89,7 +89,7 @@ final class ResponseRelay {
                 SecretScrubber s = scrubber(scrub);
                 r = ScrubbingRelay.scrubHead(r, s);
                 if (s.matches() > 0) {
-                    core.responseScrubbed(scrub, s.matchedNames(), s.matches(), 0);
+                    scrub.scrubbed(s.matchedNames(), s.matches(), 0);
                 }
             }
             client.out.write(OutboundHead.encode(responseHead(r, true, false, false)));
@@ -245,6 +245,13 @@ final class ResponseRelay {
     static void log(ParsedRequest req, int status) {
         if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
             LOG.log(System.Logger.Level.DEBUG, req.describe(status));
+        }
+    }
+
+    static void log(dev.openshell.supervisor.proxy.ProxyRequest r, int status) {
+        if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
+            LOG.log(System.Logger.Level.DEBUG, r.target().method() + " " + r.target().scheme() + "://"
+                    + r.target().host() + ":" + r.target().port() + " -> " + status);
         }
     }
 }

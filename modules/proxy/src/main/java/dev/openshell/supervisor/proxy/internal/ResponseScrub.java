@@ -1,23 +1,35 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.supervisor.proxy.ExchangeRecord;
 import dev.openshell.supervisor.proxy.InjectedCredentials;
 import dev.openshell.supervisor.proxy.ProxyRequest;
-import dev.openshell.supervisor.proxy.RequestPlan;
 import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
 
 /**
- * What the response to one credential-bearing request must be scrubbed of, and whom to report to.
+ * What the response to one credential-bearing request must be scrubbed of, and where its records go.
  *
- * @param plan the request's plan
  * @param request the request
  * @param injected the injected credential values; not empty
+ * @param audit the exchange's audit ({@link Pipeline#audit})
  */
-record ResponseScrub(RequestPlan plan, ProxyRequest request, InjectedCredentials injected) {
+record ResponseScrub(ProxyRequest request, InjectedCredentials injected, Consumer<ExchangeRecord> audit) {
     /** {@return a new scrubber for one response} */
     SecretScrubber newScrubber() {
         List<SecretScrubber.Secret> secrets = injected.entries().stream()
                 .map(e -> new SecretScrubber.Secret(e.name(), e.value(), e.placeholder())).toList();
         return new SecretScrubber(SecretScrubber.compiled(secrets));
+    }
+
+    /** Records a response scrubbed of injected values. */
+    void scrubbed(Set<String> credentials, long headerMatches, long bodyMatches) {
+        audit.accept(new ExchangeRecord.ResponseScrubbed(request, credentials, headerMatches, bodyMatches));
+    }
+
+    /** Records a response whose body could not be scanned. */
+    void uninspectable(String code, boolean relayed) {
+        audit.accept(new ExchangeRecord.ResponseUninspectable(request, code, relayed));
     }
 
     /** {@return the request and credential names only} */

@@ -111,13 +111,13 @@ final class ScrubbingRelay {
 
     /**
      * Reports the values replaced so far, once. Called before the response's last bytes go to the client, so that
-     * the client never has a complete response before its audit line is written ({@link ProxyCore#beforeClientOutput}
+     * the client never has a complete response before its audit line is written ({@link dev.openshell.supervisor.proxy.AuditBarrier}
      * waits for it at the next write).
      */
     private void reportMatches() {
         if (!reported && scrubber.matches() > 0) {
             reported = true;
-            core.responseScrubbed(scrub, scrubber.matchedNames(), headerMatches, scrubber.matches() - headerMatches);
+            scrub.scrubbed(scrubber.matchedNames(), headerMatches, scrubber.matches() - headerMatches);
         }
     }
 
@@ -143,7 +143,7 @@ final class ScrubbingRelay {
         Coding coding = coding(received);
         if (coding == Coding.UNSCANNABLE) {
             boolean relayed = scrub.injected().relayUnscannable();
-            core.responseUninspectable(scrub, UNINSPECTABLE, relayed);
+            scrub.uninspectable(UNINSPECTABLE, relayed);
             if (!relayed) {
                 return refuse(c, req);
             }
@@ -190,7 +190,7 @@ final class ScrubbingRelay {
                 }
                 n = body.read(buf); // the first bytes are decoded before the head is sent: a bad coding is a 502
             } catch (ZipException e) {
-                core.responseUninspectable(scrub, UNINSPECTABLE, false);
+                scrub.uninspectable(UNINSPECTABLE, false);
                 return refuse(c, req);
             }
             boolean chunkedOut = !client10;
@@ -209,7 +209,7 @@ final class ScrubbingRelay {
                     n = body.read(buf);
                 }
             } catch (ZipException e) {
-                core.responseUninspectable(scrub, UNINSPECTABLE, false);
+                scrub.uninspectable(UNINSPECTABLE, false);
                 LOG.log(System.Logger.Level.DEBUG, "a compressed response stopped decoding; closing");
                 throw new IOException("a compressed response body stopped decoding", e);
             }

@@ -56,10 +56,15 @@ final class UpgradeRelay {
         AtomicInteger closeStatus = new AtomicInteger();
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
             try {
-                WebSocketFrames.Ended ended = WebSocketFrames.relayClientFrames(client.in, c.out(),
-                        m -> messages.allow(m) ? WebSocketFrames.Verdict.FORWARD : WebSocketFrames.Verdict.CLOSE);
+                // after each decision, its audit line is written before the message (or the close) goes on
+                WebSocketFrames.Ended ended = WebSocketFrames.relayClientFrames(client.in, c.out(), m -> {
+                    boolean allowed = messages.allow(m);
+                    client.connection.auditBarrier().await();
+                    return allowed ? WebSocketFrames.Verdict.FORWARD : WebSocketFrames.Verdict.CLOSE;
+                });
                 if (ended.closeStatus() != 0 && ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION) {
                     messages.closed(ended.closeStatus(), ended.reason());
+                    client.connection.auditBarrier().await();
                 }
                 if (ended.closeStatus() != 0) {
                     closeStatus.set(ended.closeStatus());

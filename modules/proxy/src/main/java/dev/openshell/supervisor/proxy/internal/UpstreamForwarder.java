@@ -24,7 +24,7 @@ final class UpstreamForwarder {
      * @param mode how the body goes
      * @param buffered the buffered body, with {@link OutboundHead.BodyMode#BUFFERED}
      * @param websocketMessages the policy on the client's WebSocket text messages after a {@code 101}, when they
-     *     are inspected ({@link dev.openshell.supervisor.proxy.RequestPlan#websocketMessages()})
+     *     are inspected ({@link dev.openshell.supervisor.proxy.L7Verdict.Allow#messages()})
      * @param scrub the credential values to scrub from the response, or {@code null} when none was injected
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,

@@ -4,10 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.openshell.supervisor.proxy.AdmissionDecision;
-import dev.openshell.supervisor.proxy.CredentialInjection;
 import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.NetworkSettings;
-import dev.openshell.supervisor.proxy.RequestHook;
+import dev.openshell.supervisor.proxy.PolicySteps;
 import io.helidon.webserver.WebServer;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -29,12 +28,13 @@ class InterceptionFailureTest {
         });
         UpstreamPool pool = new UpstreamPool(UpstreamTls.create(Optional.empty()), Duration.ofSeconds(5),
                 Duration.ofSeconds(5), Duration.ofSeconds(4));
-        ProxyCore core = new ProxyCore((h, p) -> AdmissionDecision.allow(EndpointFacts.of("all")), RequestHook.none(),
-                CredentialInjection.identity(),
+        PolicySteps<Void> steps = PolicySteps.passThrough((h, p, c) -> AdmissionDecision.allow(EndpointFacts.of("all")));
+        ProxyCore core = new ProxyCore(() -> steps, sequence -> true,
                 new SsrfGuard(new NetworkSettings(true, Map.of("api.example.test", InetAddress.getByName("127.0.0.1"))),
                         n -> new InetAddress[0]),
                 broken, pool, new ProxyCore.Timeouts(Duration.ofSeconds(5), Duration.ofSeconds(5),
-                Duration.ofSeconds(4), Duration.ofSeconds(1)));
+                Duration.ofSeconds(4), Duration.ofSeconds(1)), new BodyBudget(Integer.MAX_VALUE, Duration.ZERO),
+                ProxyCore.Limits.DEFAULT);
         WebServer server = WebServer.builder().host("127.0.0.1").port(0).shutdownHook(false)
                 .addConnectionSelector(new ProxyConnectionSelector(core)).build().start();
         try (Socket s = new Socket("127.0.0.1", server.port())) {
@@ -50,6 +50,7 @@ class InterceptionFailureTest {
         } finally {
             server.stop();
             pool.close();
+            core.close();
         }
     }
 }

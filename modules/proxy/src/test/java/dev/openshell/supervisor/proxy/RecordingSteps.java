@@ -1,0 +1,71 @@
+package dev.openshell.supervisor.proxy;
+
+import dev.openshell.middleware.spi.Body;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+
+/**
+ * {@link PolicySteps} for tests: configurable answers, every call and record kept. The fields are read once per
+ * exchange ({@link #steps()}), so a test may change them between requests.
+ */
+final class RecordingSteps {
+    volatile PolicySteps.Admit admission;
+    volatile Function<ProxyRequest, ChainSelection> selector = r -> ChainSelection.none();
+    volatile BiFunction<ProxyRequest, Body, RequestVerdict> evaluator = (r, b) -> new RequestVerdict.Forward(
+            r.headers(), b);
+    volatile PolicySteps.Credentials<Void> credentials = (p, r, out) -> new CredentialVerdict.Forward(out.headers(),
+            out.rawQuery());
+    volatile long generation;
+    final List<ProxyRequest> selected = new CopyOnWriteArrayList<>();
+    final List<Body> evaluatedBodies = new CopyOnWriteArrayList<>();
+    final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
+    final List<String> limitRefusals = new CopyOnWriteArrayList<>();
+    final List<ProxyRefusal> refusals = new CopyOnWriteArrayList<>();
+    final List<Long> bodyBufferWaits = new CopyOnWriteArrayList<>();
+    /** One line per scrubbed response: "credentials header-matches body-matches". */
+    final List<String> scrubs = new CopyOnWriteArrayList<>();
+    /** One line per unscannable response: "code relayed". */
+    final List<String> unscannable = new CopyOnWriteArrayList<>();
+
+    RecordingSteps(PolicySteps.Admit admission) {
+        this.admission = admission;
+    }
+
+    /** {@return the steps as the fields are now} */
+    PolicySteps<Void> steps() {
+        PolicySteps.Admit admit = admission;
+        Function<ProxyRequest, ChainSelection> select = selector;
+        BiFunction<ProxyRequest, Body, RequestVerdict> evaluate = evaluator;
+        return new PolicySteps<>(generation, admit,
+                request -> {
+                    selected.add(request);
+                    return new Planned<>(null, select.apply(request));
+                },
+                (plan, request, body) -> new L7Verdict.Unruled(),
+                (plan, request, body) -> {
+                    evaluatedBodies.add(body);
+                    return evaluate.apply(request, body);
+                },
+                credentials,
+                (Optional<Void> plan, ExchangeRecord record) -> {
+                    switch (record) {
+                        case ExchangeRecord.Refused r -> {
+                            if (r.refusal().kind() == ProxyRefusal.Kind.LIMIT) {
+                                limitRefusals.add(r.refusal().code());
+                            }
+                            refusals.add(r.refusal());
+                        }
+                        case ExchangeRecord.BodyBufferWaited w -> bodyBufferWaits.add(w.nanos());
+                        case ExchangeRecord.Uninspected u -> uninspectable.add(u.what());
+                        case ExchangeRecord.ResponseScrubbed s -> scrubs.add(s.credentials() + " "
+                                + s.headerMatches() + " " + s.bodyMatches());
+                        case ExchangeRecord.ResponseUninspectable u -> unscannable.add(u.code() + " " + u.relayed());
+                        default -> {
+                        }
+                    }
+                });
+    }
+}

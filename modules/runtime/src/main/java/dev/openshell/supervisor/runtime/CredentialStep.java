@@ -1,0 +1,102 @@
+package dev.openshell.supervisor.runtime;
+
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.middleware.spi.RequestContext;
+import dev.openshell.middleware.spi.host.OutboundRequest;
+import dev.openshell.supervisor.audit.RefusalFacts;
+import dev.openshell.supervisor.engine.chain.ChainEngine;
+import dev.openshell.supervisor.engine.chain.ChainOutcome;
+import dev.openshell.supervisor.engine.chain.ChainResult;
+import dev.openshell.supervisor.engine.chain.DenyResponse;
+import dev.openshell.supervisor.engine.chain.HeaderRules;
+import dev.openshell.supervisor.engine.credentials.CredentialInjector;
+import dev.openshell.supervisor.proxy.Answer;
+import dev.openshell.supervisor.proxy.CredentialVerdict;
+import dev.openshell.supervisor.proxy.InjectedCredentials;
+import dev.openshell.supervisor.proxy.PolicySteps;
+import dev.openshell.supervisor.proxy.ProxyRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Credential injection by one generation ({@link PolicySteps.Credentials}; RFC 0009: "Credential injection", after
+ * the chain and route selection, then the restricted post-credentials built-ins, then forwarding): placeholders
+ * replaced in header values and the query for the credentials bound to the destination, then the post-credentials
+ * stages (request signing) with the serving generation's credentials. The request is narrowed for scrubbing before
+ * it is signed ({@link InjectedCredentials#narrowForScrubbing}), and every value sent, a signer's key ID included,
+ * is named for the response scrub. A refusal is audited here, with the operator's detail the client does not get.
+ *
+ * @param generation the generation
+ * @param engine the chain engine (post-credentials stages)
+ * @param audit where records go
+ */
+record CredentialStep(Generation generation, ChainEngine engine, ExchangeAudit audit)
+        implements PolicySteps.Credentials<ExchangePlan> {
+    @Override
+    public CredentialVerdict inject(ExchangePlan p, ProxyRequest request, PolicySteps.Outgoing out) {
+        List<HttpHeader> base = out.fromChain() ? out.headers()
+                : HeaderRules.stripMiddlewareNamespace(out.headers()).headers();
+        HttpRequestTarget target = request.target();
+        CredentialInjector.Result r = generation.credentials().inject(
+                new CredentialInjector.Destination(target.scheme(), p.host(), target.port()), base,
+                request.connectionNominated(), out.rawQuery());
+        if (r instanceof CredentialInjector.Result.Refused refused) {
+            audit.metrics().failure(refused.code());
+            // the operator's event names the credential and where it was; the client's answer names neither
+            audit.refused(request.client(), new RefusalFacts("credential", refused.code(), Optional.empty(), 403,
+                    refused.detail(), ExchangeAudit.clientIp(request.client()), Optional.of(p.facts())));
+            return new CredentialVerdict.Refuse(new Answer(403, refused.code(), refused.message()));
+        }
+        CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
+        Set<String> used = new TreeSet<>(injected.used());
+        // a response is scrubbed of every value sent: narrow the request first, so that it is signed as sent
+        List<HttpHeader> sent = used.isEmpty() && p.post().isEmpty() ? injected.headers()
+                : InjectedCredentials.narrowForScrubbing(injected.headers());
+        if (p.post().isEmpty()) {
+            return new CredentialVerdict.Forward(sent, injected.query(), injectedCredentials(used));
+        }
+        return signed(p, request, out.body(), sent, injected.query(), used);
+    }
+
+    /** Runs the post-credentials stages with the serving generation's credentials. */
+    private CredentialVerdict signed(ExchangePlan p, ProxyRequest request, Optional<Body> body, List<HttpHeader> sent,
+                                     String query, Set<String> used) {
+        HttpRequestTarget t = p.target(request.target());
+        OutboundRequest outbound = new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(), t.port(),
+                t.method(), t.path(), query), sent, body.orElse(Body.empty()));
+        Set<String> resolved = ConcurrentHashMap.newKeySet();
+        ChainResult result = engine.runPostCredentials(p.post(), outbound,
+                (name, h) -> {
+                    var secret = generation.credentials().lookup(name, h);
+                    if (secret.isPresent()) {
+                        resolved.add(name); // a signer's key ID or token is sent too: scrubbed from the response
+                    }
+                    return secret;
+                }, new RequestContext(request.requestId(), "", "", "", p.process()));
+        used.addAll(resolved);
+        audit.stages(request.client(), p.facts(), result.stages());
+        if (result.outcome() instanceof ChainOutcome.Deny d) {
+            // the code only: a post-credentials stage's message may be about the credentials it holds
+            DenyResponse response = d.response();
+            return new CredentialVerdict.Refuse(new Answer(response.status(), response.error(),
+                    response.error() + ": " + response.reasonCode()));
+        }
+        return new CredentialVerdict.Forward(result.headers(), query, injectedCredentials(used));
+    }
+
+    /** {@return the values of the credentials named, for the response scrub} */
+    private InjectedCredentials injectedCredentials(Set<String> names) {
+        List<InjectedCredentials.Entry> entries = new ArrayList<>(names.size());
+        for (String name : names) {
+            generation.credentials().declared(name).ifPresent(c -> entries.add(new InjectedCredentials.Entry(name,
+                    c.value().reveal(), "openshell:resolve:env:" + name, c.allowUnscannedResponses())));
+        }
+        return InjectedCredentials.of(entries);
+    }
+}

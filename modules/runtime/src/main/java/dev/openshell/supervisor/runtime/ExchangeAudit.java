@@ -1,0 +1,80 @@
+package dev.openshell.supervisor.runtime;
+
+import dev.openshell.middleware.spi.Finding;
+import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.supervisor.audit.AuditSink;
+import dev.openshell.supervisor.audit.OcsfEvents;
+import dev.openshell.supervisor.audit.RefusalAudit;
+import dev.openshell.supervisor.audit.RefusalFacts;
+import dev.openshell.supervisor.audit.RequestFacts;
+import dev.openshell.supervisor.audit.StageOutcome;
+import dev.openshell.supervisor.audit.SupervisorMetrics;
+import dev.openshell.supervisor.engine.chain.StageRecord;
+import dev.openshell.supervisor.l7.L7Decision;
+import dev.openshell.supervisor.proxy.ClientConnection;
+import jakarta.json.JsonObject;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * How the policy steps write what they decide: OCSF events to the audit sink (each noted in the connection's
+ * {@link dev.openshell.supervisor.proxy.AuditBarrier}, so the client hears nothing before the lines about it are
+ * written), rate-limited refusal events, and metrics. One instance for the supervisor's life; thread-safe.
+ *
+ * @param events builds the events
+ * @param sink the audit sink
+ * @param metrics the metrics
+ * @param refusals the rate-limited refusal audit
+ */
+record ExchangeAudit(OcsfEvents events, AuditSink sink, SupervisorMetrics metrics, RefusalAudit refusals) {
+    /** Emits one event about a connection's exchange, noted in the connection's barrier. */
+    void emit(ClientConnection c, JsonObject event) {
+        c.auditBarrier().emitted(sink.emit(event));
+    }
+
+    /** Writes one refusal (rate-limited per client and code), noted in the connection's barrier. */
+    void refused(ClientConnection c, RefusalFacts facts) {
+        c.auditBarrier().emitted(refusals.refused(facts));
+    }
+
+    /**
+     * One OCSF HTTP Activity event per stage invocation, a Detection Finding per failure or bypass and per finding,
+     * and the stage metrics.
+     */
+    void stages(ClientConnection c, RequestFacts facts, List<StageRecord> stages) {
+        for (StageRecord r : stages) {
+            Optional<String> code = r.failure().map(f -> f.code()).or(r::reasonCode);
+            StageOutcome o = new StageOutcome(r.configKey(), r.bindingId().value(), r.outcome(), r.transformed(),
+                    r.latencyNanos(), code.map(ExchangeAudit::safeCode), r.onError() == OnError.FAIL_CLOSED);
+            emit(c, events.httpActivity(facts, o));
+            if (o.result() == StageResult.FAILED_CLOSED || o.result() == StageResult.BYPASSED) {
+                emit(c, events.stageFailure(facts, o));
+            }
+            for (Finding f : r.findings()) {
+                emit(c, events.middlewareFinding(facts, o.configKey(), o.bindingId(), f.type(), f.count()));
+            }
+            metrics.stage(o);
+        }
+    }
+
+    /** One OCSF HTTP Activity event and one count of {@code supervisor_l7_decisions_total} per L7 decision. */
+    void l7(ClientConnection c, RequestFacts facts, L7Decision d, Optional<String> afterStage) {
+        String decision = d.outcome().label();
+        emit(c, events.l7Decision(facts, new OcsfEvents.L7Outcome(decision, d.hard(), d.status(),
+                d.protocol().policyName(), d.engine(), d.policyKey(), d.rule(), d.reason(), d.path(), afterStage)));
+        metrics.l7Decision(d.policyKey(), d.protocol().policyName(), decision);
+    }
+
+    /** {@return a stage's code as it may appear in security output, else {@code middleware_error}} */
+    static String safeCode(String code) {
+        String c = code.toLowerCase(Locale.ROOT);
+        return c.matches("[a-z][a-z0-9_]{0,63}") ? c : "middleware_error";
+    }
+
+    /** {@return the client's address as events carry it} */
+    static Optional<String> clientIp(ClientConnection c) {
+        return c.client().map(a -> a.getAddress().getHostAddress());
+    }
+}

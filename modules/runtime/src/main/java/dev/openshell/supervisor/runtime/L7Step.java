@@ -1,0 +1,154 @@
+package dev.openshell.supervisor.runtime;
+
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.supervisor.audit.RequestFacts;
+import dev.openshell.supervisor.engine.chain.BodyRecheck;
+import dev.openshell.supervisor.l7.L7Decision;
+import dev.openshell.supervisor.l7.L7Engine;
+import dev.openshell.supervisor.l7.L7Request;
+import dev.openshell.supervisor.policy.EndpointProtocol;
+import dev.openshell.supervisor.proxy.Answer;
+import dev.openshell.supervisor.proxy.ClientConnection;
+import dev.openshell.supervisor.proxy.L7Verdict;
+import dev.openshell.supervisor.proxy.PolicySteps;
+import dev.openshell.supervisor.proxy.ProxyRequest;
+import dev.openshell.supervisor.proxy.WebSocketMessages;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * L7 policy ({@link PolicySteps.L7}; {@code docs/policy-reference.md}, "L7 policy"; RFC 0009: "L7 policy (when
+ * protocol set)" after admission, before the middleware chain), decided once per request from the route the plan
+ * holds: on the head, the canonical request-target and a denial; for GraphQL, JSON-RPC and MCP, the need for the body
+ * (buffered up to the endpoint's limit, never streamed past it) and then the decision on it. A WebSocket upgrade to a
+ * {@code protocol: websocket} endpoint gets a message policy that decides on every client text message. Every L7
+ * decision is one OCSF HTTP Activity event and one count of {@code supervisor_l7_decisions_total}; every body a stage
+ * puts in place is decided again ({@link #recheck}, decision 7).
+ *
+ * @param audit where decisions go
+ */
+record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
+    /** The code of a WebSocket connection the supervisor closed because the client broke RFC 6455. */
+    static final String WEBSOCKET_PROTOCOL_ERROR = "websocket_protocol_error";
+    /** The reason code of an L7 policy denial (a rule denies, or none allows). */
+    static final String L7_DENIED = "l7_policy_denied";
+    /** The reason code of a hard L7 denial (refused target, unparseable body, ...), which audit mode does not lift. */
+    static final String L7_HARD_DENIED = "l7_hard_denied";
+
+    @Override
+    public L7Verdict decide(ExchangePlan plan, ProxyRequest request, Optional<Body> body) {
+        if (plan.l7().isEmpty()) {
+            return new L7Verdict.Unruled();
+        }
+        L7Engine.Route route = plan.l7().get();
+        Optional<String> forwardPath = plan.forwardPath(request.target());
+        if (body.isEmpty() && route.needsBody()) {
+            return new L7Verdict.NeedsBody(forwardPath, Math.min(route.bodyLimit(), EnvelopeLimits.MAX_BODY_BYTES));
+        }
+        L7Decision d = L7Engine.decide(route, l7Request(request.target(), request.headers(),
+                body.map(Body::toByteArray)));
+        audit.l7(request.client(), plan.facts(), d, Optional.empty());
+        if (!d.forwards()) {
+            return new L7Verdict.Deny(answer(d));
+        }
+        boolean messages = body.isEmpty() && request.websocketUpgrade()
+                && route.protocol().filter(p -> p == EndpointProtocol.WEBSOCKET).isPresent();
+        return new L7Verdict.Allow(forwardPath, messages ? Optional.of(messages(plan, request.client(), route))
+                : Optional.empty());
+    }
+
+    /** {@return the policy on a WebSocket session's client text messages, audited per message} */
+    private WebSocketMessages messages(ExchangePlan plan, ClientConnection client, L7Engine.Route route) {
+        RequestFacts f = plan.facts();
+        RequestFacts messageFacts = new RequestFacts(f.requestId(), "WEBSOCKET_TEXT", f.scheme(), f.host(), f.port(),
+                f.networkPolicy(), f.process());
+        return new WebSocketMessages() {
+            @Override
+            public boolean allow(String message) {
+                L7Decision m = L7Engine.decideText(route, message);
+                audit.l7(client, messageFacts, m, Optional.empty());
+                return m.forwards();
+            }
+
+            @Override
+            public void closed(int closeStatus, String reason) {
+                // an RFC 6455 violation by the client: refused, and the operator sees it
+                audit.metrics().failure(WEBSOCKET_PROTOCOL_ERROR);
+                audit.emit(client, audit.events().requestRefused(messageFacts, WEBSOCKET_PROTOCOL_ERROR,
+                        "WebSocket closed with " + closeStatus + ": " + reason));
+            }
+        };
+    }
+
+    /**
+     * {@return the re-check of every body a stage puts in place (decision 7), on the headers it left} An enforced
+     * denial denies (and is kept in {@code denied}, for the client's answer), an audited one stops the chain and
+     * forwards, an unparseable replacement is a hard denial. None when the route does not read bodies.
+     *
+     * @param plan the exchange's plan
+     * @param request the request
+     * @param denied receives the denying decision
+     */
+    BodyRecheck recheck(ExchangePlan plan, ProxyRequest request, AtomicReference<L7Decision> denied) {
+        if (plan.l7().isEmpty() || !plan.l7().get().needsBody()) {
+            return BodyRecheck.none();
+        }
+        L7Engine.Route route = plan.l7().get();
+        return r -> {
+            L7Decision again = L7Engine.decide(route, l7Request(request.target(), r.headers(),
+                    Optional.of(r.body().toByteArray())));
+            audit.l7(request.client(), plan.facts(), again, Optional.of(r.configKey()));
+            return switch (again.outcome()) {
+                case ALLOW -> BodyRecheck.Verdict.PASS;
+                case AUDIT -> new BodyRecheck.Verdict.AuditDeny(L7_DENIED);
+                case DENY -> {
+                    denied.set(again);
+                    yield new BodyRecheck.Verdict.Deny(again.hard() ? L7_HARD_DENIED : L7_DENIED);
+                }
+            };
+        };
+    }
+
+    /**
+     * {@return the client's answer to an L7 denial} ({@code docs/policy-reference.md}, "L7 policy", decision 5):
+     * {@code 403 policy_denied}, {@code 400 invalid_request} or {@code 413 body_too_large}, naming the layer, the
+     * endpoint's real protocol, the policy key, the rule and the canonical path, with a fixed reason code; the
+     * connection closes.
+     */
+    static Answer answer(L7Decision d) {
+        String error = switch (d.status()) {
+            case 400 -> "invalid_request";
+            case 413 -> "body_too_large";
+            default -> "policy_denied";
+        };
+        Map<String, String> extra = new LinkedHashMap<>();
+        extra.put("layer", "l7");
+        extra.put("protocol", d.protocol().policyName());
+        extra.put("policy", d.policyKey());
+        d.rule().ifPresent(r -> extra.put("rule", r));
+        extra.put("path", d.path());
+        extra.put("reason_code", d.hard() ? L7_HARD_DENIED : L7_DENIED);
+        int status = d.status() >= 400 && d.status() <= 599 ? d.status() : 403;
+        return new Answer(status, error, d.reason(), extra, true);
+    }
+
+    static L7Request l7Request(HttpRequestTarget t, List<HttpHeader> headers, Optional<byte[]> body) {
+        List<L7Request.Header> h = new ArrayList<>(headers.size());
+        for (HttpHeader x : headers) {
+            h.add(new L7Request.Header(x.name(), x.value()));
+        }
+        return new L7Request(t.method(), rawTarget(t), h, body);
+    }
+
+    /** {@return the request-target as received: path, and query when there is one} */
+    static String rawTarget(HttpRequestTarget t) {
+        return t.query().isEmpty() ? t.path() : t.path() + "?" + t.query();
+    }
+}
