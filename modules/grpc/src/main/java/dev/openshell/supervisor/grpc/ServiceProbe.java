@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.grpc;
 
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.Syntax;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.Empty;

@@ -15,7 +15,7 @@ import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
-import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;

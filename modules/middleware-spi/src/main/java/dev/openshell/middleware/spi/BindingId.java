@@ -1,5 +1,6 @@
 package dev.openshell.middleware.spi;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.util.Objects;
 
 /**

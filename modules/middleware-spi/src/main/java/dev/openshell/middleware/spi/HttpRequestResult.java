@@ -17,8 +17,8 @@ import java.util.Optional;
  * @param decision allow or deny
  * @param reason a short reason, at most {@link EnvelopeLimits#MAX_REASON_BYTES}; text from external services is
  *     untrusted and never shown as is
- * @param reasonCode an optional code ({@link Syntax#isCode(String)}: {@code [a-z][a-z0-9_]*}, at most 64 characters),
- *     safe to log
+ * @param reasonCode an optional code, safe to log: {@code [a-z][a-z0-9_]*}, 1 to 64 characters (any other text
+ *     fails the stage with {@code result_invalid_reason_code})
  * @param body the replacement body, if any
  * @param headerMutations ordered header writes and removals
  * @param findings audit-safe findings

@@ -1,5 +1,6 @@
 package dev.openshell.middleware.spi;
 
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -13,8 +14,9 @@ import java.util.Set;
  * @param operation the operation hooked
  * @param phase the phase hooked; only restricted built-ins may use {@link Phase#POST_CREDENTIALS}
  * @param maxBodyBytes the largest body, in bytes, the binding accepts: 0 to {@link EnvelopeLimits#MAX_BODY_BYTES}
- * @param timeout the binding's own RPC timeout, which overrides the registration's ({@link RpcTimeout}: 10 ms to
- *     30 s in whole milliseconds); empty when the binding does not advertise one
+ * @param timeout the binding's own RPC timeout, which overrides the registration's: 10 ms to 30 s in whole
+ *     milliseconds ({@link EnvelopeLimits#MIN_TIMEOUT_MILLIS} to {@link EnvelopeLimits#MAX_TIMEOUT_MILLIS}); empty
+ *     when the binding does not advertise one
  * @param decodedContentCodings the content codings (RFC 9110 section 8.4.1, lowercase, for example {@code gzip},
  *     {@code deflate}) the binding asks the supervisor to decode before it runs: for a request whose
  *     {@code Content-Encoding} lists only codings the supervisor decodes ({@value #GZIP}, {@value #DEFLATE}) and the

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
-import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.internal.StageResult;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HttpHeader;
@@ -21,7 +21,7 @@ import dev.openshell.supervisor.engine.chain.ChainRequest;
 import dev.openshell.supervisor.engine.chain.ChainResult;
 import dev.openshell.supervisor.engine.chain.DenyResponse;
 import dev.openshell.supervisor.engine.chain.HeaderRules;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.supervisor.engine.chain.RecheckRecord;
 import dev.openshell.supervisor.engine.chain.StageRecord;
 import dev.openshell.supervisor.engine.chain.StageSpec;

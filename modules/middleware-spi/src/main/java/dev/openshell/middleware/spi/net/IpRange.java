@@ -1,6 +1,6 @@
 package dev.openshell.middleware.spi.net;
 
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.Syntax;
 
 import java.net.Inet4Address;
 import java.net.Inet6Address;
