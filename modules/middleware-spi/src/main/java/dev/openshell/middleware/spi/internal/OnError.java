@@ -1,11 +1,16 @@
 package dev.openshell.middleware.spi.internal;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
+import org.apiguardian.api.API;
+
 /**
  * A middleware config's failure policy, policy field {@code on_error} (RFC 0009, "Terminology": Failure policy;
  * "Failure behavior"): what happens when a stage cannot return a valid result (an error, a timeout, a malformed or
  * over-limit result, an over-cap body). The one definition: the policy loader, the chain engine and the runtime all
  * use this type.
  */
+@API(status = INTERNAL, since = "0.1")
 public enum OnError {
     /**
      * A failure stops the chain and denies the request: the default whenever processing is required. Policy spelling

@@ -1,9 +1,12 @@
 package dev.openshell.middleware.spi.internal;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import java.time.Duration;
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * Middleware RPC timeouts (RFC 0009, "Registration and delivery"): "an integer with an ms or s suffix, range from
@@ -16,6 +19,7 @@ import java.util.Objects;
  * inclusive, in whole milliseconds ({@link EnvelopeLimits#MIN_TIMEOUT_MILLIS},
  * {@link EnvelopeLimits#MAX_TIMEOUT_MILLIS}).
  */
+@API(status = INTERNAL, since = "0.1")
 public final class RpcTimeout {
     /** The shortest timeout: 10 ms. */
     public static final Duration MIN = Duration.ofMillis(EnvelopeLimits.MIN_TIMEOUT_MILLIS);

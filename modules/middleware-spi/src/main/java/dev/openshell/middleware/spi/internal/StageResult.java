@@ -1,9 +1,14 @@
 package dev.openshell.middleware.spi.internal;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
+import org.apiguardian.api.API;
+
 /**
  * What happened at one stage of a chain run (RFC 0009, "Audit and logging": the decision of each stage). The one
  * definition: the chain engine records it and the audit events and metrics report it.
  */
+@API(status = INTERNAL, since = "0.1")
 public enum StageResult {
     /** The stage allowed the request; its transformation, if any, was accepted. */
     ALLOWED,

@@ -1,10 +1,13 @@
 package dev.openshell.middleware.spi.internal;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareException;
 import java.util.Locale;
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * The small grammars of the contract, in one place: every supervisor module and every stage that needs one of them
@@ -26,6 +29,7 @@ import java.util.Objects;
  *       characters, so a message never carries terminal escapes or a whole file.</li>
  * </ul>
  */
+@API(status = INTERNAL, since = "0.1")
 public final class Syntax {
     /** Longest code, in characters: 64. */
     public static final int MAX_CODE_LENGTH = 64;
