@@ -20,9 +20,6 @@ import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.RegisteredBinding;
-import openshell.published.v1.SupervisorMiddlewareGrpc;
-import openshell.published.v1.ValidateConfigRequest;
-import openshell.published.v1.ValidateConfigResponse;
 import io.grpc.stub.StreamObserver;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
@@ -33,6 +30,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import openshell.published.v1.SupervisorMiddlewareGrpc;
+import openshell.published.v1.ValidateConfigRequest;
+import openshell.published.v1.ValidateConfigResponse;
 import org.junit.jupiter.api.Test;
 
 /** Start-up registration: Describe, manifest validation, refusals, and claims for the provider registry. */
