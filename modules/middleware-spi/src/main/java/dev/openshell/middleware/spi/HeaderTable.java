@@ -41,7 +41,7 @@ import org.apiguardian.api.API;
  */
 @API(status = MAINTAINED, since = "0.1")
 public final class HeaderTable {
-    /** Why a field is in the table. */
+    /** Why a field is in the table. An open enum: keep a {@code default} branch when you {@code switch} over it. */
     @API(status = MAINTAINED, since = "0.1")
     public enum Kind {
         /** Carries a credential: {@code authorization}, {@code cookie}, {@code x-amz-*} and the like. */
