@@ -2,8 +2,11 @@
  * The supervisor middleware SPI (OpenShell RFC 0009, "The middleware contract").
  *
  * <p>Every middleware stage, built-in or external, is reached through
- * {@link dev.openshell.middleware.spi.MiddlewareProvider}. The public package holds plain Java value types that mirror
- * the {@code openshell.middleware.v1} wire contract; no Helidon or protobuf type appears here.
+ * {@link dev.openshell.middleware.spi.MiddlewareProvider}. The public package holds the contract only: the provider
+ * interface and the plain Java value types that mirror the {@code openshell.middleware.v1} wire contract; no Helidon
+ * or protobuf type appears here. Every public type and member carries {@code @API} (apiguardian, as in JUnit 5) with
+ * its stability; the evolution rules are in {@code docs/plugin-authors.md}, and the build compares the package with
+ * its baseline ({@code tests/spi-baseline}, japicmp).
  *
  * <p>{@code dev.openshell.middleware.spi.host} holds supervisor-only host capabilities (credential access for the
  * post-credentials phase). It is exported by qualified export to the engine (which runs the post-credentials phase),
@@ -14,11 +17,19 @@
  * <p>{@code dev.openshell.middleware.spi.net} holds network value types that several supervisor modules share (the
  * CIDR ranges of {@code allowed_ips}); it is not part of the contract and is exported to those modules only.
  *
+ * <p>{@code dev.openshell.middleware.spi.internal} holds the supervisor's own helpers that no contract signature
+ * exposes (the grammars of {@code Syntax}, {@code RpcTimeout}, the {@code OnError} failure policy, the
+ * {@code StageResult} of a chain run); it is exported to the supervisor modules that use them only.
+ *
+ * <p>{@code org.apiguardian.api} is a static dependence: the {@code @API} markers are read at compile time and by
+ * tools, and need not be present at run time (the runtime image does not link it).
+ *
  * @uses nothing: this module only declares the service type
  */
 @SuppressWarnings("module") // export targets are compiled later in the reactor
 module dev.openshell.middleware.spi {
     requires transitive jakarta.json;
+    requires static transitive org.apiguardian.api;
 
     exports dev.openshell.middleware.spi;
     exports dev.openshell.middleware.spi.host to
@@ -29,4 +40,13 @@ module dev.openshell.middleware.spi {
             dev.openshell.supervisor.policy,
             dev.openshell.supervisor.proxy,
             dev.openshell.supervisor.runtime;
+    exports dev.openshell.middleware.spi.internal to
+            dev.openshell.supervisor.audit,
+            dev.openshell.supervisor.cli,
+            dev.openshell.supervisor.engine,
+            dev.openshell.supervisor.grpc,
+            dev.openshell.supervisor.policy,
+            dev.openshell.supervisor.proxy,
+            dev.openshell.supervisor.runtime,
+            dev.openshell.benchmarks;
 }

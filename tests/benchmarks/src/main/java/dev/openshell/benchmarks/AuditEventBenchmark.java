@@ -1,6 +1,6 @@
 package dev.openshell.benchmarks;
 
-import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.internal.StageResult;
 import dev.openshell.supervisor.audit.OcsfEvents;
 import dev.openshell.supervisor.audit.ProcessFacts;
 import dev.openshell.supervisor.audit.RequestFacts;

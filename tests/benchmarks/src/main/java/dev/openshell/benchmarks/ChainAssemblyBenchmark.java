@@ -10,7 +10,7 @@ import dev.openshell.supervisor.engine.RegisteredBinding;
 import dev.openshell.supervisor.engine.chain.Chain;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.chain.ChainSelector;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.supervisor.engine.credentials.CredentialSources;
 import dev.openshell.supervisor.policy.HostPattern;
 import dev.openshell.supervisor.policy.Loaded;

@@ -15,7 +15,7 @@ import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.chain.ChainRequest;
 import dev.openshell.supervisor.engine.chain.ChainResult;
 import dev.openshell.supervisor.engine.chain.ChainSelector;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.supervisor.engine.chain.Provenance;
 import dev.openshell.supervisor.engine.chain.StageSpec;
 import jakarta.json.Json;

@@ -2,8 +2,8 @@ package dev.openshell.supervisor.audit;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.openshell.middleware.spi.StageResult;
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.StageResult;
+import dev.openshell.middleware.spi.internal.Syntax;
 import jakarta.json.JsonObject;
 import java.time.Clock;
 import java.util.List;

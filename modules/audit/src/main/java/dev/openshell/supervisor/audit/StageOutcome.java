@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.audit;
 
-import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.internal.StageResult;
 import java.util.Objects;
 import java.util.Optional;
 

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.audit;
 
-import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.internal.StageResult;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;

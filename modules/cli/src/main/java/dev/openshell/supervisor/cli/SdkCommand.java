@@ -17,8 +17,8 @@ import picocli.CommandLine.Model.CommandSpec;
 /**
  * {@code supervisor sdk}: what a plugin author needs to build a plugin from outside this repository. The image ships
  * the middleware SPI in {@code lib/sdk/}: {@code middleware-spi-VERSION.jar} and a standalone
- * {@code middleware-spi-VERSION.pom} (no parent; its only dependency, {@code jakarta.json-api}, is on Maven Central).
- * {@code install} copies both into a local Maven repository, in its layout
+ * {@code middleware-spi-VERSION.pom} (no parent; its dependencies, {@code jakarta.json-api} and
+ * {@code apiguardian-api}, are on Maven Central). {@code install} copies both into a local Maven repository, in its layout
  * ({@code dev/openshell/supervisor/middleware-spi/VERSION/}), as {@code mvn install:install-file} would; Maven is not
  * needed for it.
  */

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.cli;
 
-import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
 import dev.openshell.supervisor.grpc.tck.Tck;
 import dev.openshell.supervisor.grpc.tck.TckOptions;

@@ -4,7 +4,7 @@ import com.google.protobuf.Empty;
 import dev.openshell.middleware.proto.v1.MiddlewareManifest;
 import dev.openshell.middleware.proto.v1.SupervisorMiddlewareGrpc;
 import dev.openshell.middleware.spi.MiddlewareBinding;
-import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.RegisteredBinding;

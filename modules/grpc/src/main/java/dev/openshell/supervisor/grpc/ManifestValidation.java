@@ -7,8 +7,8 @@ import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.Operation;
 import dev.openshell.middleware.spi.Phase;
-import dev.openshell.middleware.spi.RpcTimeout;
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,8 +25,8 @@ import java.util.Set;
  * <ul>
  *   <li>{@code name} and {@code service_version}: at most 256 bytes, no control characters (they are logged).</li>
  *   <li>Every binding's operation and phase must be known. {@code HTTP_REQUEST/PRE_CREDENTIALS} bindings are the ones
- *       this supervisor invokes. Pairs the published contract defines but v1 never invokes
- *       ({@code WEBSOCKET_MESSAGE}, {@code PRE_RETURN}) are skipped, not claimed. {@code UNSPECIFIED}, unknown numbers
+ *       this supervisor invokes. Pairs the published contract defines but this supervisor does not invoke yet
+ *       ({@code WEBSOCKET_MESSAGE}, {@code HTTP_RESPONSE/PRE_RETURN}) are skipped, not claimed. {@code UNSPECIFIED}, unknown numbers
  *       and {@code POST_CREDENTIALS} (restricted built-ins only) reject the service.</li>
  *   <li>At least one {@code HTTP_REQUEST/PRE_CREDENTIALS} binding.</li>
  *   <li>A binding's {@code id} follows {@link BindingId}'s grammar, is outside {@code openshell/}, and is unique
@@ -56,7 +56,7 @@ final class ManifestValidation {
         OPERATION_PHASE,
         /** Binding ID grammar, the reserved namespace, uniqueness, and the registration name standing in. */
         BINDING_ID,
-        /** The registration's {@code max_body_bytes} within each binding's capability. */
+        /** The registration's {@code max_body_bytes} within each binding's capability ({@code max_payload_bytes}). */
         MAX_BODY_BYTES,
         /** An advertised timeout's syntax and range. */
         TIMEOUT
@@ -172,7 +172,7 @@ final class ManifestValidation {
                 problems.add(Rule.BINDING_ID, "binding ID '" + id + "' is declared twice in the manifest");
                 continue;
             }
-            long capability = b.getMaxBodyBytes();
+            long capability = b.getMaxPayloadBytes();
             if (Long.compareUnsigned(reg.maxBodyBytes(), capability) > 0) {
                 problems.add(Rule.MAX_BODY_BYTES,
                         ("binding '%s' accepts at most %s bytes, less than the registration's max_body_bytes %d "
@@ -248,8 +248,9 @@ final class ManifestValidation {
         return id.isEmpty() ? " (no ID)" : BindingId.isValid(id) ? " ('" + id + "')" : "";
     }
 
+    /** HTTP_REQUEST, WEBSOCKET_MESSAGE, HTTP_RESPONSE: the operations the published contract defines. */
     private static boolean knownOperation(int op) {
-        return op == 1 || op == 2;
+        return op == 1 || op == 2 || op == 3;
     }
 
     private static boolean knownPhase(int phase) {

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.grpc;
 
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.Syntax;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.Empty;
@@ -173,7 +173,7 @@ public final class ServiceProbe implements AutoCloseable {
         ManifestValidation.Outcome o = ManifestValidation.check(m, registration);
         List<AdvertisedBinding> advertised = new ArrayList<>();
         for (var b : m.getBindingsList()) {
-            long cap = b.getMaxBodyBytes() < 0 ? Long.MAX_VALUE : b.getMaxBodyBytes();
+            long cap = b.getMaxPayloadBytes() < 0 ? Long.MAX_VALUE : b.getMaxPayloadBytes();
             advertised.add(new AdvertisedBinding(shown(b.getId()),
                     name(SupervisorMiddlewareOperation.forNumber(b.getOperationValue()), b.getOperationValue(),
                             "SUPERVISOR_MIDDLEWARE_OPERATION_"),

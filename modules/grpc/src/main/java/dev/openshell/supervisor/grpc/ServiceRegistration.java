@@ -1,8 +1,8 @@
 package dev.openshell.supervisor.grpc;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
-import dev.openshell.middleware.spi.RpcTimeout;
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -15,14 +15,11 @@ import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
-import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.RegisteredBinding;
-import dev.openshell.supervisor.grpc.published.SupervisorMiddlewareGrpc;
-import dev.openshell.supervisor.grpc.published.ValidateConfigRequest;
-import dev.openshell.supervisor.grpc.published.ValidateConfigResponse;
 import io.grpc.stub.StreamObserver;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
@@ -33,6 +30,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import openshell.published.v1.SupervisorMiddlewareGrpc;
+import openshell.published.v1.ValidateConfigRequest;
+import openshell.published.v1.ValidateConfigResponse;
 import org.junit.jupiter.api.Test;
 
 /** Start-up registration: Describe, manifest validation, refusals, and claims for the provider registry. */
@@ -57,7 +57,7 @@ class ExternalServicesTest {
 
     private static MiddlewareBinding binding(int op, int phase, String id) {
         return MiddlewareBinding.newBuilder().setOperationValue(op).setPhaseValue(phase).setId(id)
-                .setMaxBodyBytes(MIB4).build();
+                .setMaxPayloadBytes(MIB4).build();
     }
 
     @Test
@@ -128,7 +128,8 @@ class ExternalServicesTest {
         int pre = SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE;
         assertTrue(refusal(ScriptedService.manifest(ScriptedService.binding("openshell/regex", MIB4, "")), MIB4)
                 .contains("reserved 'openshell/' namespace"));
-        assertTrue(refusal(ScriptedService.manifest(binding(http, 16, "acme/post")), MIB4)
+        int post = SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS_VALUE;
+        assertTrue(refusal(ScriptedService.manifest(binding(http, post, "acme/post")), MIB4)
                 .contains("POST_CREDENTIALS"));
         assertTrue(refusal(ScriptedService.manifest(binding(0, pre, "acme/x")), MIB4)
                 .contains("operation UNSPECIFIED"));
@@ -161,10 +162,14 @@ class ExternalServicesTest {
     void publishedPairsThisSupervisorNeverInvokesAreSkippedNotClaimed() throws Exception {
         int ws = SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE;
         int pre = SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE;
-        var manifest = ScriptedService.manifest(binding(ws, pre, ""), ScriptedService.binding("", MIB4, ""));
+        int response = SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE_VALUE;
+        int preReturn = SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE;
+        var manifest = ScriptedService.manifest(binding(ws, pre, ""), binding(response, preReturn, ""),
+                ScriptedService.binding("", MIB4, ""));
         try (TestServer server = TestServer.start(new ScriptedService(manifest));
              ExternalServices s = connect(Fixtures.plaintext("guard", server.endpoint(), MIB4))) {
-            assertEquals(List.of(), s.failures().castToList());
+            assertEquals(List.of(), s.failures().castToList(),
+                    "HTTP_RESPONSE/PRE_RETURN (published response middleware) is skipped like WEBSOCKET_MESSAGE");
             assertEquals(List.of("guard"), s.claims().collect(c -> c.id().value()).castToList(),
                     "the single HTTP_REQUEST binding without an ID takes the registration name");
         }
@@ -240,8 +245,8 @@ class ExternalServicesTest {
             var seen = svc.evaluations.getFirst();
             assertEquals("content-guard-example", seen.getMiddlewareName());
             assertEquals("hi", seen.getBody().toStringUtf8());
-            assertTrue(seen.getUnknownFields().hasField(8),
-                    "binding_id (8) is unknown to a published service and ignored, never harmful");
+            assertTrue(seen.getUnknownFields().hasField(1000),
+                    "binding_id (1000) is unknown to a published service and ignored, never harmful");
 
             JsonObject config = Json.createObjectBuilder().add("block", true).build();
             assertEquals(ConfigValidation.ok(), p.validateConfig(claim.id(), config));
@@ -251,18 +256,18 @@ class ExternalServicesTest {
 
     /** Speaks only the published field set: bindings without IDs, requests without binding IDs. */
     static final class PublishedOnly extends SupervisorMiddlewareGrpc.SupervisorMiddlewareImplBase {
-        final List<dev.openshell.supervisor.grpc.published.HttpRequestEvaluation> evaluations =
+        final List<openshell.published.v1.HttpRequestEvaluation> evaluations =
                 new CopyOnWriteArrayList<>();
         final List<ValidateConfigRequest> validations = new CopyOnWriteArrayList<>();
 
         @Override
         public void describe(Empty request,
-                             StreamObserver<dev.openshell.supervisor.grpc.published.MiddlewareManifest> out) {
-            out.onNext(dev.openshell.supervisor.grpc.published.MiddlewareManifest.newBuilder().setName("content-guard").setServiceVersion("0.3.1")
-                    .addBindings(dev.openshell.supervisor.grpc.published.MiddlewareBinding.newBuilder()
-                            .setOperation(dev.openshell.supervisor.grpc.published.SupervisorMiddlewareOperation
+                             StreamObserver<openshell.published.v1.MiddlewareManifest> out) {
+            out.onNext(openshell.published.v1.MiddlewareManifest.newBuilder().setName("content-guard").setServiceVersion("0.3.1")
+                    .addBindings(openshell.published.v1.MiddlewareBinding.newBuilder()
+                            .setOperation(openshell.published.v1.SupervisorMiddlewareOperation
                                     .SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
-                            .setPhase(dev.openshell.supervisor.grpc.published.SupervisorMiddlewarePhase
+                            .setPhase(openshell.published.v1.SupervisorMiddlewarePhase
                                     .SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
                             .setMaxPayloadBytes(MIB4))
                     .build());
@@ -277,11 +282,11 @@ class ExternalServicesTest {
         }
 
         @Override
-        public void evaluateHttpRequest(dev.openshell.supervisor.grpc.published.HttpRequestEvaluation request,
-                                        StreamObserver<dev.openshell.supervisor.grpc.published.HttpRequestResult> out) {
+        public void evaluateHttpRequest(openshell.published.v1.HttpRequestEvaluation request,
+                                        StreamObserver<openshell.published.v1.HttpRequestResult> out) {
             evaluations.add(request);
-            out.onNext(dev.openshell.supervisor.grpc.published.HttpRequestResult.newBuilder()
-                    .setDecision(dev.openshell.supervisor.grpc.published.Decision.DECISION_DENY)
+            out.onNext(openshell.published.v1.HttpRequestResult.newBuilder()
+                    .setDecision(openshell.published.v1.Decision.DECISION_DENY)
                     .setReason("blocked").setReasonCode("published_deny").build());
             out.onCompleted();
         }

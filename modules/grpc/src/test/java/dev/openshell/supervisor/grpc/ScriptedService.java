@@ -45,7 +45,7 @@ final class ScriptedService extends SupervisorMiddlewareGrpc.SupervisorMiddlewar
         return MiddlewareBinding.newBuilder().setId(id)
                 .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
                 .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
-                .setMaxBodyBytes(capability).setTimeout(timeout).build();
+                .setMaxPayloadBytes(capability).setTimeout(timeout).build();
     }
 
     static MiddlewareManifest manifest(MiddlewareBinding... bindings) {

@@ -166,10 +166,10 @@ class WireCompatibilityTest {
     }
 
     @Test
-    void serviceHasTheThreeRpcsOfTheRfc() {
+    void serviceHasTheRpcsOfThePublishedContract() {
         var service = FILE.findServiceByName("SupervisorMiddleware");
         assertEquals("openshell.middleware.v1.SupervisorMiddleware", service.getFullName());
-        assertEquals(List.of("Describe", "ValidateConfig", "EvaluateHttpRequest"),
+        assertEquals(List.of("Describe", "ValidateConfig", "EvaluateHttpRequest", "EvaluateWebSocketSession"),
                 service.getMethods().stream().map(m -> m.getName()).toList());
         assertEquals("openshell.middleware.v1.SupervisorMiddleware", SupervisorMiddlewareGrpc.SERVICE_NAME);
     }

@@ -1,6 +1,10 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * A service-owned stable binding ID (RFC 0009, "Registration and delivery").
@@ -12,6 +16,7 @@ import java.util.Objects;
  *
  * @param value the ID as written, for example {@code openshell/regex} or {@code acme/security/pii-redactor}
  */
+@API(status = STABLE, since = "0.1")
 public record BindingId(String value) implements Comparable<BindingId> {
     /** Longest binding ID, in characters. */
     public static final int MAX_LENGTH = 128;
@@ -24,6 +29,7 @@ public record BindingId(String value) implements Comparable<BindingId> {
      * @throws IllegalArgumentException with a message that quotes the ID and says which rule it breaks
      * @throws NullPointerException if {@code value} is {@code null}
      */
+    @API(status = STABLE, since = "0.1")
     public BindingId {
         Objects.requireNonNull(value, "binding ID");
         String problem = problem(value);
@@ -37,6 +43,7 @@ public record BindingId(String value) implements Comparable<BindingId> {
      *
      * @param value a candidate ID; never {@code null}
      */
+    @API(status = STABLE, since = "0.1")
     public static String problem(String value) {
         if (value.isEmpty()) {
             return "it is empty";
@@ -56,6 +63,7 @@ public record BindingId(String value) implements Comparable<BindingId> {
     }
 
     /** {@return whether {@code value} is a valid binding ID} @param value a candidate ID; never {@code null} */
+    @API(status = STABLE, since = "0.1")
     public static boolean isValid(String value) {
         return problem(value) == null;
     }

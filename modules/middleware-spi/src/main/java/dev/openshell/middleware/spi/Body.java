@@ -1,5 +1,8 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+import static org.apiguardian.api.API.Status.STABLE;
+
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,6 +18,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.apiguardian.api.API;
 
 /**
  * An immutable, bounded request body: at most {@link EnvelopeLimits#MAX_BODY_BYTES} (4 MiB) bytes
@@ -33,6 +37,7 @@ import java.util.Optional;
  * only accessor besides {@link #toByteArray()} that copies); stages that can work segment by segment should use
  * {@link #segments()} or {@link #newInputStream()}.
  */
+@API(status = STABLE, since = "0.1")
 public final class Body {
     /** The size of each segment of a body read from the network, in bytes (64 KiB). */
     public static final int SEGMENT_BYTES = 64 * 1024;
@@ -51,6 +56,7 @@ public final class Body {
     }
 
     /** {@return the empty body} */
+    @API(status = STABLE, since = "0.1")
     public static Body empty() {
         return EMPTY;
     }
@@ -61,6 +67,7 @@ public final class Body {
      * @param bytes the content; never {@code null}
      * @throws IllegalArgumentException if longer than {@link EnvelopeLimits#MAX_BODY_BYTES}
      */
+    @API(status = STABLE, since = "0.1")
     public static Body of(byte[] bytes) {
         return ofOwned(bytes.clone());
     }
@@ -71,6 +78,7 @@ public final class Body {
      * @param text the content; never {@code null}
      * @throws IllegalArgumentException if the encoding is longer than {@link EnvelopeLimits#MAX_BODY_BYTES}
      */
+    @API(status = STABLE, since = "0.1")
     public static Body ofUtf8(String text) {
         return ofOwned(text.getBytes(StandardCharsets.UTF_8));
     }
@@ -83,6 +91,7 @@ public final class Body {
      * @return the body
      * @throws IllegalArgumentException if longer than {@link EnvelopeLimits#MAX_BODY_BYTES}
      */
+    @API(status = STABLE, since = "0.1")
     public static Body ofOwned(byte[] bytes) {
         checkSize(bytes.length);
         return bytes.length == 0 ? EMPTY : new Body(new byte[][] {bytes}, bytes.length);
@@ -98,6 +107,7 @@ public final class Body {
      * @throws IOException if reading fails
      * @throws IllegalArgumentException if {@code length} is out of range
      */
+    @API(status = INTERNAL, since = "0.1")
     public static Body read(InputStream in, int length) throws IOException {
         checkSize(length);
         if (length < 0) {
@@ -121,6 +131,7 @@ public final class Body {
     }
 
     /** {@return a stream that collects written bytes into a segmented body (see {@link Sink#toBody()})} */
+    @API(status = INTERNAL, since = "0.1")
     public static Sink sink() {
         return new Sink();
     }
@@ -131,6 +142,7 @@ public final class Body {
      *
      * @param size the body size, in bytes; at least 0
      */
+    @API(status = INTERNAL, since = "0.1")
     public static long heapBytes(long size) {
         if (size <= 0) {
             return 0;
@@ -168,6 +180,7 @@ public final class Body {
      * for a segmented body; for a body built from one array, that array and the one-element array that holds it (a
      * large one-array body may take more under G1, as a humongous object)}
      */
+    @API(status = INTERNAL, since = "0.1")
     public long heapBytes() {
         if (size == 0) {
             return 0;
@@ -312,6 +325,7 @@ public final class Body {
      * Collects written bytes into {@value #SEGMENT_BYTES}-byte segments (the host's buffer for a body of unknown
      * length, such as a chunked one). Not thread-safe; {@link #toBody()} ends it.
      */
+    @API(status = INTERNAL, since = "0.1")
     public static final class Sink extends OutputStream {
         private final List<byte[]> full = new ArrayList<>();
         private byte[] current = new byte[0];

@@ -1,5 +1,9 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
+import org.apiguardian.api.API;
+
 /**
  * The public envelope limits of {@code openshell.middleware.v1}, in one place (RFC 0009, "The middleware contract":
  * "V1 applies explicit public envelope limits before invoking a service or accepting its result"; and "Policy
@@ -8,6 +12,7 @@ package dev.openshell.middleware.spi;
  * <p>All sizes are in bytes. The host checks inputs before invoking a stage and results before applying them; a
  * violation is a stage failure with a stable platform code and follows the stage's {@code on_error}.
  */
+@API(status = STABLE, since = "0.1")
 public final class EnvelopeLimits {
     /** Kibibyte, in bytes. */
     public static final int KIB = 1024;

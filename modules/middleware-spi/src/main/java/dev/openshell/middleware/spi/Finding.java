@@ -1,6 +1,9 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * An audit-safe observation (RFC 0009, "Terminology": Finding; wire message {@code Finding}). A finding never
@@ -13,11 +16,13 @@ import java.util.Objects;
  * @param confidence a service-defined confidence marker, possibly empty
  * @param severity a service-defined severity marker, possibly empty
  */
+@API(status = STABLE, since = "0.1")
 public record Finding(String type, String label, long count, String confidence, String severity) {
     /**
      * @throws NullPointerException if any part is {@code null}
      * @throws IllegalArgumentException if {@code count} is negative or above 2^32 - 1
      */
+    @API(status = STABLE, since = "0.1")
     public Finding {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(label, "label");
@@ -30,6 +35,7 @@ public record Finding(String type, String label, long count, String confidence, 
 
     /** {@return a finding with a type, label and count only} @param type the type @param label the label
      * @param count the count */
+    @API(status = STABLE, since = "0.1")
     public static Finding of(String type, String label, long count) {
         return new Finding(type, label, count, "", "");
     }

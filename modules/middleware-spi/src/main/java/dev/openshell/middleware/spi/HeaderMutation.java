@@ -1,6 +1,9 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * One header change a stage asks for (RFC 0009, "The middleware contract": {@code HeaderMutation}).
@@ -10,8 +13,10 @@ import java.util.Objects;
  * header visible to the stage; credential-bearing, routing, framing, hop-by-hop and Connection-nominated headers are
  * protected from both. Names are compared case-insensitively; values must not hold CR, LF, NUL or other controls.
  */
+@API(status = STABLE, since = "0.1")
 public sealed interface HeaderMutation {
     /** {@return the header name as the stage wrote it} */
+    @API(status = STABLE, since = "0.1")
     String name();
 
     /**
@@ -21,8 +26,10 @@ public sealed interface HeaderMutation {
      * @param value the header value
      * @param onExisting what to do when the header exists
      */
+    @API(status = STABLE, since = "0.1")
     record WriteHeader(String name, String value, ExistingHeaderAction onExisting) implements HeaderMutation {
         /** @throws NullPointerException if any part is {@code null} */
+        @API(status = STABLE, since = "0.1")
         public WriteHeader {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(value, "value");
@@ -41,19 +48,23 @@ public sealed interface HeaderMutation {
      *
      * @param name the header name
      */
+    @API(status = STABLE, since = "0.1")
     record RemoveHeader(String name) implements HeaderMutation {
         /** @throws NullPointerException if {@code name} is {@code null} */
+        @API(status = STABLE, since = "0.1")
         public RemoveHeader {
             Objects.requireNonNull(name, "name");
         }
     }
 
     /** {@return a write} @param name the name @param value the value @param onExisting the action */
+    @API(status = STABLE, since = "0.1")
     static HeaderMutation write(String name, String value, ExistingHeaderAction onExisting) {
         return new WriteHeader(name, value, onExisting);
     }
 
     /** {@return a removal} @param name the name */
+    @API(status = STABLE, since = "0.1")
     static HeaderMutation remove(String name) {
         return new RemoveHeader(name);
     }

@@ -1,8 +1,11 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.MAINTAINED;
+
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.apiguardian.api.API;
 
 /**
  * The one classification of protected and hop-by-hop header fields, with a column per use. Every rule that asks
@@ -36,8 +39,10 @@ import java.util.Optional;
  * {@linkplain #routingOrFraming routing or framing} field. {@code set-cookie}, {@code x-api-key} and {@code api-key}
  * are deliberately not in it.
  */
+@API(status = MAINTAINED, since = "0.1")
 public final class HeaderTable {
-    /** Why a field is in the table. */
+    /** Why a field is in the table. An open enum: keep a {@code default} branch when you {@code switch} over it. */
+    @API(status = MAINTAINED, since = "0.1")
     public enum Kind {
         /** Carries a credential: {@code authorization}, {@code cookie}, {@code x-amz-*} and the like. */
         CREDENTIAL,
@@ -61,9 +66,11 @@ public final class HeaderTable {
      * @param protectedFromMutation whether stages may not write or remove it
      * @param hopByHop whether the proxy drops it when forwarding
      */
+    @API(status = MAINTAINED, since = "0.1")
     public record Row(String name, boolean prefix, Kind kind, boolean hiddenFromMiddleware,
                       boolean protectedFromMutation, boolean hopByHop) {
         /** @throws NullPointerException if {@code name} or {@code kind} is {@code null} */
+        @API(status = MAINTAINED, since = "0.1")
         public Row {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(kind, "kind");
@@ -105,6 +112,7 @@ public final class HeaderTable {
      *
      * @param lower the field name, ASCII-lowercased
      */
+    @API(status = MAINTAINED, since = "0.1")
     public static Optional<Row> row(String lower) {
         for (Row r : ROWS) {
             if (r.matches(lower)) {
@@ -115,24 +123,28 @@ public final class HeaderTable {
     }
 
     /** {@return whether stages never see the field} @param lower the field name, ASCII-lowercased */
+    @API(status = MAINTAINED, since = "0.1")
     public static boolean hiddenFromMiddleware(String lower) {
         Row r = find(lower);
         return r != null && r.hiddenFromMiddleware();
     }
 
     /** {@return whether stages may not write or remove the field} @param lower the field name, ASCII-lowercased */
+    @API(status = MAINTAINED, since = "0.1")
     public static boolean protectedFromMutation(String lower) {
         Row r = find(lower);
         return r != null && r.protectedFromMutation();
     }
 
     /** {@return whether the proxy drops the field when forwarding} @param lower the field name, ASCII-lowercased */
+    @API(status = MAINTAINED, since = "0.1")
     public static boolean hopByHop(String lower) {
         Row r = find(lower);
         return r != null && r.hopByHop();
     }
 
     /** {@return whether the field frames the message} @param lower the field name, ASCII-lowercased */
+    @API(status = MAINTAINED, since = "0.1")
     public static boolean framing(String lower) {
         Row r = find(lower);
         return r != null && r.kind() == Kind.FRAMING;
@@ -143,6 +155,7 @@ public final class HeaderTable {
      *
      * @param lower the field name, ASCII-lowercased
      */
+    @API(status = MAINTAINED, since = "0.1")
     public static boolean routingOrFraming(String lower) {
         Row r = find(lower);
         return r != null && (r.kind() == Kind.ROUTING || r.kind() == Kind.FRAMING);
@@ -162,6 +175,7 @@ public final class HeaderTable {
      *
      * @param lower the field name, ASCII-lowercased
      */
+    @API(status = MAINTAINED, since = "0.1")
     public static boolean underscoreShadowsProtected(String lower) {
         if (lower.indexOf('_') < 0) {
             return false;

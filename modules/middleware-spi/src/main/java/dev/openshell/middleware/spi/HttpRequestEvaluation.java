@@ -1,8 +1,11 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
 import jakarta.json.JsonObject;
 import java.util.List;
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * One invocation of a stage (RFC 0009, "The middleware contract": {@code HttpRequestEvaluation}).
@@ -20,9 +23,11 @@ import java.util.Objects;
  *     {@link EnvelopeLimits#MAX_HEADER_BYTES} encoded
  * @param body the bounded body, at most the binding's limit
  */
+@API(status = STABLE, since = "0.1")
 public record HttpRequestEvaluation(BindingId bindingId, Phase phase, RequestContext context, JsonObject config,
                                     HttpRequestTarget target, List<HttpHeader> headers, Body body) {
     /** @throws NullPointerException if any part is {@code null} */
+    @API(status = STABLE, since = "0.1")
     public HttpRequestEvaluation {
         Objects.requireNonNull(bindingId, "bindingId");
         Objects.requireNonNull(phase, "phase");

@@ -1,11 +1,14 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.apiguardian.api.API;
 
 /**
  * A stage's answer (RFC 0009, "The middleware contract": {@code HttpRequestResult}).
@@ -17,17 +20,19 @@ import java.util.Optional;
  * @param decision allow or deny
  * @param reason a short reason, at most {@link EnvelopeLimits#MAX_REASON_BYTES}; text from external services is
  *     untrusted and never shown as is
- * @param reasonCode an optional code ({@link Syntax#isCode(String)}: {@code [a-z][a-z0-9_]*}, at most 64 characters),
- *     safe to log
+ * @param reasonCode an optional code, safe to log: {@code [a-z][a-z0-9_]*}, 1 to 64 characters (any other text
+ *     fails the stage with {@code result_invalid_reason_code})
  * @param body the replacement body, if any
  * @param headerMutations ordered header writes and removals
  * @param findings audit-safe findings
  * @param metadata string annotations; the host stores them under the policy's config key
  */
+@API(status = STABLE, since = "0.1")
 public record HttpRequestResult(Decision decision, String reason, Optional<String> reasonCode, Optional<Body> body,
                                 List<HeaderMutation> headerMutations, List<Finding> findings,
                                 Map<String, String> metadata) {
     /** @throws NullPointerException if any part is {@code null} */
+    @API(status = STABLE, since = "0.1")
     public HttpRequestResult {
         Objects.requireNonNull(decision, "decision");
         Objects.requireNonNull(reason, "reason");
@@ -39,21 +44,25 @@ public record HttpRequestResult(Decision decision, String reason, Optional<Strin
     }
 
     /** {@return an allow that changes nothing} */
+    @API(status = STABLE, since = "0.1")
     public static HttpRequestResult allow() {
         return builder(Decision.ALLOW).build();
     }
 
     /** {@return a deny} @param reason a short reason @param reasonCode a code {@code [a-z][a-z0-9_]*} */
+    @API(status = STABLE, since = "0.1")
     public static HttpRequestResult deny(String reason, String reasonCode) {
         return builder(Decision.DENY).reason(reason).reasonCode(reasonCode).build();
     }
 
     /** {@return a builder} @param decision the decision */
+    @API(status = STABLE, since = "0.1")
     public static Builder builder(Decision decision) {
         return new Builder(decision);
     }
 
     /** Assembles a result; not thread-safe. */
+    @API(status = STABLE, since = "0.1")
     public static final class Builder {
         private final Decision decision;
         private String reason = "";

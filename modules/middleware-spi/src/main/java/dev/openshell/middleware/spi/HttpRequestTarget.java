@@ -1,6 +1,9 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * The admitted request target (RFC 0009, "The middleware contract": {@code HttpRequestTarget}); together at most
@@ -13,11 +16,13 @@ import java.util.Objects;
  * @param path the path, starting with {@code /}
  * @param query the raw query string without {@code ?}, possibly empty; it may carry secrets: never log it
  */
+@API(status = STABLE, since = "0.1")
 public record HttpRequestTarget(String scheme, String host, int port, String method, String path, String query) {
     /**
      * @throws NullPointerException if any part is {@code null}
      * @throws IllegalArgumentException if {@code port} is outside 1..65535
      */
+    @API(status = STABLE, since = "0.1")
     public HttpRequestTarget {
         Objects.requireNonNull(scheme, "scheme");
         Objects.requireNonNull(host, "host");

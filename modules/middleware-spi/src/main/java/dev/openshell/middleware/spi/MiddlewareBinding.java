@@ -1,9 +1,13 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.apiguardian.api.API;
 
 /**
  * One hook a provider implements: a binding ID plus the operation and phase it runs at (RFC 0009, "The middleware
@@ -13,8 +17,9 @@ import java.util.Set;
  * @param operation the operation hooked
  * @param phase the phase hooked; only restricted built-ins may use {@link Phase#POST_CREDENTIALS}
  * @param maxBodyBytes the largest body, in bytes, the binding accepts: 0 to {@link EnvelopeLimits#MAX_BODY_BYTES}
- * @param timeout the binding's own RPC timeout, which overrides the registration's ({@link RpcTimeout}: 10 ms to
- *     30 s in whole milliseconds); empty when the binding does not advertise one
+ * @param timeout the binding's own RPC timeout, which overrides the registration's: 10 ms to 30 s in whole
+ *     milliseconds ({@link EnvelopeLimits#MIN_TIMEOUT_MILLIS} to {@link EnvelopeLimits#MAX_TIMEOUT_MILLIS}); empty
+ *     when the binding does not advertise one
  * @param decodedContentCodings the content codings (RFC 9110 section 8.4.1, lowercase, for example {@code gzip},
  *     {@code deflate}) the binding asks the supervisor to decode before it runs: for a request whose
  *     {@code Content-Encoding} lists only codings the supervisor decodes ({@value #GZIP}, {@value #DEFLATE}) and the
@@ -31,6 +36,7 @@ import java.util.Set;
  *     the published contract (wire field {@code skip_empty_body} 7); a service that does not send it is invoked for
  *     every request
  */
+@API(status = STABLE, since = "0.1")
 public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
                                 Optional<Duration> timeout, Set<String> decodedContentCodings,
                                 boolean skipEmptyBody) {
@@ -45,6 +51,7 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
      * @throws IllegalArgumentException if {@code maxBodyBytes} or {@code timeout} is out of range
      * @throws NullPointerException if any argument is {@code null}
      */
+    @API(status = STABLE, since = "0.1")
     public MiddlewareBinding {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(operation, "operation");
@@ -82,6 +89,7 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
      * @param decodedContentCodings the content codings the binding asks to be decoded
      * @throws IllegalArgumentException if a value is out of range or a coding is not a lowercase token
      */
+    @API(status = STABLE, since = "0.1")
     public MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
                              Optional<Duration> timeout, Set<String> decodedContentCodings) {
         this(id, operation, phase, maxBodyBytes, timeout, decodedContentCodings, false);
@@ -97,6 +105,7 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
      * @param timeout the binding's own RPC timeout, if any
      * @throws IllegalArgumentException if {@code maxBodyBytes} or {@code timeout} is out of range
      */
+    @API(status = STABLE, since = "0.1")
     public MiddlewareBinding(BindingId id, Operation operation, Phase phase, long maxBodyBytes,
                              Optional<Duration> timeout) {
         this(id, operation, phase, maxBodyBytes, timeout, Set.of(), false);
@@ -127,6 +136,7 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
      * @param maxBodyBytes the largest body accepted, in bytes
      * @throws IllegalArgumentException if the ID or the size is invalid
      */
+    @API(status = STABLE, since = "0.1")
     public static MiddlewareBinding httpRequest(String id, long maxBodyBytes) {
         return new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST, Phase.PRE_CREDENTIALS, maxBodyBytes,
                 Optional.empty());

@@ -1,7 +1,10 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
 import java.util.List;
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * A provider's self-description (RFC 0009, "Terminology": Manifest; wire message {@code MiddlewareManifest}).
@@ -10,6 +13,7 @@ import java.util.Objects;
  * @param serviceVersion the implementation version, informational
  * @param bindings the hooks the provider implements, at least one; IDs unique within the manifest
  */
+@API(status = STABLE, since = "0.1")
 public record MiddlewareManifest(String name, String serviceVersion, List<MiddlewareBinding> bindings) {
     /**
      * Copies the binding list and checks it.
@@ -17,6 +21,7 @@ public record MiddlewareManifest(String name, String serviceVersion, List<Middle
      * @throws IllegalArgumentException if there are no bindings or an ID repeats
      * @throws NullPointerException if any argument or binding is {@code null}
      */
+    @API(status = STABLE, since = "0.1")
     public MiddlewareManifest {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(serviceVersion, "serviceVersion");

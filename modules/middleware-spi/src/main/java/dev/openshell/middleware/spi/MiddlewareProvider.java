@@ -1,6 +1,9 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
 import jakarta.json.JsonObject;
+import org.apiguardian.api.API;
 
 /**
  * The one SPI every middleware implements, built-in or external (RFC 0009, "The middleware contract").
@@ -23,12 +26,14 @@ import jakarta.json.JsonObject;
  *       {@link VirtualMachineError}) is a stage failure, never a supervisor crash.</li>
  * </ul>
  */
+@API(status = STABLE, since = "0.1")
 public interface MiddlewareProvider {
     /**
      * Describes the provider (wire {@code Describe}). Called once when the provider is loaded.
      *
      * @return the manifest; never {@code null}
      */
+    @API(status = STABLE, since = "0.1")
     MiddlewareManifest manifest();
 
     /**
@@ -38,6 +43,7 @@ public interface MiddlewareProvider {
      * @param config the config mapping from policy, as JSON; never {@code null}, possibly empty
      * @return whether the config is valid, and why not; never {@code null}
      */
+    @API(status = STABLE, since = "0.1")
     ConfigValidation validateConfig(BindingId bindingId, JsonObject config);
 
     /**
@@ -48,5 +54,6 @@ public interface MiddlewareProvider {
      * @throws MiddlewareException when the stage cannot produce a result (a stage failure, handled by
      *     {@code on_error}); any other exception is handled the same way
      */
+    @API(status = STABLE, since = "0.1")
     HttpRequestResult evaluate(HttpRequestEvaluation evaluation);
 }

@@ -1,11 +1,24 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
+import org.apiguardian.api.API;
+
 /**
  * The typed operation a binding hooks (RFC 0009, "Operation phases and placement").
  *
- * <p>Wire values ({@code SupervisorMiddlewareOperation}): {@code HTTP_REQUEST} = 1. Value 2 is the published
- * {@code WEBSOCKET_MESSAGE}, which v1 of this supervisor never invokes.
+ * <p>Wire values ({@code SupervisorMiddlewareOperation}): {@code HTTP_REQUEST} = 1. The published contract also has
+ * {@code WEBSOCKET_MESSAGE} = 2 and {@code HTTP_RESPONSE} = 3, which this supervisor does not invoke yet; when it
+ * does, they are added here. A binding advertises an operation through {@link MiddlewareBinding#operation()}: a
+ * plugin written before an operation existed never declares it and is never invoked for it.
+ *
+ * <p><b>An open enum:</b> later minor versions add constants (docs/plugin-authors.md, "Evolution rules"). Never
+ * {@code switch} over it exhaustively without a {@code default} branch: a {@code switch} expression or pattern
+ * {@code switch} that covers every constant of the version a plugin was compiled against compiles without
+ * {@code default}, and throws {@link MatchException} (an {@code IncompatibleClassChangeError} for code compiled
+ * before Java 21) when the supervisor hands it a constant added later.
  */
+@API(status = STABLE, since = "0.1")
 public enum Operation {
     /** An outbound HTTP/1.x request that the supervisor terminated, parsed and admitted. */
     HTTP_REQUEST

@@ -1,7 +1,10 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.STABLE;
+
 import java.util.Objects;
 import java.util.Optional;
+import org.apiguardian.api.API;
 
 /**
  * Audit context for one evaluation (RFC 0009, "The middleware contract": {@code RequestContext}); at most
@@ -13,9 +16,11 @@ import java.util.Optional;
  * @param workspace the workspace, possibly empty
  * @param originatingProcess the process that opened the connection, when known
  */
+@API(status = STABLE, since = "0.1")
 public record RequestContext(String requestId, String sandboxId, String sandboxName, String workspace,
                              Optional<OriginatingProcess> originatingProcess) {
     /** @throws NullPointerException if any part is {@code null} */
+    @API(status = STABLE, since = "0.1")
     public RequestContext {
         Objects.requireNonNull(requestId, "requestId");
         Objects.requireNonNull(sandboxId, "sandboxId");
@@ -25,6 +30,7 @@ public record RequestContext(String requestId, String sandboxId, String sandboxN
     }
 
     /** {@return a context with only a request ID} @param requestId the request ID */
+    @API(status = STABLE, since = "0.1")
     public static RequestContext of(String requestId) {
         return new RequestContext(requestId, "", "", "", Optional.empty());
     }

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.policy;
 
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.ConfigValidation;
 import dev.openshell.middleware.spi.EnvelopeLimits;

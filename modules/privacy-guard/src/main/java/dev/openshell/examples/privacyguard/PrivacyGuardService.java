@@ -25,7 +25,7 @@ import io.grpc.stub.StreamObserver;
  *
  * <h2>Manifest</h2>
  * One binding, {@value #BINDING_ID}, {@code HTTP_REQUEST/PRE_CREDENTIALS}, accepting bodies up to 4 MiB
- * ({@value #MAX_BODY_BYTES} bytes), with no timeout of its own (the registration's applies).
+ * ({@value #MAX_PAYLOAD_BYTES} bytes), with no timeout of its own (the registration's applies).
  *
  * <h2>ValidateConfig</h2>
  * Accepts {@code images: redact|deny|allow} and {@code pii: redact|allow} (both optional, default {@code redact});
@@ -52,8 +52,8 @@ import io.grpc.stub.StreamObserver;
 public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.SupervisorMiddlewareImplBase {
     /** The binding ID policies select with {@code middleware: examples/privacy-guard}. */
     public static final String BINDING_ID = "examples/privacy-guard";
-    /** The body capability advertised in the manifest: 4 MiB. */
-    public static final long MAX_BODY_BYTES = 4L * 1024 * 1024;
+    /** The body capability advertised in the manifest ({@code max_payload_bytes}): 4 MiB. */
+    public static final long MAX_PAYLOAD_BYTES = 4L * 1024 * 1024;
     /** The header written when something was redacted. */
     public static final String HEADER = "x-openshell-middleware-privacy-guard";
 
@@ -64,7 +64,7 @@ public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.Supervis
                     .setId(BINDING_ID)
                     .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
                     .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
-                    .setMaxBodyBytes(MAX_BODY_BYTES))
+                    .setMaxPayloadBytes(MAX_PAYLOAD_BYTES))
             .build();
 
     /** Creates the service; it is stateless and thread-safe. */
@@ -181,7 +181,7 @@ public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.Supervis
                     .setReasonCode("image_upload_disabled").build();
         }
         if (in.rewritten() != null) {
-            if (in.rewritten().length > MAX_BODY_BYTES) {
+            if (in.rewritten().length > MAX_PAYLOAD_BYTES) {
                 return r.setDecision(Decision.DECISION_DENY)
                         .setReason("the redacted body would exceed 4 MiB").setReasonCode("redaction_too_large")
                         .build();

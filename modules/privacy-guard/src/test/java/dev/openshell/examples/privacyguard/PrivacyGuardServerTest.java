@@ -48,7 +48,7 @@ class PrivacyGuardServerTest {
         var m = stub.describe(Empty.getDefaultInstance());
         assertEquals("privacy-guard", m.getName());
         assertEquals(PrivacyGuardService.BINDING_ID, m.getBindings(0).getId());
-        assertEquals(4L << 20, m.getBindings(0).getMaxBodyBytes());
+        assertEquals(4L << 20, m.getBindings(0).getMaxPayloadBytes());
         assertTrue(server.address().startsWith("127.0.0.1:"));
     }
 

@@ -1,8 +1,8 @@
 package dev.openshell.supervisor.runtime;
 
 import dev.openshell.middleware.spi.Finding;
-import dev.openshell.middleware.spi.OnError;
-import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.internal.OnError;
+import dev.openshell.middleware.spi.internal.StageResult;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.OcsfEvents;
 import dev.openshell.supervisor.audit.RefusalAudit;

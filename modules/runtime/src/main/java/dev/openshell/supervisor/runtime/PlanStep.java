@@ -1,7 +1,7 @@
 package dev.openshell.supervisor.runtime;
 
 import dev.openshell.middleware.spi.HttpRequestTarget;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.OriginatingProcess;
 import dev.openshell.supervisor.audit.RequestFacts;
 import dev.openshell.supervisor.engine.chain.Chain;

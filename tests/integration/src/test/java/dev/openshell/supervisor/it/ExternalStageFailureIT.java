@@ -12,13 +12,6 @@ import dev.openshell.middleware.proto.v1.HeaderMutation;
 import dev.openshell.middleware.proto.v1.HttpRequestResult;
 import dev.openshell.middleware.proto.v1.RemoveHeader;
 import dev.openshell.middleware.proto.v1.WriteHeader;
-import dev.openshell.supervisor.grpc.published.MiddlewareBinding;
-import dev.openshell.supervisor.grpc.published.MiddlewareManifest;
-import dev.openshell.supervisor.grpc.published.SupervisorMiddlewareGrpc;
-import dev.openshell.supervisor.grpc.published.SupervisorMiddlewareOperation;
-import dev.openshell.supervisor.grpc.published.SupervisorMiddlewarePhase;
-import dev.openshell.supervisor.grpc.published.ValidateConfigRequest;
-import dev.openshell.supervisor.grpc.published.ValidateConfigResponse;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -36,6 +29,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
+import openshell.published.v1.MiddlewareBinding;
+import openshell.published.v1.MiddlewareManifest;
+import openshell.published.v1.SupervisorMiddlewareGrpc;
+import openshell.published.v1.SupervisorMiddlewareOperation;
+import openshell.published.v1.SupervisorMiddlewarePhase;
+import openshell.published.v1.ValidateConfigRequest;
+import openshell.published.v1.ValidateConfigResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
@@ -267,8 +267,8 @@ class ExternalStageFailureIT {
         var evaluation = guard.evaluations.get(guard.evaluations.size() - 1);
         assertEquals("content-guard-example", evaluation.getMiddlewareName());
         assertEquals("guard.test", evaluation.getTarget().getHost());
-        assertTrue(evaluation.getUnknownFields().hasField(8),
-                "the supervisor also sends binding_id (8), which a published service does not know and ignores");
+        assertTrue(evaluation.getUnknownFields().hasField(1000),
+                "the supervisor also sends binding_id (1000), which a published service does not know and ignores");
     }
 
     @Test
@@ -301,7 +301,7 @@ class ExternalStageFailureIT {
     static final class PublishedContentGuard extends SupervisorMiddlewareGrpc.SupervisorMiddlewareImplBase
             implements AutoCloseable {
         final List<ValidateConfigRequest> validations = new CopyOnWriteArrayList<>();
-        final List<dev.openshell.supervisor.grpc.published.HttpRequestEvaluation> evaluations =
+        final List<openshell.published.v1.HttpRequestEvaluation> evaluations =
                 new CopyOnWriteArrayList<>();
         private Server server;
 
@@ -335,22 +335,22 @@ class ExternalStageFailureIT {
         }
 
         @Override
-        public void evaluateHttpRequest(dev.openshell.supervisor.grpc.published.HttpRequestEvaluation request,
-                                        StreamObserver<dev.openshell.supervisor.grpc.published.HttpRequestResult> out) {
+        public void evaluateHttpRequest(openshell.published.v1.HttpRequestEvaluation request,
+                                        StreamObserver<openshell.published.v1.HttpRequestResult> out) {
             evaluations.add(request);
             String body = request.getBody().toString(StandardCharsets.UTF_8);
             boolean blocked = request.getConfig().getFieldsOrThrow("blocked_words").getListValue().getValuesList()
                     .stream().anyMatch(w -> body.contains(w.getStringValue()));
-            var r = dev.openshell.supervisor.grpc.published.HttpRequestResult.newBuilder();
+            var r = openshell.published.v1.HttpRequestResult.newBuilder();
             if (blocked) {
-                r.setDecision(dev.openshell.supervisor.grpc.published.Decision.DECISION_DENY)
+                r.setDecision(openshell.published.v1.Decision.DECISION_DENY)
                         .setReason("blocked word").setReasonCode("blocked_word");
             } else {
-                r.setDecision(dev.openshell.supervisor.grpc.published.Decision.DECISION_ALLOW)
-                        .addHeaderMutations(dev.openshell.supervisor.grpc.published.HeaderMutation.newBuilder()
-                                .setWrite(dev.openshell.supervisor.grpc.published.WriteHeader.newBuilder()
+                r.setDecision(openshell.published.v1.Decision.DECISION_ALLOW)
+                        .addHeaderMutations(openshell.published.v1.HeaderMutation.newBuilder()
+                                .setWrite(openshell.published.v1.WriteHeader.newBuilder()
                                         .setName("x-openshell-middleware-content-guard").setValue("checked")
-                                        .setOnExisting(dev.openshell.supervisor.grpc.published.ExistingHeaderAction
+                                        .setOnExisting(openshell.published.v1.ExistingHeaderAction
                                                 .EXISTING_HEADER_ACTION_OVERWRITE)));
             }
             out.onNext(r.build());

@@ -82,7 +82,7 @@ final class MiddlewareDouble implements AutoCloseable {
                 .addBindings(MiddlewareBinding.newBuilder().setId(id)
                         .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
                         .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
-                        .setMaxBodyBytes(capability)).build(), 0);
+                        .setMaxPayloadBytes(capability)).build(), 0);
     }
 
     /** Every later {@code ValidateConfig} call answers invalid with {@code reason} (untrusted text). */

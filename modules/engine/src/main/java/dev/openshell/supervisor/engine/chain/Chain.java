@@ -1,12 +1,12 @@
 package dev.openshell.supervisor.engine.chain;
 
-import dev.openshell.middleware.spi.StageResult;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.StageResult;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.Phase;
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

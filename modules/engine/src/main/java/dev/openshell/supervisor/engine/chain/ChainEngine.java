@@ -1,7 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
-import dev.openshell.middleware.spi.StageResult;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.StageResult;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.Finding;
@@ -13,7 +13,7 @@ import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.Phase;
 import dev.openshell.middleware.spi.RequestContext;
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.host.CredentialAccess;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.middleware.spi.host.RestrictedMiddlewareProvider;

@@ -40,7 +40,7 @@ public record ChainRequest(HttpRequestTarget target, List<HttpHeader> headers, B
         List<HttpHeader> copy = new ArrayList<>(headers.size());
         for (int i = 0; i < headers.size(); i++) {
             HttpHeader h = Objects.requireNonNull(headers.get(i), "header");
-            if (!dev.openshell.middleware.spi.Syntax.isToken(h.name())) {
+            if (!dev.openshell.middleware.spi.internal.Syntax.isToken(h.name())) {
                 throw new IllegalArgumentException("header line " + (i + 1) + ": the name is not a token");
             }
             if (!HeaderRules.isSafeValue(h.value())) {

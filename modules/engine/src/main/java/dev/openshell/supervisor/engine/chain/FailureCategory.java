@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.OnError;
 
 /**
  * The platform-owned kinds of stage failure (RFC 0009, "Failure behavior": "Middleware errors, timeouts, malformed

@@ -1,7 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
-import dev.openshell.middleware.spi.StageResult;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.StageResult;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.Finding;

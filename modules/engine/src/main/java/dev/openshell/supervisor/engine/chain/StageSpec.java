@@ -1,10 +1,10 @@
 package dev.openshell.supervisor.engine.chain;
 
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.MiddlewareProvider;
-import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import jakarta.json.JsonObject;
 import java.time.Duration;
 import java.util.Objects;

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
-import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.internal.StageResult;
 import java.util.List;
 import java.util.Objects;
 

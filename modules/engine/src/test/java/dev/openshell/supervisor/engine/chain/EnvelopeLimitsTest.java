@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
-import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.internal.StageResult;
 import static dev.openshell.supervisor.engine.chain.Stages.chain;
 import static dev.openshell.supervisor.engine.chain.Stages.provider;
 import static dev.openshell.supervisor.engine.chain.Stages.spec;

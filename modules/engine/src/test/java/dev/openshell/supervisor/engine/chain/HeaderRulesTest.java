@@ -40,9 +40,9 @@ class HeaderRulesTest {
     void tokenCharactersAreExactlyRfc9110s() {
         for (char c = 0; c < 256; c++) {
             boolean expected = Character.isLetterOrDigit(c) && c < 128 || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
-            assertEquals(expected, dev.openshell.middleware.spi.Syntax.isToken(String.valueOf(c)), "char " + (int) c);
+            assertEquals(expected, dev.openshell.middleware.spi.internal.Syntax.isToken(String.valueOf(c)), "char " + (int) c);
         }
-        assertFalse(dev.openshell.middleware.spi.Syntax.isToken(""));
+        assertFalse(dev.openshell.middleware.spi.internal.Syntax.isToken(""));
     }
 
     @Test

@@ -1,7 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
-import dev.openshell.middleware.spi.StageResult;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.StageResult;
+import dev.openshell.middleware.spi.internal.OnError;
 import static dev.openshell.supervisor.engine.chain.Stages.chain;
 import static dev.openshell.supervisor.engine.chain.Stages.provider;
 import static dev.openshell.supervisor.engine.chain.Stages.request;

@@ -19,15 +19,15 @@ import dev.openshell.supervisor.engine.chain.ChainSelector;
 import dev.openshell.supervisor.engine.chain.EnvelopeSizes;
 import dev.openshell.supervisor.engine.chain.HeaderMutationError;
 import dev.openshell.supervisor.engine.chain.HeaderRules;
-import dev.openshell.middleware.spi.OnError;
+import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.supervisor.engine.chain.PlatformCodes;
 import dev.openshell.supervisor.engine.chain.Provenance;
 import dev.openshell.supervisor.engine.chain.StageLimits;
-import dev.openshell.middleware.spi.StageResult;
+import dev.openshell.middleware.spi.internal.StageResult;
 import dev.openshell.supervisor.engine.chain.StageRecord;
 import dev.openshell.supervisor.engine.chain.StageSpec;
 import dev.openshell.supervisor.grpc.GrpcMiddlewareProvider;
-import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.grpc.ServiceProbe;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
 import dev.openshell.supervisor.grpc.StageFailureCodes;
@@ -197,16 +197,16 @@ public final class Tck {
         maxBody = Math.min(capability, EnvelopeLimits.MAX_BODY_BYTES);
         String caps = invoked.stream().map(b -> b.maxBodyBytes() + " bytes").collect(Collectors.joining(", "));
         if (byRule.containsKey("max_body_bytes")) {
-            rule("describe.max_body_bytes", byRule, List.of("max_body_bytes"), "", caps);
+            rule("describe.max_payload_bytes", byRule, List.of("max_body_bytes"), "", caps);
         } else if (capability > EnvelopeLimits.MAX_BODY_BYTES) {
-            add(Check.of("describe.max_body_bytes", Check.Status.WARN, "a binding advertises more than the 4 MiB "
+            add(Check.of("describe.max_payload_bytes", Check.Status.WARN, "a binding advertises more than the 4 MiB "
                     + "(" + EnvelopeLimits.MAX_BODY_BYTES + " bytes) the supervisor ever sends; registered with "
                     + maxBody, caps));
         } else if (!invoked.isEmpty() && capability == 0) {
-            add(Check.of("describe.max_body_bytes", Check.Status.WARN, "max_body_bytes is 0: every request with a "
+            add(Check.of("describe.max_payload_bytes", Check.Status.WARN, "max_payload_bytes is 0: every request with a "
                     + "body fails this stage (body_bytes_over_capacity)", caps));
         } else {
-            add(Check.of("describe.max_body_bytes", Check.Status.PASS, "within 4 MiB; registered with " + maxBody
+            add(Check.of("describe.max_payload_bytes", Check.Status.PASS, "within 4 MiB; registered with " + maxBody
                     + " bytes", caps));
         }
         rule("describe.timeouts", byRule, List.of("timeout"), "advertised timeouts are an integer with ms or s, "

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.grpc.tck;
 
-import dev.openshell.middleware.spi.RpcTimeout;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
 import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;

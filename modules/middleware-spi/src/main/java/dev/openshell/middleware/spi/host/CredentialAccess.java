@@ -1,11 +1,15 @@
 package dev.openshell.middleware.spi.host;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
 import java.util.Optional;
+import org.apiguardian.api.API;
 
 /**
  * Resolves credentials the gateway configuration declares, for one destination host. Supervisor-only: see the
  * package documentation.
  */
+@API(status = INTERNAL, since = "0.1")
 public interface CredentialAccess {
     /**
      * Resolves a credential for a host it is bound to.

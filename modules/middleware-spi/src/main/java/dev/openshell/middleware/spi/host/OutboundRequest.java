@@ -1,10 +1,13 @@
 package dev.openshell.middleware.spi.host;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import java.util.List;
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * The request as the supervisor will forward it: after the middleware chain and after credential injection, so its
@@ -17,6 +20,7 @@ import java.util.Objects;
  *     frames the request itself
  * @param body the final body
  */
+@API(status = INTERNAL, since = "0.1")
 public record OutboundRequest(HttpRequestTarget target, List<HttpHeader> headers, Body body) {
     /** @throws NullPointerException if any part is {@code null} */
     public OutboundRequest {

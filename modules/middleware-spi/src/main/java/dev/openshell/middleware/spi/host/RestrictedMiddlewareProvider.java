@@ -1,9 +1,12 @@
 package dev.openshell.middleware.spi.host;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.MiddlewareProvider;
 import jakarta.json.JsonObject;
+import org.apiguardian.api.API;
 
 /**
  * A built-in that needs supervisor-only capabilities, such as {@code openshell/sigv4} in the post-credentials
@@ -13,6 +16,7 @@ import jakarta.json.JsonObject;
  * <p>A post-credentials binding is invoked through {@link #evaluatePostCredentials}, never through
  * {@link MiddlewareProvider#evaluate} (which such a provider may reject with a {@link MiddlewareException}).
  */
+@API(status = INTERNAL, since = "0.1")
 public interface RestrictedMiddlewareProvider extends MiddlewareProvider {
     /**
      * Receives the host capabilities. Called once, before the first evaluation.

@@ -1,12 +1,16 @@
 package dev.openshell.middleware.spi.host;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import org.apiguardian.api.API;
 
 /**
  * A resolved credential value. Its {@link #toString()} never shows the value, so an accidental log line leaks
  * nothing; {@link #close()} zeroes the copy it holds.
  */
+@API(status = INTERNAL, since = "0.1")
 public final class Secret implements AutoCloseable {
     private final byte[] value;
 

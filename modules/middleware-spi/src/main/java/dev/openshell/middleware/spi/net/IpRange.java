@@ -1,12 +1,15 @@
 package dev.openshell.middleware.spi.net;
 
-import dev.openshell.middleware.spi.Syntax;
+import static org.apiguardian.api.API.Status.INTERNAL;
+
+import dev.openshell.middleware.spi.internal.Syntax;
 
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Objects;
+import org.apiguardian.api.API;
 
 /**
  * An IPv4 or IPv6 address range in CIDR notation, as used by {@code allowed_ips}. A bare address is a range of one
@@ -18,6 +21,7 @@ import java.util.Objects;
  * @param network the first address of the range, host bits cleared
  * @param prefixLength the prefix length: 0..32 for IPv4, 0..128 for IPv6
  */
+@API(status = INTERNAL, since = "0.1")
 public record IpRange(InetAddress network, int prefixLength) {
     /**
      * Checks the prefix and clears host bits.

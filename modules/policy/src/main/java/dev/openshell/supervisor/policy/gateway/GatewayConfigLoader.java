@@ -42,7 +42,7 @@ import org.tomlj.TomlParseResult;
  * Unknown keys under {@code openshell.supervisor} and unknown top-level tables are errors; the other tables of an
  * OpenShell gateway file ({@code openshell.gateway}, {@code openshell.drivers}, {@code openshell.credential_drivers})
  * are left to their components. {@code max_body_bytes} is required and at most 4 MiB, rejected rather than clamped;
- * timeouts follow {@link dev.openshell.middleware.spi.RpcTimeout}; a plaintext {@code http://} endpoint needs
+ * timeouts follow {@link dev.openshell.middleware.spi.internal.RpcTimeout}; a plaintext {@code http://} endpoint needs
  * {@code allow_insecure = true} and then loads with a prominent warning, and
  * {@link MiddlewareRegistration#insecure()} tells the caller to audit it. Every message is listed in
  * {@code docs/policy-reference.md}.

@@ -1,8 +1,8 @@
 package dev.openshell.supervisor.policy.gateway;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
-import dev.openshell.middleware.spi.RpcTimeout;
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.RpcTimeout;
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.net.IpRange;
 import dev.openshell.supervisor.policy.HostPattern;
 import dev.openshell.supervisor.policy.SourceLocation;

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.policy.internal;
 
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.util.Collection;
 import java.util.Locale;
 

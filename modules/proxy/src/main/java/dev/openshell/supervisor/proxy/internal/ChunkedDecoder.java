@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
-import dev.openshell.middleware.spi.Syntax;
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;

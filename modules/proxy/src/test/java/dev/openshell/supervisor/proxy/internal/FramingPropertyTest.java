@@ -100,7 +100,7 @@ class FramingPropertyTest {
     void fieldLinesNeverThrowAnythingButFramingErrors(@ForAll @StringLength(min = 1, max = 40) String line) {
         try {
             HeaderField f = HeadParser.parseField(line);
-            assertEquals(true, dev.openshell.middleware.spi.Syntax.isToken(f.name()));
+            assertEquals(true, dev.openshell.middleware.spi.internal.Syntax.isToken(f.name()));
             assertEquals(f.value(), HeadParser.trimOws(f.value()));
             assertEquals(true, f.value().chars().noneMatch(c -> (c < 0x20 && c != '\t') || c == 0x7f));
         } catch (FramingException e) {

@@ -1,4 +1,4 @@
-package dev.openshell.middleware.spi;
+package dev.openshell.middleware.spi.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

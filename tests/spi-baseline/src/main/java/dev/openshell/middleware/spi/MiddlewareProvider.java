@@ -1,0 +1,52 @@
+package dev.openshell.middleware.spi;
+
+import jakarta.json.JsonObject;
+
+/**
+ * The one SPI every middleware implements, built-in or external (RFC 0009, "The middleware contract").
+ *
+ * <p>Built-ins and third-party plugins declare it in {@code module-info.java} with
+ * {@code provides dev.openshell.middleware.spi.MiddlewareProvider with ...}; the supervisor finds them with
+ * {@link java.util.ServiceLoader}, built-ins in the boot layer and third-party JARs in a child module layer. The
+ * gRPC adapter implements it for external services.
+ *
+ * <p>Instances are shared by every request and must be thread-safe; {@link #evaluate} runs on virtual threads and
+ * may block. The host calls {@link #manifest()} once at load time and then trusts nothing else the provider says
+ * about itself: binding IDs, phases and body limits are checked, and results are validated before use.
+ *
+ * <h2>Rules the host enforces</h2>
+ * <ul>
+ *   <li>Binding IDs follow {@link BindingId}'s grammar; {@code openshell/} is reserved for built-ins shipped with the
+ *       supervisor; a binding ID claimed twice is rejected with both owners named.</li>
+ *   <li>Only restricted built-ins may bind {@link Phase#POST_CREDENTIALS}.</li>
+ *   <li>Any {@link Throwable} from {@link #validateConfig} or {@link #evaluate} (other than a
+ *       {@link VirtualMachineError}) is a stage failure, never a supervisor crash.</li>
+ * </ul>
+ */
+public interface MiddlewareProvider {
+    /**
+     * Describes the provider (wire {@code Describe}). Called once when the provider is loaded.
+     *
+     * @return the manifest; never {@code null}
+     */
+    MiddlewareManifest manifest();
+
+    /**
+     * Checks a middleware config from policy before the policy is accepted (wire {@code ValidateConfig}).
+     *
+     * @param bindingId one of this provider's binding IDs
+     * @param config the config mapping from policy, as JSON; never {@code null}, possibly empty
+     * @return whether the config is valid, and why not; never {@code null}
+     */
+    ConfigValidation validateConfig(BindingId bindingId, JsonObject config);
+
+    /**
+     * Evaluates one request (wire {@code EvaluateHttpRequest}). The host enforces the stage's timeout.
+     *
+     * @param evaluation the request as the previous stage left it; never {@code null}
+     * @return the result; never {@code null}
+     * @throws MiddlewareException when the stage cannot produce a result (a stage failure, handled by
+     *     {@code on_error}); any other exception is handled the same way
+     */
+    HttpRequestResult evaluate(HttpRequestEvaluation evaluation);
+}
