@@ -333,6 +333,10 @@ public final class PluginHost {
                     problems.add("binding ID '%s' is in the reserved 'openshell/' namespace, which belongs to "
                             .formatted(b.id()) + "built-ins that ship with the supervisor");
                 }
+                if (!invoked(b)) {
+                    problems.add("binding '%s' asks for %s/%s, which this supervisor does not invoke"
+                            .formatted(b.id(), b.operation(), b.phase()));
+                }
                 if (b.phase() == Phase.POST_CREDENTIALS && !restrictedAllowed) {
                     problems.add("binding '%s' asks for the POST_CREDENTIALS phase, which only restricted built-ins "
                             .formatted(b.id()) + "may bind");
@@ -355,6 +359,12 @@ public final class PluginHost {
             for (MiddlewareBinding b : manifest.bindings()) {
                 claims.add(new RegisteredBinding(b, provider, manifest.name(), origin));
             }
+        }
+
+        /** {@return whether the supervisor invokes a binding of this operation and phase} */
+        private static boolean invoked(MiddlewareBinding b) {
+            return b.operation() == dev.openshell.middleware.spi.Operation.HTTP_REQUEST
+                    && (b.phase() == Phase.PRE_CREDENTIALS || b.phase() == Phase.POST_CREDENTIALS);
         }
 
         private static boolean isInOrAbove(ModuleLayer candidate, ModuleLayer layer) {

@@ -1,5 +1,6 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.EXPERIMENTAL;
 import static org.apiguardian.api.API.Status.INTERNAL;
 import static org.apiguardian.api.API.Status.STABLE;
 
@@ -8,9 +9,8 @@ import org.apiguardian.api.API;
 /**
  * The position in the proxy flow at which a binding runs (RFC 0009, "Operation phases and placement").
  *
- * <p>Wire values ({@code SupervisorMiddlewarePhase}): {@code PRE_CREDENTIALS} = 1; the published {@code PRE_RETURN} = 2
- * is not invoked by this supervisor yet; {@link #POST_CREDENTIALS} (wire value 1000, an addition) is never sent to a
- * service.
+ * <p>Wire values ({@code SupervisorMiddlewarePhase}): {@code PRE_CREDENTIALS} = 1, {@code PRE_RETURN} = 2;
+ * {@link #POST_CREDENTIALS} (wire value 1000, an addition) is never sent to a service.
  *
  * <p><b>An open enum:</b> later minor versions add constants (docs/plugin-authors.md, "Evolution rules"). Never
  * {@code switch} over it exhaustively without a {@code default} branch: a {@code switch} expression or pattern
@@ -27,5 +27,11 @@ public enum Phase {
      * "SigV4/request signing"); the plugin host refuses any other provider that binds it.
      */
     @API(status = INTERNAL, since = "0.1")
-    POST_CREDENTIALS
+    POST_CREDENTIALS,
+    /**
+     * On the return path: after the upstream answered (a response, or an upstream-to-client WebSocket message),
+     * before it reaches the sandbox.
+     */
+    @API(status = EXPERIMENTAL, since = "0.2")
+    PRE_RETURN
 }
