@@ -1,0 +1,87 @@
+package dev.openshell.builtin.regex;
+
+import java.nio.ByteBuffer;
+import java.util.Set;
+
+/**
+ * The assignment grammar of the catalog's keyword entries: what may stand between a keyword found inside a key name
+ * and the value. After the keyword:
+ * <ol>
+ *   <li>the rest of the key name: up to {@value #MAX_KEY_REST} of {@code A-Z a-z 0-9 _ . -}, space and tab
+ *       ({@code _auth_token}, {@code Token}, {@code .api.key});</li>
+ *   <li>up to 3 quotes ({@code " '}) and white space (the end of a JSON member name or a quoted key);</li>
+ *   <li>an operator: {@code =}, {@code :}, {@code ::}, {@code :=}, {@code ::=}, {@code :::=}, {@code ?=},
+ *       {@code =>}, {@code ||}, {@code ,} (an argument list such as {@code setProperty("KEY", "value")}) or {@code >}
+ *       (the end of an XML start tag);</li>
+ *   <li>up to {@value #MAX_BEFORE_VALUE} quotes ({@code " ' `}), white space (line breaks included) and {@code =}.</li>
+ * </ol>
+ * This covers INI and {@code .env} lines, JSON members, YAML keys, XML elements, shell, Makefile, Go, Java, C#,
+ * Kotlin, PHP, Python and Ruby assignments, and a form field ({@code key=value}). Stateless.
+ */
+final class Assignment {
+    /** The most key-name characters after the keyword. */
+    static final int MAX_KEY_REST = 30;
+    /** The most quote, white-space and {@code =} characters between the operator and the value. */
+    static final int MAX_BEFORE_VALUE = 6;
+    private static final Set<String> OPERATORS = Set.of("=", ":", "::", ":=", "::=", ":::=", "?=", "=>", "||", ",",
+            ">");
+
+    private Assignment() {
+    }
+
+    /**
+     * {@return where the value starts, or -1 if what follows the keyword is not an assignment}
+     *
+     * @param text the text
+     * @param from the position right after the keyword
+     */
+    static int valueStart(ByteBuffer text, int from) {
+        int n = text.limit();
+        int j = from;
+        int k = 0;
+        while (j < n && k < MAX_KEY_REST && keyChar(text.get(j))) {
+            j++;
+            k++;
+        }
+        k = 0;
+        while (j < n && k < 3 && (quote(text.get(j)) || space(text.get(j)))) {
+            j++;
+            k++;
+        }
+        int op = j;
+        while (j < n && j - op < 4 && ":=>?|,".indexOf(text.get(j)) >= 0) {
+            j++;
+        }
+        if (j == op || !OPERATORS.contains(ascii(text, op, j))) {
+            return -1;
+        }
+        k = 0;
+        while (j < n && k < MAX_BEFORE_VALUE && (quote(text.get(j)) || text.get(j) == '`' || space(text.get(j))
+                || text.get(j) == '=')) {
+            j++;
+            k++;
+        }
+        return j < n ? j : -1;
+    }
+
+    private static boolean keyChar(byte c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.'
+                || c == '-' || c == ' ' || c == '\t';
+    }
+
+    private static boolean quote(byte c) {
+        return c == '"' || c == '\'';
+    }
+
+    private static boolean space(byte c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    }
+
+    private static String ascii(ByteBuffer text, int from, int to) {
+        StringBuilder b = new StringBuilder(to - from);
+        for (int i = from; i < to; i++) {
+            b.append((char) text.get(i));
+        }
+        return b.toString();
+    }
+}
