@@ -31,7 +31,11 @@ final class Shape {
     private final long[] hi;
     private final int[] min;
     private final int[] max;
-    /** The union of every class, as two 64-bit halves of ASCII. */
+    /**
+     * The token's own characters: the union of every class that is not a single literal character, as two 64-bit
+     * halves of ASCII. A literal separator ({@code .} in {@code dt0c01.}, {@code -} in a UUID) is not one: a token
+     * may end before a {@code .} or a {@code /}.
+     */
     private final long alphaLo;
     private final long alphaHi;
 
@@ -49,8 +53,10 @@ final class Shape {
             hi[i] = classes.get(i)[1];
             min[i] = counts.get(i)[0];
             max[i] = counts.get(i)[1];
-            al |= lo[i];
-            ah |= hi[i];
+            if (Long.bitCount(lo[i]) + Long.bitCount(hi[i]) > 1 || max[i] > 1) {
+                al |= lo[i];
+                ah |= hi[i];
+            }
         }
         alphaLo = al;
         alphaHi = ah;
@@ -223,15 +229,9 @@ final class Shape {
         return p;
     }
 
-    /** {@return whether {@code c} (a byte value, 0 to 255) is in any of the shape's classes} @param c the byte */
+    /** {@return whether {@code c} (a byte value, 0 to 255) is one of the token's own characters} @param c the byte */
     boolean inAlphabet(int c) {
         return in(alphaLo, alphaHi, c);
-    }
-
-    /** {@return whether {@code c} is in the class of the last atom} @param c the byte value */
-    boolean inLast(int c) {
-        int last = min.length - 1;
-        return in(lo[last], hi[last], c);
     }
 
     /** {@return the fewest characters a match takes} */
@@ -255,7 +255,7 @@ final class Shape {
         return (int) sum;
     }
 
-    /** {@return the number of distinct characters in all classes (the alphabet's size)} */
+    /** {@return the number of the token's own characters (the alphabet's size)} */
     int alphabetSize() {
         return Long.bitCount(alphaLo) + Long.bitCount(alphaHi);
     }
