@@ -1,6 +1,7 @@
 package dev.openshell.builtin.regex;
 
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -15,6 +16,8 @@ import java.util.Set;
  *       (the end of an XML start tag);</li>
  *   <li>up to {@value #MAX_BEFORE_VALUE} quotes ({@code " ' `}), white space (line breaks included) and {@code =}.</li>
  * </ol>
+ * The key name, from up to {@value #MAX_KEY_BEFORE} key characters before the keyword through the rest after it,
+ * must also hold one of {@link #CREDENTIAL_WORDS} unless the entry's keyword names the credential itself.
  * This covers INI and {@code .env} lines, JSON members, YAML keys, XML elements, shell, Makefile, Go, Java, C#,
  * Kotlin, PHP, Python and Ruby assignments, and a form field ({@code key=value}). Stateless.
  */
@@ -25,6 +28,16 @@ final class Assignment {
     static final int MAX_BEFORE_VALUE = 6;
     private static final Set<String> OPERATORS = Set.of("=", ":", "::", ":=", "::=", ":::=", "?=", "=>", "||", ",",
             ">");
+    /** The most key-name characters before the keyword. */
+    static final int MAX_KEY_BEFORE = 40;
+    /**
+     * Words one of which a key name must hold (ASCII case ignored) for a keyword entry to read its value: the key then
+     * names a credential ({@code twilio_auth_token}, {@code DD_APP_KEY}, {@code asanaClientSecret}), not some other
+     * setting of the same provider ({@code datadog_trace_id}).
+     */
+    static final List<String> CREDENTIAL_WORDS = List.of("key", "token", "secret", "pass", "pwd", "auth", "api", "cred",
+            "pat", "sid", "client", "access", "private", "signing", "license", "login", "session", "bearer", "dsn",
+            "app");
 
     private Assignment() {
     }
@@ -62,6 +75,35 @@ final class Assignment {
             k++;
         }
         return j < n ? j : -1;
+    }
+
+    /**
+     * {@return whether the key name around a keyword holds one of {@link #CREDENTIAL_WORDS}}
+     *
+     * @param text the text
+     * @param keywordStart where the keyword starts
+     * @param keywordEnd where it ends
+     */
+    static boolean namesACredential(ByteBuffer text, int keywordStart, int keywordEnd) {
+        int from = keywordStart;
+        while (from > 0 && keywordStart - from < MAX_KEY_BEFORE && keyChar(text.get(from - 1))
+                && text.get(from - 1) != ' ' && text.get(from - 1) != '\t') {
+            from--;
+        }
+        int to = keywordEnd;
+        while (to < text.limit() && to - keywordEnd < MAX_KEY_REST && keyChar(text.get(to))) {
+            to++;
+        }
+        StringBuilder key = new StringBuilder(to - from);
+        for (int i = from; i < to; i++) {
+            key.append((char) Prefilter.fold(text.get(i)));
+        }
+        for (String w : CREDENTIAL_WORDS) {
+            if (key.indexOf(w) >= 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean keyChar(byte c) {

@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
  * {@code "pem": true}, or {@code prefixes} or {@code keywords} with a {@code shape} ({@link Shape}) and optionally a
  * {@code lead}, or {@code forms} (a list of such objects, for an entry written in several ways); optional:
  * {@code edge}, {@code entropy}, {@code checksum} ({@code "crc32_base62"}), {@code default} ({@code false}: only when
- * {@code patterns} names it). A broken catalog is a build error: loading throws {@link IllegalStateException} naming
+ * {@code patterns} names it), {@code bare_key} (a keyword entry whose keyword alone names the credential). A broken catalog is a build error: loading throws {@link IllegalStateException} naming
  * the entry.
  *
  * <p>Immutable, thread-safe.
@@ -38,7 +38,7 @@ import java.util.regex.Pattern;
 final class Catalog {
     private static final Pattern NAME = Pattern.compile("[a-z0-9_]{2,64}");
     private static final Set<String> KEYS = Set.of("id", "label", "provider", "source", "not", "pem", "prefixes",
-            "keywords", "shape", "forms", "edge", "entropy", "checksum", "default", "lead");
+            "keywords", "shape", "forms", "edge", "entropy", "checksum", "default", "lead", "bare_key");
     /** The share of the largest possible entropy a keyword entry's value must reach when it states no floor. */
     static final double DEFAULT_ENTROPY_SHARE = 0.6;
 
@@ -144,7 +144,8 @@ final class Catalog {
         Rule.Checksum checksum = o.containsKey("checksum")
                 ? Rule.Checksum.valueOf(o.getString("checksum").toUpperCase(Locale.ROOT)) : null;
         if (o.getBoolean("pem", false)) {
-            return new Rule(index, id, label, provider, Rule.Kind.PEM, List.of(), 0, null, byDefault, source, not);
+            return new Rule(index, id, label, provider, Rule.Kind.PEM, List.of(), 0, null, byDefault, false, source,
+                    not);
         }
         boolean keyword = o.containsKey("keywords") || (o.containsKey("forms")
                 && o.getJsonArray("forms").getJsonObject(0).containsKey("keywords"));
@@ -164,8 +165,12 @@ final class Catalog {
         if (entropy < 0 || entropy > 7) {
             throw new IllegalArgumentException("entropy must be 0 to 7 bits per character");
         }
+        boolean bareKey = o.getBoolean("bare_key", false);
+        if (bareKey && !keyword) {
+            throw new IllegalArgumentException("bare_key belongs to keyword entries");
+        }
         return new Rule(index, id, label, provider, keyword ? Rule.Kind.KEYWORD : Rule.Kind.PREFIX,
-                List.copyOf(forms), entropy, checksum, byDefault, source, not);
+                List.copyOf(forms), entropy, checksum, byDefault, bareKey, source, not);
     }
 
     /** {@return 60 % of the most entropy a value of the shape can have: log2 of its alphabet or of its length} */

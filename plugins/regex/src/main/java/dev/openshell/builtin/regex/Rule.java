@@ -30,11 +30,13 @@ import java.util.List;
  * @param checksum how the token carries a checksum, or {@code null}: a valid one raises the finding's confidence
  *     to {@code high}, an invalid one never lets a well-formed token through
  * @param enabledByDefault whether the entry is looked for when the config names no {@code patterns}
+ * @param bareKey for a keyword entry: whether the keyword alone names the credential, so the key name need not also
+ *     hold a credential word ({@link Assignment#CREDENTIAL_WORDS})
  * @param source where the format is documented (the provider's own documentation)
  * @param notMatched what the entry deliberately does not match
  */
 record Rule(int index, String id, String label, String provider, Kind kind, List<Form> forms, double entropy,
-            Checksum checksum, boolean enabledByDefault, String source, String notMatched) {
+            Checksum checksum, boolean enabledByDefault, boolean bareKey, String source, String notMatched) {
 
     /** How an entry is recognised. */
     enum Kind {

@@ -250,7 +250,7 @@ final class SecretScanner {
 
     private static long keywordMatch(ByteBuffer text, int p, Prefilter.Literal l, Selection selection) {
         int valueStart = Assignment.valueStart(text, p + l.bytes().length);
-        if (valueStart < 0) {
+        if (valueStart < 0 || (!l.rule().bareKey() && !Assignment.namesACredential(text, p, p + l.bytes().length))) {
             return NO_MATCH;
         }
         long prefixed = prefixAt(text, valueStart, selection);
