@@ -29,7 +29,10 @@ record CustomPattern(String id, Pattern pattern, String keyword, double entropy)
     /** The longest expression accepted, in characters. */
     static final int MAX_REGEX_CHARS = 1024;
 
-    /** Thrown for an expression RE2/J refuses; the message says why and where, 1-based within the expression. */
+    /**
+     * Thrown for an expression RE2/J refuses; the message says why and where (1-based within the expression), short
+     * enough for the policy reader, which shows a built-in's reason up to 80 characters.
+     */
     static final class Invalid extends Exception {
         private static final long serialVersionUID = 1L;
 
@@ -46,7 +49,7 @@ record CustomPattern(String id, Pattern pattern, String keyword, double entropy)
      */
     static Pattern compile(String regex) throws Invalid {
         if (regex.isEmpty() || regex.length() > MAX_REGEX_CHARS) {
-            throw new Invalid("must be 1 to " + MAX_REGEX_CHARS + " characters");
+            throw new Invalid(".regex must be 1 to " + MAX_REGEX_CHARS + " characters");
         }
         Pattern p;
         try {
@@ -55,7 +58,7 @@ record CustomPattern(String id, Pattern pattern, String keyword, double entropy)
             throw new Invalid(explain(regex, e));
         }
         if (p.matches("")) {
-            throw new Invalid("matches the empty text, so it would match everywhere");
+            throw new Invalid(".regex matches the empty text (so everywhere)");
         }
         return p;
     }
@@ -64,18 +67,16 @@ record CustomPattern(String id, Pattern pattern, String keyword, double entropy)
     private static String explain(String regex, PatternSyntaxException e) {
         String fragment = e.getPattern() == null ? "" : e.getPattern();
         int at = fragment.isEmpty() ? -1 : regex.indexOf(fragment);
-        String where = at >= 0 ? " at character " + (at + 1) : "";
+        String where = at >= 0 ? " at char " + (at + 1) : "";
         String description = e.getDescription() == null ? "invalid syntax" : e.getDescription();
         if (fragment.startsWith("(?=") || fragment.startsWith("(?!") || fragment.startsWith("(?<=")
                 || fragment.startsWith("(?<!")) {
-            return "lookaround" + where + " needs a backtracking engine; the linear-time engine (RE2) does not "
-                    + "support it";
+            return ": lookaround" + where + " needs backtracking";
         }
         if (fragment.matches("\\\\[1-9].*") || fragment.startsWith("\\k")) {
-            return "a backreference" + where + " needs a backtracking engine; the linear-time engine (RE2) does not "
-                    + "support it";
+            return ": backreference" + where + " needs backtracking";
         }
-        return description + where + " (RE2 syntax)";
+        return ".regex: " + description + where;
     }
 
     /**

@@ -24,6 +24,8 @@ import java.util.regex.Pattern;
  *       {@link CustomPattern}), optional {@code keyword} (3 to 64 printable ASCII characters) and optional
  *       {@code entropy} (0 to 7 bits per character).</li>
  * </ul>
+ * A refusal names the key as a path ({@code custom_patterns[0].regex}, indexes from 0 as in policy key paths) and
+ * stays within the 80 characters the policy reader shows of a built-in's reason.
  *
  * @param mode what to do with matches
  * @param selection what is looked for
@@ -117,31 +119,27 @@ record RegexConfig(Mode mode, Selection selection) {
             return List.of();
         }
         if (!(v instanceof JsonArray list) || list.isEmpty() || list.size() > MAX_CUSTOM) {
-            throw new Invalid("'custom_patterns' must be a list of 1 to " + MAX_CUSTOM + " objects with id, regex, "
-                    + "and optionally keyword and entropy");
+            throw new Invalid("custom_patterns must be a list of 1 to " + MAX_CUSTOM + " objects");
         }
         List<CustomPattern> out = new ArrayList<>();
         Set<String> ids = new HashSet<>();
         for (int i = 0; i < list.size(); i++) {
-            String at = "'custom_patterns' entry " + (i + 1);
+            String at = "custom_patterns[" + i + "]";
             if (!(list.get(i) instanceof JsonObject o)) {
-                throw new Invalid(at + " must be an object with id, regex, and optionally keyword and entropy");
+                throw new Invalid(at + " must be an object (id, regex, keyword, entropy)");
             }
             for (String k : o.keySet()) {
                 if (!CUSTOM_KEYS.contains(k)) {
-                    throw new Invalid(at + ": unknown key '%s' (known keys: id, regex, keyword, entropy)"
-                            .formatted(printable(k)));
+                    throw new Invalid(at + ": unknown key '%s' (id, regex, keyword, entropy)".formatted(printable(k)));
                 }
             }
             String id = o.get("id") instanceof JsonString s ? s.getString() : null;
             if (id == null || !ID.matcher(id).matches()) {
-                throw new Invalid(at + ": 'id' must be 2 to 64 of a-z 0-9 _");
+                throw new Invalid(at + ".id must be 2 to 64 of a-z 0-9 _");
             }
             if (Catalog.get().byId(id) != null || Catalog.get().byProvider(id) != null || !ids.add(id)) {
-                throw new Invalid(at + ": 'id' '" + id + "' is already a catalog entry, a provider or another "
-                        + "custom pattern");
+                throw new Invalid(at + ".id '" + id + "' is already in use");
             }
-            at += " ('" + id + "')";
             out.add(customPattern(o, id, at));
         }
         return List.copyOf(out);
@@ -149,20 +147,20 @@ record RegexConfig(Mode mode, Selection selection) {
 
     private static CustomPattern customPattern(JsonObject o, String id, String at) throws Invalid {
         if (!(o.get("regex") instanceof JsonString regex)) {
-            throw new Invalid(at + ": 'regex' must be a string (RE2 syntax)");
+            throw new Invalid(at + ".regex must be a string (RE2 syntax)");
         }
         com.google.re2j.Pattern pattern;
         try {
             pattern = CustomPattern.compile(regex.getString());
         } catch (CustomPattern.Invalid e) {
-            throw new Invalid(at + ": 'regex' " + e.getMessage());
+            throw new Invalid(at + e.getMessage());
         }
         String keyword = null;
         JsonValue k = o.get("keyword");
         if (k != null) {
             if (!(k instanceof JsonString s) || s.getString().length() < 3 || s.getString().length() > 64
                     || !s.getString().chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
-                throw new Invalid(at + ": 'keyword' must be 3 to 64 printable ASCII characters");
+                throw new Invalid(at + ".keyword must be 3 to 64 printable ASCII");
             }
             keyword = CustomPattern.normalizeKeyword(s.getString());
         }
@@ -170,7 +168,7 @@ record RegexConfig(Mode mode, Selection selection) {
         JsonValue e = o.get("entropy");
         if (e != null) {
             if (!(e instanceof JsonNumber num) || num.doubleValue() < 0 || num.doubleValue() > 7) {
-                throw new Invalid(at + ": 'entropy' must be a number from 0 to 7 (bits per character)");
+                throw new Invalid(at + ".entropy must be 0 to 7 (bits per character)");
             }
             entropy = num.doubleValue();
         }
