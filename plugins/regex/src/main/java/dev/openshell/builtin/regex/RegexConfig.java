@@ -130,7 +130,7 @@ record RegexConfig(Mode mode, Selection selection) {
             }
             for (String k : o.keySet()) {
                 if (!CUSTOM_KEYS.contains(k)) {
-                    throw new Invalid(at + ": unknown key '%s' (id, regex, keyword, entropy)".formatted(printable(k)));
+                    throw new Invalid(at + ": unknown key '%s'".formatted(printable(k)));
                 }
             }
             String id = o.get("id") instanceof JsonString s ? s.getString() : null;

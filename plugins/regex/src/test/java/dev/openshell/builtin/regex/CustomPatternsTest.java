@@ -93,7 +93,7 @@ class CustomPatternsTest {
                         p + "0].id 'github' is already in use"),
                 Map.entry("[{\"id\":\"Bad-Id\",\"regex\":\"x+\"}]", p + "0].id must be 2 to 64 of a-z 0-9 _"),
                 Map.entry("[{\"id\":\"acme\",\"regex\":\"x+\",\"label\":\"y\"}]",
-                        p + "0]: unknown key 'label' (id, regex, keyword, entropy)"),
+                        p + "0]: unknown key 'label'"),
                 Map.entry("[{\"id\":\"acme\",\"regex\":\"x+\",\"keyword\":\"ab\"}]",
                         p + "0].keyword must be 3 to 64 printable ASCII"),
                 Map.entry("[{\"id\":\"acme\",\"regex\":\"x+\",\"entropy\":9}]",
