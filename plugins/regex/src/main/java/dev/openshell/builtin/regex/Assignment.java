@@ -12,8 +12,8 @@ import java.util.Set;
  *       ({@code _auth_token}, {@code Token}, {@code .api.key});</li>
  *   <li>up to 3 quotes ({@code " '}) and white space (the end of a JSON member name or a quoted key);</li>
  *   <li>an operator: {@code =}, {@code :}, {@code ::}, {@code :=}, {@code ::=}, {@code :::=}, {@code ?=},
- *       {@code =>}, {@code ||}, {@code ,} (an argument list such as {@code setProperty("KEY", "value")}) or {@code >}
- *       (the end of an XML start tag);</li>
+ *       {@code =>}, {@code ||}, {@code ,} after a quoted key (an argument list such as
+ *       {@code setProperty("KEY", "value")}) or {@code >} (the end of an XML start tag);</li>
  *   <li>up to {@value #MAX_BEFORE_VALUE} quotes ({@code " ' `}), white space (line breaks included) and {@code =}.</li>
  * </ol>
  * The key name, from up to {@value #MAX_KEY_BEFORE} key characters before the keyword through the rest after it,
@@ -26,6 +26,11 @@ final class Assignment {
     static final int MAX_KEY_REST = 30;
     /** The most quote, white-space and {@code =} characters between the operator and the value. */
     static final int MAX_BEFORE_VALUE = 6;
+    /** The bytes an operator starts with: where the scanner looks back for a keyword. */
+    static final String OPERATOR_STARTS = "=:>,?|";
+    private static final boolean[] OPERATOR_BYTE = table(OPERATOR_STARTS);
+    /** What ends a value for {@link #valueMayFollow}: white space, quotes, backticks, delimiters, backslash. */
+    private static final boolean[] VALUE_END = table("\"'` \t\r\n;,&<>)}]\\");
     private static final Set<String> OPERATORS = Set.of("=", ":", "::", ":=", "::=", ":::=", "?=", "=>", "||", ",",
             ">");
     /** The most key-name characters before the keyword. */
@@ -62,7 +67,7 @@ final class Assignment {
             k++;
         }
         int op = j;
-        while (j < n && j - op < 4 && ":=>?|,".indexOf(text.get(j)) >= 0) {
+        while (j < n && j - op < 4 && OPERATOR_STARTS.indexOf(text.get(j)) >= 0) {
             j++;
         }
         if (j == op || !OPERATORS.contains(ascii(text, op, j))) {
@@ -104,6 +109,92 @@ final class Assignment {
             }
         }
         return false;
+    }
+
+    /**
+     * {@return where the key name that ends before the operator at {@code op} starts (a key character run of up to
+     * {@code max} characters, after up to 3 quotes or spaces), as start * 2^32 + end; or -1 if there is none}
+     *
+     * @param text the text
+     * @param op where an operator starts
+     * @param max the longest key name looked at
+     */
+    static long keyBefore(ByteBuffer text, int op, int max) {
+        int j = op;
+        int q = 0;
+        while (j > 0 && q < 3 && (quote(text.get(j - 1)) || space(text.get(j - 1)) || text.get(j - 1) == '.')) {
+            j--;
+            q++;
+        }
+        int end = j;
+        while (j > 0 && end - j < max && keyChar(text.get(j - 1))
+                && (end - j < MAX_KEY_REST || (text.get(j - 1) != ' ' && text.get(j - 1) != '\t'))) {
+            j--;
+        }
+        return end - j < Prefilter.GRAM ? -1 : (long) j << 32 | end;
+    }
+
+    /**
+     * {@return whether a key name character ends just before the operator at {@code op} (after up to 3 quotes,
+     * spaces or a {@code .}), a comma follows a quoted key, and at least {@code least} value characters follow the
+     * operator run and what may stand before a value: a cheap test, before any key is searched, that rules out most
+     * operators in prose} Value characters are everything but white space, quotes, backticks and the delimiters
+     * {@code ; , & < > ) } ]} and backslash.
+     *
+     * @param text the text
+     * @param op where an operator starts
+     * @param least the shortest value any looked-for keyword entry accepts
+     */
+    static boolean valueMayFollow(ByteBuffer text, int op, int least) {
+        if (op == 0) {
+            return false;
+        }
+        byte before = text.get(op - 1);
+        if (text.get(op) == ',' && !quote(before) && !(op >= 2 && space(before) && quote(text.get(op - 2)))) {
+            return false;
+        }
+        if (!keyChar(before) && !quote(before) && !space(before) && before != '.') {
+            return false;
+        }
+        int b = op;
+        int skipped = 0;
+        while (b > 0 && skipped < 3 && (quote(text.get(b - 1)) || space(text.get(b - 1)) || text.get(b - 1) == '.')) {
+            b--;
+            skipped++;
+        }
+        if (b == 0 || !keyChar(text.get(b - 1)) || space(text.get(b - 1))) {
+            return false;
+        }
+        int n = text.limit();
+        int j = op;
+        while (j < n && j - op < 4 && OPERATOR_BYTE[text.get(j) & 0xff]) {
+            j++;
+        }
+        int k = 0;
+        while (j < n && k < MAX_BEFORE_VALUE && (quote(text.get(j)) || text.get(j) == '`' || space(text.get(j))
+                || text.get(j) == '=')) {
+            j++;
+            k++;
+        }
+        int run = 0;
+        while (j < n && run < least && !VALUE_END[text.get(j) & 0xff]) {
+            j++;
+            run++;
+        }
+        return run >= least;
+    }
+
+    /** {@return whether {@code c} may start an operator's run (the byte before it is no operator byte)} */
+    static boolean operatorByte(byte c) {
+        return OPERATOR_BYTE[c & 0xff];
+    }
+
+    private static boolean[] table(String chars) {
+        boolean[] t = new boolean[256];
+        for (char c : chars.toCharArray()) {
+            t[c] = true;
+        }
+        return t;
     }
 
     private static boolean keyChar(byte c) {

@@ -13,15 +13,17 @@ import java.util.TreeMap;
  * body, a WebSocket message or a response body is scanned the same way once decoded into a {@link TextView}.
  *
  * <h2>The pass</h2>
- * The scan keeps the last three bytes, ASCII case folded, as one number and asks the {@link Prefilter} whether any
- * prefix or keyword of the catalog starts with them: one multiplication and one bit test per byte, whatever the number
- * of entries. Where one may, it compares the whole literals there and, in catalog order, tries each enabled entry they
- * belong to, anchored at that position: a prefix entry's {@link Shape} after the prefix, whole-token boundaries on
- * both sides and, where the format has one, its checksum; a keyword entry's assignment grammar and value (a prefix
- * entry matching the value wins over the keyword entry); the PEM entry's block. The first entry that matches wins, and
- * the scan resumes after the match, so matches never overlap. Every shape is matched possessively over character
- * classes, so the whole pass is linear in the text, even for hostile texts. Operator patterns run afterwards (RE2/J,
- * linear too) and count only where they overlap no earlier match.
+ * The scan reads each byte once and looks it up in a 256-entry table of flags ({@link Prefilter}): most bytes are
+ * neither a prefix's anchor (its least common character) nor the start of an assignment operator, and cost that
+ * look-up only. At an anchor whose neighbouring byte fits, it compares the prefixes anchored there, in catalog order,
+ * and tries each enabled entry's match where its prefix starts: the {@link Shape} after the prefix, whole-token
+ * boundaries on both sides and, where the format has one, its checksum; or the PEM block. At an operator after which
+ * a long enough value may follow, it looks for the enabled keyword entries' keywords in the key name before it and
+ * tries their assignment grammar and value (a prefix entry matching the value wins over the keyword entry). The first
+ * entry that matches wins, and the scan resumes after the match, so matches never overlap. The work per byte does not
+ * grow with the number of entries, and every shape is matched possessively over character classes, so the whole pass
+ * is linear in the text, even for hostile texts. Operator patterns run afterwards (RE2/J, linear too) and count only
+ * where they overlap no earlier match.
  *
  * <h2>Why bytes, and why that equals scanning the text</h2>
  * Every literal and every class of the catalog is ASCII. In well-formed UTF-8 (the caller checks it) an ASCII byte is
@@ -39,6 +41,14 @@ final class SecretScanner {
     private static final Catalog CATALOG = Catalog.get();
     private static final int[] NO_SPANS = new int[0];
     private static final int NO_MATCH = -1;
+    /** {@link Prefilter#flags} of every byte, as a constant table for the scan's inner loop. */
+    private static final byte[] FLAGS = new byte[256];
+
+    static {
+        for (int c = 0; c < 256; c++) {
+            FLAGS[c] = (byte) CATALOG.prefilter().flags(c);
+        }
+    }
 
     /**
      * The result of a scan.
@@ -133,16 +143,39 @@ final class SecretScanner {
         boolean custom = !selection.custom().isEmpty();
         Found found = new Found(selection.types(), redact || custom);
         Prefilter prefilter = CATALOG.prefilter();
+        byte[] flagsOf = FLAGS;
         int n = text.limit();
-        int gram = 0;
         int resume = 0;
-        for (int i = 0; i < n; i++) {
-            gram = (gram << 8 | Prefilter.fold(text.get(i))) & 0xFFFFFF;
-            if (i >= 2 && prefilter.mayStart(gram) && i - 2 >= resume) {
-                int end = tryAt(text, i - 2, gram, selection, found, resume);
-                if (end != NO_MATCH) {
-                    resume = end;
+        int i = 0;
+        while (i < n) {
+            int c = text.get(i) & 0xff;
+            int flags = flagsOf[c];
+            if (flags == 0) {
+                i++;
+                continue;
+            }
+            int end = NO_MATCH;
+            int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
+            if ((flags & Prefilter.ANCHOR) != 0) {
+                Prefilter.Literal[] list = prefilter.anchored(false, c, previous);
+                if (list != null) {
+                    end = tryAnchored(text, i, list, selection, found, resume);
                 }
+            }
+            if (end == NO_MATCH && (flags & Prefilter.HEAD) != 0 && i + 1 < n) {
+                Prefilter.Literal[] list = prefilter.anchored(true, c, text.get(i + 1) & 0xff);
+                if (list != null) {
+                    end = tryAnchored(text, i, list, selection, found, resume);
+                }
+            }
+            if (end == NO_MATCH && (flags & Prefilter.OPERATOR) != 0 && !Assignment.operatorByte((byte) previous)) {
+                end = tryKeywords(text, i, selection, found, resume);
+            }
+            if (end != NO_MATCH) {
+                resume = end;
+                i = end;
+            } else {
+                i++;
             }
         }
         if (custom) {
@@ -154,31 +187,67 @@ final class SecretScanner {
         return new Scan(selection, found.counts, found.unverified, found.spans, found.used);
     }
 
-    /** {@return the end of the match recorded at {@code p}, or {@link #NO_MATCH}} */
-    private static int tryAt(ByteBuffer text, int p, int gram, Selection selection, Found found, int resume) {
-        Prefilter.Literal[] literals = CATALOG.prefilter().candidates(gram);
-        if (literals == null) {
-            return NO_MATCH;
-        }
+    /** {@return the end of the match recorded for a prefix anchored at {@code i}, or {@link #NO_MATCH}} */
+    private static int tryAnchored(ByteBuffer text, int i, Prefilter.Literal[] literals, Selection selection,
+                                   Found found, int resume) {
         for (Prefilter.Literal l : literals) {
+            int p = i - l.anchor();
             Rule rule = l.rule();
-            if (!selection.on(rule.index()) || !l.at(text, p)) {
+            if (p < resume || !selection.on(rule.index()) || !l.at(text, p)) {
                 continue;
             }
-            long m = switch (rule.kind()) {
-                case PREFIX -> prefixMatch(text, p, l, selection);
-                case KEYWORD -> keywordMatch(text, p, l, selection);
-                case PEM -> span(p, PemBlock.match(text, p));
-            };
-            if (m != NO_MATCH && (int) (m >>> 24 & 0xFFFFFF) >= resume) {
-                int type = (int) (m >>> 48);
-                int start = (int) (m >>> 24 & 0xFFFFFF);
-                int end = (int) (m & 0xFFFFFF);
-                found.add(type, start, end, verified(text, type, start, end));
-                return end;
+            long m = rule.kind() == Rule.Kind.PEM ? span(p, PemBlock.match(text, p))
+                    : prefixMatch(text, p, l, selection);
+            if (record(text, m, found, resume)) {
+                return (int) (m & 0xFFFFFF);
             }
         }
         return NO_MATCH;
+    }
+
+    /** The longest key name searched for a keyword before an operator. */
+    private static final int MAX_KEY_SCAN = Assignment.MAX_KEY_BEFORE + 40 + Assignment.MAX_KEY_REST;
+
+    /** {@return the end of the match recorded for a keyword in the key before the operator at {@code op}, or -1} */
+    private static int tryKeywords(ByteBuffer text, int op, Selection selection, Found found, int resume) {
+        if (selection.shortestKeywordValue() == Integer.MAX_VALUE
+                || !Assignment.valueMayFollow(text, op, selection.shortestKeywordValue())) {
+            return NO_MATCH;
+        }
+        long key = Assignment.keyBefore(text, op, MAX_KEY_SCAN);
+        if (key < 0) {
+            return NO_MATCH;
+        }
+        Prefilter prefilter = CATALOG.prefilter();
+        int keyEnd = (int) key;
+        for (int p = (int) (key >>> 32); p + Prefilter.GRAM <= keyEnd; p++) {
+            int gram = Prefilter.gramAt(text, p);
+            Prefilter.Literal[] literals = prefilter.mayStartKeyword(gram) ? prefilter.candidates(gram) : null;
+            if (literals == null) {
+                continue;
+            }
+            for (Prefilter.Literal l : literals) {
+                if (l.ignoreCase() && selection.on(l.rule().index()) && l.at(text, p)) {
+                    long m = keywordMatch(text, p, l, selection);
+                    if (record(text, m, found, resume)) {
+                        return (int) (m & 0xFFFFFF);
+                    }
+                }
+            }
+        }
+        return NO_MATCH;
+    }
+
+    /** Records a match unless there is none or it starts before {@code resume}; {@return whether it recorded} */
+    private static boolean record(ByteBuffer text, long m, Found found, int resume) {
+        if (m == NO_MATCH || (int) (m >>> 24 & 0xFFFFFF) < resume) {
+            return false;
+        }
+        int type = (int) (m >>> 48);
+        int start = (int) (m >>> 24 & 0xFFFFFF);
+        int end = (int) (m & 0xFFFFFF);
+        found.add(type, start, end, verified(text, type, start, end));
+        return true;
     }
 
     /** {@return a match of {@code rule} as one long: type, start and end; or NO_MATCH when end is negative} */

@@ -9,8 +9,9 @@ import java.util.List;
  *
  * @param enabled by catalog index: whether the entry is looked for
  * @param custom the operator patterns, in config order
+ * @param shortestKeywordValue the fewest characters a value of an enabled keyword entry has (derived)
  */
-record Selection(boolean[] enabled, List<CustomPattern> custom) {
+record Selection(boolean[] enabled, List<CustomPattern> custom, int shortestKeywordValue) {
     private static final Catalog CATALOG = Catalog.get();
     private static final byte[][] RULE_PLACEHOLDERS;
 
@@ -22,9 +23,25 @@ record Selection(boolean[] enabled, List<CustomPattern> custom) {
         }
     }
 
-    Selection {
-        enabled = enabled.clone();
-        custom = List.copyOf(custom);
+    /**
+     * @param enabled by catalog index: whether the entry is looked for
+     * @param custom the operator patterns, in config order
+     */
+    Selection(boolean[] enabled, List<CustomPattern> custom) {
+        this(enabled.clone(), List.copyOf(custom), shortestKeywordValue(enabled));
+    }
+
+    /** {@return the fewest characters a value of an enabled keyword entry has; {@link Integer#MAX_VALUE} if none} */
+    private static int shortestKeywordValue(boolean[] enabled) {
+        int least = Integer.MAX_VALUE;
+        for (Rule r : CATALOG.rules()) {
+            if (enabled[r.index()] && r.kind() == Rule.Kind.KEYWORD) {
+                for (Rule.Form f : r.forms()) {
+                    least = Math.min(least, f.shape().minLength());
+                }
+            }
+        }
+        return least;
     }
 
     /** {@return the entries enabled by default, no operator patterns} */

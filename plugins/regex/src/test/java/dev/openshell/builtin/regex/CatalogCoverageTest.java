@@ -31,6 +31,7 @@ class CatalogCoverageTest {
             "<{i}Token>\n    {s}\n</{i}Token>",
             "{i}Token := \"{s}\"",
             "{i}Token := `{s}`",
+            "var {i}Token string = \"{s}\"",
             "String {i}Token = \"{s}\";",
             "${i}Token .= \"{s}\"",
             "{i}_token = '{s}'",
