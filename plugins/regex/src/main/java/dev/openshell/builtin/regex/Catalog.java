@@ -30,7 +30,8 @@ import java.util.regex.Pattern;
  * {@code "pem": true}, or {@code prefixes} or {@code keywords} with a {@code shape} ({@link Shape}) and optionally a
  * {@code lead}, or {@code forms} (a list of such objects, for an entry written in several ways); optional:
  * {@code edge}, {@code entropy}, {@code checksum} ({@code "crc32_base62"}), {@code default} ({@code false}: only when
- * {@code patterns} names it), {@code bare_key} (a keyword entry whose keyword alone names the credential). A broken catalog is a build error: loading throws {@link IllegalStateException} naming
+ * {@code patterns} names it), {@code bare_key} (a keyword entry whose keyword alone names the credential). A
+ * broken catalog is a build error: loading throws {@link IllegalStateException} naming
  * the entry.
  *
  * <p>Immutable, thread-safe.
@@ -206,8 +207,8 @@ final class Catalog {
         }
         Shape shape = o.containsKey("shape") || lead == null ? Shape.parse(o.getString("shape")) : null;
         if (shape != null && !shape.possessiveIsExact()) {
-            throw new IllegalArgumentException("shape " + shape + " needs backtracking: a repeated class is followed by "
-                    + "one sharing its characters");
+            throw new IllegalArgumentException("shape " + shape + " needs backtracking: a repeated class is "
+                    + "followed by one sharing its characters");
         }
         return new Rule.Form(List.copyOf(literals), lead, shape, o.getString("edge", edge));
     }
