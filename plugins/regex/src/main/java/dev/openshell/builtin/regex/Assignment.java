@@ -176,6 +176,9 @@ final class Assignment {
             j++;
             k++;
         }
+        if (j + least > n || VALUE_END[text.get(j + least - 1) & 0xff]) {
+            return false; // the usual case, a short value: one read instead of walking it
+        }
         int run = 0;
         while (j < n && run < least && !VALUE_END[text.get(j) & 0xff]) {
             j++;
