@@ -5,7 +5,10 @@
 # every host, fail_closed; audit log on), and prints requests/s and p50/p99 latency for both; then the same through the
 # supervisor to a host whose endpoint declares L7 policy (protocol: rest, access: read-write, enforce), alternating
 # with the plain host, so that the cost of the L7 decision (canonical target, rules, its audit event) shows.
-# BODY_BYTES (default: the chat completion as it is, ~250 bytes) pads the request body to that many bytes.
+# BODY_BYTES (default: the chat completion as it is, ~250 bytes) pads the request body to that many bytes, with 'x'
+# or, with PAD=prose, with lines of prose, code and configuration (no secret: what a scanner reads in practice).
+# IMAGE (default jlink/target/image) is the image to run, so two builds can be compared on one machine; L7=0 skips the
+# L7 rounds.
 # Bounded: each measured run lasts SECONDS (default 10, at most 120) and stops early after MAX requests (default
 # 2000000); CONNECTIONS keep-alive connections (default 16) on 2 wrk threads. Processes it starts are stopped on exit.
 # Needs wrk (Debian package; installed if missing and run as root) and the image (built if missing).
@@ -30,7 +33,7 @@ if ! [[ "$max" =~ ^[0-9]+$ && "$max" -ge 1 ]]; then
 fi
 JAVA_HOME="${JAVA_HOME:-$(scripts/find-jdk.sh)}"
 export JAVA_HOME
-image=jlink/target/image
+image=${IMAGE:-jlink/target/image}
 [ -x "$image/bin/supervisor" ] || ./dev.sh build
 if ! command -v wrk >/dev/null 2>&1; then
   echo "==> installing wrk (Debian package)"
@@ -117,7 +120,15 @@ body='{"model":"gpt-4o","messages":[{"role":"system","content":"You are a deploy
 if [ -n "${BODY_BYTES:-}" ]; then
   pad=$((BODY_BYTES - ${#body} - 13))
   [ "$pad" -ge 0 ] || { echo "BODY_BYTES must be at least $((${#body} + 13))" >&2; exit 2; }
-  body="${body%\}}"',"padding":"'"$(head -c "$pad" /dev/zero | tr '\0' x)"'"}'
+  if [ "${PAD:-x}" = prose ]; then
+    line='The agent drafts a reply; def load(path): config = read(path) # the token list. SELECT id FROM t; '
+    padding=$line
+    while [ ${#padding} -lt "$pad" ]; do padding=$padding$padding; done
+    padding=${padding:0:$pad}
+  else
+    padding=$(head -c "$pad" /dev/zero | tr '\0' x)
+  fi
+  body="${body%\}}"',"padding":"'"$padding"'"}'
 fi
 lua() { # $1 = request-target, $2 = Host
   cat <<LUA
@@ -173,6 +184,7 @@ before=$(redactions)
 measure "direct to the upstream" "http://127.0.0.1:$up" "$work/direct.lua" "$seconds"
 measure "through supervisor run (regex)" "http://127.0.0.1:$proxy" "$work/proxy.lua" "$seconds"
 echo "audit log: $(($(redactions) - before)) redacting stage invocations during the measured run"
+[ "${L7:-1}" = 0 ] && exit 0
 measure "warm-up supervisor (L7 rest)" "http://127.0.0.1:$proxy" "$work/proxy-l7.lua" 3 >/dev/null
 for round in 1 2; do
   measure "supervisor (regex), round $round" "http://127.0.0.1:$proxy" "$work/proxy.lua" "$seconds"

@@ -12,6 +12,8 @@ module dev.openshell.benchmarks {
     requires dev.openshell.supervisor.runtime;
     requires dev.openshell.middleware.proto;
     requires jmh.core;
+    /** RegexCpuTime: the thread CPU time of the regex built-in's evaluations. */
+    requires java.management;
 
     opens dev.openshell.benchmarks to jmh.core;
 

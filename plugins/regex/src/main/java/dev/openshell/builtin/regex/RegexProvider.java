@@ -14,8 +14,8 @@ import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
 import jakarta.json.JsonObject;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.StringJoiner;
 
 /**
@@ -24,8 +24,9 @@ import java.util.StringJoiner;
  *
  * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares or its byte
  * order mark shows, JSON string escapes, form percent-encoding, each multipart part by its own headers) and looks for
- * the {@link SecretKind}s the config enables ({@link RegexConfig}) in that text ({@link SecretScanner}), so token
- * boundaries are judged on the decoded text. With no match it allows without touching the body. With matches:
+ * the secret formats of the {@link Catalog} and the operator patterns the config selects ({@link RegexConfig}) in
+ * that text ({@link SecretScanner}), so token boundaries are judged on the decoded text. With no match it allows
+ * without touching the body. With matches:
  * <ul>
  *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]} written
  *       back in the body's own encoding (JSON-escaped, percent-encoded, transcoded, re-encoded base64 part), every
@@ -88,7 +89,8 @@ public final class RegexProvider implements MiddlewareProvider {
             return ConfigValidation.invalid("openshell/regex does not serve binding '" + bindingId + "'");
         }
         try {
-            RegexConfig.parse(config);
+            RegexConfig c = RegexConfig.parse(config);
+            last = new Parsed(config, c);
             return ConfigValidation.ok();
         } catch (RegexConfig.Invalid e) {
             return ConfigValidation.invalid(e.getMessage());
@@ -124,8 +126,8 @@ public final class RegexProvider implements MiddlewareProvider {
             throw new MiddlewareException(e.code(), e.getMessage());
         }
         boolean redact = config.mode() == RegexConfig.Mode.REDACT;
-        SecretScanner.Scan scan = SecretScanner.scan(view.text(), config.kinds(), redact);
-        if (scan.counts().isEmpty()) {
+        SecretScanner.Scan scan = SecretScanner.scan(view.text(), config.selection(), redact);
+        if (scan.isEmpty()) {
             return HttpRequestResult.allow();
         }
         HttpRequestResult.Builder result;
@@ -138,14 +140,60 @@ public final class RegexProvider implements MiddlewareProvider {
             result = HttpRequestResult.builder(Decision.ALLOW).body(Body.ofOwned(redacted))
                     .metadata("action", "redacted");
         } else {
-            StringJoiner kinds = new StringJoiner(", ", "request body contains secrets: ", "");
-            scan.counts().keySet().forEach(k -> kinds.add(k.id()));
-            result = HttpRequestResult.builder(Decision.DENY).reason(kinds.toString()).reasonCode(DENY_CODE)
+            result = HttpRequestResult.builder(Decision.DENY).reason(denyReason(scan)).reasonCode(DENY_CODE)
                     .metadata("action", "denied");
         }
-        for (Map.Entry<SecretKind, Integer> e : scan.counts().entrySet()) {
-            result.finding(new Finding(e.getKey().findingType(), e.getKey().label(), e.getValue(), "", "high"));
-        }
+        findings(scan).forEach(result::finding);
         return result.metadata("matches", Integer.toString(scan.total())).build();
     }
+
+    /** The most secret types a deny reason names; the rest are counted. */
+    static final int REASON_TYPES = 16;
+
+    private static String denyReason(SecretScanner.Scan scan) {
+        StringJoiner kinds = new StringJoiner(", ", "request body contains secrets: ", "");
+        int named = 0;
+        int more = 0;
+        for (String id : scan.byId().keySet()) {
+            if (named++ < REASON_TYPES) {
+                kinds.add(id);
+            } else {
+                more++;
+            }
+        }
+        return more == 0 ? kinds.toString() : kinds + " and " + more + " more";
+    }
+
+    /**
+     * {@return one finding per secret type found, in type order: {@code secret.<id>}, the label, the count, severity
+     * {@code high}, confidence {@code high} when the format has a checksum and every match passed it (else empty)}
+     * A result carries at most {@link EnvelopeLimits#MAX_FINDINGS} findings: past that, the last one is
+     * {@value #OTHER_TYPE}, counting the matches of every type not listed.
+     */
+    static List<Finding> findings(SecretScanner.Scan scan) {
+        Selection s = scan.selection();
+        int[] counts = scan.counts();
+        long kinds = java.util.Arrays.stream(counts).filter(c -> c > 0).count();
+        int listed = kinds <= EnvelopeLimits.MAX_FINDINGS ? (int) kinds : EnvelopeLimits.MAX_FINDINGS - 1;
+        List<Finding> out = new ArrayList<>();
+        long rest = 0;
+        for (int t = 0; t < counts.length; t++) {
+            if (counts[t] == 0) {
+                continue;
+            }
+            if (out.size() < listed) {
+                String confidence = s.checksummed(t) && scan.unverified()[t] == 0 ? "high" : "";
+                out.add(new Finding("secret." + s.id(t), s.label(t), counts[t], confidence, "high"));
+            } else {
+                rest += counts[t];
+            }
+        }
+        if (rest > 0) {
+            out.add(new Finding(OTHER_TYPE, "Other secret formats", rest, "", "high"));
+        }
+        return out;
+    }
+
+    /** The finding type that counts the types past the findings limit. */
+    public static final String OTHER_TYPE = "secret.other";
 }

@@ -1,331 +1,419 @@
 package dev.openshell.builtin.regex;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.EnumMap;
-import java.util.EnumSet;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.TreeMap;
 
 /**
- * Finds {@link SecretKind}s in a UTF-8 body in one left-to-right pass over its bytes, and optionally redacts them.
+ * Finds the secrets a {@link Selection} looks for in a text, in one left-to-right pass over its bytes, and optionally
+ * records where they are for redaction. The one entry point of the catalog: it knows nothing of HTTP, so a request
+ * body, a WebSocket message or a response body is scanned the same way once decoded into a {@link TextView}.
  *
- * <p>Each kind starts with a fixed ASCII literal ({@code -----BEGIN }, {@code sk-}, {@code AKIA}, {@code ASIA},
- * {@code AIza}, {@code gh}, {@code github_pat_}, {@code xox}). The scan walks the bytes once; only where such a
- * literal starts, and the character before it does not continue a token, does it run that kind's own pattern,
- * anchored there. At one position the kinds are tried in {@link SecretKind} order and the first match wins; the scan
- * resumes after it. The patterns use possessive repetition over character classes only (no backtracking, no recursion
- * in {@link Pattern}), and PEM blocks are extended by a plain loop rather than a reluctant {@code .*?}, so the run time
- * is linear even for hostile bodies (for example, one made only of BEGIN lines). Thread-safe.
+ * <h2>The pass</h2>
+ * The scan reads each byte once and looks it up in a 256-entry table of flags ({@link Prefilter}): most bytes are
+ * neither a prefix's anchor (its least common character) nor the start of an assignment operator, and cost that
+ * look-up only. At an anchor whose neighbouring byte fits, it compares the prefixes anchored there, in catalog order,
+ * and tries each enabled entry's match where its prefix starts: the {@link Shape} after the prefix, whole-token
+ * boundaries on both sides and, where the format has one, its checksum; or the PEM block. At an operator after which
+ * a long enough value may follow, it looks for the enabled keyword entries' keywords in the key name before it and
+ * tries their assignment grammar and value (a prefix entry matching the value wins over the keyword entry). The first
+ * entry that matches wins, and the scan resumes after the match, so matches never overlap. The work per byte does not
+ * grow with the number of entries, and every shape is matched possessively over character classes, so the whole pass
+ * is linear in the text, even for hostile texts. Operator patterns run afterwards (RE2/J, linear too) and count only
+ * where they overlap no earlier match.
  *
  * <h2>Why bytes, and why that equals scanning the text</h2>
- * Every literal and every character class of the patterns is ASCII. In well-formed UTF-8 (the caller checks it with
- * {@link Utf8}) an ASCII byte is always that ASCII character, and every byte of a multi-byte sequence is 0x80 or more,
- * which no class contains, exactly as the decoded non-ASCII character would not be. So matching over the bytes read as
- * ISO-8859-1 finds the same matches at the same characters as matching over the decoded text, and a redaction that
- * replaces ASCII ranges by ASCII placeholders keeps every other byte, so the result is well-formed UTF-8 again. This
- * skips the decode into a {@code String}, the copy into a {@code StringBuilder} and the encode back: a 1 MiB body is
- * scanned in place, and only a redacted copy is allocated.
+ * Every literal and every class of the catalog is ASCII. In well-formed UTF-8 (the caller checks it) an ASCII byte is
+ * always that ASCII character and every byte of a multi-byte sequence is 0x80 or more, which no class contains, as
+ * the decoded character would not be. So matching over the bytes finds the same matches as matching over the decoded
+ * text, and replacing ASCII ranges by ASCII placeholders keeps the rest well-formed.
+ *
+ * <p>Thread-safe: all state is per call.
  */
 final class SecretScanner {
-    private static final Pattern PEM_BEGIN = Pattern.compile("-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----");
-    private static final Pattern PEM_END = Pattern.compile("-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----");
-    private static final Pattern ANTHROPIC = Pattern.compile("sk-ant-[A-Za-z0-9_-]{20,}+");
-    private static final Pattern OPENAI = Pattern.compile(
-            "sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}+|[A-Za-z0-9]{32,}+(?![A-Za-z0-9_-]))");
-    private static final Pattern AWS = Pattern.compile("(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])");
-    private static final Pattern GOOGLE = Pattern.compile("AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])");
-    private static final Pattern GITHUB = Pattern.compile(
-            "(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{22,}+)");
-    private static final Pattern SLACK = Pattern.compile("xox[abposr]-[A-Za-z0-9-]{10,}+");
-
-    private static final byte[] BEGIN = ascii("-----BEGIN ");
-    private static final byte[] END = ascii("-----END ");
-    private static final byte[] DASHES = ascii("-----");
-    private static final byte[] SK = ascii("sk-");
-    private static final byte[] AKIA = ascii("AKIA");
-    private static final byte[] ASIA = ascii("ASIA");
-    private static final byte[] AIZA = ascii("AIza");
-    private static final byte[] GH = ascii("gh");
-    private static final byte[] GITHUB_PAT = ascii("github_pat_");
-    private static final byte[] XOX = ascii("xox");
-    /** The first bytes of the literals: every other byte is skipped with one table look-up. */
-    private static final boolean[] TRIGGER = new boolean[256];
-    private static final byte[][] PLACEHOLDERS = new byte[SecretKind.values().length][];
+    /** The literal that starts a PEM block. */
+    static final String PEM_BEGIN_LITERAL = "-----BEGIN ";
+    /** The letters of the C, JSON and shell escapes that stand for white space. */
+    private static final String ESCAPE_LETTERS = "nrtbfv";
+    private static final Catalog CATALOG = Catalog.get();
     private static final int[] NO_SPANS = new int[0];
+    private static final int NO_MATCH = -1;
+    /** {@link Prefilter#flags} of every byte, as a constant table for the scan's inner loop. */
+    private static final byte[] FLAGS = new byte[256];
 
     static {
-        for (char c : new char[] {'-', 's', 'A', 'g', 'x'}) {
-            TRIGGER[c] = true;
-        }
-        for (SecretKind k : SecretKind.values()) {
-            PLACEHOLDERS[k.ordinal()] = ascii(k.placeholder());
+        for (int c = 0; c < 256; c++) {
+            FLAGS[c] = (byte) CATALOG.prefilter().flags(c);
         }
     }
 
     /**
      * The result of a scan.
      *
-     * @param counts matches per enabled kind (kinds without matches absent), in {@link SecretKind} order
-     * @param spans the matches of enabled kinds as triples (start, end exclusive, {@link SecretKind} ordinal), in
-     *     increasing order and never overlapping; only filled when the scan was asked to redact
+     * @param selection what was looked for
+     * @param counts matches per secret type ({@link Selection} numbering)
+     * @param unverified per type: how many matches of a checksummed format failed its checksum
+     * @param spans the matches as triples (start, end exclusive, type), in increasing order and never overlapping;
+     *     only filled when the scan was asked to redact
      * @param spanInts how many ints of {@code spans} are used (three per match)
      */
-    record Scan(Map<SecretKind, Integer> counts, int[] spans, int spanInts) {
+    record Scan(Selection selection, int[] counts, int[] unverified, int[] spans, int spanInts) {
+        /** {@return the total number of matches} */
         int total() {
-            return counts.values().stream().mapToInt(Integer::intValue).sum();
+            return Arrays.stream(counts).sum();
+        }
+
+        /** {@return whether nothing matched} */
+        boolean isEmpty() {
+            return total() == 0;
+        }
+
+        /** {@return the counts of the types found, in type order: id to count} */
+        Map<String, Integer> byId() {
+            Map<String, Integer> m = new java.util.LinkedHashMap<>();
+            for (int t = 0; t < counts.length; t++) {
+                if (counts[t] > 0) {
+                    m.put(selection.id(t), counts[t]);
+                }
+            }
+            return m;
         }
 
         /** {@return the redactions as edits of the scanned text: each match replaced by its placeholder} */
-        java.util.List<Edit> edits() {
-            java.util.List<Edit> edits = new java.util.ArrayList<>(spanInts / 3);
+        List<Edit> edits() {
+            List<Edit> edits = new ArrayList<>(spanInts / 3);
             for (int s = 0; s < spanInts; s += 3) {
-                edits.add(new Edit(spans[s], spans[s + 1], PLACEHOLDERS[spans[s + 2]]));
+                edits.add(new Edit(spans[s], spans[s + 1], selection.placeholder(spans[s + 2])));
             }
             return edits;
         }
 
-        /** {@return the scanned text with each match replaced by its placeholder, or {@code null} if none matched}
-         * @param text the text that was scanned */
+        /** {@return the scanned text with each match replaced, or {@code null} if none matched} @param text it */
         byte[] redacted(ByteBuffer text) {
             return spanInts == 0 ? null : Edit.apply(text, edits());
         }
     }
 
-    /** The body's bytes as ISO-8859-1 characters (one char per byte), for anchored matching without a copy. */
-    private static final class Latin1 implements CharSequence {
-        private final ByteBuffer bytes;
-        private final int length;
+    /** Collects matches during one scan. */
+    private static final class Found {
+        final int[] counts;
+        final int[] unverified;
+        final boolean keepSpans;
+        int[] spans = NO_SPANS;
+        int used;
 
-        Latin1(ByteBuffer bytes) {
-            this.bytes = bytes;
-            this.length = bytes.limit();
+        Found(int types, boolean keepSpans) {
+            counts = new int[types];
+            unverified = new int[types];
+            this.keepSpans = keepSpans;
         }
 
-        @Override
-        public int length() {
-            return length;
-        }
-
-        @Override
-        public char charAt(int index) {
-            return (char) (bytes.get(index) & 0xff);
-        }
-
-        @Override
-        public CharSequence subSequence(int start, int end) {
-            byte[] b = new byte[end - start];
-            bytes.get(start, b);
-            return new String(b, StandardCharsets.ISO_8859_1);
-        }
-
-        @Override
-        public String toString() {
-            return subSequence(0, length).toString();
-        }
-    }
-
-    /** Per-scan matchers, made on first use. */
-    private static final class Matchers {
-        private final Latin1 text;
-        private final Matcher[] byPattern = new Matcher[8];
-
-        Matchers(ByteBuffer body) {
-            this.text = new Latin1(body);
-        }
-
-        /** {@return the end of a match of {@code p} anchored at {@code at}, or -1} */
-        int match(int slot, Pattern p, int at) {
-            Matcher m = byPattern[slot];
-            if (m == null) {
-                m = p.matcher(text);
-                byPattern[slot] = m;
+        void add(int type, int start, int end, boolean verifiedOrNoChecksum) {
+            counts[type]++;
+            if (!verifiedOrNoChecksum) {
+                unverified[type]++;
             }
-            m.region(at, text.length());
-            return m.lookingAt() ? m.end() : -1;
+            if (keepSpans) {
+                if (used + 3 > spans.length) {
+                    spans = Arrays.copyOf(spans, Math.max(48, spans.length * 2));
+                }
+                spans[used++] = start;
+                spans[used++] = end;
+                spans[used++] = type;
+            }
         }
     }
 
     private SecretScanner() {
     }
 
-    /** {@return every kind} */
-    static Set<SecretKind> all() {
-        return EnumSet.allOf(SecretKind.class);
-    }
-
     /**
-     * Scans a body.
+     * Scans a text.
      *
-     * @param body well-formed UTF-8 ({@link Utf8#isWellFormed}), from position 0 to its limit; not modified
-     * @param enabled the kinds to count (and redact); matches of other kinds are left as they are
+     * @param text well-formed UTF-8, or bytes in which every byte below 0x80 is that ASCII character, from position 0
+     *     to its limit; not modified
+     * @param selection what to look for
      * @param redact whether to record the matches' spans (for {@link Scan#edits})
      * @return the counts and, when redacting, the spans
      */
-    static Scan scan(ByteBuffer body, Set<SecretKind> enabled, boolean redact) {
-        EnumMap<SecretKind, Integer> counts = new EnumMap<>(SecretKind.class);
-        Matchers matchers = null;
-        int[] spans = NO_SPANS;
-        int used = 0;
-        int n = body.limit();
+    static Scan scan(ByteBuffer text, Selection selection, boolean redact) {
+        boolean custom = !selection.custom().isEmpty();
+        Found found = new Found(selection.types(), redact || custom);
+        Prefilter prefilter = CATALOG.prefilter();
+        byte[] flagsOf = FLAGS;
+        int n = text.limit();
+        int resume = 0;
         int i = 0;
         while (i < n) {
-            int c = body.get(i) & 0xff;
-            if (!TRIGGER[c]) {
+            int c = text.get(i) & 0xff;
+            int flags = flagsOf[c];
+            if (flags == 0) {
                 i++;
                 continue;
             }
-            SecretKind kind = null;
-            int end = -1;
-            switch (c) {
-                case '-' -> {
-                    if (startsWith(body, i, BEGIN)
-                            && (end = (matchers = matchers(matchers, body)).match(0, PEM_BEGIN, i)) >= 0) {
-                        kind = SecretKind.PRIVATE_KEY;
-                        end = pemEnd(body, end, matchers);
-                    }
+            int end = NO_MATCH;
+            int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
+            if ((flags & Prefilter.ANCHOR) != 0) {
+                Prefilter.Literal[] list = prefilter.anchored(false, c, previous);
+                if (list != null) {
+                    end = tryAnchored(text, i, list, selection, found, resume);
                 }
-                case 's' -> {
-                    if (startsWith(body, i, SK) && !continues(body, i, "_-")) {
-                        matchers = matchers(matchers, body);
-                        if ((end = matchers.match(1, ANTHROPIC, i)) >= 0) {
-                            kind = SecretKind.ANTHROPIC_API_KEY;
-                        } else if ((end = matchers.match(2, OPENAI, i)) >= 0) {
-                            kind = SecretKind.OPENAI_API_KEY;
-                        }
-                    }
-                }
-                case 'A' -> {
-                    if ((startsWith(body, i, AKIA) || startsWith(body, i, ASIA)) && !continues(body, i, "")) {
-                        if ((end = (matchers = matchers(matchers, body)).match(3, AWS, i)) >= 0) {
-                            kind = SecretKind.AWS_ACCESS_KEY_ID;
-                        }
-                    } else if (startsWith(body, i, AIZA) && !continues(body, i, "_-")
-                            && (end = (matchers = matchers(matchers, body)).match(6, GOOGLE, i)) >= 0) {
-                        kind = SecretKind.GOOGLE_API_KEY;
-                    }
-                }
-                case 'g' -> {
-                    if (startsWith(body, i, GH) || startsWith(body, i, GITHUB_PAT)) {
-                        if (!continues(body, i, "_")
-                                && (end = (matchers = matchers(matchers, body)).match(4, GITHUB, i)) >= 0) {
-                            kind = SecretKind.GITHUB_TOKEN;
-                        }
-                    }
-                }
-                case 'x' -> {
-                    if (startsWith(body, i, XOX) && !continues(body, i, "-")
-                            && (end = (matchers = matchers(matchers, body)).match(5, SLACK, i)) >= 0) {
-                        kind = SecretKind.SLACK_TOKEN;
-                    }
-                }
-                default -> { }
             }
-            if (kind == null) {
+            if (end == NO_MATCH && (flags & Prefilter.HEAD) != 0 && i + 1 < n) {
+                Prefilter.Literal[] list = prefilter.anchored(true, c, text.get(i + 1) & 0xff);
+                if (list != null) {
+                    end = tryAnchored(text, i, list, selection, found, resume);
+                }
+            }
+            if (end == NO_MATCH && (flags & Prefilter.OPERATOR) != 0 && !Assignment.operatorByte((byte) previous)) {
+                end = tryKeywords(text, i, selection, found, resume);
+            }
+            if (end != NO_MATCH) {
+                resume = end;
+                i = end;
+            } else {
                 i++;
-                continue;
             }
-            if (enabled.contains(kind)) {
-                counts.merge(kind, 1, Integer::sum);
-                if (redact) {
-                    if (used + 3 > spans.length) {
-                        spans = java.util.Arrays.copyOf(spans, Math.max(24, spans.length * 2));
-                    }
-                    spans[used++] = i;
-                    spans[used++] = end;
-                    spans[used++] = kind.ordinal();
-                }
-            }
-            i = end;
         }
-        return new Scan(counts, spans, used);
+        if (custom) {
+            scanCustom(text, selection, found);
+        }
+        if (!redact) {
+            return new Scan(selection, found.counts, found.unverified, NO_SPANS, 0);
+        }
+        return new Scan(selection, found.counts, found.unverified, found.spans, found.used);
     }
 
-    private static Matchers matchers(Matchers m, ByteBuffer body) {
-        return m != null ? m : new Matchers(body);
+    /** {@return the end of the match recorded for a prefix anchored at {@code i}, or {@link #NO_MATCH}} */
+    private static int tryAnchored(ByteBuffer text, int i, Prefilter.Literal[] literals, Selection selection,
+                                   Found found, int resume) {
+        for (Prefilter.Literal l : literals) {
+            int p = i - l.anchor();
+            Rule rule = l.rule();
+            if (p < resume || !selection.on(rule.index()) || !l.at(text, p)) {
+                continue;
+            }
+            long m = rule.kind() == Rule.Kind.PEM ? span(p, PemBlock.match(text, p))
+                    : prefixMatch(text, p, l, selection);
+            if (record(text, m, found, resume)) {
+                return (int) (m & 0xFFFFFF);
+            }
+        }
+        return NO_MATCH;
     }
 
-    private static boolean startsWith(ByteBuffer b, int at, byte[] literal) {
-        if (at + literal.length > b.limit()) {
+    /** The longest key name searched for a keyword before an operator. */
+    private static final int MAX_KEY_SCAN = Assignment.MAX_KEY_BEFORE + 40 + Assignment.MAX_KEY_REST;
+
+    /** {@return the end of the match recorded for a keyword in the key before the operator at {@code op}, or -1} */
+    private static int tryKeywords(ByteBuffer text, int op, Selection selection, Found found, int resume) {
+        if (selection.shortestKeywordValue() == Integer.MAX_VALUE
+                || !Assignment.valueMayFollow(text, op, selection.shortestKeywordValue())) {
+            return NO_MATCH;
+        }
+        long key = Assignment.keyBefore(text, op, MAX_KEY_SCAN);
+        if (key < 0) {
+            return NO_MATCH;
+        }
+        Prefilter prefilter = CATALOG.prefilter();
+        int keyEnd = (int) key;
+        for (int p = (int) (key >>> 32); p + Prefilter.GRAM <= keyEnd; p++) {
+            int gram = Prefilter.gramAt(text, p);
+            Prefilter.Literal[] literals = prefilter.mayStartKeyword(gram) ? prefilter.candidates(gram) : null;
+            if (literals == null) {
+                continue;
+            }
+            for (Prefilter.Literal l : literals) {
+                if (l.ignoreCase() && selection.on(l.rule().index()) && l.at(text, p)) {
+                    long m = keywordMatch(text, p, l, selection);
+                    if (record(text, m, found, resume)) {
+                        return (int) (m & 0xFFFFFF);
+                    }
+                }
+            }
+        }
+        return NO_MATCH;
+    }
+
+    /** Records a match unless there is none or it starts before {@code resume}; {@return whether it recorded} */
+    private static boolean record(ByteBuffer text, long m, Found found, int resume) {
+        if (m == NO_MATCH || (int) (m >>> 24 & 0xFFFFFF) < resume) {
             return false;
         }
-        for (int k = 0; k < literal.length; k++) {
-            if (b.get(at + k) != literal[k]) {
-                return false;
-            }
-        }
+        int type = (int) (m >>> 48);
+        int start = (int) (m >>> 24 & 0xFFFFFF);
+        int end = (int) (m & 0xFFFFFF);
+        found.add(type, start, end, verified(text, type, start, end));
         return true;
     }
 
-    /**
-     * {@return whether the character before {@code at} is an ASCII letter, a digit or one of {@code extra}} A letter
-     * that ends a backslash escape ({@code \n}, {@code \r}, {@code \t}, {@code \b}, {@code \f},
-     * {@code \v}) does not continue a token: text that still holds escapes (plain text quoting JSON or shell, a
-     * JSON string holding an escaped backslash) breaks lines there for its reader.
-     */
-    private static boolean continues(ByteBuffer b, int at, String extra) {
-        if (at == 0) {
-            return false;
-        }
-        int c = b.get(at - 1) & 0xff;
-        if (at >= 2 && b.get(at - 2) == '\\' && ESCAPE_LETTERS.indexOf(c) >= 0) {
-            return false;
-        }
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                || (c < 0x80 && extra.indexOf(c) >= 0);
+    /** {@return a match of {@code rule} as one long: type, start and end; or NO_MATCH when end is negative} */
+    private static long span(Rule rule, int start, int end) {
+        return end < 0 ? NO_MATCH : (long) rule.index() << 48 | (long) start << 24 | end;
     }
 
-    /** The letters of the C, JSON and shell escapes that stand for white space. */
-    private static final String ESCAPE_LETTERS = "nrtbfv";
+    private static long span(int start, int end) {
+        return span(CATALOG.rules().get(pemIndex()), start, end);
+    }
+
+    private static int pemIndex() {
+        return PemIndex.INDEX;
+    }
+
+    /** The PEM entry's index, found once. */
+    private static final class PemIndex {
+        static final int INDEX = CATALOG.rules().stream().filter(r -> r.kind() == Rule.Kind.PEM).findFirst()
+                .orElseThrow().index();
+    }
+
+    private static long prefixMatch(ByteBuffer text, int p, Prefilter.Literal l, Selection selection) {
+        Rule.Form form = l.rule().forms().get(l.form());
+        int start = p;
+        if (form.lead() != null) {
+            start = p - form.lead().fixedLength();
+            if (start < 0 || form.lead().match(text, start) != p) {
+                return NO_MATCH;
+            }
+        }
+        if (continuesToken(text, start, form, true)) {
+            return NO_MATCH;
+        }
+        int bodyStart = p + l.bytes().length;
+        int end = form.shape() == null ? bodyStart : form.shape().match(text, bodyStart);
+        if (end < 0 || (end < text.limit() && continuesToken(text, end, form, false))) {
+            return NO_MATCH;
+        }
+        if (l.rule().entropy() > 0 && TokenChecks.entropy(text, bodyStart, end) < l.rule().entropy()) {
+            return NO_MATCH;
+        }
+        return span(l.rule(), start, end);
+    }
 
     /**
-     * Extends a PEM block from the end of its BEGIN line over the key data (base64, PEM header lines such as
-     * {@code Proc-Type: 4,ENCRYPTED}, whitespace, and JSON or shell escapes such as a literal backslash-n) up to and
-     * including a matching END line when one follows; otherwise up to the end of the key data. Trailing whitespace and
-     * backslashes are left in place, so an escape sequence in the surrounding syntax is never cut in half.
+     * {@return whether the character before {@code at} (when {@code before}) or at {@code at} continues the token}
+     * Before: an ASCII letter or digit, a character of the form's edge, or a {@code _} or {@code -} that the token's
+     * classes hold. After: an ASCII letter or digit, a character of the edge or of the token's classes. A letter that
+     * ends a backslash escape ({@code \n}, {@code \t} ...) still present in the text does not continue a token:
+     * text quoting JSON or a shell script breaks lines there for its reader.
      */
-    private static int pemEnd(ByteBuffer b, int from, Matchers matchers) {
-        int n = b.limit();
-        int j = from;
-        while (j < n) {
-            int c = b.get(j) & 0xff;
-            if (c == '-') {
-                if (startsWith(b, j, DASHES)) {
-                    break;
+    private static boolean continuesToken(ByteBuffer text, int at, Rule.Form form, boolean before) {
+        int i = before ? at - 1 : at;
+        if (i < 0 || i >= text.limit()) {
+            return false;
+        }
+        int c = text.get(i) & 0xff;
+        if (before && i >= 1 && text.get(i - 1) == '\\' && ESCAPE_LETTERS.indexOf(c) >= 0) {
+            return false;
+        }
+        if (c >= 0x80) {
+            return false;
+        }
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || form.edge().indexOf(c) >= 0) {
+            return true;
+        }
+        return before ? (c == '_' || c == '-') && form.inAlphabet(c) : form.inAlphabet(c);
+    }
+
+    private static long keywordMatch(ByteBuffer text, int p, Prefilter.Literal l, Selection selection) {
+        int valueStart = Assignment.valueStart(text, p + l.bytes().length);
+        if (valueStart < 0 || (!l.rule().bareKey() && !Assignment.namesACredential(text, p, p + l.bytes().length))) {
+            return NO_MATCH;
+        }
+        long prefixed = prefixAt(text, valueStart, selection);
+        if (prefixed != NO_MATCH) {
+            return prefixed;
+        }
+        Rule.Form form = l.rule().forms().get(l.form());
+        int end = form.shape().match(text, valueStart);
+        if (end < 0 || (end < text.limit() && continuesToken(text, end, form, false))) {
+            return NO_MATCH;
+        }
+        if (TokenChecks.entropy(text, valueStart, end) < l.rule().entropy()) {
+            return NO_MATCH;
+        }
+        return span(l.rule(), valueStart, end);
+    }
+
+    /** {@return a match of an enabled prefix entry starting exactly at {@code at}, or NO_MATCH} */
+    private static long prefixAt(ByteBuffer text, int at, Selection selection) {
+        int gram = Prefilter.gramAt(text, at);
+        Prefilter.Literal[] literals = gram < 0 ? null : CATALOG.prefilter().candidates(gram);
+        if (literals == null) {
+            return NO_MATCH;
+        }
+        for (Prefilter.Literal l : literals) {
+            if (l.rule().kind() == Rule.Kind.PREFIX && selection.on(l.rule().index()) && l.at(text, at)) {
+                long m = prefixMatch(text, at, l, selection);
+                if (m != NO_MATCH) {
+                    return m;
                 }
-                j++;
-            } else if (isKeyData(c)) {
-                j++;
-            } else {
-                break;
             }
         }
-        if (startsWith(b, j, END)) {
-            int end = matchers.match(7, PEM_END, j);
-            if (end >= 0) {
-                return end;
+        return NO_MATCH;
+    }
+
+    /** {@return true unless the type's format has a checksum that this match fails} */
+    private static boolean verified(ByteBuffer text, int type, int start, int end) {
+        Rule rule = CATALOG.rules().get(type);
+        if (rule.checksum() == null) {
+            return true;
+        }
+        for (Rule.Form f : rule.forms()) {
+            for (String prefix : f.literals()) {
+                if (Prefilter.literalAt(text, start, prefix)) {
+                    return TokenChecks.valid(rule.checksum(), text, start + prefix.length(), end);
+                }
             }
         }
-        while (j > from && (isWhitespace(b.get(j - 1) & 0xff) || b.get(j - 1) == '\\')) {
-            j--;
+        return false;
+    }
+
+    /** Runs the operator patterns and adds the matches that overlap no earlier one. */
+    private static void scanCustom(ByteBuffer text, Selection selection, Found found) {
+        TreeMap<Integer, int[]> taken = new TreeMap<>();
+        for (int s = 0; s < found.used; s += 3) {
+            taken.put(found.spans[s], new int[] {found.spans[s + 1], found.spans[s + 2]});
         }
-        return j;
-    }
-
-    /** {@link Character#isWhitespace} for the ASCII range (the key data holds nothing else). */
-    private static boolean isWhitespace(int c) {
-        return c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f);
-    }
-
-    private static boolean isKeyData(int c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/'
-                || c == '=' || c == ':' || c == ',' || c == '.' || c == '\\' || c == ' ' || c == '\t' || c == '\r'
-                || c == '\n';
-    }
-
-    private static byte[] ascii(String s) {
-        return s.getBytes(StandardCharsets.US_ASCII);
+        int base = selection.enabled().length;
+        List<CustomPattern> custom = selection.custom();
+        int n = text.limit();
+        for (int c = 0; c < custom.size(); c++) {
+            CustomPattern cp = custom.get(c);
+            int type = base + c;
+            CustomPattern.Sink sink = (start, end) -> {
+                Map.Entry<Integer, int[]> before = taken.floorEntry(start);
+                Map.Entry<Integer, int[]> after = taken.ceilingEntry(start);
+                boolean overlaps = (before != null && before.getValue()[0] > start)
+                        || (after != null && after.getKey() < end);
+                if (!overlaps) {
+                    taken.put(start, new int[] {end, type});
+                    found.counts[type]++;
+                }
+            };
+            if (cp.keyword() == null) {
+                cp.matches(text, 0, n, sink);
+                continue;
+            }
+            int windowEnd = 0;
+            for (int i = 0; i < n; i++) {
+                if (i >= windowEnd && cp.keywordAt(text, i)) {
+                    windowEnd = Math.min(n, i + CustomPattern.KEYWORD_WINDOW);
+                    cp.matches(text, i, windowEnd, sink);
+                }
+            }
+        }
+        int used = 0;
+        int[] spans = new int[taken.size() * 3];
+        for (Map.Entry<Integer, int[]> e : taken.entrySet()) {
+            int[] v = e.getValue();
+            spans[used++] = e.getKey();
+            spans[used++] = v[0];
+            spans[used++] = v[1];
+        }
+        found.spans = spans;
+        found.used = used;
     }
 }

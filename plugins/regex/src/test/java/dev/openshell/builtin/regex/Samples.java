@@ -1,22 +1,31 @@
 package dev.openshell.builtin.regex;
 
+import java.util.List;
 import java.util.Map;
 
-/** Fake secrets in each supported format (none is a real credential). */
+/** Fake secrets in the seven formats the built-in has always known (none is a real credential). */
 final class Samples {
     static final String PEM = "-----BEGIN RSA PRIVATE KEY-----\n"
             + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
             + "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
             + "-----END RSA PRIVATE KEY-----";
-    static final Map<SecretKind, String> ONE_OF_EACH = Map.of(
-            SecretKind.PRIVATE_KEY, PEM,
-            SecretKind.ANTHROPIC_API_KEY, "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCd",
-            SecretKind.OPENAI_API_KEY, "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z_9-Q",
-            SecretKind.AWS_ACCESS_KEY_ID, "AKIAIOSFODNN7EXAMPLE",
-            SecretKind.GITHUB_TOKEN, "ghp_0123456789abcdefghijABCDEFGHIJ012345",
-            SecretKind.SLACK_TOKEN, "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-            SecretKind.GOOGLE_API_KEY, "AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI");
+    /** The seven ids, in catalog order. */
+    static final List<String> LEGACY_IDS = List.of("private_key", "anthropic_api_key", "openai_api_key",
+            "aws_access_key_id", "github_token", "slack_token", "google_api_key");
+    static final Map<String, String> ONE_OF_EACH = Map.of(
+            "private_key", PEM,
+            "anthropic_api_key", "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCd",
+            "openai_api_key", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z_9-Q",
+            "aws_access_key_id", "AKIAIOSFODNN7EXAMPLE",
+            "github_token", "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "slack_token", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+            "google_api_key", "AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI");
 
     private Samples() {
+    }
+
+    /** {@return {@code [REDACTED:<id>]}} @param id an id */
+    static String placeholder(String id) {
+        return "[REDACTED:" + id + "]";
     }
 }
