@@ -137,9 +137,10 @@ final class ProcTree {
      */
     long startTime(long pid) {
         String stat;
-        try {
-            stat = Files.readString(dir(pid).resolve("stat"), StandardCharsets.ISO_8859_1);
-        } catch (IOException | java.io.UncheckedIOException e) {
+        // at most a page: the line is about 300 bytes, and a command name at most 64
+        try (var in = Files.newInputStream(dir(pid).resolve("stat"))) {
+            stat = new String(in.readNBytes(4096), StandardCharsets.ISO_8859_1);
+        } catch (IOException e) {
             return -1;
         }
         int close = stat.lastIndexOf(')');
