@@ -287,6 +287,7 @@ final class GraphQl {
     }
 
     static Operation document(String text, String operationName, boolean persisted) throws Invalid {
+        checkNumbers(text);
         Document doc;
         try {
             ParserOptions options = ParserOptions.newParserOptions().maxTokens(MAX_TOKENS).maxRuleDepth(MAX_DEPTH)
@@ -331,6 +332,57 @@ final class GraphQl {
         collect(chosen.getSelectionSet(), fragments, new HashSet<>(), fields, 0);
         return new Operation(type, chosen.getName() == null ? "" : chosen.getName(), List.copyOf(fields),
                 persisted);
+    }
+
+    /**
+     * Refuses a number literal longer than {@value Bodies#MAX_NUMBER_CHARS} characters before the document is parsed:
+     * graphql-java's lexer and its {@code BigInteger} grow faster than linearly with a number's length (a 64 KiB
+     * integer costs about a second of CPU). Strings, block strings, comments and names are skipped as the GraphQL
+     * lexer reads them (October 2021 edition, section 2.1), so digits inside them do not count.
+     */
+    static void checkNumbers(String doc) throws Invalid {
+        int n = doc.length();
+        int i = 0;
+        while (i < n) {
+            char c = doc.charAt(i);
+            if (c == '#') {
+                while (i < n && doc.charAt(i) != '\n' && doc.charAt(i) != '\r') {
+                    i++;
+                }
+            } else if (doc.startsWith("\"\"\"", i)) {
+                i += 3;
+                while (i < n && !doc.startsWith("\"\"\"", i)) {
+                    i += doc.startsWith("\\\"\"\"", i) ? 4 : 1;
+                }
+                i += 3;
+            } else if (c == '"') {
+                for (i++; i < n && doc.charAt(i) != '"' && doc.charAt(i) != '\n'; i++) {
+                    if (doc.charAt(i) == '\\') {
+                        i++;
+                    }
+                }
+                i++;
+            } else if (c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) {
+                while (i < n && nameChar(doc.charAt(i))) {
+                    i++;
+                }
+            } else if (c == '-' || (c >= '0' && c <= '9')) {
+                int start = i++;
+                while (i < n && ((doc.charAt(i) >= '0' && doc.charAt(i) <= '9') || ".eE+-".indexOf(doc.charAt(i)) >= 0)) {
+                    i++;
+                }
+                if (i - start > Bodies.MAX_NUMBER_CHARS) {
+                    throw new Invalid("graphql_number_too_long", "GraphQL request rejected: a number in the document"
+                            + " is longer than " + Bodies.MAX_NUMBER_CHARS + " characters");
+                }
+            } else {
+                i++;
+            }
+        }
+    }
+
+    private static boolean nameChar(char c) {
+        return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
     }
 
     private static void collect(SelectionSet set, Map<String, FragmentDefinition> fragments, Set<String> visiting,

@@ -239,6 +239,27 @@ class RequestShapesTest {
                 + "}"), 403, "json_too_deep");
     }
 
+    @Test
+    void longNumbersInAGraphQlDocumentAreRefusedBeforeTheParserSeesThem() {
+        L7Engine e = L7EngineTest.engine(GRAPHQL);
+        String digits = "9".repeat(60_000);
+        for (String literal : List.of(digits, "-" + digits, "1." + digits, "1e" + digits, "0." + "1".repeat(99) + "e5")) {
+            long start = System.nanoTime();
+            refused(send(e, "POST", "/graphql", L7EngineTest.gql("{ viewer(n: " + literal + ") { id } }")), 400,
+                    "graphql_number_too_long");
+            assertTrue(System.nanoTime() - start < 30_000_000_000L, "refused without lexing the number");
+        }
+        // digits in strings, block strings, comments and names are not numbers
+        String some = "7".repeat(20_000);
+        L7Decision strings = send(e, "POST", "/graphql", L7EngineTest.gql("{ viewer(s: \"" + some + "\", b: \"\"\""
+                + some + " \\\"\"\" \"\"\") { id } } # " + some));
+        assertEquals(Outcome.ALLOW, strings.outcome(), strings.toString());
+        assertEquals(Outcome.ALLOW, send(e, "POST", "/graphql", L7EngineTest.gql("{ viewer(n: " + "1".repeat(100)
+                + ", m: -1.5e-3) { id } }")).outcome());
+        assertEquals(Outcome.DENY, send(e, "POST", "/graphql", L7EngineTest.gql("{ v" + digits + " { id } }")).outcome(),
+                "a long name is a field name (not permitted by the rules), not a number");
+    }
+
     // ------------------------------------------------------------------------------------------ JSON-RPC, MCP
 
     @Test

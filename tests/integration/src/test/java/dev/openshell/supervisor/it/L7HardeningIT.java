@@ -444,6 +444,8 @@ class L7HardeningIT {
                     + "{\"a\":" + deep + "}}"), up, before, "json_too_deep");
             refused(json(https, "POST", GQL, "/graphql", "[" + "{\"query\":\"{ viewer { login } }\",\"variables\":"
                     + "{\"n\":" + digits + "}}]"), up, before, "json_number_too_long");
+            refused(json(https, "POST", GQL, "/graphql", "{\"query\":\"{ viewer(first: " + "9".repeat(60_000)
+                    + ") { login } }\"}"), up, before, "graphql_number_too_long");
             refused(send(https, "GET", GQL, "/graphql?id=viewer1&extensions=" + q("{\"a\":" + "[".repeat(200)
                     + "]".repeat(200) + "}"),
                     List.of(), null), up, before, "json_too_deep");
