@@ -187,28 +187,25 @@ final class OverrideForms {
     }
 
     /**
-     * JSON: a top-level member named {@code _method}. A body that does not parse strictly could still name it to a
-     * lenient reader (duplicate keys, comments, too deep for this one), so it is unreadable when its text holds
-     * {@code method} or a {@code \\u} escape; a blank body carries nothing.
+     * JSON: a top-level member named {@code _method}. A body whose text holds neither {@code method} (in any case)
+     * nor a {@code \\u} escape cannot name it to any reader and is not parsed; any other must parse strictly, since a
+     * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one).
      */
     private static void json(byte[] body, List<Form> found) throws Unreadable {
         Optional<String> text = Bodies.utf8(body);
         if (text.isEmpty()) {
             throw new Unreadable("the JSON body is not UTF-8");
         }
-        if (text.get().isBlank()) {
-            return;
+        String lower = text.get().toLowerCase(Locale.ROOT);
+        if (!lower.contains("method") && !lower.contains("\\u")) {
+            return; // no JSON reader finds a member named _method in it: not parsed at all
         }
         JsonValue v;
         try {
             v = Bodies.json(text.get());
         } catch (Bodies.Malformed e) {
-            String lower = text.get().toLowerCase(Locale.ROOT);
-            if (lower.contains("method") || lower.contains("\\u")) {
-                throw new Unreadable("the JSON body cannot be read strictly (" + e.getMessage() + ") and may name"
-                        + " a _method member");
-            }
-            return;
+            throw new Unreadable("the JSON body cannot be read strictly (" + e.getMessage() + ") and may name"
+                    + " a _method member");
         }
         if (v instanceof JsonObject o) {
             for (Map.Entry<String, JsonValue> m : o.entrySet()) {
