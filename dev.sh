@@ -43,6 +43,18 @@ case "$cmd" in
       base=("-Dcontainer.base=$2")
       shift 2
     fi
+    # the tools deploy/container/build-oci.sh runs: checked before a build that would fail only after minutes
+    tools=(umoci tar)
+    case "${base[0]:-}" in
+      ""|-Dcontainer.base=debian-packages) tools+=(apt-get dpkg-deb) ;;
+      *) tools+=(skopeo) ;;
+    esac
+    for tool in "${tools[@]}"; do
+      command -v "$tool" >/dev/null 2>&1 || {
+        echo "error: $tool is not installed; ./dev.sh container needs ${tools[*]} (Debian: apt-get install umoci skopeo)" >&2
+        exit 1
+      }
+    done
     build_image -Pcontainer ${base[@]+"${base[@]}"} "$@"
     echo "==> OCI archive: jlink/target/oci/supervisor.tar (skopeo inspect oci-archive:jlink/target/oci/supervisor.tar)"
     ;;

@@ -5,8 +5,10 @@
  * It starts PROCESSES extra sleeping processes (reparented away from this JVM, as unrelated host processes are; each
  * ends by itself after 600 s and is killed at the end), holds one loopback connection from a curl child, and times
  * identify() on it: cold (first call, hashes computed), then warm (hashes cached), searching every process (no
- * entrypoint) and searching the entrypoint's descendants first (this JVM as the entrypoint). Bounded: at most
- * ITERATIONS calls and 20 s per case.
+ * entrypoint) and searching the entrypoint's descendants first (this JVM as the entrypoint). Then the per-request
+ * check of an identified connection (ProcessIdentifier.stillHolds: one readlink and one stat read of the identified
+ * process), after a warm-up, in 5 rounds whose spread is the noise. Bounded: at most ITERATIONS calls and 20 s per
+ * case (the check: 20 x ITERATIONS calls per round).
  *
  * Usage: java --module-path modules/identity/target/classes:modules/middleware-spi/target/classes:JAKARTA_JSON_JAR \
  *        --add-modules dev.openshell.supervisor.identity tests/bench/IdentityLookupCost.java [PROCESSES [ITERATIONS]]
@@ -64,6 +66,8 @@ public class IdentityLookupCost {
                         iterations);
                 burst(ProcessIdentifier.create(IdentityOptions.defaults().withExcluded(java.util.Set.of(self))),
                         client, local, 32);
+                stillHolds(ProcessIdentifier.create(IdentityOptions.defaults().withExcluded(java.util.Set.of(self))),
+                        client, local, iterations * 20);
             }
         } finally {
             if (curl != null) {
@@ -143,6 +147,42 @@ public class IdentityLookupCost {
         System.out.printf("burst of %d concurrent lookups: %.2f ms in all, %d table reads, %d full owner searches%n",
                 n, (System.nanoTime() - s) / 1e6, identifier.tableReads() - tablesBefore,
                 identifier.fullSearches() - before);
+    }
+
+    /** The per-request check: warm-up, then 5 rounds of {@code n} calls; p50 and p90 per round, wall and CPU. */
+    private static void stillHolds(ProcessIdentifier identifier, InetSocketAddress client, InetSocketAddress local,
+                                   int n) {
+        Identification id = identifier.identify(client, local);
+        if (!(id instanceof Identification.Identified i) || i.hold().isEmpty()) {
+            throw new IllegalStateException("not identified: " + id.reason());
+        }
+        var hold = i.hold().get();
+        for (int w = 0; w < n; w++) {
+            if (!identifier.stillHolds(hold)) {
+                throw new IllegalStateException("the identified process no longer holds the socket");
+            }
+        }
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (int round = 1; round <= 5; round++) {
+            long[] t = new long[n];
+            long c0 = mx.getCurrentThreadCpuTime();
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            int k = 0;
+            for (; k < n && System.nanoTime() < deadline; k++) {
+                long s = System.nanoTime();
+                boolean held = identifier.stillHolds(hold);
+                t[k] = System.nanoTime() - s;
+                if (!held) {
+                    throw new IllegalStateException("the identified process no longer holds the socket");
+                }
+            }
+            long cpu = mx.getCurrentThreadCpuTime() - c0;
+            long[] d = Arrays.copyOf(t, k);
+            Arrays.sort(d);
+            System.out.printf("per-request check (stillHolds), round %d of %d calls: p50 %.1f us, p90 %.1f us,"
+                            + " max %.1f us wall; %.1f us CPU per call%n", round, k, d[k / 2] / 1e3,
+                    d[(int) (k * 0.9)] / 1e3, d[k - 1] / 1e3, cpu / 1e3 / k);
+        }
     }
 
     private static void measure(String name, ProcessIdentifier identifier, InetSocketAddress client,

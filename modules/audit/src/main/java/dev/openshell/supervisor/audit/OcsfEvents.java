@@ -226,6 +226,7 @@ public final class OcsfEvents {
             os.add("hard_deny", true);
         }
         d.stage().ifPresent(k -> os.add("after_config_key", safeText(k, 128)));
+        d.code().ifPresent(c -> os.add("code", Syntax.safeCode(c)));
         return e.end().end().build();
     }
 
@@ -244,10 +245,11 @@ public final class OcsfEvents {
      * @param reason the short reason (no request content)
      * @param path the canonical path, {@code -} when the target was refused
      * @param stage the config key of the stage whose body replacement was re-evaluated, for a re-evaluation
+     * @param code the refusal's own code, when it has one ({@code method_override}, {@code json_too_deep}, ...)
      */
     public record L7Outcome(String decision, boolean hard, int status, String protocol, String engine,
                             String policyKey, Optional<String> rule, String reason, String path,
-                            Optional<String> stage) {
+                            Optional<String> stage, Optional<String> code) {
         /** @throws NullPointerException if a part is {@code null} */
         public L7Outcome {
             Objects.requireNonNull(decision, "decision");
@@ -258,6 +260,27 @@ public final class OcsfEvents {
             Objects.requireNonNull(reason, "reason");
             Objects.requireNonNull(path, "path");
             Objects.requireNonNull(stage, "stage");
+            Objects.requireNonNull(code, "code");
+        }
+
+        /**
+         * An outcome without a code.
+         *
+         * @param decision {@code allow}, {@code audit} or {@code deny}
+         * @param hard whether a denial ignored {@code enforcement: audit}
+         * @param status the HTTP status a denial answered
+         * @param protocol the endpoint protocol
+         * @param engine the engine name
+         * @param policyKey the network policy whose endpoint decided
+         * @param rule the rule that decided or that was missing
+         * @param reason the short reason
+         * @param path the canonical path
+         * @param stage the config key of the stage whose replacement was re-evaluated
+         */
+        public L7Outcome(String decision, boolean hard, int status, String protocol, String engine,
+                         String policyKey, Optional<String> rule, String reason, String path,
+                         Optional<String> stage) {
+            this(decision, hard, status, protocol, engine, policyKey, rule, reason, path, stage, Optional.empty());
         }
     }
 
@@ -488,6 +511,26 @@ public final class OcsfEvents {
                         .add("binary", safeText(binary, 4096)).add("pid", pid)
                         .add("trusted_sha256", safeText(trustedSha256, 64))
                         .add("observed_sha256", safeText(observedSha256, 64)));
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004, Medium) for a connection whose identified process no longer holds its
+     * socket: the connection was identified again, and its requests are judged as the process that holds it now}
+     * A process may hand its connection to another ({@code pidfd_getfd(2)}, {@code SCM_RIGHTS}) and exit.
+     *
+     * @param request the destination of the request that found it; its process, when present, is the new holder (the
+     *     actor)
+     * @param previousPid the process the connection was identified as
+     * @param previousBinary its executable's path, passed through {@link #safeText}
+     * @param identity {@code identified}, or the safe reason the new holder is not known
+     */
+    public JsonObject connectionReidentified(RequestFacts request, long previousPid, String previousBinary,
+                                             String identity) {
+        return finding(request, Severity.MEDIUM, "connection re-identified: the process it was identified as no"
+                        + " longer holds its socket", "process.connection_reidentified",
+                os -> base(os, request).add("code", "connection_reidentified").add("decision", "reidentified")
+                        .add("previous_pid", previousPid).add("previous_binary", safeText(previousBinary, 4096))
+                        .add("identity", safeText(identity, 300)));
     }
 
     /**

@@ -125,6 +125,8 @@ class OcsfEventsTest {
                         "response_uninspectable", true), 3),
                 Arguments.of("middleware finding", EVENTS.middlewareFinding(REQUEST, "secrets", "openshell/regex",
                         "secret.openai_api_key", 2), 1),
+                Arguments.of("connection re-identified", EVENTS.connectionReidentified(REQUEST, 42, "/usr/bin/curl",
+                        "identified"), 3),
                 Arguments.of("binding unavailable", EVENTS.bindingAvailability("acme/spin", false, 2, 2), 4),
                 Arguments.of("binding available again", EVENTS.bindingAvailability("acme/spin", true, 1, 2), 1));
     }
@@ -235,6 +237,31 @@ class OcsfEventsTest {
         assertEquals("/usr/bin/curl", f.getJsonObject("actor").getJsonObject("process").getJsonObject("file")
                 .getString("path"));
         assertTrue(f.getBoolean("is_alert"));
+    }
+
+    @Test
+    void aReidentifiedConnectionNamesTheProcessItWasIdentifiedAs() {
+        JsonObject f = EVENTS.connectionReidentified(REQUEST, 42, "/usr/bin/curl", "identified");
+        JsonObject os = f.getJsonObject("unmapped").getJsonObject("openshell");
+        assertEquals("connection_reidentified", os.getString("code"));
+        assertEquals("reidentified", os.getString("decision"));
+        assertEquals(42, os.getInt("previous_pid"));
+        assertEquals("/usr/bin/curl", os.getString("previous_binary"));
+        assertEquals("identified", os.getString("identity"));
+        assertEquals("process.connection_reidentified", f.getJsonObject("finding_info").getJsonArray("types")
+                .getString(0));
+        assertFalse(f.getBoolean("is_alert"));
+    }
+
+    @Test
+    void anL7RefusalCarriesItsCode() {
+        JsonObject e = EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("deny", true, 400, "rest", "l7", "p",
+                Optional.empty(), "method override", "/repos/x", Optional.empty(), Optional.of("method_override")));
+        SCHEMA.validate("http_activity", e);
+        assertEquals("method_override", e.getJsonObject("unmapped").getJsonObject("openshell").getString("code"));
+        assertFalse(EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("deny", true, 400, "rest", "l7", "p",
+                Optional.empty(), "x", "/x", Optional.empty())).getJsonObject("unmapped").getJsonObject("openshell")
+                .containsKey("code"));
     }
 
     @Test

@@ -40,11 +40,23 @@ public sealed interface Identification {
      * The process is known.
      *
      * @param process the process
+     * @param hold where it held the client socket, for the per-request check ({@link ProcessIdentifier#stillHolds});
+     *     empty when not recorded (such an identity is never re-checked)
      */
-    record Identified(ProcessIdentity process) implements Identification {
-        /** @throws NullPointerException if {@code process} is {@code null} */
+    record Identified(ProcessIdentity process, Optional<SocketHold> hold) implements Identification {
+        /** @throws NullPointerException if a part is {@code null} */
         public Identified {
             Objects.requireNonNull(process, "process");
+            Objects.requireNonNull(hold, "hold");
+        }
+
+        /**
+         * A process known without where it held the socket.
+         *
+         * @param process the process
+         */
+        public Identified(ProcessIdentity process) {
+            this(process, Optional.empty());
         }
 
         @Override

@@ -98,6 +98,68 @@ final class ProcTree {
     }
 
     /**
+     * {@return the number of a descriptor of the process that is the socket, or -1} An unreadable or vanished
+     * process holds nothing.
+     *
+     * @param target the link text, {@code socket:[<inode>]}
+     */
+    int fdOf(long pid, String target) {
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(dir(pid).resolve("fd"))) {
+            for (Path fd : s) {
+                try {
+                    if (Files.readSymbolicLink(fd).toString().equals(target)) {
+                        return Integer.parseInt(fd.getFileName().toString());
+                    }
+                } catch (IOException | UnsupportedOperationException | NumberFormatException e) {
+                    // closed while we read, or not a link
+                }
+            }
+        } catch (IOException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    /** {@return whether descriptor {@code fd} of the process is the socket: one {@code readlink}} */
+    boolean holdsAt(long pid, int fd, String target) {
+        try {
+            return Files.readSymbolicLink(dir(pid).resolve("fd").resolve(Integer.toString(fd))).toString()
+                    .equals(target);
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    /**
+     * {@return the process's start time, clock ticks after boot ({@code stat} field 22), or -1 when unreadable}
+     * The fields after the command name (in parentheses, which may itself hold spaces and parentheses) are read
+     * from the last {@code ')'}.
+     */
+    long startTime(long pid) {
+        String stat;
+        // at most a page: the line is about 300 bytes, and a command name at most 64
+        try (var in = Files.newInputStream(dir(pid).resolve("stat"))) {
+            stat = new String(in.readNBytes(4096), StandardCharsets.ISO_8859_1);
+        } catch (IOException e) {
+            return -1;
+        }
+        int close = stat.lastIndexOf(')');
+        if (close < 0) {
+            return -1;
+        }
+        String[] f = stat.substring(close + 1).trim().split("\\s+");
+        // f[0] is field 3 (state): field 22 is f[19]
+        if (f.length < 20) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(f[19]);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /**
      * {@return the process and its descendants, breadth first, the process first} Read from
      * {@code task/<tid>/children} of every thread where the kernel has them ({@code CONFIG_PROC_CHILDREN}), else
      * from the {@code PPid} of every process. At most {@link #MAX_DESCENDANTS}.

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -31,14 +32,17 @@ import java.util.OptionalLong;
  *   <li>for each owner: the executable ({@code readlink exe}), its ancestors through {@code PPid} (at most
  *       {@value #MAX_ANCESTORS}, up to the entrypoint or PID 1), and the SHA-256 of each executable, trusted on first
  *       use per path and recomputed only when the file's size, mtime, ctime, device or inode change. The owner must
- *       still hold the socket afterwards (a PID reused in between is not mistaken for it);</li>
+ *       still hold the socket afterwards, with the start time it had before (a PID reused in between is not mistaken
+ *       for it); the descriptor and the start time are kept with the identity ({@link SocketHold}) for
+ *       {@link #stillHolds}, the cheap check at each later request on the connection;</li>
  *   <li>owners that do not run the same program (binary, hash and ancestry) make the connection ambiguous: denied.
  *       Several owners running the same program (a fork) identify as the first found.</li>
  * </ol>
  * The TCP tables and the full owner search are each read once for every lookup waiting when the read starts
  * (never from a read that started before the lookup did), so a burst of connections costs one read, not one each.
  * A changed hash anywhere is an {@link IntegrityViolation}. Nothing is cached per connection here: the caller keeps
- * the answer for the connection's lifetime. Command lines are never read: a script's path never identifies a process
+ * the answer for the connection and checks it with {@link #stillHolds} at each request (a process may hand its
+ * connection to another, {@code pidfd_getfd(2)}, and exit). Command lines are never read: a script's path never identifies a process
  * (its interpreter does). Thread-safe; calls block on file reads.
  *
  * <p>Owners that the supervisor may not read ({@code /proc/<pid>/fd} of another user without privilege) are not
@@ -137,12 +141,12 @@ public final class ProcessIdentifier {
             return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the process list cannot be read"
                     + " (" + e.getClass().getSimpleName() + ")");
         }
-        List<ProcessIdentity> found = new ArrayList<>();
+        List<Identified> found = new ArrayList<>();
         String unreadable = null;
         for (long pid : owners) {
-            Identification id = resolve(pid, target);
+            Identification id = resolve(pid, inode);
             switch (id) {
-                case Identified i -> found.add(i.process());
+                case Identified i -> found.add(i);
                 case IntegrityViolation v -> {
                     return v;
                 }
@@ -158,18 +162,20 @@ public final class ProcessIdentifier {
                     : new Unidentified(Cause.NO_OWNER, "failed to resolve peer binary: no process holds the client"
                             + " socket (the client exited)");
         }
-        ProcessIdentity first = found.get(0);
-        long programs = found.stream().filter(p -> !p.sameProgram(first)).count();
+        ProcessIdentity first = found.get(0).process();
+        long programs = found.stream().filter(p -> !p.process().sameProgram(first)).count();
         if (programs > 0 || unreadable != null) {
             return new Unidentified(Cause.AMBIGUOUS_OWNERS, "ambiguous shared socket ownership: "
                     + (found.size() + (unreadable != null ? 1 : 0)) + " processes hold the client socket and do not"
                     + " run the same binaries");
         }
-        return new Identified(first);
+        return found.get(0);
     }
 
     /** Resolves one owner; {@link Cause#NO_OWNER} when it vanished or no longer holds the socket. */
-    private Identification resolve(long pid, String target) {
+    private Identification resolve(long pid, long inode) {
+        String target = "socket:[" + inode + "]";
+        long started = tree.startTime(pid);
         String binary;
         BinaryTrust.Verdict verdict;
         try {
@@ -212,10 +218,33 @@ public final class ProcessIdentifier {
             ancestors.add(new ProcessIdentity.Ancestor(ppid, ancestor, v.sha256()));
             current = ppid;
         }
-        if (!tree.holds(pid, target)) {
+        int fd = tree.fdOf(pid, target);
+        if (fd < 0 || tree.startTime(pid) != started) {
             return new Unidentified(Cause.NO_OWNER, "vanished");
         }
-        return new Identified(new ProcessIdentity(pid, binary, verdict.sha256(), ancestors));
+        return new Identified(new ProcessIdentity(pid, binary, verdict.sha256(), ancestors),
+                Optional.of(new SocketHold(pid, started, inode, fd)));
+    }
+
+    /**
+     * {@return whether the process identified for a connection still holds its socket} The check made at each
+     * request on a connection that carries an identity: one {@code readlink} of the descriptor it held (its other
+     * descriptors only when that one no longer is the socket) and its start time, so that a process that took over
+     * the PID is not taken for it. Reads that process's {@code /proc} entries only: never the TCP tables, never
+     * another process. A second holder while the identified process still holds the socket is not seen here.
+     *
+     * @param hold where the identified process held the socket
+     */
+    public boolean stillHolds(SocketHold hold) {
+        Objects.requireNonNull(hold, "hold");
+        if (!platform) {
+            return true;
+        }
+        String target = hold.target();
+        boolean held = tree.holdsAt(hold.pid(), hold.fd(), target) || tree.holds(hold.pid(), target);
+        // the start time after the descriptor: a process that replaced the identified one under its PID in between
+        // has another start time
+        return held && tree.startTime(hold.pid()) == hold.startTime();
     }
 
     /** {@return how many full owner searches over every process ran so far (concurrent lookups share one)} */

@@ -24,6 +24,8 @@ final class FakeProc {
     private final Map<Long, List<Long>> children = new LinkedHashMap<>();
     /** Whether {@code task/<tid>/children} files are written (kernels without CONFIG_PROC_CHILDREN have none). */
     boolean childrenFiles = true;
+    /** The start time the next process gets: each process started later than the one before. */
+    private long nextStart = 1000;
 
     FakeProc(Path dir) throws IOException {
         this.root = Files.createDirectories(dir.resolve("proc"));
@@ -51,6 +53,9 @@ final class FakeProc {
             Files.createSymbolicLink(d.resolve("exe"), exe);
             Files.writeString(d.resolve("status"), "Name:\tx\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t" + pid
                     + "\nNgid:\t0\nPid:\t" + pid + "\nPPid:\t" + ppid + "\nTracerPid:\t0\n");
+            // stat: "pid (comm) state ppid ..." with the start time as field 22; a comm may hold ") ("
+            Files.writeString(d.resolve("stat"), pid + " (a) (b) S " + ppid + " 0 0 0 -1 4194560 0 0 0 0 0 0 0 0 20 0"
+                    + " 1 0 " + nextStart++ + " 0 0\n");
             int fd = 0;
             Files.createSymbolicLink(d.resolve("fd").resolve(Integer.toString(fd++)), Path.of("pipe:[1]"));
             for (long s : sockets) {
@@ -61,6 +66,27 @@ final class FakeProc {
             children.computeIfAbsent(pid, k -> new ArrayList<>());
             children.computeIfAbsent(ppid, k -> new ArrayList<>()).add(pid);
             writeChildren();
+            return this;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Gives a running process one more descriptor, {@code fd}, on a socket (it copied or received it). */
+    FakeProc hold(long pid, int fd, long socket) {
+        try {
+            Files.createSymbolicLink(root.resolve(Long.toString(pid)).resolve("fd").resolve(Integer.toString(fd)),
+                    Path.of("socket:[" + socket + "]"));
+            return this;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Closes descriptor {@code fd} of a running process. */
+    FakeProc close(long pid, int fd) {
+        try {
+            Files.delete(root.resolve(Long.toString(pid)).resolve("fd").resolve(Integer.toString(fd)));
             return this;
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -10,18 +10,50 @@ import java.util.Optional;
 
 import jakarta.json.Json;
 import jakarta.json.JsonConfig;
-import jakarta.json.JsonException;
 import jakarta.json.JsonReader;
 import jakarta.json.JsonReaderFactory;
 import jakarta.json.JsonValue;
+import jakarta.json.stream.JsonParser;
+import jakarta.json.stream.JsonParserFactory;
 
 /**
- * Strict decoding of request bodies for policy: UTF-8 without replacement, and JSON where a duplicate object key is an
- * error (two readers of one body must never see different methods or operations).
+ * Strict decoding of request bodies for policy ({@code docs/policy-reference.md}, "L7 policy", "JSON bodies"): UTF-8
+ * without replacement, and JSON read as exactly one value with nothing but whitespace after it (a second message after
+ * the first is never left for the upstream to read unchecked), at most {@value #MAX_DEPTH} levels of nesting, numbers
+ * of at most {@value #MAX_NUMBER_CHARS} characters, and no duplicate object key (two readers of one body must never
+ * see different methods or operations). Every JSON body the L7 policy reads goes through {@link #json}.
+ *
+ * <p>The body is read twice: a streaming pass that checks the limits and the end without building anything (so no
+ * number is converted and no deep structure is built), then the tree.
  */
 final class Bodies {
+    /** The deepest nesting of arrays and objects read, levels. */
+    static final int MAX_DEPTH = 128;
+    /** The longest number read, characters (sign, digits, fraction and exponent). */
+    static final int MAX_NUMBER_CHARS = 100;
+
+    private static final JsonParserFactory PARSERS = Json.createParserFactory(Map.of());
     private static final JsonReaderFactory STRICT = Json.createReaderFactory(
             Map.of(JsonConfig.KEY_STRATEGY, JsonConfig.KeyStrategy.NONE));
+
+    /** Why a body is not one JSON value within the limits: a fixed code and a reason without body content. */
+    static final class Malformed extends Exception {
+        private static final long serialVersionUID = 1L;
+        private final String code;
+
+        Malformed(String code, String reason) {
+            super(reason, null, false, false);
+            this.code = code;
+        }
+
+        /**
+         * {@return the code: {@code json_invalid}, {@code json_trailing_data}, {@code json_too_deep},
+         * {@code json_number_too_long} or {@code json_duplicate_key}}
+         */
+        String code() {
+            return code;
+        }
+    }
 
     private Bodies() {
     }
@@ -35,12 +67,56 @@ final class Bodies {
         }
     }
 
-    /** {@return the JSON value of {@code text}, or empty when it is not exactly one JSON value} */
-    static Optional<JsonValue> json(String text) {
+    /**
+     * {@return the one JSON value of {@code text}}
+     *
+     * @param text the body
+     * @throws Malformed if it is not exactly one JSON value within the limits
+     */
+    static JsonValue json(String text) throws Malformed {
+        check(text);
         try (JsonReader r = STRICT.createReader(new StringReader(text))) {
-            return Optional.of(r.readValue());
-        } catch (JsonException | IllegalStateException | NumberFormatException e) {
-            return Optional.empty();
+            return r.readValue();
+        } catch (RuntimeException e) {
+            // the syntax and the limits were checked: what the tree refuses is a duplicate key
+            throw new Malformed("json_duplicate_key", "a JSON object has a duplicate key");
+        }
+    }
+
+    /** The streaming pass: one value, its depth and its numbers, then only whitespace. */
+    private static void check(String text) throws Malformed {
+        int depth = 0;
+        boolean complete = false;
+        try (JsonParser p = PARSERS.createParser(new StringReader(text))) {
+            while (p.hasNext()) {
+                switch (p.next()) {
+                    case START_ARRAY, START_OBJECT -> {
+                        if (++depth > MAX_DEPTH) {
+                            throw new Malformed("json_too_deep", "the JSON body nests deeper than " + MAX_DEPTH
+                                    + " levels");
+                        }
+                    }
+                    case END_ARRAY, END_OBJECT -> depth--;
+                    case VALUE_NUMBER -> {
+                        if (p.getString().length() > MAX_NUMBER_CHARS) {
+                            throw new Malformed("json_number_too_long", "a JSON number is longer than "
+                                    + MAX_NUMBER_CHARS + " characters");
+                        }
+                    }
+                    default -> {
+                        // keys, strings and literals: nothing to bound beyond the body's own limit
+                    }
+                }
+                complete = depth == 0;
+            }
+        } catch (RuntimeException e) {
+            throw complete
+                    ? new Malformed("json_trailing_data", "the body holds more than one JSON value (only whitespace"
+                            + " may follow the first)")
+                    : new Malformed("json_invalid", "invalid JSON");
+        }
+        if (!complete) {
+            throw new Malformed("json_invalid", "invalid JSON");
         }
     }
 }

@@ -17,9 +17,13 @@ import graphql.parser.ParserEnvironment;
 import graphql.parser.ParserOptions;
 
 import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -36,18 +40,40 @@ import jakarta.json.JsonValue;
  * Classifies a GraphQL-over-HTTP request into operations (OpenShell {@code l7/graphql.rs}): {@code GET} from the
  * query string, {@code POST} from a JSON body (an object, or an array for a batch), every document parsed with
  * graphql-java's parser (at most {@value #MAX_TOKENS} tokens and {@value #MAX_DEPTH} levels of nesting).
+ *
+ * <p>Everything the upstream may read decides ({@code docs/policy-reference.md}, "GraphQL request shapes"): a
+ * {@code GET} with a body, a {@code POST} with GraphQL parameters in its query string, a persisted-query id with a
+ * different {@code extensions} hash, a document with a hash that is not its SHA-256, and unreadable
+ * {@code extensions} are refused as ambiguous ({@value #AMBIGUOUS}); a document sent with a persisted-query id is
+ * judged together with the id's registry entry.
  */
 final class GraphQl {
     static final int MAX_TOKENS = 20_000;
     static final int MAX_DEPTH = 128;
+    /** The code of a request whose operation depends on which of its parts the upstream reads. */
+    static final String AMBIGUOUS = "graphql_ambiguous_request";
     private static final List<String> ID_KEYS = List.of("id", "documentId", "queryId");
+    /** The query-string parameters that choose the operation. */
+    private static final List<String> CONTROL = List.of("query", "operationName", "extensions", "id", "documentId",
+            "queryId");
 
     /** A classification failure: a hard denial, whatever the enforcement. */
     static final class Invalid extends Exception {
         private static final long serialVersionUID = 1L;
+        private final String code;
 
         Invalid(String message) {
-            super(message);
+            this(null, message);
+        }
+
+        Invalid(String code, String message) {
+            super(message, null, false, false);
+            this.code = code;
+        }
+
+        /** {@return the refusal's code, when its cause has a fixed name} */
+        Optional<String> code() {
+            return Optional.ofNullable(code);
         }
     }
 
@@ -67,6 +93,13 @@ final class GraphQl {
         }
     }
 
+    /**
+     * What one request (or one batch item) names: a document, an operation name, a persisted-query id and an
+     * {@code extensions} hash, each absent ({@code null}) or given once.
+     */
+    private record Envelope(String query, String operationName, String id, String hash) {
+    }
+
     private GraphQl() {
     }
 
@@ -74,39 +107,20 @@ final class GraphQl {
                                         L7Endpoint endpoint) throws Invalid {
         String m = method.toUpperCase(Locale.ROOT);
         if (m.equals("GET")) {
-            Map<String, String> control = new HashMap<>();
-            for (String key : List.of("query", "operationName", "extensions", "id", "documentId", "queryId")) {
-                List<String> values = query.get(key);
-                if (values != null) {
-                    if (values.size() > 1) {
-                        throw new Invalid("GraphQL request rejected: duplicate " + key + " parameter");
-                    }
-                    control.put(key, values.get(0));
-                }
+            if (request.body().map(b -> b.length > 0).orElse(false)) {
+                throw ambiguous("a GET request carries a body, which some GraphQL servers read as well as the query"
+                        + " string");
             }
-            JsonObject extensions = null;
-            if (control.containsKey("extensions")) {
-                try {
-                    if (parseJson(control.get("extensions")) instanceof JsonObject o) {
-                        extensions = o;
-                    }
-                } catch (Invalid ignored) {
-                    // OpenShell ignores invalid extensions JSON on GET
-                }
-            }
-            String id = null;
-            for (String k : ID_KEYS) {
-                if (control.containsKey(k)) {
-                    if (id != null) {
-                        throw new Invalid("GraphQL request rejected: more than one persisted query id parameter");
-                    }
-                    id = control.get(k);
-                }
-            }
-            return envelope(control.get("query"), control.get("operationName"), extensions, id, endpoint);
+            return getEnvelope(query, endpoint);
         }
         if (!m.equals("POST")) {
             throw new Invalid("GraphQL request rejected: unsupported GraphQL HTTP method " + printable(m));
+        }
+        for (String key : CONTROL) {
+            if (query.containsKey(key)) {
+                throw ambiguous("a POST request carries the GraphQL parameter " + key + " in its query string as"
+                        + " well as a body");
+            }
         }
         checkBodyHeaders(request);
         byte[] body = request.body().orElse(new byte[0]);
@@ -127,6 +141,42 @@ final class GraphQl {
         return jsonEnvelope(v, endpoint);
     }
 
+    /** A GET: the control parameters of the query string, each at most once. */
+    private static List<Operation> getEnvelope(Map<String, List<String>> query, L7Endpoint endpoint)
+            throws Invalid {
+        Map<String, String> control = new HashMap<>();
+        for (String key : CONTROL) {
+            List<String> values = query.get(key);
+            if (values != null) {
+                if (values.size() > 1) {
+                    throw new Invalid("GraphQL request rejected: duplicate " + key + " parameter");
+                }
+                control.put(key, values.get(0));
+            }
+        }
+        String hash = null;
+        if (control.containsKey("extensions")) {
+            JsonValue extensions;
+            try {
+                extensions = parseJson(control.get("extensions"));
+            } catch (Invalid e) {
+                throw e.code().filter(c -> !c.equals("json_invalid")).isPresent() ? e
+                        : ambiguous("the extensions parameter is not a JSON object");
+            }
+            hash = hash(extensions);
+        }
+        String id = null;
+        for (String k : ID_KEYS) {
+            if (control.containsKey(k)) {
+                if (id != null) {
+                    throw ambiguous("more than one persisted query id parameter");
+                }
+                id = control.get(k);
+            }
+        }
+        return envelope(new Envelope(control.get("query"), control.get("operationName"), id, hash), endpoint);
+    }
+
     /** A JSON envelope ({@code query}, {@code operationName}, {@code extensions}, ids): POST items and WS payloads. */
     static List<Operation> jsonEnvelope(JsonValue v, L7Endpoint endpoint) throws Invalid {
         if (!(v instanceof JsonObject o)) {
@@ -134,18 +184,41 @@ final class GraphQl {
         }
         String query = optionalString(o, "query");
         String name = optionalString(o, "operationName");
-        JsonObject extensions = o.get("extensions") instanceof JsonObject e ? e : null;
+        JsonValue extensions = o.get("extensions");
+        String hash = extensions == null || extensions == JsonValue.NULL ? null : hash(extensions);
         String id = null;
         for (String k : ID_KEYS) {
             String value = optionalString(o, k);
             if (value != null) {
                 if (id != null) {
-                    throw new Invalid("GraphQL request rejected: more than one persisted query id");
+                    throw ambiguous("more than one persisted query id");
                 }
                 id = value;
             }
         }
-        return envelope(query, name, extensions, id, endpoint);
+        return envelope(new Envelope(query, name, id, hash), endpoint);
+    }
+
+    /** {@return the persisted-query hash of an {@code extensions} value, or null} Anything unreadable is refused. */
+    private static String hash(JsonValue extensions) throws Invalid {
+        if (!(extensions instanceof JsonObject e)) {
+            throw ambiguous("extensions is not a JSON object");
+        }
+        JsonValue pq = e.get("persistedQuery");
+        if (pq == null || pq == JsonValue.NULL) {
+            return null;
+        }
+        if (!(pq instanceof JsonObject p)) {
+            throw ambiguous("extensions.persistedQuery is not a JSON object");
+        }
+        JsonValue h = p.get("sha256Hash");
+        if (h == null || h == JsonValue.NULL) {
+            return null;
+        }
+        if (!(h instanceof JsonString s)) {
+            throw ambiguous("extensions.persistedQuery.sha256Hash is not a string");
+        }
+        return s.getString();
     }
 
     private static String optionalString(JsonObject o, String key) throws Invalid {
@@ -162,37 +235,59 @@ final class GraphQl {
         throw new Invalid("GraphQL request rejected: " + key + " is not a string");
     }
 
-    private static List<Operation> envelope(String query, String operationName, JsonObject extensions, String id,
-                                            L7Endpoint endpoint) throws Invalid {
-        String hash = null;
-        if (extensions != null && extensions.get("persistedQuery") instanceof JsonObject pq
-                && pq.get("sha256Hash") instanceof JsonString h) {
-            hash = h.getString();
+    /**
+     * The operations of one envelope. A document with a hash must be the hash's document (automatic persisted
+     * queries: its SHA-256); an id with a hash must name the same entry; a document with an id is judged with the
+     * id's entry, since the upstream may run either.
+     */
+    private static List<Operation> envelope(Envelope env, L7Endpoint endpoint) throws Invalid {
+        if (env.id() != null && env.hash() != null && !env.id().equals(env.hash())) {
+            throw ambiguous("a persisted query id and a different extensions hash name two documents");
         }
-        boolean persisted = hash != null || id != null;
-        if (query != null) {
-            return List.of(document(query, operationName, persisted));
+        if (env.query() != null && env.hash() != null && !sha256(env.query()).equalsIgnoreCase(env.hash())) {
+            throw ambiguous("the extensions hash is not the SHA-256 of the query document");
         }
-        if (!persisted) {
-            throw new Invalid("GraphQL request rejected: no query document");
+        boolean persisted = env.hash() != null || env.id() != null;
+        List<Operation> ops = new ArrayList<>(2);
+        if (env.query() != null) {
+            ops.add(document(env.query(), env.operationName(), persisted));
         }
-        Optional<GraphQlOperationSpec> spec = Optional.empty();
-        if (endpoint.allowRegisteredPersistedQueries()) {
-            for (String key : new String[] {hash, id}) {
-                if (key != null && spec.isEmpty()) {
-                    spec = Optional.ofNullable(endpoint.persistedQueries().get(key));
-                }
+        if (env.query() == null || (env.id() != null && env.hash() == null)) {
+            if (!persisted) {
+                throw new Invalid("GraphQL request rejected: no query document");
             }
+            ops.add(registered(env.id() != null ? env.id() : env.hash(), env.operationName(), endpoint));
         }
+        return List.copyOf(ops);
+    }
+
+    /** {@return the registry entry of a persisted query as an operation, or the unregistered operation} */
+    private static Operation registered(String key, String operationName, L7Endpoint endpoint) {
+        String name = operationName == null ? "" : operationName;
+        Optional<GraphQlOperationSpec> spec = endpoint.allowRegisteredPersistedQueries()
+                ? Optional.ofNullable(endpoint.persistedQueries().get(key)) : Optional.empty();
         if (spec.isEmpty()) {
-            return List.of(new Operation("", operationName == null ? "" : operationName, List.of(), true));
+            return new Operation("", name, List.of(), true);
         }
         GraphQlOperationSpec s = spec.get();
-        return List.of(new Operation(s.operationType(), s.operationName().orElse(
-                operationName == null ? "" : operationName), s.fields().castToList(), true));
+        return new Operation(s.operationType(), s.operationName().orElse(name), s.fields().castToList(), true);
+    }
+
+    private static String sha256(String document) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(document.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is a required algorithm", e);
+        }
+    }
+
+    private static Invalid ambiguous(String what) {
+        return new Invalid(AMBIGUOUS, "GraphQL request rejected: " + what);
     }
 
     static Operation document(String text, String operationName, boolean persisted) throws Invalid {
+        checkNumbers(text);
         Document doc;
         try {
             ParserOptions options = ParserOptions.newParserOptions().maxTokens(MAX_TOKENS).maxRuleDepth(MAX_DEPTH)
@@ -239,6 +334,57 @@ final class GraphQl {
                 persisted);
     }
 
+    /**
+     * Refuses a number literal longer than {@value Bodies#MAX_NUMBER_CHARS} characters before the document is parsed:
+     * graphql-java's lexer and its {@code BigInteger} grow faster than linearly with a number's length (a 64 KiB
+     * integer costs about a second of CPU). Strings, block strings, comments and names are skipped as the GraphQL
+     * lexer reads them (October 2021 edition, section 2.1), so digits inside them do not count.
+     */
+    static void checkNumbers(String doc) throws Invalid {
+        int n = doc.length();
+        int i = 0;
+        while (i < n) {
+            char c = doc.charAt(i);
+            if (c == '#') {
+                while (i < n && doc.charAt(i) != '\n' && doc.charAt(i) != '\r') {
+                    i++;
+                }
+            } else if (doc.startsWith("\"\"\"", i)) {
+                i += 3;
+                while (i < n && !doc.startsWith("\"\"\"", i)) {
+                    i += doc.startsWith("\\\"\"\"", i) ? 4 : 1;
+                }
+                i += 3;
+            } else if (c == '"') {
+                for (i++; i < n && doc.charAt(i) != '"' && doc.charAt(i) != '\n'; i++) {
+                    if (doc.charAt(i) == '\\') {
+                        i++;
+                    }
+                }
+                i++;
+            } else if (c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) {
+                while (i < n && nameChar(doc.charAt(i))) {
+                    i++;
+                }
+            } else if (c == '-' || (c >= '0' && c <= '9')) {
+                int start = i++;
+                while (i < n && ((doc.charAt(i) >= '0' && doc.charAt(i) <= '9') || ".eE+-".indexOf(doc.charAt(i)) >= 0)) {
+                    i++;
+                }
+                if (i - start > Bodies.MAX_NUMBER_CHARS) {
+                    throw new Invalid("graphql_number_too_long", "GraphQL request rejected: a number in the document"
+                            + " is longer than " + Bodies.MAX_NUMBER_CHARS + " characters");
+                }
+            } else {
+                i++;
+            }
+        }
+    }
+
+    private static boolean nameChar(char c) {
+        return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    }
+
     private static void collect(SelectionSet set, Map<String, FragmentDefinition> fragments, Set<String> visiting,
                                 Set<String> out, int depth) throws Invalid {
         if (set == null) {
@@ -277,7 +423,11 @@ final class GraphQl {
     }
 
     static JsonValue parseJson(String text) throws Invalid {
-        return Bodies.json(text).orElseThrow(() -> new Invalid("GraphQL request rejected: invalid JSON"));
+        try {
+            return Bodies.json(text);
+        } catch (Bodies.Malformed e) {
+            throw new Invalid(e.code(), "GraphQL request rejected: " + e.getMessage());
+        }
     }
 
     static String utf8(byte[] body) throws Invalid {

@@ -24,9 +24,20 @@ final class JsonRpc {
     /** A parse failure: a hard denial, whatever the enforcement. */
     static final class Invalid extends Exception {
         private static final long serialVersionUID = 1L;
+        private final String code;
 
         Invalid(String message) {
-            super(message);
+            this(null, message);
+        }
+
+        Invalid(String code, String message) {
+            super(message, null, false, false);
+            this.code = code;
+        }
+
+        /** {@return the refusal's code, when its cause has a fixed name} */
+        Optional<String> code() {
+            return Optional.ofNullable(code);
         }
     }
 
@@ -48,7 +59,12 @@ final class JsonRpc {
 
     static List<Call> parse(byte[] body, boolean mcp, boolean strictToolNames) throws Invalid {
         String text = Bodies.utf8(body).orElseThrow(() -> new Invalid(prefix(mcp) + "the body is not UTF-8"));
-        JsonValue v = Bodies.json(text).orElseThrow(() -> new Invalid(prefix(mcp) + "invalid JSON"));
+        JsonValue v;
+        try {
+            v = Bodies.json(text);
+        } catch (Bodies.Malformed e) {
+            throw new Invalid(e.code(), prefix(mcp) + e.getMessage());
+        }
         List<Call> calls = new ArrayList<>();
         if (v instanceof JsonArray batch) {
             if (batch.isEmpty()) {

@@ -23,9 +23,15 @@ import java.util.Optional;
  * @param reason a short reason without request content (no query values, bodies or parameters)
  * @param path the canonical path without the query, or {@code "-"} when the target was refused
  * @param detail what was evaluated: GraphQL operations, JSON-RPC methods and tool names (never parameters)
+ * @param code for a refusal whose cause has a fixed name, that name ({@code method_override},
+ *     {@code method_override_ambiguous}, {@code method_override_unreadable}, {@code graphql_ambiguous_request},
+ *     {@code graphql_number_too_long},
+ *     {@code json_invalid}, {@code json_trailing_data}, {@code json_too_deep}, {@code json_number_too_long},
+ *     {@code json_duplicate_key}); the client's answer and the audit event carry it
  */
 public record L7Decision(Outcome outcome, boolean hard, int status, EndpointProtocol protocol, String engine,
-                         String policyKey, Optional<String> rule, String reason, String path, String detail) {
+                         String policyKey, Optional<String> rule, String reason, String path, String detail,
+                         Optional<String> code) {
     /** What happens to the request. */
     public enum Outcome {
         /** The rules allow it. */
@@ -51,6 +57,26 @@ public record L7Decision(Outcome outcome, boolean hard, int status, EndpointProt
         Objects.requireNonNull(reason, "reason");
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(detail, "detail");
+        Objects.requireNonNull(code, "code");
+    }
+
+    /**
+     * A decision without a code.
+     *
+     * @param outcome allow, audit or deny
+     * @param hard whether a denial ignores {@code enforcement: audit}
+     * @param status the HTTP status a denial answers
+     * @param protocol the endpoint protocol that decided
+     * @param engine the OCSF {@code firewall_rule} engine
+     * @param policyKey the key of the network policy whose endpoint decided
+     * @param rule the rule that decided or was missing
+     * @param reason a short reason without request content
+     * @param path the canonical path without the query
+     * @param detail what was evaluated
+     */
+    public L7Decision(Outcome outcome, boolean hard, int status, EndpointProtocol protocol, String engine,
+                      String policyKey, Optional<String> rule, String reason, String path, String detail) {
+        this(outcome, hard, status, protocol, engine, policyKey, rule, reason, path, detail, Optional.empty());
     }
 
     /** {@return whether the request goes on (allowed or audited)} */

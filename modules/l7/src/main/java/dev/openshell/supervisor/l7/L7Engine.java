@@ -7,6 +7,7 @@ import dev.openshell.supervisor.policy.Glob;
 import dev.openshell.supervisor.policy.HostPattern;
 import dev.openshell.supervisor.policy.L7Endpoint;
 import dev.openshell.supervisor.policy.L7Rule;
+import dev.openshell.supervisor.policy.MethodOverride;
 import dev.openshell.supervisor.policy.NetworkEndpoint;
 import dev.openshell.supervisor.policy.NetworkPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicy;
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Predicate;
+import java.util.regex.Pattern;
 
 import jakarta.json.JsonObject;
 import jakarta.json.JsonString;
@@ -42,6 +44,8 @@ import org.eclipse.collections.api.list.ImmutableList;
  * <p>Instances are immutable and thread-safe.
  */
 public final class L7Engine {
+    /** An HTTP method token (RFC 9110 section 9.1), as an override may name one. */
+    private static final Pattern METHOD = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Z-]{1,64}");
     /**
      * Every endpoint that declares an L7 protocol other than {@code sql}, with its policy, in policy-key order, then
      * endpoint order: computed once per policy generation, so a request to a policy without L7 endpoints costs no scan.
@@ -192,6 +196,25 @@ public final class L7Engine {
     }
 
     /**
+     * {@return how many body bytes the decision on a request needs, 0 when it is made on the head} The body-aware
+     * protocols read the body up to the endpoint's limit ({@link Route#bodyLimit()}); a REST-shaped request (REST, a
+     * WebSocket upgrade) whose endpoint does not ignore method overrides reads the body of a {@code POST} that
+     * frameworks parse into parameters, for a {@code _method} field, up to {@value OverrideForms#MAX_BODY_BYTES}
+     * bytes ({@code docs/policy-reference.md}, "Method override").
+     *
+     * @param route the request's route
+     * @param head the request head (its body is not read)
+     */
+    public static int bodyLimit(Route route, L7Request head) {
+        if (route.needsBody()) {
+            return route.bodyLimit();
+        }
+        boolean overrides = route.refusal().isEmpty() && route.selected().map(g -> g.l7().restShaped()
+                && g.l7().methodOverride() != MethodOverride.IGNORE).orElse(false);
+        return overrides && OverrideForms.bodyMayCarry(head) ? OverrideForms.MAX_BODY_BYTES : 0;
+    }
+
+    /**
      * Decides a request in one step: routes it and evaluates it.
      *
      * @param host the request host
@@ -234,19 +257,19 @@ public final class L7Engine {
                 try {
                     ops = GraphQl.classifyHttp(method, query, request, ep);
                 } catch (GraphQl.Invalid e) {
-                    yield hard(selected, 400, e.getMessage(), target.path(), "");
+                    yield hard(selected, 400, e.getMessage(), target.path(), "", e.code());
                 }
                 yield graphql(route, selected, rest, ops);
             }
-            case JSON_RPC, MCP -> jsonRpc(route, selected, rest, request);
+            case JSON_RPC, MCP -> JsonRpcRules.decide(route, selected, rest, request);
             case WEBSOCKET -> {
                 if (!isUpgrade(request)) {
                     yield hard(selected, 403, "a websocket endpoint accepts WebSocket upgrade requests only (RFC 6455"
                             + " section 4.1)", target.path(), "");
                 }
-                yield rest(route, selected, rest);
+                yield overridden(route, selected, rest, request, query);
             }
-            default -> rest(route, selected, rest);
+            default -> overridden(route, selected, rest, request, query);
         };
     }
 
@@ -275,8 +298,14 @@ public final class L7Engine {
         if (!selected.l7().graphqlMessages()) {
             return rest(route, selected, rest);
         }
-        Optional<JsonValue> json = Bodies.json(message);
-        if (json.isEmpty() || !(json.get() instanceof JsonObject o) || !(o.get("type") instanceof JsonString t)) {
+        JsonValue json;
+        try {
+            json = Bodies.json(message);
+        } catch (Bodies.Malformed e) {
+            return hard(selected, 403, "GraphQL WebSocket message rejected: " + e.getMessage(), target.path(), "",
+                    Optional.of(e.code()));
+        }
+        if (!(json instanceof JsonObject o) || !(o.get("type") instanceof JsonString t)) {
             return hard(selected, 403, "GraphQL WebSocket message rejected: not a JSON object with a type",
                     target.path(), "");
         }
@@ -295,7 +324,7 @@ public final class L7Engine {
                 try {
                     ops = GraphQl.jsonEnvelope(payload, selected.l7());
                 } catch (GraphQl.Invalid e) {
-                    return hard(selected, 403, e.getMessage(), target.path(), "");
+                    return hard(selected, 403, e.getMessage(), target.path(), "", e.code());
                 }
                 return graphql(route, selected, rest, ops);
             }
@@ -318,7 +347,7 @@ public final class L7Engine {
     }
 
     /** The REST view of a request: method (upper case), canonical path, decoded query. */
-    private record Rest(String method, String path, Map<String, List<String>> query) {
+    record Rest(String method, String path, Map<String, List<String>> query) {
     }
 
     private static L7Decision rest(Route route, Governing selected, Rest r) {
@@ -339,11 +368,51 @@ public final class L7Engine {
                 + " not permitted by policy", r.path(), "");
     }
 
-    private record Denial(Optional<String> rule) {
+    record Denial(Optional<String> rule) {
+    }
+
+    /**
+     * A REST-shaped request under the endpoint's {@code method_override}: {@code refuse} (a request carrying any
+     * override form is a hard 400), {@code evaluate} (the rules judge the one method the forms name; forms naming
+     * several, or something that is not a method, are a hard 400), {@code ignore} (the rules judge the request's own
+     * method). A body that may carry a form and cannot be read for one is a hard 400 unless overrides are ignored.
+     */
+    private static L7Decision overridden(Route route, Governing selected, Rest r, L7Request request,
+                                         Map<String, List<String>> query) {
+        MethodOverride mode = selected.l7().methodOverride();
+        if (mode == MethodOverride.IGNORE) {
+            return rest(route, selected, r);
+        }
+        List<OverrideForms.Form> forms;
+        try {
+            forms = OverrideForms.find(request, query);
+        } catch (OverrideForms.Unreadable e) {
+            return hard(selected, 400, "method override: " + e.getMessage(), r.path(), "",
+                    Optional.of("method_override_unreadable"));
+        }
+        if (forms.isEmpty()) {
+            return rest(route, selected, r);
+        }
+        String where = String.join(", ", forms.stream().map(OverrideForms.Form::where).distinct().toList());
+        if (mode == MethodOverride.REFUSE) {
+            return hard(selected, 400, "the request asks the upstream to apply another method (" + where + "), and"
+                    + " this endpoint refuses method overrides (method_override: evaluate judges the overriding"
+                    + " method; ignore, for an upstream that honours none)", r.path(), "method_override=" + where,
+                    Optional.of("method_override"));
+        }
+        List<String> methods = forms.stream().map(f -> f.value().trim().toUpperCase(Locale.ROOT)).distinct()
+                .toList();
+        if (methods.size() != 1 || !METHOD.matcher(methods.get(0)).matches()) {
+            return hard(selected, 400, "the request's method overrides (" + where + ") do not name one method",
+                    r.path(), "method_override=" + where, Optional.of("method_override_ambiguous"));
+        }
+        L7Decision d = rest(route, selected, new Rest(methods.get(0), r.path(), r.query()));
+        return new L7Decision(d.outcome(), d.hard(), d.status(), d.protocol(), d.engine(), d.policyKey(), d.rule(),
+                d.reason(), d.path(), "method_override=" + methods.get(0), d.code());
     }
 
     /** REST-shaped deny rules of every governing endpoint (any protocol): method, path, query. */
-    private static Optional<Denial> restDeny(Route route, Rest r) {
+    static Optional<Denial> restDeny(Route route, Rest r) {
         for (Governing g : route.governing()) {
             for (L7Rule rule : g.l7().deny()) {
                 if (rule.method().isPresent() && restDenies(rule, r)) {
@@ -354,7 +423,7 @@ public final class L7Engine {
         return Optional.empty();
     }
 
-    private static ImmutableList<Governing> sameProtocol(Route route, Governing selected) {
+    static ImmutableList<Governing> sameProtocol(Route route, Governing selected) {
         return route.governing().select(g -> g.l7().protocol() == selected.l7().protocol());
     }
 
@@ -456,87 +525,6 @@ public final class L7Engine {
         return !op.fields().isEmpty() && op.fields().stream().allMatch(f -> rule.fields().anySatisfy(g -> g.matches(f)));
     }
 
-    private static L7Decision jsonRpc(Route route, Governing selected, Rest r, L7Request request) {
-        L7Endpoint ep = selected.l7();
-        boolean mcp = ep.protocol() == EndpointProtocol.MCP;
-        Optional<Denial> restDenied = restDeny(route, r);
-        if (restDenied.isPresent()) {
-            return violation(selected, restDenied.get().rule(), r.method() + " " + r.path()
-                    + " blocked by deny rule", r.path(), "");
-        }
-        if (!r.method().equals("POST")) {
-            if (mcp && r.method().equals("GET") && request.body().map(b -> b.length == 0).orElse(true)
-                    && request.headerHasToken("Accept", "text/event-stream")) {
-                return decision(selected, Outcome.ALLOW, 200, Optional.empty(), "MCP receive stream", r.path(),
-                        "receive_stream");
-            }
-            return violation(selected, Optional.of("POST " + r.path()), r.method() + " " + r.path()
-                    + " not permitted by policy: " + (mcp ? "MCP" : "JSON-RPC") + " requests are POST", r.path(),
-                    "");
-        }
-        List<JsonRpc.Call> calls;
-        try {
-            calls = JsonRpc.parse(request.body().orElse(new byte[0]), mcp, ep.strictToolNames());
-        } catch (JsonRpc.Invalid e) {
-            return hard(selected, 400, e.getMessage(), r.path(), "");
-        }
-        String detail = "rpc_methods=" + String.join(",", calls.stream().map(JsonRpc.Call::describe).toList());
-        Optional<String> deciding = Optional.empty();
-        for (JsonRpc.Call call : calls) {
-            if (call.response()) {
-                if (mcp) {
-                    continue;
-                }
-                return hard(selected, 403, "JSON-RPC response frames are not permitted from client to server",
-                        r.path(), detail);
-            }
-            for (Governing g : route.governing()) {
-                for (L7Rule rule : g.l7().deny()) {
-                    if (rule.rpcMethod().isPresent() && callMatches(rule, call)) {
-                        return violation(selected, Optional.of(rule.source()), "JSON-RPC method "
-                                + call.describe() + " blocked by deny rule", r.path(), detail);
-                    }
-                }
-            }
-            Optional<String> allowedBy = Optional.empty();
-            ImmutableList<Governing> same = sameProtocol(route, selected);
-            for (Governing g : same) {
-                for (L7Rule rule : g.l7().allow()) {
-                    if (allowedBy.isEmpty() && rule.rpcMethod().isPresent() && callMatches(rule, call)) {
-                        allowedBy = Optional.of(rule.source());
-                    }
-                }
-            }
-            if (allowedBy.isEmpty() && mcp && same.anySatisfy(g -> g.l7().allowAllKnownMcpMethods())) {
-                boolean narrowed = call.method().orElse("").equals("tools/call")
-                        && same.anySatisfy(g -> g.l7().allow().anySatisfy(x -> x.tool().isPresent()));
-                if (!narrowed) {
-                    allowedBy = Optional.of("mcp.allow_all_known_mcp_methods");
-                }
-            }
-            if (allowedBy.isEmpty()) {
-                return violation(selected, Optional.of(call.describe()), "JSON-RPC method " + call.describe()
-                        + " not permitted by policy", r.path(), detail);
-            }
-            if (deciding.isEmpty()) {
-                deciding = allowedBy;
-            }
-        }
-        return decision(selected, Outcome.ALLOW, 200, deciding, "allowed by rule", r.path(), detail);
-    }
-
-    private static boolean callMatches(L7Rule rule, JsonRpc.Call call) {
-        String method = call.method().orElse("");
-        if (!rule.rpcMethod().get().matches(method)) {
-            return false;
-        }
-        if (rule.tool().isEmpty()) {
-            return true;
-        }
-        ValueMatcher tool = rule.tool().get();
-        return method.equals("tools/call") && call.tool().map(tool::matches).orElse(false);
-    }
-
     static boolean isUpgrade(L7Request r) {
         return r.method().equalsIgnoreCase("GET") && r.headerHasToken("Upgrade", "websocket")
                 && r.headerHasToken("Connection", "upgrade") && r.header("Sec-WebSocket-Key").isPresent()
@@ -549,20 +537,25 @@ public final class L7Engine {
         return L7Decision.engineFor(g.l7().protocol());
     }
 
-    private static L7Decision decision(Governing g, Outcome outcome, int status, Optional<String> rule, String reason,
-                                       String path, String detail) {
+    static L7Decision decision(Governing g, Outcome outcome, int status, Optional<String> rule, String reason,
+                               String path, String detail) {
         return new L7Decision(outcome, false, status, g.l7().protocol(), engine(g), g.policyKey(), rule, reason, path,
                 detail);
     }
 
-    private static L7Decision violation(Governing g, Optional<String> rule, String reason, String path,
-                                        String detail) {
+    static L7Decision violation(Governing g, Optional<String> rule, String reason, String path,
+                                String detail) {
         Outcome outcome = g.l7().enforcement() == Enforcement.AUDIT ? Outcome.AUDIT : Outcome.DENY;
         return decision(g, outcome, outcome == Outcome.DENY ? 403 : 200, rule, reason, path, detail);
     }
 
-    private static L7Decision hard(Governing g, int status, String reason, String path, String detail) {
+    static L7Decision hard(Governing g, int status, String reason, String path, String detail) {
+        return hard(g, status, reason, path, detail, Optional.empty());
+    }
+
+    static L7Decision hard(Governing g, int status, String reason, String path, String detail,
+                           Optional<String> code) {
         return new L7Decision(Outcome.DENY, true, status, g.l7().protocol(), engine(g), g.policyKey(),
-                Optional.empty(), reason, path, detail);
+                Optional.empty(), reason, path, detail, code);
     }
 }

@@ -25,12 +25,14 @@ import org.eclipse.collections.api.map.ImmutableMap;
  *     its {@link #persistedQueries()} entry (else it is denied)
  * @param persistedQueries GraphQL: the registry by hash or id
  * @param graphqlMessages WebSocket: text messages are GraphQL-over-WebSocket messages, classified as GraphQL
+ * @param methodOverride REST and WebSocket: what a request carrying a method-override form gets (refused by default)
  */
 public record L7Endpoint(EndpointProtocol protocol, Enforcement enforcement, ImmutableList<L7Rule> allow,
                          ImmutableList<L7Rule> deny, Optional<Glob> path, boolean allowEncodedSlash,
                          int maxBodyBytes, boolean strictToolNames, boolean allowAllKnownMcpMethods,
                          boolean allowRegisteredPersistedQueries,
-                         ImmutableMap<String, GraphQlOperationSpec> persistedQueries, boolean graphqlMessages) {
+                         ImmutableMap<String, GraphQlOperationSpec> persistedQueries, boolean graphqlMessages,
+                         MethodOverride methodOverride) {
     /** The default body limit of GraphQL, JSON-RPC and MCP endpoints (OpenShell's default), bytes. */
     public static final int DEFAULT_MAX_BODY_BYTES = 65_536;
     /** The largest configurable body limit, bytes. */
@@ -44,9 +46,15 @@ public record L7Endpoint(EndpointProtocol protocol, Enforcement enforcement, Imm
         Objects.requireNonNull(deny, "deny");
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(persistedQueries, "persistedQueries");
+        Objects.requireNonNull(methodOverride, "methodOverride");
         if (maxBodyBytes < 1 || maxBodyBytes > MAX_BODY_BYTES_LIMIT) {
             throw new IllegalArgumentException("maxBodyBytes out of range");
         }
+    }
+
+    /** {@return whether requests are judged by method, path and query (REST, and a WebSocket upgrade)} */
+    public boolean restShaped() {
+        return protocol == EndpointProtocol.REST || protocol == EndpointProtocol.WEBSOCKET;
     }
 
     /** {@return whether the protocol's policy reads the request body (GraphQL, JSON-RPC, MCP)} */

@@ -32,7 +32,7 @@ final class L7Reader {
     /** The endpoint keys this reader owns. */
     static final List<String> KEYS = List.of("enforcement", "access", "rules", "deny_rules", "path",
             "allow_encoded_slash", "persisted_queries", "graphql_persisted_queries", "graphql_max_body_bytes",
-            "json_rpc", "mcp");
+            "json_rpc", "mcp", "method_override");
     static final Set<String> KNOWN_METHODS = Set.of("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE",
             "TRACE", "CONNECT");
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}");
@@ -287,12 +287,33 @@ final class L7Reader {
                 }
             }
         }
+        MethodOverride override = methodOverride(endpoint.get("method_override"), p);
         if (problems.errorCount() != errors) {
             return Optional.empty();
         }
         return Optional.of(new L7Endpoint(p, enforcement, Lists.immutable.withAll(allow),
                 Lists.immutable.withAll(deny), path, encodedSlash, maxBody, strictTools, allowAllMcp,
-                allowRegistered, Maps.immutable.withAll(registry), graphqlMessages));
+                allowRegistered, Maps.immutable.withAll(registry), graphqlMessages, override));
+    }
+
+    /** {@return the endpoint's {@code method_override}: refuse unless given; rest and websocket endpoints only} */
+    private MethodOverride methodOverride(Entry e, EndpointProtocol p) {
+        if (e == null) {
+            return MethodOverride.REFUSE;
+        }
+        if (p != EndpointProtocol.REST && p != EndpointProtocol.WEBSOCKET) {
+            onlyFor(e, "protocol: rest and websocket");
+            return MethodOverride.REFUSE;
+        }
+        Optional<String> text = yaml.string(e);
+        for (MethodOverride m : MethodOverride.values()) {
+            if (text.isPresent() && m.policyName().equals(text.get())) {
+                return m;
+            }
+        }
+        text.ifPresent(t -> problems.error(yaml.at(e.value()), e.path(), "unknown method_override value "
+                + Texts.quote(t) + "; expected refuse, evaluate or ignore"));
+        return MethodOverride.REFUSE;
     }
 
     private void onlyFor(Entry e, String what) {

@@ -5,13 +5,17 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * One client connection accepted by the proxy listener, as the policy steps see it: both socket addresses, the
  * connection's {@link AuditBarrier}, and the {@link ConnectionIdentity} of the process behind it, decided the first
- * time a step asks and reused by every request on the connection (including every request inside a CONNECT tunnel).
+ * time a step asks and reused by every request on the connection (including every request inside a CONNECT tunnel),
+ * after a cheap check at the start of each request that the identified process still holds the socket
+ * ({@link #revalidate}): a process may hand its connection to another and exit, and the connection is then decided
+ * again.
  *
- * <p>Thread-safe: the identity is decided at most once, by the first caller, and others wait for it.
+ * <p>Thread-safe: the identity is decided by one caller at a time, and others wait for it.
  */
 public final class ClientConnection {
     private final Optional<InetSocketAddress> client;
@@ -19,6 +23,7 @@ public final class ClientConnection {
     private final AuditBarrier auditBarrier;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile ConnectionIdentity identity;
+    private volatile boolean reidentified;
 
     /**
      * A connection.
@@ -85,6 +90,42 @@ public final class ClientConnection {
             }
         }
         return id;
+    }
+
+    /**
+     * Checks, at the start of a request, that the identity decided for this connection still holds, and decides it
+     * again when it does not. Nothing happens before the identity was first decided.
+     *
+     * @param holds whether a decided identity still holds (the identified process still holds the socket); called
+     *     with the lock held, once per call
+     * @param identify decides the identity again, as for {@link #identity}
+     * @return the identity that was replaced, when it was (the caller reports the change)
+     */
+    public Optional<ConnectionIdentity> revalidate(Predicate<ConnectionIdentity> holds,
+                                                   Function<ClientConnection, ConnectionIdentity> identify) {
+        if (identity == null) {
+            return Optional.empty();
+        }
+        lock.lock();
+        try {
+            ConnectionIdentity old = identity;
+            if (holds.test(old)) {
+                return Optional.empty();
+            }
+            identity = Objects.requireNonNull(identify.apply(this), "identity");
+            reidentified = true;
+            return Optional.of(old);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * {@return whether the identity was ever decided again ({@link #revalidate})} A tunnel admitted for the first
+     * identity is then admitted again at each of its requests.
+     */
+    public boolean reidentified() {
+        return reidentified;
     }
 
     /** {@return the identity, when it was decided already (never decides it)} */

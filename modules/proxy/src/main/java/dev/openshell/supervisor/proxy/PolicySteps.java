@@ -75,6 +75,21 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
          * @return the verdict; never {@code null}. An exception is a denial (fail closed), logged.
          */
         AdmissionDecision admit(String host, int port, ClientConnection client);
+
+        /**
+         * Step 0, at the start of every request on a connection (each plain request, each request inside a tunnel),
+         * before admission: checks that the process identity decided for the connection still holds and decides it
+         * again when it does not ({@link ClientConnection#revalidate}; {@code docs/policy-reference.md}, "Binary
+         * scoping"). Must be cheap: the default does nothing.
+         *
+         * @param host the normalised destination host
+         * @param port the destination port
+         * @param client the client connection
+         * @return whether the identity was decided again (a tunnel's admission is then decided again)
+         */
+        default boolean revalidate(String host, int port, ClientConnection client) {
+            return false;
+        }
     }
 
     /**

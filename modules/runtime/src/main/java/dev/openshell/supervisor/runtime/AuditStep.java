@@ -95,11 +95,13 @@ record AuditStep(ExchangeAudit audit) implements PolicySteps.Audit<ExchangePlan>
             case CONTENT_LENGTH_OVER_CAP -> "body_over_capacity";
             case UPGRADE -> "upgrade_uninspectable";
         };
-        if (what.kind() != Uninspectable.Kind.UPGRADE && p.l7().map(L7Engine.Route::needsBody).orElse(false)) {
+        int l7Limit = p.l7().map(r -> L7Engine.bodyLimit(r, L7Step.l7Request(u.request().target(),
+                u.request().headers(), Optional.empty()))).orElse(0);
+        if (what.kind() != Uninspectable.Kind.UPGRADE && l7Limit > 0) {
             L7Engine.Governing g = p.l7().get().selected().orElseThrow();
             audit.l7(u.request().client(), p.facts(), new L7Decision(L7Decision.Outcome.DENY, true, 413,
                     g.l7().protocol(), L7Decision.engineFor(g.l7().protocol()), g.policyKey(), Optional.empty(),
-                    "request body is larger than the endpoint's limit of " + g.l7().maxBodyBytes() + " bytes",
+                    "request body is larger than the endpoint's limit of " + l7Limit + " bytes",
                     p.l7().get().target().map(RequestTarget::path).orElse("-"), ""), Optional.empty());
             if (p.chain().isEmpty()) {
                 return;

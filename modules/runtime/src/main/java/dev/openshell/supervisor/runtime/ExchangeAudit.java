@@ -63,7 +63,8 @@ record ExchangeAudit(OcsfEvents events, AuditSink sink, SupervisorMetrics metric
     void l7(ClientConnection c, RequestFacts facts, L7Decision d, Optional<String> afterStage) {
         String decision = d.outcome().label();
         emit(c, events.l7Decision(facts, new OcsfEvents.L7Outcome(decision, d.hard(), d.status(),
-                d.protocol().policyName(), d.engine(), d.policyKey(), d.rule(), d.reason(), d.path(), afterStage)));
+                d.protocol().policyName(), d.engine(), d.policyKey(), d.rule(), d.reason(), d.path(), afterStage,
+                d.code())));
         metrics.l7Decision(d.policyKey(), d.protocol().policyName(), decision);
     }
 

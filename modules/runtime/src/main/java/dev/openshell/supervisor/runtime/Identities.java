@@ -93,6 +93,22 @@ final class Identities {
         return new ConnectionIdentity(Optional.of(id), process, process.flatMap(Identities::fitted));
     }
 
+    /**
+     * {@return whether a connection's identity still holds: the identified process still holds the socket it was
+     * identified by ({@link ProcessIdentifier#stillHolds}: its own {@code /proc} entries only)} An identity without
+     * a process, or without where it held the socket, has nothing to check.
+     *
+     * @param id the connection's identity
+     */
+    boolean holds(ConnectionIdentity id) {
+        if (identifier.isEmpty()) {
+            return true;
+        }
+        return id.identification().filter(Identification.Identified.class::isInstance)
+                .flatMap(i -> ((Identification.Identified) i).hold())
+                .map(h -> identifier.get().stillHolds(h)).orElse(true);
+    }
+
     /** The identity of a connection the proxy could not describe (no socket addresses). */
     static final ConnectionIdentity UNKNOWN = new ConnectionIdentity(Optional.of(new Identification.Unidentified(
             Identification.Cause.NO_SOCKET, PolicyAdmission.NO_IDENTITY.reason())), Optional.empty(),

@@ -49,8 +49,11 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
         }
         L7Engine.Route route = plan.l7().get();
         Optional<String> forwardPath = plan.forwardPath(request.target());
-        if (body.isEmpty() && route.needsBody()) {
-            return new L7Verdict.NeedsBody(forwardPath, Math.min(route.bodyLimit(), EnvelopeLimits.MAX_BODY_BYTES));
+        if (body.isEmpty()) {
+            int need = L7Engine.bodyLimit(route, l7Request(request.target(), request.headers(), Optional.empty()));
+            if (need > 0) {
+                return new L7Verdict.NeedsBody(forwardPath, Math.min(need, EnvelopeLimits.MAX_BODY_BYTES));
+            }
         }
         L7Decision d = L7Engine.decide(route, l7Request(request.target(), request.headers(),
                 body.map(Body::toByteArray)));
@@ -97,7 +100,8 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
      * @param denied receives the denying decision
      */
     BodyRecheck recheck(ExchangePlan plan, ProxyRequest request, AtomicReference<L7Decision> denied) {
-        if (plan.l7().isEmpty() || !plan.l7().get().needsBody()) {
+        if (plan.l7().isEmpty() || L7Engine.bodyLimit(plan.l7().get(), l7Request(request.target(),
+                request.headers(), Optional.empty())) == 0) {
             return BodyRecheck.none();
         }
         L7Engine.Route route = plan.l7().get();
@@ -119,8 +123,8 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
     /**
      * {@return the client's answer to an L7 denial} ({@code docs/policy-reference.md}, "L7 policy", decision 5):
      * {@code 403 policy_denied}, {@code 400 invalid_request} or {@code 413 body_too_large}, naming the layer, the
-     * endpoint's real protocol, the policy key, the rule and the canonical path, with a fixed reason code; the
-     * connection closes.
+     * endpoint's real protocol, the policy key, the rule and the canonical path, with a fixed reason code (and the
+     * refusal's own {@code code} when it has one, such as {@code method_override}); the connection closes.
      */
     static Answer answer(L7Decision d) {
         String error = switch (d.status()) {
@@ -135,6 +139,7 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
         d.rule().ifPresent(r -> extra.put("rule", r));
         extra.put("path", d.path());
         extra.put("reason_code", d.hard() ? L7_HARD_DENIED : L7_DENIED);
+        d.code().ifPresent(c -> extra.put("code", c));
         int status = d.status() >= 400 && d.status() <= 599 ? d.status() : 403;
         return new Answer(status, error, d.reason(), extra, true);
     }

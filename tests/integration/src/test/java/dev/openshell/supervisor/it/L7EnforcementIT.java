@@ -219,7 +219,12 @@ class L7EnforcementIT {
 
     /** {@return the L7 decision events of the audit log} */
     static List<JsonObject> l7Events() throws Exception {
-        return supervisor.auditEvents().stream().filter(e -> e.getInt("class_uid") == 4002)
+        return l7EventsOf(supervisor);
+    }
+
+    /** {@return the L7 decision events of a supervisor's audit log} */
+    static List<JsonObject> l7EventsOf(StackProcess s) throws Exception {
+        return s.auditEvents().stream().filter(e -> e.getInt("class_uid") == 4002)
                 .filter(e -> AuditLog.openshell(e).getString("layer", "").equals("l7")).toList();
     }
 

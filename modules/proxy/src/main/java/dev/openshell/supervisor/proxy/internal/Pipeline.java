@@ -94,9 +94,10 @@ final class Pipeline<P> implements AutoCloseable {
     }
 
     /**
-     * Admission: L4 network policy and binaries, then SSRF. Inside a tunnel, the destination was admitted at
-     * {@code CONNECT}; a tunnel admitted by another generation is admitted again by this one (its SSRF check stays
-     * the one made at {@code CONNECT}).
+     * Admission: the connection's process identity checked again, L4 network policy and binaries, then SSRF. Inside a
+     * tunnel, the destination was admitted at {@code CONNECT}; a tunnel admitted by another generation, or on a
+     * connection whose identity was decided again, is admitted again (its SSRF check stays the one made at
+     * {@code CONNECT}).
      */
     private ProxyCore.Admitted admission(ParsedRequest req) throws IOException, Answered {
         boolean close = req.clientClose() || req.framing().hasBody();
@@ -109,10 +110,11 @@ final class Pipeline<P> implements AutoCloseable {
             }
         }
         ProxyCore.Admitted a = tunnel.admitted();
-        if (a.generation() == steps.generation()) {
+        boolean checked = revalidated(steps, a.authority(), client.connection);
+        if (checked && a.generation() == steps.generation() && !client.connection.reidentified()) {
             return a;
         }
-        AdmissionDecision d = decide(steps, a.authority(), client.connection);
+        AdmissionDecision d = checked ? decide(steps, a.authority(), client.connection) : null;
         if (d instanceof AdmissionDecision.Allowed allowed) {
             return new ProxyCore.Admitted(a.authority(), allowed.endpoint(), a.addresses(), steps.generation());
         }
@@ -291,8 +293,9 @@ final class Pipeline<P> implements AutoCloseable {
     }
 
     /**
-     * Admission of a destination: L4 network policy (and binaries) by {@code steps}, then SSRF. A refusal is reported
-     * here ({@link ProxyCore#report}) and thrown marked reported. For a plain request and for a {@code CONNECT}.
+     * Admission of a destination: the connection's process identity checked again, L4 network policy (and binaries)
+     * by {@code steps}, then SSRF. A refusal is reported here ({@link ProxyCore#report}) and thrown marked reported.
+     * For a plain request and for a {@code CONNECT}.
      *
      * @param authority the destination
      * @param client the connection
@@ -302,7 +305,7 @@ final class Pipeline<P> implements AutoCloseable {
     static ProxyCore.Admitted admit(ProxyCore core, PolicySteps<?> steps, Authority authority,
                                     ClientConnection client, String method, String scheme) throws Refusal {
         try {
-            AdmissionDecision d = decide(steps, authority, client);
+            AdmissionDecision d = revalidated(steps, authority, client) ? decide(steps, authority, client) : null;
             if (d instanceof AdmissionDecision.Denied denied) {
                 throw new Refusal(403, "policy_denied", denied.reason());
             }
@@ -316,6 +319,20 @@ final class Pipeline<P> implements AutoCloseable {
             ProxyCore.report(steps, r, client, Optional.of(method),
                     Optional.of(ProxyCore.destination(scheme, authority)), Optional.empty());
             throw r;
+        }
+    }
+
+    /**
+     * {@return whether the connection's process identity was checked at the start of this request (and decided again
+     * if it no longer held); false when the check failed (fail closed)}
+     */
+    private static boolean revalidated(PolicySteps<?> steps, Authority authority, ClientConnection client) {
+        try {
+            steps.admit().revalidate(authority.host(), authority.port(), client);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "process identity check failed: " + e.getClass().getName());
+            return false;
         }
     }
 

@@ -1,0 +1,170 @@
+package dev.openshell.supervisor.l7;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Reads the part names of a {@code multipart/form-data} body (RFC 7578, RFC 2046 section 5.1.1) for
+ * {@link OverrideForms}: every part is delimited by {@code --boundary} at the start of a line, has header fields up to
+ * an empty line, and the body ends with {@code --boundary--}. A part's name is the {@code name} (or {@code name*})
+ * parameter of its {@code Content-Disposition}. Anything else (no delimiter, a part without the empty line, no closing
+ * delimiter) is {@link OverrideForms.Unreadable}: a lenient parser upstream might still find a part in it.
+ */
+final class Multipart {
+    private static final byte[] CRLF = {'\r', '\n'};
+    private static final byte[] HEAD_END = {'\r', '\n', '\r', '\n'};
+
+    private Multipart() {
+    }
+
+    /** {@return the {@code boundary} parameter of a multipart media type, unquoted} @param contentType the field */
+    static Optional<String> boundary(String contentType) {
+        for (String param : contentType.split(";")) {
+            int eq = param.indexOf('=');
+            if (eq > 0 && param.substring(0, eq).trim().equalsIgnoreCase("boundary")) {
+                String v = param.substring(eq + 1).trim();
+                if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
+                    v = v.substring(1, v.length() - 1);
+                }
+                return v.isEmpty() || v.length() > 70 ? Optional.empty() : Optional.of(v);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Adds every part named {@code _method} (as {@link OverrideForms#isParameter} reads names) to {@code found}.
+     *
+     * @param body the body
+     * @param boundary the boundary
+     * @param found where the forms go
+     * @throws OverrideForms.Unreadable if the body is not a complete multipart body
+     */
+    static void parts(byte[] body, String boundary, List<OverrideForms.Form> found) throws OverrideForms.Unreadable {
+        byte[] delimiter = ("--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
+        byte[] next = ("\r\n--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
+        int at = startsWith(body, 0, delimiter) ? 0 : indexOf(body, next, 0);
+        if (at < 0) {
+            throw unreadable("it has no opening delimiter");
+        }
+        int pos = at == 0 ? delimiter.length : at + next.length;
+        while (true) {
+            if (startsWith(body, pos, new byte[] {'-', '-'})) {
+                return; // the closing delimiter; the epilogue is ignored, as RFC 2046 says
+            }
+            while (pos < body.length && (body[pos] == ' ' || body[pos] == '\t')) {
+                pos++; // transport padding
+            }
+            if (!startsWith(body, pos, CRLF)) {
+                throw unreadable("a delimiter is not followed by a line break");
+            }
+            int headStart = pos + 2;
+            int headEnd = indexOf(body, HEAD_END, headStart - 2);
+            if (headEnd < 0) {
+                throw unreadable("a part has no end of its header fields");
+            }
+            int contentStart = headEnd + HEAD_END.length;
+            int end = indexOf(body, next, contentStart - 2);
+            if (end < 0) {
+                throw unreadable("it has no closing delimiter");
+            }
+            String head = new String(body, headStart, Math.max(0, headEnd - headStart), StandardCharsets.ISO_8859_1);
+            Optional<String> name = name(head);
+            if (name.isPresent() && OverrideForms.isParameter(name.get())) {
+                String value = contentStart <= end ? new String(body, contentStart, end - contentStart,
+                        StandardCharsets.ISO_8859_1) : "";
+                found.add(new OverrideForms.Form("multipart _method", value));
+            }
+            pos = end + next.length;
+        }
+    }
+
+    /** {@return the name a part's header fields give it, from {@code Content-Disposition}} */
+    static Optional<String> name(String head) {
+        for (String line : head.split("\r\n")) {
+            int colon = line.indexOf(':');
+            if (colon < 0 || !line.substring(0, colon).trim().equalsIgnoreCase("content-disposition")) {
+                continue;
+            }
+            String value = line.substring(colon + 1);
+            Optional<String> plain = parameter(value, "name");
+            return plain.isPresent() ? plain : parameter(value, "name*").map(Multipart::extended);
+        }
+        return Optional.empty();
+    }
+
+    /** {@return a parameter of a header value: a token or a quoted string (with {@code \} escapes)} */
+    private static Optional<String> parameter(String value, String key) {
+        int i = 0;
+        int n = value.length();
+        while (i < n) {
+            int semi = value.indexOf(';', i);
+            if (semi < 0) {
+                return Optional.empty();
+            }
+            i = semi + 1;
+            while (i < n && (value.charAt(i) == ' ' || value.charAt(i) == '\t')) {
+                i++;
+            }
+            int eq = value.indexOf('=', i);
+            if (eq < 0) {
+                return Optional.empty();
+            }
+            String k = value.substring(i, eq).trim().toLowerCase(Locale.ROOT);
+            i = eq + 1;
+            StringBuilder v = new StringBuilder();
+            if (i < n && value.charAt(i) == '"') {
+                for (i++; i < n && value.charAt(i) != '"'; i++) {
+                    if (value.charAt(i) == '\\' && i + 1 < n) {
+                        i++;
+                    }
+                    v.append(value.charAt(i));
+                }
+                i++;
+            } else {
+                while (i < n && value.charAt(i) != ';') {
+                    v.append(value.charAt(i++));
+                }
+            }
+            if (k.equals(key)) {
+                return Optional.of(key.endsWith("*") ? v.toString() : v.toString().trim());
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** {@return an RFC 8187 value ({@code UTF-8''%5Fmethod}) decoded, or as is when it has no charset part} */
+    private static String extended(String v) {
+        int quote = v.indexOf("''");
+        String encoded = quote < 0 ? v : v.substring(quote + 2);
+        byte[] b = encoded.getBytes(StandardCharsets.ISO_8859_1);
+        return OverrideForms.decode(b, 0, b.length, false);
+    }
+
+    private static OverrideForms.Unreadable unreadable(String why) {
+        return new OverrideForms.Unreadable("the multipart body cannot be read: " + why);
+    }
+
+    private static boolean startsWith(byte[] b, int at, byte[] prefix) {
+        if (at < 0 || at + prefix.length > b.length) {
+            return false;
+        }
+        for (int i = 0; i < prefix.length; i++) {
+            if (b[at + i] != prefix[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int indexOf(byte[] b, byte[] needle, int from) {
+        for (int i = Math.max(0, from); i + needle.length <= b.length; i++) {
+            if (startsWith(b, i, needle)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+}

@@ -1,0 +1,219 @@
+package dev.openshell.supervisor.l7;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+import jakarta.json.JsonObject;
+import jakarta.json.JsonString;
+import jakarta.json.JsonValue;
+
+/**
+ * Finds what a request asks the upstream's web framework to apply instead of its own method
+ * ({@code docs/policy-reference.md}, "Method override"): the header fields {@code X-HTTP-Method-Override},
+ * {@code X-HTTP-Method} and {@code X-Method-Override} (also written with {@code _}, as CGI-style servers read them),
+ * and a {@code _method} parameter in the query, or in the body of a {@code POST} that frameworks parse into
+ * parameters: {@code application/x-www-form-urlencoded} (also a body without {@code Content-Type}, which Rack reads
+ * as a form), {@code multipart/form-data} and JSON.
+ *
+ * <p>Parameter names are compared as the most liberal framework reads them: case-insensitively, after PHP's
+ * normalisation (leading spaces dropped, {@code .} and space read as {@code _}, a {@code [} starting an array), so
+ * {@code _METHOD}, {@code .method} and {@code _method[]} all count. A body that cannot be read for such a name (a
+ * coding other than {@code identity}, a multipart body without its boundary or closing delimiter, a JSON body that
+ * does not parse strictly and could name the parameter) is {@link Unreadable}: what the upstream would find in it is
+ * not known.
+ */
+final class OverrideForms {
+    /** The most body bytes read for a {@code _method} parameter (the platform's body maximum, 4 MiB). */
+    static final int MAX_BODY_BYTES = 4 * 1024 * 1024;
+    private static final List<String> HEADERS = List.of("x-http-method-override", "x-http-method",
+            "x-method-override");
+    private static final String PARAMETER = "_method";
+
+    /** A body that may carry a {@code _method} parameter and cannot be read for one. */
+    static final class Unreadable extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Unreadable(String reason) {
+            super(reason, null, false, false);
+        }
+    }
+
+    /**
+     * One override form found.
+     *
+     * @param where where it was found, without its value ({@code header X-HTTP-Method-Override}, {@code query
+     *     _method}, {@code form _method}, {@code multipart _method}, {@code JSON _method})
+     * @param value the method it names, as sent (compared after trimming, case-insensitively)
+     */
+    record Form(String where, String value) {
+    }
+
+    private OverrideForms() {
+    }
+
+    /**
+     * {@return whether the body of a request with this head may carry a {@code _method} parameter}: a {@code POST}
+     * with a body, declared a form, multipart form or JSON, or not declared at all.
+     *
+     * @param head the request (its body need not be present)
+     */
+    static boolean bodyMayCarry(L7Request head) {
+        if (!head.method().equalsIgnoreCase("POST") || !hasBody(head)) {
+            return false;
+        }
+        return head.header("Content-Type").map(OverrideForms::parsedType).orElse(true);
+    }
+
+    private static boolean hasBody(L7Request head) {
+        if (head.header("Transfer-Encoding").isPresent()) {
+            return true;
+        }
+        return head.header("Content-Length").map(v -> !v.trim().equals("0")).orElse(false);
+    }
+
+    private static boolean parsedType(String contentType) {
+        String t = mediaType(contentType);
+        return t.equals("application/x-www-form-urlencoded") || t.equals("multipart/form-data") || json(t);
+    }
+
+    private static boolean json(String mediaType) {
+        return mediaType.equals("application/json") || mediaType.endsWith("+json");
+    }
+
+    private static String mediaType(String contentType) {
+        int semi = contentType.indexOf(';');
+        return (semi < 0 ? contentType : contentType.substring(0, semi)).trim().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * {@return every override form of the request, in the order header fields, query, body}
+     *
+     * @param request the request; its body is read when present and {@link #bodyMayCarry} holds
+     * @param query the decoded query
+     * @throws Unreadable if the body may carry a {@code _method} parameter and cannot be read for one
+     */
+    static List<Form> find(L7Request request, Map<String, List<String>> query) throws Unreadable {
+        List<Form> found = new ArrayList<>();
+        for (L7Request.Header h : request.headers()) {
+            String name = h.name().replace('_', '-').toLowerCase(Locale.ROOT);
+            if (HEADERS.contains(name)) {
+                found.add(new Form("header " + h.name(), h.value()));
+            }
+        }
+        for (Map.Entry<String, List<String>> q : query.entrySet()) {
+            if (isParameter(q.getKey())) {
+                q.getValue().forEach(v -> found.add(new Form("query _method", v)));
+            }
+        }
+        if (request.body().isPresent() && bodyMayCarry(request)) {
+            body(request, request.body().get(), found);
+        }
+        return found;
+    }
+
+    /** {@return whether a parameter name reads as {@code _method} to some framework} */
+    static boolean isParameter(String name) {
+        int i = 0;
+        while (i < name.length() && name.charAt(i) == ' ') {
+            i++;
+        }
+        int bracket = name.indexOf('[', i);
+        String base = name.substring(i, bracket < 0 ? name.length() : bracket).replace(' ', '_').replace('.', '_');
+        return base.equalsIgnoreCase(PARAMETER);
+    }
+
+    private static void body(L7Request request, byte[] body, List<Form> found) throws Unreadable {
+        Optional<String> coding = request.header("Content-Encoding");
+        if (coding.isPresent() && !coding.get().trim().equalsIgnoreCase("identity")) {
+            throw new Unreadable("the body has a content coding, so its parameters cannot be read");
+        }
+        Optional<String> type = request.header("Content-Type");
+        String media = type.map(OverrideForms::mediaType).orElse("application/x-www-form-urlencoded");
+        if (media.equals("multipart/form-data")) {
+            Multipart.parts(body, Multipart.boundary(type.get()).orElseThrow(() -> new Unreadable(
+                    "the multipart body has no boundary parameter")), found);
+        } else if (json(media)) {
+            json(body, found);
+        } else {
+            form(body, found);
+        }
+    }
+
+    /** {@code application/x-www-form-urlencoded}: names and values split at {@code &} and {@code ;}. */
+    private static void form(byte[] body, List<Form> found) {
+        int start = 0;
+        for (int i = 0; i <= body.length; i++) {
+            if (i == body.length || body[i] == '&' || body[i] == ';') {
+                int eq = start;
+                while (eq < i && body[eq] != '=') {
+                    eq++;
+                }
+                if (isParameter(decode(body, start, eq, true))) {
+                    found.add(new Form("form _method", eq < i ? decode(body, eq + 1, i, true) : ""));
+                }
+                start = i + 1;
+            }
+        }
+    }
+
+    /**
+     * Percent-decoding as form parsers do it, leniently: a malformed escape stays as is.
+     *
+     * @param plusIsSpace whether {@code +} is a space (forms) or itself (RFC 8187 values)
+     */
+    static String decode(byte[] b, int from, int to, boolean plusIsSpace) {
+        byte[] out = new byte[to - from];
+        int n = 0;
+        for (int i = from; i < to; i++) {
+            byte c = b[i];
+            if (c == '+' && plusIsSpace) {
+                out[n++] = ' ';
+            } else if (c == '%' && i + 2 < to && hex(b[i + 1]) >= 0 && hex(b[i + 2]) >= 0) {
+                out[n++] = (byte) (hex(b[i + 1]) * 16 + hex(b[i + 2]));
+                i += 2;
+            } else {
+                out[n++] = c;
+            }
+        }
+        return new String(out, 0, n, StandardCharsets.ISO_8859_1);
+    }
+
+    private static int hex(byte c) {
+        return Character.digit((char) (c & 0xFF), 16);
+    }
+
+    /**
+     * JSON: a top-level member named {@code _method}. A body whose text holds neither {@code method} (in any case)
+     * nor a {@code \\u} escape cannot name it to any reader and is not parsed; any other must parse strictly, since a
+     * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one).
+     */
+    private static void json(byte[] body, List<Form> found) throws Unreadable {
+        Optional<String> text = Bodies.utf8(body);
+        if (text.isEmpty()) {
+            throw new Unreadable("the JSON body is not UTF-8");
+        }
+        String lower = text.get().toLowerCase(Locale.ROOT);
+        if (!lower.contains("method") && !lower.contains("\\u")) {
+            return; // no JSON reader finds a member named _method in it: not parsed at all
+        }
+        JsonValue v;
+        try {
+            v = Bodies.json(text.get());
+        } catch (Bodies.Malformed e) {
+            throw new Unreadable("the JSON body cannot be read strictly (" + e.getMessage() + ") and may name"
+                    + " a _method member");
+        }
+        if (v instanceof JsonObject o) {
+            for (Map.Entry<String, JsonValue> m : o.entrySet()) {
+                if (isParameter(m.getKey())) {
+                    found.add(new Form("JSON _method", m.getValue() instanceof JsonString s ? s.getString()
+                            : m.getValue().toString()));
+                }
+            }
+        }
+    }
+}
