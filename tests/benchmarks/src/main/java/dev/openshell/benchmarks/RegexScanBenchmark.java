@@ -107,9 +107,9 @@ public class RegexScanBenchmark {
     }
 
     /** The scanner's second argument: {@code Selection} (the catalog) or {@code Set<SecretKind>} (before it). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private Object selection(Class<?> type, ClassLoader loader) throws ReflectiveOperationException {
         if (type == Set.class) {
-            @SuppressWarnings({"unchecked", "rawtypes"})
             Class<Enum> kind = (Class<Enum>) Class.forName("dev.openshell.builtin.regex.SecretKind", true, loader);
             return java.util.EnumSet.allOf(kind);
         }

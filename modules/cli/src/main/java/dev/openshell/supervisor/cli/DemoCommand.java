@@ -5,7 +5,6 @@ import dev.openshell.supervisor.runtime.Supervisor;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonReader;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringReader;
 import java.net.InetSocketAddress;

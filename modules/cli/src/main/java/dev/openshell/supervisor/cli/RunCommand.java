@@ -139,7 +139,7 @@ final class RunCommand implements Callable<Integer> {
     private void reloadOnSighup(Supervisor supervisor) {
         System.Logger log = System.getLogger(RunCommand.class.getName());
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), sig -> supervisor.requestReload());
+            Hangup.onHangup(supervisor::requestReload);
             log.log(System.Logger.Level.INFO, "the policy is reloaded on SIGHUP" + (policy != null && watchPolicy
                     ? " and when " + policy + " changes" : ""));
         } catch (IllegalArgumentException e) {

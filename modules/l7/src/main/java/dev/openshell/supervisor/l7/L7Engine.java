@@ -11,7 +11,6 @@ import dev.openshell.supervisor.policy.MethodOverride;
 import dev.openshell.supervisor.policy.NetworkEndpoint;
 import dev.openshell.supervisor.policy.NetworkPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicy;
-import dev.openshell.supervisor.policy.ValueMatcher;
 
 import java.util.ArrayList;
 import java.util.List;

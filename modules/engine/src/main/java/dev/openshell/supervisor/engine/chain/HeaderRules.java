@@ -1,7 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
-import dev.openshell.middleware.spi.ExistingHeaderAction;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
