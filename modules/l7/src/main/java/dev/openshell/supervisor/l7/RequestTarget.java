@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -118,10 +119,10 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
                 decoded[n++] = c;
                 continue;
             }
-            if (i + 2 >= rest.length() || hex(rest.charAt(i + 1)) < 0 || hex(rest.charAt(i + 2)) < 0) {
+            if (i + 2 >= rest.length() || Syntax.hexDigit(rest.charAt(i + 1)) < 0 || Syntax.hexDigit(rest.charAt(i + 2)) < 0) {
                 throw new InvalidTargetException("the request path has a malformed percent-escape");
             }
-            int b = hex(rest.charAt(i + 1)) * 16 + hex(rest.charAt(i + 2));
+            int b = Syntax.hexDigit(rest.charAt(i + 1)) * 16 + Syntax.hexDigit(rest.charAt(i + 2));
             i += 2;
             if (b < 0x20 || b == 0x7F) {
                 throw new InvalidTargetException("the request path encodes a control character");
@@ -220,10 +221,10 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
             if (c == '+') {
                 bytes.write(' ');
             } else if (c == '%') {
-                if (i + 2 >= s.length() || hex(s.charAt(i + 1)) < 0 || hex(s.charAt(i + 2)) < 0) {
+                if (i + 2 >= s.length() || Syntax.hexDigit(s.charAt(i + 1)) < 0 || Syntax.hexDigit(s.charAt(i + 2)) < 0) {
                     throw new InvalidTargetException("the query has a malformed percent-escape");
                 }
-                bytes.write(hex(s.charAt(i + 1)) * 16 + hex(s.charAt(i + 2)));
+                bytes.write(Syntax.hexDigit(s.charAt(i + 1)) * 16 + Syntax.hexDigit(s.charAt(i + 2)));
                 i += 2;
             } else if (c > 0x7F) {
                 throw new InvalidTargetException("the query contains a non-ASCII character");
@@ -245,19 +246,6 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
 
     private static boolean literal(int b) {
         return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || "-._~!$&'()*+,;=:@".indexOf(b) >= 0;
-    }
-
-    private static int hex(char c) {
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
-        }
-        return -1;
     }
 
     /** {@return the index of {@code ://} after a URI scheme at the start, or -1} */

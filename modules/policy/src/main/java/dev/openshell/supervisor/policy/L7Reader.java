@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.policy;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.supervisor.policy.YamlTree.Entry;
 import dev.openshell.supervisor.policy.YamlTree.Item;
 import dev.openshell.supervisor.policy.internal.KeyPath;
@@ -35,7 +36,8 @@ final class L7Reader {
             "json_rpc", "mcp", "method_override");
     static final Set<String> KNOWN_METHODS = Set.of("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE",
             "TRACE", "CONNECT");
-    private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}");
+    /** Longest method name a rule may give, in characters. */
+    static final int MAX_METHOD_LENGTH = 64;
     private static final Pattern STRICT_TOOL_GLOB = Pattern.compile("[A-Za-z0-9_.*?-]{1,128}");
     private static final List<String> OPERATION_TYPES = List.of("query", "mutation", "subscription", "*");
 
@@ -588,7 +590,7 @@ final class L7Reader {
         if (text.equals("*")) {
             return Optional.of("*");
         }
-        if (!TOKEN.matcher(text).matches()) {
+        if (text.length() > MAX_METHOD_LENGTH || !Syntax.isToken(text)) {
             problems.error(yaml.at(at.value()), at.path(), "method " + Texts.quote(text) + " is not an HTTP method"
                     + " token (RFC 9110, section 9.1); write the method name or *");
             return Optional.empty();

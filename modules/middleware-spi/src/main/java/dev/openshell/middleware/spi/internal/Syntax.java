@@ -86,6 +86,25 @@ public final class Syntax {
     }
 
     /**
+     * {@return the value of {@code c} as an ASCII hexadecimal digit (RFC 5234 {@code HEXDIG}, either case), 0 to 15,
+     * or -1 when it is not one}: never a digit of another script, which {@link Character#digit(char, int)} accepts.
+     *
+     * @param c a char
+     */
+    public static int hexDigit(char c) {
+        if (c >= '0' && c <= '9') {
+            return c - '0';
+        }
+        if (c >= 'a' && c <= 'f') {
+            return c - 'a' + 10;
+        }
+        if (c >= 'A' && c <= 'F') {
+            return c - 'A' + 10;
+        }
+        return -1;
+    }
+
+    /**
      * {@return whether {@code s} is a code: {@code [a-z][a-z0-9_]*}, 1 to {@value #MAX_CODE_LENGTH} characters}
      *
      * @param s a candidate; never {@code null}

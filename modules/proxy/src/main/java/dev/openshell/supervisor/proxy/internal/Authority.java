@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -105,7 +106,7 @@ public record Authority(String host, int port, Optional<InetAddress> literal) {
             String inner = rawHost.substring(1, rawHost.length() - 1);
             for (int i = 0; i < inner.length(); i++) {
                 char c = inner.charAt(i);
-                if (!(c == ':' || c == '.' || Character.digit(c, 16) >= 0)) {
+                if (!(c == ':' || c == '.' || Syntax.hexDigit(c) >= 0)) {
                     throw invalid("an IPv6 literal holds an invalid character (zone IDs are not accepted)");
                 }
             }
