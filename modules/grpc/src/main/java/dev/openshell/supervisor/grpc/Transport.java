@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.grpc;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptor;
@@ -122,14 +123,8 @@ final class Transport {
     /** A throwable's simple class name and message on one line, at most 240 characters. */
     static String oneLine(Throwable t) {
         String msg = t.getMessage();
-        StringBuilder b = new StringBuilder(t.getClass().getSimpleName());
-        if (msg != null && !msg.isEmpty()) {
-            b.append(": ");
-            for (int i = 0; i < msg.length(); i++) {
-                char c = msg.charAt(i);
-                b.append(c < 0x20 || c == 0x7f ? ' ' : c);
-            }
-        }
-        return b.length() > 240 ? b.substring(0, 240) + "..." : b.toString();
+        String line = msg == null || msg.isEmpty() ? t.getClass().getSimpleName()
+                : t.getClass().getSimpleName() + ": " + msg;
+        return Syntax.printable(line, 240);
     }
 }

@@ -111,11 +111,11 @@ public final class HeaderRules {
     public static boolean isSafeValue(String value) {
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
-            if (c == '\t' || (c >= 0x20 && c < 0x7f)) {
-                continue;
-            }
-            if (c < 0x20 || c == 0x7f) {
+            if (!Syntax.isFieldValueChar(c)) {
                 return false;
+            }
+            if (c < 0x80) {
+                continue;
             }
             if (Character.isHighSurrogate(c)) {
                 if (i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
@@ -196,7 +196,7 @@ public final class HeaderRules {
         }
         for (int i = from; i < to; i++) {
             char c = line.charAt(i);
-            if (c != '\t' && (c < 0x20 || c == 0x7f)) {
+            if (!Syntax.isFieldValueChar(c)) {
                 throw new MalformedHeaderException("header_invalid_value", lineNo,
                         "the field value holds a control character");
             }

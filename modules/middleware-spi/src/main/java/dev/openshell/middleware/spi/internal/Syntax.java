@@ -86,6 +86,17 @@ public final class Syntax {
     }
 
     /**
+     * {@return whether {@code c} may appear in a field value or a reason phrase}: HTAB, SP, visible ASCII and
+     * {@code obs-text} (RFC 9110, section 5.5: {@code field-vchar / SP / HTAB}); never NUL, CR, LF, another C0
+     * control or DEL. One rule for request and response heads, trailers, chunk extensions and header mutations.
+     *
+     * @param c a char or an octet ({@code 0..0xFF} when read as bytes)
+     */
+    public static boolean isFieldValueChar(int c) {
+        return c == '\t' || (c >= 0x20 && c != 0x7f);
+    }
+
+    /**
      * {@return the value of {@code c} as an ASCII hexadecimal digit (RFC 5234 {@code HEXDIG}, either case), 0 to 15,
      * or -1 when it is not one}: never a digit of another script, which {@link Character#digit(char, int)} accepts.
      *
@@ -191,12 +202,24 @@ public final class Syntax {
      * @param value any text; never {@code null}
      */
     public static String printable(String value) {
-        StringBuilder b = new StringBuilder(Math.min(value.length(), MAX_QUOTED) + 8);
+        return printable(value, MAX_QUOTED);
+    }
+
+    /**
+     * {@return {@code value} with control and format characters escaped as {@code \\uXXXX} and cut after {@code max}
+     * characters (code points) with {@code ...}}: the one way untrusted text enters a message, a log line or an
+     * exception; the callers differ only in how much they keep.
+     *
+     * @param value any text; never {@code null}
+     * @param max how many characters to keep, at least 1
+     */
+    public static String printable(String value, int max) {
+        StringBuilder b = new StringBuilder(Math.min(value.length(), max) + 8);
         int shown = 0;
         for (int i = 0; i < value.length(); ) {
             int cp = value.codePointAt(i);
             i += Character.charCount(cp);
-            if (shown == MAX_QUOTED) {
+            if (shown == max) {
                 b.append("...");
                 break;
             }

@@ -258,10 +258,10 @@ public final class ChunkedDecoder {
                     throw invalidSize();
                 }
                 c = s.charAt(i);
-                if ((c < 0x20 && c != '\t') || c == 0x7f) {
+                if (!Syntax.isFieldValueChar(c)) {
                     throw invalidSize();
                 }
-            } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            } else if (!Syntax.isFieldValueChar(c)) {
                 throw invalidSize();
             }
             i++;
