@@ -181,7 +181,7 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
                 } else if (literal(b)) {
                     out.append((char) b);
                 } else {
-                    out.append('%').append(HEX[b >> 4]).append(HEX[b & 15]);
+                    Syntax.appendPercentOctet(out, b, true);
                 }
             }
         }
@@ -242,7 +242,6 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
     }
 
     private static final int ENCODED_SLASH = -1;
-    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     private static boolean literal(int b) {
         return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || "-._~!$&'()*+,;=:@".indexOf(b) >= 0;

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.credentials;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
 import java.nio.charset.StandardCharsets;
@@ -341,18 +342,7 @@ public final class CredentialInjector {
 
     /** RFC 3986 percent-encoding of UTF-8 bytes, unreserved characters kept. */
     static String percentEncode(String s) {
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        StringBuilder b = new StringBuilder(bytes.length * 3);
-        for (byte x : bytes) {
-            int c = x & 0xff;
-            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
-                    || c == '_' || c == '~') {
-                b.append((char) c);
-            } else {
-                b.append('%').append("0123456789ABCDEF".charAt(c >> 4)).append("0123456789ABCDEF".charAt(c & 0xf));
-            }
-        }
-        return b.toString();
+        return Syntax.percentEncode(s.getBytes(StandardCharsets.UTF_8), true, "");
     }
 
     /** Internal control flow for a refusal; never escapes {@link #inject}. */

@@ -520,7 +520,7 @@ public final class Tck {
         aspect("result.metadata", METADATA, all, "metadata within " + options.limits().get(
                 StageLimits.Limit.METADATA_ENTRIES) + " entries and " + options.limits().get(
                 StageLimits.Limit.METADATA_BYTES) + " bytes, valid keys and values");
-        aspect("result.reason_code", REASON, all, "reason codes match [a-z][a-z0-9_]* (at most 64), reasons within "
+        aspect("result.reason_code", REASON, all, "reason codes are codes (a lower-case letter, then lower-case letters, digits and _, at most 64), reasons within "
                 + options.limits().get(StageLimits.Limit.REASON_BYTES) + " bytes");
     }
 

@@ -97,6 +97,42 @@ public final class Syntax {
     }
 
     /**
+     * {@return {@code raw} percent-encoded (RFC 3986, section 2.1)}: ASCII letters, digits and {@code -._~} (the
+     * unreserved set) are kept, and so is every ASCII character in {@code keep}; every other octet becomes
+     * {@code %XX}, in upper- or lower-case hexadecimal. The one percent-encoder: credential injection into query
+     * parameters and the scrubber's encoded forms of a secret both call it.
+     *
+     * @param raw the octets, usually UTF-8
+     * @param upper whether the hexadecimal digits are upper case (RFC 3986 recommends it)
+     * @param keep further ASCII characters to keep as they are; {@code ""} for none
+     */
+    public static String percentEncode(byte[] raw, boolean upper, String keep) {
+        StringBuilder b = new StringBuilder(raw.length * 3);
+        for (byte x : raw) {
+            int c = x & 0xff;
+            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
+                    || c == '_' || c == '~' || (c < 0x80 && keep.indexOf(c) >= 0)) {
+                b.append((char) c);
+            } else {
+                appendPercentOctet(b, c, upper);
+            }
+        }
+        return b.toString();
+    }
+
+    /**
+     * Appends one octet as {@code %XX}.
+     *
+     * @param b where to append
+     * @param octet the octet, {@code 0..0xFF}
+     * @param upper whether the hexadecimal digits are upper case
+     */
+    public static void appendPercentOctet(StringBuilder b, int octet, boolean upper) {
+        String hex = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+        b.append('%').append(hex.charAt(octet >> 4 & 0xf)).append(hex.charAt(octet & 0xf));
+    }
+
+    /**
      * {@return the value of {@code c} as an ASCII hexadecimal digit (RFC 5234 {@code HEXDIG}, either case), 0 to 15,
      * or -1 when it is not one}: never a digit of another script, which {@link Character#digit(char, int)} accepts.
      *

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.policy.gateway;
 
+import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.middleware.spi.internal.Syntax;
@@ -449,15 +450,15 @@ final class GatewayReader {
                     }
                 }
             }
-            List<String> headers = names(t, "headers", cp, "[!#$%&'*+.^_`|~0-9A-Za-z-]+", "a header field name");
+            List<String> headers = names(t, "headers", cp, Syntax::isToken, "a header field name");
             for (String h : headers) {
-                if (h.startsWith("proxy-") || HOP_BY_HOP.contains(h)) {
+                if (neverForwarded(h)) {
                     problems.error(at(t, "headers"), cp.key("headers"), "header " + Texts.quote(h)
                             + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
                 }
             }
-            List<String> queryParams = names(t, "query_params", cp, "[^&=#\\s]+", "a query parameter name");
-            List<String> basic = names(t, "basic", cp, "user|password", "user or password");
+            List<String> queryParams = names(t, "query_params", cp, q -> q.matches("[^&=#\\s]+"), "a query parameter name");
+            List<String> basic = names(t, "basic", cp, b -> b.equals("user") || b.equals("password"), "user or password");
             openShellPlacement(t, cp, headers, queryParams, basic);
             boolean allowPlaintext = bool(t, "allow_plaintext", cp).orElse(false);
             boolean allowUnscanned = bool(t, "allow_unscanned_responses", cp).orElse(false);
@@ -482,17 +483,22 @@ final class GatewayReader {
         return out;
     }
 
-    private static final java.util.Set<String> HOP_BY_HOP = java.util.Set.of("connection", "keep-alive", "te",
-            "trailer", "transfer-encoding", "upgrade");
+    /**
+     * {@return whether the proxy never forwards field {@code lower} upstream as sent}: {@code Proxy-*}, the hop-by-hop
+     * and the framing fields of the one header table ({@link HeaderTable}), so a credential placed there never arrives
+     */
+    private static boolean neverForwarded(String lower) {
+        return lower.startsWith("proxy-") || HeaderTable.hopByHop(lower) || HeaderTable.framing(lower);
+    }
 
-    /** An optional array of strings, each matching {@code grammar}; header names come back lowercase. */
-    private List<String> names(TomlTable t, String key, KeyPath path, String grammar, String what) {
+    /** An optional array of strings, each accepted by {@code grammar}; header names come back lowercase. */
+    private List<String> names(TomlTable t, String key, KeyPath path, Predicate<String> grammar, String what) {
         List<String> out = new ArrayList<>();
         TomlArray a = array(t, key, path);
         for (int k = 0; a != null && k < a.size(); k++) {
             Object v = a.get(k);
             SourceLocation vat = position(a.inputPositionOf(k));
-            if (!(v instanceof String s) || !s.matches(grammar)) {
+            if (!(v instanceof String s) || !grammar.test(s)) {
                 problems.error(vat, path.key(key).index(k), "expected " + what + ", found " + describe(v));
                 continue;
             }
@@ -708,10 +714,10 @@ final class GatewayReader {
                                     List<String> basic) {
         Optional<String> headerName = string(t, "header_name", cp).map(h -> h.strip().toLowerCase(Locale.ROOT));
         headerName.ifPresent(h -> {
-            if (!h.matches("[!#$%&'*+.^_`|~0-9a-z-]+")) {
+            if (!Syntax.isToken(h)) {
                 problems.error(at(t, "header_name"), cp.key("header_name"), "expected a header field name, found "
                         + describe(h));
-            } else if (h.startsWith("proxy-") || HOP_BY_HOP.contains(h)) {
+            } else if (neverForwarded(h)) {
                 problems.error(at(t, "header_name"), cp.key("header_name"), "header " + Texts.quote(h)
                         + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
             } else if (!headers.contains(h)) {

@@ -191,7 +191,7 @@ public record Authority(String host, int port, Optional<InetAddress> literal) {
         }
         if (last.startsWith("0x")) {
             for (int i = 2; i < last.length(); i++) {
-                if (Character.digit(last.charAt(i), 16) < 0) {
+                if (Syntax.hexDigit(last.charAt(i)) < 0) {
                     return false;
                 }
             }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -396,18 +397,7 @@ final class SecretScrubber {
      * {@code keep}; everything else becomes {@code %XX}.
      */
     static String percent(byte[] raw, boolean upper, String keep) {
-        String hex = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-        StringBuilder b = new StringBuilder(raw.length * 3);
-        for (byte x : raw) {
-            int c = x & 0xff;
-            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
-                    || c == '_' || c == '~' || (c < 0x80 && keep.indexOf(c) >= 0)) {
-                b.append((char) c);
-            } else {
-                b.append('%').append(hex.charAt(c >> 4)).append(hex.charAt(c & 0xf));
-            }
-        }
-        return b.toString();
+        return Syntax.percentEncode(raw, upper, keep);
     }
 
     /** RFC 3986 percent-encoding, unreserved characters kept. */
