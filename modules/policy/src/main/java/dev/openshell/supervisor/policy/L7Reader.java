@@ -1,20 +1,16 @@
 package dev.openshell.supervisor.policy;
 
-import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.supervisor.policy.YamlTree.Entry;
 import dev.openshell.supervisor.policy.YamlTree.Item;
-import dev.openshell.supervisor.policy.internal.KeyPath;
 import dev.openshell.supervisor.policy.internal.Problems;
 import dev.openshell.supervisor.policy.internal.Texts;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 import org.eclipse.collections.api.factory.Lists;
 import org.eclipse.collections.api.factory.Maps;
