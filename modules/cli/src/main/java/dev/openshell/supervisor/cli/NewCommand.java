@@ -86,7 +86,8 @@ final class NewCommand implements Callable<Integer> {
             }
             for (int port : new int[] {upstreamPort, proxyPort}) {
                 if (port < 1 || port > 65535) {
-                    throw new CommandLine.ParameterException(spec.commandLine(), "port " + port + " is outside 1..65535");
+                    throw new CommandLine.ParameterException(spec.commandLine(), "port " + port
+                            + " is outside 1..65535");
                 }
             }
             String pkg = "com.example." + name.replace("-", "");
@@ -221,7 +222,8 @@ final class NewCommand implements Callable<Integer> {
                 files.add(new String[] {"proto/" + PROTO, "proto/" + PROTO});
             } else {
                 files.add(new String[] {"service/java/pom.xml.tmpl", "pom.xml"});
-                files.add(new String[] {"service/java/Service.java.tmpl", "src/main/java/@PACKAGE_DIR@/@CLASS@Service.java"});
+                files.add(new String[] {"service/java/Service.java.tmpl",
+                    "src/main/java/@PACKAGE_DIR@/@CLASS@Service.java"});
                 files.add(new String[] {"service/java/build.sh", "build.sh"});
                 files.add(new String[] {"service/java/serve.sh.tmpl", "serve.sh"});
                 files.add(new String[] {"service/java/README.md.tmpl", "README.md"});

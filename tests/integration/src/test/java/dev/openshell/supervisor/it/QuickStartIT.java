@@ -127,8 +127,9 @@ class QuickStartIT {
                       </mirrors>
                     </settings>
                     """.formatted(central.toUri()));
-            Files.writeString(bin.resolve("mvn"), "#!/bin/sh\nexec '%s' -B -ntp -s '%s' -Dmaven.repo.local='%s' \"$@\"\n"
-                    .formatted(ROOT.resolve("mvnw").toAbsolutePath(), settings, repo));
+            Files.writeString(bin.resolve("mvn"),
+                    "#!/bin/sh\nexec '%s' -B -ntp -s '%s' -Dmaven.repo.local='%s' \"$@\"\n".formatted(
+                            ROOT.resolve("mvnw").toAbsolutePath(), settings, repo));
             Files.setPosixFilePermissions(bin.resolve("mvn"), PosixFilePermissions.fromString("rwxr-xr-x"));
         }
         Path log = Files.createTempFile(work, "run", ".log");

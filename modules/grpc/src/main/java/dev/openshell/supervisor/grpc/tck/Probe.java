@@ -34,7 +34,8 @@ public record Probe(String name, String what, String contentType, Body body) {
     private static final String HEAD = "{\"model\":\"tck-model\",\"messages\":[{\"role\":\"user\",\"content\":";
     private static final String TAIL = "}]}";
     /** A 1x1 PNG. */
-    private static final String PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    private static final String PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kg"
+            + "AAAABJRU5ErkJggg==";
 
     /** @throws NullPointerException if any part is {@code null} */
     public Probe {
