@@ -81,7 +81,7 @@ if [ -n "$sdk" ]; then
   docs=$(mktemp -d)
   "$jdk/bin/jar" --create --date=2026-01-01T00:00:00Z --file "$out/lib/sdk/middleware-spi-$version-sources.jar" \
     -C "$spisrc" .
-  "$jdk/bin/javadoc" -quiet -Xdoclint:none --module-path "$mods" \
+  "$jdk/bin/javadoc" -quiet -Xdoclint:none --module-path "$mods:$(dirname "$mods")/sdk-deps" \
     --module-source-path "dev.openshell.middleware.spi=$spisrc" --module dev.openshell.middleware.spi \
     -d "$docs/api" -windowtitle "OpenShell supervisor middleware SPI $version" >"$docs/javadoc.log" 2>&1 \
     || { cat "$docs/javadoc.log" >&2; exit 1; }
