@@ -71,7 +71,7 @@ class QuickStartIT {
     /** Runs the doc's block NAME in a fresh directory; {@return the directory} */
     private Path run(String doc, String name) throws Exception {
         String text = Files.readString(ROOT.resolve("docs").resolve(doc), StandardCharsets.UTF_8);
-        List<String> block = block(text, "<!-- tested: " + name + " -->");
+        List<String> block = block(text, "<!-- tested: " + name + " ");
         Path work = Files.createDirectories(tmp.resolve("work"));
         List<String> lines = new ArrayList<>();
         int cd = -1;
