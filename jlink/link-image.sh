@@ -81,7 +81,9 @@ if [ -n "$sdk" ]; then
   docs=$(mktemp -d)
   "$jdk/bin/jar" --create --date=2026-01-01T00:00:00Z --file "$out/lib/sdk/middleware-spi-$version-sources.jar" \
     -C "$spisrc" .
-  "$jdk/bin/javadoc" -quiet -Xdoclint:none --module-path "$mods:$(dirname "$mods")/sdk-deps" \
+  # --no-fonts (JDK 23+): the web fonts are most of the JAR's size, and browsers have their own
+  nofonts=$("$jdk/bin/javadoc" --help 2>&1 | grep -q -- '--no-fonts' && echo --no-fonts || true)
+  "$jdk/bin/javadoc" -quiet -Xdoclint:none $nofonts --module-path "$mods:$(dirname "$mods")/sdk-deps" \
     --module-source-path "dev.openshell.middleware.spi=$spisrc" --module dev.openshell.middleware.spi \
     -d "$docs/api" -windowtitle "OpenShell supervisor middleware SPI $version" >"$docs/javadoc.log" 2>&1 \
     || { cat "$docs/javadoc.log" >&2; exit 1; }

@@ -33,7 +33,8 @@ import picocli.CommandLine.Spec;
  * {@code {"block": WORD}} (unknown keys refused); a body holding WORD is denied with the reason code
  * {@code blocked_word} and a finding; any other request gets {@code x-openshell-middleware-NAME: checked}.
  *
- * <p>The templates are resources of this module ({@code templates/}); the files name the image that generated
+ * <p>The templates are resources of this module ({@code new-templates/}: not a package name, so they add no package to
+ * the module); the files name the image that generated
  * them ({@code bin/supervisor} by absolute path, the SDK version of {@code lib/sdk/}). Exit codes: 0 written, 1 the
  * directory exists and is not empty or cannot be written, 2 usage error.
  */
@@ -41,7 +42,7 @@ import picocli.CommandLine.Spec;
         + "external gRPC service (Java or Python), with a policy, a gateway file and a README of three commands.",
         subcommands = {NewCommand.Plugin.class, NewCommand.Service.class})
 final class NewCommand implements Callable<Integer> {
-    private static final String TEMPLATES = "templates/";
+    private static final String TEMPLATES = "new-templates/";
     /** The proto, copied into the module's resources at build time from {@code proto/}. */
     private static final String PROTO = "openshell/middleware/v1/middleware.proto";
 
