@@ -2,6 +2,7 @@ package dev.openshell.supervisor.cli;
 
 import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
+import dev.openshell.supervisor.grpc.tck.Probe;
 import dev.openshell.supervisor.grpc.tck.Tck;
 import dev.openshell.supervisor.grpc.tck.TckOptions;
 import dev.openshell.supervisor.grpc.tck.TckReport;
@@ -65,6 +66,12 @@ final class TckCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE.json",
             description = "The config your policy gives the binding, as a JSON object (default: {}).")
     Path config;
+
+    @Option(names = "--body", paramLabel = "FILE",
+            description = "Also send this body (repeatable; at most 4 MiB; content type from the extension: .json, "
+                    + ".txt, .xml, .png, .jpg), after the built-in probes (e-mail addresses, secret-shaped tokens, "
+                    + "an image part).")
+    java.util.List<Path> bodies = new java.util.ArrayList<>();
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "500ms",
             description = "The registration's timeout, 10ms..30s (default: ${DEFAULT-VALUE}, the platform's).")
@@ -135,10 +142,24 @@ final class TckCommand implements Callable<Integer> {
         }
         try {
             return new TckOptions(b.build(), Optional.ofNullable(binding), readConfig(), samples, load,
-                    Duration.ofSeconds(loadSeconds), dev.openshell.supervisor.engine.chain.StageLimits.DEFAULT);
+                    Duration.ofSeconds(loadSeconds), dev.openshell.supervisor.engine.chain.StageLimits.DEFAULT,
+                    readBodies());
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage());
         }
+    }
+
+    private java.util.List<Probe> readBodies() {
+        java.util.List<Probe> probes = new java.util.ArrayList<>();
+        for (Path file : bodies) {
+            try {
+                probes.add(Probe.ofFile(file, probes.size() + 1));
+            } catch (IOException e) {
+                throw usage("--body " + file + ": " + (e instanceof java.nio.file.NoSuchFileException
+                        ? "no such file" : e.getMessage()));
+            }
+        }
+        return probes;
     }
 
     private JsonObject readConfig() {

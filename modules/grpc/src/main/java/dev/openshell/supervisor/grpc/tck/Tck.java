@@ -374,8 +374,54 @@ public final class Tck {
                         EnvelopeSizes.target(full.target()), EnvelopeSizes.context(full.context()),
                         EnvelopeSizes.config(envelopeConfig)) + (envelopeConfig == options.config()
                         ? ": the service refuses a config padded to 64 KiB" : "") + ", body " + maxBody + ")";
-        once("evaluate.full_envelope", what, e);
+        if (envelopeConfig == options.config() && EnvelopeSizes.config(envelopeConfig)
+                < options.limits().get(StageLimits.Limit.CONFIG_BYTES) && e.accepted()) {
+            add(Check.of("evaluate.full_envelope", Check.Status.SKIP, what + ": the 64 KiB config was not tested "
+                    + "(the service refuses the padding key " + PADDING_KEY + "; the rest of the envelope is "
+                    + "accepted)", ms(e.stage().latencyNanos()) + " of " + RpcTimeout.format(timeout)));
+        } else {
+            once("evaluate.full_envelope", what, e);
+        }
         messageLimit(full);
+        probes();
+    }
+
+    /**
+     * {@code evaluate.probe_*} and {@code evaluate.body_N}: the bodies a service acts on ({@link Probe}), each once;
+     * a denial or a transform is what they are for, so only a result the supervisor would refuse fails.
+     */
+    private void probes() {
+        List<Probe> all = new ArrayList<>(Probe.builtIns());
+        all.addAll(options.bodies());
+        for (Probe p : all) {
+            String name = "evaluate." + p.name();
+            String what = p.what() + " (" + p.body().size() + " bytes, " + p.contentType() + ")";
+            if (p.body().size() > maxBody) {
+                add(Check.of(name, Check.Status.SKIP, what + ": larger than the binding's max_body_bytes ("
+                        + maxBody + "), so the supervisor never sends it to the stage"));
+                continue;
+            }
+            Evaluated e = evaluate(p.name(), Requests.probe(p, requestId()));
+            String figure = ms(e.stage().latencyNanos()) + " of " + RpcTimeout.format(timeout);
+            if (!e.accepted()) {
+                add(Check.of(name, Check.Status.FAIL, what + ": the supervisor fails the stage: " + e.code()
+                        + aspectHint(e.code()), figure));
+                continue;
+            }
+            HttpRequestResult r = e.result().orElseThrow();
+            List<String> did = new ArrayList<>();
+            did.add(r.decision() == Decision.ALLOW ? "allowed" : "denied" + r.reasonCode().map(c -> " (" + c + ")")
+                    .orElse(""));
+            if (e.stage().bodyReplaced()) {
+                did.add("body replaced (" + e.chain().body().size() + " bytes)");
+            }
+            if (!r.headerMutations().isEmpty()) {
+                did.add(r.headerMutations().size() + " header mutation(s)");
+            }
+            did.add(r.findings().size() + " finding(s)");
+            add(Check.of(name, Check.Status.PASS, what + ": the supervisor accepts the result", figure + ", "
+                    + String.join(", ", did)));
+        }
     }
 
     private void once(String name, String what, Evaluated e) {

@@ -4,6 +4,7 @@ import dev.openshell.supervisor.engine.chain.StageLimits;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
 import jakarta.json.JsonObject;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -22,9 +23,11 @@ import java.util.Optional;
  * @param loadDuration how long the load check runs, 1 to 60 s
  * @param limits the envelope limits, shared with the supervisor's chain engine ({@link StageLimits#DEFAULT} except in
  *     tests)
+ * @param bodies the author's own bodies ({@code --body FILE}), each sent once after the {@linkplain Probe#builtIns()
+ *     built-in probes}; unmodifiable
  */
 public record TckOptions(ServiceRegistration registration, Optional<String> bindingId, JsonObject config, int samples,
-                         int load, Duration loadDuration, StageLimits limits) {
+                         int load, Duration loadDuration, StageLimits limits, List<Probe> bodies) {
     /** Default {@link #samples}. */
     public static final int DEFAULT_SAMPLES = 20;
     /** Default {@link #loadDuration}. */
@@ -40,6 +43,7 @@ public record TckOptions(ServiceRegistration registration, Optional<String> bind
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(loadDuration, "loadDuration");
         Objects.requireNonNull(limits, "limits");
+        bodies = List.copyOf(bodies);
         if (samples < 1 || samples > 1000) {
             throw new IllegalArgumentException("samples " + samples + " is outside 1..1000");
         }
@@ -49,6 +53,17 @@ public record TckOptions(ServiceRegistration registration, Optional<String> bind
         if (loadDuration.compareTo(Duration.ofSeconds(1)) < 0 || loadDuration.compareTo(Duration.ofSeconds(60)) > 0) {
             throw new IllegalArgumentException("load duration " + loadDuration + " is outside 1..60 s");
         }
+    }
+
+    /**
+     * Options without {@code --body} files.
+     *
+     * @throws NullPointerException if any part is {@code null}
+     * @throws IllegalArgumentException if a number is out of range
+     */
+    public TckOptions(ServiceRegistration registration, Optional<String> bindingId, JsonObject config, int samples,
+                      int load, Duration loadDuration, StageLimits limits) {
+        this(registration, bindingId, config, samples, load, loadDuration, limits, List.of());
     }
 
     /** {@return options with the defaults: first binding, {@code {}}, 20 samples, no load, contract limits}
