@@ -29,8 +29,10 @@ import java.util.Locale;
  * and {@link RegexChainBenchmark}'s chat completion ({@code application/json}); every JIT profile holds all three,
  * as a proxy's does. Arguments: the regex JARs, then the re2j JAR last:
  * <pre>
- * java -cp "$(cat tests/benchmarks/target/benchmark.classpath | tr ':' '\n' | grep -v '/regex-\|re2j' | paste -sd:):tests/benchmarks/target/benchmarks-0.1.0-SNAPSHOT.jar" \
- *     dev.openshell.benchmarks.RegexCpuTimeAB base/regex.jar plugins/regex/target/regex-0.1.0-SNAPSHOT.jar re2j-1.8.jar
+ * cp=$(tr ':' '\n' &lt; tests/benchmarks/target/benchmark.classpath | grep -v '/regex-\|re2j' | paste -sd:)
+ * java -cp "$cp:tests/benchmarks/target/benchmarks-0.1.0-SNAPSHOT.jar" dev.openshell.benchmarks.RegexCpuTimeAB \
+ *     base/regex.jar plugins/regex/target/regex-0.1.0-SNAPSHOT.jar \
+ *     ~/.m2/repository/com/google/re2j/re2j/1.8/re2j-1.8.jar
  * </pre>
  * The regex and re2j JARs must not also be on the class path.
  */

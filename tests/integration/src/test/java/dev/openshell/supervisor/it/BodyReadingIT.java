@@ -116,7 +116,8 @@ class BodyReadingIT {
         byte[] utf7 = ascii("{\"content\":\"" + OPENAI_UTF7 + "\"}");
         List<Input> in = new ArrayList<>();
         // issue 39 item 2 as reported
-        in.add(new Input("charset=\"utf-8\"; charset=utf-7", utf7, "application/json; charset=\"utf-8\"; charset=utf-7"));
+        in.add(new Input("charset=\"utf-8\"; charset=utf-7", utf7,
+                "application/json; charset=\"utf-8\"; charset=utf-7"));
         in.add(new Input("charset=utf-7; charset=utf-8", utf7, "application/json; charset=utf-7; charset=utf-8"));
         in.add(new Input("the same charset twice", utf7, "application/json; charset=utf-8; Charset=utf-8"));
         in.add(new Input("another parameter twice", ascii("note=" + OPENAI_UTF7),
