@@ -22,11 +22,11 @@ import java.util.StringJoiner;
  * The {@code openshell/regex} built-in (binding {@value #BINDING_ID}, {@code HTTP_REQUEST/PRE_CREDENTIALS}, bodies up
  * to 4 MiB).
  *
- * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares or its byte
- * order mark shows, JSON string escapes, form percent-encoding, each multipart part by its own headers) and looks for
- * the secret formats of the {@link Catalog} and the operator patterns the config selects ({@link RegexConfig}) in
- * that text ({@link SecretScanner}), so token boundaries are judged on the decoded text. With no match it allows
- * without touching the body. With matches:
+ * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares, or for
+ * JSON the one its byte order mark shows; JSON string escapes, form percent-encoding, each multipart part by its own
+ * headers) and looks for the secret formats of the {@link Catalog} and the operator patterns the config selects
+ * ({@link RegexConfig}) in that text ({@link SecretScanner}), so token boundaries are judged on the decoded text.
+ * With no match it allows without touching the body. With matches:
  * <ul>
  *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]} written
  *       back in the body's own encoding (JSON-escaped, percent-encoded, transcoded, re-encoded base64 part), every
