@@ -137,8 +137,7 @@ public final class Tck {
 
     private void all() throws InterruptedException {
         ServiceRegistration reg = options.registration();
-        ServiceRegistration zero = new ServiceRegistration(reg.name(), reg.endpoint(), 0, reg.timeout(),
-                reg.allowInsecure(), reg.tls());
+        ServiceRegistration zero = reg.withMaxBodyBytes(0);
         try {
             probe = ServiceProbe.open(zero);
         } catch (IOException | IllegalArgumentException e) {
