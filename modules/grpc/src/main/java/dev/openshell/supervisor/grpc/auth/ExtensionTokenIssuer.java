@@ -121,9 +121,11 @@ public final class ExtensionTokenIssuer implements CallerTokens {
         Instant now = clock.instant();
         Cached c = cache.get(audience);
         if (c == null || !now.isBefore(c.rotateAt())) {
+            // iat is whole seconds: the rotation time counts from it, so a token never has less than a fifth left
+            Instant iat = Instant.ofEpochSecond(now.getEpochSecond());
             c = cache.compute(audience, (a, old) -> old != null && now.isBefore(old.rotateAt()) ? old
-                    : new Cached(mint(a, now, identity.lifetime()),
-                            now.plus(identity.lifetime().multipliedBy(4).dividedBy(5))));
+                    : new Cached(mint(a, iat, identity.lifetime()),
+                            iat.plus(identity.lifetime().multipliedBy(4).dividedBy(5))));
         }
         return Optional.of(c.token());
     }
