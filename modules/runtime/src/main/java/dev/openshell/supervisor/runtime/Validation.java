@@ -142,7 +142,7 @@ public final class Validation {
                     + "; supervisor run refuses to start"));
         }
         CallerTokens tokens = CallerTokens.NONE;
-        if (request.contactServices() && gatewayOk && !gateway.middleware().isEmpty()) {
+        if (request.contactServices() && gatewayOk && gateway.middleware().stream().anyMatch(r -> !r.insecure())) {
             try {
                 tokens = ExtensionAuth.open(gateway, Supervisor.stateDirectory(Optional.empty(), gateway));
             } catch (IOException | RuntimeException e) {
