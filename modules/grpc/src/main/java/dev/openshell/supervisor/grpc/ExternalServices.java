@@ -246,6 +246,10 @@ public final class ExternalServices implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return refused(reg, "interrupted while connecting");
             }
+            Optional<String> tokenProblem = mintFirstToken(reg, tokens);
+            if (tokenProblem.isPresent()) {
+                return refused(reg, tokenProblem.get());
+            }
             try {
                 m = SupervisorMiddlewareGrpc.newBlockingStub(channel)
                         .withDeadlineAfter(reg.timeout().toMillis(), TimeUnit.MILLISECONDS)
@@ -282,6 +286,22 @@ public final class ExternalServices implements AutoCloseable {
             if (!keep) {
                 channel.shutdownNow();
             }
+        }
+    }
+
+    /**
+     * Mints (and caches) the first extension token before {@code Describe}, with connection set-up: in a fresh process
+     * the first token loads the JOSE and Ed25519 classes, which must not eat the {@code Describe} deadline.
+     */
+    private static Optional<String> mintFirstToken(ServiceRegistration reg, CallerTokens tokens) {
+        if (reg.plaintext() || tokens == CallerTokens.NONE) {
+            return Optional.empty();
+        }
+        try {
+            tokens.token(reg.audience());
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            return Optional.of("cannot make the extension token: " + Transport.oneLine(e));
         }
     }
 
