@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.cli;
 
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import dev.openshell.supervisor.policy.ConfigProblem;
 import dev.openshell.supervisor.policy.Loaded;
 import dev.openshell.supervisor.policy.PolicyException;
@@ -8,6 +9,7 @@ import dev.openshell.supervisor.policy.SandboxPolicyLoader;
 import dev.openshell.supervisor.policy.gateway.GatewayConfig;
 import dev.openshell.supervisor.policy.gateway.GatewayConfigLoader;
 import dev.openshell.supervisor.runtime.ConnectedRegistry;
+import dev.openshell.supervisor.runtime.ExtensionAuth;
 import dev.openshell.supervisor.runtime.Explanation;
 import dev.openshell.supervisor.runtime.Supervisor;
 import jakarta.json.Json;
@@ -161,7 +163,7 @@ final class ExplainCommand implements Callable<Integer> {
         GatewayConfig gw = gatewayFile.map(Loaded::value).orElseGet(ConnectedRegistry::defaultGateway);
         Explanation x;
         try (ConnectedRegistry registry = ConnectedRegistry.forTools(gatewayFile,
-                Supervisor.pluginsDirectory(Optional.ofNullable(plugins), gw), !skipServices)) {
+                Supervisor.pluginsDirectory(Optional.ofNullable(plugins), gw), !skipServices, tokens(gw))) {
             Loaded<SandboxPolicy> loaded;
             try {
                 loaded = policy != null ? SandboxPolicyLoader.load(policy, registry.catalogAllowingUnchecked())
@@ -360,5 +362,19 @@ final class ExplainCommand implements Callable<Integer> {
             o.addNull("l7");
         }
         return o.add("policies", policies).add("chain", chain).add("not_selected", not).build().toString();
+    }
+
+    /** The supervisor's extension tokens when services registered over TLS are contacted, else none. */
+    private CallerTokens tokens(GatewayConfig gw) {
+        if (skipServices || gw.middleware().stream().allMatch(r -> r.insecure())) {
+            return CallerTokens.NONE;
+        }
+        try {
+            return ExtensionAuth.open(gw, Supervisor.stateDirectory(Optional.empty(), gw));
+        } catch (java.io.IOException | RuntimeException e) {
+            spec.commandLine().getErr().println("supervisor: the extension token keys cannot be opened ("
+                    + e.getMessage() + "); services registered over TLS are contacted without a token");
+            return CallerTokens.NONE;
+        }
     }
 }

@@ -43,6 +43,7 @@ public final class Main {
         m.put("explain", ExplainCommand::new);
         m.put("policy", PolicyCommand::new);
         m.put("ca", CaCommand::new);
+        m.put("keys", KeysCommand::new);
         m.put("sdk", SdkCommand::new);
         m.put("new", NewCommand::new);
         m.put("demo", DemoCommand::new);

@@ -117,7 +117,8 @@ final class RunCommand implements Callable<Integer> {
         String host = listen != null ? listen.substring(0, listen.lastIndexOf(':'))
                 : supervisor.generation().gateway().supervisor().listen().host();
         supervisor.adminPort().ifPresent(p -> System.getLogger(RunCommand.class.getName())
-                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready",
+                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready "
+                        + "/.well-known/jwks.json /.well-known/openid-configuration",
                         String.valueOf(p)));
         out.println("supervisor listening on " + host + ":" + supervisor.port());
         out.flush();

@@ -2,10 +2,13 @@ package dev.openshell.supervisor.cli;
 
 import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
+import dev.openshell.supervisor.grpc.auth.ExtensionTokenIssuer;
 import dev.openshell.supervisor.grpc.tck.Probe;
 import dev.openshell.supervisor.grpc.tck.Tck;
 import dev.openshell.supervisor.grpc.tck.TckOptions;
 import dev.openshell.supervisor.grpc.tck.TckReport;
+import dev.openshell.supervisor.runtime.ExtensionAuth;
+import dev.openshell.supervisor.runtime.Supervisor;
 import jakarta.json.Json;
 import jakarta.json.JsonException;
 import jakarta.json.JsonObject;
@@ -100,6 +103,17 @@ final class TckCommand implements Callable<Integer> {
 
     enum Format { text, json }
 
+    @Option(names = "--audience", paramLabel = "AUD",
+            description = "The extension token audience of the registration (default: "
+                    + "urn:openshell:extension:middleware:NAME).")
+    String audience;
+
+    @Option(names = "--no-tokens", description = "Send no extension token over TLS and skip the auth.* checks.")
+    boolean noTokens;
+
+    @CommandLine.Mixin
+    CaCommand.Location location = new CaCommand.Location();
+
     TckCommand() {
     }
 
@@ -140,12 +154,31 @@ final class TckCommand implements Callable<Integer> {
         if (tlsCert != null) {
             b.clientCertificate(tlsCert, tlsKey);
         }
+        if (audience != null) {
+            b.audience(audience);
+        }
+        TckOptions options;
         try {
-            return new TckOptions(b.build(), Optional.ofNullable(binding), readConfig(), samples, load,
+            options = new TckOptions(b.build(), Optional.ofNullable(binding), readConfig(), samples, load,
                     Duration.ofSeconds(loadSeconds), dev.openshell.supervisor.engine.chain.StageLimits.DEFAULT,
                     readBodies());
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage());
+        }
+        return plaintext || noTokens ? options : options.withTokens(tokens());
+    }
+
+    /** The supervisor's own issuer: the keys of the state directory, the identity of the gateway configuration. */
+    private ExtensionTokenIssuer tokens() {
+        try {
+            var gateway = location.gateway(spec.commandLine().getErr());
+            return ExtensionAuth.open(gateway, Supervisor.stateDirectory(Optional.ofNullable(location.stateDir),
+                    gateway));
+        } catch (CaCommand.Failed e) {
+            throw usage("the gateway configuration is invalid");
+        } catch (IOException | RuntimeException e) {
+            throw usage("cannot open the extension token signing keys: " + e.getMessage()
+                    + " (--no-tokens sends none)");
         }
     }
 

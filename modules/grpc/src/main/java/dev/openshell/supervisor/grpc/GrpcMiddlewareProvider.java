@@ -35,12 +35,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code Describe} (start-up and recovery probes): the registration's timeout. It starts once the connection
  *       is set up: TCP and TLS handshakes get their own budget of {@code max(timeout, 5 s)} first.</li>
  *   <li>{@code ValidateConfig} and {@code EvaluateHttpRequest}: the binding's effective timeout, which is the
- *       timeout the binding advertised in {@code Describe} when it advertised one, else the registration's. (RFC:
- *       "A binding may advertise its own timeout through Describe; that value overrides the service registration
- *       timeout. The service timeout applies to Describe, while the effective binding timeout applies to
- *       ValidateConfig and EvaluateHttpRequest.") The effective value is also the registered binding's
- *       {@link MiddlewareBinding#timeout()}.</li>
+ *       timeout the binding advertised in {@code Describe} when it advertised a shorter one, else the
+ *       registration's (the published proto: a binding's timeout "may shorten but cannot extend the operator
+ *       timeout"). The effective value is also the registered binding's {@link MiddlewareBinding#timeout()}.</li>
  * </ul>
+ * Over TLS every call also carries the extension token (the channel's call credentials, see
+ * {@link ExternalServices#connect(List, RegistryListener, RetryPolicy, dev.openshell.supervisor.grpc.auth.CallerTokens)}).
  * Every call sends {@code middleware_name} (the registration name) and {@code binding_id}. Messages up to
  * {@link dev.openshell.middleware.spi.EnvelopeLimits#MIN_GRPC_MESSAGE_BYTES} are accepted.
  *

@@ -35,7 +35,9 @@ import java.util.Set;
  *       {@code HTTP_REQUEST/PRE_CREDENTIALS} binding.</li>
  *   <li>The registration's {@code max_body_bytes} must not exceed the binding's advertised capability (which may
  *       itself exceed 4 MiB: the registration is capped at 4 MiB anyway). Never clamped.</li>
- *   <li>An advertised {@code timeout} must parse per {@link RpcTimeout}.</li>
+ *   <li>An advertised {@code timeout} must parse per {@link RpcTimeout}. It may shorten the registration's
+ *       {@code timeout} but cannot extend it (the published proto: it "may shorten but cannot extend the operator
+ *       timeout"): a longer one is capped to the registration's, with a note.</li>
  * </ul>
  */
 final class ManifestValidation {
@@ -68,7 +70,7 @@ final class ManifestValidation {
 
     /** The outcome: accepted bindings when {@code issues} is empty. */
     record Outcome(String serviceName, String serviceVersion, List<Accepted> bindings, List<Problem> issues,
-                   List<String> skipped) {
+                   List<String> skipped, List<String> notes) {
         boolean ok() {
             return issues.isEmpty();
         }
@@ -98,6 +100,7 @@ final class ManifestValidation {
     static Outcome check(MiddlewareManifest m, ServiceRegistration reg) {
         Problems problems = new Problems();
         List<String> skipped = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
         String name = text(m.getName(), "manifest name", problems);
         String version = text(m.getServiceVersion(), "service_version", problems);
         if (m.getBindingsCount() == 0) {
@@ -190,6 +193,12 @@ final class ManifestValidation {
                 }
             }
             Duration effective = timeout.orElse(reg.timeout());
+            if (effective.compareTo(reg.timeout()) > 0) {
+                notes.add("binding '%s' advertises timeout %s, above the registration's %s: capped to %s (a binding may"
+                        .formatted(id, RpcTimeout.format(effective), RpcTimeout.format(reg.timeout()),
+                                RpcTimeout.format(reg.timeout())) + " shorten but cannot extend the operator timeout)");
+                effective = reg.timeout();
+            }
             java.util.Set<String> codings = new java.util.HashSet<>();
             for (String c : b.getDecodedContentCodingsList()) {
                 codings.add(c.toLowerCase(java.util.Locale.ROOT));
@@ -205,7 +214,7 @@ final class ManifestValidation {
             accepted.add(new Accepted(spi, capability, timeout, fromName));
         }
         return new Outcome(name, version, problems.isEmpty() ? List.copyOf(accepted) : List.of(),
-                List.copyOf(problems.list), List.copyOf(skipped));
+                List.copyOf(problems.list), List.copyOf(skipped), List.copyOf(notes));
     }
 
     /**

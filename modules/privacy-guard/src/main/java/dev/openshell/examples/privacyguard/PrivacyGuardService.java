@@ -67,13 +67,25 @@ public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.Supervis
                     .setMaxPayloadBytes(MAX_PAYLOAD_BYTES))
             .build();
 
+    private final MiddlewareManifest manifest;
+
     /** Creates the service; it is stateless and thread-safe. */
     public PrivacyGuardService() {
+        this("");
+    }
+
+    /**
+     * Creates the service advertising the audience its callers' tokens must carry.
+     *
+     * @param expectedAudience the {@code expected_audience} of the manifest; empty when tokens are not verified
+     */
+    public PrivacyGuardService(String expectedAudience) {
+        this.manifest = MANIFEST.toBuilder().setExpectedAudience(expectedAudience).build();
     }
 
     @Override
     public void describe(Empty request, StreamObserver<MiddlewareManifest> out) {
-        out.onNext(MANIFEST);
+        out.onNext(manifest);
         out.onCompleted();
     }
 

@@ -116,17 +116,30 @@ class TckIT {
         TestPki.Issued server = TestPki.leaf(tmp, "server", ca);
         TestPki.Issued clientCa = TestPki.ca(tmp, "client-ca");
         TestPki.Issued supervisor = TestPki.leaf(tmp, "supervisor", clientCa);
+        // the supervisor's extension token keys, exported for Privacy Guard, which then requires its tokens
+        Path state = tmp.resolve("state");
+        Path jwks = tmp.resolve("jwks.json");
+        Image.Run export = Image.run(Image.HOME, "keys", "export", "--state-dir", state.toString(), "--out",
+                jwks.toString());
+        assertEquals(0, export.exit(), export.err());
         try (PrivacyGuardProcess pg = PrivacyGuardProcess.start(0, "--tls-cert", server.certFile().toString(),
-                "--tls-key", server.keyFile().toString(), "--client-ca", clientCa.certFile().toString())) {
+                "--tls-key", server.keyFile().toString(), "--client-ca", clientCa.certFile().toString(),
+                "--jwks", jwks.toString())) {
             String endpoint = "127.0.0.1:" + pg.port();
             Image.Run run = Image.run(Image.HOME, "tck", "--endpoint", endpoint, "--tls-ca", ca.certFile().toString(),
                     "--tls-cert", supervisor.certFile().toString(), "--tls-key", supervisor.keyFile().toString(),
-                    "--config", config().toString(), "--timeout", "5s", "--samples", "3", "--format", "json");
+                    "--config", config().toString(), "--timeout", "5s", "--samples", "3", "--format", "json",
+                    "--name", "privacy-guard", "--state-dir", state.toString());
             assertAllPass(run);
             assertEquals("mtls", json(run).getString("transport"));
+            Map<String, String> s = statuses(json(run));
+            for (String name : List.of("auth.missing_token", "auth.expired_token", "auth.wrong_audience",
+                    "auth.wrong_key", "auth.valid_token")) {
+                assertEquals("PASS", s.get(name), name + ": " + run.out());
+            }
 
             Image.Run anonymous = Image.run(Image.HOME, "tck", "--endpoint", endpoint, "--tls-ca",
-                    ca.certFile().toString(), "--timeout", "2s");
+                    ca.certFile().toString(), "--timeout", "2s", "--no-tokens");
             assertEquals(1, anonymous.exit(), anonymous.out() + anonymous.err());
             assertTrue(anonymous.out().contains("FAIL  describe.answer"), anonymous.out());
         }

@@ -30,6 +30,7 @@ import dev.openshell.supervisor.grpc.GrpcMiddlewareProvider;
 import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.grpc.ServiceProbe;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import dev.openshell.supervisor.grpc.StageFailureCodes;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
@@ -61,7 +62,8 @@ import java.util.stream.Stream;
  * will hurt in production.
  *
  * <p>The checks, in order (names are stable; see {@code docs/external-middleware.md}, "Check your service"):
- * {@code describe.*}, {@code validate_config.*}, {@code evaluate.*}, {@code result.*}, {@code latency.*},
+ * {@code auth.*} (extension tokens, {@code TokenChecks}), {@code describe.*}, {@code validate_config.*},
+ * {@code evaluate.*}, {@code result.*}, {@code latency.*},
  * {@code deadline.*}, {@code load}. When {@code Describe} or the given config fails, the later checks are
  * {@link Check.Status#SKIP skipped}.
  */
@@ -137,15 +139,15 @@ public final class Tck {
 
     private void all() throws InterruptedException {
         ServiceRegistration reg = options.registration();
-        ServiceRegistration zero = new ServiceRegistration(reg.name(), reg.endpoint(), 0, reg.timeout(),
-                reg.allowInsecure(), reg.tls());
+        ServiceRegistration zero = reg.withMaxBodyBytes(0);
         try {
-            probe = ServiceProbe.open(zero);
+            probe = ServiceProbe.open(zero, options.tokens().<CallerTokens>map(t -> t).orElse(CallerTokens.NONE));
         } catch (IOException | IllegalArgumentException e) {
             add(Check.of("describe.answer", Check.Status.FAIL, "cannot set up the channel: " + e.getMessage()));
             skipRest("describe.answer");
             return;
         }
+        TokenChecks.run(probe, options.tokens(), this::add);
         if (!describe() || !validateConfig()) {
             return;
         }

@@ -49,7 +49,9 @@ final class GatewayReader {
             "credential_drivers");
     static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log",
             "body_buffer_budget_bytes", "limits", "network", "admin", "tls", "identity", "middleware", "credentials",
-            "plugin_pins");
+            "plugin_pins", "extension_auth");
+    static final List<String> EXTENSION_AUTH_KEYS = List.of("gateway_id", "issuer", "sandbox_id",
+            "token_lifetime_seconds", "key_lifetime_days");
     static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> IDENTITY_KEYS = List.of("mode", "entrypoint_pid");
@@ -174,10 +176,39 @@ final class GatewayReader {
         if (id != null) {
             identity = identity(id, path.key("identity"));
         }
-        if (problems.errorCount() != errors || network == null || tls == null || identity == null) {
+        ExtensionAuthSettings extensionAuth = ExtensionAuthSettings.defaults();
+        TomlTable ea = table(t, "extension_auth", path);
+        if (ea != null) {
+            extensionAuth = extensionAuth(ea, path.key("extension_auth"));
+        }
+        if (problems.errorCount() != errors || network == null || tls == null || identity == null
+                || extensionAuth == null) {
             return null;
         }
-        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget, identity, limits);
+        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget, identity, limits,
+                extensionAuth);
+    }
+
+    /** {@code [openshell.supervisor.extension_auth]}; {@code null} after reporting a problem. */
+    private ExtensionAuthSettings extensionAuth(TomlTable t, KeyPath path) {
+        rejectUnknown(t, path, EXTENSION_AUTH_KEYS);
+        int errors = problems.errorCount();
+        String gatewayId = string(t, "gateway_id", path).orElse(ExtensionAuthSettings.DEFAULT_GATEWAY_ID);
+        Optional<String> issuer = string(t, "issuer", path);
+        Optional<String> sandboxId = string(t, "sandbox_id", path);
+        long tokenLifetime = optionalInteger(t, "token_lifetime_seconds", path, 60, 3600)
+                .orElse(ExtensionAuthSettings.DEFAULT_TOKEN_LIFETIME_SECONDS);
+        long keyLifetime = optionalInteger(t, "key_lifetime_days", path, 1, 365)
+                .orElse(ExtensionAuthSettings.DEFAULT_KEY_LIFETIME_DAYS);
+        if (problems.errorCount() != errors) {
+            return null;
+        }
+        try {
+            return new ExtensionAuthSettings(gatewayId, issuer, sandboxId, tokenLifetime, keyLifetime);
+        } catch (IllegalArgumentException e) {
+            problems.error(at(path, t), path, e.getMessage());
+            return null;
+        }
     }
 
     private NetworkSettings network(TomlTable t, KeyPath path) {
@@ -347,8 +378,11 @@ final class GatewayReader {
             problems.error(at(path, t), path, "tls_client_cert and tls_client_key must be given together");
         }
         Optional<String> audience = string(t, "audience", path);
-        audience.ifPresent(a -> problems.warning(at(t, "audience"), path.key("audience"), "accepted for OpenShell"
-                + " compatibility and not used: this supervisor sends no extension bearer token"));
+        if (audience.isPresent() && (audience.get().isEmpty() || audience.get().length() > 256
+                || audience.get().chars().anyMatch(Character::isISOControl))) {
+            problems.error(at(t, "audience"), path.key("audience"), "audience must be 1 to 256 characters without"
+                    + " control characters");
+        }
 
         if (endpoint.isPresent()) {
             GrpcEndpoint e = endpoint.get();
