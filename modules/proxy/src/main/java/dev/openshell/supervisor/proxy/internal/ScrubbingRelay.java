@@ -18,9 +18,11 @@ import java.util.zip.InflaterInputStream;
 import java.util.zip.ZipException;
 
 /**
- * Relays the response to a request into which credentials were injected, with every injected value replaced by its
- * placeholder (issue 22, item 2; {@link SecretScrubber} for the forms searched): in the status line's reason phrase,
- * in every header field value (a field whose name holds a value is dropped), and in the body, whatever its framing.
+ * Relays a response that must be scrubbed (its request carried a credential, or went to a host a credential is bound
+ * to), with every such value replaced by its placeholder (issue 22, item 2; issue 39, items 3 and 4;
+ * {@link SecretScrubber} for the forms searched): in the status line's reason phrase, in every header field value (a
+ * field whose name holds a value is dropped; a value split across two field values is replaced too), and in the body,
+ * whatever its framing (the trailer section is dropped).
  *
  * <p>The body's length changes with each replacement, so it is re-framed (RFC 9112 section 6): a Content-Length body
  * of at most {@value #SMALL_BODY} bytes is read whole, scrubbed and sent with its new Content-Length; any other body
@@ -33,7 +35,10 @@ import java.util.zip.ZipException;
  * codings, cannot be scanned: it is answered {@code 502 response_uninspectable} (nothing of it reaches the client)
  * unless every injected credential allows relaying it unscanned; a compressed body that does not decode before the
  * head is sent is answered the same way, and one that stops decoding later is cut off (the connection closes).
- * Decoding streams at the pace the client reads, so a highly compressed body costs no memory.
+ * Gzip data without a label (a body, after its labelled coding is decoded, that starts with the gzip header) is
+ * decoded too, up to {@value #NESTED_GZIP} layers, scrubbed and sent gzip-encoded again, so the client gets the
+ * representation it was sent. Decoding streams at the pace the client reads, so a highly compressed body costs no
+ * memory.
  *
  * <p>A {@code 101} is not relayed here: {@link ResponseRelay} scrubs its head and relays the upgraded bytes (with
  * their WebSocket message policy) unscrubbed.

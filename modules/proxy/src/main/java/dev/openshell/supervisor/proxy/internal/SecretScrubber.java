@@ -18,17 +18,18 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Replaces injected secret values in response bytes by their placeholders, for the response of a request into which
- * credentials were injected (issue 22, item 2: "nothing comes back"). {@link ScrubbingRelay} uses it for the status
- * line, every header field and the body.
+ * Replaces secret values in response bytes by their placeholders, for a response that must be scrubbed (issue 22,
+ * item 2: "nothing comes back"; issue 39, items 3 and 4). {@link ScrubbingRelay} uses it for the status line, every
+ * header field, pairs of header fields ({@link #scrubSplits}) and the body.
  *
  * <p>Forms searched for each secret ({@link #forms}): the value as UTF-8; its base64 (standard and URL-safe
  * alphabets, at each of the three byte alignments, only the characters that carry secret bits only, so the value is
  * found inside a longer encoded text such as Basic {@code user:password}); its percent-encodings (RFC 3986 with only
  * unreserved characters kept, JavaScript's {@code encodeURIComponent} and {@code encodeURI}, form encoding;
  * upper- and lowercase hex); its JSON string escapings (RFC 8259 section 7: {@code \/} or {@code /}, {@code \\u}
- * escapes in either hex case). At each position the longest matching form wins; each match is replaced by the
- * secret's placeholder.
+ * escapes in either hex case); each of these in UTF-16LE and UTF-16BE as well (replaced by the placeholder in the same
+ * encoding); and any mix of literal and escaped characters in a JSON string ({@link JsonSpelling}). At each position
+ * the longest matching form wins; each match is replaced by the secret's placeholder.
  *
  * <p>One pass over the bytes for all secrets and forms: a byte-pair filter (a 64 Ki-bit set of the first two bytes
  * of every form) rejects nearly every position with two array reads; only positions that pass it compare the forms
