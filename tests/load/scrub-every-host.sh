@@ -4,7 +4,9 @@
 # middleware. Three credentials are declared: bound to scrub.test, so every response from scrub.test is scrubbed of
 # all three (as every response from every host would be if the scrub applied everywhere); plain.test has no credential
 # bound, so its responses are relayed as they are. wrk sends the same GET (no placeholder) to each host in turn,
-# ROUNDS times (default 3) after a warm-up of both, and prints requests/s and p50/p99 for each run, then the medians.
+# ROUNDS times (default 3) after a warm-up of both, and prints requests/s, p50/p99 and the supervisor's CPU time per
+# request (user + system from /proc/PID/stat: less sensitive to other load on the machine than requests/s) for each
+# run, then the medians of both.
 # Bounded: each run lasts SECONDS (default 8, at most 120); CONNECTIONS keep-alive connections (default 16) on 2 wrk
 # threads. Processes it starts are stopped on exit. IMAGE (default jlink/target/image) is the image to run.
 # Usage: tests/load/scrub-every-host.sh [seconds] [connections]
@@ -98,6 +100,7 @@ BENCH_KEY_C="AKIA$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n' | tr a-f A
   --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen off \
   >"$work/supervisor.out" 2>"$work/supervisor.err" &
 pids+=($!)
+sup_pid=$!
 proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:[0-9]+') || {
   cat "$work/supervisor.err" >&2
   exit 1
@@ -117,17 +120,27 @@ end
 LUA
 done
 
-measure() { # name, script, seconds; prints the line and appends req/s to $work/NAME.rps
-  local out line n rps p50 p99 errors
+cpu_ticks() { # user + system clock ticks of the supervisor so far (fields 14 and 15 of /proc/PID/stat)
+  awk '{print $14 + $15}' "/proc/$sup_pid/stat"
+}
+tick_hz=$(getconf CLK_TCK)
+
+measure() { # name, script, seconds; prints the line and appends req/s and CPU us/request to $work/NAME.rps/.cpu
+  local out line n rps p50 p99 errors t0 t1 cpu
+  t0=$(cpu_ticks)
   out=$(wrk -t "$threads" -c "$conns" -d "${3}s" --timeout 10s -s "$2" "http://127.0.0.1:$proxy")
+  t1=$(cpu_ticks)
   line=$(grep '^RESULT ' <<<"$out") || { echo "$out" >&2; return 1; }
   read -r _ n rps p50 p99 errors <<<"$line"
   if [ "$errors" != 0 ]; then
     echo "$1: $errors errors or non-200 answers" >&2
     return 1
   fi
-  printf '%-28s %9d requests %9.0f req/s   p50 %7.3f ms   p99 %7.3f ms\n' "$1" "$n" "$rps" "$p50" "$p99"
+  cpu=$(awk -v d=$((t1 - t0)) -v hz="$tick_hz" -v n="$n" 'BEGIN {printf "%.1f", d / hz * 1e6 / n}')
+  printf '%-20s %8d requests %7.0f req/s  p50 %6.3f ms  p99 %7.3f ms  CPU %6.1f us/request\n' "$1" "$n" "$rps" \
+    "$p50" "$p99" "$cpu"
   echo "$rps" >>"$work/${1%% *}.rps"
+  echo "$cpu" >>"$work/${1%% *}.cpu"
 }
 
 echo "scrub cost: ${seconds} s per run, ${rounds} rounds, ${conns} connections, ${body_bytes}-byte responses," \
@@ -144,4 +157,7 @@ median() { sort -g "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a
 p=$(median "$work/plain.rps")
 s=$(median "$work/scrub.rps")
 awk -v p="$p" -v s="$s" 'BEGIN {printf "median req/s: unscrubbed %.0f, scrubbed %.0f, cost %.1f %%\n", p, s, 100 * (p - s) / p}'
+pc=$(median "$work/plain.cpu")
+sc=$(median "$work/scrub.cpu")
+awk -v p="$pc" -v s="$sc" 'BEGIN {printf "median CPU: unscrubbed %.1f us/request, scrubbed %.1f us/request, cost %.1f %%\n", p, s, 100 * (s - p) / p}'
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) after the run"
