@@ -29,7 +29,7 @@ import javax.net.ssl.SSLContext;
  *   <li>{@code /fetch/utf16le[-bom]}, {@code /fetch/utf16be[-bom]}: the JSON body in UTF-16;</li>
  *   <li>{@code /fetch/gzip-identity}: the JSON body in gzip labelled {@code Content-Encoding: identity};
  *       {@code gzip-unlabelled}: with no label; {@code gzip-chunked}: no label, chunked; {@code gzip-twice}: gzip
- *       of gzip, no label;</li>
+ *       of gzip, no label; {@code gzip-clean}: {@link #CLEAN} in gzip, no label;</li>
  *   <li>{@code /fetch/split}: {@code X-Part-A} holds the first half of V and {@code X-Part-B} the rest.</li>
  * </ul>
  */
@@ -174,6 +174,7 @@ final class StoringUpstream implements AutoCloseable {
                     gzip(json.getBytes(StandardCharsets.UTF_8)));
             case "/fetch/gzip-chunked" -> chunked(gzip(json.getBytes(StandardCharsets.UTF_8)), null);
             case "/fetch/gzip-twice" -> response("", gzip(gzip(json.getBytes(StandardCharsets.UTF_8))));
+            case "/fetch/gzip-clean" -> response("", gzip(CLEAN.getBytes(StandardCharsets.UTF_8)));
             case "/fetch/split" -> response("X-Part-A: " + v.substring(0, v.length() / 2) + "\r\nX-Part-B: "
                     + v.substring(v.length() / 2) + "\r\n", "ok".getBytes(StandardCharsets.UTF_8));
             default -> response("", "no such form".getBytes(StandardCharsets.UTF_8));
@@ -202,7 +203,10 @@ final class StoringUpstream implements AutoCloseable {
                 .getBytes(cs));
     }
 
-    private static byte[] gzip(byte[] b) throws IOException {
+    /** The text of {@code /fetch/gzip-clean}: gzip data without a label that holds no value. */
+    static final String CLEAN = "{\"token\":\"none stored here\"}";
+
+    static byte[] gzip(byte[] b) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (GZIPOutputStream g = new GZIPOutputStream(out)) {
             g.write(b);

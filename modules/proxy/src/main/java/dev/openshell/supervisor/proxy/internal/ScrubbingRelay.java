@@ -204,10 +204,10 @@ final class ScrubbingRelay {
             if (body.length != rf.length()) {
                 throw new EOFException("stream ended inside a message body");
             }
-            if (gzipAt(body, body.length)) {
+            if (gzipAt(body, body.length) && !holdsNoValue(body)) {
                 framed = new ByteArrayInputStream(body); // gzip data without a coding label: decoded and re-encoded
             } else {
-                byte[] scrubbed = scrubber.scrubAll(body);
+                byte[] scrubbed = gzipAt(body, body.length) ? body : scrubber.scrubAll(body);
                 reportMatches();
                 client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, scrubbed.length,
                         false, false)));
@@ -301,6 +301,30 @@ final class ScrubbingRelay {
             }
         }
     }
+
+    /**
+     * {@return whether small unlabelled gzip data decodes (one layer, to at most {@value #DECODED_LIMIT} bytes that do
+     * not start another gzip layer) to text holding no value} Such a body is relayed as the upstream sent it, so a
+     * checksum over the compressed bytes (a package's integrity hash) still holds; any other is decoded, scrubbed and
+     * re-encoded by {@link #streamBody}.
+     */
+    private boolean holdsNoValue(byte[] gzip) {
+        byte[] decoded;
+        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(gzip))) {
+            decoded = in.readNBytes(DECODED_LIMIT + 1);
+        } catch (IOException e) {
+            return false; // streamBody refuses it
+        }
+        if (decoded.length > DECODED_LIMIT || gzipAt(decoded, decoded.length)) {
+            return false;
+        }
+        SecretScrubber probe = scrub.newScrubber();
+        probe.scrubAll(decoded);
+        return probe.matches() == 0;
+    }
+
+    /** The most decoded bytes of small unlabelled gzip data checked in memory ({@link #holdsNoValue}). */
+    static final int DECODED_LIMIT = 1024 * 1024;
 
     /** The most layers of unlabelled gzip data decoded in one body; more is answered 502. */
     static final int NESTED_GZIP = 3;
