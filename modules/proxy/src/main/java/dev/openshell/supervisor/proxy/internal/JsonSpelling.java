@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -123,7 +124,7 @@ final class JsonSpelling {
                 return -1;
             }
             if (d >= 2) {
-                int h = Character.digit(x, 16);
+                int h = Syntax.hexDigit((char) x);
                 if (h < 0) {
                     return -1;
                 }
