@@ -117,6 +117,24 @@ public final class CredentialInjector {
         return java.util.Optional.ofNullable(byName.get(name));
     }
 
+    /**
+     * {@return the names of the credentials bound to {@code host}, sorted} Whatever the scheme, port or placement
+     * rules: the response from such a host is scrubbed of every one of them, placed in the request or not (a
+     * stateful upstream can hand back a value it stored earlier; docs/credentials.md section 4).
+     *
+     * @param host the admitted host
+     */
+    public Set<String> boundTo(String host) {
+        String lower = host.toLowerCase(Locale.ROOT);
+        Set<String> out = new TreeSet<>();
+        for (Credential c : byName.values()) {
+            if (c.hosts().test(lower)) {
+                out.add(c.name());
+            }
+        }
+        return out;
+    }
+
     /** {@return the declared credential names} */
     public Set<String> names() {
         return new TreeSet<>(byName.keySet());

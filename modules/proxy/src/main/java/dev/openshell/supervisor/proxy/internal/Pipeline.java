@@ -201,7 +201,7 @@ final class Pipeline<P> implements AutoCloseable {
             throw answer(req, r.answer(), req.clientClose());
         }
         CredentialVerdict.Forward sent = (CredentialVerdict.Forward) v;
-        if (req.head().method().equals("TRACE") && !sent.injected().isEmpty()) {
+        if (req.head().method().equals("TRACE") && sent.injected().anySent()) {
             // a forwarded TRACE comes back as the origin received it: never with a credential in it
             audit(new ExchangeRecord.AnsweredLocally(request, 403, "credential_trace_not_allowed"));
             if (out.streamed()) {
