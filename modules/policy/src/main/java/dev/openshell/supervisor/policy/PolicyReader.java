@@ -44,7 +44,7 @@ final class PolicyReader {
     static final List<String> UNUSED_TOP_KEYS = List.of("filesystem_policy", "landlock", "process");
     static final List<String> POLICY_KEYS = List.of("name", "endpoints", "binaries");
     static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "allowed_ips",
-            NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE);
+            NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE, NetworkEndpoint.BINARY_MESSAGES);
     /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
     static final List<String> ENDPOINT_KEPT_KEYS = List.of("websocket_credential_rewrite",
             "request_body_credential_rewrite", "allow_uninspected_credentials", "credential_signing",
@@ -350,6 +350,19 @@ final class PolicyReader {
                     problems.error(yaml.at(upgrades.value()), upgrades.path(), "unknown upgrades value "
                             + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW_UNINSPECTED
                             + " (without it, upgrades under a fail_closed middleware are refused)");
+                }
+            }
+        }
+        Entry binary = f.get(NetworkEndpoint.BINARY_MESSAGES);
+        if (binary != null) {
+            Optional<String> text = yaml.string(binary);
+            if (text.isPresent()) {
+                if (text.get().equals(NetworkEndpoint.ALLOW_UNINSPECTED)) {
+                    options.add(NetworkEndpoint.BINARY_MESSAGES, NetworkEndpoint.ALLOW_UNINSPECTED);
+                } else {
+                    problems.error(yaml.at(binary.value()), binary.path(), "unknown binary_messages value "
+                            + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW_UNINSPECTED
+                            + " (without it, WebSocket binary messages under a fail_closed middleware are refused)");
                 }
             }
         }
