@@ -227,7 +227,9 @@ public final class ConnectedRegistry implements AutoCloseable {
      */
     static BindingCatalog catalog(ProviderRegistry registry) {
         return id -> registry.lookup(id).map(rb -> BindingFacts.of(id, kind(rb), rb.origin().name(),
-                rb.binding().maxBodyBytes(), config -> validate(rb, id, config)));
+                rb.binding().maxBodyBytes(), config -> validate(rb, id, config))
+                .readingWebSocketMessages(registry.messagePhases(id)
+                        .contains(dev.openshell.middleware.spi.Phase.PRE_CREDENTIALS)));
     }
 
     /**

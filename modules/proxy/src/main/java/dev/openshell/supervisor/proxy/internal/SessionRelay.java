@@ -88,6 +88,10 @@ final class SessionRelay {
             closeFrame(client.out, WebSocketFrames.closeFrame(ended.closeStatus(), false));
         }
         client.connection.auditBarrier().await();
+        if (ended.closeStatus() == 0 && toUpstream) {
+            upstream.shutdownOutput(); // the upstream answers the close (or sees the end); the other side ends then
+            return;
+        }
         upstream.close();
         client.closer.run();
     }
