@@ -37,7 +37,7 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
         this.identify = new Identify(identities, audit);
         this.l7 = new L7Step(audit);
         this.auditStep = new AuditStep(audit);
-        this.sessions = new SessionStep(new dev.openshell.supervisor.engine.chain.MessageChain(), audit);
+        this.sessions = new SessionStep(new dev.openshell.supervisor.engine.chain.MessageChain(), audit, current);
     }
 
     /** {@return the steps of the serving generation} */

@@ -33,10 +33,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * uninspectable (refused unless the endpoint allows upgrades). Every stage outcome is an OCSF HTTP Activity event
  * and a metric, as for requests; every session end is logged with its reason.
  *
+ * <p>A policy reload replaces the chain: a session opened under an older generation ends
+ * ({@link SessionEndReason#POLICY_RELOAD}) and closes with 1008 at its next message or uninspectable frame, which no
+ * stage of the old generation judges any more.
+ *
  * @param chain the supervisor's message chain (it owns the session cap)
  * @param audit where records go
+ * @param current the serving generation
  */
-record SessionStep(MessageChain chain, ExchangeAudit audit) implements PolicySteps.Sessions<ExchangePlan> {
+record SessionStep(MessageChain chain, ExchangeAudit audit, java.util.function.Supplier<Generation> current)
+        implements PolicySteps.Sessions<ExchangePlan> {
     private static final System.Logger LOG = System.getLogger(SessionStep.class.getName());
 
     @Override
@@ -137,8 +143,20 @@ record SessionStep(MessageChain chain, ExchangeAudit audit) implements PolicySte
             session.start(selectedSubprotocol);
         }
 
+        /** {@return whether a reload replaced the generation this session was opened under; ends it then} */
+        private boolean reloaded() {
+            if (current.get() == plan.generation()) {
+                return false;
+            }
+            end(SessionEndReason.POLICY_RELOAD);
+            return true;
+        }
+
         @Override
         public Verdict text(Direction direction, String text) {
+            if (reloaded()) {
+                return new Verdict(false, null, false);
+            }
             MessageChain.MessageOutcome o = session.message(phase(direction), sequence.incrementAndGet(), text);
             record(plan, request, o.events());
             if (o instanceof MessageChain.Close c) {
@@ -152,6 +170,9 @@ record SessionStep(MessageChain chain, ExchangeAudit audit) implements PolicySte
 
         @Override
         public boolean uninspected(Direction direction) {
+            if (reloaded()) {
+                return false;
+            }
             boolean allowed = !failClosed || request.endpoint().binaryMessagesAllowed();
             if (!allowed || coverage.compareAndSet(false, true)) {
                 List<String> keys = plan.chain().stages().stream().map(StageSpec::configKey).toList();

@@ -370,7 +370,7 @@ class WebSocketSessionIT {
     }
 
     @Test
-    @Order(10)
+    @Order(12)
     void aServiceThatIsDownRefusesUnderFailClosedAndIsBypassedUnderFailOpen() throws Exception {
         down.close();
         try (WsPeers.Client c = open("down-closed.test", "")) {
@@ -382,5 +382,21 @@ class WebSocketSessionIT {
         }
         assertTrue(supervisor.auditEvents().stream().anyMatch(e -> e.toString().contains("\"bypass\"")),
                 "the bypass is a finding");
+    }
+
+    @Test
+    @Order(10)
+    void aPolicyReloadEndsAnOpenSession() throws Exception {
+        try (WsPeers.Client c = session("closed.test")) {
+            c.send(WsPeers.text("before", true));
+            assertEquals("before", upstream.next().text());
+            Path policy = work.resolve("policy.yaml");
+            Files.writeString(policy, Files.readString(policy).replace("order: 60", "order: 61"));
+            supervisor.awaitLog("policy reloaded from", java.time.Duration.ofSeconds(30));
+            c.send(WsPeers.text("after", true));
+            assertClosedWith(1008, c.read());
+            assertClosedWith(1008, upstream.next());
+        }
+        assertEquals(MiddlewareSessionEndReason.MIDDLEWARE_SESSION_END_REASON_POLICY_RELOAD, main.nextEnd());
     }
 }

@@ -142,23 +142,33 @@ final class MessageRelay {
             if (!f.fin()) {
                 continue;
             }
-            String message;
-            try {
-                message = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT)
-                        .decode(ByteBuffer.wrap(text.toByteArray())).toString();
-            } catch (CharacterCodingException e) {
-                return new WebSocketFrames.Ended(WebSocketFrames.INVALID_PAYLOAD, "a text message is not UTF-8");
+            WebSocketFrames.Ended stop = deliver(text, held, to, fromClient, policy);
+            if (stop != null) {
+                return stop;
             }
             text = null;
-            Outcome o = policy.text(message);
-            if (o.close()) {
-                return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
-                        "a text message was denied by middleware or policy");
-            }
-            send(to, o.replaced() ? List.of(textFrame(o.text(), fromClient)) : held);
             held.clear();
         }
+    }
+
+    /** Decodes a complete text message, asks the policy and forwards it; {@return how the relay ends, or null} */
+    private static WebSocketFrames.Ended deliver(ByteArrayOutputStream text, List<byte[]> held, OutputStream to,
+                                                 boolean fromClient, Policy policy) throws IOException {
+        String message;
+        try {
+            message = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(text.toByteArray())).toString();
+        } catch (CharacterCodingException e) {
+            return new WebSocketFrames.Ended(WebSocketFrames.INVALID_PAYLOAD, "a text message is not UTF-8");
+        }
+        Outcome o = policy.text(message);
+        if (o.close()) {
+            return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
+                    "a text message was denied by middleware or policy");
+        }
+        send(to, o.replaced() ? List.of(textFrame(o.text(), fromClient)) : held);
+        return null;
     }
 
     /** Writes whole frames under the stream's lock: the other direction may write a close frame to it. */
