@@ -83,7 +83,9 @@ class TckIT {
                 "validate_config.rejects_malformed", "evaluate.empty_body", "evaluate.json_2k", "evaluate.max_body",
                 "evaluate.full_envelope", "evaluate.message_limit", "result.decision", "result.has_body",
                 "result.header_mutations", "result.findings", "result.metadata", "result.reason_code",
-                "deadline.recovers")) {
+                "deadline.recovers", "websocket.pre_credentials.preflight", "websocket.pre_credentials.messages",
+                "websocket.pre_credentials.after_end", "websocket.pre_return.preflight",
+                "websocket.pre_return.messages", "websocket.pre_return.after_end")) {
             assertEquals("PASS", s.get(name), name + ": " + run.out());
         }
         assertEquals("examples/privacy-guard", report.getString("binding_id"));
