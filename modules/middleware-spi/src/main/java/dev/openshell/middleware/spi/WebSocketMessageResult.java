@@ -35,6 +35,7 @@ public record WebSocketMessageResult(long sequence, Decision decision, Optional<
     }
 
     /** {@return allow the message unchanged} @param sequence the message's sequence */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static WebSocketMessageResult allow(long sequence) {
         return new WebSocketMessageResult(sequence, Decision.ALLOW, Optional.empty(), "", "", List.of(), Map.of());
     }
@@ -46,6 +47,7 @@ public record WebSocketMessageResult(long sequence, Decision decision, Optional<
      * @param text the replacement
      * @param findings what was found
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static WebSocketMessageResult replace(long sequence, String text, List<Finding> findings) {
         return new WebSocketMessageResult(sequence, Decision.ALLOW, Optional.of(text), "", "", findings, Map.of());
     }
@@ -57,6 +59,7 @@ public record WebSocketMessageResult(long sequence, Decision decision, Optional<
      * @param reason for operators
      * @param reasonCode a stable code
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static WebSocketMessageResult deny(long sequence, String reason, String reasonCode) {
         return new WebSocketMessageResult(sequence, Decision.DENY, Optional.empty(), reason, reasonCode, List.of(),
                 Map.of());

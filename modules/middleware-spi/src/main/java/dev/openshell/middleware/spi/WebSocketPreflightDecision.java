@@ -23,6 +23,7 @@ public record WebSocketPreflightDecision(Action action, String reason, String re
      * The stage's scoping decision (wire {@code WebSocketPreflightAction}: {@code INSPECT} = 1, {@code SKIP} = 2,
      * {@code DENY} = 3). An open enum: keep a {@code default} branch when you {@code switch} over it.
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public enum Action {
         /** The stage receives the session's messages in this direction. */
         INSPECT,
@@ -42,11 +43,13 @@ public record WebSocketPreflightDecision(Action action, String reason, String re
     }
 
     /** {@return a decision to inspect the session} */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static WebSocketPreflightDecision inspect() {
         return new WebSocketPreflightDecision(Action.INSPECT, "", "", List.of(), Map.of());
     }
 
     /** {@return a decision to skip the session} */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static WebSocketPreflightDecision skip() {
         return new WebSocketPreflightDecision(Action.SKIP, "", "", List.of(), Map.of());
     }
@@ -57,6 +60,7 @@ public record WebSocketPreflightDecision(Action action, String reason, String re
      * @param reason for operators
      * @param reasonCode a stable code
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static WebSocketPreflightDecision deny(String reason, String reasonCode) {
         return new WebSocketPreflightDecision(Action.DENY, reason, reasonCode, List.of(), Map.of());
     }

@@ -21,6 +21,7 @@ public interface WebSocketSession {
      * @param preflight the session's scope; never {@code null}
      * @return the decision; never {@code null}
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     WebSocketPreflightDecision preflight(WebSocketPreflight preflight);
 
     /**
@@ -28,6 +29,7 @@ public interface WebSocketSession {
      *
      * @param selectedSubprotocol the subprotocol the upstream selected; empty when none
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     default void start(String selectedSubprotocol) {
     }
 
@@ -37,6 +39,7 @@ public interface WebSocketSession {
      * @param message the message as the previous stage left it
      * @return the decision; never {@code null}
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     WebSocketMessageResult message(WebSocketMessage message);
 
     /**
@@ -44,6 +47,7 @@ public interface WebSocketSession {
      *
      * @param reason why
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     default void end(SessionEndReason reason) {
     }
 }
