@@ -29,17 +29,21 @@ public final class ProviderRegistry {
 
     /** The WebSocket message phases each binding ID's owner serves (its WEBSOCKET_MESSAGE bindings). */
     private final Map<BindingId, Set<Phase>> messagePhases;
+    /** The accepted {@code WEBSOCKET_MESSAGE} claims, so that a registry can be assembled again with more claims. */
+    private final List<RegisteredBinding> messageClaims;
 
     private ProviderRegistry(ImmutableMap<BindingId, RegisteredBinding> byId,
-                             ImmutableList<RegisteredBinding> ordered, Map<BindingId, Set<Phase>> messagePhases) {
+                             ImmutableList<RegisteredBinding> ordered, Map<BindingId, Set<Phase>> messagePhases,
+                             List<RegisteredBinding> messageClaims) {
         this.byId = byId;
         this.ordered = ordered;
         this.messagePhases = Map.copyOf(messagePhases);
+        this.messageClaims = List.copyOf(messageClaims);
     }
 
     /** {@return a registry with no bindings} */
     public static ProviderRegistry empty() {
-        return new ProviderRegistry(Maps.immutable.empty(), Lists.immutable.empty(), Map.of());
+        return new ProviderRegistry(Maps.immutable.empty(), Lists.immutable.empty(), Map.of(), List.of());
     }
 
     /**
@@ -90,6 +94,7 @@ public final class ProviderRegistry {
         List<RegisteredBinding> list = new ArrayList<>(accepted.values());
         list.sort((a, b) -> a.id().compareTo(b.id()));
         Map<BindingId, Set<Phase>> phases = new LinkedHashMap<>();
+        List<RegisteredBinding> kept = new ArrayList<>();
         for (RegisteredBinding m : messages) {
             RegisteredBinding owner = accepted.get(m.id());
             if (owner == null || owner.provider() != m.provider()) {
@@ -99,9 +104,10 @@ public final class ProviderRegistry {
                 continue;
             }
             phases.computeIfAbsent(m.id(), k -> java.util.EnumSet.noneOf(Phase.class)).add(m.binding().phase());
+            kept.add(m);
         }
         phases.replaceAll((k, v) -> Set.copyOf(v));
-        return new ProviderRegistry(Maps.immutable.ofMap(accepted), Lists.immutable.ofAll(list), phases);
+        return new ProviderRegistry(Maps.immutable.ofMap(accepted), Lists.immutable.ofAll(list), phases, kept);
     }
 
     /** {@return the binding with this ID, if registered} @param id the binding ID */
@@ -118,6 +124,16 @@ public final class ProviderRegistry {
      */
     public Set<Phase> messagePhases(BindingId id) {
         return messagePhases.getOrDefault(id, Set.of());
+    }
+
+    /**
+     * {@return every claim this registry accepted: the bindings ({@link #bindings()}) and the {@code WEBSOCKET_MESSAGE}
+     * claims beside them} What to pass to {@link #assemble} to build a larger registry from this one.
+     */
+    public List<RegisteredBinding> claims() {
+        List<RegisteredBinding> all = new ArrayList<>(ordered.castToList());
+        all.addAll(messageClaims);
+        return all;
     }
 
     /** {@return every registered binding, sorted by binding ID} */

@@ -108,7 +108,7 @@ public final class ConnectedRegistry implements AutoCloseable {
                 ? ExternalServices.connect(registrations(gateway), listener, RetryPolicy.DEFAULT)
                 : ExternalServices.connect(List.of());
         List<PluginFailure> duplicates = new ArrayList<>();
-        List<RegisteredBinding> claims = new ArrayList<>(host.registry().bindings().castToList());
+        List<RegisteredBinding> claims = new ArrayList<>(host.registry().claims());
         claims.addAll(external.claims().castToList());
         ProviderRegistry registry = ProviderRegistry.assemble(claims, duplicates);
         return new ConnectedRegistry(gatewayFile, gateway, pluginsDirectory, host, external, registry, duplicates,

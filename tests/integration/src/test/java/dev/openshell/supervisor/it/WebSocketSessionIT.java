@@ -340,6 +340,10 @@ class WebSocketSessionIT {
             assertEquals(2, upstream.next().opcode(), "an uninspected upgrade relays everything");
         }
         assertTrue(supervisor.auditText().contains("upgrade_uninspectable"), "coverage recorded");
+        List<String> warnings = supervisor.stderr().lines().filter(l -> l.contains("will be refused")).toList();
+        assertEquals(1, warnings.size(), "one load warning, where the operator can act: " + warnings);
+        assertTrue(warnings.getFirst().contains("network_middlewares.request-only.endpoints")
+                && warnings.getFirst().contains("plain.test"), warnings.getFirst());
     }
 
     @Test
@@ -363,9 +367,10 @@ class WebSocketSessionIT {
         for (int i = 0; i < 32; i++) {
             main.nextEnd();
         }
+        upstream.frames.clear();
         try (WsPeers.Client c = session("closed.test")) {
             c.send(WsPeers.text("after", true));
-            assertEquals("after", upstream.next().text(), "slots are freed when sessions end");
+            assertEquals("after", upstream.nextText(), "slots are freed when sessions end");
         }
     }
 

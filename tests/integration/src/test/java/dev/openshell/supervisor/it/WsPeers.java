@@ -229,6 +229,16 @@ final class WsPeers {
             return f;
         }
 
+        /** {@return the next text frame's text, past the ends of earlier sessions' connections} */
+        String nextText() throws InterruptedException {
+            while (true) {
+                Frame f = next();
+                if (f.opcode() == 1) {
+                    return f.text();
+                }
+            }
+        }
+
         @Override
         public void close() throws IOException {
             server.close();

@@ -5,7 +5,6 @@ import dev.openshell.supervisor.proxy.MessageSession;
 import dev.openshell.supervisor.proxy.MessageSession.Direction;
 import dev.openshell.supervisor.proxy.WebSocketMessages;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Optional;
@@ -63,37 +62,40 @@ final class SessionRelay {
 
     private void direction(Direction d) {
         boolean toUpstream = d == Direction.TO_UPSTREAM;
-        InputStream from = toUpstream ? client.in : upstream.in();
+        HttpInput from = toUpstream ? client.in : upstream.in();
         OutputStream to = toUpstream ? upstream.out() : client.out;
         WebSocketFrames.Ended ended;
         try {
             if (session.inspects(d) || (toUpstream && l7.isPresent())) {
                 ended = MessageRelay.relay(from, to, toUpstream, policy(d));
             } else {
-                from.transferTo(to);
-                to.flush();
+                from.transferToEnd(to); // flushes after every read
                 ended = new WebSocketFrames.Ended(0, "the stream ended");
             }
         } catch (IOException e) {
             ended = new WebSocketFrames.Ended(-1, "the connection failed");
         }
         first.compareAndSet(null, reason(d, ended));
-        if (ended.closeStatus() > 0) {
-            if (ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION && toUpstream && l7.isPresent()) {
-                l7.get().closed(ended.closeStatus(), ended.reason());
+        // one direction at a time: the other one's end (caused by this one's close frame) must not close the
+        // connections before both close frames are written
+        synchronized (this) {
+            if (ended.closeStatus() > 0) {
+                if (ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION && toUpstream && l7.isPresent()) {
+                    l7.get().closed(ended.closeStatus(), ended.reason());
+                }
+                ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
+                        ended.closeStatus(), ended.reason());
+                closeFrame(client.out, WebSocketFrames.closeFrame(ended.closeStatus(), false));
+                closeFrame(upstream.out(), WebSocketFrames.closeFrame(ended.closeStatus(), true));
             }
-            ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}", ended.closeStatus(),
-                    ended.reason());
-            closeFrame(upstream.out(), WebSocketFrames.closeFrame(ended.closeStatus(), true));
-            closeFrame(client.out, WebSocketFrames.closeFrame(ended.closeStatus(), false));
+            client.connection.auditBarrier().await();
+            if (ended.closeStatus() == 0 && toUpstream) {
+                upstream.shutdownOutput(); // the upstream answers the close (or sees the end); the other side ends
+                return;
+            }
+            upstream.close();
+            client.closer.run();
         }
-        client.connection.auditBarrier().await();
-        if (ended.closeStatus() == 0 && toUpstream) {
-            upstream.shutdownOutput(); // the upstream answers the close (or sees the end); the other side ends then
-            return;
-        }
-        upstream.close();
-        client.closer.run();
     }
 
     private static void closeFrame(OutputStream out, byte[] frame) {
