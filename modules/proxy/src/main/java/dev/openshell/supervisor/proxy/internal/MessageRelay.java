@@ -86,7 +86,7 @@ final class MessageRelay {
             try {
                 f = read(from, fromClient);
             } catch (Violation v) {
-                return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR, v.getMessage());
+                return new WebSocketFrames.Ended(v.status, v.getMessage());
             }
             if (f == null) {
                 return new WebSocketFrames.Ended(0, (fromClient ? "the client" : "the upstream") + " ended the stream");
@@ -187,8 +187,15 @@ final class MessageRelay {
 
     /** A protocol violation found while reading a frame. */
     private static final class Violation extends Exception {
+        final int status;
+
         Violation(String message) {
+            this(WebSocketFrames.PROTOCOL_ERROR, message);
+        }
+
+        Violation(int status, String message) {
             super(message, null, false, false);
+            this.status = status;
         }
     }
 
@@ -219,30 +226,23 @@ final class MessageRelay {
         }
         boolean masked = (b1 & 0x80) != 0;
         int opcode = b0 & 0x0F;
-        if (masked != fromClient) {
-            throw new Violation(fromClient ? "a client frame is not masked (RFC 6455, section 5.1)"
-                    : "an upstream frame is masked (RFC 6455, section 5.1)");
-        }
-        if ((b0 & 0x70) != 0) {
-            throw new Violation("a frame sets RSV bits, but every extension was negotiated away");
-        }
-        if ((opcode > 2 && opcode < 8) || opcode > 10) {
-            throw new Violation("a frame uses a reserved opcode");
-        }
-        if (opcode >= 8 && ((b0 & 0x80) == 0 || len > 125)) {
-            throw new Violation("a control frame is fragmented or longer than 125 bytes");
-        }
         long limit = opcode == 1 || opcode == 0 ? WebSocketFrames.MAX_TEXT_BYTES
                 : WebSocketFrames.MAX_BINARY_FRAME_BYTES;
         if (len < 0 || len > limit) {
-            throw new Violation("a frame is longer than " + limit + " bytes");
+            throw new Violation(WebSocketFrames.TOO_BIG, "a frame is longer than " + limit + " bytes");
         }
         byte[] key = masked ? readFully(in, 4) : null;
         if (key != null) {
             raw.write(key);
         }
+        // the whole frame is read before a violation is reported: closing a socket with unread bytes resets it,
+        // and the peer could lose the close frame
         byte[] body = readFully(in, (int) len);
         raw.write(body);
+        String violation = violation(b0, opcode, len, masked, fromClient);
+        if (violation != null) {
+            throw new Violation(violation);
+        }
         byte[] payload = body;
         if (key != null) {
             payload = body.clone();
@@ -251,6 +251,24 @@ final class MessageRelay {
             }
         }
         return new Frame((b0 & 0x80) != 0, opcode, raw.toByteArray(), payload);
+    }
+
+    /** {@return what a frame's header breaks (RFC 6455, sections 5.1, 5.2, 5.5), or {@code null}} */
+    private static String violation(int b0, int opcode, long len, boolean masked, boolean fromClient) {
+        if (masked != fromClient) {
+            return fromClient ? "a client frame is not masked (RFC 6455, section 5.1)"
+                    : "an upstream frame is masked (RFC 6455, section 5.1)";
+        }
+        if ((b0 & 0x70) != 0) {
+            return "a frame sets RSV bits, but every extension was negotiated away";
+        }
+        if ((opcode > 2 && opcode < 8) || opcode > 10) {
+            return "a frame uses a reserved opcode";
+        }
+        if (opcode >= 8 && ((b0 & 0x80) == 0 || len > 125)) {
+            return "a control frame is fragmented or longer than 125 bytes";
+        }
+        return null;
     }
 
     /**
