@@ -154,7 +154,8 @@ final class WsPeers {
     static final class Upstream implements AutoCloseable {
         private final ServerSocket server;
         final LinkedBlockingQueue<String> heads = new LinkedBlockingQueue<>();
-        final LinkedBlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
+        /** The frames of the latest connection (each connection has its own queue). */
+        volatile LinkedBlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
         private final LinkedBlockingQueue<OutputStream> outs = new LinkedBlockingQueue<>();
         private volatile OutputStream last;
         private volatile Socket lastSocket;
@@ -180,9 +181,11 @@ final class WsPeers {
         }
 
         private void serve(Socket s) {
+            LinkedBlockingQueue<Frame> mine = new LinkedBlockingQueue<>();
             try (s) {
                 InputStream in = s.getInputStream();
                 heads.add(head(in));
+                frames = mine;
                 OutputStream out = s.getOutputStream();
                 out.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                         + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
@@ -193,13 +196,13 @@ final class WsPeers {
                 outs.add(out);
                 while (true) {
                     Frame f = read(in);
-                    frames.add(f);
+                    mine.add(f);
                     if (f.opcode() == -1 || f.opcode() == 8) {
                         return;
                     }
                 }
             } catch (IOException e) {
-                frames.add(new Frame(-1, true, new byte[0]));
+                mine.add(new Frame(-1, true, new byte[0]));
             }
         }
 
