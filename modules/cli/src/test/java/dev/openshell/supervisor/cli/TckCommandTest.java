@@ -29,7 +29,8 @@ class TckCommandTest {
                     .filter(c -> c.getString("status").equals("FAIL")).map(c -> c.getString("name")).toList();
             assertTrue(failed.isEmpty() || failed.equals(List.of("deadline.recovers")), run.out());
             assertEquals("plaintext", report.getString("transport"));
-            assertEquals(25 - 1, report.getJsonArray("checks").size(), "every check but load ran: " + run.out());
+            // 24 request checks and 6 WebSocket message checks (preflight, messages, after_end in two phases)
+            assertEquals(25 - 1 + 6, report.getJsonArray("checks").size(), "every check but load ran: " + run.out());
         }
     }
 

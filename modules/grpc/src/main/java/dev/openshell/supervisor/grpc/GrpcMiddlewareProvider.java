@@ -109,7 +109,7 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
             all.add(a.binding());
         }
         for (ManifestValidation.Accepted a : accepted) {
-            for (Phase phase : outcome.messagePhases()) {
+            for (Phase phase : outcome.messagePhases().stream().sorted().toList()) {
                 // every config of the service joins its WebSocket sessions in the directions it advertises
                 all.add(new MiddlewareBinding(a.binding().id(), Operation.WEBSOCKET_MESSAGE, phase, 0,
                         a.binding().timeout()));

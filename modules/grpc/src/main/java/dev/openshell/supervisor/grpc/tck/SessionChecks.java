@@ -41,7 +41,7 @@ final class SessionChecks {
         List<Check> checks = new ArrayList<>();
         List<Phase> phases = provider.manifest().bindings().stream()
                 .filter(b -> b.operation() == Operation.WEBSOCKET_MESSAGE && b.id().equals(binding))
-                .map(MiddlewareBinding::phase).distinct().toList();
+                .map(MiddlewareBinding::phase).distinct().sorted().toList();
         if (phases.isEmpty()) {
             checks.add(Check.of("websocket.binding", Check.Status.SKIP,
                     "the service advertises no WEBSOCKET_MESSAGE binding"));
