@@ -299,9 +299,11 @@ final class ExplainCommand implements Callable<Integer> {
         }
         int i = 1;
         for (Explanation.Stage s : x.chain()) {
-            out.printf("  %d. %s  order %d  binding %s  owner %s  on_error %s  max body %d bytes%s%n", i++,
+            out.printf("  %d. %s  order %d  binding %s  owner %s  on_error %s  max body %d bytes%s%s%n", i++,
                     s.configKey(), s.order(), s.bindingId(), s.owner(), s.onError(), s.maxBodyBytes(),
-                    s.postCredentials() ? "  (after credential injection)" : "");
+                    s.postCredentials() ? "  (after credential injection)" : "",
+                    s.websocketMessages().isEmpty() ? "" : "  websocket messages " + String.join(",",
+                            s.websocketMessages()));
         }
         if (!x.notSelected().isEmpty()) {
             out.println("not selected:");
@@ -320,7 +322,8 @@ final class ExplainCommand implements Callable<Integer> {
                     .add("owner", s.owner())
                     .add("on_error", s.onError())
                     .add("order", s.order())
-                    .add("max_body_bytes", s.maxBodyBytes()));
+                    .add("max_body_bytes", s.maxBodyBytes())
+                    .add("websocket_messages", Json.createArrayBuilder(s.websocketMessages())));
         }
         JsonArrayBuilder not = Json.createArrayBuilder();
         for (Explanation.NotSelected n : x.notSelected()) {

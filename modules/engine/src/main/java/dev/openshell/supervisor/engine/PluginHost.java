@@ -363,6 +363,9 @@ public final class PluginHost {
 
         /** {@return whether the supervisor invokes a binding of this operation and phase} */
         private static boolean invoked(MiddlewareBinding b) {
+            if (b.operation() == dev.openshell.middleware.spi.Operation.WEBSOCKET_MESSAGE) {
+                return b.phase() == Phase.PRE_CREDENTIALS || b.phase() == Phase.PRE_RETURN;
+            }
             return b.operation() == dev.openshell.middleware.spi.Operation.HTTP_REQUEST
                     && (b.phase() == Phase.PRE_CREDENTIALS || b.phase() == Phase.POST_CREDENTIALS);
         }

@@ -11,6 +11,9 @@ import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.Operation;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.WebSocketSession;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -22,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -77,6 +81,8 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
     private final ManagedChannel channel;
     private final SupervisorMiddlewareGrpc.SupervisorMiddlewareBlockingStub stub;
     private final MiddlewareManifest manifest;
+    /** The WebSocket directions the service advertises ({@code WEBSOCKET_MESSAGE} bindings). */
+    private final Set<Phase> messagePhases;
     private final Map<BindingId, ManifestValidation.Accepted> bindings;
     private final List<ManifestValidation.Accepted> accepted;
     private final ProviderOrigin origin;
@@ -98,8 +104,19 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
             m.put(a.binding().id(), a);
         }
         this.bindings = Map.copyOf(m);
-        this.manifest = new MiddlewareManifest(outcome.serviceName(), outcome.serviceVersion(),
-                accepted.stream().map(ManifestValidation.Accepted::binding).toList());
+        List<MiddlewareBinding> all = new java.util.ArrayList<>();
+        for (ManifestValidation.Accepted a : accepted) {
+            all.add(a.binding());
+        }
+        for (ManifestValidation.Accepted a : accepted) {
+            for (Phase phase : outcome.messagePhases().stream().sorted().toList()) {
+                // every config of the service joins its WebSocket sessions in the directions it advertises
+                all.add(new MiddlewareBinding(a.binding().id(), Operation.WEBSOCKET_MESSAGE, phase, 0,
+                        a.binding().timeout()));
+            }
+        }
+        this.messagePhases = Set.copyOf(outcome.messagePhases());
+        this.manifest = new MiddlewareManifest(outcome.serviceName(), outcome.serviceVersion(), List.copyOf(all));
         this.origin = new ProviderOrigin(ProviderOrigin.Kind.EXTERNAL, registration.name(),
                 Optional.of(registration.endpoint().toString()));
         this.listener = listener;
@@ -203,6 +220,24 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
         } catch (Throwable e) {
             throw new MiddlewareException(StageFailureCodes.ADAPTER_FAILURE, who + ": " + Transport.oneLine(e), e);
         }
+    }
+
+    /**
+     * Opens one {@code EvaluateWebSocketSession} stream for a session's direction; the service advertised the
+     * direction's {@code WEBSOCKET_MESSAGE} binding.
+     *
+     * @throws MiddlewareException when the binding or direction is not served, or the service is unusable
+     */
+    @Override
+    public WebSocketSession openWebSocketSession(BindingId bindingId, Phase phase) {
+        String who = who(bindingId);
+        binding(bindingId);
+        if (!messagePhases.contains(phase)) {
+            throw new MiddlewareException(StageFailureCodes.UNKNOWN_BINDING, who + ": no WEBSOCKET_MESSAGE/"
+                    + phase + " binding");
+        }
+        usable(who);
+        return new GrpcWebSocketSession(channel, registration.name(), who);
     }
 
     /** Stops the background probe and shuts the channel down; later calls fail with {@code provider_closed}. */

@@ -25,8 +25,10 @@ import java.util.Set;
  * <ul>
  *   <li>{@code name} and {@code service_version}: at most 256 bytes, no control characters (they are logged).</li>
  *   <li>Every binding's operation and phase must be known. {@code HTTP_REQUEST/PRE_CREDENTIALS} bindings are the ones
- *       this supervisor invokes. Pairs the published contract defines but this supervisor does not invoke yet
- *       ({@code WEBSOCKET_MESSAGE}, {@code HTTP_RESPONSE/PRE_RETURN}) are skipped, not claimed. {@code UNSPECIFIED}, unknown numbers
+ *       configs select. {@code WEBSOCKET_MESSAGE/PRE_CREDENTIALS} (and, our extension, {@code WEBSOCKET_MESSAGE/
+ *       PRE_RETURN}) bindings make every config of the service join WebSocket sessions in that direction
+ *       ({@code EvaluateWebSocketSession}); their {@code id} and limits are not used. Pairs the published contract
+ *       defines but this supervisor does not invoke ({@code HTTP_RESPONSE/PRE_RETURN}) are skipped, not claimed. {@code UNSPECIFIED}, unknown numbers
  *       and {@code POST_CREDENTIALS} (restricted built-ins only) reject the service.</li>
  *   <li>At least one {@code HTTP_REQUEST/PRE_CREDENTIALS} binding.</li>
  *   <li>A binding's {@code id} follows {@link BindingId}'s grammar, is outside {@code openshell/}, and is unique
@@ -70,7 +72,7 @@ final class ManifestValidation {
 
     /** The outcome: accepted bindings when {@code issues} is empty. */
     record Outcome(String serviceName, String serviceVersion, List<Accepted> bindings, List<Problem> issues,
-                   List<String> skipped, List<String> notes) {
+                   List<String> skipped, List<String> notes, Set<Phase> messagePhases) {
         boolean ok() {
             return issues.isEmpty();
         }
@@ -107,6 +109,7 @@ final class ManifestValidation {
             problems.add(Rule.BINDINGS, "the manifest declares no bindings");
         }
         List<Integer> invoked = new ArrayList<>();
+        Set<Phase> messagePhases = java.util.EnumSet.noneOf(Phase.class);
         for (int i = 0; i < m.getBindingsCount(); i++) {
             var b = m.getBindings(i);
             String where = "binding " + i + idLabel(b.getId());
@@ -115,6 +118,11 @@ final class ManifestValidation {
             if (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST_VALUE
                     && phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE) {
                 invoked.add(i);
+            } else if (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE
+                    && (phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE
+                    || phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE)) {
+                messagePhases.add(phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE
+                        ? Phase.PRE_RETURN : Phase.PRE_CREDENTIALS);
             } else if (phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS_VALUE) {
                 problems.add(Rule.OPERATION_PHASE,
                         where + " asks for the POST_CREDENTIALS phase, which only restricted built-ins may bind");
@@ -214,7 +222,7 @@ final class ManifestValidation {
             accepted.add(new Accepted(spi, capability, timeout, fromName));
         }
         return new Outcome(name, version, problems.isEmpty() ? List.copyOf(accepted) : List.of(),
-                List.copyOf(problems.list), List.copyOf(skipped), List.copyOf(notes));
+                List.copyOf(problems.list), List.copyOf(skipped), List.copyOf(notes), Set.copyOf(messagePhases));
     }
 
     /**

@@ -162,7 +162,7 @@ class ExternalServicesTest {
     }
 
     @Test
-    void publishedPairsThisSupervisorNeverInvokesAreSkippedNotClaimed() throws Exception {
+    void webSocketBindingsJoinAndResponseBindingsAreSkippedNotClaimed() throws Exception {
         int ws = SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE;
         int pre = SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE;
         int response = SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE_VALUE;
@@ -172,9 +172,11 @@ class ExternalServicesTest {
         try (TestServer server = TestServer.start(new ScriptedService(manifest));
              ExternalServices s = connect(Fixtures.plaintext("guard", server.endpoint(), MIB4))) {
             assertEquals(List.of(), s.failures().castToList(),
-                    "HTTP_RESPONSE/PRE_RETURN (published response middleware) is skipped like WEBSOCKET_MESSAGE");
-            assertEquals(List.of("guard"), s.claims().collect(c -> c.id().value()).castToList(),
-                    "the single HTTP_REQUEST binding without an ID takes the registration name");
+                    "HTTP_RESPONSE/PRE_RETURN (published response middleware) is skipped, not refused");
+            assertEquals(List.of("guard HTTP_REQUEST", "guard WEBSOCKET_MESSAGE"), s.claims()
+                    .collect(c -> c.id().value() + " " + c.binding().operation()).castToList(),
+                    "the single HTTP_REQUEST binding without an ID takes the registration name, and the "
+                    + "WEBSOCKET_MESSAGE binding joins it");
         }
     }
 

@@ -135,6 +135,28 @@ class TckTest {
     }
 
     @Test
+    void theMessageBindingIsCheckedInEachPhaseAndAWrongSequenceEchoFails() throws Exception {
+        ScriptedService ws = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, 4L << 20, ""),
+                ScriptedService.messages(ID, SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS),
+                ScriptedService.messages(ID, SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN)))
+                .answering(e -> allow()).validating(TckTest::strict);
+        try (TestServer s = TestServer.start(ws)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of(), failed(r), r.toText());
+            Set<String> passed = r.checks().stream().filter(c -> c.status() == Check.Status.PASS).map(Check::name)
+                    .collect(Collectors.toSet());
+            assertTrue(passed.containsAll(Set.of("websocket.pre_credentials.preflight",
+                    "websocket.pre_credentials.messages", "websocket.pre_credentials.after_end",
+                    "websocket.pre_return.preflight", "websocket.pre_return.messages")), r.toText());
+            ws.sequenceOffset = 1;
+            TckReport wrong = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertTrue(failed(wrong).contains("websocket.pre_credentials.messages"), wrong.toText());
+            assertTrue(wrong.toText().contains("middleware_sequence_mismatch"), wrong.toText());
+            assertFalse(wrong.passed());
+        }
+    }
+
+    @Test
     void manifestDefectsAreEachNamedAndStopTheRun() throws Exception {
         MiddlewareBinding post = ScriptedService.binding("acme/post", 1024, "").toBuilder()
                 .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS).build();

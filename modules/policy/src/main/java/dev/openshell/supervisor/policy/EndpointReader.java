@@ -27,7 +27,7 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
 final class EndpointReader {
     /** The endpoint keys this reader interprets (the L7 keys are {@link L7Reader#KEYS}). */
     static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "allowed_ips",
-            NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE);
+            NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE, NetworkEndpoint.BINARY_MESSAGES);
     /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
     static final List<String> ENDPOINT_KEPT_KEYS = List.of("websocket_credential_rewrite",
             "request_body_credential_rewrite", "allow_uninspected_credentials", "credential_signing",
@@ -173,6 +173,8 @@ final class EndpointReader {
         JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
         option(f, options, NetworkEndpoint.UPGRADES, NetworkEndpoint.ALLOW_UNINSPECTED,
                 "without it, upgrades under a fail_closed middleware are refused");
+        option(f, options, NetworkEndpoint.BINARY_MESSAGES, NetworkEndpoint.ALLOW_UNINSPECTED,
+                "without it, WebSocket binary messages under a fail_closed middleware are refused");
         option(f, options, NetworkEndpoint.TRACE, NetworkEndpoint.ALLOW,
                 "without it, TRACE is answered 405 by the supervisor");
         for (String kept : ENDPOINT_KEPT_KEYS) {

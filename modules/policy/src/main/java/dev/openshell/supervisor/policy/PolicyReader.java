@@ -450,12 +450,15 @@ final class PolicyReader {
      * {@code fail_closed} stage is denied. The bytes after a protocol upgrade (WebSocket) are not inspected, so the
      * supervisor refuses {@code Upgrade} requests to an endpoint a {@code fail_closed} config selects, unless the
      * endpoint is {@code protocol: websocket} or says {@code upgrades: allow_uninspected}. That is a warning, once per
-     * config and endpoint: ordinary requests still work, but an agent's WebSocket will not.
+     * config and endpoint: ordinary requests still work, but an agent's WebSocket will not. A config whose binding's
+     * provider reads WebSocket messages ({@link BindingFacts#readsWebSocketMessages()}) joins the session instead: no
+     * warning (the embedded default policy's {@code openshell/regex} is one).
      */
     private void checkRefusedUpgrades(List<MiddlewareDraft> drafts, List<EndpointAt> endpoints) {
         for (MiddlewareDraft d : drafts) {
-            if (d.selector().isEmpty() || d.config().isEmpty() || d.config().get().onError() != OnError.FAIL_CLOSED) {
-                continue;
+            if (d.selector().isEmpty() || d.config().isEmpty() || d.config().get().onError() != OnError.FAIL_CLOSED
+                    || readsMessages(d.config().get().middleware())) {
+                continue; // a config that reads WebSocket messages joins the session instead of refusing it
             }
             for (EndpointAt at : endpoints) {
                 NetworkEndpoint ep = at.endpoint();
@@ -475,6 +478,15 @@ final class PolicyReader {
                         + " are not inspected; set protocol: websocket or upgrades: allow_uninspected on the endpoint"
                         + " to allow them"));
             }
+        }
+    }
+
+    /** {@return whether the catalog says the binding's provider reads WebSocket client messages} */
+    private boolean readsMessages(BindingId id) {
+        try {
+            return catalog.flatMap(c -> c.lookup(id)).map(BindingFacts::readsWebSocketMessages).orElse(false);
+        } catch (RuntimeException e) {
+            return false; // checkBinding reports the lookup failure
         }
     }
 

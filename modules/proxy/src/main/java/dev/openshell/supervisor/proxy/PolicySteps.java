@@ -27,9 +27,10 @@ import java.util.Optional;
  * @param requestChain the pre-credentials chain with its body-aware re-check
  * @param credentials credential injection and the post-credentials stages
  * @param audit audit events and metrics of what the proxy decided itself
+ * @param sessions the message chain of a WebSocket upgrade
  */
 public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
-                             Credentials<P> credentials, Audit<P> audit) {
+                             Credentials<P> credentials, Audit<P> audit, Sessions<P> sessions) {
     /**
      * Checks the parts.
      *
@@ -42,6 +43,23 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
         Objects.requireNonNull(requestChain, "requestChain");
         Objects.requireNonNull(credentials, "credentials");
         Objects.requireNonNull(audit, "audit");
+        Objects.requireNonNull(sessions, "sessions");
+    }
+
+    /**
+     * Steps without a WebSocket message chain (every upgrade's verdict is {@link SessionVerdict.None}).
+     *
+     * @param generation the generation number
+     * @param admit the L4 step
+     * @param plan the plan step
+     * @param l7 the L7 step
+     * @param requestChain the request chain step
+     * @param credentials the credential step
+     * @param audit the audit step
+     */
+    public PolicySteps(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
+                       Credentials<P> credentials, Audit<P> audit) {
+        this(generation, admit, plan, l7, requestChain, credentials, audit, (p, r) -> new SessionVerdict.None());
     }
 
     /**
@@ -202,5 +220,22 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
          * @param record what happened
          */
         void record(Optional<P> plan, ExchangeRecord record);
+    }
+
+    /**
+     * Step 5b, on a WebSocket upgrade request only: the session's message chain ({@code WEBSOCKET_MESSAGE};
+     * {@code docs/external-middleware.md}, "WebSocket messages"). Selects the configs that join the session, runs
+     * their preflight concurrently before the upstream is contacted, and audits a refusal.
+     *
+     * @param <P> the plan type
+     */
+    @FunctionalInterface
+    public interface Sessions<P> {
+        /**
+         * @param plan the exchange's plan
+         * @param request the upgrade request
+         * @return none, refuse or inspect; never {@code null}
+         */
+        SessionVerdict open(P plan, ProxyRequest request);
     }
 }

@@ -110,7 +110,7 @@ public final class ConnectedRegistry implements AutoCloseable {
                 ? ExternalServices.connect(registrations(gateway), listener, RetryPolicy.DEFAULT, tokens)
                 : ExternalServices.connect(List.of());
         List<PluginFailure> duplicates = new ArrayList<>();
-        List<RegisteredBinding> claims = new ArrayList<>(host.registry().bindings().castToList());
+        List<RegisteredBinding> claims = new ArrayList<>(host.registry().claims());
         claims.addAll(external.claims().castToList());
         ProviderRegistry registry = ProviderRegistry.assemble(claims, duplicates);
         return new ConnectedRegistry(gatewayFile, gateway, pluginsDirectory, host, external, registry, duplicates,
@@ -251,7 +251,9 @@ public final class ConnectedRegistry implements AutoCloseable {
      */
     static BindingCatalog catalog(ProviderRegistry registry) {
         return id -> registry.lookup(id).map(rb -> BindingFacts.of(id, kind(rb), rb.origin().name(),
-                rb.binding().maxBodyBytes(), config -> validate(rb, id, config)));
+                rb.binding().maxBodyBytes(), config -> validate(rb, id, config))
+                .readingWebSocketMessages(registry.messagePhases(id)
+                        .contains(dev.openshell.middleware.spi.Phase.PRE_CREDENTIALS)));
     }
 
     /**

@@ -12,15 +12,19 @@ import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.Operation;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.WebSocketSession;
 import jakarta.json.JsonObject;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.StringJoiner;
 
 /**
  * The {@code openshell/regex} built-in (binding {@value #BINDING_ID}, {@code HTTP_REQUEST/PRE_CREDENTIALS}, bodies up
- * to 4 MiB).
+ * to 4 MiB; and {@code WEBSOCKET_MESSAGE} in both directions, {@link MessageScan}).
  *
  * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares, or for
  * JSON the one its byte order mark shows; JSON string escapes, form percent-encoding, each multipart part by its own
@@ -66,7 +70,11 @@ public final class RegexProvider implements MiddlewareProvider {
     private static final MiddlewareManifest MANIFEST = new MiddlewareManifest("openshell-regex", "1",
             List.of(MiddlewareBinding.httpRequest(BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)
                     .decoding(MiddlewareBinding.GZIP, MiddlewareBinding.DEFLATE)
-                    .skippingEmptyBody())); // the empty body is allowed, unchanged: nothing to scan
+                    .skippingEmptyBody(), // the empty body is allowed, unchanged: nothing to scan
+                    new MiddlewareBinding(ID, Operation.WEBSOCKET_MESSAGE, Phase.PRE_CREDENTIALS,
+                            EnvelopeLimits.MAX_BODY_BYTES, Optional.empty()),
+                    new MiddlewareBinding(ID, Operation.WEBSOCKET_MESSAGE, Phase.PRE_RETURN,
+                            EnvelopeLimits.MAX_BODY_BYTES, Optional.empty())));
 
     /** The last config parsed, by identity: a stage's config object is the same for every request. */
     private volatile Parsed last;
@@ -109,6 +117,20 @@ public final class RegexProvider implements MiddlewareProvider {
         } catch (RegexConfig.Invalid e) {
             throw new MiddlewareException(INVALID_CONFIG_CODE, e.getMessage());
         }
+    }
+
+    /**
+     * {@return a stream that scans one WebSocket session's text messages in one direction ({@link MessageScan})}
+     *
+     * @param bindingId {@value #BINDING_ID}
+     * @param phase either direction
+     */
+    @Override
+    public WebSocketSession openWebSocketSession(BindingId bindingId, Phase phase) {
+        if (!ID.equals(bindingId)) {
+            throw new MiddlewareException(INVALID_CONFIG_CODE, "openshell/regex does not serve '" + bindingId + "'");
+        }
+        return new MessageScan(p -> config(p.config()));
     }
 
     @Override

@@ -66,9 +66,11 @@ class RegexProviderTest {
     }
 
     @Test
-    void theManifestDeclaresOneHttpRequestBindingFor4MiB() {
+    void theManifestDeclaresOneHttpRequestBindingFor4MiBAndTheMessageBindingsBesideIt() {
         List<MiddlewareBinding> bindings = provider.manifest().bindings();
-        assertEquals(1, bindings.size());
+        assertEquals(3, bindings.size());
+        assertEquals(List.of(Operation.WEBSOCKET_MESSAGE, Operation.WEBSOCKET_MESSAGE),
+                bindings.subList(1, 3).stream().map(MiddlewareBinding::operation).toList());
         MiddlewareBinding b = bindings.getFirst();
         assertEquals(ID, b.id());
         assertEquals(Operation.HTTP_REQUEST, b.operation());

@@ -88,7 +88,9 @@ class TckIT {
                 "evaluate.probe_email", "evaluate.probe_secret", "evaluate.probe_image",
                 "evaluate.message_limit", "result.decision", "result.has_body",
                 "result.header_mutations", "result.findings", "result.metadata", "result.reason_code",
-                "deadline.recovers")) {
+                "deadline.recovers", "websocket.pre_credentials.preflight", "websocket.pre_credentials.messages",
+                "websocket.pre_credentials.after_end", "websocket.pre_return.preflight",
+                "websocket.pre_return.messages", "websocket.pre_return.after_end")) {
             assertEquals("PASS", s.get(name), name + ": " + run.out());
         }
         assertEquals("examples/privacy-guard", report.getString("binding_id"));

@@ -156,6 +156,7 @@ public final class Tck {
         latencies();
         deadline();
         results();
+        SessionChecks.run(provider, binding, options.config(), timeout.toMillis()).forEach(this::add);
         if (options.load() > 0) {
             load();
         }

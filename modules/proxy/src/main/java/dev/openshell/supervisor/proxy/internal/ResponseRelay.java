@@ -65,7 +65,7 @@ final class ResponseRelay {
      * @return whether the client connection stays open for another request
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r) throws IOException, Refusal {
-        return relay(c, req, r, java.util.Optional.empty(), null);
+        return relay(c, req, r, java.util.Optional.empty(), null, null);
     }
 
     /**
@@ -77,9 +77,12 @@ final class ResponseRelay {
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r,
                   java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
-                  ResponseScrub scrub)
+                  ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session)
             throws IOException, Refusal {
         RequestHead head = req.head();
+        if (session != null && r.status() != 101) {
+            session.end(dev.openshell.middleware.spi.SessionEndReason.UPSTREAM_FAILURE);
+        }
         if (scrub != null && r.status() != 101) {
             return new ScrubbingRelay(core, client, this, scrub, scrubber(scrub)).relay(c, req, r);
         }
@@ -96,7 +99,11 @@ final class ResponseRelay {
             client.out.flush();
             client.responseStarted();
             log(req, 101);
-            if (websocketMessages.isPresent()) {
+            if (session != null) {
+                session.start(r.fields().stream().filter(f -> f.lowerName().equals("sec-websocket-protocol"))
+                        .map(HeaderField::value).findFirst().orElse("").trim());
+                SessionRelay.relay(client, c, core.timeouts().upstreamRead(), websocketMessages, session);
+            } else if (websocketMessages.isPresent()) {
                 UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get());
             } else {
                 UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
