@@ -1,6 +1,5 @@
 package dev.openshell.supervisor.policy.gateway;
 
-import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.middleware.spi.internal.Syntax;
@@ -15,7 +14,6 @@ import java.net.InetAddress;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.temporal.TemporalAccessor;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,13 +22,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
-import java.util.function.Predicate;
-import java.util.regex.Pattern;
 
 import org.eclipse.collections.api.factory.Lists;
 import org.eclipse.collections.api.factory.SortedMaps;
 import org.tomlj.Toml;
-import org.tomlj.TomlArray;
 import org.tomlj.TomlParseError;
 import org.tomlj.TomlParseResult;
 import org.tomlj.TomlPosition;
@@ -42,7 +37,7 @@ import org.tomlj.TomlVersion;
  * are errors everywhere under {@code openshell.supervisor} (a typo must not silently drop a setting); other
  * {@code openshell.*} tables belong to other OpenShell components and are left alone.
  */
-final class GatewayReader {
+final class GatewayReader extends TomlValues {
     static final List<String> TOP_KEYS = List.of("openshell");
     /** Tables of an OpenShell gateway file that configure other components. */
     static final List<String> OPENSHELL_KEYS = List.of("version", "gateway", "supervisor", "drivers",
@@ -59,8 +54,6 @@ final class GatewayReader {
             "request_head_timeout_ms", "body_buffer_timeout_ms", "body_min_bytes_per_second",
             "body_buffer_client_share_percent", "stage_threads", "max_stuck_stages_per_binding");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
-    static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts", "headers", "query_params", "basic",
-            "allow_plaintext", "ports", "allow_unscanned_responses", "auth_style", "header_name", "query_param");
     static final List<String> PLUGIN_PIN_KEYS = List.of("entry", "sha256");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "grpc_endpoint", "max_body_bytes", "timeout",
             "allow_insecure", "tls_ca_bundle", "tls_client_cert", "tls_client_key", "audience",
@@ -71,15 +64,11 @@ final class GatewayReader {
             "allow_insecure_transport", "allow_insecure",
             "tls_ca_cert_path", "tls_ca_bundle");
     /** Credential names: request placeholders name them ({@code openshell:resolve:env:<name>}). */
-    static final Pattern CREDENTIAL_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
 
-    private final Problems problems;
     private final Path baseDirectory;
-    /** Where each table read so far was opened, by key path, for problems about a missing key. */
-    private final Map<String, SourceLocation> tableLocations = new LinkedHashMap<>();
 
     GatewayReader(Problems problems, Path baseDirectory) {
-        this.problems = problems;
+        super(problems);
         this.baseDirectory = baseDirectory;
     }
 
@@ -118,7 +107,7 @@ final class GatewayReader {
         rejectUnknown(supervisor, sp, SUPERVISOR_KEYS);
         SupervisorSettings settings = settings(supervisor, sp);
         List<MiddlewareRegistration> middleware = registrations(supervisor, sp);
-        List<CredentialRule> credentials = credentials(supervisor, sp);
+        List<CredentialRule> credentials = new CredentialsReader(problems, baseDirectory).credentials(supervisor, sp);
         List<PluginPin> pins = pluginPins(supervisor, sp);
         if (settings == null) {
             settings = SupervisorSettings.defaults();
@@ -334,38 +323,8 @@ final class GatewayReader {
             });
         }
 
-        String bodyKey = spelling(t, "max_body_bytes");
-        OptionalLong maxBody = OptionalLong.empty();
-        if (!t.contains(List.of(bodyKey))) {
-            problems.error(at(path, t), path, "max_body_bytes is required: the largest request body, in bytes, sent"
-                    + " to this service (at most " + EnvelopeLimits.MAX_BODY_BYTES + ")");
-        } else {
-            maxBody = integer(t, bodyKey, path, Long.MIN_VALUE, Long.MAX_VALUE);
-            if (maxBody.isPresent() && maxBody.getAsLong() < 0) {
-                problems.error(at(t, bodyKey), path.key(bodyKey), bodyKey + " must not be negative");
-                maxBody = OptionalLong.empty();
-            } else if (maxBody.isPresent() && maxBody.getAsLong() > EnvelopeLimits.MAX_BODY_BYTES) {
-                problems.error(at(t, bodyKey), path.key(bodyKey), bodyKey + " " + maxBody.getAsLong()
-                        + " exceeds the 4 MiB platform maximum (" + EnvelopeLimits.MAX_BODY_BYTES
-                        + " bytes); it is rejected, not clamped");
-                maxBody = OptionalLong.empty();
-            }
-            problems.locate(path.key("max_body_bytes"), at(t, bodyKey));
-        }
-
-        Duration timeout = RpcTimeout.DEFAULT;
-        if (t.contains(List.of("timeout"))) {
-            Optional<String> text = string(t, "timeout", path);
-            if (text.isPresent()) {
-                String problem = RpcTimeout.problem(text.get());
-                if (problem != null) {
-                    problems.error(at(t, "timeout"), path.key("timeout"), "invalid timeout "
-                            + Texts.quote(text.get()) + ": " + problem);
-                } else {
-                    timeout = RpcTimeout.parse(text.get());
-                }
-            }
-        }
+        OptionalLong maxBody = maxBody(t, path);
+        Duration timeout = timeout(t, path);
 
         String insecureKey = spelling(t, "allow_insecure");
         boolean allowInsecure = bool(t, insecureKey, path).orElse(false);
@@ -384,37 +343,77 @@ final class GatewayReader {
                     + " control characters");
         }
 
-        if (endpoint.isPresent()) {
-            GrpcEndpoint e = endpoint.get();
-            SourceLocation endpointAt = at(t, "grpc_endpoint");
-            KeyPath endpointPath = path.key("grpc_endpoint");
-            if (e.plaintext() && !allowInsecure) {
-                problems.error(endpointAt, endpointPath, "plaintext endpoint " + Texts.quote(e.toString())
-                        + " needs allow_insecure = true: request content would travel unencrypted and"
-                        + " unauthenticated (a research-preview exception for trusted local or isolated networks)");
-            } else if (e.plaintext()) {
-                problems.warning(endpointAt, endpointPath, "INSECURE: plaintext endpoint " + Texts.quote(e.toString())
-                        + " is allowed by " + insecureKey + " = true; request content travels unencrypted and"
-                        + " unauthenticated, so use it only on a trusted local or isolated network (RFC 0009 phase 1"
-                        + " exception, removed in phase 2)");
-            } else if (allowInsecure) {
-                problems.warning(at(t, insecureKey), path.key(insecureKey),
-                        insecureKey + " has no effect on an https:// endpoint");
-            }
-            if (e.plaintext()) {
-                for (String tlsKey : List.of(caKey, "tls_client_cert", "tls_client_key")) {
-                    if (t.contains(List.of(tlsKey))) {
-                        problems.error(at(t, tlsKey), path.key(tlsKey), tlsKey + " applies only to https://"
-                                + " endpoints");
-                    }
-                }
-            }
-        }
+        endpoint.ifPresent(e -> checkTransport(t, path, e, allowInsecure, insecureKey, caKey));
         if (problems.errorCount() != errors) {
             return null;
         }
         return new MiddlewareRegistration(name.orElseThrow(), endpoint.orElseThrow(), maxBody.orElseThrow(), timeout,
                 allowInsecure, ca, clientCert, clientKey, audience);
+    }
+
+    /** {@return the required {@code max_body_bytes} (or its alias), 0 to the platform maximum} */
+    private OptionalLong maxBody(TomlTable t, KeyPath path) {
+        String bodyKey = spelling(t, "max_body_bytes");
+        if (!t.contains(List.of(bodyKey))) {
+            problems.error(at(path, t), path, "max_body_bytes is required: the largest request body, in bytes, sent"
+                    + " to this service (at most " + EnvelopeLimits.MAX_BODY_BYTES + ")");
+            return OptionalLong.empty();
+        }
+        OptionalLong maxBody = integer(t, bodyKey, path, Long.MIN_VALUE, Long.MAX_VALUE);
+        problems.locate(path.key("max_body_bytes"), at(t, bodyKey));
+        if (maxBody.isPresent() && maxBody.getAsLong() < 0) {
+            problems.error(at(t, bodyKey), path.key(bodyKey), bodyKey + " must not be negative");
+            return OptionalLong.empty();
+        }
+        if (maxBody.isPresent() && maxBody.getAsLong() > EnvelopeLimits.MAX_BODY_BYTES) {
+            problems.error(at(t, bodyKey), path.key(bodyKey), bodyKey + " " + maxBody.getAsLong()
+                    + " exceeds the 4 MiB platform maximum (" + EnvelopeLimits.MAX_BODY_BYTES
+                    + " bytes); it is rejected, not clamped");
+            return OptionalLong.empty();
+        }
+        return maxBody;
+    }
+
+    /** {@return the registration's {@code timeout}, the platform default when not given} */
+    private Duration timeout(TomlTable t, KeyPath path) {
+        Optional<String> text = string(t, "timeout", path);
+        if (text.isEmpty()) {
+            return RpcTimeout.DEFAULT;
+        }
+        String problem = RpcTimeout.problem(text.get());
+        if (problem != null) {
+            problems.error(at(t, "timeout"), path.key("timeout"), "invalid timeout " + Texts.quote(text.get()) + ": "
+                    + problem);
+            return RpcTimeout.DEFAULT;
+        }
+        return RpcTimeout.parse(text.get());
+    }
+
+    /** Plaintext endpoints need {@code allow_insecure} (and take no TLS keys); TLS ones ignore it, with a warning. */
+    private void checkTransport(TomlTable t, KeyPath path, GrpcEndpoint e, boolean allowInsecure, String insecureKey,
+                                String caKey) {
+        SourceLocation endpointAt = at(t, "grpc_endpoint");
+        KeyPath endpointPath = path.key("grpc_endpoint");
+        if (e.plaintext() && !allowInsecure) {
+            problems.error(endpointAt, endpointPath, "plaintext endpoint " + Texts.quote(e.toString())
+                    + " needs allow_insecure = true: request content would travel unencrypted and"
+                    + " unauthenticated (a research-preview exception for trusted local or isolated networks)");
+        } else if (e.plaintext()) {
+            problems.warning(endpointAt, endpointPath, "INSECURE: plaintext endpoint " + Texts.quote(e.toString())
+                    + " is allowed by " + insecureKey + " = true; request content travels unencrypted and"
+                    + " unauthenticated, so use it only on a trusted local or isolated network (RFC 0009 phase 1"
+                    + " exception, removed in phase 2)");
+        } else if (allowInsecure) {
+            problems.warning(at(t, insecureKey), path.key(insecureKey),
+                    insecureKey + " has no effect on an https:// endpoint");
+        }
+        if (e.plaintext()) {
+            for (String tlsKey : List.of(caKey, "tls_client_cert", "tls_client_key")) {
+                if (t.contains(List.of(tlsKey))) {
+                    problems.error(at(t, tlsKey), path.key(tlsKey), tlsKey + " applies only to https:// endpoints");
+                }
+            }
+        }
     }
 
     /** {@return the spelling of {@code canonical} this entry uses: the canonical key unless only an alias is given} */
@@ -428,117 +427,6 @@ final class GatewayReader {
             }
         }
         return canonical;
-    }
-
-    // --------------------------------------------------------------------------- [[openshell.supervisor.credentials]]
-
-    private List<CredentialRule> credentials(TomlTable supervisor, KeyPath path) {
-        List<CredentialRule> out = new ArrayList<>();
-        List<TomlTable> entries = tables(supervisor, "credentials", path);
-        Map<String, KeyPath> names = new LinkedHashMap<>();
-        for (int i = 0; i < entries.size(); i++) {
-            TomlTable t = entries.get(i);
-            if (t == null) {
-                continue;
-            }
-            KeyPath cp = path.key("credentials").index(i);
-            int errors = problems.errorCount();
-            rejectUnknown(t, cp, CREDENTIAL_KEYS);
-            Optional<String> name = requiredName(t, cp, names, "how placeholders and audit events refer to it",
-                    n -> CREDENTIAL_NAME.matcher(n).matches(), "a letter or '_' followed by up to 127 letters, digits or '_' (request"
-                            + " placeholders refer to it)");
-            Optional<CredentialSource> source = Optional.empty();
-            if (!t.contains(List.of("source"))) {
-                problems.error(at(cp, t), cp, "source is required: env:VARIABLE or file:/path/to/secret");
-            } else {
-                source = string(t, "source", cp).flatMap(s -> {
-                    try {
-                        return Optional.of(CredentialSource.parse(s, baseDirectory));
-                    } catch (IllegalArgumentException e) {
-                        problems.error(at(t, "source"), cp.key("source"), e.getMessage());
-                        return Optional.empty();
-                    }
-                });
-            }
-            List<HostPattern> hosts = new ArrayList<>();
-            if (!t.contains(List.of("hosts"))) {
-                problems.error(at(cp, t), cp, "hosts is required: the host patterns the secret may be sent to");
-            } else {
-                TomlArray array = array(t, "hosts", cp);
-                if (array != null && array.isEmpty()) {
-                    problems.error(at(t, "hosts"), cp.key("hosts"), "hosts must list at least one host pattern");
-                }
-                for (int k = 0; array != null && k < array.size(); k++) {
-                    KeyPath hp = cp.key("hosts").index(k);
-                    Object v = array.get(k);
-                    SourceLocation vat = position(array.inputPositionOf(k));
-                    if (!(v instanceof String s)) {
-                        problems.error(vat, hp, "expected a string, found " + describe(v));
-                        continue;
-                    }
-                    String problem = HostPattern.problem(s);
-                    if (problem != null) {
-                        problems.error(vat, hp, "invalid host pattern " + Texts.quote(s) + ": " + problem);
-                    } else {
-                        hosts.add(HostPattern.parse(s));
-                    }
-                }
-            }
-            List<String> headers = names(t, "headers", cp, Syntax::isToken, "a header field name");
-            for (String h : headers) {
-                if (neverForwarded(h)) {
-                    problems.error(at(t, "headers"), cp.key("headers"), "header " + Texts.quote(h)
-                            + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
-                }
-            }
-            List<String> queryParams = names(t, "query_params", cp, q -> q.matches("[^&=#\\s]+"), "a query parameter name");
-            List<String> basic = names(t, "basic", cp, b -> b.equals("user") || b.equals("password"), "user or password");
-            openShellPlacement(t, cp, headers, queryParams, basic);
-            boolean allowPlaintext = bool(t, "allow_plaintext", cp).orElse(false);
-            boolean allowUnscanned = bool(t, "allow_unscanned_responses", cp).orElse(false);
-            List<Integer> ports = new ArrayList<>();
-            TomlArray pa = array(t, "ports", cp);
-            for (int k = 0; pa != null && k < pa.size(); k++) {
-                Object v = pa.get(k);
-                if (v instanceof Long l && l >= 1 && l <= 65535) {
-                    ports.add(l.intValue());
-                } else {
-                    problems.error(position(pa.inputPositionOf(k)), cp.key("ports").index(k),
-                            "expected a port 1..65535, found " + describe(v));
-                }
-            }
-            if (problems.errorCount() == errors) {
-                out.add(new CredentialRule(name.orElseThrow(), source.orElseThrow(), Lists.immutable.withAll(hosts),
-                        Lists.immutable.withAll(headers), Lists.immutable.withAll(queryParams),
-                        Lists.immutable.withAll(basic), allowPlaintext, Lists.immutable.withAll(ports),
-                        allowUnscanned));
-            }
-        }
-        return out;
-    }
-
-    /**
-     * {@return whether the proxy never forwards field {@code lower} upstream as sent}: {@code Proxy-*}, the hop-by-hop
-     * and the framing fields of the one header table ({@link HeaderTable}), so a credential placed there never arrives
-     */
-    private static boolean neverForwarded(String lower) {
-        return lower.startsWith("proxy-") || HeaderTable.hopByHop(lower) || HeaderTable.framing(lower);
-    }
-
-    /** An optional array of strings, each accepted by {@code grammar}; header names come back lowercase. */
-    private List<String> names(TomlTable t, String key, KeyPath path, Predicate<String> grammar, String what) {
-        List<String> out = new ArrayList<>();
-        TomlArray a = array(t, key, path);
-        for (int k = 0; a != null && k < a.size(); k++) {
-            Object v = a.get(k);
-            SourceLocation vat = position(a.inputPositionOf(k));
-            if (!(v instanceof String s) || !grammar.test(s)) {
-                problems.error(vat, path.key(key).index(k), "expected " + what + ", found " + describe(v));
-                continue;
-            }
-            out.add(key.equals("headers") ? s.toLowerCase(java.util.Locale.ROOT) : s);
-        }
-        return out;
     }
 
     // ------------------------------------------------------------------------- [[openshell.supervisor.plugin_pins]]
@@ -596,30 +484,6 @@ final class GatewayReader {
 
     // ------------------------------------------------------------------------------------------------ helpers
 
-    private Optional<String> requiredName(TomlTable t, KeyPath path, Map<String, KeyPath> names, String what,
-                                          Predicate<String> grammar, String grammarText) {
-        if (!t.contains(List.of("name"))) {
-            problems.error(at(path, t), path, "name is required: " + what);
-            return Optional.empty();
-        }
-        Optional<String> name = string(t, "name", path);
-        if (name.isEmpty()) {
-            return name;
-        }
-        if (!grammar.test(name.get())) {
-            problems.error(at(t, "name"), path.key("name"), "name " + Texts.quote(name.get()) + " must be "
-                    + grammarText);
-            return Optional.empty();
-        }
-        KeyPath first = names.putIfAbsent(name.get(), path);
-        if (first != null) {
-            problems.error(at(t, "name"), path.key("name"), "name " + Texts.quote(name.get()) + " is already used by "
-                    + first + "; names must be unique");
-            return Optional.empty();
-        }
-        return name;
-    }
-
     private Optional<ListenAddress> listen(String text, TomlTable t, String key, KeyPath path) {
         try {
             return Optional.of(ListenAddress.parse(text));
@@ -641,222 +505,5 @@ final class GatewayReader {
             problems.error(at(t, key), path.key(key), Texts.quote(text) + " is not a valid path");
             return Optional.empty();
         }
-    }
-
-    private SourceLocation at(TomlTable t, String key) {
-        return position(t.inputPositionOf(List.of(key)));
-    }
-
-    /** The location of a table: where its header (or first key) was written, as recorded while walking. */
-    private SourceLocation at(KeyPath path, TomlTable t) {
-        SourceLocation known = tableLocations.get(path.toString());
-        if (known != null) {
-            return known;
-        }
-        for (String k : t.keySet()) {
-            return at(t, k);
-        }
-        return problems.nowhere();
-    }
-
-    private SourceLocation position(TomlPosition p) {
-        return p == null ? problems.nowhere() : problems.at(p.line(), p.column());
-    }
-
-    /**
-     * Keys operators write in the wrong table, with where they belong: the did-you-mean of an unknown key that is
-     * not a typo but misplaced (for example {@code admin_listen}, which older documentation showed).
-     */
-    static final java.util.Map<String, String> MISPLACED = java.util.Map.of(
-            "admin_listen", "listen in [openshell.supervisor.admin]",
-            "allow_loopback_upstreams", "allow_loopback_upstreams in [openshell.supervisor.network]",
-            "static_hosts", "[openshell.supervisor.network.static_hosts]",
-            "upstream_ca_bundle", "upstream_ca_bundle in [openshell.supervisor.tls]",
-            "ca_cert", "ca_cert in [openshell.supervisor.tls]",
-            "ca_key", "ca_key in [openshell.supervisor.tls]",
-            "metrics_listen", "listen in [openshell.supervisor.admin]");
-
-    private void rejectUnknown(TomlTable t, KeyPath path, List<String> allowed) {
-        for (String key : t.keySet()) {
-            problems.locate(path.key(key), at(t, key));
-            if (!allowed.contains(key)) {
-                String hint = MISPLACED.containsKey(key) ? " (did you mean " + MISPLACED.get(key) + "?)"
-                        : Texts.suggestion(key, allowed);
-                problems.error(at(t, key), path.key(key), "unknown key " + Texts.quote(key) + hint
-                        + "; allowed keys: " + String.join(", ", allowed));
-            }
-        }
-    }
-
-    /** {@return the sub-table {@code key}, or {@code null} when absent or (after an error) not a table} */
-    private TomlTable table(TomlTable t, String key, KeyPath path) {
-        if (!t.contains(List.of(key))) {
-            return null;
-        }
-        Object v = t.get(List.of(key));
-        if (v instanceof TomlTable sub) {
-            tableLocations.put(path.key(key).toString(), at(t, key));
-            return sub;
-        }
-        problems.error(at(t, key), path.key(key), "expected a table, found " + describe(v));
-        return null;
-    }
-
-    /** {@return the tables of an array of tables; {@code null} entries where an element is not a table} */
-    private List<TomlTable> tables(TomlTable t, String key, KeyPath path) {
-        List<TomlTable> out = new ArrayList<>();
-        TomlArray array = array(t, key, path);
-        if (array == null) {
-            return out;
-        }
-        for (int i = 0; i < array.size(); i++) {
-            Object v = array.get(i);
-            KeyPath ip = path.key(key).index(i);
-            SourceLocation vat = position(array.inputPositionOf(i));
-            if (v instanceof TomlTable table) {
-                tableLocations.put(ip.toString(), vat);
-                problems.locate(ip, vat);
-                out.add(table);
-            } else {
-                problems.error(vat, ip, "expected a table, found " + describe(v));
-                out.add(null);
-            }
-        }
-        return out;
-    }
-
-    private TomlArray array(TomlTable t, String key, KeyPath path) {
-        if (!t.contains(List.of(key))) {
-            return null;
-        }
-        Object v = t.get(List.of(key));
-        if (v instanceof TomlArray a) {
-            return a;
-        }
-        problems.error(at(t, key), path.key(key), "expected an array, found " + describe(v));
-        return null;
-    }
-
-    /**
-     * OpenShell's credential-profile placement fields, accepted with their meaning (a provider profile's
-     * {@code credentials[]}: {@code auth_style}, {@code header_name}, {@code query_param}): {@code header_name} adds a
-     * header to {@code headers}, {@code query_param} a parameter to {@code query_params}; {@code auth_style}
-     * {@code bearer} or {@code header} needs {@code header_name}, {@code query} needs {@code query_param}, {@code basic}
-     * allows both Basic parts; {@code path} is refused (a credential is never placed in the path here).
-     */
-    private void openShellPlacement(TomlTable t, KeyPath cp, List<String> headers, List<String> queryParams,
-                                    List<String> basic) {
-        Optional<String> headerName = string(t, "header_name", cp).map(h -> h.strip().toLowerCase(Locale.ROOT));
-        headerName.ifPresent(h -> {
-            if (!Syntax.isToken(h)) {
-                problems.error(at(t, "header_name"), cp.key("header_name"), "expected a header field name, found "
-                        + describe(h));
-            } else if (neverForwarded(h)) {
-                problems.error(at(t, "header_name"), cp.key("header_name"), "header " + Texts.quote(h)
-                        + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
-            } else if (!headers.contains(h)) {
-                headers.add(h);
-            }
-        });
-        Optional<String> queryParam = string(t, "query_param", cp).map(String::strip);
-        queryParam.ifPresent(q -> {
-            if (!q.matches("[^&=#\\s]+")) {
-                problems.error(at(t, "query_param"), cp.key("query_param"), "expected a query parameter name, found "
-                        + describe(q));
-            } else if (!queryParams.contains(q)) {
-                queryParams.add(q);
-            }
-        });
-        string(t, "auth_style", cp).map(a -> a.strip().toLowerCase(Locale.ROOT)).ifPresent(style -> {
-            switch (style) {
-                case "", "basic" -> {
-                    for (String part : List.of("user", "password")) {
-                        if (style.equals("basic") && !basic.contains(part)) {
-                            basic.add(part);
-                        }
-                    }
-                }
-                case "bearer", "header" -> {
-                    if (headerName.isEmpty()) {
-                        problems.error(at(t, "auth_style"), cp.key("auth_style"), "header_name is required for "
-                                + style + " auth (OpenShell's credential profile field)");
-                    }
-                }
-                case "query" -> {
-                    if (queryParam.isEmpty()) {
-                        problems.error(at(t, "auth_style"), cp.key("auth_style"), "query_param is required for query"
-                                + " auth (OpenShell's credential profile field)");
-                    }
-                }
-                case "path" -> problems.error(at(t, "auth_style"), cp.key("auth_style"), "auth_style path is not"
-                        + " supported: this supervisor never places a credential in the request path");
-                default -> problems.error(at(t, "auth_style"), cp.key("auth_style"), "unsupported auth_style "
-                        + Texts.quote(style) + "; expected basic, bearer, header or query");
-            }
-        });
-    }
-
-    private Optional<String> string(TomlTable t, String key, KeyPath path) {
-        if (!t.contains(List.of(key))) {
-            return Optional.empty();
-        }
-        Object v = t.get(List.of(key));
-        if (v instanceof String s) {
-            return Optional.of(s);
-        }
-        problems.error(at(t, key), path.key(key), "expected a string, found " + describe(v));
-        return Optional.empty();
-    }
-
-    private Optional<Boolean> bool(TomlTable t, String key, KeyPath path) {
-        if (!t.contains(List.of(key))) {
-            return Optional.empty();
-        }
-        Object v = t.get(List.of(key));
-        if (v instanceof Boolean b) {
-            return Optional.of(b);
-        }
-        problems.error(at(t, key), path.key(key), "expected true or false, found " + describe(v));
-        return Optional.empty();
-    }
-
-    private OptionalLong optionalInteger(TomlTable t, String key, KeyPath path, long min, long max) {
-        return t.contains(List.of(key)) ? integer(t, key, path, min, max) : OptionalLong.empty();
-    }
-
-    private OptionalLong integer(TomlTable t, String key, KeyPath path, long min, long max) {
-        Object v = t.get(List.of(key));
-        if (v instanceof Long l) {
-            if (l < min || l > max) {
-                problems.error(at(t, key), path.key(key), l + " is outside " + min + ".." + max);
-                return OptionalLong.empty();
-            }
-            return OptionalLong.of(l);
-        }
-        problems.error(at(t, key), path.key(key), "expected an integer, found " + describe(v));
-        return OptionalLong.empty();
-    }
-
-    /** How a message names a TOML value it did not expect; strings are quoted, nothing is shown of tables. */
-    static String describe(Object v) {
-        if (v instanceof String s) {
-            return "the string " + Texts.quote(s);
-        }
-        if (v instanceof Long || v instanceof Double) {
-            return "the number " + v;
-        }
-        if (v instanceof Boolean b) {
-            return b.toString();
-        }
-        if (v instanceof TomlTable) {
-            return "a table";
-        }
-        if (v instanceof TomlArray) {
-            return "an array";
-        }
-        if (v instanceof TemporalAccessor) {
-            return "a date or time";
-        }
-        return "a value";
     }
 }
