@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.it;
 
+import dev.openshell.examples.privacyguard.CallerTokenVerifier;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
