@@ -363,8 +363,10 @@ public final class PluginHost {
 
         /** {@return whether the supervisor invokes a binding of this operation and phase} */
         private static boolean invoked(MiddlewareBinding b) {
-            return b.operation() == dev.openshell.middleware.spi.Operation.HTTP_REQUEST
-                    && (b.phase() == Phase.PRE_CREDENTIALS || b.phase() == Phase.POST_CREDENTIALS);
+            return (b.operation() == dev.openshell.middleware.spi.Operation.HTTP_REQUEST
+                    && (b.phase() == Phase.PRE_CREDENTIALS || b.phase() == Phase.POST_CREDENTIALS))
+                    || (b.operation() == dev.openshell.middleware.spi.Operation.HTTP_RESPONSE
+                    && b.phase() == Phase.PRE_RETURN);
         }
 
         private static boolean isInOrAbove(ModuleLayer candidate, ModuleLayer layer) {

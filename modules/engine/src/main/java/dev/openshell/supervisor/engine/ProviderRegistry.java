@@ -16,18 +16,41 @@ import org.eclipse.collections.api.map.ImmutableMap;
  * The immutable set of bindings a runtime generation can use, keyed by binding ID (RFC 0009, "Registration and
  * delivery").
  *
- * <p>Built by {@link #assemble}: each binding ID has exactly one owner. When several providers claim one ID, a single
+ * <p>A binding ID names at most one request binding ({@code HTTP_REQUEST}) and at most one response binding
+ * ({@code HTTP_RESPONSE/PRE_RETURN}); a policy config that names the ID runs both, each at its phase (the manifest
+ * decides the phases, as for a service written for the published contract, whose registration name stands in for
+ * both). {@link #lookup} finds the request binding (or the response binding when there is none),
+ * {@link #lookupResponse} the response binding.
+ *
+ * <p>Built by {@link #assemble}: each binding ID and kind has exactly one owner. When several providers claim one ID, a single
  * built-in claimant keeps it and the others are refused; with no built-in among them every claim is refused, so
  * policy that names the ID fails validation instead of running an arbitrary one. Every refusal names all owners.
  */
 public final class ProviderRegistry {
-    private final ImmutableMap<BindingId, RegisteredBinding> byId;
+    private final ImmutableMap<Key, RegisteredBinding> byId;
     private final ImmutableList<RegisteredBinding> ordered;
 
-    private ProviderRegistry(ImmutableMap<BindingId, RegisteredBinding> byId,
+    /** A binding ID and whether it names a response binding. */
+    private record Key(BindingId id, boolean response) {
+        static Key of(RegisteredBinding b) {
+            return new Key(b.id(), isResponse(b));
+        }
+
+        @Override
+        public String toString() {
+            return id.value();
+        }
+    }
+
+    private ProviderRegistry(ImmutableMap<Key, RegisteredBinding> byId,
                              ImmutableList<RegisteredBinding> ordered) {
         this.byId = byId;
         this.ordered = ordered;
+    }
+
+    /** {@return whether a binding is a response binding ({@code HTTP_RESPONSE})} @param b the binding */
+    public static boolean isResponse(RegisteredBinding b) {
+        return b.binding().operation() == dev.openshell.middleware.spi.Operation.HTTP_RESPONSE;
     }
 
     /** {@return a registry with no bindings} */
@@ -43,12 +66,12 @@ public final class ProviderRegistry {
      * @return the registry of unambiguous bindings
      */
     public static ProviderRegistry assemble(List<RegisteredBinding> claims, List<PluginFailure> failures) {
-        Map<BindingId, List<RegisteredBinding>> byId = new LinkedHashMap<>();
+        Map<Key, List<RegisteredBinding>> byId = new LinkedHashMap<>();
         for (RegisteredBinding claim : claims) {
-            byId.computeIfAbsent(claim.id(), k -> new ArrayList<>()).add(claim);
+            byId.computeIfAbsent(Key.of(claim), k -> new ArrayList<>()).add(claim);
         }
-        Map<BindingId, RegisteredBinding> accepted = new LinkedHashMap<>();
-        for (Map.Entry<BindingId, List<RegisteredBinding>> e : byId.entrySet()) {
+        Map<Key, RegisteredBinding> accepted = new LinkedHashMap<>();
+        for (Map.Entry<Key, List<RegisteredBinding>> e : byId.entrySet()) {
             List<RegisteredBinding> owners = e.getValue();
             if (owners.size() == 1) {
                 accepted.put(e.getKey(), owners.get(0));
@@ -80,9 +103,19 @@ public final class ProviderRegistry {
         return new ProviderRegistry(Maps.immutable.ofMap(accepted), Lists.immutable.ofAll(list));
     }
 
-    /** {@return the binding with this ID, if registered} @param id the binding ID */
+    /**
+     * {@return the request binding with this ID, or the response binding when the ID names no request binding}
+     *
+     * @param id the binding ID
+     */
     public Optional<RegisteredBinding> lookup(BindingId id) {
-        return Optional.ofNullable(byId.get(id));
+        RegisteredBinding b = byId.get(new Key(id, false));
+        return Optional.ofNullable(b != null ? b : byId.get(new Key(id, true)));
+    }
+
+    /** {@return the response binding ({@code HTTP_RESPONSE/PRE_RETURN}) with this ID, if registered} @param id the ID */
+    public Optional<RegisteredBinding> lookupResponse(BindingId id) {
+        return Optional.ofNullable(byId.get(new Key(id, true)));
     }
 
     /** {@return every registered binding, sorted by binding ID} */

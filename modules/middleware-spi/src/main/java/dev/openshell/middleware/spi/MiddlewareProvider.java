@@ -1,5 +1,6 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.EXPERIMENTAL;
 import static org.apiguardian.api.API.Status.STABLE;
 
 import jakarta.json.JsonObject;
@@ -56,4 +57,18 @@ public interface MiddlewareProvider {
      */
     @API(status = STABLE, since = "0.1")
     HttpRequestResult evaluate(HttpRequestEvaluation evaluation);
+
+    /**
+     * Opens one stage session over one HTTP response (wire {@code HttpResponsePreReturn.Evaluate}) for a binding of
+     * this provider with operation {@link Operation#HTTP_RESPONSE} and phase {@link Phase#PRE_RETURN}. The host calls
+     * it only for such bindings. The default refuses: a provider that declares a response binding overrides it.
+     *
+     * @param bindingId one of this provider's {@code HTTP_RESPONSE/PRE_RETURN} binding IDs
+     * @return a new session; never {@code null}
+     * @throws UnsupportedOperationException when the provider has no response binding (a stage failure)
+     */
+    @API(status = EXPERIMENTAL, since = "0.2")
+    default HttpResponseStage openResponse(BindingId bindingId) {
+        throw new UnsupportedOperationException("this provider does not evaluate responses");
+    }
 }
