@@ -27,9 +27,11 @@ import java.util.Optional;
  * @param requestChain the pre-credentials chain with its body-aware re-check
  * @param credentials credential injection and the post-credentials stages
  * @param audit audit events and metrics of what the proxy decided itself
+ * @param responseChain the response stages ({@code HTTP_RESPONSE/PRE_RETURN}) on the final response, after the
+ *     credential scrub
  */
 public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
-                             Credentials<P> credentials, Audit<P> audit) {
+                             Credentials<P> credentials, Audit<P> audit, ResponseChain<P> responseChain) {
     /**
      * Checks the parts.
      *
@@ -42,6 +44,23 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
         Objects.requireNonNull(requestChain, "requestChain");
         Objects.requireNonNull(credentials, "credentials");
         Objects.requireNonNull(audit, "audit");
+        Objects.requireNonNull(responseChain, "responseChain");
+    }
+
+    /**
+     * Steps without response stages.
+     *
+     * @param generation the generation number
+     * @param admit admission
+     * @param plan the plan
+     * @param l7 the L7 decision
+     * @param requestChain the request chain
+     * @param credentials credentials
+     * @param audit the audit
+     */
+    public PolicySteps(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
+                       Credentials<P> credentials, Audit<P> audit) {
+        this(generation, admit, plan, l7, requestChain, credentials, audit, (p, request, response) -> null);
     }
 
     /**
@@ -202,5 +221,25 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
          * @param record what happened
          */
         void record(Optional<P> plan, ExchangeRecord record);
+    }
+
+    /**
+     * Step 9, the response stages (RFC 0009 {@code HTTP_RESPONSE/PRE_RETURN}; NVIDIA/OpenShell
+     * {@code HttpResponsePreReturn}): on the final non-{@code 1xx} response of an exchange (never a {@code 101}),
+     * after the credential scrub, before any byte of it reaches the client. Every preflight runs here; the body
+     * stages run through the returned {@link ResponseBody}.
+     *
+     * @param <P> the plan type
+     */
+    @FunctionalInterface
+    public interface ResponseChain<P> {
+        /**
+         * @param plan the exchange's plan
+         * @param request the request
+         * @param response the final response head
+         * @return {@code null} when no response stage applies to this exchange (the response is relayed as it
+         *     would be without response stages); else deliver or withhold
+         */
+        ResponseVerdict open(P plan, ProxyRequest request, ProxyResponse response);
     }
 }

@@ -56,7 +56,8 @@ record CredentialStep(Generation generation, ChainEngine engine, ExchangeAudit a
         CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
         Set<String> used = new TreeSet<>(injected.used());
         // a response is scrubbed of every value sent: narrow the request first, so that it is signed as sent
-        List<HttpHeader> sent = used.isEmpty() && p.post().isEmpty() ? injected.headers()
+        // response stages read the decoded body: the same narrowing keeps the response in a coding they can read
+        List<HttpHeader> sent = used.isEmpty() && p.post().isEmpty() && p.responses().isEmpty() ? injected.headers()
                 : InjectedCredentials.narrowForScrubbing(injected.headers());
         if (p.post().isEmpty()) {
             return new CredentialVerdict.Forward(sent, injected.query(), injectedCredentials(used));

@@ -53,6 +53,7 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
 
     private PolicySteps<ExchangePlan> bind(Generation g) {
         return new PolicySteps<>(g.number(), new AdmissionStep(g, identify), new PlanStep(g, identify, audit), l7,
-                new RequestChainStep(engine, l7, audit), new CredentialStep(g, engine, audit), auditStep);
+                new RequestChainStep(engine, l7, audit), new CredentialStep(g, engine, audit), auditStep,
+                new ResponseChainStep(audit, ResponseChainStep.DEFAULT_ACCUMULATION_DEADLINE));
     }
 }

@@ -79,7 +79,30 @@ final class ResponseRelay {
                   java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
                   ResponseScrub scrub)
             throws IOException, Refusal {
+        return relay(c, req, r, websocketMessages, scrub, null);
+    }
+
+    /**
+     * Relays the final response as {@link #relay(UpstreamPool.Connection, ParsedRequest, ResponseHead,
+     * java.util.Optional, ResponseScrub)} does, through the response stages of {@code responses} when any applies
+     * ({@link InspectingRelay}; never for a {@code 101}).
+     *
+     * @param responses the exchange's response step, or {@code null}
+     * @return whether the client connection stays open for another request
+     */
+    boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r,
+                  java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
+                  ResponseScrub scrub,
+                  java.util.function.Function<dev.openshell.supervisor.proxy.ProxyResponse,
+                          dev.openshell.supervisor.proxy.ResponseVerdict> responses)
+            throws IOException, Refusal {
         RequestHead head = req.head();
+        if (responses != null && r.status() != 101) {
+            Boolean kept = new InspectingRelay(core, client, this).relay(c, req, r, scrub, responses);
+            if (kept != null) {
+                return kept;
+            }
+        }
         if (scrub != null && r.status() != 101) {
             return new ScrubbingRelay(core, client, this, scrub, scrubber(scrub)).relay(c, req, r);
         }
