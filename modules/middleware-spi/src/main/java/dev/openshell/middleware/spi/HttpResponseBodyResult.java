@@ -29,6 +29,7 @@ public record HttpResponseBodyResult(long sequence, Optional<Body> replacement, 
      *
      * @throws NullPointerException if a part is {@code null}
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public HttpResponseBodyResult {
         Objects.requireNonNull(replacement, "replacement");
         Objects.requireNonNull(reason, "reason");
@@ -38,6 +39,7 @@ public record HttpResponseBodyResult(long sequence, Optional<Body> replacement, 
     }
 
     /** {@return a pass-through of unit {@code sequence}} @param sequence the unit's sequence */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static HttpResponseBodyResult passThrough(long sequence) {
         return new HttpResponseBodyResult(sequence, Optional.empty(), "", Optional.empty(), List.of(), Map.of());
     }
@@ -49,6 +51,7 @@ public record HttpResponseBodyResult(long sequence, Optional<Body> replacement, 
      * @param data the replacement bytes
      * @param findings what was found
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static HttpResponseBodyResult transform(long sequence, Body data, Finding... findings) {
         return new HttpResponseBodyResult(sequence, Optional.of(data), "", Optional.empty(), List.of(findings),
                 Map.of());

@@ -24,6 +24,7 @@ public record HttpResponseBodyUnit(long sequence, Body data, boolean endOfStream
      * @throws IllegalArgumentException if {@code sequence} is below 1
      * @throws NullPointerException if {@code data} is {@code null}
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public HttpResponseBodyUnit {
         Objects.requireNonNull(data, "data");
         if (sequence < 1) {

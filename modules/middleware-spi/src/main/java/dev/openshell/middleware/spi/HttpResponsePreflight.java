@@ -41,6 +41,7 @@ public record HttpResponsePreflight(BindingId bindingId, RequestContext context,
      * @throws NullPointerException if a part is {@code null}
      * @throws IllegalArgumentException if the status is not final or HEADERS_ONLY is not permitted
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public HttpResponsePreflight {
         Objects.requireNonNull(bindingId, "bindingId");
         Objects.requireNonNull(context, "context");

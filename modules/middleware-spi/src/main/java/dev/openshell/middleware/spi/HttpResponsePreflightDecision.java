@@ -48,6 +48,7 @@ public record HttpResponsePreflightDecision(Action action, HttpResponseBodyMode 
      *
      * @throws NullPointerException if a part is {@code null}
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public HttpResponsePreflightDecision {
         Objects.requireNonNull(action, "action");
         Objects.requireNonNull(bodyMode, "bodyMode");
@@ -59,6 +60,7 @@ public record HttpResponsePreflightDecision(Action action, HttpResponseBodyMode 
     }
 
     /** {@return a skip} */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static HttpResponsePreflightDecision skip() {
         return new HttpResponsePreflightDecision(Action.SKIP, HttpResponseBodyMode.HEADERS_ONLY, List.of(), "",
                 Optional.empty(), List.of(), Map.of());
@@ -70,6 +72,7 @@ public record HttpResponsePreflightDecision(Action action, HttpResponseBodyMode 
      * @param mode the body mode; must be one of the preflight's permitted modes
      * @param mutations the head mutations, in order
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static HttpResponsePreflightDecision inspect(HttpResponseBodyMode mode, HeaderMutation... mutations) {
         return new HttpResponsePreflightDecision(Action.INSPECT, mode, List.of(mutations), "", Optional.empty(),
                 List.of(), Map.of());
@@ -81,12 +84,14 @@ public record HttpResponsePreflightDecision(Action action, HttpResponseBodyMode 
      * @param reasonCode a code {@code [a-z][a-z0-9_]*} the client may see
      * @param findings what was found
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public static HttpResponsePreflightDecision blockDelivery(String reasonCode, Finding... findings) {
         return new HttpResponsePreflightDecision(Action.BLOCK_DELIVERY, HttpResponseBodyMode.HEADERS_ONLY,
                 List.of(), "", Optional.of(reasonCode), List.of(findings), Map.of());
     }
 
     /** {@return this decision with {@code more} findings added} @param more the findings */
+    @API(status = EXPERIMENTAL, since = "0.2")
     public HttpResponsePreflightDecision withFindings(List<Finding> more) {
         List<Finding> all = new java.util.ArrayList<>(findings);
         all.addAll(more);

@@ -20,6 +20,7 @@ public interface HttpResponseStage {
      * @param preflight the head as this stage sees it
      * @return skip, inspect or block delivery; never {@code null}
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     HttpResponsePreflightDecision preflight(HttpResponsePreflight preflight);
 
     /**
@@ -28,6 +29,7 @@ public interface HttpResponseStage {
      * @param unit the unit
      * @return the result for exactly this unit; never {@code null}
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     default HttpResponseBodyResult body(HttpResponseBodyUnit unit) {
         return HttpResponseBodyResult.passThrough(unit.sequence());
     }
@@ -37,6 +39,7 @@ public interface HttpResponseStage {
      *
      * @param reason why
      */
+    @API(status = EXPERIMENTAL, since = "0.2")
     default void end(SessionEndReason reason) {
     }
 }

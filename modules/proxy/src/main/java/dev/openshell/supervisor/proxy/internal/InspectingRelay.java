@@ -94,18 +94,17 @@ final class InspectingRelay {
         }
         ResponseVerdict.Deliver d = (ResponseVerdict.Deliver) v;
         ResponseBody body = d.body().orElse(null);
-        boolean complete = false;
+        Delivery delivery = new Delivery(c, req, r, d.headers(), rf, decoded, body);
         try {
-            Delivery delivery = new Delivery(c, req, r, d.headers(), rf, decoded, body);
             boolean keep = delivery.run(coding, scrubber);
-            complete = true;
             if (scrubber != null && scrubber.matches() > 0) {
                 scrub.scrubbed(scrubber.matchedNames(), headerMatches, scrubber.matches() - headerMatches);
             }
             return keep;
         } finally {
-            if (body != null) {
-                body.end(complete);
+            if (body != null && !delivery.stagesEnded) {
+                delivery.stagesEnded = true;
+                body.end(false);
             }
         }
     }
@@ -124,6 +123,9 @@ final class InspectingRelay {
         private boolean committed;
         private ScrubbingRelay.ChunkedOutput chunks;
         private final List<Body> held = new ArrayList<>();
+        private boolean stagesEnded;
+        /** Reports what the scrub replaced; run once, before the response's last bytes. */
+        private Runnable report = () -> { };
 
         Delivery(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r, List<HttpHeader> headers,
                  BodyFraming rf, boolean decoded, ResponseBody body) {
@@ -141,6 +143,7 @@ final class InspectingRelay {
 
         boolean run(Coding coding, SecretScrubber scrubber) throws IOException {
             if (!rf.hasBody()) {
+                endStages();
                 commit(0);
                 ResponseRelay.log(req, r.status());
                 return relay.release(c, r, rf, closeAfter);
@@ -195,6 +198,7 @@ final class InspectingRelay {
                 if (inflater != null) {
                     inflater.end();
                 }
+                report.run(); // a response cut off: what was replaced until then
             }
             ResponseRelay.log(req, r.status());
             return relay.release(c, r, rf, closeAfter);
@@ -218,8 +222,8 @@ final class InspectingRelay {
                         c.readTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, left)));
                     }
                     n = in.read(buf);
-                } catch (SocketTimeoutException e) {
-                    if (body == null || !body.holdsHead() || System.nanoTime() < deadline) {
+                } catch (IOException e) {
+                    if (!timedOut(e) || body == null || !body.holdsHead() || System.nanoTime() < deadline) {
                         throw e;
                     }
                     c.readTimeout(0);
@@ -248,6 +252,25 @@ final class InspectingRelay {
             }
         }
 
+        private static boolean timedOut(Throwable e) {
+            for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+                if (c instanceof SocketTimeoutException) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Ends the stages (their records written) before the response's last bytes reach the client. */
+        private void endStages() {
+            report.run();
+            report = () -> { };
+            if (body != null && !stagesEnded) {
+                stagesEnded = true;
+                body.end(true);
+            }
+        }
+
         /** Delivers stage output: held while a whole-body stage holds, else streamed. */
         private void deliver(List<Body> out, boolean end) throws IOException {
             boolean holds = body != null && body.holdsHead();
@@ -260,6 +283,7 @@ final class InspectingRelay {
                 for (Body b : held) {
                     length += b.size();
                 }
+                endStages();
                 commit(length);
                 for (Body b : held) {
                     b.writeTo(client.out);
@@ -278,6 +302,7 @@ final class InspectingRelay {
                 write(b);
             }
             if (end) {
+                endStages();
                 if (chunks != null) {
                     chunks.finish();
                 }
