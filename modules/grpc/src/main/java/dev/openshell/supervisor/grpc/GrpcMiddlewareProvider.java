@@ -78,6 +78,7 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
     private final SupervisorMiddlewareGrpc.SupervisorMiddlewareBlockingStub stub;
     private final MiddlewareManifest manifest;
     private final Map<BindingId, ManifestValidation.Accepted> bindings;
+    private final Map<BindingId, ManifestValidation.Accepted> responseBindings;
     private final List<ManifestValidation.Accepted> accepted;
     private final ProviderOrigin origin;
     private final RegistryListener listener;
@@ -94,10 +95,16 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
         this.stub = SupervisorMiddlewareGrpc.newBlockingStub(channel);
         this.accepted = outcome.bindings();
         Map<BindingId, ManifestValidation.Accepted> m = new LinkedHashMap<>();
+        Map<BindingId, ManifestValidation.Accepted> r = new LinkedHashMap<>();
         for (ManifestValidation.Accepted a : accepted) {
-            m.put(a.binding().id(), a);
+            (a.binding().operation() == dev.openshell.middleware.spi.Operation.HTTP_RESPONSE ? r : m)
+                    .putIfAbsent(a.binding().id(), a);
+        }
+        for (var e : r.entrySet()) {
+            m.putIfAbsent(e.getKey(), e.getValue()); // ValidateConfig for a response-only ID
         }
         this.bindings = Map.copyOf(m);
+        this.responseBindings = Map.copyOf(r);
         this.manifest = new MiddlewareManifest(outcome.serviceName(), outcome.serviceVersion(),
                 accepted.stream().map(ManifestValidation.Accepted::binding).toList());
         this.origin = new ProviderOrigin(ProviderOrigin.Kind.EXTERNAL, registration.name(),
@@ -203,6 +210,24 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
         } catch (Throwable e) {
             throw new MiddlewareException(StageFailureCodes.ADAPTER_FAILURE, who + ": " + Transport.oneLine(e), e);
         }
+    }
+
+    /**
+     * Opens the service's {@code HttpResponsePreReturn.Evaluate} stream for one response ({@link GrpcResponseStage}).
+     *
+     * @throws MiddlewareException {@link StageFailureCodes#UNKNOWN_BINDING} when the service has no response binding
+     *     with this ID, or the provider is unusable
+     */
+    @Override
+    public dev.openshell.middleware.spi.HttpResponseStage openResponse(BindingId bindingId) {
+        ManifestValidation.Accepted a = responseBindings.get(Objects.requireNonNull(bindingId, "bindingId"));
+        String who = who(bindingId);
+        if (a == null) {
+            throw new MiddlewareException(StageFailureCodes.UNKNOWN_BINDING,
+                    who + ": the service does not serve this response binding");
+        }
+        usable(who);
+        return new GrpcResponseStage(channel, registration.name(), who, timeout(a), e -> failure(e, who));
     }
 
     /** Stops the background probe and shuts the channel down; later calls fail with {@code provider_closed}. */

@@ -18,7 +18,8 @@ public record MiddlewareManifest(String name, String serviceVersion, List<Middle
     /**
      * Copies the binding list and checks it.
      *
-     * @throws IllegalArgumentException if there are no bindings or an ID repeats
+     * @throws IllegalArgumentException if there are no bindings or an ID repeats within one kind (request or
+     *     response bindings)
      * @throws NullPointerException if any argument or binding is {@code null}
      */
     @API(status = STABLE, since = "0.1")
@@ -29,7 +30,9 @@ public record MiddlewareManifest(String name, String serviceVersion, List<Middle
         if (bindings.isEmpty()) {
             throw new IllegalArgumentException("manifest '%s' declares no bindings".formatted(name));
         }
-        if (bindings.stream().map(MiddlewareBinding::id).distinct().count() != bindings.size()) {
+        // one request binding and one response binding may share an ID: a policy config naming it runs both
+        if (bindings.stream().map(b -> b.id().value() + (b.operation() == Operation.HTTP_RESPONSE ? "#r" : ""))
+                .distinct().count() != bindings.size()) {
             throw new IllegalArgumentException("manifest '%s' declares a binding ID twice".formatted(name));
         }
     }
