@@ -301,6 +301,14 @@ final class ExplainCommand implements Callable<Integer> {
                     s.configKey(), s.order(), s.bindingId(), s.owner(), s.onError(), s.maxBodyBytes(),
                     s.postCredentials() ? "  (after credential injection)" : "");
         }
+        if (!x.responses().isEmpty()) {
+            out.println("response stages (HTTP_RESPONSE/PRE_RETURN, on the final response):");
+            int j = 1;
+            for (Explanation.Stage s : x.responses()) {
+                out.printf("  %d. %s  order %d  binding %s  owner %s  on_error %s  max payload %d bytes%n", j++,
+                        s.configKey(), s.order(), s.bindingId(), s.owner(), s.onError(), s.maxBodyBytes());
+            }
+        }
         if (!x.notSelected().isEmpty()) {
             out.println("not selected:");
             for (Explanation.NotSelected n : x.notSelected()) {
@@ -319,6 +327,16 @@ final class ExplainCommand implements Callable<Integer> {
                     .add("on_error", s.onError())
                     .add("order", s.order())
                     .add("max_body_bytes", s.maxBodyBytes()));
+        }
+        JsonArrayBuilder responses = Json.createArrayBuilder();
+        for (Explanation.Stage s : x.responses()) {
+            responses.add(Json.createObjectBuilder()
+                    .add("config_key", s.configKey())
+                    .add("binding_id", s.bindingId())
+                    .add("owner", s.owner())
+                    .add("on_error", s.onError())
+                    .add("order", s.order())
+                    .add("max_payload_bytes", s.maxBodyBytes()));
         }
         JsonArrayBuilder not = Json.createArrayBuilder();
         for (Explanation.NotSelected n : x.notSelected()) {
@@ -359,6 +377,7 @@ final class ExplainCommand implements Callable<Integer> {
         } else {
             o.addNull("l7");
         }
-        return o.add("policies", policies).add("chain", chain).add("not_selected", not).build().toString();
+        return o.add("policies", policies).add("chain", chain).add("response_stages", responses)
+                .add("not_selected", not).build().toString();
     }
 }

@@ -371,6 +371,45 @@ class ResponseStagesTest {
         }
     }
 
+    @Test
+    void aResponseStageOnACredentialBoundHostNeverSeesTheInjectedValue() throws Exception {
+        String secret = "resp/secret+" + Long.toHexString(System.nanoTime());
+        String placeholder = "openshell:resolve:env:API_TOKEN";
+        TestBody body = new TestBody(false, t -> t, Duration.ofSeconds(10));
+        PolicySteps.Credentials<Void> inject = (plan, req, sent) -> {
+            List<HttpHeader> out = sent.headers().stream()
+                    .map(h -> new HttpHeader(h.name(), h.value().replace(placeholder, secret))).toList();
+            return new CredentialVerdict.Forward(InjectedCredentials.narrowForScrubbing(out), sent.rawQuery(),
+                    InjectedCredentials.of(List.of(new InjectedCredentials.Entry("API_TOKEN", secret, placeholder,
+                            false))));
+        };
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
+            s.credentials = inject;
+            s.responses = deliver(body);
+        })) {
+            fx.upstream.respond(r -> {
+                String v = r.head().lines().filter(l -> l.toLowerCase(Locale.ROOT).startsWith("x-reflect:"))
+                        .findFirst().map(l -> l.substring(l.indexOf(':') + 1).strip()).orElse("none");
+                String b = "{\"echo\":\"" + v + "\"}";
+                return TestUpstream.bytes("HTTP/1.1 200 OK\r\nX-Echo: " + v + "\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + Integer.toHexString(b.length()) + "\r\n" + b + "\r\n0\r\n\r\n");
+            });
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send("GET " + fx.apiUrl("/echo") + " HTTP/1.1\r\nHost: "
+                        + fx.apiAuthority() + "\r\nX-Reflect: " + placeholder + "\r\n\r\n").read();
+                assertEquals(200, r.status());
+                assertFalse(r.bodyText().contains(secret), r.bodyText());
+            }
+            ProxyResponse seen = fx.hook.responded.get(0);
+            assertEquals(placeholder, seen.headers().stream().filter(h -> h.name().equals("x-echo")).findFirst()
+                    .orElseThrow().value(), "the stage sees the scrubbed head");
+            String all = String.join("", body.seen);
+            assertTrue(all.contains(placeholder), all);
+            assertFalse(all.contains(secret), "the stage never sees the injected value: " + all);
+            assertTrue(waitFor(() -> !fx.hook.scrubs.isEmpty()), "the scrub is reported");
+        }
+    }
+
     private static boolean waitFor(java.util.function.BooleanSupplier c) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!c.getAsBoolean()) {

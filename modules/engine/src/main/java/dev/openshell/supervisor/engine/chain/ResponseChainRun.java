@@ -378,8 +378,9 @@ public final class ResponseChainRun {
         for (Active a : active) {
             pieces = a.accept(pieces, endOfStream);
         }
-        pieces.removeIf(Body::isEmpty);
-        return pieces;
+        List<Body> out = new ArrayList<>(pieces);
+        out.removeIf(Body::isEmpty);
+        return out;
     }
 
     /**

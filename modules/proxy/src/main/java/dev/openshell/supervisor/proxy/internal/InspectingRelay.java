@@ -145,6 +145,7 @@ final class InspectingRelay {
             if (!rf.hasBody()) {
                 endStages();
                 commit(0);
+                client.out.flush();
                 ResponseRelay.log(req, r.status());
                 return relay.release(c, r, rf, closeAfter);
             }
@@ -223,8 +224,11 @@ final class InspectingRelay {
                     }
                     n = in.read(buf);
                 } catch (IOException e) {
-                    if (!timedOut(e) || body == null || !body.holdsHead() || System.nanoTime() < deadline) {
+                    if (!timedOut(e) || body == null || !body.holdsHead()) {
                         throw e;
+                    }
+                    if (System.nanoTime() < deadline) {
+                        continue; // the socket's timer ran out just before the deadline: wait for the rest
                     }
                     c.readTimeout(0);
                     deliver(body.accumulationTimedOut(), false);
