@@ -98,7 +98,8 @@ public final class PrivacyGuardServer implements AutoCloseable {
                 // later ones until the client's delayed ACK (about 40 ms per call on loopback)
                 .connectionOptions(o -> o.tcpNoDelay(true))
                 .addProtocol(GrpcConfig.builder().maxReadBufferSize(MAX_MESSAGE_BYTES).build())
-                .addRouting(GrpcRouting.builder().service(new PrivacyGuardService()));
+                .addRouting(GrpcRouting.builder().service(new PrivacyGuardService())
+                        .service(new PrivacyGuardResponses()));
         if (options.tlsCertificate().isPresent()) {
             builder.tls(tls(options));
         }

@@ -45,21 +45,22 @@ record ResponseChainStep(ExchangeAudit audit, Duration accumulationDeadline)
                 response::permittedBodyModes);
         return switch (o) {
             case ResponseChainRun.Opened.Blocked b -> {
-                audit.stages(request.client(), p.facts(), run.records());
+                audit.stages(request.client(), p.facts(), run.records(), response.status());
                 yield new ResponseVerdict.Withhold(answer("response_blocked", "a middleware stage blocked the "
                         + "upstream's response; the upstream request may have completed", b.configKey(),
                         b.bindingId(), b.reasonCode()));
             }
             case ResponseChainRun.Opened.FailedClosed f -> {
-                audit.stages(request.client(), p.facts(), run.records());
+                audit.stages(request.client(), p.facts(), run.records(), response.status());
                 yield new ResponseVerdict.Withhold(failed(p, f.configKey(), f.failure().code()));
             }
             case ResponseChainRun.Opened.Proceed go -> {
                 if (!go.inspectsBody()) {
-                    audit.stages(request.client(), p.facts(), run.records());
+                    audit.stages(request.client(), p.facts(), run.records(), response.status());
                     yield new ResponseVerdict.Deliver(go.headers(), Optional.empty());
                 }
-                yield new ResponseVerdict.Deliver(go.headers(), Optional.of(new Stages(p, request, run)));
+                yield new ResponseVerdict.Deliver(go.headers(), Optional.of(new Stages(p, request, run,
+                        response.status())));
             }
         };
     }
@@ -69,12 +70,14 @@ record ResponseChainStep(ExchangeAudit audit, Duration accumulationDeadline)
         private final ExchangePlan p;
         private final ProxyRequest request;
         private final ResponseChainRun run;
+        private final int status;
         private boolean ended;
 
-        Stages(ExchangePlan p, ProxyRequest request, ResponseChainRun run) {
+        Stages(ExchangePlan p, ProxyRequest request, ResponseChainRun run, int status) {
             this.p = p;
             this.request = request;
             this.run = run;
+            this.status = status;
         }
 
         @Override
@@ -112,7 +115,7 @@ record ResponseChainStep(ExchangeAudit audit, Duration accumulationDeadline)
             }
             ended = true;
             run.end(complete ? SessionEndReason.NORMAL : SessionEndReason.CANCELLATION);
-            audit.stages(request.client(), p.facts(), run.records());
+            audit.stages(request.client(), p.facts(), run.records(), status);
         }
     }
 

@@ -117,6 +117,12 @@ class ResponseMiddlewareIT {
                     endpoints:
                       - { host: api.test, ports: [%d, %d] }
                 network_middlewares:
+                  secrets-back:
+                    middleware: openshell/regex-response
+                    order: 5
+                    on_error: fail_closed
+                    config: { mode: redact }
+                    endpoints: { include: [api.test] }
                   guard-responses:
                     middleware: response-guard
                     order: 10
@@ -216,6 +222,17 @@ class ResponseMiddlewareIT {
         HttpResponse<String> skipped = get(scheme, "/skip");
         assertEquals(200, skipped.statusCode());
         assertEquals("{\"page\":\"" + MARKER + " left alone\"}", skipped.body());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"http", "https"})
+    void theBuiltInRegexRedactsASecretAndTheSecondStageSeesItsOutput(String scheme) throws Exception {
+        HttpResponse<String> r = get(scheme, "/secret");
+        assertEquals(200, r.statusCode(), r.body());
+        assertEquals("{\"key\":\"[REDACTED:aws_access_key_id]\",\"note\":\"[removed]\"}", r.body());
+        assertTrue(guard.bodies.contains("{\"key\":\"[REDACTED:aws_access_key_id]\",\"note\":\"" + MARKER + "\"}"),
+                "the guard (order 10) sees openshell/regex-response's (order 5) output: " + guard.bodies);
+        assertFalse(guard.bodies.stream().anyMatch(b -> b.contains("AKIAIOSFODNN7EXAMPLE")));
     }
 
     /** The published-proto response service. */
@@ -361,6 +378,8 @@ class ResponseMiddlewareIT {
                     switch (path) {
                         case "/json" -> out.write(ok("application/json", "{\"page\":\"hello " + MARKER + " world\"}"));
                         case "/skip" -> out.write(ok("application/json", "{\"page\":\"" + MARKER + " left alone\"}"));
+                        case "/secret" -> out.write(ok("application/json",
+                                "{\"key\":\"AKIAIOSFODNN7EXAMPLE\",\"note\":\"" + MARKER + "\"}"));
                         case "/blocked" -> out.write(ok("text/html", "UPSTREAM-BLOCKED-PAGE"));
                         case "/gzip" -> {
                             ByteArrayOutputStream z = new ByteArrayOutputStream();
