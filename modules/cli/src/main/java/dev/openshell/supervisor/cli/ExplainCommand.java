@@ -42,6 +42,8 @@ import picocli.CommandLine.Model.CommandSpec;
  *         "rule": "DELETE /v1/models", "reason": "DELETE /v1/models not permitted by policy", "path": "/v1/models"},
  *  "chain": [{"config_key": "redact", "binding_id": "openshell/regex", "owner": "built-in dev.openshell.builtin.regex",
  *             "on_error": "fail_closed", "order": 10, "max_body_bytes": 4194304}],
+ *  "response_stages": [{"config_key": "guard", "binding_id": "acme/guard", "owner": "external service guard",
+ *             "on_error": "fail_closed", "order": 20, "max_payload_bytes": 1048576}],
  *  "not_selected": [{"config_key": "pii", "reason": "no endpoints.include pattern matches api.example.com"}]}
  * }</pre>
  * {@code admitted} is whether the request would be forwarded past network policy and SSRF protection;
