@@ -5,7 +5,8 @@
 # AotTraining.java: `bin/supervisor run` serving a few thousand proxied requests. A failed training run fails the
 # build: it is also a smoke test of the image, and an image without its cache would silently miss the start-up target.
 # AOT=false (Maven: -Dimage.aot=false) or an older JDK links the image without a cache. Training files go to WORK_DIR (under target/).
-# The plugin SDK goes to lib/sdk/: the SPI JAR and its standalone POM (SDK_DIR, from src/sdk), for `supervisor sdk install`.
+# The plugin SDK goes to lib/sdk/: the SPI JAR, its standalone POM (SDK_DIR, from src/sdk), its sources and Javadoc JARs,
+# for `supervisor sdk install`.
 # Signature files of signed JARs (BouncyCastle, Eclipse Collections) are left out of the modules jlink reads: jlink drops
 # them anyway (--ignore-signing-information) and would otherwise warn once per JAR.
 # Usage: link-image.sh JDK_HOME MODULES_DIR OUTPUT_DIR ROOT_MODULES(comma-separated) [AOT(true|false) WORK_DIR [SDK_DIR VERSION]]
@@ -64,17 +65,37 @@ chmod +x "$out/bin/supervisor"
 mkdir -p "$out/plugins"
 cat > "$out/plugins/README.txt" <<'EOT'
 Drop third-party middleware plugin JARs (or directories of JARs, one per plugin) here.
-Each is loaded into its own module layer at start-up; `bin/supervisor plugins` lists what loaded.
+Each is loaded into its own module layer at start-up, and only when the gateway configuration pins it with the
+SHA-256 of its bytes: `bin/supervisor plugins --plugins DIR --pin` prints the entries to paste
+([[openshell.supervisor.plugin_pins]]); an unpinned or changed entry is refused before any of its code runs.
+`bin/supervisor plugins` lists what loaded and why anything was refused. `bin/supervisor new plugin DIR` generates a
+plugin project that builds reproducibly (a rebuild keeps its pin); see docs/plugin-authors.md.
 EOT
 if [ -n "$sdk" ]; then
   mkdir -p "$out/lib/sdk"
   cp "$mods/middleware-spi-$version.jar" "$out/lib/sdk/middleware-spi-$version.jar"
   cp "$sdk/middleware-spi.pom" "$out/lib/sdk/middleware-spi-$version.pom"
+  # its sources and Javadoc (the exported package only), as Maven's -sources and -javadoc JARs, so that an IDE shows
+  # the SPI's documentation to a plugin author
+  spisrc="$here/../modules/middleware-spi/src/main/java"
+  docs=$(mktemp -d)
+  "$jdk/bin/jar" --create --date=2026-01-01T00:00:00Z --file "$out/lib/sdk/middleware-spi-$version-sources.jar" \
+    -C "$spisrc" .
+  # --no-fonts (JDK 23+): the web fonts are most of the JAR's size, and browsers have their own
+  nofonts=$("$jdk/bin/javadoc" --help 2>&1 | grep -q -- '--no-fonts' && echo --no-fonts || true)
+  "$jdk/bin/javadoc" -quiet -Xdoclint:none $nofonts --module-path "$mods:$(dirname "$mods")/sdk-deps" \
+    --module-source-path "dev.openshell.middleware.spi=$spisrc" --module dev.openshell.middleware.spi \
+    -d "$docs/api" -windowtitle "OpenShell supervisor middleware SPI $version" >"$docs/javadoc.log" 2>&1 \
+    || { cat "$docs/javadoc.log" >&2; exit 1; }
+  "$jdk/bin/jar" --create --date=2026-01-01T00:00:00Z --file "$out/lib/sdk/middleware-spi-$version-javadoc.jar" \
+    -C "$docs/api" .
+  rm -rf "$docs"
   cat > "$out/lib/sdk/README.txt" <<EOT
 The middleware SPI for plugin authors: build a plugin against it from outside this repository.
-  bin/supervisor sdk install        puts both files into ~/.m2/repository (--maven-repo DIR for another)
+  bin/supervisor sdk install        puts them (JAR, POM, sources, Javadoc) into ~/.m2/repository (--maven-repo DIR for another)
 or, with Maven:
-  mvn install:install-file -Dfile=middleware-spi-$version.jar -DpomFile=middleware-spi-$version.pom
+  mvn install:install-file -Dfile=middleware-spi-$version.jar -DpomFile=middleware-spi-$version.pom \
+    -Dsources=middleware-spi-$version-sources.jar -Djavadoc=middleware-spi-$version-javadoc.jar
 Then depend on dev.openshell.supervisor:middleware-spi:$version (scope provided); see docs/plugin-authors.md.
 EOT
 fi

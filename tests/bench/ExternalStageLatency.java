@@ -45,7 +45,8 @@ public class ExternalStageLatency {
             if (!services.failures().isEmpty()) {
                 throw new IllegalStateException(services.failures().toString());
             }
-            MiddlewareProvider p = services.claims().getOnly().provider();
+            MiddlewareProvider p = services.claims()
+                    .detect(c -> c.binding().operation() == dev.openshell.middleware.spi.Operation.HTTP_REQUEST).provider();
             List<Case> cases = List.of(
                     new Case("2 KiB chat JSON, nothing to redact", chat(2 * 1024, false), 2000, 3000),
                     new Case("2 KiB chat JSON, e-mails redacted", chat(2 * 1024, true), 2000, 3000),

@@ -10,14 +10,26 @@ import java.nio.charset.StandardCharsets;
 /**
  * The loopback upstream of tests/load/supervisor-load.sh (not a test): HTTP/1.1 keep-alive on 127.0.0.1, one virtual
  * thread per connection, reads each request (Content-Length bodies) and answers {@code 200 ok}. Prints
- * {@code upstream listening on 127.0.0.1:PORT} when ready; runs until killed.
- * Usage: java LoadUpstream.java
+ * {@code upstream listening on 127.0.0.1:PORT} when ready; runs until killed. With a size argument the body is that
+ * many bytes of JSON-like text (repeated {@code {"id":"...","name":"...","tags":[...]}} records) instead of {@code ok}.
+ * Usage: java LoadUpstream.java [body bytes]
  */
 public class LoadUpstream {
-    private static final byte[] OK = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+    private static byte[] OK = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
             .getBytes(StandardCharsets.US_ASCII);
 
     public static void main(String[] args) throws IOException {
+        if (args.length > 0) {
+            int size = Integer.parseInt(args[0]);
+            StringBuilder body = new StringBuilder(size + 80);
+            for (int i = 0; body.length() < size; i++) {
+                body.append("{\"id\":\"obj-").append(i).append("\",\"name\":\"report ").append(i)
+                        .append(".pdf\",\"tags\":[\"q3\",\"finance\"],\"size\":").append(1000 + i).append("}\n");
+            }
+            body.setLength(size);
+            OK = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + size + "\r\n\r\n" + body)
+                    .getBytes(StandardCharsets.US_ASCII);
+        }
         try (ServerSocket server = new ServerSocket(0, 1024, InetAddress.getByName("127.0.0.1"))) {
             System.out.println("upstream listening on 127.0.0.1:" + server.getLocalPort());
             System.out.flush();

@@ -11,7 +11,9 @@ module dev.openshell.supervisor.grpc {
     requires transitive dev.openshell.supervisor.engine;
     requires dev.openshell.middleware.proto;
     requires io.grpc.netty.shaded;
+    requires com.nimbusds.jose.jwt;
 
     exports dev.openshell.supervisor.grpc;
+    exports dev.openshell.supervisor.grpc.auth;
     exports dev.openshell.supervisor.grpc.tck;
 }

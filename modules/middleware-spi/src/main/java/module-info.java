@@ -45,6 +45,7 @@ module dev.openshell.middleware.spi {
             dev.openshell.supervisor.cli,
             dev.openshell.supervisor.engine,
             dev.openshell.supervisor.grpc,
+            dev.openshell.supervisor.l7,
             dev.openshell.supervisor.policy,
             dev.openshell.supervisor.proxy,
             dev.openshell.supervisor.runtime,

@@ -18,6 +18,8 @@ module dev.openshell.examples.privacyguard {
     requires io.helidon.common.pki;
     requires io.helidon.common.configurable;
     requires jakarta.json;
+    requires com.nimbusds.jose.jwt;
+    requires java.net.http;
 
     exports dev.openshell.examples.privacyguard;
 }

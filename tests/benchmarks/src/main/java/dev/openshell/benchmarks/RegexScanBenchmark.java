@@ -32,8 +32,9 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * The cost of {@code openshell/regex}'s secret scan alone (issue 37), with the seven formats the built-in always
- * knew and with its whole catalog, on clean text of 1 KiB, 64 KiB and 4 MiB (prose with code and configuration lines,
- * no secret: the common case, where every byte is read and nothing is redacted).
+ * knew and with its whole catalog, on clean text of 1 KiB, 64 KiB and 4 MiB, no secret (the common case, where every
+ * byte is read and nothing is redacted): {@code text=prose}, ordinary English prose ({@link #prose}), and
+ * {@code text=code}, prose with code and configuration lines ({@link #text}).
  *
  * <ul>
  *   <li>{@link #scan}: the package-private scanner itself ({@code SecretScanner.scan}), reached by reflection on the
@@ -62,7 +63,11 @@ public class RegexScanBenchmark {
     @Param({"seven", "all"})
     public String catalog;
 
-    private ByteBuffer text;
+    /** {@code prose} or {@code code}. */
+    @Param({"prose", "code"})
+    public String text;
+
+    private ByteBuffer input;
     private MethodHandle scan;
     private Object selection;
     private MiddlewareProvider regex;
@@ -71,8 +76,8 @@ public class RegexScanBenchmark {
     /** Builds the text, the scanner's selection and the stage's evaluation once per trial. */
     @Setup
     public void setUp() throws ReflectiveOperationException {
-        byte[] b = text(bytes).getBytes(StandardCharsets.UTF_8);
-        text = ByteBuffer.wrap(b).asReadOnlyBuffer();
+        byte[] b = (text.equals("prose") ? prose(bytes) : text(bytes)).getBytes(StandardCharsets.UTF_8);
+        input = ByteBuffer.wrap(b).asReadOnlyBuffer();
         regex = RegexChainBenchmark.loadRegex();
         ClassLoader loader = regex.getClass().getClassLoader();
         Class<?> scanner = Class.forName("dev.openshell.builtin.regex.SecretScanner", true, loader);
@@ -107,9 +112,9 @@ public class RegexScanBenchmark {
     }
 
     /** The scanner's second argument: {@code Selection} (the catalog) or {@code Set<SecretKind>} (before it). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private Object selection(Class<?> type, ClassLoader loader) throws ReflectiveOperationException {
         if (type == Set.class) {
-            @SuppressWarnings({"unchecked", "rawtypes"})
             Class<Enum> kind = (Class<Enum>) Class.forName("dev.openshell.builtin.regex.SecretKind", true, loader);
             return java.util.EnumSet.allOf(kind);
         }
@@ -136,13 +141,31 @@ public class RegexScanBenchmark {
     /** {@return the scan's result} */
     @Benchmark
     public Object scan() throws Throwable {
-        return scan.invokeExact(text, selection, true);
+        return scan.invokeExact(input, selection, true);
     }
 
     /** {@return the stage's result} */
     @Benchmark
     public HttpRequestResult evaluate() {
         return regex.evaluate(evaluation);
+    }
+
+    /** {@return ordinary English prose of exactly {@code size} bytes, no code and no secret} */
+    static String prose(int size) {
+        String[] sentences = {
+            "The committee met on Tuesday to review the budget for the coming year. ",
+            "Several members asked whether the library could stay open later in the evening during exams. ",
+            "After a long discussion, they agreed to extend the hours on a trial basis and to report back in spring. ",
+            "Meanwhile the garden behind the town hall needs new benches, and volunteers have offered to paint them. ",
+            "Everyone thanked the outgoing treasurer, who had kept careful records for more than ten years.\n",
+            "Weather permitting, the annual fair will take place on the first Saturday of June near the river. ",
+        };
+        StringBuilder b = new StringBuilder(size + 128);
+        for (int i = 0; b.length() < size; i++) {
+            b.append(sentences[i % sentences.length]);
+        }
+        b.setLength(size);
+        return b.toString();
     }
 
     /**

@@ -1,8 +1,8 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * The safe facts about one request or connection the supervisor refused, for {@link RefusalAudit}: what kind of rule
@@ -32,7 +32,6 @@ public record RefusalFacts(String category, String code, Optional<String> cause,
     /** The categories, in the order {@code docs/observability.md} lists them. */
     public static final java.util.List<String> CATEGORIES = java.util.List.of("network_policy", "ssrf", "framing",
             "limit", "upstream", "credential", "method", "interception", "internal");
-    private static final Pattern CODE = Pattern.compile("[a-z][a-z0-9_]{0,63}");
 
     /**
      * Checks the parts.
@@ -51,7 +50,7 @@ public record RefusalFacts(String category, String code, Optional<String> cause,
         if (!CATEGORIES.contains(category)) {
             throw new IllegalArgumentException("unknown refusal category " + category);
         }
-        if (!CODE.matcher(code).matches() || cause.isPresent() && !CODE.matcher(cause.get()).matches()) {
+        if (!Syntax.isCode(code) || cause.isPresent() && !Syntax.isCode(cause.get())) {
             throw new IllegalArgumentException("not a platform code: " + code + " / " + cause);
         }
         if (status != 0 && (status < 100 || status > 599)) {

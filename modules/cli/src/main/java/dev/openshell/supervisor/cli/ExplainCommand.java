@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.cli;
 
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import dev.openshell.supervisor.policy.ConfigProblem;
 import dev.openshell.supervisor.policy.Loaded;
 import dev.openshell.supervisor.policy.PolicyException;
@@ -8,6 +9,7 @@ import dev.openshell.supervisor.policy.SandboxPolicyLoader;
 import dev.openshell.supervisor.policy.gateway.GatewayConfig;
 import dev.openshell.supervisor.policy.gateway.GatewayConfigLoader;
 import dev.openshell.supervisor.runtime.ConnectedRegistry;
+import dev.openshell.supervisor.runtime.ExtensionAuth;
 import dev.openshell.supervisor.runtime.Explanation;
 import dev.openshell.supervisor.runtime.Supervisor;
 import jakarta.json.Json;
@@ -163,7 +165,7 @@ final class ExplainCommand implements Callable<Integer> {
         GatewayConfig gw = gatewayFile.map(Loaded::value).orElseGet(ConnectedRegistry::defaultGateway);
         Explanation x;
         try (ConnectedRegistry registry = ConnectedRegistry.forTools(gatewayFile,
-                Supervisor.pluginsDirectory(Optional.ofNullable(plugins), gw), !skipServices)) {
+                Supervisor.pluginsDirectory(Optional.ofNullable(plugins), gw), !skipServices, tokens(gw))) {
             Loaded<SandboxPolicy> loaded;
             try {
                 loaded = policy != null ? SandboxPolicyLoader.load(policy, registry.catalogAllowingUnchecked())
@@ -299,9 +301,11 @@ final class ExplainCommand implements Callable<Integer> {
         }
         int i = 1;
         for (Explanation.Stage s : x.chain()) {
-            out.printf("  %d. %s  order %d  binding %s  owner %s  on_error %s  max body %d bytes%s%n", i++,
+            out.printf("  %d. %s  order %d  binding %s  owner %s  on_error %s  max body %d bytes%s%s%n", i++,
                     s.configKey(), s.order(), s.bindingId(), s.owner(), s.onError(), s.maxBodyBytes(),
-                    s.postCredentials() ? "  (after credential injection)" : "");
+                    s.postCredentials() ? "  (after credential injection)" : "",
+                    s.websocketMessages().isEmpty() ? "" : "  websocket messages " + String.join(",",
+                            s.websocketMessages()));
         }
         if (!x.responses().isEmpty()) {
             out.println("response stages (HTTP_RESPONSE/PRE_RETURN, on the final response):");
@@ -328,7 +332,8 @@ final class ExplainCommand implements Callable<Integer> {
                     .add("owner", s.owner())
                     .add("on_error", s.onError())
                     .add("order", s.order())
-                    .add("max_body_bytes", s.maxBodyBytes()));
+                    .add("max_body_bytes", s.maxBodyBytes())
+                    .add("websocket_messages", Json.createArrayBuilder(s.websocketMessages())));
         }
         JsonArrayBuilder responses = Json.createArrayBuilder();
         for (Explanation.Stage s : x.responses()) {
@@ -381,5 +386,19 @@ final class ExplainCommand implements Callable<Integer> {
         }
         return o.add("policies", policies).add("chain", chain).add("response_stages", responses)
                 .add("not_selected", not).build().toString();
+    }
+
+    /** The supervisor's extension tokens when services registered over TLS are contacted, else none. */
+    private CallerTokens tokens(GatewayConfig gw) {
+        if (skipServices || gw.middleware().stream().allMatch(r -> r.insecure())) {
+            return CallerTokens.NONE;
+        }
+        try {
+            return ExtensionAuth.open(gw, Supervisor.stateDirectory(Optional.empty(), gw));
+        } catch (java.io.IOException | RuntimeException e) {
+            spec.commandLine().getErr().println("supervisor: the extension token keys cannot be opened ("
+                    + e.getMessage() + "); services registered over TLS are contacted without a token");
+            return CallerTokens.NONE;
+        }
     }
 }

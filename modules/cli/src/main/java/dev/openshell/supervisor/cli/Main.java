@@ -43,7 +43,9 @@ public final class Main {
         m.put("explain", ExplainCommand::new);
         m.put("policy", PolicyCommand::new);
         m.put("ca", CaCommand::new);
+        m.put("keys", KeysCommand::new);
         m.put("sdk", SdkCommand::new);
+        m.put("new", NewCommand::new);
         m.put("demo", DemoCommand::new);
         m.put("plugins", PluginsCommand::new);
         m.put("privacy-guard", PrivacyGuardCommand::new);

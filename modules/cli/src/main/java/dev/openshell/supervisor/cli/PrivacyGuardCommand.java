@@ -1,8 +1,11 @@
 package dev.openshell.supervisor.cli;
 
+import dev.openshell.examples.privacyguard.CallerTokenVerifier;
 import dev.openshell.examples.privacyguard.PrivacyGuardServer;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -40,6 +43,22 @@ final class PrivacyGuardCommand implements Callable<Integer> {
             description = "PEM CA bundle; clients must present a certificate it signed (mutual TLS).")
     Path clientCa;
 
+    @Option(names = "--jwks", paramLabel = "FILE|URL", description = {
+            "JWKS of the OpenShell extension tokens to require on every call (a file, or an http(s) URL such as the "
+                    + "supervisor's http://127.0.0.1:9464/.well-known/jwks.json, fetched again for an unknown key). "
+                    + "Calls without a valid token are refused UNAUTHENTICATED. Without it, calls are not "
+                    + "authenticated."})
+    String jwks;
+
+    @Option(names = "--audience", paramLabel = "AUD", defaultValue = "urn:openshell:extension:middleware:privacy-guard",
+            description = "The exact token audience to require (default: ${DEFAULT-VALUE}); also advertised as "
+                    + "expected_audience in Describe. Needs --jwks.")
+    String audience;
+
+    @Option(names = "--issuer", paramLabel = "ISS",
+            description = "The exact token issuer to require, e.g. openshell-gateway:GATEWAY_ID. Needs --jwks.")
+    String issuer;
+
     PrivacyGuardCommand() {
     }
 
@@ -69,9 +88,23 @@ final class PrivacyGuardCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (jwks == null && issuer != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--issuer needs --jwks");
+        }
+        Optional<CallerTokenVerifier> tokens = Optional.empty();
+        if (jwks != null) {
+            try {
+                tokens = Optional.of(CallerTokenVerifier.open(jwks, audience, Optional.ofNullable(issuer),
+                        Clock.systemUTC()));
+            } catch (IOException | RuntimeException e) {
+                err.println("privacy-guard: cannot load the JWKS: " + e.getMessage());
+                err.flush();
+                return 1;
+            }
+        }
         PrivacyGuardServer server;
         try {
-            server = PrivacyGuardServer.start(options);
+            server = PrivacyGuardServer.start(options, tokens);
         } catch (RuntimeException e) {
             err.println("privacy-guard: cannot start: " + e.getMessage());
             err.flush();
@@ -84,7 +117,8 @@ final class PrivacyGuardCommand implements Callable<Integer> {
         }, "privacy-guard-shutdown"));
         out.println("privacy-guard listening on " + server.address()
                 + (options.tlsCertificate().isPresent() ? (options.clientCa().isPresent() ? " (mTLS)" : " (TLS)")
-                : " (plaintext)"));
+                : " (plaintext)") + (tokens.isPresent() ? ", extension tokens for " + audience + " required"
+                : ", calls not authenticated"));
         out.flush();
         try {
             stopped.await();

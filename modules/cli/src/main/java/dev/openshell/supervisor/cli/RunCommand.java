@@ -117,7 +117,8 @@ final class RunCommand implements Callable<Integer> {
         String host = listen != null ? listen.substring(0, listen.lastIndexOf(':'))
                 : supervisor.generation().gateway().supervisor().listen().host();
         supervisor.adminPort().ifPresent(p -> System.getLogger(RunCommand.class.getName())
-                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready",
+                .log(System.Logger.Level.INFO, "admin listener on port {0}: /metrics /health/live /health/ready "
+                        + "/.well-known/jwks.json /.well-known/openid-configuration",
                         String.valueOf(p)));
         out.println("supervisor listening on " + host + ":" + supervisor.port());
         out.flush();
@@ -139,7 +140,7 @@ final class RunCommand implements Callable<Integer> {
     private void reloadOnSighup(Supervisor supervisor) {
         System.Logger log = System.getLogger(RunCommand.class.getName());
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), sig -> supervisor.requestReload());
+            Hangup.onHangup(supervisor::requestReload);
             log.log(System.Logger.Level.INFO, "the policy is reloaded on SIGHUP" + (policy != null && watchPolicy
                     ? " and when " + policy + " changes" : ""));
         } catch (IllegalArgumentException e) {

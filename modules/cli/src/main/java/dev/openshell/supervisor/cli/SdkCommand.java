@@ -18,7 +18,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * {@code supervisor sdk}: what a plugin author needs to build a plugin from outside this repository. The image ships
  * the middleware SPI in {@code lib/sdk/}: {@code middleware-spi-VERSION.jar} and a standalone
  * {@code middleware-spi-VERSION.pom} (no parent; its dependencies, {@code jakarta.json-api} and
- * {@code apiguardian-api}, are on Maven Central). {@code install} copies both into a local Maven repository, in its layout
+ * {@code apiguardian-api}, are on Maven Central), with {@code middleware-spi-VERSION-sources.jar} and
+ * {@code middleware-spi-VERSION-javadoc.jar}. {@code install} copies them into a local Maven repository, in its layout
  * ({@code dev/openshell/supervisor/middleware-spi/VERSION/}), as {@code mvn install:install-file} would; Maven is not
  * needed for it.
  */
@@ -40,12 +41,16 @@ final class SdkCommand implements Callable<Integer> {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand: install");
     }
 
-    /** {@code supervisor sdk install [--maven-repo DIR] [--sdk DIR]}: exit 0, or 1 when a file is missing. */
+    /**
+     * {@code supervisor sdk install [--maven-repo DIR] [--sdk DIR]}: exit 0, or 1 when the JAR or POM is missing (the
+     * sources and Javadoc JARs are copied when present).
+     */
     @Command(name = "install", description = {
-            "Install the middleware SPI (JAR and POM, from the image's lib/sdk/) into a local Maven repository, so "
+            "Install the middleware SPI (JAR, POM, sources and Javadoc, from the image's lib/sdk/) into a local Maven "
+                    + "repository, so "
                     + "that a plugin builds against dev.openshell.supervisor:middleware-spi from anywhere.",
             "Equivalent: mvn install:install-file -Dfile=lib/sdk/middleware-spi-VERSION.jar "
-                    + "-DpomFile=lib/sdk/middleware-spi-VERSION.pom"})
+                    + "-DpomFile=lib/sdk/middleware-spi-VERSION.pom -Dsources=... -Djavadoc=..."})
     static final class Install implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -87,6 +92,13 @@ final class SdkCommand implements Callable<Integer> {
                 Files.createDirectories(target);
                 Files.copy(jar, target.resolve(jar.getFileName()), StandardCopyOption.REPLACE_EXISTING);
                 Files.copy(poms.getFirst(), target.resolve(name), StandardCopyOption.REPLACE_EXISTING);
+                for (String classifier : List.of("sources", "javadoc")) {
+                    // optional: Maven and IDEs show the SPI's Javadoc from them
+                    Path extra = dir.get().resolve(ARTIFACT + "-" + version + "-" + classifier + ".jar");
+                    if (Files.isRegularFile(extra)) {
+                        Files.copy(extra, target.resolve(extra.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+                    }
+                }
             } catch (IOException e) {
                 return fail("cannot write " + target + " (" + e.getClass().getSimpleName() + ": " + e.getMessage()
                         + ")");

@@ -2,9 +2,13 @@ package dev.openshell.supervisor.cli;
 
 import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
+import dev.openshell.supervisor.grpc.auth.ExtensionTokenIssuer;
+import dev.openshell.supervisor.grpc.tck.Probe;
 import dev.openshell.supervisor.grpc.tck.Tck;
 import dev.openshell.supervisor.grpc.tck.TckOptions;
 import dev.openshell.supervisor.grpc.tck.TckReport;
+import dev.openshell.supervisor.runtime.ExtensionAuth;
+import dev.openshell.supervisor.runtime.Supervisor;
 import jakarta.json.Json;
 import jakarta.json.JsonException;
 import jakarta.json.JsonObject;
@@ -66,6 +70,12 @@ final class TckCommand implements Callable<Integer> {
             description = "The config your policy gives the binding, as a JSON object (default: {}).")
     Path config;
 
+    @Option(names = "--body", paramLabel = "FILE",
+            description = "Also send this body (repeatable; at most 4 MiB; content type from the extension: .json, "
+                    + ".txt, .xml, .png, .jpg), after the built-in probes (e-mail addresses, secret-shaped tokens, "
+                    + "an image part).")
+    java.util.List<Path> bodies = new java.util.ArrayList<>();
+
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "500ms",
             description = "The registration's timeout, 10ms..30s (default: ${DEFAULT-VALUE}, the platform's).")
     String timeout;
@@ -92,6 +102,17 @@ final class TckCommand implements Callable<Integer> {
     Format format;
 
     enum Format { text, json }
+
+    @Option(names = "--audience", paramLabel = "AUD",
+            description = "The extension token audience of the registration (default: "
+                    + "urn:openshell:extension:middleware:NAME).")
+    String audience;
+
+    @Option(names = "--no-tokens", description = "Send no extension token over TLS and skip the auth.* checks.")
+    boolean noTokens;
+
+    @CommandLine.Mixin
+    CaCommand.Location location = new CaCommand.Location();
 
     TckCommand() {
     }
@@ -133,12 +154,45 @@ final class TckCommand implements Callable<Integer> {
         if (tlsCert != null) {
             b.clientCertificate(tlsCert, tlsKey);
         }
+        if (audience != null) {
+            b.audience(audience);
+        }
+        TckOptions options;
         try {
-            return new TckOptions(b.build(), Optional.ofNullable(binding), readConfig(), samples, load,
-                    Duration.ofSeconds(loadSeconds), dev.openshell.supervisor.engine.chain.StageLimits.DEFAULT);
+            options = new TckOptions(b.build(), Optional.ofNullable(binding), readConfig(), samples, load,
+                    Duration.ofSeconds(loadSeconds), dev.openshell.supervisor.engine.chain.StageLimits.DEFAULT,
+                    readBodies());
         } catch (IllegalArgumentException e) {
             throw usage(e.getMessage());
         }
+        return plaintext || noTokens ? options : options.withTokens(tokens());
+    }
+
+    /** The supervisor's own issuer: the keys of the state directory, the identity of the gateway configuration. */
+    private ExtensionTokenIssuer tokens() {
+        try {
+            var gateway = location.gateway(spec.commandLine().getErr());
+            return ExtensionAuth.open(gateway, Supervisor.stateDirectory(Optional.ofNullable(location.stateDir),
+                    gateway));
+        } catch (CaCommand.Failed e) {
+            throw usage("the gateway configuration is invalid");
+        } catch (IOException | RuntimeException e) {
+            throw usage("cannot open the extension token signing keys: " + e.getMessage()
+                    + " (--no-tokens sends none)");
+        }
+    }
+
+    private java.util.List<Probe> readBodies() {
+        java.util.List<Probe> probes = new java.util.ArrayList<>();
+        for (Path file : bodies) {
+            try {
+                probes.add(Probe.ofFile(file, probes.size() + 1));
+            } catch (IOException e) {
+                throw usage("--body " + file + ": " + (e instanceof java.nio.file.NoSuchFileException
+                        ? "no such file" : e.getMessage()));
+            }
+        }
+        return probes;
     }
 
     private JsonObject readConfig() {

@@ -92,7 +92,8 @@ class ExplainCommandTest {
         assertEquals("api", o.getString("network_policy"));
         assertEquals(1, o.getJsonArray("chain").size());
         JsonObject stage = o.getJsonArray("chain").getJsonObject(0);
-        assertEquals(Set.of("config_key", "binding_id", "owner", "on_error", "order", "max_body_bytes"),
+        assertEquals(Set.of("config_key", "binding_id", "owner", "on_error", "order", "max_body_bytes",
+                "websocket_messages"),
                 stage.keySet());
         assertEquals("tag", stage.getString("config_key"));
         assertEquals("examples/tagger", stage.getString("binding_id"));

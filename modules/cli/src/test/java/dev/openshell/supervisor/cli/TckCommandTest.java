@@ -29,7 +29,13 @@ class TckCommandTest {
                     .filter(c -> c.getString("status").equals("FAIL")).map(c -> c.getString("name")).toList();
             assertTrue(failed.isEmpty() || failed.equals(List.of("deadline.recovers")), run.out());
             assertEquals("plaintext", report.getString("transport"));
-            assertEquals(25 - 1, report.getJsonArray("checks").size(), "every check but load ran: " + run.out());
+            // 24 request checks, 3 probes and 6 WebSocket message checks (preflight, messages, after_end per phase)
+            assertEquals(28 - 1 + 6, report.getJsonArray("checks").size(), "every check but load ran: " + run.out());
+            // Privacy Guard redacts the probes' e-mail addresses and secrets: the transform passes validation
+            for (String probe : List.of("evaluate.probe_email", "evaluate.probe_secret", "evaluate.probe_image")) {
+                assertTrue(report.getJsonArray("checks").getValuesAs(JsonObject.class).stream().anyMatch(
+                        c -> c.getString("name").equals(probe) && c.getString("status").equals("PASS")), run.out());
+            }
         }
     }
 
@@ -59,7 +65,8 @@ class TckCommandTest {
                 List.of("--endpoint", "127.0.0.1:1", "--plaintext", "--timeout", "5m"),
                 List.of("--endpoint", "127.0.0.1:1", "--plaintext", "--samples", "0"),
                 List.of("--endpoint", "127.0.0.1:1", "--plaintext", "--config", array.toString()),
-                List.of("--endpoint", "127.0.0.1:1", "--plaintext", "--config", bad.toString()))) {
+                List.of("--endpoint", "127.0.0.1:1", "--plaintext", "--config", bad.toString()),
+                List.of("--endpoint", "127.0.0.1:1", "--plaintext", "--body", tmp.resolve("absent.txt").toString()))) {
             List<String> args = new java.util.ArrayList<>(List.of("tck"));
             args.addAll(c);
             Cli.Run run = Cli.run(args.toArray(String[]::new));

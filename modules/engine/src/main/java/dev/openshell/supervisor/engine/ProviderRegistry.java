@@ -1,11 +1,14 @@
 package dev.openshell.supervisor.engine;
 
 import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.Operation;
+import dev.openshell.middleware.spi.Phase;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.eclipse.collections.api.factory.Lists;
 import org.eclipse.collections.api.factory.Maps;
@@ -42,10 +45,18 @@ public final class ProviderRegistry {
         }
     }
 
+    /** The WebSocket message phases each binding ID's owner serves (its WEBSOCKET_MESSAGE bindings). */
+    private final Map<BindingId, Set<Phase>> messagePhases;
+    /** The accepted {@code WEBSOCKET_MESSAGE} claims, so that a registry can be assembled again with more claims. */
+    private final List<RegisteredBinding> messageClaims;
+
     private ProviderRegistry(ImmutableMap<Key, RegisteredBinding> byId,
-                             ImmutableList<RegisteredBinding> ordered) {
+                             ImmutableList<RegisteredBinding> ordered, Map<BindingId, Set<Phase>> messagePhases,
+                             List<RegisteredBinding> messageClaims) {
         this.byId = byId;
         this.ordered = ordered;
+        this.messagePhases = Map.copyOf(messagePhases);
+        this.messageClaims = List.copyOf(messageClaims);
     }
 
     /** {@return whether a binding is a response binding ({@code HTTP_RESPONSE})} @param b the binding */
@@ -55,7 +66,7 @@ public final class ProviderRegistry {
 
     /** {@return a registry with no bindings} */
     public static ProviderRegistry empty() {
-        return new ProviderRegistry(Maps.immutable.empty(), Lists.immutable.empty());
+        return new ProviderRegistry(Maps.immutable.empty(), Lists.immutable.empty(), Map.of(), List.of());
     }
 
     /**
@@ -67,7 +78,12 @@ public final class ProviderRegistry {
      */
     public static ProviderRegistry assemble(List<RegisteredBinding> claims, List<PluginFailure> failures) {
         Map<Key, List<RegisteredBinding>> byId = new LinkedHashMap<>();
+        List<RegisteredBinding> messages = new ArrayList<>();
         for (RegisteredBinding claim : claims) {
+            if (claim.binding().operation() == Operation.WEBSOCKET_MESSAGE) {
+                messages.add(claim);
+                continue;
+            }
             byId.computeIfAbsent(Key.of(claim), k -> new ArrayList<>()).add(claim);
         }
         Map<Key, RegisteredBinding> accepted = new LinkedHashMap<>();
@@ -100,7 +116,21 @@ public final class ProviderRegistry {
         }
         List<RegisteredBinding> list = new ArrayList<>(accepted.values());
         list.sort((a, b) -> a.id().compareTo(b.id()));
-        return new ProviderRegistry(Maps.immutable.ofMap(accepted), Lists.immutable.ofAll(list));
+        Map<BindingId, Set<Phase>> phases = new LinkedHashMap<>();
+        List<RegisteredBinding> kept = new ArrayList<>();
+        for (RegisteredBinding m : messages) {
+            RegisteredBinding owner = accepted.get(new Key(m.id(), false));
+            if (owner == null || owner.provider() != m.provider()) {
+                failures.add(new PluginFailure(m.origin().describe(), ("WEBSOCKET_MESSAGE binding '%s' has no "
+                        + "HTTP_REQUEST binding of the same ID and provider; the message binding is ignored")
+                        .formatted(m.id())));
+                continue;
+            }
+            phases.computeIfAbsent(m.id(), k -> java.util.EnumSet.noneOf(Phase.class)).add(m.binding().phase());
+            kept.add(m);
+        }
+        phases.replaceAll((k, v) -> Set.copyOf(v));
+        return new ProviderRegistry(Maps.immutable.ofMap(accepted), Lists.immutable.ofAll(list), phases, kept);
     }
 
     /**
@@ -116,6 +146,27 @@ public final class ProviderRegistry {
     /** {@return the response binding ({@code HTTP_RESPONSE/PRE_RETURN}) with this ID, if registered} @param id the ID */
     public Optional<RegisteredBinding> lookupResponse(BindingId id) {
         return Optional.ofNullable(byId.get(new Key(id, true)));
+    }
+
+    /**
+     * {@return the WebSocket message phases the owner of a binding ID serves} A config that selects the ID joins a
+     * session's message chain in these directions ({@link Phase#PRE_CREDENTIALS}: client-to-upstream,
+     * {@link Phase#PRE_RETURN}: upstream-to-client); empty when the owner has no {@code WEBSOCKET_MESSAGE} binding.
+     *
+     * @param id the binding ID a config selects
+     */
+    public Set<Phase> messagePhases(BindingId id) {
+        return messagePhases.getOrDefault(id, Set.of());
+    }
+
+    /**
+     * {@return every claim this registry accepted: the bindings ({@link #bindings()}) and the {@code WEBSOCKET_MESSAGE}
+     * claims beside them} What to pass to {@link #assemble} to build a larger registry from this one.
+     */
+    public List<RegisteredBinding> claims() {
+        List<RegisteredBinding> all = new ArrayList<>(ordered.castToList());
+        all.addAll(messageClaims);
+        return all;
     }
 
     /** {@return every registered binding, sorted by binding ID} */

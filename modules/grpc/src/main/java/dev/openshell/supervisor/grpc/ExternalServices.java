@@ -5,9 +5,11 @@ import dev.openshell.middleware.proto.v1.MiddlewareManifest;
 import dev.openshell.middleware.proto.v1.SupervisorMiddlewareGrpc;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.internal.RpcTimeout;
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import dev.openshell.supervisor.engine.RegisteredBinding;
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
@@ -57,9 +59,11 @@ public final class ExternalServices implements AutoCloseable {
     private final ImmutableList<GrpcMiddlewareProvider> providers;
     private final ImmutableList<RegisteredBinding> claims;
     private final ImmutableList<PluginFailure> failures;
+    private final ImmutableList<String> notes;
 
     private ExternalServices(List<GrpcMiddlewareProvider> providers, List<RegisteredBinding> claims,
-                             List<PluginFailure> failures) {
+                             List<PluginFailure> failures, List<String> notes) {
+        this.notes = Lists.immutable.ofAll(notes);
         this.providers = Lists.immutable.ofAll(providers);
         this.claims = Lists.immutable.ofAll(claims);
         this.failures = Lists.immutable.ofAll(failures);
@@ -87,6 +91,24 @@ public final class ExternalServices implements AutoCloseable {
      */
     public static ExternalServices connect(List<ServiceRegistration> registrations, RegistryListener listener,
                                            RetryPolicy retry) {
+        return connect(registrations, listener, retry, CallerTokens.NONE);
+    }
+
+    /**
+     * Connects as {@link #connect(List, RegistryListener, RetryPolicy)} does, sending an extension token on every call
+     * to each {@code https://} registration (RFC 0009 appendix "Extension Authentication"; none to plaintext ones),
+     * and refusing a registration whose service advertises an {@code expected_audience} other than the registration's
+     * {@code audience} after an authenticated {@code Describe} (the refusal names both).
+     *
+     * @param registrations the operator's registrations, in configuration order
+     * @param listener receives plaintext-registration and availability events
+     * @param retry backoff of the background probe after a service becomes unavailable
+     * @param tokens the caller tokens; {@link CallerTokens#NONE} sends none
+     * @return the registry; never {@code null}
+     */
+    public static ExternalServices connect(List<ServiceRegistration> registrations, RegistryListener listener,
+                                           RetryPolicy retry, CallerTokens tokens) {
+        Objects.requireNonNull(tokens, "tokens");
         List<ServiceRegistration> regs = List.copyOf(registrations);
         Objects.requireNonNull(listener, "listener");
         Objects.requireNonNull(retry, "retry");
@@ -113,12 +135,13 @@ public final class ExternalServices implements AutoCloseable {
                         LOG.log(System.Logger.Level.WARNING, "registry listener failed: {0}", Transport.oneLine(e));
                     }
                 }
-                slots.add(new Slot(reg, pool.submit(() -> connectOne(reg, listener, retry)), null));
+                slots.add(new Slot(reg, pool.submit(() -> connectOne(reg, listener, retry, tokens)), null));
             }
         }
         List<GrpcMiddlewareProvider> providers = new ArrayList<>();
         List<RegisteredBinding> claims = new ArrayList<>();
         List<PluginFailure> failures = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
         for (Slot s : slots) {
             if (s.failure != null) {
                 failures.add(s.failure);
@@ -130,6 +153,7 @@ public final class ExternalServices implements AutoCloseable {
                 continue;
             }
             providers.add(o.provider);
+            notes.addAll(o.notes);
             for (MiddlewareBinding b : o.provider.manifest().bindings()) {
                 claims.add(new RegisteredBinding(b, o.provider, o.provider.manifest().name(), o.provider.origin()));
             }
@@ -137,7 +161,7 @@ public final class ExternalServices implements AutoCloseable {
         for (PluginFailure f : failures) {
             LOG.log(System.Logger.Level.WARNING, "external middleware service refused: {0}", f);
         }
-        return new ExternalServices(providers, claims, failures);
+        return new ExternalServices(providers, claims, failures, notes);
     }
 
     /** {@return one claim per accepted binding, in registration order} */
@@ -148,6 +172,14 @@ public final class ExternalServices implements AutoCloseable {
     /** {@return every refused registration, in registration order} */
     public ImmutableList<PluginFailure> failures() {
         return failures;
+    }
+
+    /**
+     * {@return what an accepted service's manifest asked for and did not get, one line each, prefixed with the
+     * registration (a binding timeout above the registration's, capped to it)}
+     */
+    public ImmutableList<String> notes() {
+        return notes;
     }
 
     /** {@return the provider of every accepted service, in registration order} */
@@ -175,7 +207,10 @@ public final class ExternalServices implements AutoCloseable {
     private record Slot(ServiceRegistration reg, Future<Outcome> outcome, PluginFailure failure) {
     }
 
-    private record Outcome(GrpcMiddlewareProvider provider, PluginFailure failure) {
+    private record Outcome(GrpcMiddlewareProvider provider, PluginFailure failure, List<String> notes) {
+        Outcome(GrpcMiddlewareProvider provider, PluginFailure failure) {
+            this(provider, failure, List.of());
+        }
     }
 
     static ProviderOrigin origin(ServiceRegistration reg) {
@@ -193,10 +228,11 @@ public final class ExternalServices implements AutoCloseable {
         }
     }
 
-    private static Outcome connectOne(ServiceRegistration reg, RegistryListener listener, RetryPolicy retry) {
+    private static Outcome connectOne(ServiceRegistration reg, RegistryListener listener, RetryPolicy retry,
+                                      CallerTokens tokens) {
         ManagedChannel channel;
         try {
-            channel = Transport.open(reg);
+            channel = Transport.open(reg, tokens, List.of());
         } catch (java.io.IOException | RuntimeException e) {
             return refused(reg, "cannot set up the " + (reg.plaintext() ? "plaintext" : "TLS") + " channel: "
                     + Transport.oneLine(e));
@@ -210,14 +246,28 @@ public final class ExternalServices implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return refused(reg, "interrupted while connecting");
             }
+            Optional<String> tokenProblem = mintFirstToken(reg, tokens);
+            if (tokenProblem.isPresent()) {
+                return refused(reg, tokenProblem.get());
+            }
             try {
                 m = SupervisorMiddlewareGrpc.newBlockingStub(channel)
                         .withDeadlineAfter(reg.timeout().toMillis(), TimeUnit.MILLISECONDS)
                         .describe(Empty.getDefaultInstance());
             } catch (StatusRuntimeException e) {
+                if (e.getStatus().getCode() == io.grpc.Status.Code.UNAUTHENTICATED) {
+                    return refused(reg, "Describe was refused UNAUTHENTICATED: the service did not accept "
+                            + (reg.plaintext() || tokens == CallerTokens.NONE ? "a call without an extension token"
+                            : "the extension token for audience " + Syntax.quote(reg.audience()) + " (check the "
+                            + "service's audience, issuer and JWKS)"));
+                }
                 return refused(reg, "Describe failed within the %s timeout: %s; the service is unavailable or "
                         .formatted(RpcTimeout.format(reg.timeout()), Transport.describe(e))
                         + "does not speak openshell.middleware.v1");
+            }
+            Optional<String> audienceProblem = audienceProblem(m, reg, tokens);
+            if (audienceProblem.isPresent()) {
+                return refused(reg, audienceProblem.get());
             }
             ManifestValidation.Outcome o = ManifestValidation.check(m, reg);
             if (!o.ok()) {
@@ -227,12 +277,47 @@ public final class ExternalServices implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "middleware service ''{0}'': skipping {1}", reg.name(), skipped);
             }
             keep = true;
-            return new Outcome(new GrpcMiddlewareProvider(reg, channel, o, listener, retry), null);
+            for (String note : o.notes()) {
+                LOG.log(System.Logger.Level.WARNING, "middleware service ''{0}'': {1}", reg.name(), note);
+            }
+            return new Outcome(new GrpcMiddlewareProvider(reg, channel, o, listener, retry), null,
+                    o.notes().stream().map(n -> "middleware service '" + reg.name() + "': " + n).toList());
         } finally {
             if (!keep) {
                 channel.shutdownNow();
             }
         }
+    }
+
+    /**
+     * Mints (and caches) the first extension token before {@code Describe}, with connection set-up: in a fresh process
+     * the first token loads the JOSE and Ed25519 classes, which must not eat the {@code Describe} deadline.
+     */
+    private static Optional<String> mintFirstToken(ServiceRegistration reg, CallerTokens tokens) {
+        if (reg.plaintext() || tokens == CallerTokens.NONE) {
+            return Optional.empty();
+        }
+        try {
+            tokens.token(reg.audience());
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            return Optional.of("cannot make the extension token: " + Transport.oneLine(e));
+        }
+    }
+
+    /**
+     * The audience agreement (RFC 0009 appendix "Extension Authentication", "Audience agreement"): after an
+     * authenticated {@code Describe}, a non-empty {@code expected_audience} must equal the registration's audience.
+     * Skipped for registrations that send no token. The service's value is quoted, escaped and cut.
+     */
+    static Optional<String> audienceProblem(MiddlewareManifest m, ServiceRegistration reg, CallerTokens tokens) {
+        String expected = m.getExpectedAudience();
+        if (reg.plaintext() || tokens == CallerTokens.NONE || expected.isEmpty() || expected.equals(reg.audience())) {
+            return Optional.empty();
+        }
+        return Optional.of("the service verifies audience " + Syntax.quote(expected) + " (expected_audience in its "
+                + "Describe manifest) but this registration's audience is " + Syntax.quote(reg.audience())
+                + "; set audience to the service's value, or reconfigure the service");
     }
 
     private static Outcome refused(ServiceRegistration reg, String message) {

@@ -11,6 +11,9 @@ import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.Operation;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.WebSocketSession;
 import dev.openshell.supervisor.engine.ProviderOrigin;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -22,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -35,12 +39,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code Describe} (start-up and recovery probes): the registration's timeout. It starts once the connection
  *       is set up: TCP and TLS handshakes get their own budget of {@code max(timeout, 5 s)} first.</li>
  *   <li>{@code ValidateConfig} and {@code EvaluateHttpRequest}: the binding's effective timeout, which is the
- *       timeout the binding advertised in {@code Describe} when it advertised one, else the registration's. (RFC:
- *       "A binding may advertise its own timeout through Describe; that value overrides the service registration
- *       timeout. The service timeout applies to Describe, while the effective binding timeout applies to
- *       ValidateConfig and EvaluateHttpRequest.") The effective value is also the registered binding's
- *       {@link MiddlewareBinding#timeout()}.</li>
+ *       timeout the binding advertised in {@code Describe} when it advertised a shorter one, else the
+ *       registration's (the published proto: a binding's timeout "may shorten but cannot extend the operator
+ *       timeout"). The effective value is also the registered binding's {@link MiddlewareBinding#timeout()}.</li>
  * </ul>
+ * Over TLS every call also carries the extension token (the channel's call credentials, see
+ * {@link ExternalServices#connect(List, RegistryListener, RetryPolicy, dev.openshell.supervisor.grpc.auth.CallerTokens)}).
  * Every call sends {@code middleware_name} (the registration name) and {@code binding_id}. Messages up to
  * {@link dev.openshell.middleware.spi.EnvelopeLimits#MIN_GRPC_MESSAGE_BYTES} are accepted.
  *
@@ -77,6 +81,8 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
     private final ManagedChannel channel;
     private final SupervisorMiddlewareGrpc.SupervisorMiddlewareBlockingStub stub;
     private final MiddlewareManifest manifest;
+    /** The WebSocket directions the service advertises ({@code WEBSOCKET_MESSAGE} bindings). */
+    private final Set<Phase> messagePhases;
     private final Map<BindingId, ManifestValidation.Accepted> bindings;
     private final Map<BindingId, ManifestValidation.Accepted> responseBindings;
     private final List<ManifestValidation.Accepted> accepted;
@@ -97,7 +103,7 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
         Map<BindingId, ManifestValidation.Accepted> m = new LinkedHashMap<>();
         Map<BindingId, ManifestValidation.Accepted> r = new LinkedHashMap<>();
         for (ManifestValidation.Accepted a : accepted) {
-            (a.binding().operation() == dev.openshell.middleware.spi.Operation.HTTP_RESPONSE ? r : m)
+            (a.binding().operation() == Operation.HTTP_RESPONSE ? r : m)
                     .putIfAbsent(a.binding().id(), a);
         }
         for (var e : r.entrySet()) {
@@ -105,8 +111,22 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
         }
         this.bindings = Map.copyOf(m);
         this.responseBindings = Map.copyOf(r);
-        this.manifest = new MiddlewareManifest(outcome.serviceName(), outcome.serviceVersion(),
-                accepted.stream().map(ManifestValidation.Accepted::binding).toList());
+        List<MiddlewareBinding> all = new java.util.ArrayList<>();
+        for (ManifestValidation.Accepted a : accepted) {
+            all.add(a.binding());
+        }
+        for (ManifestValidation.Accepted a : accepted) {
+            if (a.binding().operation() != Operation.HTTP_REQUEST) {
+                continue; // a session's message chain joins through the config's request binding
+            }
+            for (Phase phase : outcome.messagePhases().stream().sorted().toList()) {
+                // every config of the service joins its WebSocket sessions in the directions it advertises
+                all.add(new MiddlewareBinding(a.binding().id(), Operation.WEBSOCKET_MESSAGE, phase, 0,
+                        a.binding().timeout()));
+            }
+        }
+        this.messagePhases = Set.copyOf(outcome.messagePhases());
+        this.manifest = new MiddlewareManifest(outcome.serviceName(), outcome.serviceVersion(), List.copyOf(all));
         this.origin = new ProviderOrigin(ProviderOrigin.Kind.EXTERNAL, registration.name(),
                 Optional.of(registration.endpoint().toString()));
         this.listener = listener;
@@ -228,6 +248,24 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
         }
         usable(who);
         return new GrpcResponseStage(channel, registration.name(), who, timeout(a), e -> failure(e, who));
+    }
+
+    /**
+     * Opens one {@code EvaluateWebSocketSession} stream for a session's direction; the service advertised the
+     * direction's {@code WEBSOCKET_MESSAGE} binding.
+     *
+     * @throws MiddlewareException when the binding or direction is not served, or the service is unusable
+     */
+    @Override
+    public WebSocketSession openWebSocketSession(BindingId bindingId, Phase phase) {
+        String who = who(bindingId);
+        binding(bindingId);
+        if (!messagePhases.contains(phase)) {
+            throw new MiddlewareException(StageFailureCodes.UNKNOWN_BINDING, who + ": no WEBSOCKET_MESSAGE/"
+                    + phase + " binding");
+        }
+        usable(who);
+        return new GrpcWebSocketSession(channel, registration.name(), who);
     }
 
     /** Stops the background probe and shuts the channel down; later calls fail with {@code provider_closed}. */

@@ -25,11 +25,12 @@ import java.util.Set;
  * <ul>
  *   <li>{@code name} and {@code service_version}: at most 256 bytes, no control characters (they are logged).</li>
  *   <li>Every binding's operation and phase must be known. {@code HTTP_REQUEST/PRE_CREDENTIALS} and
- *       {@code HTTP_RESPONSE/PRE_RETURN} bindings are the ones this supervisor invokes. Pairs the published contract
- *       defines but this supervisor does not invoke yet ({@code WEBSOCKET_MESSAGE}) are skipped, not claimed.
- *       {@code UNSPECIFIED}, unknown numbers, other response phases and {@code POST_CREDENTIALS} (restricted
- *       built-ins only) reject the service.</li>
- *   <li>At least one invoked binding.</li>
+ *       {@code HTTP_RESPONSE/PRE_RETURN} bindings are the ones configs select. {@code WEBSOCKET_MESSAGE/
+ *       PRE_CREDENTIALS} (and, our extension, {@code WEBSOCKET_MESSAGE/PRE_RETURN}) bindings make every config of the
+ *       service's request bindings join WebSocket sessions in that direction ({@code EvaluateWebSocketSession});
+ *       their {@code id} and limits are not used. {@code UNSPECIFIED}, unknown numbers, other pairs and
+ *       {@code POST_CREDENTIALS} (restricted built-ins only) reject the service.</li>
+ *   <li>At least one {@code HTTP_REQUEST/PRE_CREDENTIALS} or {@code HTTP_RESPONSE/PRE_RETURN} binding.</li>
  *   <li>A binding's {@code id} follows {@link BindingId}'s grammar, is outside {@code openshell/}, and is unique
  *       within the manifest per kind (one request and one response binding may share an ID: a config that names it
  *       runs both). A binding without {@code id} (a service written for the published contract) takes the
@@ -37,7 +38,9 @@ import java.util.Set;
  *       (request, response).</li>
  *   <li>The registration's {@code max_body_bytes} must not exceed the binding's advertised capability (which may
  *       itself exceed 4 MiB: the registration is capped at 4 MiB anyway). Never clamped.</li>
- *   <li>An advertised {@code timeout} must parse per {@link RpcTimeout}.</li>
+ *   <li>An advertised {@code timeout} must parse per {@link RpcTimeout}. It may shorten the registration's
+ *       {@code timeout} but cannot extend it (the published proto: it "may shorten but cannot extend the operator
+ *       timeout"): a longer one is capped to the registration's, with a note.</li>
  * </ul>
  */
 final class ManifestValidation {
@@ -70,7 +73,7 @@ final class ManifestValidation {
 
     /** The outcome: accepted bindings when {@code issues} is empty. */
     record Outcome(String serviceName, String serviceVersion, List<Accepted> bindings, List<Problem> issues,
-                   List<String> skipped) {
+                   List<String> skipped, List<String> notes, Set<Phase> messagePhases) {
         boolean ok() {
             return issues.isEmpty();
         }
@@ -100,6 +103,7 @@ final class ManifestValidation {
     static Outcome check(MiddlewareManifest m, ServiceRegistration reg) {
         Problems problems = new Problems();
         List<String> skipped = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
         String name = text(m.getName(), "manifest name", problems);
         String version = text(m.getServiceVersion(), "service_version", problems);
         if (m.getBindingsCount() == 0) {
@@ -107,6 +111,7 @@ final class ManifestValidation {
         }
         List<Integer> invoked = new ArrayList<>();
         List<Integer> responses = new ArrayList<>();
+        Set<Phase> messagePhases = java.util.EnumSet.noneOf(Phase.class);
         for (int i = 0; i < m.getBindingsCount(); i++) {
             var b = m.getBindings(i);
             String where = "binding " + i + idLabel(b.getId());
@@ -118,12 +123,14 @@ final class ManifestValidation {
             } else if (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE_VALUE
                     && phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE) {
                 responses.add(i);
+            } else if (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE
+                    && (phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE
+                    || phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE)) {
+                messagePhases.add(phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE
+                        ? Phase.PRE_RETURN : Phase.PRE_CREDENTIALS);
             } else if (phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS_VALUE) {
                 problems.add(Rule.OPERATION_PHASE,
                         where + " asks for the POST_CREDENTIALS phase, which only restricted built-ins may bind");
-            } else if (knownOperation(op) && knownPhase(phase)
-                    && op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE) {
-                skipped.add(where + " (" + opName(op) + "/" + phaseName(phase) + ": not invoked by this supervisor)");
             } else {
                 problems.add(Rule.OPERATION_PHASE,
                         where + " has operation " + opName(op) + " and phase " + phaseName(phase)
@@ -146,15 +153,15 @@ final class ManifestValidation {
                     + "binding");
         }
         List<Accepted> accepted = new ArrayList<>();
-        accept(m, reg, invoked, false, accepted, problems);
-        accept(m, reg, responses, true, accepted, problems);
+        accept(m, reg, invoked, false, accepted, problems, notes);
+        accept(m, reg, responses, true, accepted, problems, notes);
         return new Outcome(name, version, problems.isEmpty() ? List.copyOf(accepted) : List.of(),
-                List.copyOf(problems.list), List.copyOf(skipped));
+                List.copyOf(problems.list), List.copyOf(skipped), List.copyOf(notes), Set.copyOf(messagePhases));
     }
 
     /** Accepts the bindings of one kind (request or response) at {@code indexes}. */
     private static void accept(MiddlewareManifest m, ServiceRegistration reg, List<Integer> invoked, boolean response,
-                               List<Accepted> accepted, Problems problems) {
+                               List<Accepted> accepted, Problems problems, List<String> notes) {
         String kind = response ? "HTTP_RESPONSE/PRE_RETURN" : "HTTP_REQUEST/PRE_CREDENTIALS";
         Set<String> seen = new HashSet<>();
         for (int i : invoked) {
@@ -206,6 +213,12 @@ final class ManifestValidation {
                 }
             }
             Duration effective = timeout.orElse(reg.timeout());
+            if (effective.compareTo(reg.timeout()) > 0) {
+                notes.add("binding '%s' advertises timeout %s, above the registration's %s: capped to %s (a binding may"
+                        .formatted(id, RpcTimeout.format(effective), RpcTimeout.format(reg.timeout()),
+                                RpcTimeout.format(reg.timeout())) + " shorten but cannot extend the operator timeout)");
+                effective = reg.timeout();
+            }
             java.util.Set<String> codings = new java.util.HashSet<>();
             for (String c : b.getDecodedContentCodingsList()) {
                 codings.add(c.toLowerCase(java.util.Locale.ROOT));

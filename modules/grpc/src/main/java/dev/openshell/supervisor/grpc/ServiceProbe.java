@@ -13,6 +13,7 @@ import dev.openshell.middleware.proto.v1.SupervisorMiddlewarePhase;
 import dev.openshell.middleware.proto.v1.ValidateConfigResponse;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -77,8 +78,48 @@ public final class ServiceProbe implements AutoCloseable {
      * @throws IllegalArgumentException if a PEM file does not hold what it should
      */
     public static ServiceProbe open(ServiceRegistration registration) throws IOException {
+        return open(registration, CallerTokens.NONE);
+    }
+
+    /**
+     * Opens the channel as {@link #open(ServiceRegistration)} does, sending the supervisor's extension token on every
+     * call when the registration is {@code https://}.
+     *
+     * @param registration the registration the supervisor would have
+     * @param tokens the tokens the supervisor would send
+     * @return the probe
+     * @throws IOException if a PEM file cannot be read
+     */
+    public static ServiceProbe open(ServiceRegistration registration, CallerTokens tokens) throws IOException {
         Objects.requireNonNull(registration, "registration");
-        return new ServiceProbe(registration, Transport.open(registration, List.of(new Watch())));
+        Objects.requireNonNull(tokens, "tokens");
+        return new ServiceProbe(registration, Transport.open(registration, tokens, List.of(new Watch())));
+    }
+
+    /**
+     * Calls {@code Describe} once on a fresh channel to the same endpoint that carries exactly {@code token} (or no
+     * {@code authorization} at all when empty), for the kit's token checks.
+     *
+     * @param token the bearer token to send, or empty for none
+     * @return the gRPC status code's name: {@code OK} when the service answered
+     * @throws IOException if a PEM file cannot be read
+     */
+    public String describeWithToken(Optional<String> token) throws IOException {
+        ManagedChannel c = Transport.open(registration, audience -> token, List.of());
+        try {
+            Transport.connect(c, registration.timeout());
+            SupervisorMiddlewareGrpc.newBlockingStub(c)
+                    .withDeadlineAfter(registration.timeout().toMillis(), TimeUnit.MILLISECONDS)
+                    .describe(Empty.getDefaultInstance());
+            return "OK";
+        } catch (StatusRuntimeException e) {
+            return e.getStatus().getCode().name();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "CANCELLED";
+        } finally {
+            c.shutdownNow();
+        }
     }
 
     /** {@return how long the first, unmeasured {@code Describe} took (class loading on both sides), -1 before it} */
@@ -213,8 +254,7 @@ public final class ServiceProbe implements AutoCloseable {
         if (provider != null && provider.registration().maxBodyBytes() == maxBodyBytes) {
             return provider;
         }
-        ServiceRegistration reg = new ServiceRegistration(registration.name(), registration.endpoint(), maxBodyBytes,
-                registration.timeout(), registration.allowInsecure(), registration.tls());
+        ServiceRegistration reg = registration.withMaxBodyBytes(maxBodyBytes);
         ManifestValidation.Outcome o = ManifestValidation.check(manifest, reg);
         if (!o.ok()) {
             throw new IllegalStateException("invalid manifest: " + String.join("; ", o.problems()));

@@ -33,6 +33,10 @@ import java.util.Optional;
  *       and {@code EvaluateHttpRequest} for bindings that do not advertise their own.</li>
  *   <li>{@code tls}: CA bundle and client certificate for {@code https://} endpoints; must be empty for
  *       {@code http://} ones.</li>
+ *   <li>{@code audience}: the exact {@code aud} of the extension token sent on every call over TLS (RFC 0009
+ *       appendix "Extension Authentication"); 1 to 256 characters, no control characters; default
+ *       {@code urn:openshell:extension:middleware:<name>} ({@link #defaultAudience}). Unused for {@code http://}
+ *       endpoints, which get no token.</li>
  * </ul>
  *
  * @param name the diagnostic registration name
@@ -41,9 +45,13 @@ import java.util.Optional;
  * @param timeout the service RPC timeout
  * @param allowInsecure whether a plaintext {@code http://} endpoint is accepted (RFC phase 1 only)
  * @param tls transport security settings for {@code https://}
+ * @param audience the extension token's exact audience
  */
 public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, Duration timeout,
-                                  boolean allowInsecure, Tls tls) {
+                                  boolean allowInsecure, Tls tls, String audience) {
+    /** The default audience's prefix, followed by the registration name (OpenShell's default). */
+    public static final String AUDIENCE_PREFIX = "urn:openshell:extension:middleware:";
+
     /**
      * Transport security for an {@code https://} endpoint. Files are PEM: certificates as
      * {@code -----BEGIN CERTIFICATE-----} blocks, the key as unencrypted PKCS#8 ({@code -----BEGIN PRIVATE KEY-----}).
@@ -94,6 +102,7 @@ public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, 
      */
     public ServiceRegistration {
         Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(audience, "audience");
         Objects.requireNonNull(endpoint, "endpoint");
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(tls, "tls");
@@ -124,6 +133,31 @@ public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, 
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(who + e.getMessage(), e);
         }
+        if (audience.isEmpty() || audience.length() > 256 || audience.chars().anyMatch(Character::isISOControl)) {
+            throw new IllegalArgumentException(who + "audience must be 1 to 256 characters without control "
+                    + "characters");
+        }
+    }
+
+    /**
+     * A registration with the default audience ({@link #defaultAudience}).
+     *
+     * @throws IllegalArgumentException naming the registration and the broken rule
+     */
+    public ServiceRegistration(String name, URI endpoint, long maxBodyBytes, Duration timeout, boolean allowInsecure,
+                               Tls tls) {
+        this(name, endpoint, maxBodyBytes, timeout, allowInsecure, tls, defaultAudience(name));
+    }
+
+    /** {@return {@code urn:openshell:extension:middleware:<name>}, OpenShell's default audience} @param name the
+     * registration name */
+    public static String defaultAudience(String name) {
+        return AUDIENCE_PREFIX + name;
+    }
+
+    /** {@return this registration with another {@code max_body_bytes}} @param bytes the body limit */
+    public ServiceRegistration withMaxBodyBytes(long bytes) {
+        return new ServiceRegistration(name, endpoint, bytes, timeout, allowInsecure, tls, audience);
     }
 
     /** {@return a builder with the defaults: timeout 500 ms, no insecure opt-in, no TLS settings}
@@ -153,7 +187,7 @@ public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, 
     public String toString() {
         return "ServiceRegistration[" + name + ", " + endpoint + ", " + maxBodyBytes + " bytes, "
                 + RpcTimeout.format(timeout) + (allowInsecure ? ", allow_insecure" : "")
-                + (tls.mutual() ? ", mTLS" : "") + "]";
+                + (tls.mutual() ? ", mTLS" : "") + ", audience " + audience + "]";
     }
 
     private static String endpointProblem(URI endpoint) {
@@ -191,6 +225,7 @@ public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, 
         private Optional<Path> caBundle = Optional.empty();
         private Optional<Path> clientCertificate = Optional.empty();
         private Optional<Path> clientKey = Optional.empty();
+        private String audience;
 
         private Builder(String name, URI endpoint, long maxBodyBytes) {
             this.name = name;
@@ -207,6 +242,12 @@ public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, 
         /** {@return this} @param allow whether plaintext {@code http://} is accepted */
         public Builder allowInsecure(boolean allow) {
             this.allowInsecure = allow;
+            return this;
+        }
+
+        /** {@return this} @param audience the extension token's exact audience (default: OpenShell's) */
+        public Builder audience(String audience) {
+            this.audience = Objects.requireNonNull(audience, "audience");
             return this;
         }
 
@@ -230,7 +271,7 @@ public record ServiceRegistration(String name, URI endpoint, long maxBodyBytes, 
          */
         public ServiceRegistration build() {
             return new ServiceRegistration(name, endpoint, maxBodyBytes, timeout, allowInsecure,
-                    new Tls(caBundle, clientCertificate, clientKey));
+                    new Tls(caBundle, clientCertificate, clientKey), audience == null ? defaultAudience(name) : audience);
         }
     }
 }

@@ -1,8 +1,11 @@
 package dev.openshell.supervisor.grpc;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptor;
+import io.grpc.CompositeChannelCredentials;
 import io.grpc.ConnectivityState;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -37,14 +40,16 @@ final class Transport {
      * @throws IllegalArgumentException if a PEM file does not hold what it should
      */
     static ManagedChannel open(ServiceRegistration reg) throws IOException {
-        return open(reg, List.of());
+        return open(reg, CallerTokens.NONE, List.of());
     }
 
     /**
-     * Opens a channel as {@link #open(ServiceRegistration)} does, with client interceptors (the conformance kit
-     * watches the raw answers with one; the supervisor installs none).
+     * Opens a channel as {@link #open(ServiceRegistration)} does, with the caller's extension token on every call of
+     * an {@code https://} registration ({@link BearerCredentials}, never on a plaintext one), and client interceptors
+     * (the conformance kit watches the raw answers with one; the supervisor installs none).
      */
-    static ManagedChannel open(ServiceRegistration reg, List<ClientInterceptor> interceptors) throws IOException {
+    static ManagedChannel open(ServiceRegistration reg, CallerTokens tokens, List<ClientInterceptor> interceptors)
+            throws IOException {
         ChannelCredentials credentials;
         if (reg.plaintext()) {
             credentials = InsecureChannelCredentials.create();
@@ -57,7 +62,8 @@ final class Transport {
                 tls.keyManager(readable(reg.tls().clientCertificate().get(), "client certificate").toFile(),
                         readable(reg.tls().clientKey().get(), "client key").toFile());
             }
-            credentials = tls.build();
+            credentials = tokens == CallerTokens.NONE ? tls.build()
+                    : CompositeChannelCredentials.create(tls.build(), new BearerCredentials(tokens, reg.audience()));
         }
         return NettyChannelBuilder.forAddress(reg.host(), reg.port(), credentials)
                 .maxInboundMessageSize(EnvelopeLimits.MIN_GRPC_MESSAGE_BYTES)
@@ -122,14 +128,8 @@ final class Transport {
     /** A throwable's simple class name and message on one line, at most 240 characters. */
     static String oneLine(Throwable t) {
         String msg = t.getMessage();
-        StringBuilder b = new StringBuilder(t.getClass().getSimpleName());
-        if (msg != null && !msg.isEmpty()) {
-            b.append(": ");
-            for (int i = 0; i < msg.length(); i++) {
-                char c = msg.charAt(i);
-                b.append(c < 0x20 || c == 0x7f ? ' ' : c);
-            }
-        }
-        return b.length() > 240 ? b.substring(0, 240) + "..." : b.toString();
+        String line = msg == null || msg.isEmpty() ? t.getClass().getSimpleName()
+                : t.getClass().getSimpleName() + ": " + msg;
+        return Syntax.printable(line, 240);
     }
 }

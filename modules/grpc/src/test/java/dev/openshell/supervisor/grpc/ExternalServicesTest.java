@@ -76,7 +76,10 @@ class ExternalServicesTest {
                 assertEquals("scripted", c.serviceName());
                 assertEquals(1 << 20, c.binding().maxBodyBytes(), "the operator's limit applies to every binding");
             }
-            assertEquals(Duration.ofSeconds(2), claims.get(0).binding().timeout().orElseThrow());
+            // a binding's timeout may shorten the registration's but never extend it (the published proto)
+            assertEquals(RpcTimeout.DEFAULT, claims.get(0).binding().timeout().orElseThrow());
+            assertTrue(s.notes().getOnly().contains("binding 'acme/a' advertises timeout 2s, above the "
+                    + "registration's 500ms: capped to 500ms"), s.notes().toString());
             assertEquals(RpcTimeout.DEFAULT, claims.get(1).binding().timeout().orElseThrow());
             assertTrue(s.provider("acme").isPresent());
         }
@@ -161,7 +164,7 @@ class ExternalServicesTest {
     }
 
     @Test
-    void webSocketPairsAreSkippedAndAResponseBindingIsClaimedBesideTheRequestBinding() throws Exception {
+    void webSocketBindingsJoinAndAResponseBindingIsClaimedBesideTheRequestBinding() throws Exception {
         int ws = SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE;
         int pre = SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE;
         int response = SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE_VALUE;
@@ -170,11 +173,11 @@ class ExternalServicesTest {
                 ScriptedService.binding("", MIB4, ""));
         try (TestServer server = TestServer.start(new ScriptedService(manifest));
              ExternalServices s = connect(Fixtures.plaintext("guard", server.endpoint(), MIB4))) {
-            assertEquals(List.of(), s.failures().castToList(), "WEBSOCKET_MESSAGE is skipped, not claimed");
-            assertEquals(List.of("guard HTTP_REQUEST", "guard HTTP_RESPONSE"), s.claims()
+            assertEquals(List.of(), s.failures().castToList(), "every binding is claimed, none refused");
+            assertEquals(List.of("guard HTTP_REQUEST", "guard HTTP_RESPONSE", "guard WEBSOCKET_MESSAGE"), s.claims()
                     .collect(c -> c.id().value() + " " + c.binding().operation()).castToList().stream().sorted()
                     .toList(), "the single request and the single response binding without an ID take the "
-                    + "registration name");
+                    + "registration name, and the WEBSOCKET_MESSAGE binding joins the request binding");
         }
     }
 

@@ -143,7 +143,9 @@ class GrpcMiddlewareProviderTest {
         ScriptedService svc = ScriptedService.withBinding(ID).answering(e -> allow().setHasBody(true)
                 .setBody(ByteString.copyFrom(new byte[e.getBody().size() + 1])).build());
         try (TestServer server = TestServer.start(svc)) {
-            try (GrpcMiddlewareProvider p = connect(server)) {
+            // 4 MiB each way: the deadline is not what this test is about, so a loaded machine gets room
+            ServiceRegistration large = Fixtures.plaintext("pii", server.endpoint(), 4L << 20, Duration.ofSeconds(10));
+            try (GrpcMiddlewareProvider p = connect(server, large, RegistryListener.NONE)) {
                 MiddlewareException e = failing(p, Body.of(new byte[EnvelopeLimits.MAX_BODY_BYTES]));
                 assertEquals(StageFailureCodes.RESULT_BODY_TOO_LARGE, e.code());
             }

@@ -30,6 +30,8 @@ final class ScriptedService extends SupervisorMiddlewareGrpc.SupervisorMiddlewar
     private volatile Function<ValidateConfigRequest, ValidateConfigResponse> validate =
             v -> ValidateConfigResponse.newBuilder().setValid(true).build();
     private volatile CountDownLatch hang;
+    /** Added to every echoed WebSocket message sequence (0: a correct echo). */
+    volatile long sequenceOffset;
     private volatile boolean hangDescribe;
 
     ScriptedService(MiddlewareManifest manifest) {
@@ -46,6 +48,13 @@ final class ScriptedService extends SupervisorMiddlewareGrpc.SupervisorMiddlewar
                 .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
                 .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
                 .setMaxPayloadBytes(capability).setTimeout(timeout).build();
+    }
+
+    /** A WEBSOCKET_MESSAGE binding with the given ID and phase. */
+    static MiddlewareBinding messages(String id, SupervisorMiddlewarePhase phase) {
+        return MiddlewareBinding.newBuilder().setId(id)
+                .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE)
+                .setPhase(phase).build();
     }
 
     static MiddlewareManifest manifest(MiddlewareBinding... bindings) {
@@ -100,6 +109,38 @@ final class ScriptedService extends SupervisorMiddlewareGrpc.SupervisorMiddlewar
         }
         out.onNext(r);
         out.onCompleted();
+    }
+
+    /** Inspects every session and allows every message, echoing its sequence plus {@link #sequenceOffset}. */
+    @Override
+    public StreamObserver<dev.openshell.middleware.proto.v1.WebSocketSessionEvent> evaluateWebSocketSession(
+            StreamObserver<dev.openshell.middleware.proto.v1.WebSocketSessionEventResult> out) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(dev.openshell.middleware.proto.v1.WebSocketSessionEvent e) {
+                var r = dev.openshell.middleware.proto.v1.WebSocketSessionEventResult.newBuilder();
+                switch (e.getEventCase()) {
+                    case PREFLIGHT -> out.onNext(r.setPreflightDecision(
+                            dev.openshell.middleware.proto.v1.WebSocketPreflightDecision.newBuilder().setAction(
+                                    dev.openshell.middleware.proto.v1.WebSocketPreflightAction
+                                            .WEB_SOCKET_PREFLIGHT_ACTION_INSPECT)).build());
+                    case MESSAGE -> out.onNext(r.setMessageResult(
+                            dev.openshell.middleware.proto.v1.WebSocketMessageResult.newBuilder()
+                                    .setSequence(e.getMessage().getSequence() + sequenceOffset)
+                                    .setDecisionValue(1)).build());
+                    case SESSION_END -> out.onCompleted();
+                    default -> { }
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onCompleted() {
+            }
+        };
     }
 
     private void await() {

@@ -122,8 +122,37 @@ class TckTest {
             assertEquals(Set.of(), failed(r), r.toText());
             assertEquals(Optional.of(ID), r.bindingId());
             assertEquals(EnvelopeLimits.MAX_BODY_BYTES, r.maxBodyBytes());
+            // it refuses the padding key, as it should: the 64 KiB config is untested, and the kit says so
+            assertEquals(Check.Status.SKIP, r.check("evaluate.full_envelope").orElseThrow().status(), r.toText());
+            assertTrue(r.check("evaluate.full_envelope").orElseThrow().reason().contains("openshell_tck_padding"),
+                    r.toText());
+            for (String probe : List.of("probe_email", "probe_secret", "probe_image")) {
+                assertEquals(Check.Status.PASS, r.check("evaluate." + probe).orElseThrow().status(), r.toText());
+            }
             assertTrue(r.toJson().getBoolean("passed"));
             assertEquals("PASS", r.toJson().getJsonArray("checks").getJsonObject(0).getString("status"));
+        }
+    }
+
+    @Test
+    void theMessageBindingIsCheckedInEachPhaseAndAWrongSequenceEchoFails() throws Exception {
+        ScriptedService ws = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, 4L << 20, ""),
+                ScriptedService.messages(ID, SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS),
+                ScriptedService.messages(ID, SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN)))
+                .answering(e -> allow()).validating(TckTest::strict);
+        try (TestServer s = TestServer.start(ws)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of(), failed(r), r.toText());
+            Set<String> passed = r.checks().stream().filter(c -> c.status() == Check.Status.PASS).map(Check::name)
+                    .collect(Collectors.toSet());
+            assertTrue(passed.containsAll(Set.of("websocket.pre_credentials.preflight",
+                    "websocket.pre_credentials.messages", "websocket.pre_credentials.after_end",
+                    "websocket.pre_return.preflight", "websocket.pre_return.messages")), r.toText());
+            ws.sequenceOffset = 1;
+            TckReport wrong = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertTrue(failed(wrong).contains("websocket.pre_credentials.messages"), wrong.toText());
+            assertTrue(wrong.toText().contains("middleware_sequence_mismatch"), wrong.toText());
+            assertFalse(wrong.passed());
         }
     }
 
@@ -189,6 +218,91 @@ class TckTest {
     }
 
     @Test
+    void aServiceThatAcceptsThePaddedConfigHasItsFullEnvelopeChecked() throws Exception {
+        ScriptedService lenient = ScriptedService.withBinding(ID).answering(e -> allow())
+                .validating(v -> ValidateConfigResponse.newBuilder().setValid(!v.getConfig().getFieldsMap()
+                        .containsKey("openshell_tck_unknown_key")).setReason("unknown key").build());
+        try (TestServer s = TestServer.start(lenient)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Check.Status.PASS, r.check("evaluate.full_envelope").orElseThrow().status(), r.toText());
+            assertTrue(r.check("evaluate.full_envelope").orElseThrow().reason().contains("config 65536"), r.toText());
+        }
+    }
+
+    /**
+     * A redactor that passes every generated body (nothing in them to redact) but marks what it redacts with a header
+     * outside {@code x-openshell-middleware-*}: the probes provoke the redaction, and the supervisor's header rules
+     * fail it, as production would with {@code header_mutation_write_namespace}.
+     */
+    @Test
+    void aRedactorThatWritesOutsideTheNamespaceFailsOnTheProbes() throws Exception {
+        ScriptedService redactor = ScriptedService.withBinding(ID).validating(TckTest::strict).answering(e -> {
+            String body = e.getBody().toStringUtf8();
+            if (!body.contains("@")) {
+                return allow();
+            }
+            return allow().toBuilder().setHasBody(true).setBody(com.google.protobuf.ByteString.copyFromUtf8(
+                    body.replaceAll("[A-Za-z0-9._-]+@[A-Za-z0-9.-]+", "[email]")))
+                    .addHeaderMutations(HeaderMutation.newBuilder().setWrite(WriteHeader.newBuilder()
+                            .setName("x-redacted").setValue("email").setOnExistingValue(2)))
+                    .addFindings(Finding.newBuilder().setType("pii.email").setCount(2)).build();
+        });
+        try (TestServer s = TestServer.start(redactor)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertFalse(r.passed(), r.toText());
+            assertEquals(Set.of("evaluate.probe_email", "result.header_mutations"), failed(r), r.toText());
+            assertTrue(r.check("result.header_mutations").orElseThrow().reason()
+                    .contains("probe_email: header_mutation_write_namespace"), r.toText());
+        }
+        // the same redactor, writing in the namespace: every check passes, and the report shows the transform
+        ScriptedService fixed = ScriptedService.withBinding(ID).validating(TckTest::strict).answering(e -> {
+            String body = e.getBody().toStringUtf8();
+            if (!body.contains("@")) {
+                return allow();
+            }
+            return allow().toBuilder().setHasBody(true).setBody(com.google.protobuf.ByteString.copyFromUtf8(
+                    body.replaceAll("[A-Za-z0-9._-]+@[A-Za-z0-9.-]+", "[email]")))
+                    .addHeaderMutations(HeaderMutation.newBuilder().setWrite(WriteHeader.newBuilder()
+                            .setName("x-openshell-middleware-redacted").setValue("email").setOnExistingValue(2)))
+                    .build();
+        });
+        try (TestServer s = TestServer.start(fixed)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Set.of(), failed(r), r.toText());
+            assertTrue(r.check("evaluate.probe_email").orElseThrow().figure().contains("body replaced"), r.toText());
+        }
+    }
+
+    @Test
+    void bodyFilesAreSentAfterTheProbesAndTooLargeOnesAreSkipped() throws Exception {
+        ScriptedService denier = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, SMALL, "")))
+                .validating(TckTest::strict).answering(e -> e.getBody().toStringUtf8().contains("forbidden")
+                        ? HttpRequestResult.newBuilder().setDecisionValue(2).setReasonCode("forbidden_word").build()
+                        : allow());
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("tck-bodies");
+        try (TestServer s = TestServer.start(denier)) {
+            java.nio.file.Path small = java.nio.file.Files.writeString(dir.resolve("mine.txt"), "a forbidden word");
+            java.nio.file.Path big = java.nio.file.Files.write(dir.resolve("big.json"), new byte[SMALL + 1]);
+            TckReport r = Tck.run(new TckOptions(Fixtures.plaintext("broken", s.endpoint(), 0, Duration.ofSeconds(5)),
+                    Optional.empty(), JsonObject.EMPTY_JSON_OBJECT, 2, 0, TckOptions.DEFAULT_LOAD_DURATION,
+                    StageLimits.DEFAULT, List.of(dev.openshell.supervisor.grpc.tck.Probe.ofFile(small, 1),
+                    dev.openshell.supervisor.grpc.tck.Probe.ofFile(big, 2))));
+            assertEquals(Set.of(), failed(r), r.toText());
+            Check mine = r.check("evaluate.body_1").orElseThrow();
+            assertEquals(Check.Status.PASS, mine.status(), r.toText());
+            assertTrue(mine.reason().contains("--body mine.txt") && mine.reason().contains("text/plain"), r.toText());
+            assertTrue(mine.figure().contains("denied (forbidden_word)"), r.toText());
+            assertEquals(Check.Status.SKIP, r.check("evaluate.body_2").orElseThrow().status(), r.toText());
+        } finally {
+            try (var files = java.nio.file.Files.walk(dir)) {
+                for (java.nio.file.Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    java.nio.file.Files.delete(p);
+                }
+            }
+        }
+    }
+
+    @Test
     void invalidResultsAreNamedByTheRuleTheyBreak() throws Exception {
         // capability 64 KiB keeps the run small; each body size gets its own defect
         ScriptedService broken = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, SMALL, "")))
@@ -226,6 +340,9 @@ class TckTest {
             return HttpRequestResult.newBuilder().setDecisionValue(1).addHeaderMutations(HeaderMutation.newBuilder()
                     .setWrite(WriteHeader.newBuilder().setName("x-custom").setValue("1").setOnExistingValue(2)))
                     .build();
+        }
+        if (size < 2048) {
+            return allow();                                     // the probes: their own test below
         }
         HttpRequestResult.Builder b = HttpRequestResult.newBuilder().setDecisionValue(1);
         for (int i = 0; i < 33; i++) {

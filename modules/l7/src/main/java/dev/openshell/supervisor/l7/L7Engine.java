@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.supervisor.l7.L7Decision.Outcome;
 import dev.openshell.supervisor.policy.EndpointProtocol;
 import dev.openshell.supervisor.policy.Enforcement;
@@ -11,7 +12,6 @@ import dev.openshell.supervisor.policy.MethodOverride;
 import dev.openshell.supervisor.policy.NetworkEndpoint;
 import dev.openshell.supervisor.policy.NetworkPolicy;
 import dev.openshell.supervisor.policy.SandboxPolicy;
-import dev.openshell.supervisor.policy.ValueMatcher;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Predicate;
-import java.util.regex.Pattern;
 
 import jakarta.json.JsonObject;
 import jakarta.json.JsonString;
@@ -44,8 +43,6 @@ import org.eclipse.collections.api.list.ImmutableList;
  * <p>Instances are immutable and thread-safe.
  */
 public final class L7Engine {
-    /** An HTTP method token (RFC 9110 section 9.1), as an override may name one. */
-    private static final Pattern METHOD = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Z-]{1,64}");
     /**
      * Every endpoint that declares an L7 protocol other than {@code sql}, with its policy, in policy-key order, then
      * endpoint order: computed once per policy generation, so a request to a policy without L7 endpoints costs no scan.
@@ -402,7 +399,7 @@ public final class L7Engine {
         }
         List<String> methods = forms.stream().map(f -> f.value().trim().toUpperCase(Locale.ROOT)).distinct()
                 .toList();
-        if (methods.size() != 1 || !METHOD.matcher(methods.get(0)).matches()) {
+        if (methods.size() != 1 || !isMethod(methods.get(0))) {
             return hard(selected, 400, "the request's method overrides (" + where + ") do not name one method",
                     r.path(), "method_override=" + where, Optional.of("method_override_ambiguous"));
         }
@@ -557,5 +554,10 @@ public final class L7Engine {
                            Optional<String> code) {
         return new L7Decision(Outcome.DENY, true, status, g.l7().protocol(), engine(g), g.policyKey(),
                 Optional.empty(), reason, path, detail, code);
+    }
+
+    /** {@return whether {@code m} is an upper-case RFC 9110 method token of at most 64 characters} */
+    private static boolean isMethod(String m) {
+        return m.length() <= 64 && Syntax.isToken(m) && m.equals(m.toUpperCase(Locale.ROOT));
     }
 }

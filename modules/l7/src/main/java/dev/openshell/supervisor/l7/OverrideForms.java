@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -183,7 +184,7 @@ final class OverrideForms {
     }
 
     private static int hex(byte c) {
-        return Character.digit((char) (c & 0xFF), 16);
+        return Syntax.hexDigit((char) (c & 0xFF));
     }
 
     /**

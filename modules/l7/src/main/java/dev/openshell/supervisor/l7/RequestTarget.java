@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -72,19 +73,7 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
      */
     public static RequestTarget canonicalize(String raw, boolean allowEncodedSlash) throws InvalidTargetException {
         Objects.requireNonNull(raw, "raw");
-        for (int i = 0; i < raw.length(); i++) {
-            char c = raw.charAt(i);
-            if (c < 0x20 || c == 0x7F) {
-                throw new InvalidTargetException("the request-target contains a control character");
-            }
-            if (c > 0x7E) {
-                throw new InvalidTargetException("the request-target contains a non-ASCII character; send it"
-                        + " percent-encoded");
-            }
-            if (c == '#') {
-                throw new InvalidTargetException("the request-target contains a fragment (#)");
-            }
-        }
+        checkCharacters(raw);
         String rest = raw;
         Optional<String> query = Optional.empty();
         int q = rest.indexOf('?');
@@ -109,8 +98,40 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
         if (rest.length() > MAX_PATH_CHARS) {
             throw new InvalidTargetException("the request path is longer than " + MAX_PATH_CHARS + " characters");
         }
-        // decode: bytes, with ENCODED_SLASH marking a kept %2F
         int[] decoded = new int[rest.length()];
+        int n = decodePath(rest, allowEncodedSlash, decoded);
+        Segments segments = segments(decoded, n);
+        StringBuilder out = new StringBuilder(rest.length() + 8);
+        boolean keptSlash = encode(segments.stack(), out);
+        if (segments.stack().isEmpty() || segments.trailingSlash()) {
+            out.append('/');
+        }
+        return new RequestTarget(out.toString(), query, authority, keptSlash);
+    }
+
+    /** Refuses controls, non-ASCII characters and a fragment anywhere in the raw target. */
+    private static void checkCharacters(String raw) throws InvalidTargetException {
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            if (c < 0x20 || c == 0x7F) {
+                throw new InvalidTargetException("the request-target contains a control character");
+            }
+            if (c > 0x7E) {
+                throw new InvalidTargetException("the request-target contains a non-ASCII character; send it"
+                        + " percent-encoded");
+            }
+            if (c == '#') {
+                throw new InvalidTargetException("the request-target contains a fragment (#)");
+            }
+        }
+    }
+
+    /**
+     * Percent-decodes the path into octets ({@link #ENCODED_SLASH} marks a kept {@code %2F}).
+     *
+     * @return how many entries of {@code decoded} it filled
+     */
+    private static int decodePath(String rest, boolean allowEncodedSlash, int[] decoded) throws InvalidTargetException {
         int n = 0;
         for (int i = 0; i < rest.length(); i++) {
             char c = rest.charAt(i);
@@ -118,24 +139,31 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
                 decoded[n++] = c;
                 continue;
             }
-            if (i + 2 >= rest.length() || hex(rest.charAt(i + 1)) < 0 || hex(rest.charAt(i + 2)) < 0) {
+            int hi = i + 2 < rest.length() ? Syntax.hexDigit(rest.charAt(i + 1)) : -1;
+            int lo = i + 2 < rest.length() ? Syntax.hexDigit(rest.charAt(i + 2)) : -1;
+            if (hi < 0 || lo < 0) {
                 throw new InvalidTargetException("the request path has a malformed percent-escape");
             }
-            int b = hex(rest.charAt(i + 1)) * 16 + hex(rest.charAt(i + 2));
+            int b = hi * 16 + lo;
             i += 2;
             if (b < 0x20 || b == 0x7F) {
                 throw new InvalidTargetException("the request path encodes a control character");
             }
-            if (b == '/') {
-                if (!allowEncodedSlash) {
-                    throw new InvalidTargetException("the request path contains an encoded slash (%2F), which this"
-                            + " endpoint does not allow (allow_encoded_slash)");
-                }
-                decoded[n++] = ENCODED_SLASH;
-                continue;
+            if (b == '/' && !allowEncodedSlash) {
+                throw new InvalidTargetException("the request path contains an encoded slash (%2F), which this"
+                        + " endpoint does not allow (allow_encoded_slash)");
             }
-            decoded[n++] = b;
+            decoded[n++] = b == '/' ? ENCODED_SLASH : b;
         }
+        return n;
+    }
+
+    /** The path's segments after dot-segment removal, and whether the canonical path ends in {@code /}. */
+    private record Segments(List<int[]> stack, boolean trailingSlash) {
+    }
+
+    /** Removes dot segments ({@code .}, {@code ..}, empty) and path parameters' effect on them (RFC 3986, 5.2.4). */
+    private static Segments segments(int[] decoded, int n) throws InvalidTargetException {
         List<int[]> stack = new ArrayList<>();
         boolean trailing = false;
         int segStart = 1;
@@ -169,7 +197,11 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
             sawSlash |= !last;
             segStart = i + 1;
         }
-        StringBuilder out = new StringBuilder(rest.length() + 8);
+        return new Segments(stack, trailing && sawSlash);
+    }
+
+    /** Writes the segments, percent-encoding what is not a literal; {@return whether a {@code %2F} was kept} */
+    private static boolean encode(List<int[]> stack, StringBuilder out) {
         boolean keptSlash = false;
         for (int[] seg : stack) {
             out.append('/');
@@ -180,14 +212,11 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
                 } else if (literal(b)) {
                     out.append((char) b);
                 } else {
-                    out.append('%').append(HEX[b >> 4]).append(HEX[b & 15]);
+                    Syntax.appendPercentOctet(out, b, true);
                 }
             }
         }
-        if (stack.isEmpty() || trailing && sawSlash) {
-            out.append('/');
-        }
-        return new RequestTarget(out.toString(), query, authority, keptSlash);
+        return keptSlash;
     }
 
     /**
@@ -220,10 +249,10 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
             if (c == '+') {
                 bytes.write(' ');
             } else if (c == '%') {
-                if (i + 2 >= s.length() || hex(s.charAt(i + 1)) < 0 || hex(s.charAt(i + 2)) < 0) {
+                if (i + 2 >= s.length() || Syntax.hexDigit(s.charAt(i + 1)) < 0 || Syntax.hexDigit(s.charAt(i + 2)) < 0) {
                     throw new InvalidTargetException("the query has a malformed percent-escape");
                 }
-                bytes.write(hex(s.charAt(i + 1)) * 16 + hex(s.charAt(i + 2)));
+                bytes.write(Syntax.hexDigit(s.charAt(i + 1)) * 16 + Syntax.hexDigit(s.charAt(i + 2)));
                 i += 2;
             } else if (c > 0x7F) {
                 throw new InvalidTargetException("the query contains a non-ASCII character");
@@ -241,23 +270,9 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
     }
 
     private static final int ENCODED_SLASH = -1;
-    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     private static boolean literal(int b) {
         return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || "-._~!$&'()*+,;=:@".indexOf(b) >= 0;
-    }
-
-    private static int hex(char c) {
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
-        }
-        return -1;
     }
 
     /** {@return the index of {@code ://} after a URI scheme at the start, or -1} */

@@ -130,11 +130,13 @@ class GlobPropertyTest {
 
     @Test
     void malformedPatternsAreRefused() {
-        assertEquals("unclosed [ in the pattern",
+        assertEquals("unclosed '[' at character 4",
                 assertThrows(IllegalArgumentException.class, () -> Glob.path("/a/[b")).getMessage());
-        assertEquals("unclosed { in the pattern",
+        assertEquals("unclosed '{' at character 1",
                 assertThrows(IllegalArgumentException.class, () -> Glob.value("{a,b")).getMessage());
         assertThrows(IllegalArgumentException.class, () -> Glob.value("{a,{b}}"));
+        assertEquals("unexpected '}' at character 3: no '{' is open (write \\} for the character)",
+                assertThrows(IllegalArgumentException.class, () -> Glob.path("/a}")).getMessage());
         assertThrows(IllegalArgumentException.class, () -> Glob.value("a\\"));
         assertThrows(IllegalArgumentException.class, () -> Glob.value("[z-a]"));
         assertThrows(IllegalArgumentException.class, () -> Glob.value("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}"));

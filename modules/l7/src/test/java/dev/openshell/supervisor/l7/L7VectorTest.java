@@ -59,7 +59,7 @@ class L7VectorTest {
         Caller caller = L7Vectors.caller(v);
         if (v.protocol().equals("binary")) {
             // which policies match, by binary (the running supervisor's L4 admission): NetworkPolicy.admitsCaller
-            NetworkEndpoint only = policy.networkPolicies().valuesView().getFirst().endpoints().getFirst();
+            NetworkEndpoint only = policy.networkPolicies().valuesView().getAny().endpoints().getFirst();
             String host = only.host().orElseThrow().source();
             int port = only.ports().get(0);
             boolean admitted = policy.networkPolicies().valuesView().anySatisfy(p -> p.admitsCaller(caller)

@@ -34,7 +34,7 @@ public record BindingId(String value) implements Comparable<BindingId> {
         Objects.requireNonNull(value, "binding ID");
         String problem = problem(value);
         if (problem != null) {
-            throw new IllegalArgumentException("invalid binding ID '%s': %s".formatted(printable(value), problem));
+            throw new IllegalArgumentException("invalid binding ID '%s': %s".formatted(Syntax.printable(value), problem));
         }
     }
 
@@ -83,12 +83,4 @@ public record BindingId(String value) implements Comparable<BindingId> {
         return value;
     }
 
-    private static String printable(String s) {
-        StringBuilder b = new StringBuilder(Math.min(s.length(), 80));
-        for (int i = 0; i < s.length() && i < 80; i++) {
-            char c = s.charAt(i);
-            b.append(c < 0x20 || c == 0x7f ? '?' : c);
-        }
-        return s.length() > 80 ? b + "..." : b.toString();
-    }
 }

@@ -11,15 +11,15 @@ import org.apiguardian.api.API;
  *
  * @param name a diagnostic service name, for logs only (never a policy key)
  * @param serviceVersion the implementation version, informational
- * @param bindings the hooks the provider implements, at least one; IDs unique within the manifest
+ * @param bindings the hooks the provider implements, at least one; an ID at most once per operation and phase
  */
 @API(status = STABLE, since = "0.1")
 public record MiddlewareManifest(String name, String serviceVersion, List<MiddlewareBinding> bindings) {
     /**
      * Copies the binding list and checks it.
      *
-     * @throws IllegalArgumentException if there are no bindings or an ID repeats within one kind (request or
-     *     response bindings)
+     * @throws IllegalArgumentException if there are no bindings or an ID repeats for one operation and phase (one ID
+     *     may have an {@code HTTP_REQUEST}, an {@code HTTP_RESPONSE} and {@code WEBSOCKET_MESSAGE} bindings)
      * @throws NullPointerException if any argument or binding is {@code null}
      */
     @API(status = STABLE, since = "0.1")
@@ -30,10 +30,10 @@ public record MiddlewareManifest(String name, String serviceVersion, List<Middle
         if (bindings.isEmpty()) {
             throw new IllegalArgumentException("manifest '%s' declares no bindings".formatted(name));
         }
-        // one request binding and one response binding may share an ID: a policy config naming it runs both
-        if (bindings.stream().map(b -> b.id().value() + (b.operation() == Operation.HTTP_RESPONSE ? "#r" : ""))
-                .distinct().count() != bindings.size()) {
-            throw new IllegalArgumentException("manifest '%s' declares a binding ID twice".formatted(name));
+        if (bindings.stream().map(b -> java.util.List.of(b.id(), b.operation(), b.phase())).distinct().count()
+                != bindings.size()) {
+            throw new IllegalArgumentException("manifest '%s' declares a binding ID twice for one operation and phase"
+                    .formatted(name));
         }
     }
 }

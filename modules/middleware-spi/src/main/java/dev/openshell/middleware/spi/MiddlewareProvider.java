@@ -71,4 +71,21 @@ public interface MiddlewareProvider {
     default HttpResponseStage openResponse(BindingId bindingId) {
         throw new UnsupportedOperationException("this provider does not evaluate responses");
     }
+
+    /**
+     * Opens this provider's stream for one WebSocket session in one direction (wire
+     * {@code EvaluateWebSocketSession}). Called only for a provider whose manifest lists a
+     * {@link Operation#WEBSOCKET_MESSAGE} binding with the binding ID of the session's config and the stream's phase
+     * ({@link Phase#PRE_CREDENTIALS}: client-to-upstream; {@link Phase#PRE_RETURN}: upstream-to-client, an addition to
+     * the published contract). The default throws: a provider without a message binding is never asked.
+     *
+     * @param bindingId the config's binding ID
+     * @param phase the direction
+     * @return a new session stream; never {@code null}
+     * @throws UnsupportedOperationException when the provider has no message binding (the default)
+     */
+    @API(status = EXPERIMENTAL, since = "0.2")
+    default WebSocketSession openWebSocketSession(BindingId bindingId, Phase phase) {
+        throw new UnsupportedOperationException("this provider has no WEBSOCKET_MESSAGE binding");
+    }
 }

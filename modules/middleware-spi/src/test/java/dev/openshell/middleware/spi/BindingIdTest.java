@@ -30,7 +30,7 @@ class BindingIdTest {
                 assertThrows(IllegalArgumentException.class, () -> new BindingId("")).getMessage());
         assertEquals("invalid binding ID 'a b': segments may only contain letters, digits, '.', '_' and '-'",
                 assertThrows(IllegalArgumentException.class, () -> new BindingId("a b")).getMessage());
-        assertEquals("invalid binding ID 'x?y': segments may only contain letters, digits, '.', '_' and '-'",
+        assertEquals("invalid binding ID 'x\\u000Ay': segments may only contain letters, digits, '.', '_' and '-'",
                 assertThrows(IllegalArgumentException.class, () -> new BindingId("x\ny")).getMessage());
         assertFalse(BindingId.isValid("x".repeat(BindingId.MAX_LENGTH + 1)));
         assertTrue(BindingId.isValid("x".repeat(BindingId.MAX_LENGTH)));

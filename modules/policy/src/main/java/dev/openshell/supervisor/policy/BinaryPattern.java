@@ -7,7 +7,7 @@ import java.util.Optional;
  * One {@code binaries[].path} entry of a network policy: which executables the policy's endpoints are for
  * ({@code openshell-l7-semantics.md} section 4, "Matching").
  *
- * <p>An entry that contains {@code *} is a {@link PathGlob} ({@code /home/*}{@code /.local/bin/copilot} matches one
+ * <p>An entry that contains {@code *} is a {@link Glob#path(String) path glob} ({@code /home/*}{@code /.local/bin/copilot} matches one
  * segment, {@code /opt/@github/**}{@code /copilot} any depth, {@code **}{@code /node} any prefix). Any other entry is
  * compared literally, character for character, even if it contains {@code ?} or {@code [}. A literal entry that is
  * a symbolic link when the policy is loaded is also compared with the file it resolves to ({@link #resolved()}), since
@@ -21,7 +21,7 @@ import java.util.Optional;
  * @param glob the glob, when the entry contains {@code *}
  * @param resolved the entry with every symbolic link resolved, when it is a literal path that was a link at load time
  */
-public record BinaryPattern(String source, Optional<PathGlob> glob, Optional<String> resolved) {
+public record BinaryPattern(String source, Optional<Glob> glob, Optional<String> resolved) {
     /**
      * Checks the parts.
      *
@@ -47,7 +47,7 @@ public record BinaryPattern(String source, Optional<PathGlob> glob, Optional<Str
         }
         if (source.indexOf('*') >= 0) {
             try {
-                return new BinaryPattern(source, Optional.of(PathGlob.parse(source)), Optional.empty());
+                return new BinaryPattern(source, Optional.of(Glob.path(source)), Optional.empty());
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("invalid binary glob: " + e.getMessage(), e);
             }

@@ -59,6 +59,55 @@ public interface BindingFacts {
     ConfigValidation validate(JsonObject config);
 
     /**
+     * {@return whether the binding's provider reads WebSocket client messages ({@code WEBSOCKET_MESSAGE/
+     * PRE_CREDENTIALS})} A {@code fail_closed} config of such a binding joins a session's message chain instead of
+     * refusing the upgrade, so no load-time warning is due. The default: {@code false}.
+     */
+    default boolean readsWebSocketMessages() {
+        return false;
+    }
+
+    /**
+     * {@return these facts, saying whether the provider reads WebSocket client messages}
+     *
+     * @param reads whether it does
+     */
+    default BindingFacts readingWebSocketMessages(boolean reads) {
+        BindingFacts self = this;
+        return new BindingFacts() {
+            @Override
+            public BindingId id() {
+                return self.id();
+            }
+
+            @Override
+            public OwnerKind ownerKind() {
+                return self.ownerKind();
+            }
+
+            @Override
+            public String ownerName() {
+                return self.ownerName();
+            }
+
+            @Override
+            public long maxBodyBytes() {
+                return self.maxBodyBytes();
+            }
+
+            @Override
+            public ConfigValidation validate(JsonObject config) {
+                return self.validate(config);
+            }
+
+            @Override
+            public boolean readsWebSocketMessages() {
+                return reads;
+            }
+        };
+    }
+
+    /**
      * {@return simple facts backed by a function}
      *
      * @param id the binding ID

@@ -264,7 +264,7 @@ public final class Glob {
             switch (c) {
                 case '\\' -> {
                     if (pos[0] + 1 >= p.length()) {
-                        throw new IllegalArgumentException("the pattern ends with an unfinished escape \\");
+                        throw new IllegalArgumentException("a trailing '\\' escapes nothing");
                     }
                     out.add(new Lit(p.charAt(pos[0] + 1)));
                     pos[0] += 2;
@@ -302,16 +302,20 @@ public final class Glob {
                     }
                 }
                 case '[' -> out.add(new Cls(parseClass(p, pos)));
+                case '}' -> throw new IllegalArgumentException("unexpected '}' at character " + (pos[0] + 1)
+                        + ": no '{' is open (write \\} for the character)");
                 case '{' -> {
                     if (inAlt) {
-                        throw new IllegalArgumentException("{...} alternatives cannot be nested");
+                        throw new IllegalArgumentException("nested '{' at character " + (pos[0] + 1)
+                                + ": alternatives cannot be nested");
                     }
+                    int open = pos[0];
                     pos[0]++;
                     List<List<Piece>> branches = new ArrayList<>();
                     while (true) {
                         branches.add(parse(p, pos, path, true));
                         if (pos[0] >= p.length()) {
-                            throw new IllegalArgumentException("unclosed { in the pattern");
+                            throw new IllegalArgumentException("unclosed '{' at character " + (open + 1));
                         }
                         char d = p.charAt(pos[0]++);
                         if (d == '}') {
@@ -330,6 +334,7 @@ public final class Glob {
     }
 
     private static CharClass parseClass(String p, int[] pos) {
+        int open = pos[0];
         int i = pos[0] + 1;
         boolean negated = false;
         if (i < p.length() && (p.charAt(i) == '!' || p.charAt(i) == '^')) {
@@ -341,7 +346,7 @@ public final class Glob {
         boolean first = true;
         while (true) {
             if (i >= p.length()) {
-                throw new IllegalArgumentException("unclosed [ in the pattern");
+                throw new IllegalArgumentException("unclosed '[' at character " + (open + 1));
             }
             char c = p.charAt(i);
             if (c == ']' && !first) {
@@ -351,7 +356,7 @@ public final class Glob {
             if (i + 2 < p.length() && p.charAt(i + 1) == '-' && p.charAt(i + 2) != ']') {
                 char hi = p.charAt(i + 2);
                 if (hi < c) {
-                    throw new IllegalArgumentException("the class range " + c + "-" + hi + " is reversed");
+                    throw new IllegalArgumentException("reversed range '" + c + "'-'" + hi + "' at character " + (i + 1));
                 }
                 ranges.append(c).append(hi);
                 i += 3;

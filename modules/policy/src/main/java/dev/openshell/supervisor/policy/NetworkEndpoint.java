@@ -32,6 +32,11 @@ public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports
     public static final String UPGRADES = "upgrades";
     /** The one value of {@value #UPGRADES}. */
     public static final String ALLOW_UNINSPECTED = "allow_uninspected";
+    /**
+     * The endpoint key that lets WebSocket binary messages and control-frame payloads, which no middleware stage
+     * reads, through a session inspected under a {@code fail_closed} config.
+     */
+    public static final String BINARY_MESSAGES = "binary_messages";
     /** The endpoint key that lets {@code TRACE} requests be forwarded to it (never with a credential). */
     public static final String TRACE = "trace";
     /** The one value of {@value #TRACE}. */
@@ -87,6 +92,12 @@ public record NetworkEndpoint(Optional<HostPattern> host, ImmutableIntList ports
     /** {@return whether the endpoint says {@code upgrades: allow_uninspected}} */
     public boolean upgradesOptedIn() {
         return options.get(UPGRADES) instanceof jakarta.json.JsonString s && s.getString().equals(ALLOW_UNINSPECTED);
+    }
+
+    /** {@return whether the endpoint says {@code binary_messages: allow_uninspected}} */
+    public boolean binaryMessagesAllowed() {
+        return options.get(BINARY_MESSAGES) instanceof jakarta.json.JsonString s
+                && s.getString().equals(ALLOW_UNINSPECTED);
     }
 
     /**

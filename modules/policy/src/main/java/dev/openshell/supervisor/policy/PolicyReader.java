@@ -4,7 +4,6 @@ import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.ConfigValidation;
 import dev.openshell.middleware.spi.EnvelopeLimits;
-import dev.openshell.middleware.spi.net.IpRange;
 import dev.openshell.supervisor.policy.YamlTree.Entry;
 import dev.openshell.supervisor.policy.YamlTree.Item;
 import dev.openshell.supervisor.policy.internal.KeyPath;
@@ -23,13 +22,10 @@ import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 import jakarta.json.JsonObject;
-import jakarta.json.JsonObjectBuilder;
 import jakarta.json.JsonValue;
 
 import org.eclipse.collections.api.factory.Lists;
 import org.eclipse.collections.api.factory.SortedMaps;
-import org.eclipse.collections.api.factory.primitive.IntLists;
-import org.eclipse.collections.api.list.primitive.MutableIntList;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
 
@@ -43,12 +39,6 @@ final class PolicyReader {
             "filesystem_policy", "landlock", "process");
     static final List<String> UNUSED_TOP_KEYS = List.of("filesystem_policy", "landlock", "process");
     static final List<String> POLICY_KEYS = List.of("name", "endpoints", "binaries");
-    static final List<String> ENDPOINT_KEYS = List.of("host", "port", "ports", "protocol", "tls", "allowed_ips",
-            NetworkEndpoint.UPGRADES, NetworkEndpoint.TRACE);
-    /** OpenShell endpoint settings this supervisor keeps in {@link NetworkEndpoint#options()} without interpreting. */
-    static final List<String> ENDPOINT_KEPT_KEYS = List.of("websocket_credential_rewrite",
-            "request_body_credential_rewrite", "allow_uninspected_credentials", "credential_signing",
-            "signing_service", "signing_region");
     static final List<String> BINARY_KEYS = List.of("path", "harness");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "middleware", "order", "config", "on_error",
             "endpoints");
@@ -59,6 +49,7 @@ final class PolicyReader {
     private final YamlTree yaml;
     private final Problems problems;
     private final Optional<BindingCatalog> catalog;
+    private final EndpointReader endpointReader;
 
     /** A middleware entry as far as it could be read, for the cross-entry rules. */
     private record MiddlewareDraft(Entry entry, Map<String, Entry> fields, OptionalLong order,
@@ -75,6 +66,7 @@ final class PolicyReader {
         this.yaml = yaml;
         this.problems = yaml.problems();
         this.catalog = catalog;
+        this.endpointReader = new EndpointReader(yaml);
     }
 
     /** {@return the policy, or {@code null} when the document is not even a mapping} */
@@ -164,7 +156,7 @@ final class PolicyReader {
             List<Item> items = yaml.sequence(eps);
             if (items != null) {
                 for (Item item : items) {
-                    NetworkEndpoint ep = endpoint(item);
+                    NetworkEndpoint ep = endpointReader.endpoint(item);
                     if (ep != null) {
                         endpoints.add(ep);
                         allEndpoints.add(new EndpointAt(ep, item.path()));
@@ -231,188 +223,6 @@ final class PolicyReader {
         return Optional.of(pattern);
     }
 
-    private NetworkEndpoint endpoint(Item item) {
-        Map<String, Entry> f = yaml.mapping(item.node(), item.path());
-        if (f == null) {
-            return null;
-        }
-        int errors = problems.errorCount();
-        List<String> allowed = new ArrayList<>(ENDPOINT_KEYS);
-        allowed.addAll(L7Reader.KEYS);
-        allowed.addAll(ENDPOINT_KEPT_KEYS);
-        yaml.rejectUnknown(f, allowed);
-
-        Optional<HostPattern> host = Optional.empty();
-        Entry hostEntry = f.get("host");
-        if (hostEntry != null) {
-            host = yaml.string(hostEntry).flatMap(h -> pattern(h, hostEntry.value(), hostEntry.path()));
-        }
-
-        MutableIntList ports = IntLists.mutable.empty();
-        Entry port = f.get("port");
-        Entry portList = f.get("ports");
-        if (port != null && portList != null) {
-            problems.error(yaml.at(portList.keyNode()), portList.path(), "give either port or ports, not both");
-        } else if (port != null) {
-            yaml.integer(port, 1, 65535).ifPresent(p -> ports.add((int) p));
-        } else if (portList != null) {
-            List<Item> items = yaml.sequence(portList);
-            if (items != null) {
-                if (items.isEmpty()) {
-                    problems.error(yaml.at(portList.value()), portList.path(), "ports must list at least one port");
-                }
-                for (Item p : items) {
-                    yaml.integer(p.node(), p.path(), 1, 65535).ifPresent(v -> ports.add((int) v));
-                }
-            }
-        } else {
-            problems.error(yaml.at(item.node()), item.path(), "port or ports is required");
-        }
-
-        Optional<EndpointProtocol> protocol = Optional.empty();
-        Entry proto = f.get("protocol");
-        if (proto != null) {
-            Optional<String> text = yaml.string(proto);
-            if (text.isPresent()) {
-                protocol = EndpointProtocol.fromPolicyName(text.get());
-                if (protocol.isEmpty()) {
-                    problems.error(yaml.at(proto.value()), proto.path(), "unknown protocol " + Texts.quote(text.get())
-                            + "; expected one of: rest, graphql, json-rpc, mcp, websocket, sql, tcp");
-                }
-            }
-        }
-
-        TlsMode tls = TlsMode.TERMINATE;
-        Entry tlsEntry = f.get("tls");
-        if (tlsEntry != null) {
-            Optional<String> text = yaml.string(tlsEntry);
-            if (text.isPresent()) {
-                switch (text.get()) {
-                    case "skip" -> tls = TlsMode.SKIP;
-                    case "terminate", "passthrough" -> problems.warning(yaml.at(tlsEntry.value()), tlsEntry.path(),
-                            "tls: " + text.get() + " is deprecated and has no effect: the supervisor terminates TLS"
-                                    + " unless tls: skip");
-                    default -> problems.error(yaml.at(tlsEntry.value()), tlsEntry.path(), "unknown tls value "
-                            + Texts.quote(text.get()) + "; expected skip (terminate and passthrough are deprecated"
-                            + " and have no effect)");
-                }
-            }
-        }
-
-        Enforcement enforcement = Enforcement.ENFORCE;
-        Entry enf = f.get("enforcement");
-        if (enf != null) {
-            Optional<String> text = yaml.string(enf);
-            if (text.isPresent()) {
-                switch (text.get()) {
-                    case "enforce" -> enforcement = Enforcement.ENFORCE;
-                    case "audit" -> enforcement = Enforcement.AUDIT;
-                    default -> problems.error(yaml.at(enf.value()), enf.path(), "unknown enforcement value "
-                            + Texts.quote(text.get()) + "; expected enforce or audit");
-                }
-            }
-        }
-
-        List<IpRange> allowedIps = new ArrayList<>();
-        Entry ips = f.get("allowed_ips");
-        if (ips != null) {
-            List<Item> items = yaml.sequence(ips);
-            if (items != null) {
-                for (Item ip : items) {
-                    yaml.string(ip.node(), ip.path()).flatMap(t -> allowedRange(t, ip)).ifPresent(allowedIps::add);
-                }
-            }
-        }
-        boolean ipsGiven = ips != null && ips.value() instanceof SequenceNode list && !list.getValue().isEmpty();
-        if (hostEntry == null && !ipsGiven) {
-            problems.error(yaml.at(item.node()), item.path(),
-                    "host is required unless allowed_ips names the destination addresses");
-        }
-
-        boolean concreteHost = host.map(HostPattern::isLiteral).orElse(false);
-        Optional<L7Endpoint> l7 = new L7Reader(yaml).read(f, item, protocol, proto != null, concreteHost,
-                enforcement);
-        if (tls == TlsMode.SKIP && l7.isPresent() && l7.get().protocol() != EndpointProtocol.SQL) {
-            // rules that apply to part of the traffic only are said at load, not left to be found out
-            problems.warning(yaml.at(tlsEntry.value()), tlsEntry.path(), "tls: skip relays HTTPS (CONNECT) to"
-                    + " this endpoint without terminating it, so its L7 rules (protocol: "
-                    + l7.get().protocol().policyName() + ") apply to plain-HTTP requests only");
-        }
-
-        JsonObjectBuilder options = YamlTree.JSON.createObjectBuilder();
-        Entry upgrades = f.get(NetworkEndpoint.UPGRADES);
-        if (upgrades != null) {
-            Optional<String> text = yaml.string(upgrades);
-            if (text.isPresent()) {
-                if (text.get().equals(NetworkEndpoint.ALLOW_UNINSPECTED)) {
-                    options.add(NetworkEndpoint.UPGRADES, NetworkEndpoint.ALLOW_UNINSPECTED);
-                } else {
-                    problems.error(yaml.at(upgrades.value()), upgrades.path(), "unknown upgrades value "
-                            + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW_UNINSPECTED
-                            + " (without it, upgrades under a fail_closed middleware are refused)");
-                }
-            }
-        }
-        Entry trace = f.get(NetworkEndpoint.TRACE);
-        if (trace != null) {
-            Optional<String> text = yaml.string(trace);
-            if (text.isPresent()) {
-                if (text.get().equals(NetworkEndpoint.ALLOW)) {
-                    options.add(NetworkEndpoint.TRACE, NetworkEndpoint.ALLOW);
-                } else {
-                    problems.error(yaml.at(trace.value()), trace.path(), "unknown trace value "
-                            + Texts.quote(text.get()) + "; expected " + NetworkEndpoint.ALLOW
-                            + " (without it, TRACE is answered 405 by the supervisor)");
-                }
-            }
-        }
-        for (String kept : ENDPOINT_KEPT_KEYS) {
-            Entry e = f.get(kept);
-            if (e != null) {
-                JsonValue v = yaml.json(e.value(), e.path());
-                if (v != null) {
-                    options.add(kept, v);
-                }
-                problems.warning(yaml.at(e.keyNode()), e.path(), "not interpreted by this supervisor; the setting is"
-                        + " kept with the endpoint but has no effect");
-            }
-        }
-        if (problems.errorCount() != errors) {
-            return null;
-        }
-        return new NetworkEndpoint(host, ports.toImmutable(), protocol, tls, Lists.immutable.withAll(allowedIps), l7,
-                options.build());
-    }
-
-    private Optional<IpRange> allowedRange(String text, Item at) {
-        IpRange range;
-        try {
-            range = IpRange.parse(text);
-        } catch (IllegalArgumentException e) {
-            problems.error(yaml.at(at.node()), at.path(), e.getMessage());
-            return Optional.empty();
-        }
-        for (String[] forbidden : new String[][] {{"127.0.0.0/8", "loopback"}, {"::1/128", "loopback"},
-                {"169.254.0.0/16", "link-local"}, {"fe80::/10", "link-local"}, {"0.0.0.0/32", "unspecified"},
-                {"::/128", "unspecified"}}) {
-            if (range.overlaps(IpRange.parse(forbidden[0]))) {
-                problems.error(yaml.at(at.node()), at.path(), "address range " + Texts.quote(text) + " includes "
-                        + forbidden[1] + " addresses (" + forbidden[0] + "), which allowed_ips never exempts");
-                return Optional.empty();
-            }
-        }
-        return Optional.of(range);
-    }
-
-    private Optional<HostPattern> pattern(String text, Node node, KeyPath path) {
-        String problem = HostPattern.problem(text);
-        if (problem != null) {
-            problems.error(yaml.at(node), path, "invalid host pattern " + Texts.quote(text) + ": " + problem);
-            return Optional.empty();
-        }
-        return Optional.of(HostPattern.parse(text));
-    }
-
     // ------------------------------------------------------------------------------------- network_middlewares
 
     private MiddlewareDraft middleware(Entry entry) {
@@ -428,73 +238,17 @@ final class PolicyReader {
         }
         yaml.rejectUnknown(f, MIDDLEWARE_KEYS);
 
-        String name = entry.key();
-        Entry nameEntry = f.get("name");
-        if (nameEntry != null) {
-            Optional<String> text = yaml.string(nameEntry);
-            if (text.isPresent() && text.get().isBlank()) {
-                problems.error(yaml.at(nameEntry.value()), nameEntry.path(),
-                        "name must not be empty; leave it out to use the config key");
-            }
-            name = text.orElse(name);
-        }
-
-        BindingId binding = null;
-        Entry mw = f.get("middleware");
-        if (mw == null) {
-            problems.error(yaml.at(entry.value()), entry.path(),
-                    "middleware is required: give the binding ID to run, such as openshell/regex");
-        } else {
-            Optional<String> id = yaml.string(mw);
-            if (id.isPresent()) {
-                String problem = BindingId.problem(id.get());
-                if (problem != null) {
-                    problems.error(yaml.at(mw.value()), mw.path(), "invalid binding ID " + Texts.quote(id.get())
-                            + ": " + problem);
-                } else {
-                    binding = new BindingId(id.get());
-                }
-            }
-        }
-
+        String name = configName(entry, f.get("name"));
+        BindingId binding = bindingId(entry, f.get("middleware"));
         OptionalLong order = OptionalLong.of(0);
         Entry orderEntry = f.get("order");
         if (orderEntry != null) {
             order = yaml.integer(orderEntry, Integer.MIN_VALUE, Integer.MAX_VALUE);
         }
 
-        JsonObject config = JsonValue.EMPTY_JSON_OBJECT;
-        boolean configRead = true;
-        Entry cfg = f.get("config");
-        if (cfg != null) {
-            configRead = false;
-            if (yaml.isMapping(cfg.value(), cfg.path())) {
-                JsonValue v = yaml.json(cfg.value(), cfg.path());
-                if (v instanceof JsonObject o) {
-                    config = o;
-                    configRead = true;
-                    int size = o.toString().getBytes(StandardCharsets.UTF_8).length;
-                    if (size > EnvelopeLimits.MAX_CONFIG_BYTES) {
-                        problems.error(yaml.at(cfg.keyNode()), cfg.path(), "config is " + size
-                                + " bytes as JSON; the limit is " + EnvelopeLimits.MAX_CONFIG_BYTES + " bytes");
-                    }
-                }
-            }
-        }
-
-        OnError onError = OnError.FAIL_CLOSED;
-        Entry oe = f.get("on_error");
-        if (oe != null) {
-            Optional<String> text = yaml.string(oe);
-            if (text.isPresent()) {
-                switch (text.get()) {
-                    case "fail_closed" -> onError = OnError.FAIL_CLOSED;
-                    case "fail_open" -> onError = OnError.FAIL_OPEN;
-                    default -> problems.error(yaml.at(oe.value()), oe.path(), "unknown on_error value "
-                            + Texts.quote(text.get()) + "; expected fail_closed or fail_open");
-                }
-            }
-        }
+        Optional<JsonObject> configRead = config(f.get("config"));
+        JsonObject config = configRead.orElse(JsonValue.EMPTY_JSON_OBJECT);
+        OnError onError = onError(f.get("on_error"));
 
         Optional<HostSelector> selector = Optional.empty();
         KeyPath selectorPath = entry.path().key("endpoints");
@@ -516,7 +270,77 @@ final class PolicyReader {
         // the binding's own validation runs whenever the binding ID and config could be read, even if other fields
         // of the entry have errors: every problem is reported at once
         return new MiddlewareDraft(entry, f, order, selector, built, selectorPath, selectorNode,
-                Optional.ofNullable(binding), configRead ? Optional.of(config) : Optional.empty());
+                Optional.ofNullable(binding), configRead);
+    }
+
+    /** {@return the config's display name: {@code name}, else the config key} */
+    private String configName(Entry entry, Entry nameEntry) {
+        if (nameEntry == null) {
+            return entry.key();
+        }
+        Optional<String> text = yaml.string(nameEntry);
+        if (text.isPresent() && text.get().isBlank()) {
+            problems.error(yaml.at(nameEntry.value()), nameEntry.path(),
+                    "name must not be empty; leave it out to use the config key");
+        }
+        return text.orElse(entry.key());
+    }
+
+    /** {@return the binding ID named by {@code middleware}, or {@code null} after an error (reported)} */
+    private BindingId bindingId(Entry entry, Entry mw) {
+        if (mw == null) {
+            problems.error(yaml.at(entry.value()), entry.path(),
+                    "middleware is required: give the binding ID to run, such as openshell/regex");
+            return null;
+        }
+        Optional<String> id = yaml.string(mw);
+        if (id.isEmpty()) {
+            return null;
+        }
+        String problem = BindingId.problem(id.get());
+        if (problem != null) {
+            problems.error(yaml.at(mw.value()), mw.path(), "invalid binding ID " + Texts.quote(id.get())
+                    + ": " + problem);
+            return null;
+        }
+        return new BindingId(id.get());
+    }
+
+    /**
+     * {@return the config object: empty JSON when {@code config} is absent, empty when it could not be read}
+     * A config larger than {@link EnvelopeLimits#MAX_CONFIG_BYTES} as JSON is an error (reported), still returned.
+     */
+    private Optional<JsonObject> config(Entry cfg) {
+        if (cfg == null) {
+            return Optional.of(JsonValue.EMPTY_JSON_OBJECT);
+        }
+        if (!yaml.isMapping(cfg.value(), cfg.path()) || !(yaml.json(cfg.value(), cfg.path()) instanceof JsonObject o)) {
+            return Optional.empty();
+        }
+        int size = o.toString().getBytes(StandardCharsets.UTF_8).length;
+        if (size > EnvelopeLimits.MAX_CONFIG_BYTES) {
+            problems.error(yaml.at(cfg.keyNode()), cfg.path(), "config is " + size
+                    + " bytes as JSON; the limit is " + EnvelopeLimits.MAX_CONFIG_BYTES + " bytes");
+        }
+        return Optional.of(o);
+    }
+
+    private OnError onError(Entry oe) {
+        Optional<String> text = oe == null ? Optional.empty() : yaml.string(oe);
+        if (text.isEmpty()) {
+            return OnError.FAIL_CLOSED;
+        }
+        switch (text.get()) {
+            case "fail_closed" -> {
+                return OnError.FAIL_CLOSED;
+            }
+            case "fail_open" -> {
+                return OnError.FAIL_OPEN;
+            }
+            default -> problems.error(yaml.at(oe.value()), oe.path(), "unknown on_error value "
+                    + Texts.quote(text.get()) + "; expected fail_closed or fail_open");
+        }
+        return OnError.FAIL_CLOSED;
     }
 
     private Optional<HostSelector> selector(Entry endpoints) {
@@ -560,7 +384,7 @@ final class PolicyReader {
             return out;
         }
         for (Item item : items) {
-            yaml.string(item.node(), item.path()).flatMap(t -> pattern(t, item.node(), item.path()))
+            yaml.string(item.node(), item.path()).flatMap(t -> endpointReader.pattern(t, item.node(), item.path()))
                     .ifPresent(out::add);
         }
         return out;
@@ -626,12 +450,15 @@ final class PolicyReader {
      * {@code fail_closed} stage is denied. The bytes after a protocol upgrade (WebSocket) are not inspected, so the
      * supervisor refuses {@code Upgrade} requests to an endpoint a {@code fail_closed} config selects, unless the
      * endpoint is {@code protocol: websocket} or says {@code upgrades: allow_uninspected}. That is a warning, once per
-     * config and endpoint: ordinary requests still work, but an agent's WebSocket will not.
+     * config and endpoint: ordinary requests still work, but an agent's WebSocket will not. A config whose binding's
+     * provider reads WebSocket messages ({@link BindingFacts#readsWebSocketMessages()}) joins the session instead: no
+     * warning (the embedded default policy's {@code openshell/regex} is one).
      */
     private void checkRefusedUpgrades(List<MiddlewareDraft> drafts, List<EndpointAt> endpoints) {
         for (MiddlewareDraft d : drafts) {
-            if (d.selector().isEmpty() || d.config().isEmpty() || d.config().get().onError() != OnError.FAIL_CLOSED) {
-                continue;
+            if (d.selector().isEmpty() || d.config().isEmpty() || d.config().get().onError() != OnError.FAIL_CLOSED
+                    || readsMessages(d.config().get().middleware())) {
+                continue; // a config that reads WebSocket messages joins the session instead of refusing it
             }
             for (EndpointAt at : endpoints) {
                 NetworkEndpoint ep = at.endpoint();
@@ -651,6 +478,15 @@ final class PolicyReader {
                         + " are not inspected; set protocol: websocket or upgrades: allow_uninspected on the endpoint"
                         + " to allow them"));
             }
+        }
+    }
+
+    /** {@return whether the catalog says the binding's provider reads WebSocket client messages} */
+    private boolean readsMessages(BindingId id) {
+        try {
+            return catalog.flatMap(c -> c.lookup(id)).map(BindingFacts::readsWebSocketMessages).orElse(false);
+        } catch (RuntimeException e) {
+            return false; // checkBinding reports the lookup failure
         }
     }
 

@@ -97,7 +97,7 @@ class L7ValidationTest {
                 "l7.yaml:10:9: error: network_policies.p.endpoints[0].rules: give either access or rules, not both (access expands into rules)",
                 "l7.yaml:17:20: error: network_policies.p.endpoints[1].rules[0].allow: path is required (a path glob such as /repos/** or **); an allow rule without a path would never match",
                 "l7.yaml:18:39: error: network_policies.p.endpoints[1].rules[1].allow.method: method 'G T' is not an HTTP method token (RFC 9110, section 9.1); write the method name or *",
-                "l7.yaml:19:40: error: network_policies.p.endpoints[1].rules[2].allow.path: invalid path pattern '/a/[b': unclosed [ in the pattern",
+                "l7.yaml:19:40: error: network_policies.p.endpoints[1].rules[2].allow.path: invalid path pattern '/a/[b': unclosed '[' at character 4",
                 "l7.yaml:19:72: error: network_policies.p.endpoints[1].rules[2].allow.query.tag.any: give either glob or any, not both",
                 "l7.yaml:20:40: error: network_policies.p.endpoints[1].rules[3].allow.path: path pattern 'x/y' can never match: request paths start with /; write /x/y or ** (any path)",
                 "l7.yaml:20:66: error: network_policies.p.endpoints[1].rules[3].allow.query.tag.any: any is empty, so nothing would match; list at least one glob",

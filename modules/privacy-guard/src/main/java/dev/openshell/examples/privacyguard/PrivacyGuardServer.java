@@ -85,6 +85,20 @@ public final class PrivacyGuardServer implements AutoCloseable {
      *     which)
      */
     public static PrivacyGuardServer start(Options options) {
+        return start(options, Optional.empty());
+    }
+
+    /**
+     * Starts listening; with a verifier, every call must carry a valid OpenShell extension token
+     * ({@link CallerAuthentication}) and the manifest advertises the verifier's audience as
+     * {@code expected_audience}.
+     *
+     * @param options where and how
+     * @param tokens the token verifier, or empty to accept calls without a token
+     * @return the running server
+     * @throws IllegalStateException if a PEM file cannot be read or the address cannot be bound
+     */
+    public static PrivacyGuardServer start(Options options, Optional<CallerTokenVerifier> tokens) {
         for (Optional<Path> file : java.util.List.of(options.tlsCertificate(), options.tlsKey(), options.clientCa())) {
             if (file.isPresent() && !Files.isReadable(file.get())) {
                 throw new IllegalStateException("cannot read " + file.get());
@@ -98,8 +112,7 @@ public final class PrivacyGuardServer implements AutoCloseable {
                 // later ones until the client's delayed ACK (about 40 ms per call on loopback)
                 .connectionOptions(o -> o.tcpNoDelay(true))
                 .addProtocol(GrpcConfig.builder().maxReadBufferSize(MAX_MESSAGE_BYTES).build())
-                .addRouting(GrpcRouting.builder().service(new PrivacyGuardService())
-                        .service(new PrivacyGuardResponses()));
+                .addRouting(routing(tokens));
         if (options.tlsCertificate().isPresent()) {
             builder.tls(tls(options));
         }
@@ -109,6 +122,14 @@ public final class PrivacyGuardServer implements AutoCloseable {
             throw new IllegalStateException("cannot listen on " + options.host() + ":" + options.port());
         }
         return new PrivacyGuardServer(server, options.host());
+    }
+
+    private static GrpcRouting.Builder routing(Optional<CallerTokenVerifier> tokens) {
+        GrpcRouting.Builder r = GrpcRouting.builder()
+                .service(new PrivacyGuardService(tokens.map(CallerTokenVerifier::audience).orElse("")))
+                .service(new PrivacyGuardResponses());
+        tokens.ifPresent(v -> r.intercept(new CallerAuthentication(v)));
+        return r;
     }
 
     private static Tls tls(Options options) {

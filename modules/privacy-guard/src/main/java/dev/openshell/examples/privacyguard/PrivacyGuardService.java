@@ -15,6 +15,12 @@ import dev.openshell.middleware.proto.v1.SupervisorMiddlewareOperation;
 import dev.openshell.middleware.proto.v1.SupervisorMiddlewarePhase;
 import dev.openshell.middleware.proto.v1.ValidateConfigRequest;
 import dev.openshell.middleware.proto.v1.ValidateConfigResponse;
+import dev.openshell.middleware.proto.v1.WebSocketMessage;
+import dev.openshell.middleware.proto.v1.WebSocketMessageResult;
+import dev.openshell.middleware.proto.v1.WebSocketPreflightAction;
+import dev.openshell.middleware.proto.v1.WebSocketPreflightDecision;
+import dev.openshell.middleware.proto.v1.WebSocketSessionEvent;
+import dev.openshell.middleware.proto.v1.WebSocketSessionEventResult;
 import dev.openshell.middleware.proto.v1.WriteHeader;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -66,19 +72,41 @@ public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.Supervis
                     .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
                     .setMaxPayloadBytes(MAX_PAYLOAD_BYTES))
             .addBindings(MiddlewareBinding.newBuilder()
+                    .setId(BINDING_ID)
+                    .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE)
+                    .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
+                    .setMaxPayloadBytes(MAX_PAYLOAD_BYTES))
+            .addBindings(MiddlewareBinding.newBuilder()
+                    .setId(BINDING_ID)
+                    .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE)
+                    .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN)
+                    .setMaxPayloadBytes(MAX_PAYLOAD_BYTES))
+            .addBindings(MiddlewareBinding.newBuilder()
                     .setId(PrivacyGuardResponses.BINDING_ID)
                     .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE)
                     .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN)
                     .setMaxPayloadBytes(MAX_PAYLOAD_BYTES))
             .build();
 
+    private final MiddlewareManifest manifest;
+
     /** Creates the service; it is stateless and thread-safe. */
     public PrivacyGuardService() {
+        this("");
+    }
+
+    /**
+     * Creates the service advertising the audience its callers' tokens must carry.
+     *
+     * @param expectedAudience the {@code expected_audience} of the manifest; empty when tokens are not verified
+     */
+    public PrivacyGuardService(String expectedAudience) {
+        this.manifest = MANIFEST.toBuilder().setExpectedAudience(expectedAudience).build();
     }
 
     @Override
     public void describe(Empty request, StreamObserver<MiddlewareManifest> out) {
-        out.onNext(MANIFEST);
+        out.onNext(manifest);
         out.onCompleted();
     }
 
@@ -124,6 +152,92 @@ public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.Supervis
         }
         out.onNext(result);
         out.onCompleted();
+    }
+
+    /**
+     * One WebSocket session's text messages in one direction ({@code EvaluateWebSocketSession}; both
+     * {@code WEBSOCKET_MESSAGE/PRE_CREDENTIALS} and {@code PRE_RETURN}): the preflight parses the config (an invalid
+     * one answers {@code INVALID_ARGUMENT}) and inspects; each text message is scanned for e-mail addresses and
+     * phone numbers ({@link PiiScanner}): with {@code pii: redact} they are replaced ({@code [email]},
+     * {@code [phone]}), with {@code pii: allow} kept; either way counted in findings. The sequence is echoed; a
+     * message before the preflight or after {@code session_end} fails the stream.
+     */
+    @Override
+    public StreamObserver<WebSocketSessionEvent> evaluateWebSocketSession(
+            StreamObserver<WebSocketSessionEventResult> out) {
+        return new StreamObserver<>() {
+            private PrivacyGuardConfig config;
+            private boolean ended;
+
+            @Override
+            public void onNext(WebSocketSessionEvent e) {
+                switch (e.getEventCase()) {
+                    case PREFLIGHT -> {
+                        try {
+                            config = PrivacyGuardConfig.parse(e.getPreflight().getConfig());
+                        } catch (IllegalArgumentException x) {
+                            ended = true;
+                            out.onError(Status.INVALID_ARGUMENT.withDescription("invalid config").asRuntimeException());
+                            return;
+                        }
+                        out.onNext(WebSocketSessionEventResult.newBuilder().setPreflightDecision(
+                                WebSocketPreflightDecision.newBuilder()
+                                        .setAction(WebSocketPreflightAction.WEB_SOCKET_PREFLIGHT_ACTION_INSPECT))
+                                .build());
+                    }
+                    case MESSAGE -> {
+                        if (config == null || ended) {
+                            ended = true;
+                            out.onError(Status.FAILED_PRECONDITION.withDescription("message outside a session")
+                                    .asRuntimeException());
+                            return;
+                        }
+                        out.onNext(WebSocketSessionEventResult.newBuilder()
+                                .setMessageResult(message(e.getMessage(), config)).build());
+                    }
+                    case SESSION_END -> {
+                        if (!ended) {
+                            ended = true;
+                            out.onCompleted();
+                        }
+                    }
+                    default -> { }
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                ended = true;
+            }
+
+            @Override
+            public void onCompleted() {
+                if (!ended) {
+                    ended = true;
+                    out.onCompleted();
+                }
+            }
+        };
+    }
+
+    static WebSocketMessageResult message(WebSocketMessage m, PrivacyGuardConfig config) {
+        WebSocketMessageResult.Builder r = WebSocketMessageResult.newBuilder().setSequence(m.getSequence())
+                .setDecision(Decision.DECISION_ALLOW);
+        if (!m.hasText()) {
+            return r.build();
+        }
+        boolean redact = config.pii() == PrivacyGuardConfig.PiiMode.REDACT;
+        PiiScanner.Result scan = PiiScanner.scan(m.getText(), redact);
+        if (scan.emails() > 0) {
+            r.addFindings(finding("pii.email", "e-mail address", scan.emails()).toBuilder().setConfidence("medium"));
+        }
+        if (scan.phones() > 0) {
+            r.addFindings(finding("pii.phone", "phone number", scan.phones()).toBuilder().setConfidence("medium"));
+        }
+        if (redact && scan.found()) {
+            r.setText(scan.text()).setReasonCode("privacy_redacted");
+        }
+        return r.build();
     }
 
     /**

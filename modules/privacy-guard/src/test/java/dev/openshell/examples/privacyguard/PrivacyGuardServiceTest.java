@@ -64,6 +64,20 @@ class PrivacyGuardServiceTest {
     }
 
     @Test
+    void aWebSocketTextMessageIsRedactedAndItsSequenceEchoed() {
+        var m = dev.openshell.middleware.proto.v1.WebSocketMessage.newBuilder().setSequence(7)
+                .setText("mail me at jane.doe@example.com").build();
+        var r = PrivacyGuardService.message(m, PrivacyGuardConfig.DEFAULT);
+        org.junit.jupiter.api.Assertions.assertEquals(7, r.getSequence());
+        org.junit.jupiter.api.Assertions.assertEquals("mail me at [email]", r.getText());
+        org.junit.jupiter.api.Assertions.assertEquals("pii.email", r.getFindings(0).getType());
+        var kept = PrivacyGuardService.message(m, new PrivacyGuardConfig(PrivacyGuardConfig.ImageMode.REDACT,
+                PrivacyGuardConfig.PiiMode.ALLOW));
+        org.junit.jupiter.api.Assertions.assertFalse(kept.hasText(), "pii: allow keeps the message");
+        org.junit.jupiter.api.Assertions.assertEquals(1, kept.getFindingsCount());
+    }
+
+    @Test
     void openAiImagesAreReplacedAndPersonalDataRedacted() {
         HttpRequestResult r = eval(OPENAI, PrivacyGuardConfig.DEFAULT);
         assertEquals(Decision.DECISION_ALLOW, r.getDecision());

@@ -21,9 +21,11 @@ import java.util.Optional;
  *     phases and placement": traffic that becomes uninspectable under such a chain is denied)
  * @param traceAllowed whether {@code TRACE} requests are forwarded ({@code trace: allow}); otherwise the proxy answers
  *     them 405 (RFC 9110 section 9.3.8: the origin reflects the request it received). Never with a credential.
+ * @param binaryMessages whether the endpoint says {@code binary_messages: allow_uninspected}: WebSocket binary
+ *     messages and control-frame payloads, which no stage reads, pass a session inspected under a fail_closed config
  */
 public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol,
-                            boolean upgradesAllowed, boolean traceAllowed) {
+                            boolean upgradesAllowed, boolean traceAllowed, boolean binaryMessages) {
     /**
      * Checks the parts.
      *
@@ -33,6 +35,21 @@ public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> al
         Objects.requireNonNull(policyName, "policyName");
         allowedIps = List.copyOf(allowedIps);
         Objects.requireNonNull(protocol, "protocol");
+    }
+
+    /**
+     * Facts that refuse uninspected WebSocket binary messages under a fail_closed config.
+     *
+     * @param policyName the matching policy's name
+     * @param tlsSkip whether the endpoint is {@code tls: skip}
+     * @param allowedIps the allowed private ranges
+     * @param protocol the declared protocol
+     * @param upgradesAllowed whether upgrades may go on under a fail_closed chain
+     * @param traceAllowed whether {@code TRACE} is forwarded
+     */
+    public EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol,
+                         boolean upgradesAllowed, boolean traceAllowed) {
+        this(policyName, tlsSkip, allowedIps, protocol, upgradesAllowed, traceAllowed, false);
     }
 
     /**
@@ -47,6 +64,15 @@ public record EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> al
     public EndpointFacts(String policyName, boolean tlsSkip, List<IpRange> allowedIps, Optional<String> protocol,
                          boolean upgradesAllowed) {
         this(policyName, tlsSkip, allowedIps, protocol, upgradesAllowed, false);
+    }
+
+    /**
+     * {@return whether the endpoint says {@code binary_messages: allow_uninspected}}: WebSocket binary messages and
+     * control-frame payloads pass a session inspected under a {@code fail_closed} config, uninspected. Set with
+     * the {@code binaryMessages} component.
+     */
+    public boolean binaryMessagesAllowed() {
+        return binaryMessages;
     }
 
     /**

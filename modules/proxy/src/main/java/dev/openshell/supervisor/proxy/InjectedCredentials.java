@@ -7,10 +7,11 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * The credential values the credential step put into one request, so that the response to it can be scrubbed before
- * it reaches the sandbox (issue 22, item 2: every injected value, in every form the proxy searches, is replaced by its
- * placeholder in the response's status line, header fields and body). Empty for a request that carried no
- * credential: its response is relayed untouched.
+ * The credential values the response to one request is scrubbed of before it reaches the sandbox (issue 22, item 2:
+ * every value, in every form the proxy searches, is replaced by its placeholder in the response's status line, header
+ * fields and body): the values the credential step put into the request and every other credential bound to the
+ * request's host, because a stateful upstream can hand back a value it stored earlier (issue 39, item 3). Empty for
+ * a request to a host no credential is bound to: its response is relayed untouched.
  *
  * <p>Holds secrets: {@link #toString()} names the credentials only, and nothing here is ever logged.
  */
@@ -28,8 +29,10 @@ public final class InjectedCredentials {
      * @param relayUnscannable whether a response body the proxy cannot scan (a content coding other than
      *     {@link #DECODABLE_CODINGS}) may be relayed unscanned instead of being answered 502; the body is relayed
      *     only when every credential of the request allows it
+     * @param sent whether the value was put into this request; {@code false} for a credential that is only bound
+     *     to the request's host
      */
-    public record Entry(String name, String value, String placeholder, boolean relayUnscannable) {
+    public record Entry(String name, String value, String placeholder, boolean relayUnscannable, boolean sent) {
         /**
          * Checks the parts.
          *
@@ -42,6 +45,18 @@ public final class InjectedCredentials {
             if (value.isEmpty()) {
                 throw new IllegalArgumentException("credential '" + name + "' has an empty value");
             }
+        }
+
+        /**
+         * A credential put into the request.
+         *
+         * @param name the credential name
+         * @param value the value as sent; not empty
+         * @param placeholder what replaces it in the response
+         * @param relayUnscannable whether an unscannable response body may be relayed unscanned
+         */
+        public Entry(String name, String value, String placeholder, boolean relayUnscannable) {
+            this(name, value, placeholder, relayUnscannable, true);
         }
 
         /** {@return the name only: never the value} */
@@ -75,6 +90,11 @@ public final class InjectedCredentials {
     /** {@return whether nothing was injected} */
     public boolean isEmpty() {
         return entries.isEmpty();
+    }
+
+    /** {@return whether a value was put into the request (not only bound to its host)} */
+    public boolean anySent() {
+        return entries.stream().anyMatch(Entry::sent);
     }
 
     /** {@return whether an unscannable response body may be relayed: every credential allows it} */

@@ -27,11 +27,13 @@ import java.util.Optional;
  * @param requestChain the pre-credentials chain with its body-aware re-check
  * @param credentials credential injection and the post-credentials stages
  * @param audit audit events and metrics of what the proxy decided itself
+ * @param sessions the message chain of a WebSocket upgrade
  * @param responseChain the response stages ({@code HTTP_RESPONSE/PRE_RETURN}) on the final response, after the
  *     credential scrub
  */
 public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
-                             Credentials<P> credentials, Audit<P> audit, ResponseChain<P> responseChain) {
+                             Credentials<P> credentials, Audit<P> audit, Sessions<P> sessions,
+                             ResponseChain<P> responseChain) {
     /**
      * Checks the parts.
      *
@@ -44,23 +46,43 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
         Objects.requireNonNull(requestChain, "requestChain");
         Objects.requireNonNull(credentials, "credentials");
         Objects.requireNonNull(audit, "audit");
+        Objects.requireNonNull(sessions, "sessions");
         Objects.requireNonNull(responseChain, "responseChain");
     }
 
     /**
-     * Steps without response stages.
+     * Steps without a WebSocket message chain (every upgrade's verdict is {@link SessionVerdict.None}) and without
+     * response stages.
      *
      * @param generation the generation number
-     * @param admit admission
-     * @param plan the plan
-     * @param l7 the L7 decision
-     * @param requestChain the request chain
-     * @param credentials credentials
-     * @param audit the audit
+     * @param admit the L4 step
+     * @param plan the plan step
+     * @param l7 the L7 step
+     * @param requestChain the request chain step
+     * @param credentials the credential step
+     * @param audit the audit step
      */
     public PolicySteps(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
                        Credentials<P> credentials, Audit<P> audit) {
         this(generation, admit, plan, l7, requestChain, credentials, audit, (p, request, response) -> null);
+    }
+
+    /**
+     * Steps without a WebSocket message chain (every upgrade's verdict is {@link SessionVerdict.None}).
+     *
+     * @param generation the generation number
+     * @param admit the L4 step
+     * @param plan the plan step
+     * @param l7 the L7 step
+     * @param requestChain the request chain step
+     * @param credentials the credential step
+     * @param audit the audit step
+     * @param responseChain the response step
+     */
+    public PolicySteps(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
+                       Credentials<P> credentials, Audit<P> audit, ResponseChain<P> responseChain) {
+        this(generation, admit, plan, l7, requestChain, credentials, audit, (p, r) -> new SessionVerdict.None(),
+                responseChain);
     }
 
     /**
@@ -221,6 +243,23 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
          * @param record what happened
          */
         void record(Optional<P> plan, ExchangeRecord record);
+    }
+
+    /**
+     * Step 5b, on a WebSocket upgrade request only: the session's message chain ({@code WEBSOCKET_MESSAGE};
+     * {@code docs/external-middleware.md}, "WebSocket messages"). Selects the configs that join the session, runs
+     * their preflight concurrently before the upstream is contacted, and audits a refusal.
+     *
+     * @param <P> the plan type
+     */
+    @FunctionalInterface
+    public interface Sessions<P> {
+        /**
+         * @param plan the exchange's plan
+         * @param request the upgrade request
+         * @return none, refuse or inspect; never {@code null}
+         */
+        SessionVerdict open(P plan, ProxyRequest request);
     }
 
     /**

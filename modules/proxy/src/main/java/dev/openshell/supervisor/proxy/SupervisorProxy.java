@@ -118,13 +118,14 @@ public final class SupervisorProxy implements AutoCloseable {
                     + " (tests and local development only)");
         }
         pool = new UpstreamPool(upstreamTls, b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout);
-        ProxyCore core = this.core = new ProxyCore(b.policy, b.auditLog, SsrfGuard.system(b.network),
+        ProxyCore core = new ProxyCore(b.policy, b.auditLog, SsrfGuard.system(b.network),
                 new InterceptionTls(ca), pool,
                 new ProxyCore.Timeouts(b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout,
                         Duration.ofSeconds(1)),
                 new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait, b.bodyBufferClientSharePercent),
                 new ProxyCore.Limits(b.maxConnections, Math.min(b.maxConnectionsPerClient, b.maxConnections),
                         b.requestHeadTimeout, b.bodyBufferTimeout, b.bodyMinBytesPerSecond, b.bodyMinRateGrace));
+        this.core = core;
         WebServer ws = WebServer.builder()
                 .host(b.listen.getHostString())
                 .port(b.listen.getPort())

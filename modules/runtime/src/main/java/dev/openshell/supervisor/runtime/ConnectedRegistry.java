@@ -14,6 +14,7 @@ import dev.openshell.supervisor.grpc.GrpcMiddlewareProvider;
 import dev.openshell.supervisor.grpc.RegistryListener;
 import dev.openshell.supervisor.grpc.RetryPolicy;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import dev.openshell.supervisor.policy.BindingCatalog;
 import dev.openshell.supervisor.policy.BindingFacts;
 import dev.openshell.supervisor.policy.Loaded;
@@ -93,11 +94,12 @@ public final class ConnectedRegistry implements AutoCloseable {
      * @param listener external-service events (plaintext registrations, availability)
      * @param connectServices whether to contact the registered services; when {@code false} no service is
      *     contacted and none contributes a binding ({@code supervisor validate --skip-services})
+     * @param tokens the extension tokens sent to services registered over TLS
      * @return the registry; never {@code null}. Never throws for a bad plugin or service: see the refusal lists.
      */
     static ConnectedRegistry connect(Optional<Loaded<GatewayConfig>> gatewayFile,
                                      Optional<Path> pluginsDirectory, HostCapabilities capabilities,
-                                     RegistryListener listener, boolean connectServices) {
+                                     RegistryListener listener, boolean connectServices, CallerTokens tokens) {
         Objects.requireNonNull(gatewayFile, "gatewayFile");
         Objects.requireNonNull(pluginsDirectory, "pluginsDirectory");
         GatewayConfig gateway = gatewayFile.map(Loaded::value).orElseGet(ConnectedRegistry::defaultGateway);
@@ -105,10 +107,10 @@ public final class ConnectedRegistry implements AutoCloseable {
         pluginsDirectory.ifPresent(hb::pluginsDirectory);
         PluginHost host = hb.load();
         ExternalServices external = connectServices && !gateway.middleware().isEmpty()
-                ? ExternalServices.connect(registrations(gateway), listener, RetryPolicy.DEFAULT)
+                ? ExternalServices.connect(registrations(gateway), listener, RetryPolicy.DEFAULT, tokens)
                 : ExternalServices.connect(List.of());
         List<PluginFailure> duplicates = new ArrayList<>();
-        List<RegisteredBinding> claims = new ArrayList<>(host.registry().bindings().castToList());
+        List<RegisteredBinding> claims = new ArrayList<>(host.registry().claims());
         claims.addAll(external.claims().castToList());
         ProviderRegistry registry = ProviderRegistry.assemble(claims, duplicates);
         return new ConnectedRegistry(gatewayFile, gateway, pluginsDirectory, host, external, registry, duplicates,
@@ -126,9 +128,30 @@ public final class ConnectedRegistry implements AutoCloseable {
      */
     public static ConnectedRegistry forTools(Optional<Loaded<GatewayConfig>> gatewayFile,
                                              Optional<Path> pluginsDirectory, boolean connectServices) {
+        return forTools(gatewayFile, pluginsDirectory, connectServices, CallerTokens.NONE);
+    }
+
+    /**
+     * Installs and connects as {@link #forTools(Optional, Optional, boolean)} does, sending extension tokens to
+     * services registered over TLS.
+     *
+     * @param gatewayFile the loaded gateway configuration, or empty for the defaults
+     * @param pluginsDirectory the plugins directory, or empty for none
+     * @param connectServices whether to contact the registered services
+     * @param tokens the extension tokens ({@link ExtensionAuth#open})
+     * @return the registry; never {@code null}
+     */
+    public static ConnectedRegistry forTools(Optional<Loaded<GatewayConfig>> gatewayFile,
+                                             Optional<Path> pluginsDirectory, boolean connectServices,
+                                             CallerTokens tokens) {
         return connect(gatewayFile, pluginsDirectory,
                 HostCapabilities.of(dev.openshell.middleware.spi.host.CredentialAccess.none()), RegistryListener.NONE,
-                connectServices);
+                connectServices, tokens);
+    }
+
+    /** {@return the registered services' notes: manifest requests not granted (a binding timeout capped)} */
+    public List<String> serviceNotes() {
+        return external.notes().castToList();
     }
 
     private static List<ServiceRegistration> registrations(GatewayConfig gateway) {
@@ -142,6 +165,7 @@ public final class ConnectedRegistry implements AutoCloseable {
     private static ServiceRegistration registration(MiddlewareRegistration r) {
         ServiceRegistration.Builder b = ServiceRegistration.builder(r.name(), URI.create(r.endpoint().toString()),
                 r.maxBodyBytes()).timeout(r.timeout()).allowInsecure(r.allowInsecure());
+        r.audience().ifPresent(b::audience);
         r.tlsCaBundle().ifPresent(b::caBundle);
         if (r.tlsClientCert().isPresent() && r.tlsClientKey().isPresent()) {
             b.clientCertificate(r.tlsClientCert().get(), r.tlsClientKey().get());
@@ -227,7 +251,9 @@ public final class ConnectedRegistry implements AutoCloseable {
      */
     static BindingCatalog catalog(ProviderRegistry registry) {
         return id -> registry.lookup(id).map(rb -> BindingFacts.of(id, kind(rb), rb.origin().name(),
-                rb.binding().maxBodyBytes(), config -> validate(rb, id, config)));
+                rb.binding().maxBodyBytes(), config -> validate(rb, id, config))
+                .readingWebSocketMessages(registry.messagePhases(id)
+                        .contains(dev.openshell.middleware.spi.Phase.PRE_CREDENTIALS)));
     }
 
     /**

@@ -28,9 +28,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * Credential injection by one generation ({@link PolicySteps.Credentials}; RFC 0009: "Credential injection", after
  * the chain and route selection, then the restricted post-credentials built-ins, then forwarding): placeholders
  * replaced in header values and the query for the credentials bound to the destination, then the post-credentials
- * stages (request signing) with the serving generation's credentials. The request is narrowed for scrubbing before
- * it is signed ({@link InjectedCredentials#narrowForScrubbing}), and every value sent, a signer's key ID included,
- * is named for the response scrub. A refusal is audited here, with the operator's detail the client does not get.
+ * stages (request signing) with the serving generation's credentials. The response scrub is decided here: every value
+ * sent, a signer's key ID included, and every other credential bound to the admitted host (a stateful upstream can
+ * hand back a value stored by an earlier request; issue 39, item 3). A request whose response is scrubbed is narrowed
+ * for it before it is signed ({@link InjectedCredentials#narrowForScrubbing}). A refusal is audited here, with the
+ * operator's detail the client does not get.
  *
  * @param generation the generation
  * @param engine the chain engine (post-credentials stages)
@@ -55,19 +57,22 @@ record CredentialStep(Generation generation, ChainEngine engine, ExchangeAudit a
         }
         CredentialInjector.Result.Injected injected = (CredentialInjector.Result.Injected) r;
         Set<String> used = new TreeSet<>(injected.used());
-        // a response is scrubbed of every value sent: narrow the request first, so that it is signed as sent
-        // response stages read the decoded body: the same narrowing keeps the response in a coding they can read
-        List<HttpHeader> sent = used.isEmpty() && p.post().isEmpty() && p.responses().isEmpty() ? injected.headers()
+        Set<String> bound = generation.credentials().boundTo(p.host());
+        // a response is scrubbed of every value sent or bound to the host: narrow the request first, so that it is
+        // signed as sent; response stages read the decoded body: the same narrowing keeps the response in a coding
+        // they can read
+        List<HttpHeader> sent = used.isEmpty() && bound.isEmpty() && p.post().isEmpty() && p.responses().isEmpty()
+                ? injected.headers()
                 : InjectedCredentials.narrowForScrubbing(injected.headers());
         if (p.post().isEmpty()) {
-            return new CredentialVerdict.Forward(sent, injected.query(), injectedCredentials(used));
+            return new CredentialVerdict.Forward(sent, injected.query(), scrubbedOf(used, bound));
         }
-        return signed(p, request, out.body(), sent, injected.query(), used);
+        return signed(p, request, out.body(), sent, injected.query(), used, bound);
     }
 
     /** Runs the post-credentials stages with the serving generation's credentials. */
     private CredentialVerdict signed(ExchangePlan p, ProxyRequest request, Optional<Body> body, List<HttpHeader> sent,
-                                     String query, Set<String> used) {
+                                     String query, Set<String> used, Set<String> bound) {
         HttpRequestTarget t = p.target(request.target());
         OutboundRequest outbound = new OutboundRequest(new HttpRequestTarget(t.scheme(), t.host(), t.port(),
                 t.method(), t.path(), query), sent, body.orElse(Body.empty()));
@@ -88,15 +93,23 @@ record CredentialStep(Generation generation, ChainEngine engine, ExchangeAudit a
             return new CredentialVerdict.Refuse(new Answer(response.status(), response.error(),
                     response.error() + ": " + response.reasonCode()));
         }
-        return new CredentialVerdict.Forward(result.headers(), query, injectedCredentials(used));
+        return new CredentialVerdict.Forward(result.headers(), query, scrubbedOf(used, bound));
     }
 
-    /** {@return the values of the credentials named, for the response scrub} */
-    private InjectedCredentials injectedCredentials(Set<String> names) {
+    /**
+     * {@return the values the response is scrubbed of} The credentials sent and those bound to the host.
+     *
+     * @param used the credentials put into the request
+     * @param bound the credentials bound to the admitted host
+     */
+    private InjectedCredentials scrubbedOf(Set<String> used, Set<String> bound) {
+        Set<String> names = new TreeSet<>(used);
+        names.addAll(bound);
         List<InjectedCredentials.Entry> entries = new ArrayList<>(names.size());
         for (String name : names) {
             generation.credentials().declared(name).ifPresent(c -> entries.add(new InjectedCredentials.Entry(name,
-                    c.value().reveal(), "openshell:resolve:env:" + name, c.allowUnscannedResponses())));
+                    c.value().reveal(), "openshell:resolve:env:" + name, c.allowUnscannedResponses(),
+                    used.contains(name))));
         }
         return InjectedCredentials.of(entries);
     }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.internal.StageResult;
@@ -81,7 +82,7 @@ record ExchangeAudit(OcsfEvents events, AuditSink sink, SupervisorMetrics metric
     /** {@return a stage's code as it may appear in security output, else {@code middleware_error}} */
     static String safeCode(String code) {
         String c = code.toLowerCase(Locale.ROOT);
-        return c.matches("[a-z][a-z0-9_]{0,63}") ? c : "middleware_error";
+        return Syntax.isCode(c) ? c : "middleware_error";
     }
 
     /** {@return the client's address as events carry it} */

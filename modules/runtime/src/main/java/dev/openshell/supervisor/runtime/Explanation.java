@@ -140,15 +140,35 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
      * @param maxBodyBytes the effective body limit in bytes: the binding's capability, at most 4 MiB, and for an
      *     external service at most the registration's {@code max_body_bytes}
      * @param postCredentials whether the stage runs after credential injection (restricted built-ins)
+     * @param websocketMessages the directions in which the config joins a WebSocket session's message chain
+     *     ({@code pre_credentials}: client to upstream, {@code pre_return}: upstream to client); empty when its
+     *     binding reads no messages
      */
     public record Stage(String configKey, String bindingId, String owner, String onError, int order,
-                        long maxBodyBytes, boolean postCredentials) {
+                        long maxBodyBytes, boolean postCredentials, List<String> websocketMessages) {
         /** @throws NullPointerException if a part is {@code null} */
         public Stage {
             Objects.requireNonNull(configKey, "configKey");
             Objects.requireNonNull(bindingId, "bindingId");
             Objects.requireNonNull(owner, "owner");
             Objects.requireNonNull(onError, "onError");
+            websocketMessages = List.copyOf(websocketMessages);
+        }
+
+        /**
+         * A stage that joins no WebSocket message chain.
+         *
+         * @param configKey the config key
+         * @param bindingId the binding ID
+         * @param owner who provides it
+         * @param onError the failure policy
+         * @param order the order
+         * @param maxBodyBytes the body limit
+         * @param postCredentials whether it runs after credential injection
+         */
+        public Stage(String configKey, String bindingId, String owner, String onError, int order,
+                     long maxBodyBytes, boolean postCredentials) {
+            this(configKey, bindingId, owner, onError, order, maxBodyBytes, postCredentials, List.of());
         }
     }
 
@@ -281,6 +301,23 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         List<Stage> post = new ArrayList<>();
         List<Stage> responses = new ArrayList<>();
         List<NotSelected> not = new ArrayList<>();
+        selectStages(policy, gateway, registry, h, port, endpoint, refusal, pre, post, responses, not);
+        List<Stage> chain = new ArrayList<>(pre);
+        chain.addAll(post);
+        Optional<L7> l7 = endpoint.isEmpty() || refusal.isPresent() ? Optional.empty()
+                : l7(policy, h, port, caller, method, target);
+        return new Explanation(h, port, exe, refusal.isEmpty(), endpoint.map(EndpointFacts::policyName), refusal,
+                ssrf, matches, l7, chain, not, responses);
+    }
+
+    /**
+     * Sorts the policy's middleware configs for one destination: the stages that run (before or after credentials,
+     * on the response) and the configs not selected, each with its reason.
+     */
+    private static void selectStages(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry, String h,
+                                     int port, Optional<EndpointFacts> endpoint, Optional<Refusal> refusal,
+                                     List<Stage> pre, List<Stage> post, List<Stage> responses,
+                                     List<NotSelected> not) {
         for (NetworkMiddlewareConfig c : policy.middlewaresInOrder()) {
             Optional<String> unselected = selectorReason(c, h);
             if (unselected.isPresent()) {
@@ -313,15 +350,11 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
             Stage s = new Stage(c.key(), c.middleware().value(), rb.map(Explanation::owner)
                     .orElse("external service " + ConnectedRegistry.UNCHECKED_OWNER), c.onError().policyName(),
                     c.order(), rb.map(b -> Generation.Limits.of(b, gateway).maxBodyBytes())
-                    .orElse((long) dev.openshell.middleware.spi.EnvelopeLimits.MAX_BODY_BYTES), postCredentials);
+                    .orElse((long) dev.openshell.middleware.spi.EnvelopeLimits.MAX_BODY_BYTES), postCredentials,
+                    registry.messagePhases(c.middleware()).stream().sorted()
+                            .map(ph -> ph.name().toLowerCase(java.util.Locale.ROOT)).toList());
             (postCredentials ? post : pre).add(s);
         }
-        List<Stage> chain = new ArrayList<>(pre);
-        chain.addAll(post);
-        Optional<L7> l7 = endpoint.isEmpty() || refusal.isPresent() ? Optional.empty()
-                : l7(policy, h, port, caller, method, target);
-        return new Explanation(h, port, exe, refusal.isEmpty(), endpoint.map(EndpointFacts::policyName), refusal,
-                ssrf, matches, l7, chain, not, responses);
     }
 
     /** {@return the path as the kernel would report it running: links resolved when it exists here} */

@@ -9,7 +9,6 @@ import dev.openshell.supervisor.engine.ProviderRegistry;
 import dev.openshell.supervisor.engine.RegisteredBinding;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.chain.ChainSelector;
-import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.supervisor.engine.chain.Provenance;
 import dev.openshell.supervisor.engine.chain.StageSpec;
 import dev.openshell.supervisor.engine.credentials.Credential;

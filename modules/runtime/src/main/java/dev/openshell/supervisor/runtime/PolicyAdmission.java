@@ -37,7 +37,7 @@ final class PolicyAdmission {
             for (NetworkEndpoint e : p.endpoints()) {
                 EndpointFacts facts = new EndpointFacts(p.key(), e.tls() == TlsMode.SKIP, e.allowedIps().castToList(),
                         e.protocol().map(pr -> pr.toString().toLowerCase(Locale.ROOT).replace('_', '-')),
-                        e.upgradesAllowed(), e.traceAllowed());
+                        e.upgradesAllowed(), e.traceAllowed(), e.binaryMessagesAllowed());
                 list.add(new Entry(p, e, facts));
             }
         }

@@ -17,6 +17,7 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
     private final Identify identify;
     private final L7Step l7;
     private final AuditStep auditStep;
+    private final SessionStep sessions;
     /** The steps of the generation that served last, with it; replaced when another generation serves. */
     private volatile Bound bound;
 
@@ -36,6 +37,7 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
         this.identify = new Identify(identities, audit);
         this.l7 = new L7Step(audit);
         this.auditStep = new AuditStep(audit);
+        this.sessions = new SessionStep(new dev.openshell.supervisor.engine.chain.MessageChain(), audit, current);
     }
 
     /** {@return the steps of the serving generation} */
@@ -53,7 +55,7 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
 
     private PolicySteps<ExchangePlan> bind(Generation g) {
         return new PolicySteps<>(g.number(), new AdmissionStep(g, identify), new PlanStep(g, identify, audit), l7,
-                new RequestChainStep(engine, l7, audit), new CredentialStep(g, engine, audit), auditStep,
+                new RequestChainStep(engine, l7, audit), new CredentialStep(g, engine, audit), auditStep, sessions,
                 new ResponseChainStep(audit, ResponseChainStep.DEFAULT_ACCUMULATION_DEADLINE));
     }
 }

@@ -16,6 +16,7 @@ import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.chain.StagePool;
 import dev.openshell.supervisor.engine.credentials.CredentialSources;
 import dev.openshell.supervisor.grpc.RegistryListener;
+import dev.openshell.supervisor.grpc.auth.ExtensionTokenIssuer;
 import dev.openshell.supervisor.policy.BindingCatalog;
 import dev.openshell.supervisor.policy.ConfigProblem;
 import dev.openshell.supervisor.policy.Loaded;
@@ -49,6 +50,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -102,6 +104,7 @@ public final class Supervisor implements AutoCloseable {
     private Reloader reloader;
     private PolicyWatcher watcher;
     private volatile boolean ready;
+    private AtomicBoolean adminReady; // what the admin listener's /health/ready reads
     // the fields below are used by reload attempts only, which run one at a time on the reload thread
     private byte[] installedDigest;
     private byte[] failedDigest;
@@ -238,14 +241,19 @@ public final class Supervisor implements AutoCloseable {
         AuditSink audit = openAudit(options.auditLog().or(() -> settings.auditLog().map(Path::toString)), stateDir,
                 metrics);
         Supervisor s = null;
+        AdminServer admin = null;
+        AtomicBoolean ready = new AtomicBoolean();
         try {
+            ExtensionTokenIssuer tokens = openTokens(gateway, stateDir);
+            // before the first Describe: a service may fetch the JWKS for the supervisor's first call
+            admin = startAdmin(options, settings, metrics, ready, tokens);
             AtomicReference<Generation> current = new AtomicReference<>();
             // restricted built-ins (openshell/sigv4) get the serving generation's credentials with each request from
             // the engine; these bound capabilities only serve a direct call outside a request, from the current one
             HostCapabilities capabilities = HostCapabilities.of((name, h) -> Optional.ofNullable(current.get())
                     .flatMap(gen -> gen.credentials().lookup(name, h)));
             ConnectedRegistry registry = ConnectedRegistry.connect(gatewayLoaded, pluginsDir, capabilities,
-                    listener(audit, events, metrics), true);
+                    listener(audit, events, metrics), true, tokens);
             StagePool pool = stagePool(settings.limits(), audit, events, metrics);
             BulkLane bulk = BulkLane.create();
             ChainEngine engine = chainEngine(pool, bulk);
@@ -290,26 +298,25 @@ public final class Supervisor implements AutoCloseable {
             }
             s.proxy = pb.build();
             s.proxy.start();
-            String adminSpec = options.adminListen().orElseGet(() -> settings.adminListen()
-                    .map(ListenAddress::toString).orElse(DEFAULT_ADMIN.toString()));
-            if (!adminSpec.equals("off")) {
-                ListenAddress a = ListenAddress.parse(adminSpec);
-                Supervisor self = s;
-                s.admin = AdminServer.start(new InetSocketAddress(a.address(), a.port()), metrics,
-                        () -> self.ready);
-            }
+            s.admin = admin;
+            s.adminReady = ready;
+            admin = null;
             s.startReloading();
             s.ready = true;
+            ready.set(true);
             return s;
         } catch (PolicyException e) {
             emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, e.file(),
                     e.errors().size() + " errors"));
+            closeQuietly(admin);
             closeQuietly(s, audit);
             throw new StartupException(describe(e), e);
         } catch (StartupException e) {
+            closeQuietly(admin);
             closeQuietly(s, audit);
             throw e;
         } catch (RuntimeException e) {
+            closeQuietly(admin);
             closeQuietly(s, audit);
             throw new StartupException(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage(), e);
         }
@@ -346,6 +353,32 @@ public final class Supervisor implements AutoCloseable {
         SupervisorSettings settings = gateway.supervisor();
         return new NetworkSettings(settings.network().allowLoopbackUpstreams(),
                 Map.copyOf(settings.network().staticHosts().castToSortedMap()));
+    }
+
+    private static void closeQuietly(AdminServer admin) {
+        if (admin != null) {
+            admin.close();
+        }
+    }
+
+    private static ExtensionTokenIssuer openTokens(GatewayConfig gateway, Path stateDir) {
+        try {
+            return ExtensionAuth.open(gateway, stateDir);
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new StartupException("cannot open the extension token signing keys: " + e.getMessage(), e);
+        }
+    }
+
+    /** Starts the admin listener unless it is {@code off}; {@code null} then. */
+    private static AdminServer startAdmin(Options options, SupervisorSettings settings, SupervisorMetrics metrics,
+                                          AtomicBoolean ready, ExtensionTokenIssuer tokens) {
+        String adminSpec = options.adminListen().orElseGet(() -> settings.adminListen()
+                .map(ListenAddress::toString).orElse(DEFAULT_ADMIN.toString()));
+        if (adminSpec.equals("off")) {
+            return null;
+        }
+        ListenAddress a = ListenAddress.parse(adminSpec);
+        return AdminServer.start(new InetSocketAddress(a.address(), a.port()), metrics, ready::get, tokens);
     }
 
     private static void closeQuietly(Supervisor s, AuditSink audit) {
@@ -833,6 +866,9 @@ public final class Supervisor implements AutoCloseable {
     @Override
     public void close() {
         ready = false;
+        if (adminReady != null) {
+            adminReady.set(false);
+        }
         try {
             if (watcher != null) {
                 watcher.close();

@@ -6,6 +6,7 @@ import dev.openshell.supervisor.engine.PluginFailure;
 import dev.openshell.supervisor.engine.PluginHost;
 import dev.openshell.supervisor.engine.credentials.CredentialSources;
 import dev.openshell.supervisor.grpc.RegistryListener;
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import dev.openshell.supervisor.policy.ConfigProblem;
 import dev.openshell.supervisor.policy.Loaded;
 import dev.openshell.supervisor.policy.NetworkMiddlewareConfig;
@@ -140,10 +141,24 @@ public final class Validation {
                     : SourceLocation.of(plugins.get().toString()), key, pluginsProblem.get()
                     + "; supervisor run refuses to start"));
         }
+        CallerTokens tokens = CallerTokens.NONE;
+        if (request.contactServices() && gatewayOk && gateway.middleware().stream().anyMatch(r -> !r.insecure())) {
+            try {
+                tokens = ExtensionAuth.open(gateway, Supervisor.stateDirectory(Optional.empty(), gateway));
+            } catch (IOException | RuntimeException e) {
+                out.add(ConfigProblem.warning(SourceLocation.of("extension-keys"), "", "the extension token signing"
+                        + " keys cannot be opened (" + message(e) + "); services registered over TLS are contacted"
+                        + " without a token"));
+            }
+        }
         try (ConnectedRegistry registry = ConnectedRegistry.connect(gatewayFile, plugins,
                 HostCapabilities.of(CredentialAccess.none()), RegistryListener.NONE,
-                request.contactServices())) {
+                request.contactServices(), tokens)) {
             registryProblems(registry, gatewayFile, out);
+            for (String note : registry.serviceNotes()) {
+                out.add(ConfigProblem.warning(gatewayFile.map(g -> g.locationOf("openshell.supervisor.middleware"))
+                        .orElse(SourceLocation.of("gateway")), "openshell.supervisor.middleware", note));
+            }
             if (gatewayFile.isPresent()) {
                 tlsProblems(gatewayFile.get(), out);
                 if (request.checkCredentials()) {

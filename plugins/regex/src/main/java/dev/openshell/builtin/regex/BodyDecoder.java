@@ -13,8 +13,12 @@ import java.util.Locale;
  *   <li>A {@code Content-Encoding} other than {@code identity} is undecodable: the supervisor decodes the codings it
  *       supports before the stage runs and removes the header, so one still present is a coding nobody decoded.</li>
  *   <li>More than one {@code Content-Type} value is undecodable (the upstream's choice is unknown).</li>
+ *   <li>A media type that repeats a parameter (RFC 6838 section 4.3: {@code charset="utf-8"; charset=utf-7}) is
+ *       undecodable, in the request's header and in a part's: readers disagree on which one counts.</li>
  *   <li>{@code multipart/*}: split into parts by its boundary, each part decoded by its own headers.</li>
- *   <li>Otherwise the charset layer runs, then by media type: JSON ({@code application/json}, {@code +json}, and the
+ *   <li>Otherwise the charset layer runs ({@link Charsets}: a byte order mark is honoured where the media type's
+ *       reader honours it, JSON's detection of UTF-16 and UTF-32; elsewhere one that would change the reading is
+ *       undecodable), then by media type: JSON ({@code application/json}, {@code +json}, and the
  *       JSON sequence types) must be valid JSON and is read with its escapes decoded; a form body is read with its
  *       percent-encoding decoded; anything else (or no {@code Content-Type}) is read as JSON when it is valid JSON
  *       starting with {@code {} or {@code [}, else as the text itself.</li>
@@ -60,20 +64,25 @@ final class BodyDecoder {
      * @throws Undecodable if it cannot be read
      */
     static TextView content(ByteBuffer input, MediaType type, int depth) throws Undecodable {
+        if (type != null && type.repeatedParameter()) {
+            throw Undecodable.because("media type repeats a parameter (RFC 6838 section 4.3)");
+        }
         if (type != null && type.isMultipart()) {
             return MimeText.multipart(input, type.boundary(), depth);
         }
         String charset = type == null ? null : type.charset();
-        TextView text = Charsets.view(input, charset);
+        boolean json = type != null && (type.isJson() || type.isJsonSequence());
+        TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON
+                : type == null ? Charsets.Marks.UNLABELLED : Charsets.Marks.DECLARED);
         ByteBuffer t = text.text();
-        if (type != null && (type.isJson() || type.isJsonSequence())) {
+        if (json) {
             return TextView.stacked(text, JsonText.view(t, type.isJsonSequence()));
         }
         if (type != null && type.isForm()) {
             boolean utf8 = charset == null || Charsets.named(charset) != Charsets.Encoding.SINGLE_BYTE;
             return TextView.stacked(text, FormText.view(t, utf8));
         }
-        TextView json = JsonText.sniff(t);
-        return json == null ? text : TextView.stacked(text, json);
+        TextView sniffed = JsonText.sniff(t);
+        return sniffed == null ? text : TextView.stacked(text, sniffed);
     }
 }

@@ -5,8 +5,10 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The charset layer: turns a body's bytes into the text the scanner reads, by its byte order mark, its declared
- * {@code charset}, or the NUL pattern of UTF-16 and UTF-32 text (RFC 4627 section 3), in that order.
+ * The charset layer: turns a body's bytes into the text the scanner reads, the way the reader of its media type will
+ * ({@link Marks}): a JSON body by its byte order mark, its declared {@code charset}, or the NUL pattern of UTF-16 and
+ * UTF-32 text (RFC 4627 section 3), in that order; any other body by its declared {@code charset} (UTF-8 without one),
+ * where a byte order mark that would change that reading makes it undecodable.
  *
  * <ul>
  *   <li>UTF-8 (the default): must be well-formed ({@link Utf8}); a UTF-8 byte order mark is skipped. The text is the
@@ -81,40 +83,61 @@ final class Charsets {
         return n.matches("(?:windows-|cp)125[0-8]");
     }
 
+    /** Which rule a body's byte order mark and NUL pattern follow: its reader's, by the declared media type. */
+    enum Marks {
+        /**
+         * JSON (RFC 8259 section 8.1, RFC 4627 section 3; what JSON parsers such as Jackson detect): the byte order
+         * mark first, then the declared {@code charset}, then the NUL pattern of UTF-16/UTF-32 text.
+         */
+        JSON,
+        /**
+         * Any other declared media type: the declared {@code charset} (UTF-8 without one). A byte order mark counts
+         * only where that charset defines it ({@code UTF-16} and {@code UTF-32} without a byte order in the name,
+         * RFC 2781 section 3.3) or where it is the mark of that same encoding (skipped: the reading is the same);
+         * any other mark would change the reading, so the body is undecodable.
+         */
+        DECLARED,
+        /**
+         * No media type: as {@link #DECLARED} with UTF-8, and text that shows the NUL pattern of UTF-16/UTF-32 is
+         * undecodable too, as its reader may detect that encoding (as JSON parsers do) or read the bytes as they are.
+         */
+        UNLABELLED
+    }
+
     /**
      * {@return the view of {@code input} as text}
      *
      * @param input the bytes from 0 to the limit
      * @param declared the declared {@code charset}, or {@code null}
-     * @throws Undecodable if the charset is not supported or the bytes are not text in it
+     * @param marks the byte order mark rule of the body's media type
+     * @throws Undecodable if the charset is not supported, the bytes are not text in it, or a byte order mark (or
+     *     the NUL pattern of a body without a media type) would change the reading
      */
-    static TextView view(ByteBuffer input, String declared) throws Undecodable {
+    static TextView view(ByteBuffer input, String declared, Marks marks) throws Undecodable {
         int n = input.limit();
-        Encoding e;
-        int bom = 0;
         int b0 = n > 0 ? input.get(0) & 0xff : -1;
         int b1 = n > 1 ? input.get(1) & 0xff : -1;
         int b2 = n > 2 ? input.get(2) & 0xff : -1;
         int b3 = n > 3 ? input.get(3) & 0xff : -1;
-        if (b0 == 0xef && b1 == 0xbb && b2 == 0xbf) {
-            e = Encoding.UTF_8;
-            bom = 3;
-        } else if (b0 == 0 && b1 == 0 && b2 == 0xfe && b3 == 0xff) {
-            e = Encoding.UTF_32BE;
-            bom = 4;
-        } else if (b0 == 0xff && b1 == 0xfe && b2 == 0 && b3 == 0) {
-            e = Encoding.UTF_32LE;
-            bom = 4;
-        } else if (b0 == 0xfe && b1 == 0xff) {
-            e = Encoding.UTF_16BE;
-            bom = 2;
-        } else if (b0 == 0xff && b1 == 0xfe) {
-            e = Encoding.UTF_16LE;
-            bom = 2;
-        } else if (declared != null) {
-            e = named(declared);
+        Encoding mark = mark(b0, b1, b2, b3);
+        int bom = mark == null ? 0 : mark == Encoding.UTF_8 ? 3 : mark.unit;
+        Encoding e;
+        if (marks == Marks.JSON) {
+            e = mark != null ? mark : declared != null ? named(declared) : sniff(b0, b1, b2, b3, n);
         } else {
-            e = sniff(b0, b1, b2, b3, n);
+            Encoding reading = declared == null ? Encoding.UTF_8 : named(declared);
+            if (mark == null) {
+                if (marks == Marks.UNLABELLED && sniff(b0, b1, b2, b3, n) != Encoding.UTF_8) {
+                    throw Undecodable.because("request body without a media type has the NUL pattern of UTF-16 or "
+                            + "UTF-32 text: its reader may decode it or not");
+                }
+                e = reading;
+            } else if (mark == reading || (declared != null && unmarkedOrder(declared) && mark.unit == reading.unit)) {
+                e = mark;
+            } else {
+                throw Undecodable.because("request body starts with a byte order mark that its media type's reader "
+                        + "does not honour");
+            }
         }
         return switch (e) {
             case SINGLE_BYTE -> TextView.identity(input);
@@ -127,6 +150,32 @@ final class Charsets {
             }
             default -> Transcoded.of(input, bom, e);
         };
+    }
+
+    /** {@return the encoding whose byte order mark starts the input (the longest that fits), or {@code null}} */
+    private static Encoding mark(int b0, int b1, int b2, int b3) {
+        if (b0 == 0xef && b1 == 0xbb && b2 == 0xbf) {
+            return Encoding.UTF_8;
+        }
+        if (b0 == 0 && b1 == 0 && b2 == 0xfe && b3 == 0xff) {
+            return Encoding.UTF_32BE;
+        }
+        if (b0 == 0xff && b1 == 0xfe && b2 == 0 && b3 == 0) {
+            return Encoding.UTF_32LE;
+        }
+        if (b0 == 0xfe && b1 == 0xff) {
+            return Encoding.UTF_16BE;
+        }
+        if (b0 == 0xff && b1 == 0xfe) {
+            return Encoding.UTF_16LE;
+        }
+        return null;
+    }
+
+    /** {@return whether a declared charset leaves the byte order to a mark: {@code UTF-16}, {@code UTF-32}} */
+    private static boolean unmarkedOrder(String declared) {
+        String n = declared.strip().toLowerCase(Locale.ROOT);
+        return n.equals("utf-16") || n.equals("utf16") || n.equals("utf-32") || n.equals("utf32");
     }
 
     /**

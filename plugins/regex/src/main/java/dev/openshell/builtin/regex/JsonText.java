@@ -103,21 +103,9 @@ final class JsonText {
                     }
                     continue;
                 }
-                if (c == '"') {
-                    long s = string(b, i);
-                    escapes |= s < 0;
-                    i = (int) Math.abs(s);
-                } else if (c == 't') {
-                    i = literal(b, i, "true");
-                } else if (c == 'f') {
-                    i = literal(b, i, "false");
-                } else if (c == 'n') {
-                    i = literal(b, i, "null");
-                } else if (c == '-' || (c >= '0' && c <= '9')) {
-                    i = number(b, i);
-                } else {
-                    throw invalid();
-                }
+                long s = scalar(b, i, c);
+                escapes |= s < 0;
+                i = (int) Math.abs(s);
                 expectValue = false;
                 continue;
             }
@@ -152,6 +140,29 @@ final class JsonText {
                 throw invalid();
             }
         }
+    }
+
+    /**
+     * Parses the scalar at {@code i}, whose first byte is {@code c}: a string, {@code true}, {@code false},
+     * {@code null} or a number; returns the index after it, negated for a string that holds an escape.
+     */
+    private static long scalar(ByteBuffer b, int i, int c) throws Undecodable {
+        if (c == '"') {
+            return string(b, i);
+        }
+        if (c == 't') {
+            return literal(b, i, "true");
+        }
+        if (c == 'f') {
+            return literal(b, i, "false");
+        }
+        if (c == 'n') {
+            return literal(b, i, "null");
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            return number(b, i);
+        }
+        throw invalid();
     }
 
     /** Parses a member name and its colon at {@code i}; returns the index after the colon, negated if escaped. */

@@ -10,8 +10,11 @@ import java.util.Locale;
  * @param subtype the subtype, for example {@code json} or {@code vnd.api+json}
  * @param charset the {@code charset} parameter, or {@code null}
  * @param boundary the {@code boundary} parameter, or {@code null}
+ * @param repeatedParameter whether some parameter name (ASCII case ignored) is given more than once, which RFC 6838
+ *     section 4.3 forbids: readers disagree on which one counts (the first, the last, or an error), so the body's
+ *     reading is unknown ({@link BodyDecoder#content} refuses it)
  */
-record MediaType(String type, String subtype, String charset, String boundary) {
+record MediaType(String type, String subtype, String charset, String boundary, boolean repeatedParameter) {
     /**
      * {@return the media type, or {@code null} when the value is not one (no slash, an empty type or subtype)}
      *
@@ -26,6 +29,8 @@ record MediaType(String type, String subtype, String charset, String boundary) {
         }
         String charset = null;
         String boundary = null;
+        java.util.Set<String> names = new java.util.HashSet<>();
+        boolean repeated = false;
         int at = semi;
         while (at < value.length()) {
             int next = indexOutsideQuotes(value, at + 1);
@@ -34,6 +39,7 @@ record MediaType(String type, String subtype, String charset, String boundary) {
             if (eq > 0) {
                 String name = param.substring(0, eq).strip().toLowerCase(Locale.ROOT);
                 String v = unquote(param.substring(eq + 1).strip());
+                repeated |= !names.add(name);
                 if (name.equals("charset") && charset == null) {
                     charset = v;
                 } else if (name.equals("boundary") && boundary == null) {
@@ -43,7 +49,7 @@ record MediaType(String type, String subtype, String charset, String boundary) {
             at = next;
         }
         return new MediaType(essence.substring(0, slash).strip(), essence.substring(slash + 1).strip(), charset,
-                boundary);
+                boundary, repeated);
     }
 
     /** {@return whether the body is JSON: {@code application/json} or any {@code +json} subtype} */

@@ -105,7 +105,7 @@ final class Prefilter {
             int key = e.getKey();
             anchored[key] = list;
             neighbours[key >>> 6] |= 1L << key;
-            flags[key >>> 8 & 0xff] |= (key >>> 16) == 1 ? HEAD : ANCHOR;
+            flags[key >>> 8 & 0xff] |= (byte) ((key >>> 16) == 1 ? HEAD : ANCHOR);
         }
         for (char c : Assignment.OPERATOR_STARTS.toCharArray()) {
             flags[c] |= OPERATOR;

@@ -12,21 +12,25 @@ import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.MiddlewareManifest;
 import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.Operation;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.WebSocketSession;
 import jakarta.json.JsonObject;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.StringJoiner;
 
 /**
  * The {@code openshell/regex} built-in (binding {@value #BINDING_ID}, {@code HTTP_REQUEST/PRE_CREDENTIALS}, bodies up
- * to 4 MiB).
+ * to 4 MiB; and {@code WEBSOCKET_MESSAGE} in both directions, {@link MessageScan}).
  *
- * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares or its byte
- * order mark shows, JSON string escapes, form percent-encoding, each multipart part by its own headers) and looks for
- * the secret formats of the {@link Catalog} and the operator patterns the config selects ({@link RegexConfig}) in
- * that text ({@link SecretScanner}), so token boundaries are judged on the decoded text. With no match it allows
- * without touching the body. With matches:
+ * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares, or for
+ * JSON the one its byte order mark shows; JSON string escapes, form percent-encoding, each multipart part by its own
+ * headers) and looks for the secret formats of the {@link Catalog} and the operator patterns the config selects
+ * ({@link RegexConfig}) in that text ({@link SecretScanner}), so token boundaries are judged on the decoded text.
+ * With no match it allows without touching the body. With matches:
  * <ul>
  *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]} written
  *       back in the body's own encoding (JSON-escaped, percent-encoded, transcoded, re-encoded base64 part), every
@@ -71,6 +75,10 @@ public final class RegexProvider implements MiddlewareProvider {
             List.of(MiddlewareBinding.httpRequest(BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)
                     .decoding(MiddlewareBinding.GZIP, MiddlewareBinding.DEFLATE)
                     .skippingEmptyBody(), // the empty body is allowed, unchanged: nothing to scan
+                    new MiddlewareBinding(ID, Operation.WEBSOCKET_MESSAGE, Phase.PRE_CREDENTIALS,
+                            EnvelopeLimits.MAX_BODY_BYTES, Optional.empty()),
+                    new MiddlewareBinding(ID, Operation.WEBSOCKET_MESSAGE, Phase.PRE_RETURN,
+                            EnvelopeLimits.MAX_BODY_BYTES, Optional.empty()),
                     MiddlewareBinding.httpResponse(RESPONSE_BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)));
 
     /** The last config parsed, by identity: a stage's config object is the same for every request. */
@@ -129,6 +137,20 @@ public final class RegexProvider implements MiddlewareProvider {
         } catch (RegexConfig.Invalid e) {
             throw new MiddlewareException(INVALID_CONFIG_CODE, e.getMessage());
         }
+    }
+
+    /**
+     * {@return a stream that scans one WebSocket session's text messages in one direction ({@link MessageScan})}
+     *
+     * @param bindingId {@value #BINDING_ID}
+     * @param phase either direction
+     */
+    @Override
+    public WebSocketSession openWebSocketSession(BindingId bindingId, Phase phase) {
+        if (!ID.equals(bindingId)) {
+            throw new MiddlewareException(INVALID_CONFIG_CODE, "openshell/regex does not serve '" + bindingId + "'");
+        }
+        return new MessageScan(p -> config(p.config()));
     }
 
     @Override

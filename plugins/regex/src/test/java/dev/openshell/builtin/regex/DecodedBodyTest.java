@@ -199,21 +199,101 @@ class DecodedBodyTest {
         deniedFor(deny(body, type), "openai_api_key", "aws_access_key_id");
         // the same without a declared charset: the NUL pattern of JSON text shows the encoding (RFC 4627 section 3)
         deniedFor(deny(body, "content-type", "application/json"), "openai_api_key", "aws_access_key_id");
-        deniedFor(deny(body), "openai_api_key", "aws_access_key_id");
+        // without a media type the reader may detect the encoding or read the bytes as they are: undecodable
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class, () -> deny(body)).code());
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE", "UTF-8"})
-    void aByteOrderMarkShowsTheEncodingAndIsKept(String charset) {
+    void inJsonAByteOrderMarkShowsTheEncodingAndIsKept(String charset) {
         Charset cs = Charset.forName(charset);
         byte[] bom = "\uFEFF".getBytes(cs);
-        byte[] text = ("plain text " + AWS + " end").getBytes(cs);
-        byte[] body = concat(bom, text);
-        for (String type : new String[] {"text/plain", "text/plain; charset=utf-8"}) {
+        byte[] body = concat(bom, ("{\"content\":\"plain text " + AWS + " end\"}").getBytes(cs));
+        for (String type : new String[] {"application/json", "application/json; charset=utf-8"}) {
             byte[] out = redacted(redact(body, "content-type", type));
-            assertArrayEquals(concat(bom, "plain text [REDACTED:aws_access_key_id] end".getBytes(cs)), out, type);
+            assertArrayEquals(concat(bom, "{\"content\":\"plain text [REDACTED:aws_access_key_id] end\"}"
+                    .getBytes(cs)), out, type);
             deniedFor(deny(body, "content-type", type), "aws_access_key_id");
         }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE", "UTF-8"})
+    void elsewhereAByteOrderMarkCountsOnlyWhereTheDeclaredCharsetHonoursIt(String charset) {
+        Charset cs = Charset.forName(charset);
+        byte[] bom = "\uFEFF".getBytes(cs);
+        byte[] body = concat(bom, ("plain text " + AWS + " end").getBytes(cs));
+        byte[] redactedBody = concat(bom, "plain text [REDACTED:aws_access_key_id] end".getBytes(cs));
+        // the mark of the declared encoding itself (UTF-8 by default) reads the same with or without it
+        String own = "text/plain; charset=" + charset.toLowerCase(java.util.Locale.ROOT);
+        assertArrayEquals(redactedBody, redacted(redact(body, "content-type", own)), own);
+        deniedFor(deny(body, "content-type", own), "aws_access_key_id");
+        // UTF-16 and UTF-32 without a byte order in the name take it from the mark (RFC 2781 section 3.3)
+        if (!charset.equals("UTF-8")) {
+            String unordered = "text/plain; charset=" + charset.substring(0, 6).toLowerCase(java.util.Locale.ROOT);
+            assertArrayEquals(redactedBody, redacted(redact(body, "content-type", unordered)), unordered);
+        }
+        if (charset.equals("UTF-8")) {
+            for (String type : new String[] {"text/plain", "application/x-www-form-urlencoded", "application/xml"}) {
+                assertArrayEquals(redactedBody, redacted(redact(body, "content-type", type)), type);
+            }
+            assertArrayEquals(redactedBody, redacted(redact(body)), "no media type");
+            return;
+        }
+        // any other mark would change the reading: undecodable, whatever the scan would find
+        for (String type : new String[] {"text/plain", "text/plain; charset=utf-8", "application/xml",
+            "application/x-www-form-urlencoded", "text/plain; charset=iso-8859-1"}) {
+            MiddlewareException e = assertThrows(MiddlewareException.class, () -> deny(body, "content-type", type),
+                    type);
+            assertEquals("body_undecodable", e.code(), type);
+            assertFalse(e.getMessage().contains("AKIA"), "no content in the message");
+        }
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class, () -> deny(body)).code());
+    }
+
+    @Test
+    void aFormBodyThatStartsWithAUtf16MarkIsUndecodable() {
+        // issue 39 item 1: a form parser reads note = the key; a UTF-16LE reading would see CJK characters
+        byte[] body = concat(new byte[] {(byte) 0xff, (byte) 0xfe}, utf8("&note=" + OPENAI));
+        for (String type : new String[] {"application/x-www-form-urlencoded",
+            "application/x-www-form-urlencoded; charset=utf-8"}) {
+            assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                    () -> redact(body, "content-type", type)).code(), type);
+            assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                    () -> deny(body, "content-type", type)).code(), type);
+        }
+        byte[] be = concat(new byte[] {(byte) 0xfe, (byte) 0xff}, utf8("&note=" + OPENAI + "x"));
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> deny(be, "content-type", "application/x-www-form-urlencoded")).code());
+        // a declared UTF-16LE form whose mark is UTF-16BE: the two readings differ
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> deny(concat(new byte[] {(byte) 0xfe, (byte) 0xff}, "a=b".getBytes(StandardCharsets.UTF_16LE)),
+                        "content-type", "text/plain; charset=utf-16le")).code());
+    }
+
+    @Test
+    void aMultipartPartFollowsTheSameByteOrderMarkRule() {
+        byte[] part = concat(new byte[] {(byte) 0xff, (byte) 0xfe}, utf8("x " + OPENAI + " y"));
+        byte[] body = concat(concat(utf8("--b0und\r\nContent-Disposition: form-data; name=\"a\"\r\n"
+                + "Content-Type: text/plain\r\n\r\n"), part), utf8("\r\n--b0und--\r\n"));
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> deny(body, "content-type", "multipart/form-data; boundary=b0und")).code());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"application/json; charset=\"utf-8\"; charset=utf-7",
+        "application/json; charset=utf-8; charset=utf-8", "application/json; Charset=utf-8; charset=utf-7",
+        "text/plain; charset=utf-8; CHARSET=\"utf-8\"", "application/x-www-form-urlencoded; a=1; a=2",
+        "multipart/form-data; boundary=b0und; boundary=other"})
+    void aRepeatedMediaTypeParameterIsUndecodable(String type) {
+        // issue 39 item 2 (RFC 6838 section 4.3): readers disagree on which one counts
+        byte[] body = utf8("{\"content\":\"+AHM-k-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL\"}");
+        MiddlewareException e = assertThrows(MiddlewareException.class, () -> deny(body, "content-type", type));
+        assertEquals("body_undecodable", e.code(), type);
+        assertFalse(e.getMessage().contains("utf-7"), "the value is not echoed");
+        byte[] multipart = utf8("--b0und\r\nContent-Type: " + type + "\r\n\r\nhello\r\n--b0und--\r\n");
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> deny(multipart, "content-type", "multipart/form-data; boundary=b0und")).code(), "a part's");
     }
 
     @Test

@@ -66,10 +66,12 @@ class RegexProviderTest {
     }
 
     @Test
-    void theManifestDeclaresAnHttpRequestAndAnHttpResponseBindingFor4MiB() {
+    void theManifestDeclaresAnHttpRequestBindingTheMessageBindingsBesideItAndAnHttpResponseBinding() {
         List<MiddlewareBinding> bindings = provider.manifest().bindings();
-        assertEquals(2, bindings.size());
-        MiddlewareBinding response = bindings.get(1);
+        assertEquals(4, bindings.size());
+        assertEquals(List.of(Operation.WEBSOCKET_MESSAGE, Operation.WEBSOCKET_MESSAGE),
+                bindings.subList(1, 3).stream().map(MiddlewareBinding::operation).toList());
+        MiddlewareBinding response = bindings.get(3);
         assertEquals(RegexProvider.RESPONSE_BINDING_ID, response.id().value());
         assertEquals(Operation.HTTP_RESPONSE, response.operation());
         assertEquals(Phase.PRE_RETURN, response.phase());

@@ -35,7 +35,8 @@ class PluginSdkIT {
         assertEquals(0, install.exit(), install.err());
         assertTrue(install.out().startsWith("installed dev.openshell.supervisor:middleware-spi:"), install.out());
         try (Stream<Path> s = Files.walk(repo)) {
-            assertEquals(2, s.filter(Files::isRegularFile).count(), "the SDK holds the SPI's JAR and POM only");
+            assertEquals(4, s.filter(Files::isRegularFile).count(),
+                    "the SDK holds the SPI's JAR, POM, sources and Javadoc");
         }
 
         Path project = tmp.resolve("example-tagger");
@@ -96,8 +97,12 @@ class PluginSdkIT {
         }
     }
 
-    /** {@return a directory that shows the local repository (links, nothing copied) without dev/openshell} */
-    private static Path mirrorWithoutThisProject(Path mirror) throws IOException {
+    /**
+     * {@return a directory that shows the local repository (links, nothing copied) without dev/openshell}
+     *
+     * @param mirror where to make it
+     */
+    static Path mirrorWithoutThisProject(Path mirror) throws IOException {
         Path local = Paths.get(System.getProperty("user.home"), ".m2", "repository");
         Files.createDirectories(mirror);
         List<Path> top;

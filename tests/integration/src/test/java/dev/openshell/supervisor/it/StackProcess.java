@@ -127,12 +127,23 @@ final class StackProcess implements AutoCloseable {
      */
     static StackProcess start(Path work, Path policy, Path gateway, Map<String, String> environment)
             throws IOException, InterruptedException {
+        return start(work, policy, gateway, environment, 0);
+    }
+
+    /**
+     * Starts {@code supervisor run} with the admin listener on a given port (a service that fetches the JWKS from it
+     * needs the port before the supervisor's first call), and waits until it listens.
+     *
+     * @param adminPort the admin listener's port on 127.0.0.1, 0 for any free one
+     */
+    static StackProcess start(Path work, Path policy, Path gateway, Map<String, String> environment, int adminPort)
+            throws IOException, InterruptedException {
         Path plugins = Files.createDirectories(work.resolve("plugins"));
         Path audit = work.resolve("audit").resolve("audit.jsonl");
         Files.createDirectories(audit.getParent());
         ProcessBuilder pb = new ProcessBuilder(Image.launcher(Image.HOME).toString(), "run",
                 "--policy", policy.toString(), "--gateway-config", gateway.toString(),
-                "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+                "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:" + adminPort,
                 "--state-dir", work.resolve("state").toString(), "--audit-log", audit.toString(),
                 "--plugins", plugins.toString());
         Map<String, String> env = pb.environment();

@@ -5,11 +5,9 @@ import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.Finding;
-import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
-import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.Phase;
 import dev.openshell.middleware.spi.RequestContext;
@@ -17,19 +15,20 @@ import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.host.CredentialAccess;
 import dev.openshell.middleware.spi.host.OutboundRequest;
 import dev.openshell.middleware.spi.host.RestrictedMiddlewareProvider;
+import static dev.openshell.supervisor.engine.chain.StageAttempts.failed;
+import static dev.openshell.supervisor.engine.chain.StageAttempts.failedRecord;
+import static dev.openshell.supervisor.engine.chain.StageAttempts.failure;
+import static dev.openshell.supervisor.engine.chain.StageAttempts.sanitize;
+
+import dev.openshell.supervisor.engine.chain.StageAttempts.Attempt;
+import dev.openshell.supervisor.engine.chain.StageAttempts.Invoked;
 import dev.openshell.supervisor.engine.chain.StageLimits.Limit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
@@ -120,20 +119,14 @@ public final class ChainEngine {
     private final StageLimits limits;
     private final BodyRecheck recheck;
     private final LongSupplier nanoClock;
-    private final ThreadFactory threads;
-    private final Predicate<StageSpec> inline;
-    private final StagePool pool;
-    private final BulkLane bulk;
+    private final StageInvoker invoker;
 
     private ChainEngine(Builder b) {
         this.rules = b.rules;
         this.limits = b.limits;
         this.recheck = b.recheck;
         this.nanoClock = b.nanoClock;
-        this.threads = b.threads;
-        this.inline = b.inline;
-        this.pool = b.pool;
-        this.bulk = b.bulk;
+        this.invoker = new StageInvoker(b.nanoClock, b.threads, b.inline, b.pool, b.bulk);
     }
 
     /** {@return a builder with the defaults: fresh {@link HeaderRules}, no re-check, System.nanoTime, virtual threads} */
@@ -179,13 +172,8 @@ public final class ChainEngine {
         Objects.requireNonNull(chain, "chain");
         Objects.requireNonNull(request, "request");
         Objects.requireNonNull(recheck, "recheck");
-        if (chain.refused()) {
-            return new ChainResult(new ChainOutcome.Deny(chain.refusal().orElseThrow()), List.of(),
-                    request.headers(), request.body(), ChainMetadata.empty(), List.of(), List.of());
-        }
-        if (chain.isEmpty()) {
-            return new ChainResult(FORWARD, List.of(), request.headers(), request.body(), ChainMetadata.empty(),
-                    List.of(), List.of());
+        if (chain.refused() || chain.isEmpty()) {
+            return unrun(chain, request.headers(), request.body());
         }
         return fold(chain, new Fold(request.target(), request.headers(), request.body(), request.context(), null,
                 chain, recheck));
@@ -212,16 +200,17 @@ public final class ChainEngine {
         Objects.requireNonNull(credentials, "credentials");
         Objects.requireNonNull(context, "context");
         List<HttpHeader> headers = PostCredentialsRules.forwardable(request.headers());
-        if (chain.refused()) {
-            return new ChainResult(new ChainOutcome.Deny(chain.refusal().orElseThrow()), List.of(), headers,
-                    request.body(), ChainMetadata.empty(), List.of(), List.of());
-        }
-        if (chain.isEmpty()) {
-            return new ChainResult(FORWARD, List.of(), headers, request.body(), ChainMetadata.empty(), List.of(),
-                    List.of());
+        if (chain.refused() || chain.isEmpty()) {
+            return unrun(chain, headers, request.body());
         }
         return fold(chain, new Fold(request.target(), headers, request.body(), context, credentials, chain,
                 recheck));
+    }
+
+    /** {@return the result of a chain no stage runs in: a refused chain denies, an empty one forwards unchanged} */
+    private static ChainResult unrun(Chain chain, List<HttpHeader> headers, Body body) {
+        ChainOutcome outcome = chain.refused() ? new ChainOutcome.Deny(chain.refusal().orElseThrow()) : FORWARD;
+        return new ChainResult(outcome, List.of(), headers, body, ChainMetadata.empty(), List.of(), List.of());
     }
 
     private static ChainResult fold(Chain chain, Fold fold) {
@@ -268,32 +257,14 @@ public final class ChainEngine {
             if (credentials != null) {
                 return; // the post-credentials phase signs the body exactly as it will be forwarded
             }
-            List<String> codings = ContentDecoding.codings(headers);
-            // an empty body has no coding to undo (a bodiless GET may still carry Content-Encoding)
-            if (!body.isEmpty() && !codings.isEmpty() && ContentDecoding.supported(codings)
-                    && anyStageDecodes(chain, codings)) {
-                long cap = 0;
-                for (Chain.Prepared p : chain.prepared()) {
-                    cap = Math.max(cap, p.spec().maxBodyBytes());
+            switch (ContentDecoding.forChain(chain, headers, body)) {
+                case ContentDecoding.Outcome.Decoded d -> {
+                    this.body = d.body();
+                    this.headers = ContentDecoding.withoutContentEncoding(headers);
                 }
-                switch (ContentDecoding.decode(body, codings, cap)) {
-                    case ContentDecoding.Outcome.Decoded d -> {
-                        this.body = d.body();
-                        this.headers = ContentDecoding.withoutContentEncoding(headers);
-                    }
-                    case ContentDecoding.Outcome.Failed f -> decodingFailure = f;
-                }
+                case ContentDecoding.Outcome.Failed f -> decodingFailure = f;
+                case null -> { } // left as sent: no stage asked, or nothing to decode
             }
-        }
-
-        /** {@return whether a stage's binding asks for every one of {@code codings} to be decoded} */
-        private static boolean anyStageDecodes(Chain chain, List<String> codings) {
-            for (Chain.Prepared p : chain.prepared()) {
-                if (p.decodes(codings)) {
-                    return true;
-                }
-            }
-            return false;
         }
 
         /**
@@ -380,12 +351,12 @@ public final class ChainEngine {
             }
             HttpRequestEvaluation evaluation = new HttpRequestEvaluation(s.bindingId(), Phase.PRE_CREDENTIALS,
                     context, s.config(), target, visible, body);
-            Invoked<HttpRequestResult> invoked = invoke(s, () -> s.provider().evaluate(evaluation), body.size());
+            Invoked<HttpRequestResult> invoked = invoker.invoke(s, () -> s.provider().evaluate(evaluation), body.size());
             if (invoked.failed() != null) {
                 return invoked.failed();
             }
             HttpRequestResult result = invoked.value();
-            StageFailure resultFailure = checkResult(s, result);
+            StageFailure resultFailure = StageAttempts.checkResult(s, result, limits, rules);
             if (resultFailure != null) {
                 return new Attempt.Failed(resultFailure, false);
             }
@@ -406,7 +377,7 @@ public final class ChainEngine {
                         "the post-credentials stage's provider is not a restricted built-in");
             }
             OutboundRequest in = new OutboundRequest(target, headers, body);
-            Invoked<OutboundRequest> invoked = invoke(s,
+            Invoked<OutboundRequest> invoked = invoker.invoke(s,
                     () -> restricted.evaluatePostCredentials(s.bindingId(), s.config(), in, credentials), body.size());
             if (invoked.failed() != null) {
                 return invoked.failed();
@@ -417,76 +388,6 @@ public final class ChainEngine {
             }
             List<HttpHeader> out = invoked.value().headers();
             return new Attempt.Accepted(HttpRequestResult.allow(), out.equals(headers) ? null : out);
-        }
-
-        /**
-         * Invokes a stage inline (on the {@link BulkLane} for a bounded built-in on a large body) or on a fresh
-         * thread, within its timeout.
-         */
-        private <T> Invoked<T> invoke(StageSpec s, Callable<T> call, long bodyBytes) {
-            if (inline.test(s)) {
-                if (Thread.currentThread().isInterrupted()) {
-                    return new Invoked<>(null, interrupted(s));
-                }
-                long start = nanoClock.getAsLong();
-                T value;
-                long laneRunNanos = -1;
-                try {
-                    if (bulk != null && bulk.takes(bodyBytes) && BOUNDED_BUILT_IN_STAGES.test(s)) {
-                        BulkLane.Ran<T> ran = bulk.run(call, Math.max(1, s.timeoutMillis() / 4));
-                        value = ran.value();
-                        laneRunNanos = ran.runNanos();
-                    } else {
-                        value = call.call();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return new Invoked<>(null, interrupted(s));
-                } catch (Throwable t) {
-                    return new Invoked<>(null, thrown(s, t));
-                }
-                if (Thread.currentThread().isInterrupted()) {
-                    return new Invoked<>(null, interrupted(s));
-                }
-                // on the lane, the stage's own run time: the wait for a lane thread is bounded separately
-                long took = laneRunNanos >= 0 ? laneRunNanos : nanoClock.getAsLong() - start;
-                if (took > TimeUnit.MILLISECONDS.toNanos(s.timeoutMillis())) {
-                    return new Invoked<>(null, timedOut(s));
-                }
-                return new Invoked<>(value, null);
-            }
-            if (pool != null) {
-                return pooled(s, call);
-            }
-            FutureTask<T> task = new FutureTask<>(call);
-            threads.newThread(task).start();
-            try {
-                return new Invoked<>(task.get(s.timeoutMillis(), TimeUnit.MILLISECONDS), null);
-            } catch (TimeoutException e) {
-                task.cancel(true);
-                return new Invoked<>(null, timedOut(s));
-            } catch (InterruptedException e) {
-                task.cancel(true);
-                Thread.currentThread().interrupt();
-                return new Invoked<>(null, interrupted(s));
-            } catch (ExecutionException e) {
-                return new Invoked<>(null, thrown(s, e.getCause()));
-            }
-        }
-
-        /** Invokes a stage on the {@link StagePool}, within its timeout. */
-        private <T> Invoked<T> pooled(StageSpec s, Callable<T> call) {
-            return switch (pool.run(s.bindingId(), s.timeoutMillis(), call)) {
-                case StagePool.Outcome.Done<T> d -> new Invoked<>(d.value(), null);
-                case StagePool.Outcome.Threw<T> t -> new Invoked<>(null, thrown(s, t.cause()));
-                case StagePool.Outcome.TimedOut<T> t -> new Invoked<>(null, timedOut(s));
-                case StagePool.Outcome.Interrupted<T> i -> new Invoked<>(null, interrupted(s));
-                case StagePool.Outcome.Unavailable<T> u -> new Invoked<>(null, failed(s, FailureCategory.UNAVAILABLE,
-                        PlatformCodes.MIDDLEWARE_UNAVAILABLE, "middleware " + s.bindingId() + " is unavailable: "
-                                + u.stuckThreads() + " of its stages overran their timeout and have not returned"));
-                case StagePool.Outcome.Busy<T> b -> new Invoked<>(null, failed(s, FailureCategory.UNAVAILABLE,
-                        PlatformCodes.STAGE_THREADS_BUSY, "every middleware stage thread is busy"));
-            };
         }
 
         /**
@@ -576,145 +477,6 @@ public final class ChainEngine {
                     return false;
                 }
             }
-        }
-    }
-
-    private StageFailure checkResult(StageSpec s, HttpRequestResult r) {
-        if (r == null) {
-            return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.RESULT_MISSING, "stage returned no result");
-        }
-        if (Wire.utf8Length(r.reason()) > limits.get(Limit.REASON_BYTES)) {
-            return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.REASON_BYTES_OVER_CAPACITY,
-                    "reason exceeds " + limits.get(Limit.REASON_BYTES) + " bytes");
-        }
-        if (r.reasonCode().isPresent() && !Syntax.isCode(r.reasonCode().get())) {
-            return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.RESULT_INVALID_REASON_CODE,
-                    "reason code is not a lowercase code of at most 64 characters");
-        }
-        List<HeaderMutation> mutations = r.headerMutations();
-        if (mutations.size() > limits.get(Limit.HEADER_MUTATIONS)) {
-            HeaderMutationError e = new HeaderMutationError(HeaderMutationError.Kind.TOO_MANY, "", mutations.size());
-            rules.count(e.kind());
-            return failure(s, FailureCategory.INVALID_HEADER_MUTATION, e.code(), e.message());
-        }
-        if (Wire.mutations(mutations) > limits.get(Limit.HEADER_MUTATION_ENCODED_BYTES)) {
-            return failure(s, FailureCategory.ENVELOPE_VIOLATION, HeaderMutationError.Kind.TOO_LARGE.code(),
-                    "middleware header mutations exceed " + limits.get(Limit.HEADER_MUTATION_ENCODED_BYTES)
-                            + " encoded bytes");
-        }
-        if (r.findings().size() > limits.get(Limit.FINDINGS)) {
-            return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.FINDING_COUNT_OVER_CAPACITY,
-                    r.findings().size() + " findings exceed " + limits.get(Limit.FINDINGS));
-        }
-        for (Finding f : r.findings()) {
-            if (Wire.finding(f) > limits.get(Limit.FINDING_BYTES)) {
-                return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.FINDING_BYTES_OVER_CAPACITY,
-                        "a finding exceeds " + limits.get(Limit.FINDING_BYTES) + " encoded bytes");
-            }
-        }
-        Map<String, String> metadata = r.metadata();
-        if (metadata.size() > limits.get(Limit.METADATA_ENTRIES)) {
-            return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.METADATA_COUNT_OVER_CAPACITY,
-                    metadata.size() + " metadata entries exceed " + limits.get(Limit.METADATA_ENTRIES));
-        }
-        long metadataBytes = 0;
-        for (Map.Entry<String, String> e : metadata.entrySet()) {
-            if (!isMetadataKey(e.getKey())) {
-                return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.METADATA_INVALID_KEY,
-                        "a metadata key is not [A-Za-z0-9][A-Za-z0-9_.-]* of at most 128 characters");
-            }
-            if (!SafeText.hasNoControls(e.getValue())) {
-                return failure(s, FailureCategory.INVALID_RESULT, PlatformCodes.METADATA_INVALID_VALUE,
-                        "a metadata value holds a control character");
-            }
-            metadataBytes += Wire.utf8Length(e.getKey()) + Wire.utf8Length(e.getValue());
-        }
-        if (metadataBytes > limits.get(Limit.METADATA_BYTES)) {
-            return failure(s, FailureCategory.ENVELOPE_VIOLATION, PlatformCodes.METADATA_BYTES_OVER_CAPACITY,
-                    "metadata exceeds " + limits.get(Limit.METADATA_BYTES) + " bytes");
-        }
-        return null;
-    }
-
-    private static Attempt timedOut(StageSpec s) {
-        return failed(s, FailureCategory.TIMEOUT, PlatformCodes.STAGE_TIMEOUT,
-                "stage did not answer within " + s.timeoutMillis() + " ms");
-    }
-
-    private static Attempt interrupted(StageSpec s) {
-        return new Attempt.Failed(failure(s, FailureCategory.STAGE_ERROR, PlatformCodes.CHAIN_INTERRUPTED,
-                "interrupted while waiting for the stage"), true);
-    }
-
-    private static Attempt thrown(StageSpec s, Throwable cause) {
-        if (cause instanceof VirtualMachineError e) {
-            throw e;
-        }
-        if (cause instanceof MiddlewareException me && Syntax.isCode(me.code())) {
-            return failed(s, FailureCategory.STAGE_ERROR, me.code(),
-                    me.getMessage() == null ? me.code() : me.getMessage());
-        }
-        String text = cause == null || cause.getMessage() == null ? "stage threw an exception" : cause.getMessage();
-        return failed(s, FailureCategory.STAGE_ERROR, PlatformCodes.STAGE_EXCEPTION, text);
-    }
-
-    private static Attempt failed(StageSpec s, FailureCategory category, String code, String text) {
-        return new Attempt.Failed(failure(s, category, code, text), false);
-    }
-
-    /** A failure whose message is the sanitized text for built-ins and the code for third parties. */
-    private static StageFailure failure(StageSpec s, FailureCategory category, String code, String text) {
-        return new StageFailure(category, code, s.trusted() ? SafeText.safeReason(text) : code);
-    }
-
-    private static StageRecord failedRecord(StageSpec s, StageResult outcome, long latency, StageFailure failure,
-                                            List<Finding> findings) {
-        return new StageRecord(s.configKey(), s.bindingId(), s.provenance(), s.onError(), outcome, Optional.empty(),
-                Optional.empty(), false, false, latency, Optional.of(failure), findings);
-    }
-
-    private static List<Finding> sanitize(StageSpec s, List<Finding> findings) {
-        if (findings.isEmpty()) {
-            return findings;
-        }
-        List<Finding> out = new ArrayList<>(findings.size());
-        String label = "finding reported by " + s.bindingId();
-        for (Finding f : findings) {
-            out.add(new Finding(
-                    SafeText.isLowerToken(f.type(), 128, "_.-") ? f.type() : PlatformCodes.FINDING_UNCLASSIFIED,
-                    label, f.count(),
-                    SafeText.isLowerToken(f.confidence(), 32, "_.-") ? f.confidence() : "",
-                    SafeText.isLowerToken(f.severity(), 32, "_.-") ? f.severity() : ""));
-        }
-        return out;
-    }
-
-    private static boolean isMetadataKey(String key) {
-        if (key.isEmpty() || key.length() > 128) {
-            return false;
-        }
-        for (int i = 0; i < key.length(); i++) {
-            char c = key.charAt(i);
-            boolean alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-            if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-'))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** A stage's answer, or why there is none. @param value the answer @param failed the failure, or null */
-    private record Invoked<T>(T value, Attempt failed) {
-    }
-
-    /** The outcome of one stage's steps 1 to 4. */
-    private sealed interface Attempt {
-        /** @param result the validated result @param headers the new header list, or {@code null} if unchanged */
-        record Accepted(HttpRequestResult result, List<HttpHeader> headers) implements Attempt {
-        }
-
-        /** @param failure why @param interrupted whether the caller was interrupted (always denies) */
-        record Failed(StageFailure failure, boolean interrupted) implements Attempt {
         }
     }
 

@@ -80,6 +80,27 @@ final class ContentDecoding {
     }
 
     /**
+     * Decodes a request body for {@code chain} when every coding of its {@code Content-Encoding} is one the
+     * supervisor decodes and some stage's binding asks for all of them; the cap is the chain's largest stage limit.
+     *
+     * @return the outcome, or {@code null} when the body is left as sent (empty, no coding, a coding not decoded,
+     *     or no stage asked)
+     */
+    static Outcome forChain(Chain chain, List<HttpHeader> headers, Body body) {
+        List<String> codings = codings(headers);
+        // an empty body has no coding to undo (a bodiless GET may still carry Content-Encoding)
+        if (body.isEmpty() || codings.isEmpty() || !supported(codings)
+                || chain.prepared().stream().noneMatch(p -> p.decodes(codings))) {
+            return null;
+        }
+        long cap = 0;
+        for (Chain.Prepared p : chain.prepared()) {
+            cap = Math.max(cap, p.spec().maxBodyBytes());
+        }
+        return decode(body, codings, cap);
+    }
+
+    /**
      * Decodes.
      *
      * @param body the encoded body

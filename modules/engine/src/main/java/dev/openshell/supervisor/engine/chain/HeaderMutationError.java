@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.util.Objects;
 
 /**
@@ -7,8 +8,9 @@ import java.util.Objects;
  * validates and applies a stage's mutations atomically"). The message texts and platform codes are stable: they match
  * the reference implementation's error strings ({@code tests/data/conformance/header_rules.txt}, section 3).
  *
- * <p>{@link #message()} quotes the header name as the stage wrote it (original case), with control characters shown
- * as {@code ?} and at most {@value #MAX_QUOTED_NAME} characters, so the text is safe to log. It never contains a
+ * <p>{@link #message()} quotes the header name as the stage wrote it (original case), with control and format
+ * characters escaped as {@code \\uXXXX} and at most {@value #MAX_QUOTED_NAME} characters (the one rule,
+ * {@code Syntax.printable}), so the text is safe to log. It never contains a
  * header value. Operator-run stages' messages are still replaced by the {@link #code()} in client responses and
  * security logs.
  *
@@ -105,12 +107,6 @@ public record HeaderMutationError(Kind kind, String name, int count) {
     }
 
     private static String quotable(String s) {
-        int len = Math.min(s.length(), MAX_QUOTED_NAME);
-        StringBuilder b = new StringBuilder(len + 3);
-        for (int i = 0; i < len; i++) {
-            char c = s.charAt(i);
-            b.append(c < 0x20 || c == 0x7f ? '?' : c);
-        }
-        return s.length() > MAX_QUOTED_NAME ? b.append("...").toString() : b.toString();
+        return Syntax.printable(s, MAX_QUOTED_NAME);
     }
 }

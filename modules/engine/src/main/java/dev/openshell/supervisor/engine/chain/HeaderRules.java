@@ -1,7 +1,6 @@
 package dev.openshell.supervisor.engine.chain;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
-import dev.openshell.middleware.spi.ExistingHeaderAction;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
@@ -112,11 +111,11 @@ public final class HeaderRules {
     public static boolean isSafeValue(String value) {
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
-            if (c == '\t' || (c >= 0x20 && c < 0x7f)) {
-                continue;
-            }
-            if (c < 0x20 || c == 0x7f) {
+            if (!Syntax.isFieldValueChar(c)) {
                 return false;
+            }
+            if (c < 0x80) {
+                continue;
             }
             if (Character.isHighSurrogate(c)) {
                 if (i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
@@ -197,7 +196,7 @@ public final class HeaderRules {
         }
         for (int i = from; i < to; i++) {
             char c = line.charAt(i);
-            if (c != '\t' && (c < 0x20 || c == 0x7f)) {
+            if (!Syntax.isFieldValueChar(c)) {
                 throw new MalformedHeaderException("header_invalid_value", lineNo,
                         "the field value holds a control character");
             }

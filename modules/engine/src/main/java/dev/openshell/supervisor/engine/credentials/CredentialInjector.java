@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.engine.credentials;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
 import java.nio.charset.StandardCharsets;
@@ -114,6 +115,24 @@ public final class CredentialInjector {
      */
     public java.util.Optional<Credential> declared(String name) {
         return java.util.Optional.ofNullable(byName.get(name));
+    }
+
+    /**
+     * {@return the names of the credentials bound to {@code host}, sorted} Whatever the scheme, port or placement
+     * rules: the response from such a host is scrubbed of every one of them, placed in the request or not (a
+     * stateful upstream can hand back a value it stored earlier; docs/credentials.md section 4).
+     *
+     * @param host the admitted host
+     */
+    public Set<String> boundTo(String host) {
+        String lower = host.toLowerCase(Locale.ROOT);
+        Set<String> out = new TreeSet<>();
+        for (Credential c : byName.values()) {
+            if (c.hosts().test(lower)) {
+                out.add(c.name());
+            }
+        }
+        return out;
     }
 
     /** {@return the declared credential names} */
@@ -341,18 +360,7 @@ public final class CredentialInjector {
 
     /** RFC 3986 percent-encoding of UTF-8 bytes, unreserved characters kept. */
     static String percentEncode(String s) {
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        StringBuilder b = new StringBuilder(bytes.length * 3);
-        for (byte x : bytes) {
-            int c = x & 0xff;
-            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
-                    || c == '_' || c == '~') {
-                b.append((char) c);
-            } else {
-                b.append('%').append("0123456789ABCDEF".charAt(c >> 4)).append("0123456789ABCDEF".charAt(c & 0xf));
-            }
-        }
-        return b.toString();
+        return Syntax.percentEncode(s.getBytes(StandardCharsets.UTF_8), true, "");
     }
 
     /** Internal control flow for a refusal; never escapes {@link #inject}. */

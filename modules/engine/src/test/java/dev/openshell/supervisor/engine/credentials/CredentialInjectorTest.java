@@ -177,4 +177,13 @@ class CredentialInjectorTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> sources.resolve("K", "file:relative"))
                 .getMessage().contains("absolute path"));
     }
+
+    @Test
+    void theCredentialsBoundToAHostAreNamedWhateverTheRequestCarries() {
+        assertEquals(Set.of("OPENAI_API_KEY", "PINNED", "BAD"),
+                INJECTOR.boundTo("API.openai.com"));
+        assertEquals(Set.of("GH_TOKEN", "PINNED", "BAD"),
+                INJECTOR.boundTo("api.github.com"));
+        assertEquals(Set.of("PINNED", "BAD"), INJECTOR.boundTo("example.org"));
+    }
 }

@@ -55,7 +55,6 @@ final class Requests {
                 new HttpHeader("user-agent", "openshell-tck/1"));
     }
 
-    /** {@return a plain request: a small target and context, four header lines} @param body the body */
     /**
      * {@return a request without a body: {@code method} on {@code path}, with the base headers of an empty body}
      *
@@ -68,6 +67,26 @@ final class Requests {
                 Body.empty(), RequestContext.of(requestId));
     }
 
+    /**
+     * {@return a {@code POST} of the chat-completions path carrying a probe's body and content type}
+     *
+     * @param probe the probe
+     * @param requestId the request ID
+     */
+    static ChainRequest probe(Probe probe, String requestId) {
+        List<HttpHeader> headers = List.of(new HttpHeader("host", HOST), new HttpHeader("content-type",
+                probe.contentType()), new HttpHeader("content-length", Integer.toString(probe.body().size())),
+                new HttpHeader("user-agent", "openshell-tck/1"));
+        return new ChainRequest(new HttpRequestTarget("https", HOST, 443, "POST", PATH, ""), headers, probe.body(),
+                RequestContext.of(requestId));
+    }
+
+    /**
+     * {@return a plain request: a small target and context, four header lines}
+     *
+     * @param body the body
+     * @param requestId the request ID
+     */
     static ChainRequest plain(Body body, String requestId) {
         return new ChainRequest(new HttpRequestTarget("https", HOST, 443, "POST", PATH, ""), baseHeaders(body), body,
                 RequestContext.of(requestId));

@@ -30,6 +30,7 @@ import dev.openshell.supervisor.grpc.GrpcMiddlewareProvider;
 import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.supervisor.grpc.ServiceProbe;
 import dev.openshell.supervisor.grpc.ServiceRegistration;
+import dev.openshell.supervisor.grpc.auth.CallerTokens;
 import dev.openshell.supervisor.grpc.StageFailureCodes;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
@@ -61,7 +62,8 @@ import java.util.stream.Stream;
  * will hurt in production.
  *
  * <p>The checks, in order (names are stable; see {@code docs/external-middleware.md}, "Check your service"):
- * {@code describe.*}, {@code validate_config.*}, {@code evaluate.*}, {@code result.*}, {@code latency.*},
+ * {@code auth.*} (extension tokens, {@code TokenChecks}), {@code describe.*}, {@code validate_config.*},
+ * {@code evaluate.*}, {@code result.*}, {@code latency.*},
  * {@code deadline.*}, {@code load}. When {@code Describe} or the given config fails, the later checks are
  * {@link Check.Status#SKIP skipped}.
  */
@@ -139,15 +141,15 @@ public final class Tck {
 
     private void all() throws InterruptedException {
         ServiceRegistration reg = options.registration();
-        ServiceRegistration zero = new ServiceRegistration(reg.name(), reg.endpoint(), 0, reg.timeout(),
-                reg.allowInsecure(), reg.tls());
+        ServiceRegistration zero = reg.withMaxBodyBytes(0);
         try {
-            probe = ServiceProbe.open(zero);
+            probe = ServiceProbe.open(zero, options.tokens().<CallerTokens>map(t -> t).orElse(CallerTokens.NONE));
         } catch (IOException | IllegalArgumentException e) {
             add(Check.of("describe.answer", Check.Status.FAIL, "cannot set up the channel: " + e.getMessage()));
             skipRest("describe.answer");
             return;
         }
+        TokenChecks.run(probe, options.tokens(), this::add);
         if (!describe() || !validateConfig()) {
             return;
         }
@@ -160,6 +162,7 @@ public final class Tck {
         latencies();
         deadline();
         results();
+        SessionChecks.run(provider, binding, options.config(), timeout.toMillis()).forEach(this::add);
         if (options.load() > 0) {
             load();
         }
@@ -381,8 +384,54 @@ public final class Tck {
                         EnvelopeSizes.target(full.target()), EnvelopeSizes.context(full.context()),
                         EnvelopeSizes.config(envelopeConfig)) + (envelopeConfig == options.config()
                         ? ": the service refuses a config padded to 64 KiB" : "") + ", body " + maxBody + ")";
-        once("evaluate.full_envelope", what, e);
+        if (envelopeConfig == options.config() && EnvelopeSizes.config(envelopeConfig)
+                < options.limits().get(StageLimits.Limit.CONFIG_BYTES) && e.accepted()) {
+            add(Check.of("evaluate.full_envelope", Check.Status.SKIP, what + ": the 64 KiB config was not tested "
+                    + "(the service refuses the padding key " + PADDING_KEY + "; the rest of the envelope is "
+                    + "accepted)", ms(e.stage().latencyNanos()) + " of " + RpcTimeout.format(timeout)));
+        } else {
+            once("evaluate.full_envelope", what, e);
+        }
         messageLimit(full);
+        probes();
+    }
+
+    /**
+     * {@code evaluate.probe_*} and {@code evaluate.body_N}: the bodies a service acts on ({@link Probe}), each once;
+     * a denial or a transform is what they are for, so only a result the supervisor would refuse fails.
+     */
+    private void probes() {
+        List<Probe> all = new ArrayList<>(Probe.builtIns());
+        all.addAll(options.bodies());
+        for (Probe p : all) {
+            String name = "evaluate." + p.name();
+            String what = p.what() + " (" + p.body().size() + " bytes, " + p.contentType() + ")";
+            if (p.body().size() > maxBody) {
+                add(Check.of(name, Check.Status.SKIP, what + ": larger than the binding's max_body_bytes ("
+                        + maxBody + "), so the supervisor never sends it to the stage"));
+                continue;
+            }
+            Evaluated e = evaluate(p.name(), Requests.probe(p, requestId()));
+            String figure = ms(e.stage().latencyNanos()) + " of " + RpcTimeout.format(timeout);
+            if (!e.accepted()) {
+                add(Check.of(name, Check.Status.FAIL, what + ": the supervisor fails the stage: " + e.code()
+                        + aspectHint(e.code()), figure));
+                continue;
+            }
+            HttpRequestResult r = e.result().orElseThrow();
+            List<String> did = new ArrayList<>();
+            did.add(r.decision() == Decision.ALLOW ? "allowed" : "denied" + r.reasonCode().map(c -> " (" + c + ")")
+                    .orElse(""));
+            if (e.stage().bodyReplaced()) {
+                did.add("body replaced (" + e.chain().body().size() + " bytes)");
+            }
+            if (!r.headerMutations().isEmpty()) {
+                did.add(r.headerMutations().size() + " header mutation(s)");
+            }
+            did.add(r.findings().size() + " finding(s)");
+            add(Check.of(name, Check.Status.PASS, what + ": the supervisor accepts the result", figure + ", "
+                    + String.join(", ", did)));
+        }
     }
 
     private void once(String name, String what, Evaluated e) {
@@ -527,7 +576,7 @@ public final class Tck {
         aspect("result.metadata", METADATA, all, "metadata within " + options.limits().get(
                 StageLimits.Limit.METADATA_ENTRIES) + " entries and " + options.limits().get(
                 StageLimits.Limit.METADATA_BYTES) + " bytes, valid keys and values");
-        aspect("result.reason_code", REASON, all, "reason codes match [a-z][a-z0-9_]* (at most 64), reasons within "
+        aspect("result.reason_code", REASON, all, "reason codes are codes (a lower-case letter, then lower-case letters, digits and _, at most 64), reasons within "
                 + options.limits().get(StageLimits.Limit.REASON_BYTES) + " bytes");
     }
 

@@ -86,6 +86,72 @@ public final class Syntax {
     }
 
     /**
+     * {@return whether {@code c} may appear in a field value or a reason phrase}: HTAB, SP, visible ASCII and
+     * {@code obs-text} (RFC 9110, section 5.5: {@code field-vchar / SP / HTAB}); never NUL, CR, LF, another C0
+     * control or DEL. One rule for request and response heads, trailers, chunk extensions and header mutations.
+     *
+     * @param c a char or an octet ({@code 0..0xFF} when read as bytes)
+     */
+    public static boolean isFieldValueChar(int c) {
+        return c == '\t' || (c >= 0x20 && c != 0x7f);
+    }
+
+    /**
+     * {@return {@code raw} percent-encoded (RFC 3986, section 2.1)}: ASCII letters, digits and {@code -._~} (the
+     * unreserved set) are kept, and so is every ASCII character in {@code keep}; every other octet becomes
+     * {@code %XX}, in upper- or lower-case hexadecimal. The one percent-encoder: credential injection into query
+     * parameters and the scrubber's encoded forms of a secret both call it.
+     *
+     * @param raw the octets, usually UTF-8
+     * @param upper whether the hexadecimal digits are upper case (RFC 3986 recommends it)
+     * @param keep further ASCII characters to keep as they are; {@code ""} for none
+     */
+    public static String percentEncode(byte[] raw, boolean upper, String keep) {
+        StringBuilder b = new StringBuilder(raw.length * 3);
+        for (byte x : raw) {
+            int c = x & 0xff;
+            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
+                    || c == '_' || c == '~' || (c < 0x80 && keep.indexOf(c) >= 0)) {
+                b.append((char) c);
+            } else {
+                appendPercentOctet(b, c, upper);
+            }
+        }
+        return b.toString();
+    }
+
+    /**
+     * Appends one octet as {@code %XX}.
+     *
+     * @param b where to append
+     * @param octet the octet, {@code 0..0xFF}
+     * @param upper whether the hexadecimal digits are upper case
+     */
+    public static void appendPercentOctet(StringBuilder b, int octet, boolean upper) {
+        String hex = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+        b.append('%').append(hex.charAt(octet >> 4 & 0xf)).append(hex.charAt(octet & 0xf));
+    }
+
+    /**
+     * {@return the value of {@code c} as an ASCII hexadecimal digit (RFC 5234 {@code HEXDIG}, either case), 0 to 15,
+     * or -1 when it is not one}: never a digit of another script, which {@link Character#digit(char, int)} accepts.
+     *
+     * @param c a char
+     */
+    public static int hexDigit(char c) {
+        if (c >= '0' && c <= '9') {
+            return c - '0';
+        }
+        if (c >= 'a' && c <= 'f') {
+            return c - 'a' + 10;
+        }
+        if (c >= 'A' && c <= 'F') {
+            return c - 'A' + 10;
+        }
+        return -1;
+    }
+
+    /**
      * {@return whether {@code s} is a code: {@code [a-z][a-z0-9_]*}, 1 to {@value #MAX_CODE_LENGTH} characters}
      *
      * @param s a candidate; never {@code null}
@@ -172,12 +238,24 @@ public final class Syntax {
      * @param value any text; never {@code null}
      */
     public static String printable(String value) {
-        StringBuilder b = new StringBuilder(Math.min(value.length(), MAX_QUOTED) + 8);
+        return printable(value, MAX_QUOTED);
+    }
+
+    /**
+     * {@return {@code value} with control and format characters escaped as {@code \\uXXXX} and cut after {@code max}
+     * characters (code points) with {@code ...}}: the one way untrusted text enters a message, a log line or an
+     * exception; the callers differ only in how much they keep.
+     *
+     * @param value any text; never {@code null}
+     * @param max how many characters to keep, at least 1
+     */
+    public static String printable(String value, int max) {
+        StringBuilder b = new StringBuilder(Math.min(value.length(), max) + 8);
         int shown = 0;
         for (int i = 0; i < value.length(); ) {
             int cp = value.codePointAt(i);
             i += Character.charCount(cp);
-            if (shown == MAX_QUOTED) {
+            if (shown == max) {
                 b.append("...");
                 break;
             }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.policy.gateway;
 
+import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.internal.RpcTimeout;
 import dev.openshell.middleware.spi.internal.Syntax;
@@ -48,7 +49,9 @@ final class GatewayReader {
             "credential_drivers");
     static final List<String> SUPERVISOR_KEYS = List.of("listen", "plugins_dir", "state_dir", "audit_log",
             "body_buffer_budget_bytes", "limits", "network", "admin", "tls", "identity", "middleware", "credentials",
-            "plugin_pins");
+            "plugin_pins", "extension_auth");
+    static final List<String> EXTENSION_AUTH_KEYS = List.of("gateway_id", "issuer", "sandbox_id",
+            "token_lifetime_seconds", "key_lifetime_days");
     static final List<String> NETWORK_KEYS = List.of("allow_loopback_upstreams", "static_hosts");
     static final List<String> ADMIN_KEYS = List.of("listen");
     static final List<String> IDENTITY_KEYS = List.of("mode", "entrypoint_pid");
@@ -173,10 +176,39 @@ final class GatewayReader {
         if (id != null) {
             identity = identity(id, path.key("identity"));
         }
-        if (problems.errorCount() != errors || network == null || tls == null || identity == null) {
+        ExtensionAuthSettings extensionAuth = ExtensionAuthSettings.defaults();
+        TomlTable ea = table(t, "extension_auth", path);
+        if (ea != null) {
+            extensionAuth = extensionAuth(ea, path.key("extension_auth"));
+        }
+        if (problems.errorCount() != errors || network == null || tls == null || identity == null
+                || extensionAuth == null) {
             return null;
         }
-        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget, identity, limits);
+        return new SupervisorSettings(listen, plugins, state, audit, network, admin, tls, budget, identity, limits,
+                extensionAuth);
+    }
+
+    /** {@code [openshell.supervisor.extension_auth]}; {@code null} after reporting a problem. */
+    private ExtensionAuthSettings extensionAuth(TomlTable t, KeyPath path) {
+        rejectUnknown(t, path, EXTENSION_AUTH_KEYS);
+        int errors = problems.errorCount();
+        String gatewayId = string(t, "gateway_id", path).orElse(ExtensionAuthSettings.DEFAULT_GATEWAY_ID);
+        Optional<String> issuer = string(t, "issuer", path);
+        Optional<String> sandboxId = string(t, "sandbox_id", path);
+        long tokenLifetime = optionalInteger(t, "token_lifetime_seconds", path, 60, 3600)
+                .orElse(ExtensionAuthSettings.DEFAULT_TOKEN_LIFETIME_SECONDS);
+        long keyLifetime = optionalInteger(t, "key_lifetime_days", path, 1, 365)
+                .orElse(ExtensionAuthSettings.DEFAULT_KEY_LIFETIME_DAYS);
+        if (problems.errorCount() != errors) {
+            return null;
+        }
+        try {
+            return new ExtensionAuthSettings(gatewayId, issuer, sandboxId, tokenLifetime, keyLifetime);
+        } catch (IllegalArgumentException e) {
+            problems.error(at(path, t), path, e.getMessage());
+            return null;
+        }
     }
 
     private NetworkSettings network(TomlTable t, KeyPath path) {
@@ -346,8 +378,11 @@ final class GatewayReader {
             problems.error(at(path, t), path, "tls_client_cert and tls_client_key must be given together");
         }
         Optional<String> audience = string(t, "audience", path);
-        audience.ifPresent(a -> problems.warning(at(t, "audience"), path.key("audience"), "accepted for OpenShell"
-                + " compatibility and not used: this supervisor sends no extension bearer token"));
+        if (audience.isPresent() && (audience.get().isEmpty() || audience.get().length() > 256
+                || audience.get().chars().anyMatch(Character::isISOControl))) {
+            problems.error(at(t, "audience"), path.key("audience"), "audience must be 1 to 256 characters without"
+                    + " control characters");
+        }
 
         if (endpoint.isPresent()) {
             GrpcEndpoint e = endpoint.get();
@@ -449,15 +484,15 @@ final class GatewayReader {
                     }
                 }
             }
-            List<String> headers = names(t, "headers", cp, "[!#$%&'*+.^_`|~0-9A-Za-z-]+", "a header field name");
+            List<String> headers = names(t, "headers", cp, Syntax::isToken, "a header field name");
             for (String h : headers) {
-                if (h.startsWith("proxy-") || HOP_BY_HOP.contains(h)) {
+                if (neverForwarded(h)) {
                     problems.error(at(t, "headers"), cp.key("headers"), "header " + Texts.quote(h)
                             + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
                 }
             }
-            List<String> queryParams = names(t, "query_params", cp, "[^&=#\\s]+", "a query parameter name");
-            List<String> basic = names(t, "basic", cp, "user|password", "user or password");
+            List<String> queryParams = names(t, "query_params", cp, q -> q.matches("[^&=#\\s]+"), "a query parameter name");
+            List<String> basic = names(t, "basic", cp, b -> b.equals("user") || b.equals("password"), "user or password");
             openShellPlacement(t, cp, headers, queryParams, basic);
             boolean allowPlaintext = bool(t, "allow_plaintext", cp).orElse(false);
             boolean allowUnscanned = bool(t, "allow_unscanned_responses", cp).orElse(false);
@@ -482,17 +517,22 @@ final class GatewayReader {
         return out;
     }
 
-    private static final java.util.Set<String> HOP_BY_HOP = java.util.Set.of("connection", "keep-alive", "te",
-            "trailer", "transfer-encoding", "upgrade");
+    /**
+     * {@return whether the proxy never forwards field {@code lower} upstream as sent}: {@code Proxy-*}, the hop-by-hop
+     * and the framing fields of the one header table ({@link HeaderTable}), so a credential placed there never arrives
+     */
+    private static boolean neverForwarded(String lower) {
+        return lower.startsWith("proxy-") || HeaderTable.hopByHop(lower) || HeaderTable.framing(lower);
+    }
 
-    /** An optional array of strings, each matching {@code grammar}; header names come back lowercase. */
-    private List<String> names(TomlTable t, String key, KeyPath path, String grammar, String what) {
+    /** An optional array of strings, each accepted by {@code grammar}; header names come back lowercase. */
+    private List<String> names(TomlTable t, String key, KeyPath path, Predicate<String> grammar, String what) {
         List<String> out = new ArrayList<>();
         TomlArray a = array(t, key, path);
         for (int k = 0; a != null && k < a.size(); k++) {
             Object v = a.get(k);
             SourceLocation vat = position(a.inputPositionOf(k));
-            if (!(v instanceof String s) || !s.matches(grammar)) {
+            if (!(v instanceof String s) || !grammar.test(s)) {
                 problems.error(vat, path.key(key).index(k), "expected " + what + ", found " + describe(v));
                 continue;
             }
@@ -708,10 +748,10 @@ final class GatewayReader {
                                     List<String> basic) {
         Optional<String> headerName = string(t, "header_name", cp).map(h -> h.strip().toLowerCase(Locale.ROOT));
         headerName.ifPresent(h -> {
-            if (!h.matches("[!#$%&'*+.^_`|~0-9a-z-]+")) {
+            if (!Syntax.isToken(h)) {
                 problems.error(at(t, "header_name"), cp.key("header_name"), "expected a header field name, found "
                         + describe(h));
-            } else if (h.startsWith("proxy-") || HOP_BY_HOP.contains(h)) {
+            } else if (neverForwarded(h)) {
                 problems.error(at(t, "header_name"), cp.key("header_name"), "header " + Texts.quote(h)
                         + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
             } else if (!headers.contains(h)) {

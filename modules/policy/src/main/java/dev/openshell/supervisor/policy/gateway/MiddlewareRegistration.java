@@ -20,7 +20,8 @@ import java.util.Optional;
  * @param tlsCaBundle PEM trust roots for the service's certificate, instead of the system's
  * @param tlsClientCert PEM client certificate chain for mutual TLS (given together with the key)
  * @param tlsClientKey PEM private key for mutual TLS
- * @param audience the OpenShell JWT audience, kept for compatibility; this supervisor sends no bearer token
+ * @param audience the exact audience of the extension token sent on every call over TLS; empty for OpenShell's
+ *     default {@code urn:openshell:extension:middleware:<name>}; unused for plaintext registrations
  */
 public record MiddlewareRegistration(String name, GrpcEndpoint endpoint, long maxBodyBytes, Duration timeout,
                                      boolean allowInsecure, Optional<Path> tlsCaBundle, Optional<Path> tlsClientCert,

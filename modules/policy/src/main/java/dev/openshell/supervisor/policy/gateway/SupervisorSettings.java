@@ -20,11 +20,13 @@ import java.util.OptionalLong;
  *     derives it from its heap)
  * @param identity process identity for binary-scoped network policies
  * @param limits {@code [openshell.supervisor.limits]}: connection caps and the request head deadline
+ * @param extensionAuth {@code [openshell.supervisor.extension_auth]}: the identity in extension tokens
  */
 public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir, Optional<Path> stateDir,
                                  Optional<Path> auditLog, NetworkSettings network, Optional<ListenAddress> adminListen,
                                  TlsSettings tls, OptionalLong bodyBufferBudgetBytes,
-                                 IdentitySettings identity, LimitsSettings limits) {
+                                 IdentitySettings identity, LimitsSettings limits,
+                                 ExtensionAuthSettings extensionAuth) {
     /** The proxy's address when none is configured: {@code 127.0.0.1:3128}. */
     public static final ListenAddress DEFAULT_LISTEN = new ListenAddress("127.0.0.1", 3128);
 
@@ -44,6 +46,20 @@ public record SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir
         Objects.requireNonNull(bodyBufferBudgetBytes, "bodyBufferBudgetBytes");
         Objects.requireNonNull(identity, "identity");
         Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(extensionAuth, "extensionAuth");
+    }
+
+    /**
+     * Settings with the default {@link ExtensionAuthSettings}.
+     *
+     * @throws NullPointerException if any component is {@code null}
+     */
+    public SupervisorSettings(ListenAddress listen, Optional<Path> pluginsDir, Optional<Path> stateDir,
+                              Optional<Path> auditLog, NetworkSettings network, Optional<ListenAddress> adminListen,
+                              TlsSettings tls, OptionalLong bodyBufferBudgetBytes, IdentitySettings identity,
+                              LimitsSettings limits) {
+        this(listen, pluginsDir, stateDir, auditLog, network, adminListen, tls, bodyBufferBudgetBytes, identity,
+                limits, ExtensionAuthSettings.defaults());
     }
 
     /** {@return the settings of an empty file} */

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -105,7 +106,7 @@ public record Authority(String host, int port, Optional<InetAddress> literal) {
             String inner = rawHost.substring(1, rawHost.length() - 1);
             for (int i = 0; i < inner.length(); i++) {
                 char c = inner.charAt(i);
-                if (!(c == ':' || c == '.' || Character.digit(c, 16) >= 0)) {
+                if (!(c == ':' || c == '.' || Syntax.hexDigit(c) >= 0)) {
                     throw invalid("an IPv6 literal holds an invalid character (zone IDs are not accepted)");
                 }
             }
@@ -190,7 +191,7 @@ public record Authority(String host, int port, Optional<InetAddress> literal) {
         }
         if (last.startsWith("0x")) {
             for (int i = 2; i < last.length(); i++) {
-                if (Character.digit(last.charAt(i), 16) < 0) {
+                if (Syntax.hexDigit(last.charAt(i)) < 0) {
                     return false;
                 }
             }

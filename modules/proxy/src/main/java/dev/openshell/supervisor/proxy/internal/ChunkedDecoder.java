@@ -198,7 +198,7 @@ public final class ChunkedDecoder {
         long size = 0;
         int significant = 0;
         int digit;
-        while (i < n && (digit = hex(line.charAt(i))) >= 0) {
+        while (i < n && (digit = Syntax.hexDigit(line.charAt(i))) >= 0) {
             // Count digits, not value: the limit is checked before the digit is added, so the size never wraps
             // (16 or 17 hex digits would otherwise read as -1 or 0, the last chunk).
             if ((significant > 0 || digit != 0) && ++significant > MAX_SIZE_DIGITS) {
@@ -258,10 +258,10 @@ public final class ChunkedDecoder {
                     throw invalidSize();
                 }
                 c = s.charAt(i);
-                if ((c < 0x20 && c != '\t') || c == 0x7f) {
+                if (!Syntax.isFieldValueChar(c)) {
                     throw invalidSize();
                 }
-            } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            } else if (!Syntax.isFieldValueChar(c)) {
                 throw invalidSize();
             }
             i++;
@@ -274,19 +274,6 @@ public final class ChunkedDecoder {
             i++;
         }
         return i;
-    }
-
-    private static int hex(char c) {
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
-        }
-        return -1;
     }
 
     private static FramingException invalidSize() {

@@ -201,7 +201,7 @@ public final class HeadParser {
         String value = trimOws(line.substring(colon + 1));
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
-            if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            if (!Syntax.isFieldValueChar(c)) {
                 throw FramingException.badRequest("invalid_field_value",
                         "a field value holds a control character (RFC 9110 section 5.5)");
             }
@@ -243,7 +243,7 @@ public final class HeadParser {
         }
         for (int i = 13; i < line.length(); i++) {
             char c = line.charAt(i);
-            if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            if (!Syntax.isFieldValueChar(c)) {
                 throw FramingException.badRequest("invalid_status_line", "the upstream reason phrase holds a control");
             }
         }

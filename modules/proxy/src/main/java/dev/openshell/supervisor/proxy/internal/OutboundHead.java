@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
 import java.io.ByteArrayOutputStream;
@@ -64,7 +65,7 @@ final class OutboundHead {
             if (dropOnForward(lower, nominated) || HeaderTable.framing(lower)) {
                 continue;
             }
-            if (!HeadParser.isToken(h.name()) || h.value().chars().anyMatch(c -> (c < 0x20 && c != '\t') || c == 0x7f)
+            if (!HeadParser.isToken(h.name()) || !h.value().chars().allMatch(Syntax::isFieldValueChar)
                     || !h.value().equals(HeadParser.trimOws(h.value()))) {
                 throw new Refusal(500, "internal_error", "the middleware hook produced an invalid header field");
             }

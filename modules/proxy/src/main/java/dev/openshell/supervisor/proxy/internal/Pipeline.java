@@ -3,6 +3,7 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.middleware.spi.SessionEndReason;
 import dev.openshell.supervisor.proxy.AdmissionDecision;
 import dev.openshell.supervisor.proxy.Answer;
 import dev.openshell.supervisor.proxy.ChainSelection;
@@ -10,11 +11,13 @@ import dev.openshell.supervisor.proxy.ClientConnection;
 import dev.openshell.supervisor.proxy.CredentialVerdict;
 import dev.openshell.supervisor.proxy.ExchangeRecord;
 import dev.openshell.supervisor.proxy.L7Verdict;
+import dev.openshell.supervisor.proxy.MessageSession;
 import dev.openshell.supervisor.proxy.Planned;
 import dev.openshell.supervisor.proxy.PolicySteps;
 import dev.openshell.supervisor.proxy.ProxyRefusal;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestVerdict;
+import dev.openshell.supervisor.proxy.SessionVerdict;
 import dev.openshell.supervisor.proxy.Uninspectable;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -50,6 +53,8 @@ final class Pipeline<P> implements AutoCloseable {
     private ProxyRequest request;
     /** The policy steps' plan of this exchange, once planned; {@code null} before. */
     private P plan;
+    /** The WebSocket session's message chain, once opened; {@code null} when none. */
+    private MessageSession session;
 
     private Pipeline(ProxyCore core, ClientStream client, RequestReader reader, Tunnel tunnel, PolicySteps<P> steps) {
         this.core = core;
@@ -78,18 +83,59 @@ final class Pipeline<P> implements AutoCloseable {
             L7Verdict l7 = l7(Optional.empty());                       // L7 policy on the head
             LocalAnswers.answer(req, request, client, this::audit);    // TRACE, OPTIONS with Max-Forwards: 0
             ChainSelection need = RequestBody.need(planned.selection(), l7);
-            refuseUninspectableUpgrade(req, need);                     // upgrades no stage can read
+            boolean covered = openSession(req);                         // message chain preflight
+            if (!covered) {
+                refuseUninspectableUpgrade(req, need);                 // upgrades no stage can read
+            }
             RequestBody.Read read = body.read(req, request, need, this::audit); // budget, 100-continue, buffer
             OutgoingRequest out = read instanceof RequestBody.Read.Buffered b
                     ? chain(req, l7, b.body())                         // L7 on the body, chain, re-check
                     : OutgoingRequest.streamed(req, request);
-            if (framesInspected(req, l7)) {
+            if (framesInspected(req, l7) || session != null) {
                 out = out.withoutWebSocketExtensions();                // no extension may change what is read
             }
             CredentialVerdict.Forward sent = credentials(req, out);    // credentials, post-credentials
             return forward(req, admitted, l7, out, sent);              // upstream, response, scrub, deliver
         } catch (Answered a) {
+            endSession(SessionEndReason.POLICY_DENIAL);
             return a.keepAlive();
+        } catch (Refusal r) {
+            endSession(SessionEndReason.POLICY_DENIAL);
+            throw r;
+        } finally {
+            endSession(SessionEndReason.UPSTREAM_FAILURE);             // no-op once the relay ended it
+        }
+    }
+
+    /**
+     * The WebSocket session's message chain: the configs that join it, their preflight before the upstream is
+     * contacted; a refusal is answered here.
+     *
+     * @return whether every fail_closed config of the chain joins the session's messages
+     */
+    private boolean openSession(ParsedRequest req) throws IOException, Refusal, Answered {
+        if (!req.websocket()) {
+            return false;
+        }
+        SessionVerdict v = guard(() -> steps.sessions().open(plan, request), 500, "internal_error",
+                "middleware selection failed", "WebSocket session");
+        if (v instanceof SessionVerdict.Refuse r) {
+            throw answer(req, r.answer(), req.clientClose() || req.framing().hasBody());
+        }
+        if (v instanceof SessionVerdict.Inspect i) {
+            session = i.session();
+            return i.coversChain();
+        }
+        return false;
+    }
+
+    private void endSession(SessionEndReason reason) {
+        if (session != null) {
+            try {
+                session.end(reason);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "WebSocket session end failed: " + e.getClass().getName());
+            }
         }
     }
 
@@ -201,7 +247,7 @@ final class Pipeline<P> implements AutoCloseable {
             throw answer(req, r.answer(), req.clientClose());
         }
         CredentialVerdict.Forward sent = (CredentialVerdict.Forward) v;
-        if (req.head().method().equals("TRACE") && !sent.injected().isEmpty()) {
+        if (req.head().method().equals("TRACE") && sent.injected().anySent()) {
             // a forwarded TRACE comes back as the origin received it: never with a credential in it
             audit(new ExchangeRecord.AnsweredLocally(request, 403, "credential_trace_not_allowed"));
             if (out.streamed()) {
@@ -224,7 +270,7 @@ final class Pipeline<P> implements AutoCloseable {
                 : new ResponseScrub(request, sent.injected(), this::audit);
         return new UpstreamForwarder(core, client).forward(new UpstreamForwarder.Outbound(req, admitted, head,
                 out.mode(), out.buffered(), framesInspected(req, l7) ? ((L7Verdict.Allow) l7).messages()
-                        : Optional.empty(), scrub, response -> responseStep(response)));
+                        : Optional.empty(), scrub, session, response -> responseStep(response)));
     }
 
     /**

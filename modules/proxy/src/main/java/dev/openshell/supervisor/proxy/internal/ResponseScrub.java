@@ -8,10 +8,11 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * What the response to one credential-bearing request must be scrubbed of, and where its records go.
+ * What the response to one request must be scrubbed of (the credentials it carried and those bound to its host), and
+ * where its records go.
  *
  * @param request the request
- * @param injected the injected credential values; not empty
+ * @param injected the credential values to scrub; not empty
  * @param audit the exchange's audit ({@link Pipeline#audit})
  */
 record ResponseScrub(ProxyRequest request, InjectedCredentials injected, Consumer<ExchangeRecord> audit) {

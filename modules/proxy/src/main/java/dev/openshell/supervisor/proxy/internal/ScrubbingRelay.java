@@ -1,22 +1,28 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PushbackInputStream;
+import java.io.SequenceInputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.zip.GZIPInputStream;
+import java.util.zip.GZIPOutputStream;
 import java.util.zip.Inflater;
 import java.util.zip.InflaterInputStream;
 import java.util.zip.ZipException;
 
 /**
- * Relays the response to a request into which credentials were injected, with every injected value replaced by its
- * placeholder (issue 22, item 2; {@link SecretScrubber} for the forms searched): in the status line's reason phrase,
- * in every header field value (a field whose name holds a value is dropped), and in the body, whatever its framing.
+ * Relays a response that must be scrubbed (its request carried a credential, or went to a host a credential is bound
+ * to), with every such value replaced by its placeholder (issue 22, item 2; issue 39, items 3 and 4;
+ * {@link SecretScrubber} for the forms searched): in the status line's reason phrase, in every header field value (a
+ * field whose name holds a value is dropped; a value split across two field values is replaced too), and in the body,
+ * whatever its framing (the trailer section is dropped).
  *
  * <p>The body's length changes with each replacement, so it is re-framed (RFC 9112 section 6): a Content-Length body
  * of at most {@value #SMALL_BODY} bytes is read whole, scrubbed and sent with its new Content-Length; any other body
@@ -29,7 +35,10 @@ import java.util.zip.ZipException;
  * codings, cannot be scanned: it is answered {@code 502 response_uninspectable} (nothing of it reaches the client)
  * unless every injected credential allows relaying it unscanned; a compressed body that does not decode before the
  * head is sent is answered the same way, and one that stops decoding later is cut off (the connection closes).
- * Decoding streams at the pace the client reads, so a highly compressed body costs no memory.
+ * Gzip data without a label (a body, after its labelled coding is decoded, that starts with the gzip header) is
+ * decoded too, up to {@value #NESTED_GZIP} layers, scrubbed and sent gzip-encoded again, so the client gets the
+ * representation it was sent. Decoding streams at the pace the client reads, so a highly compressed body costs no
+ * memory.
  *
  * <p>A {@code 101} is not relayed here: {@link ResponseRelay} scrubs its head and relays the upgraded bytes (with
  * their WebSocket message policy) unscrubbed.
@@ -76,7 +85,7 @@ final class ScrubbingRelay {
         List<HeaderField> fields = new ArrayList<>(r.fields().size());
         for (HeaderField f : r.fields()) {
             String lower = f.lowerName();
-            if (lower.equals("content-length") || lower.equals("transfer-encoding") || lower.equals("connection")) {
+            if (framing(lower)) {
                 fields.add(f);
                 continue;
             }
@@ -88,7 +97,42 @@ final class ScrubbingRelay {
             String value = scrub(f.value(), scrubber);
             fields.add(scrubber.matches() == before ? f : HeaderField.of(name, value));
         }
+        reason = scrubSplits(reason, fields, scrubber);
         return new ResponseHead(line.substring(0, reasonAt) + reason, r.version(), r.status(), fields);
+    }
+
+    /**
+     * Replaces a value split across two of the head's texts (the reason phrase and the field values other than
+     * framing fields), as a client joining them would read it ({@link SecretScrubber#scrubSplits}).
+     *
+     * @param reason the scrubbed reason phrase
+     * @param fields the scrubbed fields, replaced in place where a split is found
+     * @return the reason phrase, scrubbed of split parts
+     */
+    private static String scrubSplits(String reason, List<HeaderField> fields, SecretScrubber scrubber) {
+        byte[][] values = new byte[fields.size() + 1][];
+        values[0] = reason.getBytes(StandardCharsets.ISO_8859_1);
+        for (int i = 0; i < fields.size(); i++) {
+            values[i + 1] = framing(fields.get(i).lowerName()) ? new byte[0]
+                    : fields.get(i).value().getBytes(StandardCharsets.ISO_8859_1);
+        }
+        long before = scrubber.matches();
+        scrubber.scrubSplits(values);
+        if (scrubber.matches() == before) {
+            return reason;
+        }
+        for (int i = 0; i < fields.size(); i++) {
+            HeaderField f = fields.get(i);
+            String value = new String(values[i + 1], StandardCharsets.ISO_8859_1);
+            if (!framing(f.lowerName()) && !value.equals(f.value())) {
+                fields.set(i, HeaderField.of(f.name(), value));
+            }
+        }
+        return new String(values[0], StandardCharsets.ISO_8859_1);
+    }
+
+    private static boolean framing(String lower) {
+        return lower.equals("content-length") || lower.equals("transfer-encoding") || lower.equals("connection");
     }
 
     private static String scrub(String latin1, SecretScrubber scrubber) {
@@ -160,46 +204,71 @@ final class ScrubbingRelay {
             if (body.length != rf.length()) {
                 throw new EOFException("stream ended inside a message body");
             }
-            byte[] scrubbed = scrubber.scrubAll(body);
-            reportMatches();
-            client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, scrubbed.length, false,
-                    false)));
-            client.responseStarted();
-            client.out.write(scrubbed);
-            client.out.flush();
-            ResponseRelay.log(req, r.status());
-            return relay.release(c, received, rf, closeAfter);
+            if (gzipAt(body, body.length) && !holdsNoValue(body)) {
+                framed = new ByteArrayInputStream(body); // gzip data without a coding label: decoded and re-encoded
+            } else {
+                byte[] scrubbed = gzipAt(body, body.length) ? body : scrubber.scrubAll(body);
+                reportMatches();
+                client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, scrubbed.length,
+                        false, false)));
+                client.responseStarted();
+                client.out.write(scrubbed);
+                client.out.flush();
+                ResponseRelay.log(req, r.status());
+                return relay.release(c, received, rf, closeAfter);
+            }
         }
+        if (!streamBody(c, req, r, framed, coding, client10, closeAfter || client10)) {
+            return refuse(c, req);
+        }
+        ResponseRelay.log(req, r.status());
+        return relay.release(c, received, rf, closeAfter || client10);
+    }
+
+    /**
+     * Streams the body through the scrubber: decoded per its label, then every layer of gzip data it holds without a
+     * label (up to {@value #NESTED_GZIP}) decoded as well, scrubbed, and re-encoded in gzip for the client (the
+     * representation keeps its type); sent chunked to an HTTP/1.1 client, close-delimited to an HTTP/1.0 one.
+     *
+     * @return {@code false} when the body could not be decoded before the head was sent (the caller answers 502)
+     */
+    private boolean streamBody(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r, InputStream framed,
+                               Coding coding, boolean client10, boolean closeAfter) throws IOException {
         byte[] buf = new byte[16 * 1024];
-        InputStream body;
-        Inflater inflater = null;
-        int n;
+        Inflater[] inflater = new Inflater[1];
         try {
+            InputStream body;
+            int n;
+            int layers;
             try {
-                if (coding == Coding.GZIP) {
-                    body = new GZIPInputStream(framed, 8 * 1024);
-                } else if (coding == Coding.DEFLATE) {
-                    PushbackInputStream p = new PushbackInputStream(framed, 2);
-                    byte[] h = p.readNBytes(2);
-                    p.unread(h);
-                    boolean zlib = h.length == 2 && (h[0] & 0x0f) == 8 && (((h[0] & 0xff) << 8) | (h[1] & 0xff)) % 31 == 0;
-                    inflater = new Inflater(!zlib);
-                    body = new InflaterInputStream(p, inflater, 8 * 1024);
-                } else {
-                    body = framed;
-                }
+                body = decoded(framed, coding, inflater);
                 n = body.read(buf); // the first bytes are decoded before the head is sent: a bad coding is a 502
+                layers = 0;
+                for (n = fillMagic(body, buf, n); gzipAt(buf, n); n = fillMagic(body, buf, n)) {
+                    if (++layers > NESTED_GZIP) {
+                        throw new ZipException("gzip nested too deep");
+                    }
+                    body = new GZIPInputStream(new SequenceInputStream(new ByteArrayInputStream(
+                            Arrays.copyOf(buf, n)), body), 8 * 1024);
+                    n = body.read(buf);
+                }
             } catch (ZipException e) {
                 scrub.uninspectable(UNINSPECTABLE, false);
-                return refuse(c, req);
+                return false;
             }
             boolean chunkedOut = !client10;
-            closeAfter |= client10; // close-delimited to an HTTP/1.0 client
             client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, -1, chunkedOut,
                     coding != Coding.IDENTITY)));
             client.responseStarted();
             ChunkedOutput chunks = chunkedOut ? new ChunkedOutput(client.out) : null;
-            SecretScrubber.Scrubbing out = scrubber.scrubbing(chunkedOut ? chunks : client.out);
+            List<GZIPOutputStream> encoders = new ArrayList<>();
+            OutputStream sink = chunkedOut ? chunks : client.out;
+            for (int l = 0; l < layers; l++) {
+                GZIPOutputStream g = new GZIPOutputStream(sink, 8 * 1024, true);
+                encoders.add(0, g);
+                sink = g;
+            }
+            SecretScrubber.Scrubbing out = scrubber.scrubbing(sink);
             try {
                 while (n >= 0) {
                     if (n > 0) {
@@ -214,21 +283,89 @@ final class ScrubbingRelay {
                 throw new IOException("a compressed response body stopped decoding", e);
             }
             out.finish();
+            for (GZIPOutputStream g : encoders) {
+                g.finish(); // innermost first
+            }
             reportMatches(); // before the last chunk and the flush that completes the response
             if (chunks != null) {
                 chunks.finish();
             }
             client.out.flush();
-            if (coding != Coding.IDENTITY) {
+            if (coding != Coding.IDENTITY || layers > 0) {
                 framed.transferTo(OutputStream.nullOutputStream()); // what follows the compressed data, to the end
             }
+            return true;
         } finally {
-            if (inflater != null) {
-                inflater.end();
+            if (inflater[0] != null) {
+                inflater[0].end();
             }
         }
-        ResponseRelay.log(req, r.status());
-        return relay.release(c, received, rf, closeAfter);
+    }
+
+    /**
+     * {@return whether small unlabelled gzip data decodes (one layer, to at most {@value #DECODED_LIMIT} bytes that do
+     * not start another gzip layer) to text holding no value} Such a body is relayed as the upstream sent it, so a
+     * checksum over the compressed bytes (a package's integrity hash) still holds; any other is decoded, scrubbed and
+     * re-encoded by {@link #streamBody}.
+     */
+    private boolean holdsNoValue(byte[] gzip) {
+        byte[] decoded;
+        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(gzip))) {
+            decoded = in.readNBytes(DECODED_LIMIT + 1);
+        } catch (IOException e) {
+            return false; // streamBody refuses it
+        }
+        if (decoded.length > DECODED_LIMIT || gzipAt(decoded, decoded.length)) {
+            return false;
+        }
+        SecretScrubber probe = scrub.newScrubber();
+        probe.scrubAll(decoded);
+        return probe.matches() == 0;
+    }
+
+    /** The most decoded bytes of small unlabelled gzip data checked in memory ({@link #holdsNoValue}). */
+    static final int DECODED_LIMIT = 1024 * 1024;
+
+    /** The most layers of unlabelled gzip data decoded in one body; more is answered 502. */
+    static final int NESTED_GZIP = 3;
+
+    /** {@return the body decoded per its label} The inflater made for {@code deflate} goes to {@code inflater[0]}. */
+    private static InputStream decoded(InputStream framed, Coding coding, Inflater[] inflater) throws IOException {
+        if (coding == Coding.GZIP) {
+            return new GZIPInputStream(framed, 8 * 1024);
+        }
+        if (coding == Coding.DEFLATE) {
+            PushbackInputStream p = new PushbackInputStream(framed, 2);
+            byte[] h = p.readNBytes(2);
+            p.unread(h);
+            boolean zlib = h.length == 2 && (h[0] & 0x0f) == 8 && (((h[0] & 0xff) << 8) | (h[1] & 0xff)) % 31 == 0;
+            inflater[0] = new Inflater(!zlib);
+            return new InflaterInputStream(p, inflater[0], 8 * 1024);
+        }
+        return framed;
+    }
+
+    /**
+     * {@return {@code n}, or more when {@code buf[0, n)} is a proper prefix of the gzip magic: read until the magic
+     * is complete or refuted} A stream that pauses after one byte that is not {@code 1f} is not waited for.
+     */
+    private static int fillMagic(InputStream body, byte[] buf, int n) throws IOException {
+        while (n > 0 && n < GZIP_MAGIC.length && Arrays.equals(buf, 0, n, GZIP_MAGIC, 0, n)) {
+            int more = body.read(buf, n, buf.length - n);
+            if (more < 0) {
+                break;
+            }
+            n += more;
+        }
+        return n;
+    }
+
+    /** The gzip member header's first bytes (RFC 1952 section 2.3.1: ID1, ID2, CM = deflate). */
+    private static final byte[] GZIP_MAGIC = {0x1f, (byte) 0x8b, 8};
+
+    /** {@return whether {@code buf[0, n)} starts like gzip data} */
+    static boolean gzipAt(byte[] buf, int n) {
+        return n >= GZIP_MAGIC.length && Arrays.equals(buf, 0, GZIP_MAGIC.length, GZIP_MAGIC, 0, GZIP_MAGIC.length);
     }
 
     /** Answers 502 {@value #UNINSPECTABLE} before any byte of the response; the upstream connection is closed. */

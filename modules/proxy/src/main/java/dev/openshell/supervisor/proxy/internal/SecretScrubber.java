@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -17,17 +18,18 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Replaces injected secret values in response bytes by their placeholders, for the response of a request into which
- * credentials were injected (issue 22, item 2: "nothing comes back"). {@link ScrubbingRelay} uses it for the status
- * line, every header field and the body.
+ * Replaces secret values in response bytes by their placeholders, for a response that must be scrubbed (issue 22,
+ * item 2: "nothing comes back"; issue 39, items 3 and 4). {@link ScrubbingRelay} uses it for the status line, every
+ * header field, pairs of header fields ({@link #scrubSplits}) and the body.
  *
  * <p>Forms searched for each secret ({@link #forms}): the value as UTF-8; its base64 (standard and URL-safe
  * alphabets, at each of the three byte alignments, only the characters that carry secret bits only, so the value is
  * found inside a longer encoded text such as Basic {@code user:password}); its percent-encodings (RFC 3986 with only
  * unreserved characters kept, JavaScript's {@code encodeURIComponent} and {@code encodeURI}, form encoding;
  * upper- and lowercase hex); its JSON string escapings (RFC 8259 section 7: {@code \/} or {@code /}, {@code \\u}
- * escapes in either hex case). At each position the longest matching form wins; each match is replaced by the
- * secret's placeholder.
+ * escapes in either hex case); each of these in UTF-16LE and UTF-16BE as well (replaced by the placeholder in the same
+ * encoding); and any mix of literal and escaped characters in a JSON string ({@link JsonSpelling}). At each position
+ * the longest matching form wins; each match is replaced by the secret's placeholder.
  *
  * <p>One pass over the bytes for all secrets and forms: a byte-pair filter (a 64 Ki-bit set of the first two bytes
  * of every form) rejects nearly every position with two array reads; only positions that pass it compare the forms
@@ -76,15 +78,33 @@ final class SecretScrubber {
         /** Bit (b0 << 8 | b1) is set when some form starts with b0 b1 (or is b0 alone). */
         final long[] pairs = new long[1024];
         final int window;
+        /** The JSON string matcher of each secret (any mix of literal characters and escapes). */
+        final JsonSpelling[] json;
+        /** Each secret's placeholder as UTF-8. */
+        final byte[][] placeholders;
+        /** Bit b is set when some form or JSON spelling can start with byte b. */
+        final long[] firsts = new long[4];
+        /** Secret indices whose JSON-escaped text can start with a byte; null when none. */
+        final int[][] jsonByFirst = new int[256][];
+        /** Per form, per byte: the split lengths whose prefix ends with that byte; null for NUL-holding forms. */
+        final int[][][] splitEnds;
 
         Compiled(List<Secret> secrets) {
             names = new String[secrets.size()];
+            json = new JsonSpelling[secrets.size()];
+            placeholders = new byte[secrets.size()][];
+            // each form's bytes as ISO-8859-1 text (one char per byte): its UTF-8, UTF-16LE and UTF-16BE encodings
             Map<String, Integer> byForm = new LinkedHashMap<>();
             for (int s = 0; s < secrets.size(); s++) {
                 Secret secret = secrets.get(s);
                 names[s] = secret.name();
+                json[s] = new JsonSpelling(secret.value());
+                placeholders[s] = secret.placeholder().getBytes(StandardCharsets.UTF_8);
                 for (String form : forms(secret.value())) {
-                    byForm.putIfAbsent(form, s);
+                    for (int cs = 0; cs < CHARSETS.size(); cs++) {
+                        byForm.putIfAbsent(new String(form.getBytes(CHARSETS.get(cs)), StandardCharsets.ISO_8859_1),
+                                s * CHARSETS.size() + cs);
+                    }
                 }
             }
             List<Map.Entry<String, Integer>> sorted = new ArrayList<>(byForm.entrySet());
@@ -98,10 +118,13 @@ final class SecretScrubber {
                 first.add(null);
             }
             for (int i = 0; i < sorted.size(); i++) {
-                byte[] f = sorted.get(i).getKey().getBytes(StandardCharsets.UTF_8);
+                byte[] f = sorted.get(i).getKey().getBytes(StandardCharsets.ISO_8859_1);
                 forms[i] = f;
-                owner[i] = sorted.get(i).getValue();
-                replacements[i] = secrets.get(owner[i]).placeholder().getBytes(StandardCharsets.UTF_8);
+                int ownerAndCharset = sorted.get(i).getValue();
+                owner[i] = ownerAndCharset / CHARSETS.size();
+                // the placeholder in the form's own encoding
+                replacements[i] = secrets.get(owner[i]).placeholder().getBytes(
+                        CHARSETS.get(ownerAndCharset % CHARSETS.size()));
                 w = Math.max(w, f.length);
                 int b0 = f[0] & 0xff;
                 if (first.get(b0) == null) {
@@ -121,7 +144,51 @@ final class SecretScrubber {
                     byFirst[b] = first.get(b).stream().mapToInt(Integer::intValue).toArray();
                 }
             }
-            window = w;
+            window = Math.max(w, jsonFilters());
+            splitEnds = FieldSplits.ends(forms);
+            for (int b = 0; b < 256; b++) {
+                if (byFirst[b] != null || jsonByFirst[b] != null) {
+                    firsts[b >>> 6] |= 1L << b;
+                }
+            }
+        }
+
+        /** Registers the JSON matchers' first bytes and pairs; {@return the longest JSON-escaped text of a secret} */
+        private int jsonFilters() {
+            int w = 1;
+            List<List<Integer>> first = new ArrayList<>(256);
+            for (int b = 0; b < 256; b++) {
+                first.add(new ArrayList<>());
+            }
+            for (int s = 0; s < json.length; s++) {
+                JsonSpelling j = json[s];
+                w = Math.max(w, j.longest());
+                first.get('\\').add(s);
+                setPair('\\', 'u');
+                int e = JsonSpelling.shortEscape(j.cps[0]);
+                if (e >= 0) {
+                    setPair('\\', e);
+                }
+                byte[] lit = j.utf8[0];
+                int b0 = lit[0] & 0xff;
+                first.get(b0).add(s);
+                if (lit.length > 1) {
+                    setPair(b0, lit[1] & 0xff);
+                } else if (j.cps.length > 1) {
+                    setPair(b0, j.utf8[1][0] & 0xff);
+                    setPair(b0, '\\');
+                } else {
+                    for (int b1 = 0; b1 < 256; b1++) {
+                        setPair(b0, b1);
+                    }
+                }
+            }
+            for (int b = 0; b < 256; b++) {
+                if (!first.get(b).isEmpty()) {
+                    jsonByFirst[b] = first.get(b).stream().mapToInt(Integer::intValue).distinct().toArray();
+                }
+            }
+            return w;
         }
 
         private void setPair(int b0, int b1) {
@@ -129,6 +196,10 @@ final class SecretScrubber {
             pairs[bit >>> 6] |= 1L << bit;
         }
     }
+
+    /** The encodings each form is searched in: a UTF-16 body (either byte order, with or without a BOM) too. */
+    private static final List<java.nio.charset.Charset> CHARSETS = List.of(StandardCharsets.UTF_8,
+            StandardCharsets.UTF_16LE, StandardCharsets.UTF_16BE);
 
     /** Compiled form sets by secret list: a credential-bearing request costs no compilation after the first. */
     private static final com.github.benmanes.caffeine.cache.Cache<List<Secret>, Compiled> COMPILED =
@@ -140,7 +211,12 @@ final class SecretScrubber {
     private final String[] names;
     private final int[][] byFirst;
     private final long[] pairs;
+    private final long[] firsts;
     private final int window;
+    private final JsonSpelling[] json;
+    private final byte[][] placeholders;
+    private final int[][] jsonByFirst;
+    private final int[][][] splitEnds;
     private final long[] matchesBy;
     private long matches;
     private final Scrubbing feeder;
@@ -171,7 +247,12 @@ final class SecretScrubber {
         names = c.names;
         byFirst = c.byFirst;
         pairs = c.pairs;
+        firsts = c.firsts;
         window = c.window;
+        json = c.json;
+        placeholders = c.placeholders;
+        jsonByFirst = c.jsonByFirst;
+        splitEnds = c.splitEnds;
         matchesBy = new long[names.length];
         feeder = new Scrubbing(feedOut);
     }
@@ -179,11 +260,6 @@ final class SecretScrubber {
     /** {@return the compiled forms of {@code secrets}, from a bounded cache} @param secrets the secrets */
     static Compiled compiled(List<Secret> secrets) {
         return COMPILED.get(List.copyOf(secrets), Compiled::new);
-    }
-
-    private boolean pair(int b0, int b1) {
-        int bit = b0 << 8 | b1;
-        return (pairs[bit >>> 6] & (1L << bit)) != 0;
     }
 
     /** {@return every form searched for {@code secret}, without repeats} @param secret the value */
@@ -358,37 +434,126 @@ final class SecretScrubber {
     private int scan(byte[] buf, int n, boolean last, OutputStream out) throws IOException {
         int i = 0;
         int run = 0;
-        outer:
-        while (i < n) {
+        while ((i = nextCandidate(buf, i, n)) < n) {
             int b0 = buf[i] & 0xff;
-            int[] candidates = byFirst[b0];
-            if (candidates == null || (i + 1 < n && !pair(b0, buf[i + 1] & 0xff))) {
+            long found = longestAt(buf, i, n, last, byFirst[b0], jsonByFirst[b0]);
+            if (found == HOLD) {
+                out.write(buf, run, i - run); // a longer form could still match here once more bytes arrive
+                return i;
+            }
+            if (found == 0) {
                 i++;
                 continue;
             }
-            int avail = n - i;
-            for (int f : candidates) {
-                byte[] form = forms[f];
-                if (form.length <= avail) {
-                    if (Arrays.equals(buf, i, i + form.length, form, 0, form.length)) {
-                        out.write(buf, run, i - run);
-                        out.write(replacements[f]);
-                        matches++;
-                        matchesBy[owner[f]]++;
-                        i += form.length;
-                        run = i;
-                        continue outer;
-                    }
-                } else if (!last && Arrays.equals(buf, i, n, form, 0, avail)) {
-                    // a longer form could still match here once more bytes arrive: hold back from i
-                    out.write(buf, run, i - run);
-                    return i;
-                }
+            int length = (int) (found >>> 32);
+            int who = (int) found - 1;
+            out.write(buf, run, i - run);
+            if (who < forms.length) {
+                out.write(replacements[who]);
+                count(owner[who]);
+            } else {
+                out.write(placeholders[who - forms.length]);
+                count(who - forms.length);
             }
-            i++;
+            i += length;
+            run = i;
         }
         out.write(buf, run, n - run);
         return n;
+    }
+
+    private static final long HOLD = -1;
+
+    /**
+     * {@return the first position from {@code i} whose byte (and the next, when there is one) passes the filters, or
+     * {@code n}} A small loop of its own, which nearly every byte goes through and leaves at once.
+     */
+    private int nextCandidate(byte[] buf, int from, int n) {
+        long[] first = firsts;
+        long[] pairBits = pairs;
+        for (int i = from; i < n; i++) {
+            int b0 = buf[i] & 0xff;
+            if ((first[b0 >>> 6] & (1L << b0)) == 0) {
+                continue;
+            }
+            if (i + 1 >= n) {
+                return i;
+            }
+            int bit = b0 << 8 | (buf[i + 1] & 0xff);
+            if ((pairBits[bit >>> 6] & (1L << bit)) != 0) {
+                return i;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * {@return the longest match at {@code i}: (length << 32 | 1 + index), the index being a form's or, past the forms,
+     * a secret's JSON matcher; 0 for none; {@link #HOLD} when a match could still complete with more bytes}
+     */
+    private long longestAt(byte[] buf, int i, int n, boolean last, int[] candidates, int[] jsonCandidates) {
+        int avail = n - i;
+        int bestLength = 0;
+        int best = -1;
+        if (candidates != null) {
+            byte b1 = avail > 1 ? buf[i + 1] : 0;
+            for (int f : candidates) {
+                byte[] form = forms[f];
+                if (avail > 1 && form.length > 1 && form[1] != b1) {
+                    continue; // the second byte decides for nearly every form that shares the first
+                }
+                if (form.length <= avail) {
+                    if (Arrays.equals(buf, i, i + form.length, form, 0, form.length)) {
+                        bestLength = form.length; // longest first: no later form is longer
+                        best = f;
+                        break;
+                    }
+                } else if (!last && Arrays.equals(buf, i, n, form, 0, avail)) {
+                    return HOLD;
+                }
+            }
+        }
+        if (jsonCandidates != null) {
+            for (int s : jsonCandidates) {
+                int m = json[s].match(buf, i, n);
+                if (m < 0 && !last) {
+                    return HOLD;
+                }
+                if (m > bestLength) {
+                    bestLength = m;
+                    best = forms.length + s;
+                }
+            }
+        }
+        return best < 0 ? 0 : ((long) bestLength << 32) | (best + 1);
+    }
+
+    private void count(int secret) {
+        matches++;
+        matchesBy[secret]++;
+    }
+
+    /**
+     * Replaces each value (in a searched form without NUL) split across two of {@code values}: the end of one and the
+     * start of another, as a client joining two header fields of one response would read it. The part in the first
+     * is removed and the part in the second is replaced by the placeholder, so their concatenation reads the
+     * placeholder. Each replacement counts as a match.
+     *
+     * @param values the field values as ISO-8859-1 bytes, replaced in place; each value already scrubbed whole
+     */
+    void scrubSplits(byte[][] values) {
+        for (int round = 0; round < 4 * values.length && replaceOneSplit(values); round++) {
+            // each round removes one split part; the bound only guards against a pathological header
+        }
+    }
+
+    private boolean replaceOneSplit(byte[][] values) {
+        int f = FieldSplits.replaceOne(values, forms, replacements, splitEnds);
+        if (f < 0) {
+            return false;
+        }
+        count(owner[f]);
+        return true;
     }
 
     /**
@@ -396,18 +561,7 @@ final class SecretScrubber {
      * {@code keep}; everything else becomes {@code %XX}.
      */
     static String percent(byte[] raw, boolean upper, String keep) {
-        String hex = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-        StringBuilder b = new StringBuilder(raw.length * 3);
-        for (byte x : raw) {
-            int c = x & 0xff;
-            if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
-                    || c == '_' || c == '~' || (c < 0x80 && keep.indexOf(c) >= 0)) {
-                b.append((char) c);
-            } else {
-                b.append('%').append(hex.charAt(c >> 4)).append(hex.charAt(c & 0xf));
-            }
-        }
-        return b.toString();
+        return Syntax.percentEncode(raw, upper, keep);
     }
 
     /** RFC 3986 percent-encoding, unreserved characters kept. */

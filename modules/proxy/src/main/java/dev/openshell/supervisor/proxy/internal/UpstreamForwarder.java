@@ -26,12 +26,13 @@ final class UpstreamForwarder {
      * @param websocketMessages the policy on the client's WebSocket text messages after a {@code 101}, when they
      *     are inspected ({@link dev.openshell.supervisor.proxy.L7Verdict.Allow#messages()})
      * @param scrub the credential values to scrub from the response, or {@code null} when none was injected
+     * @param session the WebSocket session's message chain, or {@code null} when no stage joins it
      * @param responses the exchange's response step ({@link InspectingRelay}), or {@code null}
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,
                     Body buffered,
                     java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
-                    ResponseScrub scrub,
+                    ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session,
                     java.util.function.Function<dev.openshell.supervisor.proxy.ProxyResponse,
                             dev.openshell.supervisor.proxy.ResponseVerdict> responses) {
     }
@@ -103,7 +104,7 @@ final class UpstreamForwarder {
             }
         }
         try {
-            return relay.relay(c, req, response, o.websocketMessages(), o.scrub(), o.responses());
+            return relay.relay(c, req, response, o.websocketMessages(), o.scrub(), o.session(), o.responses());
         } catch (IOException | RuntimeException e) {
             c.close();
             throw e;

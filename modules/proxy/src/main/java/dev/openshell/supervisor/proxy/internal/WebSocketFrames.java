@@ -90,8 +90,7 @@ public final class WebSocketFrames {
     public static Ended relayClientFrames(InputStream fromClient, OutputStream toUpstream, TextPolicy policy)
             throws IOException {
         Objects.requireNonNull(policy, "policy");
-        List<byte[]> held = new ArrayList<>();
-        ByteArrayOutputStream text = null;
+        TextMessage text = null;
         boolean binaryOpen = false;
         int fragments = 0;
         while (true) {
@@ -99,122 +98,164 @@ public final class WebSocketFrames {
             if (b0 < 0) {
                 return new Ended(0, "the client ended the stream");
             }
-            int b1 = readByte(fromClient);
-            boolean fin = (b0 & 0x80) != 0;
-            int rsv = b0 & 0x70;
-            int opcode = b0 & 0x0F;
-            boolean masked = (b1 & 0x80) != 0;
-            long len = b1 & 0x7F;
-            ByteArrayOutputStream header = new ByteArrayOutputStream(14);
-            header.write(b0);
-            header.write(b1);
-            if (len == 126) {
-                int hi = readByte(fromClient);
-                int lo = readByte(fromClient);
-                header.write(hi);
-                header.write(lo);
-                len = (hi << 8) | lo;
-            } else if (len == 127) {
-                len = 0;
-                for (int i = 0; i < 8; i++) {
-                    int x = readByte(fromClient);
-                    header.write(x);
-                    len = (len << 8) | x;
-                }
-                if (len < 0) {
-                    return new Ended(PROTOCOL_ERROR, "a frame length has its most significant bit set");
-                }
+            Object read = clientFrameHead(b0, fromClient);
+            if (read instanceof Ended violation) {
+                return violation;
             }
-            if (!masked) {
-                return new Ended(PROTOCOL_ERROR, "a client frame is not masked (RFC 6455, section 5.1)");
-            }
-            if (rsv != 0) {
-                return new Ended(PROTOCOL_ERROR, "a frame sets RSV bits, but no extension was negotiated");
-            }
-            byte[] key = readFully(fromClient, 4);
-            header.write(key);
-            boolean control = opcode >= 8;
-            if (control) {
-                if (opcode > 10) {
-                    return new Ended(PROTOCOL_ERROR, "a frame uses a reserved control opcode");
-                }
-                if (!fin || len > 125) {
-                    return new Ended(PROTOCOL_ERROR, "a control frame is fragmented or longer than 125 bytes");
-                }
-                byte[] payload = readFully(fromClient, (int) len);
-                toUpstream.write(header.toByteArray());
-                toUpstream.write(payload);
-                toUpstream.flush();
-                if (opcode == 8) {
-                    return new Ended(0, "the client closed the connection");
+            FrameHead head = (FrameHead) read;
+            if (head.opcode() >= 8) {
+                Ended ended = relayControl(head, fromClient, toUpstream);
+                if (ended != null) {
+                    return ended;
                 }
                 continue;
             }
-            if (opcode != 0 && opcode != 1 && opcode != 2) {
+            if (head.opcode() != 0 && head.opcode() != 1 && head.opcode() != 2) {
                 return new Ended(PROTOCOL_ERROR, "a frame uses a reserved data opcode");
             }
-            boolean continuation = opcode == 0;
+            boolean continuation = head.opcode() == 0;
             if (continuation && text == null && !binaryOpen) {
                 return new Ended(PROTOCOL_ERROR, "a continuation frame without a started message");
             }
             if (!continuation && (text != null || binaryOpen)) {
                 return new Ended(PROTOCOL_ERROR, "a new message before the last one finished");
             }
-            if (opcode == 1 || continuation && text != null) {
-                if (text == null) {
-                    text = new ByteArrayOutputStream();
-                    fragments = 0;
+            if (head.opcode() == 1 || continuation && text != null) {
+                text = text == null ? new TextMessage() : text;
+                Ended ended = text.add(head, fromClient);
+                if (ended != null) {
+                    return ended;
                 }
-                if (++fragments > MAX_FRAGMENTS) {
-                    return new Ended(TOO_BIG, "a text message has more than " + MAX_FRAGMENTS + " fragments");
+                if (head.fin()) {
+                    ended = text.finish(policy, toUpstream);
+                    text = null;
+                    if (ended != null) {
+                        return ended;
+                    }
                 }
-                if (text.size() + len > MAX_TEXT_BYTES) {
-                    return new Ended(TOO_BIG, "a text message is larger than " + MAX_TEXT_BYTES + " bytes");
-                }
-                byte[] payload = readFully(fromClient, (int) len);
-                byte[] frame = new byte[header.size() + payload.length];
-                System.arraycopy(header.toByteArray(), 0, frame, 0, header.size());
-                System.arraycopy(payload, 0, frame, header.size(), payload.length);
-                held.add(frame);
-                for (int i = 0; i < payload.length; i++) {
-                    text.write(payload[i] ^ key[i & 3]);
-                }
-                if (!fin) {
-                    continue;
-                }
-                String message;
-                try {
-                    message = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                            .onUnmappableCharacter(CodingErrorAction.REPORT)
-                            .decode(ByteBuffer.wrap(text.toByteArray())).toString();
-                } catch (CharacterCodingException e) {
-                    return new Ended(INVALID_PAYLOAD, "a text message is not UTF-8");
-                }
-                text = null;
-                if (policy.onText(message) == Verdict.CLOSE) {
-                    return new Ended(POLICY_VIOLATION, "a text message was denied by L7 policy");
-                }
-                for (byte[] f : held) {
-                    toUpstream.write(f);
-                }
-                toUpstream.flush();
-                held.clear();
                 continue;
             }
             // binary data: relayed as it comes, frame by frame
-            if (len > MAX_BINARY_FRAME_BYTES) {
+            if (head.length() > MAX_BINARY_FRAME_BYTES) {
                 return new Ended(TOO_BIG, "a binary frame is larger than " + MAX_BINARY_FRAME_BYTES + " bytes");
             }
-            if (!continuation) {
-                fragments = 0;
-            }
-            if (++fragments > MAX_FRAGMENTS) {
+            fragments = continuation ? fragments + 1 : 1;
+            if (fragments > MAX_FRAGMENTS) {
                 return new Ended(TOO_BIG, "a binary message has more than " + MAX_FRAGMENTS + " fragments");
             }
-            toUpstream.write(header.toByteArray());
-            copy(fromClient, toUpstream, len);
+            toUpstream.write(head.bytes());
+            copy(fromClient, toUpstream, head.length());
             toUpstream.flush();
-            binaryOpen = !fin;
+            binaryOpen = !head.fin();
+        }
+    }
+
+    /**
+     * A client frame's head as read.
+     *
+     * @param fin the FIN bit
+     * @param opcode the opcode
+     * @param length the payload length, in bytes
+     * @param key the masking key (4 bytes)
+     * @param bytes the head as received, masking key included, to relay unchanged
+     */
+    private record FrameHead(boolean fin, int opcode, long length, byte[] key, byte[] bytes) {
+    }
+
+    /** {@return the head of a client frame whose first byte is {@code b0}, or the {@link Ended} violation} */
+    private static Object clientFrameHead(int b0, InputStream in) throws IOException {
+        int b1 = readByte(in);
+        long len = b1 & 0x7F;
+        ByteArrayOutputStream header = new ByteArrayOutputStream(14);
+        header.write(b0);
+        header.write(b1);
+        if (len == 126) {
+            int hi = readByte(in);
+            int lo = readByte(in);
+            header.write(hi);
+            header.write(lo);
+            len = (hi << 8) | lo;
+        } else if (len == 127) {
+            len = 0;
+            for (int i = 0; i < 8; i++) {
+                int x = readByte(in);
+                header.write(x);
+                len = (len << 8) | x;
+            }
+            if (len < 0) {
+                return new Ended(PROTOCOL_ERROR, "a frame length has its most significant bit set");
+            }
+        }
+        if ((b1 & 0x80) == 0) {
+            return new Ended(PROTOCOL_ERROR, "a client frame is not masked (RFC 6455, section 5.1)");
+        }
+        if ((b0 & 0x70) != 0) {
+            return new Ended(PROTOCOL_ERROR, "a frame sets RSV bits, but no extension was negotiated");
+        }
+        byte[] key = readFully(in, 4);
+        header.write(key);
+        return new FrameHead((b0 & 0x80) != 0, b0 & 0x0F, len, key, header.toByteArray());
+    }
+
+    /** Relays a control frame; {@return how the relay ends (a close frame ends it), or {@code null} to go on} */
+    private static Ended relayControl(FrameHead head, InputStream in, OutputStream toUpstream) throws IOException {
+        if (head.opcode() > 10) {
+            return new Ended(PROTOCOL_ERROR, "a frame uses a reserved control opcode");
+        }
+        if (!head.fin() || head.length() > 125) {
+            return new Ended(PROTOCOL_ERROR, "a control frame is fragmented or longer than 125 bytes");
+        }
+        byte[] payload = readFully(in, (int) head.length());
+        toUpstream.write(head.bytes());
+        toUpstream.write(payload);
+        toUpstream.flush();
+        return head.opcode() == 8 ? new Ended(0, "the client closed the connection") : null;
+    }
+
+    /** A text message being assembled: its frames as received (relayed once the policy allows) and its text. */
+    private static final class TextMessage {
+        private final List<byte[]> held = new ArrayList<>();
+        private final ByteArrayOutputStream text = new ByteArrayOutputStream();
+        private int fragments;
+
+        /** Adds a fragment; {@return the violation, or {@code null}} */
+        Ended add(FrameHead head, InputStream in) throws IOException {
+            if (++fragments > MAX_FRAGMENTS) {
+                return new Ended(TOO_BIG, "a text message has more than " + MAX_FRAGMENTS + " fragments");
+            }
+            if (text.size() + head.length() > MAX_TEXT_BYTES) {
+                return new Ended(TOO_BIG, "a text message is larger than " + MAX_TEXT_BYTES + " bytes");
+            }
+            byte[] payload = readFully(in, (int) head.length());
+            byte[] frame = new byte[head.bytes().length + payload.length];
+            System.arraycopy(head.bytes(), 0, frame, 0, head.bytes().length);
+            System.arraycopy(payload, 0, frame, head.bytes().length, payload.length);
+            held.add(frame);
+            byte[] key = head.key();
+            for (int i = 0; i < payload.length; i++) {
+                text.write(payload[i] ^ key[i & 3]);
+            }
+            return null;
+        }
+
+        /** Judges the complete message and relays its frames; {@return how the relay ends, or {@code null}} */
+        Ended finish(TextPolicy policy, OutputStream toUpstream) throws IOException {
+            String message;
+            try {
+                message = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT)
+                        .decode(ByteBuffer.wrap(text.toByteArray())).toString();
+            } catch (CharacterCodingException e) {
+                return new Ended(INVALID_PAYLOAD, "a text message is not UTF-8");
+            }
+            if (policy.onText(message) == Verdict.CLOSE) {
+                return new Ended(POLICY_VIOLATION, "a text message was denied by L7 policy");
+            }
+            for (byte[] f : held) {
+                toUpstream.write(f);
+            }
+            toUpstream.flush();
+            return null;
         }
     }
 

@@ -135,4 +135,67 @@ class SecretScrubberTest {
         assertEquals(3, s.matches());
         assertTrue(s.window() >= SecretScrubber.percent(secret.getBytes(StandardCharsets.UTF_8), true).length());
     }
+
+    /** A JSON string spelling of {@code secret}: each character literal or escaped, as {@code pick} chooses. */
+    private static String jsonMix(String secret, List<Integer> pick) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < secret.length(); i++) {
+            char c = secret.charAt(i);
+            int how = pick.isEmpty() ? 0 : pick.get(i % pick.size());
+            int shortEscape = JsonSpelling.shortEscape(c);
+            if (how == 1 || (how == 0 && (c == '"' || c == '\\' || c < 0x20))) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else if (how == 2) {
+                b.append(String.format("\\u%04X", (int) c));
+            } else if (how == 3 && shortEscape >= 0) {
+                b.append('\\').append((char) shortEscape);
+            } else if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
+    }
+
+    @Property(tries = 300)
+    void anyMixOfJsonEscapesIsFound(@ForAll("secrets") String secret, @ForAll("filler") String before,
+                                    @ForAll @Size(min = 1, max = 8) List<@IntRange(min = 0, max = 3) Integer> pick,
+                                    @ForAll @Size(max = 12) List<@IntRange(min = 0, max = 9) Integer> cuts) {
+        String form = jsonMix(secret, pick);
+        byte[] input = ("{\"a\":\"" + before + form + "\"}").getBytes(StandardCharsets.UTF_8);
+        String text = new String(stream(new SecretScrubber(Map.of(secret, PLACEHOLDER)), input, cuts),
+                StandardCharsets.UTF_8);
+        assertEquals("{\"a\":\"" + before + PLACEHOLDER + "\"}", text, "escaped as " + pick);
+    }
+
+    @Property(tries = 200)
+    void everyFormInUtf16IsFoundInTheSameEncoding(@ForAll("secrets") String secret, @ForAll("filler") String before,
+                                                  @ForAll @IntRange(min = 0, max = 40) int formIndex,
+                                                  @ForAll boolean littleEndian, @ForAll boolean bom,
+                                                  @ForAll @Size(max = 12) List<@IntRange(min = 0, max = 9) Integer>
+                                                          cuts) {
+        List<String> forms = SecretScrubber.forms(secret);
+        String form = forms.get(formIndex % forms.size());
+        java.nio.charset.Charset cs = littleEndian ? StandardCharsets.UTF_16LE : StandardCharsets.UTF_16BE;
+        String text = (bom ? "\ufeff" : "") + before + form + "!";
+        String out = new String(stream(new SecretScrubber(Map.of(secret, PLACEHOLDER)), text.getBytes(cs), cuts), cs);
+        assertEquals((bom ? "\ufeff" : "") + before + PLACEHOLDER + "!", out);
+    }
+
+    @Test
+    void aValueSplitAcrossTwoFieldsIsReplacedSoThatTheirJoinReadsThePlaceholder() {
+        String secret = "k-split-secret-0123456789";
+        for (int k = 1; k < secret.length(); k++) {
+            SecretScrubber s = new SecretScrubber(Map.of(secret, PLACEHOLDER));
+            byte[][] values = {"text/plain".getBytes(StandardCharsets.ISO_8859_1),
+                    (secret.substring(k) + ";y").getBytes(StandardCharsets.ISO_8859_1),
+                    ("a=" + secret.substring(0, k)).getBytes(StandardCharsets.ISO_8859_1)};
+            s.scrubSplits(values);
+            assertEquals("text/plain", new String(values[0], StandardCharsets.ISO_8859_1));
+            assertEquals("a=", new String(values[2], StandardCharsets.ISO_8859_1), "split at " + k);
+            assertEquals(PLACEHOLDER + ";y", new String(values[1], StandardCharsets.ISO_8859_1), "split at " + k);
+            assertEquals(1, s.matches());
+        }
+    }
 }

@@ -9,8 +9,8 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
-/** {@link PathGlob}: the segment rules hold for any segment text, not only the examples. */
-class PathGlobPropertyTest {
+/** {@link Glob#path(String)} (binary paths and L7 paths): the segment rules hold for any segment text, not only the examples. */
+class GlobPathPropertyTest {
     @Provide
     Arbitrary<String> segment() {
         // any characters a path segment may hold, glob metacharacters included (they are values here)
@@ -24,13 +24,13 @@ class PathGlobPropertyTest {
 
     @Property
     void starMatchesExactlyTheValuesWithoutASlash(@ForAll("text") String middle) {
-        assertEquals(middle.indexOf('/') < 0, PathGlob.parse("/opt/*/bin").matches("/opt/" + middle + "/bin"));
+        assertEquals(middle.indexOf('/') < 0, Glob.path("/opt/*/bin").matches("/opt/" + middle + "/bin"));
     }
 
     @Property
     void doubleStarSpansAnyDepth(@ForAll("segment") String a, @ForAll("segment") String b) {
-        assertTrue(PathGlob.parse("/opt/**/node").matches("/opt/" + a + "/" + b + "/node"));
-        assertTrue(PathGlob.parse("**/node").matches("/" + a + "/" + b + "/node"));
+        assertTrue(Glob.path("/opt/**/node").matches("/opt/" + a + "/" + b + "/node"));
+        assertTrue(Glob.path("**/node").matches("/" + a + "/" + b + "/node"));
     }
 
     @Property
@@ -39,7 +39,7 @@ class PathGlobPropertyTest {
         for (char c : literal.toCharArray()) {
             escaped.append("*?[]{}\\,".indexOf(c) >= 0 ? "\\" + c : String.valueOf(c));
         }
-        PathGlob g = PathGlob.parse(escaped.toString());
+        Glob g = Glob.path(escaped.toString());
         assertTrue(g.matches(literal));
         assertEquals(literal.equals(other), g.matches(other));
     }
@@ -47,6 +47,6 @@ class PathGlobPropertyTest {
     @Property
     void questionMarkIsOneCharacterOfASegment(@ForAll("text") String middle) {
         assertEquals(middle.length() == 1 && !middle.equals("/"),
-                PathGlob.parse("/bin/py?*x").matches("/bin/py" + middle + "x") && middle.length() == 1);
+                Glob.path("/bin/py?*x").matches("/bin/py" + middle + "x") && middle.length() == 1);
     }
 }

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** {@link PathGlob}: the segment rules of {@code openshell-l7-semantics.md} section 1.4a, case by case. */
-class PathGlobTest {
+/** {@link Glob#path(String)} (binary paths and L7 paths): the segment rules of {@code openshell-l7-semantics.md} section 1.4a, case by case. */
+class GlobPathTest {
     @ParameterizedTest(name = "{0} ~ {1} = {2}")
     @CsvSource(delimiter = '|', value = {
         // * and ? stay within a segment
@@ -59,7 +59,7 @@ class PathGlobTest {
         "/usr/bin/(x)*|/usr/bin/(x)y|true",
     })
     void matches(String glob, String value, boolean expected) {
-        assertEquals(expected, PathGlob.parse(glob).matches(value.equals("''") ? "" : value));
+        assertEquals(expected, Glob.path(glob).matches(value.equals("''") ? "" : value));
     }
 
     @ParameterizedTest(name = "{0}: {1}")
@@ -72,6 +72,6 @@ class PathGlobTest {
         "/usr/bin/*}|unexpected '}' at character 11: no '{' is open (write \\} for the character)",
     })
     void rejects(String glob, String message) {
-        assertEquals(message, assertThrows(IllegalArgumentException.class, () -> PathGlob.parse(glob)).getMessage());
+        assertEquals(message, assertThrows(IllegalArgumentException.class, () -> Glob.path(glob)).getMessage());
     }
 }

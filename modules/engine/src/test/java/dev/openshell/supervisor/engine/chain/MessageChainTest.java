@@ -1,0 +1,213 @@
+package dev.openshell.supervisor.engine.chain;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.ConfigValidation;
+import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.MiddlewareBinding;
+import dev.openshell.middleware.spi.MiddlewareManifest;
+import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.RequestContext;
+import dev.openshell.middleware.spi.SessionEndReason;
+import dev.openshell.middleware.spi.WebSocketMessage;
+import dev.openshell.middleware.spi.WebSocketMessageResult;
+import dev.openshell.middleware.spi.WebSocketPreflight;
+import dev.openshell.middleware.spi.WebSocketPreflightDecision;
+import dev.openshell.middleware.spi.WebSocketSession;
+import dev.openshell.middleware.spi.internal.OnError;
+import jakarta.json.JsonObject;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.Test;
+
+/** The message chain's rules with in-process stages ({@link MessageChain}). */
+class MessageChainTest {
+    private static final dev.openshell.middleware.spi.HttpRequestTarget TARGET =
+            new dev.openshell.middleware.spi.HttpRequestTarget("http", "api.test", 80, "GET", "/ws", "");
+
+    /** An in-process stage: uppercases "secret", denies "deny", answers the preflight with {@code action}. */
+    static final class Stage implements MiddlewareProvider {
+        final WebSocketPreflightDecision.Action action;
+        final List<String> log = new CopyOnWriteArrayList<>();
+        volatile long echoOffset;
+        volatile CountDownLatch block;
+
+        Stage(WebSocketPreflightDecision.Action action) {
+            this.action = action;
+        }
+
+        @Override
+        public MiddlewareManifest manifest() {
+            return new MiddlewareManifest("stage", "1", List.of(MiddlewareBinding.httpRequest("acme/stage", 0)));
+        }
+
+        @Override
+        public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
+            return ConfigValidation.ok();
+        }
+
+        @Override
+        public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
+            return HttpRequestResult.allow();
+        }
+
+        @Override
+        public WebSocketSession openWebSocketSession(BindingId bindingId, Phase phase) {
+            return new WebSocketSession() {
+                @Override
+                public WebSocketPreflightDecision preflight(WebSocketPreflight p) {
+                    log.add("preflight " + p.phase());
+                    awaitBlock();
+                    return new WebSocketPreflightDecision(action, "", action == WebSocketPreflightDecision.Action.DENY
+                            ? "declined" : "", List.of(), java.util.Map.of());
+                }
+
+                @Override
+                public WebSocketMessageResult message(WebSocketMessage m) {
+                    log.add(m.sequence() + " " + m.text());
+                    if (m.text().contains("deny")) {
+                        return WebSocketMessageResult.deny(m.sequence(), "no", "marker");
+                    }
+                    if (m.text().contains("secret")) {
+                        return WebSocketMessageResult.replace(m.sequence() + echoOffset,
+                                m.text().replace("secret", "[X]"), List.of());
+                    }
+                    return WebSocketMessageResult.allow(m.sequence() + echoOffset);
+                }
+
+                @Override
+                public void end(SessionEndReason reason) {
+                    log.add("end " + reason);
+                }
+            };
+        }
+
+        private void awaitBlock() {
+            CountDownLatch b = block;
+            if (b != null) {
+                try {
+                    b.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted");
+                }
+            }
+        }
+    }
+
+    private static MessageChain.Member member(String key, Stage stage, OnError onError, Phase phase) {
+        return new MessageChain.Member(new StageSpec(key, new BindingId("acme/stage"), stage, Provenance.THIRD_PARTY,
+                key.length(), onError, 0, 500, jakarta.json.JsonValue.EMPTY_JSON_OBJECT, h -> true), phase);
+    }
+
+    private static MessageChain.Opening open(MessageChain chain, MessageChain.Member... members) {
+        return chain.open(List.of(members), m -> new WebSocketPreflight(m.spec().bindingId(), "r-1", m.phase(),
+                RequestContext.of("r-1"), m.spec().config(), TARGET, List.of()));
+    }
+
+    @Test
+    void aLaterStageSeesAnEarlierReplacementAndADenyClosesTheSession() {
+        Stage a = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        Stage b = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        var o = assertInstanceOf(MessageChain.Opened.class, open(new MessageChain(),
+                member("a", a, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS),
+                member("bb", b, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)));
+        var f = assertInstanceOf(MessageChain.Forward.class, o.session().message(Phase.PRE_CREDENTIALS, 1,
+                "a secret"));
+        assertEquals("a [X]", f.text());
+        assertTrue(b.log.contains("1 a [X]"), b.log.toString());
+        var c = assertInstanceOf(MessageChain.Close.class, o.session().message(Phase.PRE_CREDENTIALS, 3, "deny"));
+        assertEquals(SessionEndReason.MIDDLEWARE_DENIAL, c.reason());
+        assertEquals("marker", c.reasonCode());
+        o.session().end(c.reason());
+        o.session().end(SessionEndReason.NORMAL);
+        assertEquals(1, a.log.stream().filter(l -> l.startsWith("end")).count(), "one end per stream");
+        assertTrue(b.log.contains("end MIDDLEWARE_DENIAL"));
+        assertTrue(!b.log.contains("3 deny"), "a later stage never sees a message an earlier one denied");
+    }
+
+    @Test
+    void aPreflightDenyWinsEvenUnderFailOpenAndSkipEndsThatStream() {
+        Stage skip = new Stage(WebSocketPreflightDecision.Action.SKIP);
+        Stage deny = new Stage(WebSocketPreflightDecision.Action.DENY);
+        var r = assertInstanceOf(MessageChain.Refused.class, open(new MessageChain(),
+                member("s", skip, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS),
+                member("dd", deny, OnError.FAIL_OPEN, Phase.PRE_CREDENTIALS)));
+        assertEquals("middleware_denied", r.reasonCode());
+        assertTrue(skip.log.contains("end STAGE_SKIPPED"));
+        assertTrue(deny.log.contains("end MIDDLEWARE_DENIAL"));
+    }
+
+    @Test
+    void aWrongSequenceEchoIsAFailureThatFollowsOnError() {
+        Stage open = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        open.echoOffset = 1;
+        var o = assertInstanceOf(MessageChain.Opened.class, open(new MessageChain(),
+                member("o", open, OnError.FAIL_OPEN, Phase.PRE_CREDENTIALS)));
+        var f = assertInstanceOf(MessageChain.Forward.class, o.session().message(Phase.PRE_CREDENTIALS, 1, "x"));
+        assertEquals(MessageChain.Kind.BYPASSED, f.events().getFirst().kind());
+        assertEquals("middleware_sequence_mismatch", f.events().getFirst().reasonCode());
+        assertTrue(open.log.contains("end MIDDLEWARE_FAILURE"), "the failed stream ends");
+        Stage closed = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        closed.echoOffset = 1;
+        var o2 = assertInstanceOf(MessageChain.Opened.class, open(new MessageChain(),
+                member("c", closed, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)));
+        var c = assertInstanceOf(MessageChain.Close.class, o2.session().message(Phase.PRE_CREDENTIALS, 1, "x"));
+        assertEquals(SessionEndReason.MIDDLEWARE_FAILURE, c.reason());
+    }
+
+    @Test
+    void aPreflightThatDoesNotAnswerWithinTheCapFollowsOnError() {
+        Stage slow = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        slow.block = new CountDownLatch(1);
+        try {
+            var r = assertInstanceOf(MessageChain.Refused.class, open(new MessageChain(),
+                    member("slow", slow, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)));
+            assertEquals("middleware_failed", r.reasonCode());
+            assertEquals("middleware_timeout", r.events().getFirst().reasonCode());
+        } finally {
+            slow.block.countDown();
+        }
+    }
+
+    @Test
+    void theThirtyThirdSessionIsRefusedUnderFailClosedAndBypassedUnderFailOpen() {
+        MessageChain chain = new MessageChain();
+        Stage s = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        List<MessageChain.Session> open = new java.util.ArrayList<>();
+        for (int i = 0; i < MessageChain.MAX_CONCURRENT_SESSIONS; i++) {
+            open.add(((MessageChain.Opened) open(chain, member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)))
+                    .session());
+        }
+        var r = assertInstanceOf(MessageChain.Refused.class,
+                open(chain, member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)));
+        assertEquals("session_capacity", r.reasonCode());
+        var bypass = assertInstanceOf(MessageChain.Opened.class,
+                open(chain, member("k", s, OnError.FAIL_OPEN, Phase.PRE_CREDENTIALS)));
+        assertTrue(!bypass.session().inspects(Phase.PRE_CREDENTIALS));
+        assertEquals(MessageChain.Kind.BYPASSED, bypass.events().getFirst().kind());
+        open.getFirst().end(SessionEndReason.NORMAL);
+        assertInstanceOf(MessageChain.Opened.class,
+                open(chain, member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)), "a freed slot is reused");
+    }
+
+    @Test
+    void eachDirectionRunsOnlyItsOwnStreams() {
+        Stage up = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        Stage back = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        var o = assertInstanceOf(MessageChain.Opened.class, open(new MessageChain(),
+                member("u", up, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS),
+                member("bk", back, OnError.FAIL_CLOSED, Phase.PRE_RETURN)));
+        o.session().message(Phase.PRE_RETURN, 1, "from upstream");
+        o.session().message(Phase.PRE_CREDENTIALS, 2, "from client");
+        assertTrue(back.log.contains("1 from upstream") && !back.log.contains("2 from client"), back.log.toString());
+        assertTrue(up.log.contains("2 from client") && !up.log.contains("1 from upstream"), up.log.toString());
+        assertTrue(back.log.contains("preflight PRE_RETURN"));
+    }
+}

@@ -1,0 +1,154 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import dev.openshell.middleware.spi.SessionEndReason;
+import dev.openshell.supervisor.proxy.MessageSession;
+import dev.openshell.supervisor.proxy.MessageSession.Direction;
+import dev.openshell.supervisor.proxy.WebSocketMessages;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Relays a WebSocket session whose messages go through the middleware message chain ({@link MessageSession}) and,
+ * toward the upstream, the L7 message rules ({@link WebSocketMessages}): each direction on its own thread, parsed by
+ * {@link MessageRelay} when a stage reads it (or its frames must be refused), copied byte for byte otherwise. The
+ * first direction to end decides the session's end: a close with a status (1008 for a denial, 1002, 1007, 1009)
+ * sends a close frame with it to both peers (masked toward the upstream) and closes both connections; the session's
+ * streams then hear {@code session_end} with the reason ({@link #reason}).
+ */
+final class SessionRelay {
+    private final ClientStream client;
+    private final UpstreamPool.Connection upstream;
+    private final Optional<WebSocketMessages> l7;
+    private final MessageSession session;
+    private final AtomicReference<SessionEndReason> first = new AtomicReference<>();
+
+    private SessionRelay(ClientStream client, UpstreamPool.Connection upstream, Optional<WebSocketMessages> l7,
+                         MessageSession session) {
+        this.client = client;
+        this.upstream = upstream;
+        this.l7 = l7;
+        this.session = session;
+    }
+
+    /**
+     * Relays until either side ends, then closes both and ends the session.
+     *
+     * @param client the client side
+     * @param c the upstream connection, after its 101
+     * @param idle the idle limit of the upstream read side
+     * @param l7 the L7 rules on the client's text messages, when the endpoint is {@code protocol: websocket}
+     * @param session the message chain
+     */
+    static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Optional<WebSocketMessages> l7,
+                      MessageSession session) {
+        c.readTimeout(idle);
+        new SessionRelay(client, c, l7, session).run();
+    }
+
+    private void run() {
+        Thread up = Thread.ofVirtual().name("proxy-ws-up").start(() -> direction(Direction.TO_UPSTREAM));
+        direction(Direction.TO_CLIENT);
+        try {
+            up.join(Duration.ofSeconds(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        SessionEndReason r = first.get();
+        session.end(r == null ? SessionEndReason.CANCELLATION : r);
+    }
+
+    private void direction(Direction d) {
+        boolean toUpstream = d == Direction.TO_UPSTREAM;
+        HttpInput from = toUpstream ? client.in : upstream.in();
+        OutputStream to = toUpstream ? upstream.out() : client.out;
+        WebSocketFrames.Ended ended;
+        try {
+            if (session.inspects(d) || (toUpstream && l7.isPresent())) {
+                ended = MessageRelay.relay(from, to, toUpstream, policy(d));
+            } else {
+                from.transferToEnd(to); // flushes after every read
+                ended = new WebSocketFrames.Ended(0, "the stream ended");
+            }
+        } catch (IOException e) {
+            ended = new WebSocketFrames.Ended(-1, "the connection failed");
+        }
+        first.compareAndSet(null, reason(d, ended));
+        // one direction at a time: the other one's end (caused by this one's close frame) must not close the
+        // connections before both close frames are written
+        synchronized (this) {
+            if (ended.closeStatus() > 0) {
+                if (ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION && toUpstream && l7.isPresent()) {
+                    l7.get().closed(ended.closeStatus(), ended.reason());
+                }
+                ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
+                        ended.closeStatus(), ended.reason());
+                closeFrame(client.out, WebSocketFrames.closeFrame(ended.closeStatus(), false));
+                closeFrame(upstream.out(), WebSocketFrames.closeFrame(ended.closeStatus(), true));
+            }
+            client.connection.auditBarrier().await();
+            if (ended.closeStatus() == 0 && toUpstream) {
+                upstream.shutdownOutput(); // the upstream answers the close (or sees the end); the other side ends
+                return;
+            }
+            upstream.close();
+            client.closer.run();
+        }
+    }
+
+    private static void closeFrame(OutputStream out, byte[] frame) {
+        synchronized (out) {
+            try {
+                out.write(frame);
+                out.flush();
+            } catch (IOException ignored) {
+                // the peer is gone
+            }
+        }
+    }
+
+    /** {@return the session end a direction's end means} */
+    private SessionEndReason reason(Direction d, WebSocketFrames.Ended e) {
+        return switch (e.closeStatus()) {
+            case 0 -> e.reason().endsWith("closed the connection") ? SessionEndReason.NORMAL
+                    : d == Direction.TO_UPSTREAM ? SessionEndReason.DOWNSTREAM_DISCONNECT
+                    : SessionEndReason.UPSTREAM_DISCONNECT;
+            case -1 -> d == Direction.TO_UPSTREAM ? SessionEndReason.DOWNSTREAM_DISCONNECT
+                    : SessionEndReason.UPSTREAM_DISCONNECT;
+            case WebSocketFrames.POLICY_VIOLATION -> e.reason().startsWith("a text message was denied")
+                    ? SessionEndReason.MIDDLEWARE_DENIAL : SessionEndReason.POLICY_DENIAL;
+            default -> SessionEndReason.PROTOCOL_ERROR;
+        };
+    }
+
+    /** The message policy of one direction: the L7 rules first (toward the upstream), then the chain. */
+    private MessageRelay.Policy policy(Direction d) {
+        return new MessageRelay.Policy() {
+            @Override
+            public MessageRelay.Outcome text(String message) {
+                if (d == Direction.TO_UPSTREAM && l7.isPresent()) {
+                    boolean allowed = l7.get().allow(message);
+                    client.connection.auditBarrier().await();
+                    if (!allowed) {
+                        first.compareAndSet(null, SessionEndReason.POLICY_DENIAL);
+                        return MessageRelay.Outcome.closeSession();
+                    }
+                }
+                if (!session.inspects(d)) {
+                    return new MessageRelay.Outcome(false, message, false);
+                }
+                MessageSession.Verdict v = session.text(d, message);
+                client.connection.auditBarrier().await();
+                return v.forward() ? new MessageRelay.Outcome(false, v.text(), v.replaced())
+                        : MessageRelay.Outcome.closeSession();
+            }
+
+            @Override
+            public boolean uninspectedAllowed() {
+                return !session.inspects(d) || session.uninspected(d);
+            }
+        };
+    }
+}

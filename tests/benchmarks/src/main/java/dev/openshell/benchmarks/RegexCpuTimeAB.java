@@ -1,0 +1,111 @@
+package dev.openshell.benchmarks;
+
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.middleware.spi.MiddlewareProvider;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.RequestContext;
+import jakarta.json.JsonObject;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@link RegexCpuTime} for two or more builds of {@code openshell/regex} in one JVM, interleaved: each build's JAR is
+ * loaded by its own class loader, and every round times one batch of each build in turn, so load from other
+ * processes on a shared machine falls on all builds alike. Prints, per body, the minimum thread CPU time per
+ * {@code RegexProvider.evaluate} call (default config) over the rounds (30 rounds; batches of 1,000 calls at 2 KiB and
+ * of 10 at 1 MiB). Bodies: {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain})
+ * and {@link RegexChainBenchmark}'s chat completion ({@code application/json}); every JIT profile holds all three,
+ * as a proxy's does. Arguments: the regex JARs, then the re2j JAR last:
+ * <pre>
+ * cp=$(tr ':' '\n' &lt; tests/benchmarks/target/benchmark.classpath | grep -v '/regex-\|re2j' | paste -sd:)
+ * java -cp "$cp:tests/benchmarks/target/benchmarks-0.1.0-SNAPSHOT.jar" dev.openshell.benchmarks.RegexCpuTimeAB \
+ *     base/regex.jar plugins/regex/target/regex-0.1.0-SNAPSHOT.jar \
+ *     ~/.m2/repository/com/google/re2j/re2j/1.8/re2j-1.8.jar
+ * </pre>
+ * The regex and re2j JARs must not also be on the class path.
+ */
+public final class RegexCpuTimeAB {
+    private static final String PROVIDER = "dev.openshell.builtin.regex.RegexProvider";
+
+    private RegexCpuTimeAB() {
+    }
+
+    /**
+     * Prints one line per body and size.
+     *
+     * @param args the regex JARs to compare, then the re2j JAR
+     * @throws Exception if a JAR cannot be loaded
+     */
+    public static void main(String[] args) throws Exception {
+        URL re2j = Path.of(args[args.length - 1]).toUri().toURL();
+        List<MiddlewareProvider> builds = new ArrayList<>();
+        for (int a = 0; a < args.length - 1; a++) {
+            builds.add(load(Path.of(args[a]).toUri().toURL(), re2j));
+        }
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        HttpRequestTarget target = new HttpRequestTarget("https", "api.example.com", 443, "POST", "/v1", "");
+        for (String kind : new String[] {"prose", "code", "chat"}) {
+            for (int size : new int[] {2048, 1 << 20}) {
+                String text = switch (kind) {
+                    case "prose" -> RegexScanBenchmark.prose(size);
+                    case "code" -> RegexScanBenchmark.text(size);
+                    default -> RegexChainBenchmark.body(size, false);
+                };
+                String type = kind.equals("chat") ? "application/json" : "text/plain; charset=utf-8";
+                HttpRequestEvaluation e = new HttpRequestEvaluation(new BindingId("openshell/regex"),
+                        Phase.PRE_CREDENTIALS, RequestContext.of("cpu"), JsonObject.EMPTY_JSON_OBJECT, target,
+                        List.of(new HttpHeader("content-type", type)), Body.ofUtf8(text));
+                int batch = size > 4096 ? 10 : 1000;
+                long[] best = new long[builds.size()];
+                Arrays.fill(best, Long.MAX_VALUE);
+                for (int round = 0; round < 30; round++) {
+                    for (int b = 0; b < builds.size(); b++) {
+                        long start = threads.getCurrentThreadCpuTime();
+                        for (int k = 0; k < batch; k++) {
+                            if (builds.get(b).evaluate(e).decision() != Decision.ALLOW) {
+                                throw new IllegalStateException("the benchmark text holds a secret");
+                            }
+                        }
+                        best[b] = Math.min(best[b], threads.getCurrentThreadCpuTime() - start);
+                    }
+                }
+                StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s, %d bytes:", kind, size));
+                for (int b = 0; b < builds.size(); b++) {
+                    line.append(String.format(Locale.ROOT, " %s %.2f us", Path.of(args[b]).getFileName(),
+                            best[b] / 1e3 / batch));
+                }
+                System.out.println(line);
+            }
+        }
+    }
+
+    /** {@return the provider of one regex JAR, its classes and re2j's loaded by a loader of their own} */
+    private static MiddlewareProvider load(URL jar, URL re2j) throws ReflectiveOperationException {
+        ClassLoader parent = RegexCpuTimeAB.class.getClassLoader();
+        URLClassLoader loader = new URLClassLoader(new URL[] {jar, re2j}, parent) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                if (!name.startsWith("dev.openshell.builtin.regex.") && !name.startsWith("com.google.re2j.")) {
+                    return super.loadClass(name, resolve);
+                }
+                synchronized (getClassLoadingLock(name)) {
+                    Class<?> c = findLoadedClass(name);
+                    return c != null ? c : findClass(name);
+                }
+            }
+        };
+        return (MiddlewareProvider) loader.loadClass(PROVIDER).getConstructor().newInstance();
+    }
+}

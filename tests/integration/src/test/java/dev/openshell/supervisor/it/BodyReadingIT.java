@@ -1,0 +1,211 @@
+package dev.openshell.supervisor.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 39, items 1 and 2, through {@code supervisor run} (the image) with real {@code curl} over plain HTTP and
+ * intercepted HTTPS, against {@code openshell/regex} under {@code fail_closed} in deny mode and in redact mode: the
+ * stage reads a body the way the reader of its declared media type will.
+ *
+ * <ul>
+ *   <li>A byte order mark counts only where that reader honours it: JSON's detection of UTF-8, UTF-16 and UTF-32
+ *       (the key in a UTF-16LE JSON body behind its mark is still found); a declared {@code UTF-16} charset, whose
+ *       byte order the mark gives. Any other mark that would change the reading (UTF-16LE/BE or UTF-32LE before a
+ *       form, {@code text/plain}, XML, a body without a media type or a multipart part, a UTF-8 mark before a body
+ *       declared UTF-16LE) is undecodable: 403 {@code body_undecodable}, nothing upstream.</li>
+ *   <li>A media type that repeats a parameter ({@code charset="utf-8"; charset=utf-7}, the same charset twice, any
+ *       other parameter, a multipart {@code boundary}) is undecodable.</li>
+ * </ul>
+ * Nothing of a key appears in the answer, the audit log or the supervisor's output.
+ */
+class BodyReadingIT {
+    /** A fake key in the OpenAI project-key format; never a real secret. */
+    static final String OPENAI = "sk-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL";
+    /** The key's 's' in UTF-7 (RFC 2152): {@code +AHM-}. */
+    static final String OPENAI_UTF7 = "+AHM-k-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL";
+    static final String KEY_PART = "Ab3dE6gH9jK2mN5pQ8";
+    private static final byte[] UTF16LE_MARK = {(byte) 0xff, (byte) 0xfe};
+    private static final byte[] UTF16BE_MARK = {(byte) 0xfe, (byte) 0xff};
+    private static final byte[] UTF32LE_MARK = {(byte) 0xff, (byte) 0xfe, 0, 0};
+    private static final byte[] UTF8_MARK = {(byte) 0xef, (byte) 0xbb, (byte) 0xbf};
+    private static final AtomicInteger FILES = new AtomicInteger();
+
+    @TempDir
+    static Path tmp;
+    static ProxyWorld world;
+    static SupervisorProcess supervisor;
+
+    @BeforeAll
+    static void start() throws Exception {
+        world = ProxyWorld.create(tmp.resolve("world"));
+        supervisor = world.start(true);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        try {
+            if (supervisor != null) {
+                String everything = Files.readString(world.audit) + supervisor.stdout();
+                assertFalse(everything.contains(KEY_PART), "no key in any log or audit line");
+                supervisor.close();
+            }
+        } finally {
+            if (world != null) {
+                world.close();
+            }
+        }
+    }
+
+    /** One agent input: its name, body and {@code Content-Type} ({@code null}: none). */
+    record Input(String name, byte[] body, String contentType) {
+    }
+
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** {@return bodies a mark would make read otherwise than their media type's reader reads them} */
+    static List<Input> markedBodies() {
+        List<Input> in = new ArrayList<>();
+        // issue 39 item 1 as reported: a form parser reads note = the key, a UTF-16LE reading CJK characters
+        in.add(new Input("form after a UTF-16LE mark", concat(UTF16LE_MARK, ascii("&note=" + OPENAI)),
+                "application/x-www-form-urlencoded"));
+        in.add(new Input("form (charset=utf-8) after a UTF-16LE mark", concat(UTF16LE_MARK, ascii("&note=" + OPENAI)),
+                "application/x-www-form-urlencoded; charset=utf-8"));
+        in.add(new Input("form after a UTF-16BE mark", concat(UTF16BE_MARK, ascii("&note=" + OPENAI)),
+                "application/x-www-form-urlencoded"));
+        in.add(new Input("text after a UTF-16LE mark", concat(UTF16LE_MARK, ascii("k " + OPENAI)), "text/plain"));
+        in.add(new Input("XML after a UTF-16BE mark", concat(UTF16BE_MARK, ascii("<a>" + OPENAI + "</a>.")),
+                "application/xml"));
+        in.add(new Input("text after a UTF-32LE mark", concat(UTF32LE_MARK, ascii("key " + OPENAI + " ")),
+                "text/plain; charset=utf-8"));
+        in.add(new Input("no media type after a UTF-16LE mark", concat(UTF16LE_MARK, ascii("k " + OPENAI)), null));
+        in.add(new Input("UTF-8 mark before a body declared UTF-16LE", concat(UTF8_MARK, ascii("x " + OPENAI)),
+                "text/plain; charset=utf-16le"));
+        in.add(new Input("multipart part after a UTF-16LE mark", concat(concat(ascii("--b0und\r\n"
+                + "Content-Disposition: form-data; name=\"note\"\r\nContent-Type: text/plain\r\n\r\n"), UTF16LE_MARK),
+                ascii("k " + OPENAI + "\r\n--b0und--\r\n")), "multipart/form-data; boundary=b0und"));
+        return in;
+    }
+
+    /** {@return bodies whose media type repeats a parameter (RFC 6838 section 4.3)} */
+    static List<Input> repeatedParameters() {
+        byte[] utf7 = ascii("{\"content\":\"" + OPENAI_UTF7 + "\"}");
+        List<Input> in = new ArrayList<>();
+        // issue 39 item 2 as reported
+        in.add(new Input("charset=\"utf-8\"; charset=utf-7", utf7,
+                "application/json; charset=\"utf-8\"; charset=utf-7"));
+        in.add(new Input("charset=utf-7; charset=utf-8", utf7, "application/json; charset=utf-7; charset=utf-8"));
+        in.add(new Input("the same charset twice", utf7, "application/json; charset=utf-8; Charset=utf-8"));
+        in.add(new Input("another parameter twice", ascii("note=" + OPENAI_UTF7),
+                "application/x-www-form-urlencoded; a=1; a=2"));
+        in.add(new Input("two boundaries", ascii("--b0und\r\nContent-Type: text/plain\r\n\r\n" + OPENAI_UTF7
+                + "\r\n--b0und--\r\n"), "multipart/form-data; boundary=other; boundary=b0und"));
+        in.add(new Input("a part's charset twice", ascii("--b0und\r\nContent-Type: text/plain; charset=utf-8; "
+                + "charset=utf-7\r\n\r\n" + OPENAI_UTF7 + "\r\n--b0und--\r\n"), "multipart/form-data; boundary=b0und"));
+        return in;
+    }
+
+    private static Curl.Result post(boolean tls, String host, Input input) throws Exception {
+        Path file = Files.write(tmp.resolve("body-" + FILES.incrementAndGet() + ".bin"), input.body());
+        List<String> args = new ArrayList<>(List.of("-H", "Content-Type:" + (input.contentType() == null ? ""
+                : " " + input.contentType()), "--data-binary", "@" + file));
+        if (tls) {
+            args.addAll(0, List.of("--cacert", world.supervisorCa().toString()));
+            args.add("https://" + host + ":" + world.tls.port() + "/v1");
+            return Curl.run(Map.of("HTTPS_PROXY", supervisor.proxyUrl()), args.toArray(String[]::new));
+        }
+        args.addAll(0, List.of("-x", supervisor.proxyUrl()));
+        args.add("http://" + host + ":" + world.plain.port() + "/v1");
+        return Curl.run(args.toArray(String[]::new));
+    }
+
+    private static JsonObject json(String body) {
+        return Json.createReader(new StringReader(body)).readObject();
+    }
+
+    private static void refusedAsUndecodable(List<Input> inputs) throws Exception {
+        List<String> failures = new ArrayList<>();
+        for (boolean tls : new boolean[] {false, true}) {
+            RawUpstream upstream = tls ? world.tls : world.plain;
+            for (String host : List.of(ProxyWorld.DENY, ProxyWorld.REDACT)) {
+                for (Input input : inputs) {
+                    int before = upstream.count();
+                    Curl.Result r = post(tls, host, input);
+                    String what = (tls ? "HTTPS " : "HTTP ") + host + ", " + input.name() + ": ";
+                    String code = r.status() == 403 ? json(r.body()).getString("reason_code", "") : "";
+                    if (r.status() != 403 || !code.equals("body_undecodable")) {
+                        failures.add(what + r.status() + " " + code);
+                    }
+                    if (upstream.count() != before) {
+                        failures.add(what + "reached the upstream");
+                        upstream.drain();
+                    }
+                    assertFalse(r.body().contains(KEY_PART), what + "the answer does not echo the key");
+                }
+            }
+        }
+        assertTrue(failures.isEmpty(), "each is refused as undecodable, nothing upstream:\n"
+                + String.join("\n", failures));
+    }
+
+    @Test
+    void aByteOrderMarkThatWouldChangeTheReadingIsUndecodable() throws Exception {
+        refusedAsUndecodable(markedBodies());
+    }
+
+    @Test
+    void aRepeatedMediaTypeParameterIsUndecodable() throws Exception {
+        refusedAsUndecodable(repeatedParameters());
+    }
+
+    @Test
+    void inJsonTheMarkStillShowsTheEncoding() throws Exception {
+        byte[] utf16 = concat(UTF16LE_MARK, ("{\"content\":\"my key " + OPENAI + "\"}")
+                .getBytes(StandardCharsets.UTF_16LE));
+        byte[] utf8 = concat(UTF8_MARK, ascii("{\"content\":\"my key " + OPENAI + "\"}"));
+        for (boolean tls : new boolean[] {false, true}) {
+            RawUpstream upstream = tls ? world.tls : world.plain;
+            for (Input input : List.of(new Input("UTF-16LE JSON", utf16, "application/json"),
+                    new Input("UTF-8 JSON", utf8, "application/json; charset=utf-8"))) {
+                int before = upstream.count();
+                Curl.Result denied = post(tls, ProxyWorld.DENY, input);
+                assertEquals(403, denied.status(), input.name() + " " + denied);
+                assertEquals("secret_detected", json(denied.body()).getString("reason_code"), denied.body());
+                assertEquals(before, upstream.count(), input.name());
+
+                upstream.drain();
+                Curl.Result redacted = post(tls, ProxyWorld.REDACT, input);
+                assertEquals(200, redacted.status(), input.name() + " " + redacted);
+                RawUpstream.Received got = upstream.take();
+                String text = input.name().startsWith("UTF-16")
+                        ? new String(got.body(), 2, got.body().length - 2, StandardCharsets.UTF_16LE)
+                        : new String(got.body(), 3, got.body().length - 3, StandardCharsets.UTF_8);
+                assertEquals("{\"content\":\"my key [REDACTED:openai_api_key]\"}", text, input.name());
+            }
+        }
+    }
+}
