@@ -11,6 +11,7 @@ import dev.openshell.middleware.spi.WebSocketPreflight;
 import dev.openshell.middleware.spi.WebSocketPreflightDecision;
 import dev.openshell.middleware.spi.WebSocketSession;
 import dev.openshell.middleware.spi.internal.OnError;
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +23,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
-import java.util.regex.Pattern;
 
 /**
  * The message chain of WebSocket sessions ({@code WEBSOCKET_MESSAGE}; RFC 0009 appendix "Additional operation
@@ -55,8 +55,6 @@ public final class MessageChain {
     public static final long PREFLIGHT_CAP_MILLIS = 1000;
     /** The largest text message or replacement a stage sees or returns, in bytes of UTF-8. */
     public static final int MAX_TEXT_BYTES = 4 * 1024 * 1024;
-
-    private static final Pattern REASON_CODE = Pattern.compile("[a-z][a-z0-9_]{0,63}");
 
     private final Semaphore sessions;
 
@@ -247,7 +245,7 @@ public final class MessageChain {
     }
 
     private static String code(String given, String fallback) {
-        return given != null && REASON_CODE.matcher(given).matches() ? given : fallback;
+        return given != null && Syntax.isCode(given) ? given : fallback;
     }
 
     /** A value or the platform's code for why there is none. */
@@ -420,7 +418,7 @@ public final class MessageChain {
             if (r.decision() != Decision.ALLOW && r.decision() != Decision.DENY) {
                 return "middleware_invalid_result";
             }
-            if (!r.reasonCode().isEmpty() && !REASON_CODE.matcher(r.reasonCode()).matches()) {
+            if (!r.reasonCode().isEmpty() && !Syntax.isCode(r.reasonCode())) {
                 return "middleware_invalid_result";
             }
             if (r.replacementText().isPresent()

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
 import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.internal.Syntax;
@@ -30,11 +31,10 @@ import java.util.Set;
  * {@link EnvelopeLimits#MAX_HEADER_MUTATION_BYTES} bytes of names and values.
  */
 public final class ResponseHeaderRules {
-    private static final Set<String> HIDDEN = Set.of("set-cookie", "set-cookie2", "authorization",
-            "proxy-authenticate", "proxy-authorization", "cookie", "host", "connection", "keep-alive",
-            "proxy-connection", "te", "trailer", "upgrade");
-    private static final Set<String> READ_ONLY = Set.of("content-length", "transfer-encoding", "content-encoding",
-            "content-range", "accept-ranges");
+    /** The response's own credential fields; the rest of the hidden set is {@link HeaderTable}'s. */
+    private static final Set<String> RESPONSE_CREDENTIALS = Set.of("set-cookie", "set-cookie2");
+    /** Read-only beside the framing fields of {@link HeaderTable}: the coding and the range. */
+    private static final Set<String> CODING_AND_RANGE = Set.of("content-encoding", "content-range", "accept-ranges");
     private static final Set<String> INTEGRITY = Set.of("content-md5", "digest", "content-digest", "repr-digest",
             "etag");
 
@@ -43,12 +43,18 @@ public final class ResponseHeaderRules {
 
     /** {@return whether a stage never sees a field} @param lower a lowercase field name */
     public static boolean hidden(String lower) {
-        return HIDDEN.contains(lower) || lower.startsWith("x-openshell-credential");
+        if (RESPONSE_CREDENTIALS.contains(lower) || lower.startsWith("x-openshell-credential")) {
+            return true;
+        }
+        // the exact credential names, routing and hop-by-hop rows (not the x-amz- prefix: S3 answers with its own)
+        return HeaderTable.row(lower).map(r -> r.kind() == HeaderTable.Kind.ROUTING
+                || r.kind() == HeaderTable.Kind.HOP_BY_HOP || (r.kind() == HeaderTable.Kind.CREDENTIAL && !r.prefix()))
+                .orElse(false);
     }
 
     /** {@return whether a stage may neither write nor remove a field} @param lower a lowercase field name */
     public static boolean protectedName(String lower) {
-        return hidden(lower) || READ_ONLY.contains(lower);
+        return hidden(lower) || HeaderTable.framing(lower) || CODING_AND_RANGE.contains(lower);
     }
 
     /** {@return whether a field may be removed but not written} @param lower a lowercase field name */
