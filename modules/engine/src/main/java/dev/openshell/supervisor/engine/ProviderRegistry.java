@@ -23,7 +23,9 @@ import org.eclipse.collections.api.map.ImmutableMap;
  * ({@code HTTP_RESPONSE/PRE_RETURN}); a policy config that names the ID runs both, each at its phase (the manifest
  * decides the phases, as for a service written for the published contract, whose registration name stands in for
  * both). {@link #lookup} finds the request binding (or the response binding when there is none),
- * {@link #lookupResponse} the response binding.
+ * {@link #lookupResponse} the response binding. The rule is one binding per ID, operation and phase: an ID's
+ * {@code WEBSOCKET_MESSAGE} bindings (one per direction, {@link #messagePhases}) join its request binding and need the
+ * same owner.
  *
  * <p>Built by {@link #assemble}: each binding ID and kind has exactly one owner. When several providers claim one ID, a single
  * built-in claimant keeps it and the others are refused; with no built-in among them every claim is refused, so

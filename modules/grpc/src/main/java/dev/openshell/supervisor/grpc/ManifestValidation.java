@@ -32,8 +32,8 @@ import java.util.Set;
  *       {@code POST_CREDENTIALS} (restricted built-ins only) reject the service.</li>
  *   <li>At least one {@code HTTP_REQUEST/PRE_CREDENTIALS} or {@code HTTP_RESPONSE/PRE_RETURN} binding.</li>
  *   <li>A binding's {@code id} follows {@link BindingId}'s grammar, is outside {@code openshell/}, and is unique
- *       within the manifest per kind (one request and one response binding may share an ID: a config that names it
- *       runs both). A binding without {@code id} (a service written for the published contract) takes the
+ *       within the manifest per operation and phase (one request and one response binding may share an ID: a config
+ *       that names it runs both; the {@code WEBSOCKET_MESSAGE} bindings join the request binding). A binding without {@code id} (a service written for the published contract) takes the
  *       registration name as its ID, which is valid only when it is the service's single binding of its kind
  *       (request, response).</li>
  *   <li>The registration's {@code max_body_bytes} must not exceed the binding's advertised capability (which may
