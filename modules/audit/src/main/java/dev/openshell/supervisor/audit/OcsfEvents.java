@@ -161,6 +161,19 @@ public final class OcsfEvents {
      * @param stage what the stage did
      */
     public JsonObject httpActivity(RequestFacts request, StageOutcome stage) {
+        return httpActivity(request, stage, 0);
+    }
+
+    /**
+     * {@return an HTTP Activity event (class 4002) for one response stage invocation ({@code HTTP_RESPONSE/PRE_RETURN})}:
+     * as {@link #httpActivity(RequestFacts, StageOutcome)}, with {@code http_response.code} the upstream's final status
+     * and {@code unmapped.openshell.phase} {@code pre_return}
+     *
+     * @param request the request facts
+     * @param stage what the stage did
+     * @param responseStatus the final upstream status the stage saw; 0 for a request stage
+     */
+    public JsonObject httpActivity(RequestFacts request, StageOutcome stage, int responseStatus) {
         boolean allowed = stage.result() == StageResult.ALLOWED
                 || stage.result() == StageResult.BYPASSED;
         String method = request.method().toUpperCase(Locale.ROOT);
@@ -175,6 +188,9 @@ public final class OcsfEvents {
         e.add("message", "middleware " + stage.configKey() + " " + stage.bindingId() + ": " + decision);
         e.open("http_request").add("http_method", method);
         url(e.open("url"), request).end().end();
+        if (responseStatus > 0) {
+            e.open("http_response").add("code", responseStatus).end();
+        }
         endpoint(e.open("dst_endpoint"), request).end();
         actor(e, request);
         openshell(e.open("unmapped").open("openshell"), request, stage.configKey(), stage.bindingId())
@@ -182,6 +198,9 @@ public final class OcsfEvents {
                 .add("transformed", stage.transformed())
                 .add("latency_us", stage.latencyNanos() / 1_000L)
                 .add("on_error", stage.failClosed() ? "fail_closed" : "fail_open");
+        if (responseStatus > 0) {
+            e.add("phase", "pre_return");
+        }
         stage.platformCode().ifPresent(c -> e.add("code", Syntax.safeCode(c)));
         return e.end().end().build();
     }

@@ -49,6 +49,17 @@ class OcsfEventsTest {
     }
 
     @ParameterizedTest
+    @EnumSource(StageResult.class)
+    void aResponseStageIsAnHttpActivityWithTheResponseStatusAndThePhase(StageResult result) {
+        JsonObject e = EVENTS.httpActivity(REQUEST, stage(result), 200);
+        SCHEMA.validate("http_activity", e);
+        assertEquals(200, e.getJsonObject("http_response").getInt("code"));
+        assertEquals("pre_return", e.getJsonObject("unmapped").getJsonObject("openshell").getString("phase"));
+        JsonObject request = EVENTS.httpActivity(REQUEST, stage(result));
+        assertEquals(false, request.containsKey("http_response"), "a request stage has no response status");
+    }
+
+    @ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"allow", "audit", "deny"})
     void anL7DecisionIsOneHttpActivityNamingPolicyEngineRuleAndCanonicalPath(String decision) {
         JsonObject e = EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome(decision, false,

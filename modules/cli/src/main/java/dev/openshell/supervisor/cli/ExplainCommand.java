@@ -44,6 +44,8 @@ import picocli.CommandLine.Model.CommandSpec;
  *         "rule": "DELETE /v1/models", "reason": "DELETE /v1/models not permitted by policy", "path": "/v1/models"},
  *  "chain": [{"config_key": "redact", "binding_id": "openshell/regex", "owner": "built-in dev.openshell.builtin.regex",
  *             "on_error": "fail_closed", "order": 10, "max_body_bytes": 4194304}],
+ *  "response_stages": [{"config_key": "guard", "binding_id": "acme/guard", "owner": "external service guard",
+ *             "on_error": "fail_closed", "order": 20, "max_payload_bytes": 1048576}],
  *  "not_selected": [{"config_key": "pii", "reason": "no endpoints.include pattern matches api.example.com"}]}
  * }</pre>
  * {@code admitted} is whether the request would be forwarded past network policy and SSRF protection;
@@ -305,6 +307,14 @@ final class ExplainCommand implements Callable<Integer> {
                     s.websocketMessages().isEmpty() ? "" : "  websocket messages " + String.join(",",
                             s.websocketMessages()));
         }
+        if (!x.responses().isEmpty()) {
+            out.println("response stages (HTTP_RESPONSE/PRE_RETURN, on the final response):");
+            int j = 1;
+            for (Explanation.Stage s : x.responses()) {
+                out.printf("  %d. %s  order %d  binding %s  owner %s  on_error %s  max payload %d bytes%n", j++,
+                        s.configKey(), s.order(), s.bindingId(), s.owner(), s.onError(), s.maxBodyBytes());
+            }
+        }
         if (!x.notSelected().isEmpty()) {
             out.println("not selected:");
             for (Explanation.NotSelected n : x.notSelected()) {
@@ -324,6 +334,16 @@ final class ExplainCommand implements Callable<Integer> {
                     .add("order", s.order())
                     .add("max_body_bytes", s.maxBodyBytes())
                     .add("websocket_messages", Json.createArrayBuilder(s.websocketMessages())));
+        }
+        JsonArrayBuilder responses = Json.createArrayBuilder();
+        for (Explanation.Stage s : x.responses()) {
+            responses.add(Json.createObjectBuilder()
+                    .add("config_key", s.configKey())
+                    .add("binding_id", s.bindingId())
+                    .add("owner", s.owner())
+                    .add("on_error", s.onError())
+                    .add("order", s.order())
+                    .add("max_payload_bytes", s.maxBodyBytes()));
         }
         JsonArrayBuilder not = Json.createArrayBuilder();
         for (Explanation.NotSelected n : x.notSelected()) {
@@ -364,7 +384,8 @@ final class ExplainCommand implements Callable<Integer> {
         } else {
             o.addNull("l7");
         }
-        return o.add("policies", policies).add("chain", chain).add("not_selected", not).build().toString();
+        return o.add("policies", policies).add("chain", chain).add("response_stages", responses)
+                .add("not_selected", not).build().toString();
     }
 
     /** The supervisor's extension tokens when services registered over TLS are contacted, else none. */

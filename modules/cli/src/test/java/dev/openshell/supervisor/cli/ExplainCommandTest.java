@@ -82,7 +82,8 @@ class ExplainCommandTest {
         assertEquals(0, r.exit(), r.toString());
         JsonObject o = r.json();
         assertEquals(Set.of("admitted", "binary", "network_policy", "ssrf", "refusal", "policies", "l7", "chain",
-                "not_selected"), o.keySet());
+                "response_stages", "not_selected"), o.keySet());
+        assertEquals(0, o.getJsonArray("response_stages").size(), "no response binding in this policy");
         assertEquals(JsonValue.NULL, o.get("binary"));
         assertEquals(JsonValue.NULL, o.get("l7"), "no endpoint of the policy declares an L7 protocol");
         assertTrue(o.getBoolean("admitted"));

@@ -40,6 +40,21 @@ class TckCommandTest {
     }
 
     @Test
+    void privacyGuardsResponseModePassesTheResponseChecks() throws Exception {
+        try (PrivacyGuardServer pg = PrivacyGuardServer.start(PrivacyGuardServer.Options.plaintext("127.0.0.1", 0))) {
+            Path config = Files.writeString(tmp.resolve("config.json"), "{\"images\":\"redact\",\"pii\":\"redact\"}");
+            Cli.Run run = Cli.run("tck", "--endpoint", "127.0.0.1:" + pg.port(), "--plaintext", "--config",
+                    config.toString(), "--timeout", "5s", "--binding", "examples/privacy-guard-response",
+                    "--format", "json");
+            JsonObject report = run.json();
+            assertEquals(0, run.exit(), run.toString());
+            List<String> passed = report.getJsonArray("checks").getValuesAs(JsonObject.class).stream()
+                    .filter(c -> c.getString("status").equals("PASS")).map(c -> c.getString("name")).toList();
+            assertTrue(passed.containsAll(List.of("response.preflight_modes", "response.body_units")), run.out());
+        }
+    }
+
+    @Test
     void usageErrorsExitTwoAndNameTheProblem() throws Exception {
         Path bad = Files.writeString(tmp.resolve("bad.json"), "{\n  \"images\": redact\n}");
         Path array = Files.writeString(tmp.resolve("array.json"), "[1]");

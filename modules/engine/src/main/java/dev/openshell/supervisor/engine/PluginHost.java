@@ -363,8 +363,11 @@ public final class PluginHost {
 
         /** {@return whether the supervisor invokes a binding of this operation and phase} */
         private static boolean invoked(MiddlewareBinding b) {
-            if (b.operation() == dev.openshell.middleware.spi.Operation.WEBSOCKET_MESSAGE) {
-                return b.phase() == Phase.PRE_CREDENTIALS || b.phase() == Phase.PRE_RETURN;
+            if (b.operation() == dev.openshell.middleware.spi.Operation.WEBSOCKET_MESSAGE
+                    || b.operation() == dev.openshell.middleware.spi.Operation.HTTP_RESPONSE) {
+                return b.phase() == Phase.PRE_RETURN
+                        || (b.operation() == dev.openshell.middleware.spi.Operation.WEBSOCKET_MESSAGE
+                        && b.phase() == Phase.PRE_CREDENTIALS);
             }
             return b.operation() == dev.openshell.middleware.spi.Operation.HTTP_REQUEST
                     && (b.phase() == Phase.PRE_CREDENTIALS || b.phase() == Phase.POST_CREDENTIALS);

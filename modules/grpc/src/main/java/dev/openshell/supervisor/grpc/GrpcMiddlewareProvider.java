@@ -84,6 +84,7 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
     /** The WebSocket directions the service advertises ({@code WEBSOCKET_MESSAGE} bindings). */
     private final Set<Phase> messagePhases;
     private final Map<BindingId, ManifestValidation.Accepted> bindings;
+    private final Map<BindingId, ManifestValidation.Accepted> responseBindings;
     private final List<ManifestValidation.Accepted> accepted;
     private final ProviderOrigin origin;
     private final RegistryListener listener;
@@ -100,15 +101,24 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
         this.stub = SupervisorMiddlewareGrpc.newBlockingStub(channel);
         this.accepted = outcome.bindings();
         Map<BindingId, ManifestValidation.Accepted> m = new LinkedHashMap<>();
+        Map<BindingId, ManifestValidation.Accepted> r = new LinkedHashMap<>();
         for (ManifestValidation.Accepted a : accepted) {
-            m.put(a.binding().id(), a);
+            (a.binding().operation() == Operation.HTTP_RESPONSE ? r : m)
+                    .putIfAbsent(a.binding().id(), a);
+        }
+        for (var e : r.entrySet()) {
+            m.putIfAbsent(e.getKey(), e.getValue()); // ValidateConfig for a response-only ID
         }
         this.bindings = Map.copyOf(m);
+        this.responseBindings = Map.copyOf(r);
         List<MiddlewareBinding> all = new java.util.ArrayList<>();
         for (ManifestValidation.Accepted a : accepted) {
             all.add(a.binding());
         }
         for (ManifestValidation.Accepted a : accepted) {
+            if (a.binding().operation() != Operation.HTTP_REQUEST) {
+                continue; // a session's message chain joins through the config's request binding
+            }
             for (Phase phase : outcome.messagePhases().stream().sorted().toList()) {
                 // every config of the service joins its WebSocket sessions in the directions it advertises
                 all.add(new MiddlewareBinding(a.binding().id(), Operation.WEBSOCKET_MESSAGE, phase, 0,
@@ -220,6 +230,24 @@ public final class GrpcMiddlewareProvider implements MiddlewareProvider, AutoClo
         } catch (Throwable e) {
             throw new MiddlewareException(StageFailureCodes.ADAPTER_FAILURE, who + ": " + Transport.oneLine(e), e);
         }
+    }
+
+    /**
+     * Opens the service's {@code HttpResponsePreReturn.Evaluate} stream for one response ({@link GrpcResponseStage}).
+     *
+     * @throws MiddlewareException {@link StageFailureCodes#UNKNOWN_BINDING} when the service has no response binding
+     *     with this ID, or the provider is unusable
+     */
+    @Override
+    public dev.openshell.middleware.spi.HttpResponseStage openResponse(BindingId bindingId) {
+        ManifestValidation.Accepted a = responseBindings.get(Objects.requireNonNull(bindingId, "bindingId"));
+        String who = who(bindingId);
+        if (a == null) {
+            throw new MiddlewareException(StageFailureCodes.UNKNOWN_BINDING,
+                    who + ": the service does not serve this response binding");
+        }
+        usable(who);
+        return new GrpcResponseStage(channel, registration.name(), who, timeout(a), e -> failure(e, who));
     }
 
     /**

@@ -24,17 +24,18 @@ import java.util.Set;
  * <h2>Rules</h2>
  * <ul>
  *   <li>{@code name} and {@code service_version}: at most 256 bytes, no control characters (they are logged).</li>
- *   <li>Every binding's operation and phase must be known. {@code HTTP_REQUEST/PRE_CREDENTIALS} bindings are the ones
- *       configs select. {@code WEBSOCKET_MESSAGE/PRE_CREDENTIALS} (and, our extension, {@code WEBSOCKET_MESSAGE/
- *       PRE_RETURN}) bindings make every config of the service join WebSocket sessions in that direction
- *       ({@code EvaluateWebSocketSession}); their {@code id} and limits are not used. Pairs the published contract
- *       defines but this supervisor does not invoke ({@code HTTP_RESPONSE/PRE_RETURN}) are skipped, not claimed. {@code UNSPECIFIED}, unknown numbers
- *       and {@code POST_CREDENTIALS} (restricted built-ins only) reject the service.</li>
- *   <li>At least one {@code HTTP_REQUEST/PRE_CREDENTIALS} binding.</li>
+ *   <li>Every binding's operation and phase must be known. {@code HTTP_REQUEST/PRE_CREDENTIALS} and
+ *       {@code HTTP_RESPONSE/PRE_RETURN} bindings are the ones configs select. {@code WEBSOCKET_MESSAGE/
+ *       PRE_CREDENTIALS} (and, our extension, {@code WEBSOCKET_MESSAGE/PRE_RETURN}) bindings make every config of the
+ *       service's request bindings join WebSocket sessions in that direction ({@code EvaluateWebSocketSession});
+ *       their {@code id} and limits are not used. {@code UNSPECIFIED}, unknown numbers, other pairs and
+ *       {@code POST_CREDENTIALS} (restricted built-ins only) reject the service.</li>
+ *   <li>At least one {@code HTTP_REQUEST/PRE_CREDENTIALS} or {@code HTTP_RESPONSE/PRE_RETURN} binding.</li>
  *   <li>A binding's {@code id} follows {@link BindingId}'s grammar, is outside {@code openshell/}, and is unique
- *       within the manifest. A binding without {@code id} (a service written for the published contract) takes the
- *       registration name as its ID, which is valid only when it is the service's single
- *       {@code HTTP_REQUEST/PRE_CREDENTIALS} binding.</li>
+ *       within the manifest per operation and phase (one request and one response binding may share an ID: a config
+ *       that names it runs both; the {@code WEBSOCKET_MESSAGE} bindings join the request binding). A binding without {@code id} (a service written for the published contract) takes the
+ *       registration name as its ID, which is valid only when it is the service's single binding of its kind
+ *       (request, response).</li>
  *   <li>The registration's {@code max_body_bytes} must not exceed the binding's advertised capability (which may
  *       itself exceed 4 MiB: the registration is capped at 4 MiB anyway). Never clamped.</li>
  *   <li>An advertised {@code timeout} must parse per {@link RpcTimeout}. It may shorten the registration's
@@ -109,6 +110,7 @@ final class ManifestValidation {
             problems.add(Rule.BINDINGS, "the manifest declares no bindings");
         }
         List<Integer> invoked = new ArrayList<>();
+        List<Integer> responses = new ArrayList<>();
         Set<Phase> messagePhases = java.util.EnumSet.noneOf(Phase.class);
         for (int i = 0; i < m.getBindingsCount(); i++) {
             var b = m.getBindings(i);
@@ -118,6 +120,9 @@ final class ManifestValidation {
             if (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST_VALUE
                     && phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE) {
                 invoked.add(i);
+            } else if (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE_VALUE
+                    && phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE) {
+                responses.add(i);
             } else if (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE
                     && (phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE
                     || phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE)) {
@@ -126,14 +131,10 @@ final class ManifestValidation {
             } else if (phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS_VALUE) {
                 problems.add(Rule.OPERATION_PHASE,
                         where + " asks for the POST_CREDENTIALS phase, which only restricted built-ins may bind");
-            } else if (knownOperation(op) && knownPhase(phase)
-                    && (op == SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE
-                    || phase == SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN_VALUE)) {
-                skipped.add(where + " (" + opName(op) + "/" + phaseName(phase) + ": not invoked by this supervisor)");
             } else {
                 problems.add(Rule.OPERATION_PHASE,
                         where + " has operation " + opName(op) + " and phase " + phaseName(phase)
-                        + "; a service binding must be HTTP_REQUEST/PRE_CREDENTIALS");
+                        + "; a service binding must be HTTP_REQUEST/PRE_CREDENTIALS or HTTP_RESPONSE/PRE_RETURN");
             }
             if (!b.getId().isEmpty()) {
                 String p = BindingId.problem(b.getId());
@@ -147,10 +148,21 @@ final class ManifestValidation {
                 }
             }
         }
-        if (m.getBindingsCount() > 0 && invoked.isEmpty() && problems.isEmpty()) {
-            problems.add(Rule.BINDINGS, "the manifest has no HTTP_REQUEST/PRE_CREDENTIALS binding");
+        if (m.getBindingsCount() > 0 && invoked.isEmpty() && responses.isEmpty() && problems.isEmpty()) {
+            problems.add(Rule.BINDINGS, "the manifest has no HTTP_REQUEST/PRE_CREDENTIALS or HTTP_RESPONSE/PRE_RETURN "
+                    + "binding");
         }
         List<Accepted> accepted = new ArrayList<>();
+        accept(m, reg, invoked, false, accepted, problems, notes);
+        accept(m, reg, responses, true, accepted, problems, notes);
+        return new Outcome(name, version, problems.isEmpty() ? List.copyOf(accepted) : List.of(),
+                List.copyOf(problems.list), List.copyOf(skipped), List.copyOf(notes), Set.copyOf(messagePhases));
+    }
+
+    /** Accepts the bindings of one kind (request or response) at {@code indexes}. */
+    private static void accept(MiddlewareManifest m, ServiceRegistration reg, List<Integer> invoked, boolean response,
+                               List<Accepted> accepted, Problems problems, List<String> notes) {
+        String kind = response ? "HTTP_RESPONSE/PRE_RETURN" : "HTTP_REQUEST/PRE_CREDENTIALS";
         Set<String> seen = new HashSet<>();
         for (int i : invoked) {
             var b = m.getBindings(i);
@@ -161,7 +173,7 @@ final class ManifestValidation {
                 if (invoked.size() != 1) {
                     problems.add(Rule.BINDING_ID,
                             where + " has no ID, and the registration name can stand in only for a service's "
-                            + "single HTTP_REQUEST/PRE_CREDENTIALS binding (this one has " + invoked.size() + ")");
+                            + "single " + kind + " binding (this one has " + invoked.size() + ")");
                     continue;
                 }
                 String p = BindingId.problem(reg.name());
@@ -213,16 +225,17 @@ final class ManifestValidation {
             }
             MiddlewareBinding spi;
             try {
-                spi = new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST, Phase.PRE_CREDENTIALS,
-                        reg.maxBodyBytes(), Optional.of(effective), codings, b.getSkipEmptyBody());
+                spi = response
+                        ? new MiddlewareBinding(new BindingId(id), Operation.HTTP_RESPONSE, Phase.PRE_RETURN,
+                                reg.maxBodyBytes(), Optional.of(effective))
+                        : new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST, Phase.PRE_CREDENTIALS,
+                                reg.maxBodyBytes(), Optional.of(effective), codings, b.getSkipEmptyBody());
             } catch (IllegalArgumentException e) {
                 problems.add(Rule.BINDING_ID, "binding '" + id + "' lists a decoded content coding that is not a token");
                 continue;
             }
             accepted.add(new Accepted(spi, capability, timeout, fromName));
         }
-        return new Outcome(name, version, problems.isEmpty() ? List.copyOf(accepted) : List.of(),
-                List.copyOf(problems.list), List.copyOf(skipped), List.copyOf(notes), Set.copyOf(messagePhases));
     }
 
     /**
@@ -237,7 +250,8 @@ final class ManifestValidation {
         }
         for (Accepted a : before) {
             Optional<Accepted> match = now.bindings().stream()
-                    .filter(n -> n.binding().id().equals(a.binding().id())).findFirst();
+                    .filter(n -> n.binding().id().equals(a.binding().id())
+                            && n.binding().operation() == a.binding().operation()).findFirst();
             if (match.isEmpty()) {
                 return Optional.of("binding '" + a.binding().id() + "' is no longer offered");
             }

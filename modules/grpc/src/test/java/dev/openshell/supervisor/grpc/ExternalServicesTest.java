@@ -154,7 +154,9 @@ class ExternalServicesTest {
                 ScriptedService.binding("", MIB4, "")), MIB4).contains("single HTTP_REQUEST/PRE_CREDENTIALS"));
         assertTrue(refusal(ScriptedService.manifest(), MIB4).contains("no bindings"));
         assertTrue(refusal(ScriptedService.manifest(binding(2, pre, "acme/ws")), MIB4)
-                .contains("no HTTP_REQUEST/PRE_CREDENTIALS binding"));
+                .contains("no HTTP_REQUEST/PRE_CREDENTIALS or HTTP_RESPONSE/PRE_RETURN binding"));
+        assertTrue(refusal(ScriptedService.manifest(binding(3, pre, "acme/x")), MIB4)
+                .contains("HTTP_RESPONSE/PRE_RETURN"));
         assertTrue(refusal(ScriptedService.manifest(ScriptedService.binding("acme/x", MIB4, "")).toBuilder()
                 .setName("x".repeat(257)).build(), MIB4).contains("longer than 256 bytes"));
         assertTrue(refusal(ScriptedService.manifest(ScriptedService.binding("acme/x", MIB4, "")).toBuilder()
@@ -162,7 +164,7 @@ class ExternalServicesTest {
     }
 
     @Test
-    void webSocketBindingsJoinAndResponseBindingsAreSkippedNotClaimed() throws Exception {
+    void webSocketBindingsJoinAndAResponseBindingIsClaimedBesideTheRequestBinding() throws Exception {
         int ws = SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE_VALUE;
         int pre = SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS_VALUE;
         int response = SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE_VALUE;
@@ -171,12 +173,11 @@ class ExternalServicesTest {
                 ScriptedService.binding("", MIB4, ""));
         try (TestServer server = TestServer.start(new ScriptedService(manifest));
              ExternalServices s = connect(Fixtures.plaintext("guard", server.endpoint(), MIB4))) {
-            assertEquals(List.of(), s.failures().castToList(),
-                    "HTTP_RESPONSE/PRE_RETURN (published response middleware) is skipped, not refused");
-            assertEquals(List.of("guard HTTP_REQUEST", "guard WEBSOCKET_MESSAGE"), s.claims()
-                    .collect(c -> c.id().value() + " " + c.binding().operation()).castToList(),
-                    "the single HTTP_REQUEST binding without an ID takes the registration name, and the "
-                    + "WEBSOCKET_MESSAGE binding joins it");
+            assertEquals(List.of(), s.failures().castToList(), "every binding is claimed, none refused");
+            assertEquals(List.of("guard HTTP_REQUEST", "guard HTTP_RESPONSE", "guard WEBSOCKET_MESSAGE"), s.claims()
+                    .collect(c -> c.id().value() + " " + c.binding().operation()).castToList().stream().sorted()
+                    .toList(), "the single request and the single response binding without an ID take the "
+                    + "registration name, and the WEBSOCKET_MESSAGE binding joins the request binding");
         }
     }
 

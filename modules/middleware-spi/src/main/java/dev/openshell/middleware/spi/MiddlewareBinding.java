@@ -141,4 +141,20 @@ public record MiddlewareBinding(BindingId id, Operation operation, Phase phase, 
         return new MiddlewareBinding(new BindingId(id), Operation.HTTP_REQUEST, Phase.PRE_CREDENTIALS, maxBodyBytes,
                 Optional.empty());
     }
+
+    /**
+     * {@return an {@code HTTP_RESPONSE/PRE_RETURN} binding without its own timeout} The binding's
+     * {@code maxBodyBytes} is the wire's {@code max_payload_bytes} for responses: the whole body and its replacement
+     * in {@link HttpResponseBodyMode#WHOLE_BODY_BYTES}, each replacement in {@link HttpResponseBodyMode#STREAM_BYTES}.
+     * Its provider overrides {@link MiddlewareProvider#openResponse}.
+     *
+     * @param id a valid binding ID
+     * @param maxPayloadBytes the largest payload accepted, in bytes
+     * @throws IllegalArgumentException if the ID or the size is invalid
+     */
+    @API(status = org.apiguardian.api.API.Status.EXPERIMENTAL, since = "0.2")
+    public static MiddlewareBinding httpResponse(String id, long maxPayloadBytes) {
+        return new MiddlewareBinding(new BindingId(id), Operation.HTTP_RESPONSE, Phase.PRE_RETURN, maxPayloadBytes,
+                Optional.empty());
+    }
 }

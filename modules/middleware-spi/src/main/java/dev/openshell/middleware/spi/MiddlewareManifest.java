@@ -19,7 +19,7 @@ public record MiddlewareManifest(String name, String serviceVersion, List<Middle
      * Copies the binding list and checks it.
      *
      * @throws IllegalArgumentException if there are no bindings or an ID repeats for one operation and phase (one ID
-     *     may have an {@code HTTP_REQUEST} binding and {@code WEBSOCKET_MESSAGE} bindings)
+     *     may have an {@code HTTP_REQUEST}, an {@code HTTP_RESPONSE} and {@code WEBSOCKET_MESSAGE} bindings)
      * @throws NullPointerException if any argument or binding is {@code null}
      */
     @API(status = STABLE, since = "0.1")

@@ -59,6 +59,20 @@ public interface MiddlewareProvider {
     HttpRequestResult evaluate(HttpRequestEvaluation evaluation);
 
     /**
+     * Opens one stage session over one HTTP response (wire {@code HttpResponsePreReturn.Evaluate}) for a binding of
+     * this provider with operation {@link Operation#HTTP_RESPONSE} and phase {@link Phase#PRE_RETURN}. The host calls
+     * it only for such bindings. The default refuses: a provider that declares a response binding overrides it.
+     *
+     * @param bindingId one of this provider's {@code HTTP_RESPONSE/PRE_RETURN} binding IDs
+     * @return a new session; never {@code null}
+     * @throws UnsupportedOperationException when the provider has no response binding (a stage failure)
+     */
+    @API(status = EXPERIMENTAL, since = "0.2")
+    default HttpResponseStage openResponse(BindingId bindingId) {
+        throw new UnsupportedOperationException("this provider does not evaluate responses");
+    }
+
+    /**
      * Opens this provider's stream for one WebSocket session in one direction (wire
      * {@code EvaluateWebSocketSession}). Called only for a provider whose manifest lists a
      * {@link Operation#WEBSOCKET_MESSAGE} binding with the binding ID of the session's config and the stream's phase

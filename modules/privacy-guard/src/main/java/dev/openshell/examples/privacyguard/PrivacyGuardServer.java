@@ -126,7 +126,8 @@ public final class PrivacyGuardServer implements AutoCloseable {
 
     private static GrpcRouting.Builder routing(Optional<CallerTokenVerifier> tokens) {
         GrpcRouting.Builder r = GrpcRouting.builder()
-                .service(new PrivacyGuardService(tokens.map(CallerTokenVerifier::audience).orElse("")));
+                .service(new PrivacyGuardService(tokens.map(CallerTokenVerifier::audience).orElse("")))
+                .service(new PrivacyGuardResponses());
         tokens.ifPresent(v -> r.intercept(new CallerAuthentication(v)));
         return r;
     }

@@ -81,6 +81,11 @@ public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.Supervis
                     .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_WEBSOCKET_MESSAGE)
                     .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN)
                     .setMaxPayloadBytes(MAX_PAYLOAD_BYTES))
+            .addBindings(MiddlewareBinding.newBuilder()
+                    .setId(PrivacyGuardResponses.BINDING_ID)
+                    .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE)
+                    .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN)
+                    .setMaxPayloadBytes(MAX_PAYLOAD_BYTES))
             .build();
 
     private final MiddlewareManifest manifest;
@@ -108,8 +113,10 @@ public final class PrivacyGuardService extends SupervisorMiddlewareGrpc.Supervis
     @Override
     public void validateConfig(ValidateConfigRequest request, StreamObserver<ValidateConfigResponse> out) {
         ValidateConfigResponse.Builder r = ValidateConfigResponse.newBuilder();
-        if (!request.getBindingId().isEmpty() && !request.getBindingId().equals(BINDING_ID)) {
-            r.setValid(false).setReason("this service serves only the binding " + BINDING_ID);
+        if (!request.getBindingId().isEmpty() && !request.getBindingId().equals(BINDING_ID)
+                && !request.getBindingId().equals(PrivacyGuardResponses.BINDING_ID)) {
+            r.setValid(false).setReason("this service serves only the bindings " + BINDING_ID + " and "
+                    + PrivacyGuardResponses.BINDING_ID);
         } else {
             try {
                 PrivacyGuardConfig.parse(request.getConfig());

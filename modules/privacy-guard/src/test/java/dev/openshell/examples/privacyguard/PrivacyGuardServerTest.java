@@ -99,4 +99,45 @@ class PrivacyGuardServerTest {
                 PrivacyGuardServer.Options.plaintext("127.0.0.1", server.port())));
         assertTrue(e.getMessage().contains("cannot listen"), e.getMessage());
     }
+
+    @Test
+    void theResponseModeRedactsPiiInAWholeBodyOverABidiStream() throws Exception {
+        var answers = new java.util.concurrent.LinkedBlockingQueue<Object>();
+        var requests = dev.openshell.middleware.proto.v1.HttpResponsePreReturnGrpc.newStub(channel).evaluate(
+                new io.grpc.stub.StreamObserver<>() {
+                    @Override
+                    public void onNext(dev.openshell.middleware.proto.v1.HttpResponseEventResult value) {
+                        answers.add(value);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        answers.add(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        answers.add("completed");
+                    }
+                });
+        requests.onNext(dev.openshell.middleware.proto.v1.HttpResponseEvent.newBuilder().setPreflight(
+                dev.openshell.middleware.proto.v1.HttpResponsePreflight.newBuilder().setStatusCode(200)
+                        .setMaxPayloadBytes(1 << 20)
+                        .addPermittedBodyModes(dev.openshell.middleware.proto.v1.HttpResponseBodyMode
+                                .HTTP_RESPONSE_BODY_MODE_HEADERS_ONLY)
+                        .addPermittedBodyModes(dev.openshell.middleware.proto.v1.HttpResponseBodyMode
+                                .HTTP_RESPONSE_BODY_MODE_WHOLE_BODY_BYTES)).build());
+        var pre = (dev.openshell.middleware.proto.v1.HttpResponseEventResult) answers.poll(10, TimeUnit.SECONDS);
+        assertEquals(dev.openshell.middleware.proto.v1.HttpResponseBodyMode.HTTP_RESPONSE_BODY_MODE_WHOLE_BODY_BYTES,
+                pre.getPreflightDecision().getInspect().getBodyMode());
+        requests.onNext(dev.openshell.middleware.proto.v1.HttpResponseEvent.newBuilder().setBody(
+                dev.openshell.middleware.proto.v1.HttpResponseBodyUnit.newBuilder().setSequence(1).setEndOfStream(true)
+                        .setData(ByteString.copyFromUtf8("write to jane.doe@example.com"))).build());
+        var body = (dev.openshell.middleware.proto.v1.HttpResponseEventResult) answers.poll(10, TimeUnit.SECONDS);
+        assertEquals(1, body.getBodyResult().getSequence());
+        assertEquals("write to [email]", body.getBodyResult().getTransform().getData().toStringUtf8());
+        assertEquals("pii.email", body.getBodyResult().getFindings(0).getType());
+        requests.onCompleted();
+        assertEquals("completed", answers.poll(10, TimeUnit.SECONDS));
+    }
 }

@@ -28,9 +28,12 @@ import java.util.Optional;
  * @param credentials credential injection and the post-credentials stages
  * @param audit audit events and metrics of what the proxy decided itself
  * @param sessions the message chain of a WebSocket upgrade
+ * @param responseChain the response stages ({@code HTTP_RESPONSE/PRE_RETURN}) on the final response, after the
+ *     credential scrub
  */
 public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
-                             Credentials<P> credentials, Audit<P> audit, Sessions<P> sessions) {
+                             Credentials<P> credentials, Audit<P> audit, Sessions<P> sessions,
+                             ResponseChain<P> responseChain) {
     /**
      * Checks the parts.
      *
@@ -44,6 +47,24 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
         Objects.requireNonNull(credentials, "credentials");
         Objects.requireNonNull(audit, "audit");
         Objects.requireNonNull(sessions, "sessions");
+        Objects.requireNonNull(responseChain, "responseChain");
+    }
+
+    /**
+     * Steps without a WebSocket message chain (every upgrade's verdict is {@link SessionVerdict.None}) and without
+     * response stages.
+     *
+     * @param generation the generation number
+     * @param admit the L4 step
+     * @param plan the plan step
+     * @param l7 the L7 step
+     * @param requestChain the request chain step
+     * @param credentials the credential step
+     * @param audit the audit step
+     */
+    public PolicySteps(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
+                       Credentials<P> credentials, Audit<P> audit) {
+        this(generation, admit, plan, l7, requestChain, credentials, audit, (p, request, response) -> null);
     }
 
     /**
@@ -56,10 +77,12 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
      * @param requestChain the request chain step
      * @param credentials the credential step
      * @param audit the audit step
+     * @param responseChain the response step
      */
     public PolicySteps(long generation, Admit admit, Plan<P> plan, L7<P> l7, RequestChain<P> requestChain,
-                       Credentials<P> credentials, Audit<P> audit) {
-        this(generation, admit, plan, l7, requestChain, credentials, audit, (p, r) -> new SessionVerdict.None());
+                       Credentials<P> credentials, Audit<P> audit, ResponseChain<P> responseChain) {
+        this(generation, admit, plan, l7, requestChain, credentials, audit, (p, r) -> new SessionVerdict.None(),
+                responseChain);
     }
 
     /**
@@ -237,5 +260,25 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
          * @return none, refuse or inspect; never {@code null}
          */
         SessionVerdict open(P plan, ProxyRequest request);
+    }
+
+    /**
+     * Step 9, the response stages (RFC 0009 {@code HTTP_RESPONSE/PRE_RETURN}; NVIDIA/OpenShell
+     * {@code HttpResponsePreReturn}): on the final non-{@code 1xx} response of an exchange (never a {@code 101}),
+     * after the credential scrub, before any byte of it reaches the client. Every preflight runs here; the body
+     * stages run through the returned {@link ResponseBody}.
+     *
+     * @param <P> the plan type
+     */
+    @FunctionalInterface
+    public interface ResponseChain<P> {
+        /**
+         * @param plan the exchange's plan
+         * @param request the request
+         * @param response the final response head
+         * @return {@code null} when no response stage applies to this exchange (the response is relayed as it
+         *     would be without response stages); else deliver or withhold
+         */
+        ResponseVerdict open(P plan, ProxyRequest request, ProxyResponse response);
     }
 }

@@ -19,6 +19,10 @@ final class RecordingSteps {
     volatile PolicySteps.Credentials<Void> credentials = (p, r, out) -> new CredentialVerdict.Forward(out.headers(),
             out.rawQuery());
     volatile long generation;
+    /** The response step; {@code null} answers mean no response stage. */
+    volatile PolicySteps.ResponseChain<Void> responses = (p, r, response) -> null;
+    /** Every response head the response step saw. */
+    final List<ProxyResponse> responded = new CopyOnWriteArrayList<>();
     final List<ProxyRequest> selected = new CopyOnWriteArrayList<>();
     final List<Body> evaluatedBodies = new CopyOnWriteArrayList<>();
     final List<Uninspectable> uninspectable = new CopyOnWriteArrayList<>();
@@ -39,6 +43,7 @@ final class RecordingSteps {
         PolicySteps.Admit admit = admission;
         Function<ProxyRequest, ChainSelection> select = selector;
         BiFunction<ProxyRequest, Body, RequestVerdict> evaluate = evaluator;
+        PolicySteps.ResponseChain<Void> respond = responses;
         return new PolicySteps<>(generation, admit,
                 request -> {
                     selected.add(request);
@@ -66,6 +71,10 @@ final class RecordingSteps {
                         default -> {
                         }
                     }
+                },
+                (plan, request, response) -> {
+                    responded.add(response);
+                    return respond.open(plan, request, response);
                 });
     }
 }

@@ -59,8 +59,10 @@ record CredentialStep(Generation generation, ChainEngine engine, ExchangeAudit a
         Set<String> used = new TreeSet<>(injected.used());
         Set<String> bound = generation.credentials().boundTo(p.host());
         // a response is scrubbed of every value sent or bound to the host: narrow the request first, so that it is
-        // signed as sent
-        List<HttpHeader> sent = used.isEmpty() && bound.isEmpty() && p.post().isEmpty() ? injected.headers()
+        // signed as sent; response stages read the decoded body: the same narrowing keeps the response in a coding
+        // they can read
+        List<HttpHeader> sent = used.isEmpty() && bound.isEmpty() && p.post().isEmpty() && p.responses().isEmpty()
+                ? injected.headers()
                 : InjectedCredentials.narrowForScrubbing(injected.headers());
         if (p.post().isEmpty()) {
             return new CredentialVerdict.Forward(sent, injected.query(), scrubbedOf(used, bound));

@@ -45,11 +45,21 @@ record ExchangeAudit(OcsfEvents events, AuditSink sink, SupervisorMetrics metric
      * and the stage metrics.
      */
     void stages(ClientConnection c, RequestFacts facts, List<StageRecord> stages) {
+        stages(c, facts, stages, 0);
+    }
+
+    /**
+     * As {@link #stages(ClientConnection, RequestFacts, List)}, for response stages: each HTTP Activity event carries
+     * the upstream's final status ({@code http_response.code}) and phase {@code pre_return}.
+     *
+     * @param responseStatus the final upstream status; 0 for request stages
+     */
+    void stages(ClientConnection c, RequestFacts facts, List<StageRecord> stages, int responseStatus) {
         for (StageRecord r : stages) {
             Optional<String> code = r.failure().map(f -> f.code()).or(r::reasonCode);
             StageOutcome o = new StageOutcome(r.configKey(), r.bindingId().value(), r.outcome(), r.transformed(),
                     r.latencyNanos(), code.map(ExchangeAudit::safeCode), r.onError() == OnError.FAIL_CLOSED);
-            emit(c, events.httpActivity(facts, o));
+            emit(c, events.httpActivity(facts, o, responseStatus));
             if (o.result() == StageResult.FAILED_CLOSED || o.result() == StageResult.BYPASSED) {
                 emit(c, events.stageFailure(facts, o));
             }

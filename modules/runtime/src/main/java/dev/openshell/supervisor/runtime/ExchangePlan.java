@@ -21,9 +21,10 @@ import java.util.Optional;
  * @param host the canonical destination host
  * @param process the contract's originating process, when the connection's process is known
  * @param l7 the L7 route, when an L7 endpoint governs the request
+ * @param responses the selected response stages
  */
 record ExchangePlan(Generation generation, Chain chain, Chain post, RequestFacts facts, String host,
-                    Optional<OriginatingProcess> process, Optional<L7Engine.Route> l7) {
+                    Optional<OriginatingProcess> process, Optional<L7Engine.Route> l7, Chain responses) {
     ExchangePlan {
         Objects.requireNonNull(generation, "generation");
         Objects.requireNonNull(chain, "chain");
@@ -32,6 +33,7 @@ record ExchangePlan(Generation generation, Chain chain, Chain post, RequestFacts
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(process, "process");
         Objects.requireNonNull(l7, "l7");
+        Objects.requireNonNull(responses, "responses");
     }
 
     /**

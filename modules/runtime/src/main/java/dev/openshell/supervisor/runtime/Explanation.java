@@ -58,11 +58,13 @@ import java.util.Optional;
  *     admitted or no endpoint with an L7 {@code protocol} governs the host and port (for {@code binary}, when given)
  * @param chain the stages that would run, in run order; empty when none would
  * @param notSelected every other config, in order, with the reason it would not run
+ * @param responses the response stages ({@code HTTP_RESPONSE/PRE_RETURN}) that would run on the final response, in
+ *     run order; empty when none would
  */
 public record Explanation(String host, int port, Optional<String> binary, boolean admitted,
                           Optional<String> networkPolicy, Optional<Refusal> refusal, String ssrf,
                           List<PolicyMatch> policies, Optional<L7> l7, List<Stage> chain,
-                          List<NotSelected> notSelected) {
+                          List<NotSelected> notSelected, List<Stage> responses) {
     /**
      * Checks the parts.
      *
@@ -73,6 +75,7 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         Objects.requireNonNull(binary, "binary");
         Objects.requireNonNull(networkPolicy, "networkPolicy");
         policies = List.copyOf(policies);
+        responses = List.copyOf(responses);
         Objects.requireNonNull(refusal, "refusal");
         Objects.requireNonNull(ssrf, "ssrf");
         Objects.requireNonNull(l7, "l7");
@@ -296,7 +299,25 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
         }
         List<Stage> pre = new ArrayList<>();
         List<Stage> post = new ArrayList<>();
+        List<Stage> responses = new ArrayList<>();
         List<NotSelected> not = new ArrayList<>();
+        selectStages(policy, gateway, registry, h, port, endpoint, refusal, pre, post, responses, not);
+        List<Stage> chain = new ArrayList<>(pre);
+        chain.addAll(post);
+        Optional<L7> l7 = endpoint.isEmpty() || refusal.isPresent() ? Optional.empty()
+                : l7(policy, h, port, caller, method, target);
+        return new Explanation(h, port, exe, refusal.isEmpty(), endpoint.map(EndpointFacts::policyName), refusal,
+                ssrf, matches, l7, chain, not, responses);
+    }
+
+    /**
+     * Sorts the policy's middleware configs for one destination: the stages that run (before or after credentials,
+     * on the response) and the configs not selected, each with its reason.
+     */
+    private static void selectStages(SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry, String h,
+                                     int port, Optional<EndpointFacts> endpoint, Optional<Refusal> refusal,
+                                     List<Stage> pre, List<Stage> post, List<Stage> responses,
+                                     List<NotSelected> not) {
         for (NetworkMiddlewareConfig c : policy.middlewaresInOrder()) {
             Optional<String> unselected = selectorReason(c, h);
             if (unselected.isPresent()) {
@@ -318,7 +339,13 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
                         + "tls: skip, so the traffic is tunnelled uninspected"));
                 continue;
             }
+            registry.lookupResponse(c.middleware()).ifPresent(b -> responses.add(new Stage(c.key(),
+                    c.middleware().value(), owner(b), c.onError().policyName(), c.order(),
+                    Generation.Limits.of(b, gateway).maxBodyBytes(), false)));
             Optional<RegisteredBinding> rb = registry.lookup(c.middleware());
+            if (rb.filter(dev.openshell.supervisor.engine.ProviderRegistry::isResponse).isPresent()) {
+                continue; // a response binding only
+            }
             boolean postCredentials = rb.map(b -> b.binding().phase() == Phase.POST_CREDENTIALS).orElse(false);
             Stage s = new Stage(c.key(), c.middleware().value(), rb.map(Explanation::owner)
                     .orElse("external service " + ConnectedRegistry.UNCHECKED_OWNER), c.onError().policyName(),
@@ -328,12 +355,6 @@ public record Explanation(String host, int port, Optional<String> binary, boolea
                             .map(ph -> ph.name().toLowerCase(java.util.Locale.ROOT)).toList());
             (postCredentials ? post : pre).add(s);
         }
-        List<Stage> chain = new ArrayList<>(pre);
-        chain.addAll(post);
-        Optional<L7> l7 = endpoint.isEmpty() || refusal.isPresent() ? Optional.empty()
-                : l7(policy, h, port, caller, method, target);
-        return new Explanation(h, port, exe, refusal.isEmpty(), endpoint.map(EndpointFacts::policyName), refusal,
-                ssrf, matches, l7, chain, not);
     }
 
     /** {@return the path as the kernel would report it running: links resolved when it exists here} */

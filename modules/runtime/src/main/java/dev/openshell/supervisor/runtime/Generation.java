@@ -52,11 +52,13 @@ import java.util.stream.Collectors;
  * @param credentials credential injection
  * @param engine the chain engine
  * @param l7 the L7 policy decision over the policy's L7 endpoints
+ * @param responses the response-stage selector: entries whose binding ID names an {@code HTTP_RESPONSE/PRE_RETURN}
+ *     binding (besides or instead of a request binding), run on the final response
  */
 public record Generation(long number, SandboxPolicy policy, GatewayConfig gateway, ProviderRegistry registry,
                          ChainSelector selector, ChainSelector postCredentials, PolicyAdmissionView admission,
                          CredentialInjector credentials, ChainEngine engine,
-                         dev.openshell.supervisor.l7.L7Engine l7) {
+                         dev.openshell.supervisor.l7.L7Engine l7, ChainSelector responses) {
     private static final AtomicLong COUNTER = new AtomicLong();
 
     /** Admission, as a public view of the package-private implementation. */
@@ -138,7 +140,7 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
         };
         return new Generation(number, policy, gateway, registry, ChainSelector.of(specs),
                 ChainSelector.of(stages.post()), view, new CredentialInjector(creds), engine,
-                new dev.openshell.supervisor.l7.L7Engine(policy));
+                new dev.openshell.supervisor.l7.L7Engine(policy), ChainSelector.of(stages.responses()));
     }
 
     /** {@return a credential rule's source as {@link CredentialSources#resolve} reads it} @param rule the rule */
@@ -150,7 +152,7 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
     }
 
     /** The compiled stages of a policy: pre-credentials and post-credentials specs, both in policy order. */
-    record Stages(List<StageSpec> pre, List<StageSpec> post) {
+    record Stages(List<StageSpec> pre, List<StageSpec> post, List<StageSpec> responses) {
     }
 
     /** A middleware config that cannot be compiled; the message is safe and names the config key. */
@@ -217,7 +219,10 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                           List<StageException> problems) {
         List<StageSpec> specs = new ArrayList<>();
         List<StageSpec> post = new ArrayList<>();
+        List<StageSpec> responses = new ArrayList<>();
         for (NetworkMiddlewareConfig c : policy.middlewaresInOrder()) {
+            Optional<RegisteredBinding> response = registry.lookupResponse(c.middleware());
+            response.ifPresent(rb -> responses.add(spec(c, rb, gateway)));
             Optional<RegisteredBinding> found = registry.lookup(c.middleware());
             if (found.isEmpty()) {
                 fail(problems, new StageException(c.key(), "middleware config '%s': binding '%s' is not provided "
@@ -226,6 +231,9 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
             }
             RegisteredBinding rb = found.get();
             MiddlewareBinding b = rb.binding();
+            if (ProviderRegistry.isResponse(rb)) {
+                continue; // a response binding only: added above
+            }
             boolean postCredentials = b.phase() == Phase.POST_CREDENTIALS;
             if (postCredentials && !(rb.provider() instanceof RestrictedMiddlewareProvider)) {
                 fail(problems, new StageException(c.key(), "middleware config '%s': binding '%s' is "
@@ -240,7 +248,15 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                     c.onError(), (int) limits.maxBodyBytes(), limits.timeoutMillis(), c.config(),
                     c::selects));
         }
-        return new Stages(specs, List.copyOf(post));
+        return new Stages(specs, List.copyOf(post), List.copyOf(responses));
+    }
+
+    private static StageSpec spec(NetworkMiddlewareConfig c, RegisteredBinding rb, GatewayConfig gateway) {
+        Limits limits = Limits.of(rb, gateway);
+        Provenance provenance = rb.origin().kind() == ProviderOrigin.Kind.BUILT_IN ? Provenance.BUILT_IN
+                : Provenance.THIRD_PARTY;
+        return new StageSpec(c.key(), c.middleware(), rb.provider(), provenance, c.order(), c.onError(),
+                (int) limits.maxBodyBytes(), limits.timeoutMillis(), c.config(), c::selects);
     }
 
     private static void fail(List<StageException> problems, StageException e) {

@@ -36,15 +36,17 @@ record PlanStep(Generation generation, Identify identify, ExchangeAudit audit)
         String host = HostPattern.canonicalHost(t.host());
         Chain chain = generation.selector().select(host);
         Chain post = generation.postCredentials().select(host);
+        Chain responses = generation.responses().select(host);
         boolean bodiless = !request.hasBody() && !request.websocketUpgrade();
-        boolean invokes = !post.isEmpty() || (!chain.isEmpty() && !(bodiless && chain.skipsEveryStageOnEmptyBody()));
+        boolean invokes = !post.isEmpty() || !responses.isEmpty() || (!chain.isEmpty() && !(bodiless && chain.skipsEveryStageOnEmptyBody()));
         Optional<ConnectionIdentity> id = invokes ? Optional.of(identify.of(request.client(), host, t.port()))
                 : request.client().identityIfDecided();
         RequestFacts facts = new RequestFacts(request.requestId(), t.method(), t.scheme(), host, t.port(),
                 Optional.of(request.endpoint().policyName()), id.flatMap(Identities::facts));
         Optional<OriginatingProcess> process = id.flatMap(ConnectionIdentity::originatingProcess);
         audit.metrics().request("admitted");
-        ExchangePlan plan = new ExchangePlan(generation, chain, post, facts, host, process, l7Route(request, host));
+        ExchangePlan plan = new ExchangePlan(generation, chain, post, facts, host, process, l7Route(request, host),
+                responses);
         return new Planned<>(plan, selection(chain, post));
     }
 

@@ -55,6 +55,7 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
 
     private PolicySteps<ExchangePlan> bind(Generation g) {
         return new PolicySteps<>(g.number(), new AdmissionStep(g, identify), new PlanStep(g, identify, audit), l7,
-                new RequestChainStep(engine, l7, audit), new CredentialStep(g, engine, audit), auditStep, sessions);
+                new RequestChainStep(engine, l7, audit), new CredentialStep(g, engine, audit), auditStep, sessions,
+                new ResponseChainStep(audit, ResponseChainStep.DEFAULT_ACCUMULATION_DEADLINE));
     }
 }

@@ -97,6 +97,9 @@ class ExplanationTest {
         MiddlewareBinding pii = MiddlewareBinding.httpRequest("acme/pii", 1024 * 1024);
         claims.add(new RegisteredBinding(pii, new Fake(pii), "pii", new ProviderOrigin(ProviderOrigin.Kind.EXTERNAL,
                 "pii-svc", Optional.of("https://pii.internal:443"))));
+        MiddlewareBinding piiResponse = MiddlewareBinding.httpResponse("acme/pii", 1024 * 1024);
+        claims.add(new RegisteredBinding(piiResponse, new Fake(piiResponse), "pii", new ProviderOrigin(
+                ProviderOrigin.Kind.EXTERNAL, "pii-svc", Optional.of("https://pii.internal:443"))));
         List<PluginFailure> failures = new ArrayList<>();
         REGISTRY = ProviderRegistry.assemble(claims, failures);
         assertEquals(List.of(), failures);
@@ -158,6 +161,15 @@ class ExplanationTest {
                 x.chain(), "the registration's max_body_bytes lowers the service's 1 MiB");
         assertEquals(List.of(new Explanation.NotSelected("sign", "no endpoints.include pattern matches "
                 + "api.model.example")), x.notSelected());
+    }
+
+    @Test
+    void aBindingIdWithAResponseBindingAddsAResponseStageBesideItsRequestStage() {
+        Explanation x = Explanation.of(POLICY, GATEWAY, REGISTRY, "api.model.example", 443);
+        assertEquals(List.of(new Explanation.Stage("pii", "acme/pii", "external service pii-svc", "fail_open", 30,
+                65536, false)), x.responses(), "the response binding of acme/pii, with the registration's limit");
+        assertTrue(x.chain().stream().anyMatch(st -> st.configKey().equals("pii")), "and its request binding");
+        assertEquals(List.of(), Explanation.of(POLICY, GATEWAY, REGISTRY, "s3.example", 443).responses());
     }
 
     @Test

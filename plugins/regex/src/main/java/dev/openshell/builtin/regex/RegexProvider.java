@@ -66,7 +66,11 @@ public final class RegexProvider implements MiddlewareProvider {
     /** Failure code for a redacted body that would exceed the 4 MiB platform maximum. */
     public static final String REDACTED_TOO_LARGE_CODE = "redacted_body_over_capacity";
 
+    /** The response binding ID ({@code HTTP_RESPONSE/PRE_RETURN}; {@link RegexResponseStage}). */
+    public static final String RESPONSE_BINDING_ID = "openshell/regex-response";
+
     private static final BindingId ID = new BindingId(BINDING_ID);
+    private static final BindingId RESPONSE_ID = new BindingId(RESPONSE_BINDING_ID);
     private static final MiddlewareManifest MANIFEST = new MiddlewareManifest("openshell-regex", "1",
             List.of(MiddlewareBinding.httpRequest(BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)
                     .decoding(MiddlewareBinding.GZIP, MiddlewareBinding.DEFLATE)
@@ -74,7 +78,8 @@ public final class RegexProvider implements MiddlewareProvider {
                     new MiddlewareBinding(ID, Operation.WEBSOCKET_MESSAGE, Phase.PRE_CREDENTIALS,
                             EnvelopeLimits.MAX_BODY_BYTES, Optional.empty()),
                     new MiddlewareBinding(ID, Operation.WEBSOCKET_MESSAGE, Phase.PRE_RETURN,
-                            EnvelopeLimits.MAX_BODY_BYTES, Optional.empty())));
+                            EnvelopeLimits.MAX_BODY_BYTES, Optional.empty()),
+                    MiddlewareBinding.httpResponse(RESPONSE_BINDING_ID, EnvelopeLimits.MAX_BODY_BYTES)));
 
     /** The last config parsed, by identity: a stage's config object is the same for every request. */
     private volatile Parsed last;
@@ -93,7 +98,7 @@ public final class RegexProvider implements MiddlewareProvider {
 
     @Override
     public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
-        if (!ID.equals(bindingId)) {
+        if (!ID.equals(bindingId) && !RESPONSE_ID.equals(bindingId)) {
             return ConfigValidation.invalid("openshell/regex does not serve binding '" + bindingId + "'");
         }
         try {
@@ -105,7 +110,22 @@ public final class RegexProvider implements MiddlewareProvider {
         }
     }
 
-    private RegexConfig config(JsonObject json) {
+    /**
+     * Opens the response stage ({@value #RESPONSE_BINDING_ID}): {@link RegexResponseStage}.
+     *
+     * @throws MiddlewareException for another binding
+     */
+    @Override
+    public dev.openshell.middleware.spi.HttpResponseStage openResponse(BindingId bindingId) {
+        if (!RESPONSE_ID.equals(bindingId)) {
+            throw new MiddlewareException("unknown_binding", "openshell/regex has no response binding '"
+                    + bindingId + "'");
+        }
+        return new RegexResponseStage(this);
+    }
+
+    /** {@return the parsed config} @param json the config from policy */
+    RegexConfig config(JsonObject json) {
         Parsed p = last;
         if (p != null && p.json() == json) {
             return p.config();

@@ -66,11 +66,15 @@ class RegexProviderTest {
     }
 
     @Test
-    void theManifestDeclaresOneHttpRequestBindingFor4MiBAndTheMessageBindingsBesideIt() {
+    void theManifestDeclaresAnHttpRequestBindingTheMessageBindingsBesideItAndAnHttpResponseBinding() {
         List<MiddlewareBinding> bindings = provider.manifest().bindings();
-        assertEquals(3, bindings.size());
+        assertEquals(4, bindings.size());
         assertEquals(List.of(Operation.WEBSOCKET_MESSAGE, Operation.WEBSOCKET_MESSAGE),
                 bindings.subList(1, 3).stream().map(MiddlewareBinding::operation).toList());
+        MiddlewareBinding response = bindings.get(3);
+        assertEquals(RegexProvider.RESPONSE_BINDING_ID, response.id().value());
+        assertEquals(Operation.HTTP_RESPONSE, response.operation());
+        assertEquals(Phase.PRE_RETURN, response.phase());
         MiddlewareBinding b = bindings.getFirst();
         assertEquals(ID, b.id());
         assertEquals(Operation.HTTP_REQUEST, b.operation());
@@ -273,5 +277,34 @@ class RegexProviderTest {
                 () -> evaluate(provider, json("{\"mode\":\"drop\"}"), Body.ofUtf8("x")));
         assertEquals("invalid_config", e.code());
         assertInstanceOf(String.class, e.getMessage());
+    }
+
+    @Test
+    void theResponseBindingRedactsWholeBodiesStreamsEventStreamsAndFailsInDenyMode() {
+        var stage = provider.openResponse(new dev.openshell.middleware.spi.BindingId(RegexProvider.RESPONSE_BINDING_ID));
+        var target = new dev.openshell.middleware.spi.HttpRequestTarget("https", "api.test", 443, "GET", "/", "");
+        var all = java.util.EnumSet.allOf(dev.openshell.middleware.spi.HttpResponseBodyMode.class);
+        var pre = new dev.openshell.middleware.spi.HttpResponsePreflight(
+                new dev.openshell.middleware.spi.BindingId(RegexProvider.RESPONSE_BINDING_ID),
+                dev.openshell.middleware.spi.RequestContext.of("r"), target, 200,
+                List.of(new dev.openshell.middleware.spi.HttpHeader("content-type", "application/json")),
+                jakarta.json.Json.createObjectBuilder().add("mode", "redact").build(), 1 << 20, all, true);
+        assertEquals(dev.openshell.middleware.spi.HttpResponseBodyMode.WHOLE_BODY_BYTES,
+                stage.preflight(pre).bodyMode());
+        var r = stage.body(new dev.openshell.middleware.spi.HttpResponseBodyUnit(1,
+                dev.openshell.middleware.spi.Body.ofUtf8("{\"k\":\"AKIAIOSFODNN7EXAMPLE\"}"), true));
+        assertEquals("{\"k\":\"[REDACTED:aws_access_key_id]\"}", r.replacement().orElseThrow().utf8().orElseThrow());
+        assertEquals(1, r.sequence());
+        var deny = provider.openResponse(new dev.openshell.middleware.spi.BindingId(RegexProvider.RESPONSE_BINDING_ID));
+        var noWhole = java.util.EnumSet.of(dev.openshell.middleware.spi.HttpResponseBodyMode.HEADERS_ONLY,
+                dev.openshell.middleware.spi.HttpResponseBodyMode.STREAM_BYTES);
+        var denyPre = new dev.openshell.middleware.spi.HttpResponsePreflight(pre.bindingId(), pre.context(), target,
+                200, List.of(), jakarta.json.Json.createObjectBuilder().add("mode", "deny").build(), 1 << 20, noWhole,
+                true);
+        assertEquals(dev.openshell.middleware.spi.HttpResponseBodyMode.STREAM_BYTES, deny.preflight(denyPre).bodyMode());
+        var e = org.junit.jupiter.api.Assertions.assertThrows(dev.openshell.middleware.spi.MiddlewareException.class,
+                () -> deny.body(new dev.openshell.middleware.spi.HttpResponseBodyUnit(1,
+                        dev.openshell.middleware.spi.Body.ofUtf8("AKIAIOSFODNN7EXAMPLE"), false)));
+        assertEquals(RegexProvider.DENY_CODE, e.code());
     }
 }

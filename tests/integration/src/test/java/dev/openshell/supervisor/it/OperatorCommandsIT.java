@@ -80,7 +80,7 @@ class OperatorCommandsIT {
         assertEquals(0, r.exit(), r.err());
         JsonObject o = json(r);
         assertEquals(Set.of("admitted", "binary", "network_policy", "ssrf", "refusal", "policies", "l7", "chain",
-                "not_selected"), o.keySet());
+                "response_stages", "not_selected"), o.keySet());
         assertEquals("models", o.getString("network_policy"));
         JsonObject stage = o.getJsonArray("chain").getJsonObject(0);
         assertEquals("built-in dev.openshell.builtin.regex", stage.getString("owner"));

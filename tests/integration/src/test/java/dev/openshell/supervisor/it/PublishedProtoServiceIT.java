@@ -40,8 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code tests/data/reference/openshell-proto}, compiled in this module's test scope as {@code openshell.published.v1})
  * registered with the image: the supervisor describes it, validates its config and invokes its
  * {@code EvaluateHttpRequest}, and the redaction it returns ({@code has_body}) is what the upstream receives. The
- * service also advertises the published {@code HTTP_RESPONSE/PRE_RETURN} pair, which this supervisor skips without
- * refusing the service.
+ * service also advertises the published {@code HTTP_RESPONSE/PRE_RETURN} pair and serves
+ * {@code HttpResponsePreReturn}, skipping every response ({@code ResponseMiddlewareIT} covers response stages).
  */
 class PublishedProtoServiceIT {
     @TempDir
@@ -113,8 +113,8 @@ class PublishedProtoServiceIT {
 
         static Redactor start() throws IOException {
             Redactor r = new Redactor();
-            r.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(r).build()
-                    .start();
+            r.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(r)
+                    .addService(new SkipResponses()).build().start();
             return r;
         }
 
@@ -159,6 +159,36 @@ class PublishedProtoServiceIT {
                             .setOnExisting(ExistingHeaderAction.EXISTING_HEADER_ACTION_OVERWRITE)))
                     .build());
             out.onCompleted();
+        }
+
+        /** {@code HttpResponsePreReturn}: skips every response at preflight. */
+        static final class SkipResponses
+                extends openshell.published.v1.HttpResponsePreReturnGrpc.HttpResponsePreReturnImplBase {
+            @Override
+            public StreamObserver<openshell.published.v1.HttpResponseEvent> evaluate(
+                    StreamObserver<openshell.published.v1.HttpResponseEventResult> out) {
+                return new StreamObserver<>() {
+                    @Override
+                    public void onNext(openshell.published.v1.HttpResponseEvent e) {
+                        if (e.hasPreflight()) {
+                            out.onNext(openshell.published.v1.HttpResponseEventResult.newBuilder().setPreflightDecision(
+                                    openshell.published.v1.HttpResponsePreflightDecision.newBuilder().setSkip(
+                                            openshell.published.v1.HttpResponsePreflightSkip.getDefaultInstance()))
+                                    .build());
+                        } else if (e.hasSessionEnd()) {
+                            out.onCompleted();
+                        }
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                };
+            }
         }
 
         @Override

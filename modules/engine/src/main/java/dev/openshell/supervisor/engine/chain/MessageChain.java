@@ -11,6 +11,7 @@ import dev.openshell.middleware.spi.WebSocketPreflight;
 import dev.openshell.middleware.spi.WebSocketPreflightDecision;
 import dev.openshell.middleware.spi.WebSocketSession;
 import dev.openshell.middleware.spi.internal.OnError;
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +23,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
-import dev.openshell.middleware.spi.internal.Syntax;
 
 /**
  * The message chain of WebSocket sessions ({@code WEBSOCKET_MESSAGE}; RFC 0009 appendix "Additional operation
@@ -55,7 +55,6 @@ public final class MessageChain {
     public static final long PREFLIGHT_CAP_MILLIS = 1000;
     /** The largest text message or replacement a stage sees or returns, in bytes of UTF-8. */
     public static final int MAX_TEXT_BYTES = 4 * 1024 * 1024;
-
 
     private final Semaphore sessions;
 

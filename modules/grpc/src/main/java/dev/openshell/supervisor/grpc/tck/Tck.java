@@ -96,6 +96,8 @@ public final class Tck {
     private final List<Evaluated> evaluated = new ArrayList<>();
     private ServiceProbe probe;
     private GrpcMiddlewareProvider provider;
+    /** Whether the binding checked is a response binding ({@link TckResponse}). */
+    private boolean responseBinding;
     private ChainEngine engine;
     private BindingId binding;
     /** Whether the chosen binding declares {@code skip_empty_body}: its empty-body answer must then be a plain allow. */
@@ -149,6 +151,10 @@ public final class Tck {
         }
         TokenChecks.run(probe, options.tokens(), this::add);
         if (!describe() || !validateConfig()) {
+            return;
+        }
+        if (responseBinding) {
+            checks.addAll(TckResponse.run(provider, binding, options.config(), maxBody)); // HttpResponsePreReturn
             return;
         }
         engine = ChainEngine.builder().limits(options.limits()).inlineStages(s -> true).build();
@@ -234,6 +240,7 @@ public final class Tck {
             return false;
         }
         binding = chosen.get().id();
+        responseBinding = chosen.get().operation() == dev.openshell.middleware.spi.Operation.HTTP_RESPONSE;
         skipsEmptyBody = chosen.get().skipEmptyBody();
         timeout = provider.timeout(binding);
         return true;

@@ -270,7 +270,23 @@ final class Pipeline<P> implements AutoCloseable {
                 : new ResponseScrub(request, sent.injected(), this::audit);
         return new UpstreamForwarder(core, client).forward(new UpstreamForwarder.Outbound(req, admitted, head,
                 out.mode(), out.buffered(), framesInspected(req, l7) ? ((L7Verdict.Allow) l7).messages()
-                        : Optional.empty(), scrub, session));
+                        : Optional.empty(), scrub, session, response -> responseStep(response)));
+    }
+
+    /**
+     * The response step on the final response head; {@code null} when no response stage applies. A runtime
+     * failure of the step withholds the response (fail closed).
+     */
+    private dev.openshell.supervisor.proxy.ResponseVerdict responseStep(
+            dev.openshell.supervisor.proxy.ProxyResponse response) {
+        try {
+            return steps.responseChain().open(plan, request, response);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": response stages failed: "
+                    + e.getClass().getName());
+            return new dev.openshell.supervisor.proxy.ResponseVerdict.Withhold(new Answer(502, "internal_error",
+                    "response middleware evaluation failed; the upstream request may have completed"));
+        }
     }
 
     /** {@return whether the proxy parses the frames of this upgrade: the L7 policy decides on its messages} */

@@ -65,23 +65,36 @@ final class ResponseRelay {
      * @return whether the client connection stays open for another request
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r) throws IOException, Refusal {
-        return relay(c, req, r, java.util.Optional.empty(), null, null);
+        return relay(c, req, r, java.util.Optional.empty(), null, null, null);
     }
 
     /**
      * Relays the final response; after a {@code 101}, the client's WebSocket text messages go through
-     * {@code websocketMessages} when it is present ({@link UpgradeRelay}). With {@code scrub} (a credential was
-     * injected) the response goes through {@link ScrubbingRelay}; a {@code 101}'s head is scrubbed here.
+     * {@code websocketMessages} when it is present ({@link UpgradeRelay}), and the session's messages through
+     * {@code session} ({@link SessionRelay}). Any other final response goes through the response stages of
+     * {@code responses} when any applies ({@link InspectingRelay}); with {@code scrub} (a credential was injected or
+     * the host is credential-bound) it is scrubbed first ({@link ScrubbingRelay}, or inside the inspecting relay);
+     * a {@code 101}'s head is scrubbed here.
      *
+     * @param session the WebSocket session's message chain, or {@code null}
+     * @param responses the exchange's response step, or {@code null}
      * @return whether the client connection stays open for another request
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r,
                   java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
-                  ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session)
+                  ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session,
+                  java.util.function.Function<dev.openshell.supervisor.proxy.ProxyResponse,
+                          dev.openshell.supervisor.proxy.ResponseVerdict> responses)
             throws IOException, Refusal {
         RequestHead head = req.head();
         if (session != null && r.status() != 101) {
             session.end(dev.openshell.middleware.spi.SessionEndReason.UPSTREAM_FAILURE);
+        }
+        if (responses != null && r.status() != 101) {
+            Boolean kept = new InspectingRelay(core, client, this).relay(c, req, r, scrub, responses);
+            if (kept != null) {
+                return kept;
+            }
         }
         if (scrub != null && r.status() != 101) {
             return new ScrubbingRelay(core, client, this, scrub, scrubber(scrub)).relay(c, req, r);

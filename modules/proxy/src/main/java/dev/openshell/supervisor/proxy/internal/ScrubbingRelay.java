@@ -394,7 +394,7 @@ final class ScrubbingRelay {
     }
 
     /** The body's bytes as framed (chunked decoded), ending where the message ends; closing does nothing. */
-    private static InputStream framed(UpstreamPool.Connection c, BodyFraming rf) {
+    static InputStream framed(UpstreamPool.Connection c, BodyFraming rf) {
         HttpInput in = c.in();
         return switch (rf.kind()) {
             case CHUNKED -> new ChunkedDecoder(in).dataStream();
@@ -442,7 +442,7 @@ final class ScrubbingRelay {
      * The chunked transfer coding on the way out (RFC 9112 section 7.1): what is written is collected and sent as
      * one chunk on each {@link #flush} (or when 16 KiB are collected); {@link #finish} writes the last chunk.
      */
-    private static final class ChunkedOutput extends OutputStream {
+    static final class ChunkedOutput extends OutputStream {
         private final OutputStream out;
         private final byte[] buf = new byte[16 * 1024];
         private final byte[] frame = new byte[16 * 1024 + 16];

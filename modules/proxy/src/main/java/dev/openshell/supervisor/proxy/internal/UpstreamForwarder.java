@@ -27,11 +27,14 @@ final class UpstreamForwarder {
      *     are inspected ({@link dev.openshell.supervisor.proxy.L7Verdict.Allow#messages()})
      * @param scrub the credential values to scrub from the response, or {@code null} when none was injected
      * @param session the WebSocket session's message chain, or {@code null} when no stage joins it
+     * @param responses the exchange's response step ({@link InspectingRelay}), or {@code null}
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,
                     Body buffered,
                     java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
-                    ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session) {
+                    ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session,
+                    java.util.function.Function<dev.openshell.supervisor.proxy.ProxyResponse,
+                            dev.openshell.supervisor.proxy.ResponseVerdict> responses) {
     }
 
     private final ProxyCore core;
@@ -101,7 +104,7 @@ final class UpstreamForwarder {
             }
         }
         try {
-            return relay.relay(c, req, response, o.websocketMessages(), o.scrub(), o.session());
+            return relay.relay(c, req, response, o.websocketMessages(), o.scrub(), o.session(), o.responses());
         } catch (IOException | RuntimeException e) {
             c.close();
             throw e;

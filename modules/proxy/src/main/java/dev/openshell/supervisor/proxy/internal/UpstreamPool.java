@@ -259,6 +259,15 @@ public final class UpstreamPool implements AutoCloseable {
         }
 
         /**
+         * Sets the read timeout of the next reads, in milliseconds; {@code 0} restores the pool's read timeout.
+         *
+         * @param millis the timeout, at least 1, or 0
+         */
+        void readTimeout(int millis) throws IOException {
+            socket.setSoTimeout(millis <= 0 ? readTimeoutMillis : Math.min(millis, readTimeoutMillis));
+        }
+
+        /**
          * While pooled, a virtual thread waits for the first byte without consuming it, so a connection the upstream
          * closes while idle leaves the pool at once instead of failing the next request (RFC 9112 section 9.3.1).
          * Bytes that arrive after the connection was taken again are the next response and stay buffered.
