@@ -1,5 +1,16 @@
 package dev.openshell.supervisor.audit;
 
+import static dev.openshell.supervisor.audit.EventMembers.actorMember;
+import static dev.openshell.supervisor.audit.EventMembers.requestBase;
+import static dev.openshell.supervisor.audit.EventMembers.caption;
+import static dev.openshell.supervisor.audit.EventMembers.endpoint;
+import static dev.openshell.supervisor.audit.EventMembers.openshell;
+import static dev.openshell.supervisor.audit.EventMembers.policyText;
+import static dev.openshell.supervisor.audit.EventMembers.randomUid;
+import static dev.openshell.supervisor.audit.EventMembers.safeDetail;
+import static dev.openshell.supervisor.audit.EventMembers.safeText;
+import static dev.openshell.supervisor.audit.EventMembers.url;
+
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.openshell.middleware.spi.internal.StageResult;
@@ -11,8 +22,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
 /**
@@ -237,7 +246,7 @@ public final class OcsfEvents {
         d.rule().ifPresent(r -> rule.add("name", policyText(r, 256)));
         rule.end();
         actor(e, request);
-        JsonText os = base(e.open("unmapped").open("openshell"), request).add("layer", "l7")
+        JsonText os = requestBase(e.open("unmapped").open("openshell"), request).add("layer", "l7")
                 .add("decision", d.decision()).add("protocol", d.protocol()).add("engine", d.engine())
                 .add("policy", safeText(d.policyKey(), 128)).add("status_code", d.status());
         d.rule().ifPresent(r -> os.add("rule", policyText(r, 256)));
@@ -325,7 +334,7 @@ public final class OcsfEvents {
         e.open("http_request").add("http_method", method);
         url(e.open("url"), request).end().end();
         endpoint(e.open("dst_endpoint"), request).end();
-        base(e.open("unmapped").open("openshell"), request).add("code", Syntax.safeCode(code)).add("decision", "deny");
+        requestBase(e.open("unmapped").open("openshell"), request).add("code", Syntax.safeCode(code)).add("decision", "deny");
         return e.end().end().build();
     }
 
@@ -393,7 +402,7 @@ public final class OcsfEvents {
         }
         r.request().ifPresent(q -> actor(e, q));
         JsonText os = e.open("unmapped").open("openshell");
-        r.request().ifPresent(q -> base(os, q));
+        r.request().ifPresent(q -> requestBase(os, q));
         os.add("code", code).add("category", r.category());
         r.cause().ifPresent(c -> os.add("cause", Syntax.safeCode(c)));
         os.add("decision", "deny");
@@ -436,7 +445,7 @@ public final class OcsfEvents {
                 denied ? "uninspectable request denied: a matching stage is fail_closed"
                         : "uninspectable request relayed: every matching stage is fail_open",
                 "middleware.uninspectable",
-                os -> base(os, request).addArray("config_keys", configKeys).add("code", Syntax.safeCode(code))
+                os -> requestBase(os, request).addArray("config_keys", configKeys).add("code", Syntax.safeCode(code))
                         .add("decision", denied ? "deny" : "bypass"));
     }
 
@@ -469,7 +478,7 @@ public final class OcsfEvents {
         List<String> names = credentials.stream().map(c -> safeText(c, 128)).toList();
         return finding(request, Severity.HIGH, "injected credential value removed from the upstream's response",
                 "credential.response_scrubbed",
-                os -> base(os, request).add("code", "response_scrubbed").add("decision", "scrub")
+                os -> requestBase(os, request).add("code", "response_scrubbed").add("decision", "scrub")
                         .addArray("credentials", names).add("header_matches", headerMatches)
                         .add("body_matches", bodyMatches));
     }
@@ -489,7 +498,7 @@ public final class OcsfEvents {
                         ? "response relayed unscanned for injected credential values (allow_unscanned_responses)"
                         : "response refused: its body could not be scanned for injected credential values",
                 "credential.response_uninspectable",
-                os -> base(os, request).add("code", Syntax.safeCode(code)).add("decision", relayed ? "bypass" : "deny"));
+                os -> requestBase(os, request).add("code", Syntax.safeCode(code)).add("decision", relayed ? "bypass" : "deny"));
     }
 
     /**
@@ -526,7 +535,7 @@ public final class OcsfEvents {
                 java.util.Optional.of(new ProcessFacts(pid, binary, observedSha256, List.of(), 0)));
         return finding(withActor, Severity.HIGH, "binary integrity violation: a binary changed since it was first"
                         + " seen; connection denied", "process.integrity_violation",
-                os -> base(os, request).add("code", "binary_integrity_violation").add("decision", "deny")
+                os -> requestBase(os, request).add("code", "binary_integrity_violation").add("decision", "deny")
                         .add("binary", safeText(binary, 4096)).add("pid", pid)
                         .add("trusted_sha256", safeText(trustedSha256, 64))
                         .add("observed_sha256", safeText(observedSha256, 64)));
@@ -547,7 +556,7 @@ public final class OcsfEvents {
                                              String identity) {
         return finding(request, Severity.MEDIUM, "connection re-identified: the process it was identified as no"
                         + " longer holds its socket", "process.connection_reidentified",
-                os -> base(os, request).add("code", "connection_reidentified").add("decision", "reidentified")
+                os -> requestBase(os, request).add("code", "connection_reidentified").add("decision", "reidentified")
                         .add("previous_pid", previousPid).add("previous_binary", safeText(previousBinary, 4096))
                         .add("identity", safeText(identity, 300)));
     }
@@ -636,21 +645,10 @@ public final class OcsfEvents {
                 .end();
     }
 
-    private static JsonText base(JsonText os, RequestFacts request) {
-        os.add("request_id", safeText(request.requestId(), 64));
-        request.networkPolicy().ifPresent(p -> os.add("network_policy", safeText(p, 128)));
-        return os;
-    }
-
-    private static JsonText openshell(JsonText os, RequestFacts request, String configKey, String bindingId) {
-        return base(os, request).add("config_key", safeText(configKey, 128))
-                .add("binding_id", safeText(bindingId, 128));
-    }
-
     /**
      * Writes {@code actor.process} when the process is known: {@code pid}, {@code file} (path, name, SHA-256),
      * {@code lineage} (the executables from the oldest ancestor down to the process itself, as OCSF's example orders
-     * them) and {@code parent_process} (PID and executable). Paths pass through {@link #safeText}. The member is
+     * them) and {@code parent_process} (PID and executable). Paths pass through {@link EventMembers#safeText}. The member is
      * rendered once per process and kept ({@link #actors}); callers write it after their event's first member.
      */
     private void actor(JsonText e, RequestFacts request) {
@@ -666,113 +664,5 @@ public final class OcsfEvents {
             }
         }
         e.raw(member);
-    }
-
-    /** {@return the {@code actor} member for {@code p}, as {@link JsonText#raw} splices it into an event} */
-    private static String actorMember(ProcessFacts p) {
-        JsonText e = new JsonText();
-        e.open("actor").open("process").add("pid", p.pid());
-        file(e.open("file"), p.binary()).openArray("hashes").openElement().add("algorithm_id", 3)
-                .add("algorithm", "SHA-256").add("value", safeText(p.sha256(), 64)).end().end().end();
-        List<String> lineage = new java.util.ArrayList<>();
-        for (int i = p.ancestors().size() - 1; i >= 0; i--) {
-            lineage.add(safeText(p.ancestors().get(i), 4096));
-        }
-        lineage.add(safeText(p.binary(), 4096));
-        e.addArray("lineage", lineage);
-        if (!p.ancestors().isEmpty()) {
-            e.open("parent_process");
-            if (p.parentPid() > 0) {
-                e.add("pid", p.parentPid());
-            }
-            file(e.open("file"), p.ancestors().get(0)).end().end();
-        }
-        e.end().end();
-        return e.member();
-    }
-
-    private static JsonText file(JsonText f, String path) {
-        String safe = safeText(path, 4096);
-        int slash = safe.lastIndexOf('/');
-        return f.add("path", safe).add("name", slash >= 0 ? safe.substring(slash + 1) : safe).add("type_id", 1)
-                .add("type", "Regular File");
-    }
-
-    private static JsonText url(JsonText u, RequestFacts r) {
-        return u.add("scheme", r.scheme()).add("hostname", r.host()).add("port", r.port());
-    }
-
-    private static JsonText endpoint(JsonText d, RequestFacts r) {
-        return d.add("hostname", r.host()).add("port", r.port());
-    }
-
-    /**
-     * {@return a random (version 4) UUID for {@code metadata.uid} and {@code finding_info.uid}} The IDs only need to be
-     * unique, not unpredictable, so they come from {@link ThreadLocalRandom} rather than {@link UUID#randomUUID()}'s
-     * {@code SecureRandom}, which reads the OS entropy source and serialises callers.
-     */
-    static String randomUid() {
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        long msb = (r.nextLong() & ~0xF000L) | 0x4000L;
-        long lsb = (r.nextLong() & 0x3FFF_FFFF_FFFF_FFFFL) | 0x8000_0000_0000_0000L;
-        return new UUID(msb, lsb).toString();
-    }
-
-    private static String caption(String method) {
-        return method.charAt(0) + method.substring(1).toLowerCase(Locale.ROOT);
-    }
-
-    /**
-     * Keeps policy text (L7 rules as written, such as {@code GET /repos/**}) and canonical paths printable and short:
-     * characters outside printable ASCII become {@code _}, and the result is cut at {@code max} characters. JSON
-     * escaping of quotes and backslashes is the writer's.
-     *
-     * @param s the text
-     * @param max the longest result, in characters
-     * @return the safe text
-     */
-    public static String policyText(String s, int max) {
-        StringBuilder b = new StringBuilder(Math.min(s.length(), max));
-        for (int i = 0; i < s.length() && b.length() < max; i++) {
-            char c = s.charAt(i);
-            b.append(c >= 0x20 && c < 0x7F ? c : '_');
-        }
-        return b.toString();
-    }
-
-    /**
-     * Keeps supervisor-owned identifiers printable and short: characters outside {@code [A-Za-z0-9 ._:/@-]} become
-     * {@code _}, and the result is cut at {@code max} characters.
-     *
-     * @param s the text
-     * @param max the longest result, in characters
-     * @return the safe text
-     */
-    public static String safeText(String s, int max) {
-        StringBuilder b = new StringBuilder(Math.min(s.length(), max));
-        for (int i = 0; i < s.length() && b.length() < max; i++) {
-            char c = s.charAt(i);
-            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == ' ' || c == '.' || c == '_' || c == ':' || c == '/' || c == '@' || c == '-';
-            b.append(ok ? c : '_');
-        }
-        return b.toString();
-    }
-
-    /**
-     * {@return supervisor-owned prose for an event, readable and bounded}: printable ASCII is kept as written
-     * (punctuation included); a line break, tab or other control character becomes a space, and any other character
-     * {@code ?}; at most {@code max} characters.
-     *
-     * @param s the text
-     * @param max the longest result
-     */
-    public static String safeDetail(String s, int max) {
-        StringBuilder b = new StringBuilder(Math.min(s.length(), max));
-        for (int i = 0; i < s.length() && b.length() < max; i++) {
-            char c = s.charAt(i);
-            b.append(c >= 0x20 && c < 0x7f ? c : Character.isISOControl(c) ? ' ' : '?');
-        }
-        return b.toString();
     }
 }

@@ -293,13 +293,13 @@ class OcsfEventsTest {
 
     @Test
     void identifiersAreKeptPrintableAndShort() {
-        assertEquals("a_b_c", OcsfEvents.safeText("a\nb\"c", 10));
-        assertEquals("abc", OcsfEvents.safeText("abcdef", 3));
+        assertEquals("a_b_c", EventMembers.safeText("a\nb\"c", 10));
+        assertEquals("abc", EventMembers.safeText("abcdef", 3));
         assertEquals("generation 2: 1 network policy, 3 middleware configs (0 after credential injection); "
-                + "bindings: 1 external", OcsfEvents.safeDetail("generation 2: 1 network policy, 3 middleware configs "
+                + "bindings: 1 external", EventMembers.safeDetail("generation 2: 1 network policy, 3 middleware configs "
                 + "(0 after credential injection); bindings: 1 external", 500), "prose keeps its punctuation");
-        assertEquals("a b?c", OcsfEvents.safeDetail("a\nb\u00e9c", 10));
-        assertEquals("ab", OcsfEvents.safeDetail("abc", 2));
+        assertEquals("a b?c", EventMembers.safeDetail("a\nb\u00e9c", 10));
+        assertEquals("ab", EventMembers.safeDetail("abc", 2));
         JsonObject e = EVENTS.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, "x\r\ny", "z\u0000");
         assertFalse(e.toString().contains("\\r") || e.toString().contains("\\u0000"), e.toString());
     }
