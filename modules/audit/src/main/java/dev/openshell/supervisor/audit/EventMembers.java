@@ -2,6 +2,7 @@ package dev.openshell.supervisor.audit;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -12,6 +13,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * No request content passes through here unbounded.
  */
 final class EventMembers {
+    /** OCSF HTTP Activity {@code activity_id} per standard method; any other method is 99, Other. */
+    static final Map<String, Integer> HTTP_ACTIVITY_IDS = Map.ofEntries(
+            Map.entry("CONNECT", 1), Map.entry("DELETE", 2), Map.entry("GET", 3), Map.entry("HEAD", 4),
+            Map.entry("OPTIONS", 5), Map.entry("POST", 6), Map.entry("PUT", 7), Map.entry("TRACE", 8),
+            Map.entry("PATCH", 9));
 
     private EventMembers() {
     }

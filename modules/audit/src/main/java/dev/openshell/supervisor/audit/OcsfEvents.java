@@ -3,6 +3,7 @@ package dev.openshell.supervisor.audit;
 import static dev.openshell.supervisor.audit.EventMembers.actorMember;
 import static dev.openshell.supervisor.audit.EventMembers.requestBase;
 import static dev.openshell.supervisor.audit.EventMembers.caption;
+import static dev.openshell.supervisor.audit.EventMembers.HTTP_ACTIVITY_IDS;
 import static dev.openshell.supervisor.audit.EventMembers.endpoint;
 import static dev.openshell.supervisor.audit.EventMembers.openshell;
 import static dev.openshell.supervisor.audit.EventMembers.policyText;
@@ -19,7 +20,6 @@ import jakarta.json.JsonObject;
 import java.time.Clock;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
@@ -59,11 +59,6 @@ public final class OcsfEvents {
     static final int DETECTION_FINDING = 2004;
     static final int DEVICE_CONFIG_STATE_CHANGE = 5019;
 
-    private static final Map<String, Integer> HTTP_ACTIVITY_IDS = Map.ofEntries(
-            Map.entry("CONNECT", 1), Map.entry("DELETE", 2), Map.entry("GET", 3), Map.entry("HEAD", 4),
-            Map.entry("OPTIONS", 5), Map.entry("POST", 6), Map.entry("PUT", 7), Map.entry("TRACE", 8),
-            Map.entry("PATCH", 9));
-
     private final String productVersion;
     private final String hostname;
     private final Clock clock;
@@ -95,72 +90,6 @@ public final class OcsfEvents {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.product = JsonText.json().createObjectBuilder().add("name", PRODUCT).add("vendor_name", "OpenShell")
                 .add("version", productVersion).build();
-    }
-
-    /** Severity IDs used here (OCSF {@code severity_id}). */
-    public enum Severity {
-        /** 1. */
-        INFORMATIONAL(1),
-        /** 2. */
-        LOW(2),
-        /** 3. */
-        MEDIUM(3),
-        /** 4. */
-        HIGH(4);
-
-        private final int id;
-
-        Severity(int id) {
-            this.id = id;
-        }
-
-        /** {@return the OCSF ID} */
-        public int id() {
-            return id;
-        }
-
-        /** {@return the OCSF caption} */
-        public String caption() {
-            return name().charAt(0) + name().substring(1).toLowerCase(Locale.ROOT);
-        }
-    }
-
-    /** Kinds of configuration event (class 5019). */
-    public enum ConfigChange {
-        /** An external service registration was validated (Describe and manifest checks). */
-        REGISTRATION_VALIDATION("middleware registration validation"),
-        /** The first runtime generation was installed at start-up (the supervisor starts serving with it). */
-        SUPERVISOR_START("supervisor start"),
-        /**
-         * A reload: a new runtime generation (policy + registry) was prepared and installed, a policy file is valid
-         * again after a failed reload, or preparation failed (the current generation keeps serving).
-         */
-        REGISTRY_RELOAD("middleware registry reload"),
-        /** A sandbox policy was validated. */
-        POLICY_VALIDATION("policy validation"),
-        /** A registration uses plaintext gRPC under {@code allow_insecure = true}. */
-        INSECURE_REGISTRATION("insecure middleware registration"),
-        /**
-         * Binary scoping is off ({@code [openshell.supervisor.identity] mode = "endpoint-only"}): policies with
-         * {@code binaries} admit every process. Always At Risk.
-         */
-        BINARY_SCOPING_OFF("binary scoping off (endpoint-only)"),
-        /**
-         * A policy endpoint says {@code upgrades: allow_uninspected}: the bytes after a protocol upgrade to it are
-         * relayed without middleware inspection, even under a {@code fail_closed} chain.
-         */
-        UNINSPECTED_UPGRADES("uninspected upgrades allowed");
-
-        private final String title;
-
-        ConfigChange(String title) {
-            this.title = title;
-        }
-
-        /** {@return the event title} */
-        public String title() {
-            return title;
-        }
     }
 
     /**

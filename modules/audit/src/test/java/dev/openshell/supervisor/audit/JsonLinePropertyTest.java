@@ -68,7 +68,7 @@ class JsonLinePropertyTest {
                 events.uninspectable(r, List.of("a", "b"), true, "body_over_capacity"),
                 events.bodyPolicyFailure(r, "secrets", "openshell/regex", "body_recheck_failed"),
                 events.middlewareFinding(r, "secrets", "openshell/regex", "secret.openai_api_key", 2),
-                events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, "policy.yaml", "line 3"))) {
+                events.configChange(ConfigChange.POLICY_VALIDATION, false, "policy.yaml", "line 3"))) {
             assertEquals(e, parse(JsonLine.encode(e)));
             assertEquals(Json.createReader(new StringReader(e.toString())).readObject(), parse(JsonLine.encode(e)),
                     "the same value as the general-purpose writer's text");

@@ -151,16 +151,16 @@ class OcsfEventsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(OcsfEvents.ConfigChange.class)
-    void configStateChanges(OcsfEvents.ConfigChange change) {
+    @EnumSource(ConfigChange.class)
+    void configStateChanges(ConfigChange change) {
         for (boolean ok : new boolean[] {true, false}) {
             JsonObject e = EVENTS.configChange(change, ok, "policy.yaml", "2 middleware configs");
             SCHEMA.validate("device_config_state_change", e);
             assertEquals(ok ? 1 : 2, e.getInt("status_id"));
         }
-        assertEquals(2, EVENTS.configChange(OcsfEvents.ConfigChange.INSECURE_REGISTRATION, true, "anonymizer", "")
+        assertEquals(2, EVENTS.configChange(ConfigChange.INSECURE_REGISTRATION, true, "anonymizer", "")
                 .getInt("security_level_id"), "an insecure registration is At Risk");
-        assertEquals(2, EVENTS.configChange(OcsfEvents.ConfigChange.BINARY_SCOPING_OFF, true, "gateway.toml", "")
+        assertEquals(2, EVENTS.configChange(ConfigChange.BINARY_SCOPING_OFF, true, "gateway.toml", "")
                 .getInt("security_level_id"), "binary scoping off is At Risk");
     }
 
@@ -300,7 +300,7 @@ class OcsfEventsTest {
                 + "(0 after credential injection); bindings: 1 external", 500), "prose keeps its punctuation");
         assertEquals("a b?c", EventMembers.safeDetail("a\nb\u00e9c", 10));
         assertEquals("ab", EventMembers.safeDetail("abc", 2));
-        JsonObject e = EVENTS.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, "x\r\ny", "z\u0000");
+        JsonObject e = EVENTS.configChange(ConfigChange.POLICY_VALIDATION, false, "x\r\ny", "z\u0000");
         assertFalse(e.toString().contains("\\r") || e.toString().contains("\\u0000"), e.toString());
     }
 }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
+import dev.openshell.supervisor.audit.ConfigChange;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.OcsfEvents;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
@@ -89,7 +90,7 @@ final class PolicyInstaller {
                     LOG.log(System.Logger.Level.WARNING, "{0}: upgrades: allow_uninspected: the bytes after a protocol"
                             + " upgrade (WebSocket) to this endpoint are relayed without middleware inspection, also"
                             + " under fail_closed middleware", where);
-                    SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.UNINSPECTED_UPGRADES, true, where,
+                    SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.UNINSPECTED_UPGRADES, true, where,
                             "upgrades: allow_uninspected"));
                 }
             }
@@ -101,12 +102,12 @@ final class PolicyInstaller {
         byte[] digest = options.policy().map(PolicyInstaller::digestOf).orElse(null);
         Candidate c = prepare();
         c.policy().warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
-        SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
+        SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.POLICY_VALIDATION, true, policyName,
                 c.policy().value().networkMiddlewares().size() + " middleware configs"));
         announceUninspectedUpgrades(c.policy().value());
         current.set(c.generation());
         installedDigest = digest;
-        SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.SUPERVISOR_START, true, policyName,
+        SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.SUPERVISOR_START, true, policyName,
                 c.generation().summary()));
         LOG.log(System.Logger.Level.INFO, "starting with {0}: {1}", policyName, c.generation().summary());
     }
@@ -152,13 +153,13 @@ final class PolicyInstaller {
             return new ReloadOutcome.Unchanged(serving.number());
         }
         c.policy().warnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w.describe()));
-        SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, true, policyName,
+        SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.POLICY_VALIDATION, true, policyName,
                 c.policy().value().networkMiddlewares().size() + " middleware configs"));
         announceUninspectedUpgrades(c.policy().value());
         current.set(c.generation());
         installedDigest = digest;
         String summary = c.generation().summary();
-        SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName, summary
+        SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.REGISTRY_RELOAD, true, policyName, summary
                 + (recovering ? "; valid again after a failed reload" : "")));
         LOG.log(System.Logger.Level.INFO, "policy reloaded from {0}: {1} replaces generation {2}{3}", policyName,
                 summary, serving.number(), recovering ? " (a valid policy again after a failed reload)" : "");
@@ -171,7 +172,7 @@ final class PolicyInstaller {
         failedReason = null;
         LOG.log(System.Logger.Level.INFO, "policy reload: {0} is valid again; {1}, which keeps serving", policyName,
                 how);
-        SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, true, policyName,
+        SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.REGISTRY_RELOAD, true, policyName,
                 "valid again after a failed reload; generation " + serving.number() + " keeps serving"));
     }
 
@@ -195,10 +196,10 @@ final class PolicyInstaller {
             }
             LOG.log(System.Logger.Level.WARNING, b.toString());
             if (!problems.isEmpty()) {
-                SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, policyName,
+                SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.POLICY_VALIDATION, false, policyName,
                         problems.stream().filter(ConfigProblem::isError).count() + " errors"));
             }
-            SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRY_RELOAD, false, policyName,
+            SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.REGISTRY_RELOAD, false, policyName,
                     reason + "; generation " + serving.number() + " keeps serving"));
         }
         return new ReloadOutcome.Failed(serving.number(), reason, problems);

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
+import dev.openshell.supervisor.audit.ConfigChange;
 import dev.openshell.middleware.spi.host.HostCapabilities;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.OcsfEvents;
@@ -279,7 +280,7 @@ public final class Supervisor implements AutoCloseable {
             ready.set(true);
             return s;
         } catch (PolicyException e) {
-            SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.POLICY_VALIDATION, false, e.file(),
+            SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.POLICY_VALIDATION, false, e.file(),
                     e.errors().size() + " errors"));
             closeQuietly(admin);
             closeQuietly(s, audit);
@@ -346,22 +347,22 @@ public final class Supervisor implements AutoCloseable {
 
     private void reportRegistry() {
         for (PluginFailure f : registry.pluginRefusals()) {
-            SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+            SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
                     "plugin refused"));
         }
         for (PluginFailure f : registry.serviceRefusals()) {
             LOG.log(System.Logger.Level.WARNING, "middleware service refused: {0}", f);
-            SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+            SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
                     "registration refused"));
         }
         for (PluginFailure f : registry.duplicateRefusals()) {
             LOG.log(System.Logger.Level.WARNING, "middleware binding refused: {0}", f);
-            SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
+            SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.REGISTRATION_VALIDATION, false, f.source(),
                     "registration refused"));
         }
         for (var p : registry.services()) {
             metrics.serviceUp(p.registration().name(), true);
-            SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.REGISTRATION_VALIDATION, true,
+            SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.REGISTRATION_VALIDATION, true,
                     p.registration().name(), "registration validated"));
         }
     }

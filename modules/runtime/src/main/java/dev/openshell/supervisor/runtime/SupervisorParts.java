@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.runtime;
 
+import dev.openshell.supervisor.audit.ConfigChange;
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.supervisor.audit.AuditSink;
 import dev.openshell.supervisor.audit.JsonlAuditSink;
@@ -71,7 +72,7 @@ final class SupervisorParts {
         if (!identities.settings().enforced()) {
             LOG.log(System.Logger.Level.WARNING, "binary scoping is off ([openshell.supervisor.identity] mode ="
                     + " \"endpoint-only\"): network policies with binaries admit every process");
-            SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.BINARY_SCOPING_OFF, true, subject,
+            SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.BINARY_SCOPING_OFF, true, subject,
                     "identity mode endpoint-only"));
         } else if (!Identities.platformSupported()) {
             LOG.log(System.Logger.Level.WARNING, "process identity is unavailable on this platform (it needs Linux"
@@ -108,7 +109,7 @@ final class SupervisorParts {
             @Override
             public void plaintextRegistration(String name, URI endpoint) {
                 // the console warning is the gateway configuration's (once, with file:line:col); this is the event
-                SupervisorParts.emitWritten(audit, events.configChange(OcsfEvents.ConfigChange.INSECURE_REGISTRATION, true, name,
+                SupervisorParts.emitWritten(audit, events.configChange(ConfigChange.INSECURE_REGISTRATION, true, name,
                         "plaintext gRPC under allow_insecure"));
             }
 

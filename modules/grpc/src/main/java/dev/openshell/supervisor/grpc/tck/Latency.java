@@ -24,4 +24,15 @@ record Latency(long p50, long p99, int count) {
         int index = (int) Math.ceil(percent / 100.0 * sorted.length) - 1;
         return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
     }
+
+    /** {@return nanoseconds as milliseconds for a figure: two decimals below 10 ms, none above} */
+    static String ms(long nanos) {
+        double v = nanos / 1e6;
+        return v < 10 ? "%.2f ms".formatted(v) : "%.0f ms".formatted(v);
+    }
+
+    /** {@return nanoseconds as milliseconds with three decimals, for the JSON report} */
+    static double millis(long nanos) {
+        return Math.round(nanos / 1e3) / 1e3;
+    }
 }

@@ -1,5 +1,8 @@
 package dev.openshell.supervisor.grpc.tck;
 
+import static dev.openshell.supervisor.grpc.tck.Latency.millis;
+import static dev.openshell.supervisor.grpc.tck.Latency.ms;
+
 import dev.openshell.middleware.spi.BindingId;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.ConfigValidation;
@@ -9,8 +12,6 @@ import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.MiddlewareException;
-import dev.openshell.middleware.spi.MiddlewareManifest;
-import dev.openshell.middleware.spi.MiddlewareProvider;
 import dev.openshell.middleware.spi.Phase;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.chain.ChainRequest;
@@ -44,11 +45,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -75,9 +72,8 @@ public final class Tck {
     /** The config key of every generated request's stage. */
     static final String CONFIG_KEY = "tck";
 
-    private static final int JSON_2K = 2 * 1024;
+    static final int JSON_2K = 2 * 1024;
     private static final Duration WARM_UP = Duration.ofSeconds(5);
-    private static final Duration MIN_DEADLINE = Duration.ofMillis(20);
     private static final Set<String> DECISION = Set.of(StageFailureCodes.INVALID_DECISION);
     private static final Set<String> HAS_BODY = Set.of(StageFailureCodes.RESULT_BODY_TOO_LARGE);
     private static final Set<String> MUTATIONS = Stream.concat(Stream.of(StageFailureCodes.INVALID_HEADER_MUTATION),
@@ -91,19 +87,19 @@ public final class Tck {
     private static final Set<String> REASON = Set.of(PlatformCodes.RESULT_INVALID_REASON_CODE,
             PlatformCodes.REASON_BYTES_OVER_CAPACITY);
 
-    private final TckOptions options;
+    final TckOptions options;
     private final List<Check> checks = new ArrayList<>();
     private final List<Evaluated> evaluated = new ArrayList<>();
-    private ServiceProbe probe;
-    private GrpcMiddlewareProvider provider;
+    ServiceProbe probe;
+    GrpcMiddlewareProvider provider;
     /** Whether the binding checked is a response binding ({@link TckResponse}). */
     private boolean responseBinding;
-    private ChainEngine engine;
-    private BindingId binding;
+    ChainEngine engine;
+    BindingId binding;
     /** Whether the chosen binding declares {@code skip_empty_body}: its empty-body answer must then be a plain allow. */
     private boolean skipsEmptyBody;
-    private long maxBody;
-    private Duration timeout = Duration.ZERO;
+    long maxBody;
+    Duration timeout = Duration.ZERO;
     private JsonObject envelopeConfig;
     private final AtomicLong requests = new AtomicLong();
 
@@ -159,12 +155,13 @@ public final class Tck {
         }
         engine = ChainEngine.builder().limits(options.limits()).inlineStages(s -> true).build();
         evaluations();
-        latencies();
-        deadline();
+        TimingChecks timing = new TimingChecks(this);
+        timing.latencies();
+        timing.deadline();
         results();
         SessionChecks.run(provider, binding, options.config(), timeout.toMillis()).forEach(this::add);
         if (options.load() > 0) {
-            load();
+            timing.load();
         }
     }
 
@@ -311,7 +308,7 @@ public final class Tck {
     // ---- evaluations -------------------------------------------------------------------------------------------
 
     /** One evaluation through the engine, with what the adapter read before translating. */
-    private record Evaluated(String kind, ChainRequest request, StageRecord stage, ChainResult chain,
+    record Evaluated(String kind, ChainRequest request, StageRecord stage, ChainResult chain,
                              Optional<HttpRequestResult> result, List<ServiceProbe.RawAnswer> raw) {
         boolean accepted() {
             return stage.outcome() == StageResult.ALLOWED || stage.outcome() == StageResult.DENIED;
@@ -323,7 +320,7 @@ public final class Tck {
     }
 
     private Evaluated evaluate(String kind, ChainRequest request, JsonObject config, long timeoutMillis) {
-        Recording recording = new Recording(provider);
+        RecordingProvider recording = new RecordingProvider(provider);
         StageSpec spec = new StageSpec(CONFIG_KEY, binding, recording, Provenance.THIRD_PARTY, 10,
                 OnError.FAIL_CLOSED, (int) maxBody, timeoutMillis, config, h -> true);
         List<ServiceProbe.RawAnswer> raw = new ArrayList<>(1);
@@ -342,11 +339,11 @@ public final class Tck {
         return ev;
     }
 
-    private Evaluated evaluate(String kind, ChainRequest request) {
+    Evaluated evaluate(String kind, ChainRequest request) {
         return evaluate(kind, request, options.config(), timeout.toMillis());
     }
 
-    private String requestId() {
+    String requestId() {
         return "tck-" + requests.incrementAndGet();
     }
 
@@ -589,214 +586,13 @@ public final class Tck {
                 all.size() + " evaluation(s)", m));
     }
 
-    // ---- latency, deadline, load -------------------------------------------------------------------------------
-
-    /** The fastest accepted evaluation of a body at max_body_bytes, in nanoseconds; 0 when none was accepted. */
-    private long fastestMaxNanos;
-
-    private void latencies() {
-        latency("latency.empty_body", "empty_body", () -> Requests.plain(Body.empty(), requestId()));
-        int body2k = (int) Math.min(JSON_2K, maxBody);
-        latency("latency.json_2k", "json_2k", () -> Requests.plain(Requests.json(body2k), requestId()));
-        Body max = Requests.json((int) maxBody);
-        fastestMaxNanos = latency("latency.max_body", "max_body", () -> Requests.plain(max, requestId()));
-    }
-
-    /** Runs the samples and adds the check; returns the fastest accepted latency in nanoseconds, 0 if none. */
-    private long latency(String name, String kind, java.util.function.Supplier<ChainRequest> request) {
-        long[] ok = new long[options.samples()];
-        int n = 0;
-        Map<String, Integer> failures = new TreeMap<>();
-        for (int i = 0; i < options.samples(); i++) {
-            Evaluated e = evaluate(kind, request.get());
-            if (e.accepted()) {
-                ok[n++] = e.stage().latencyNanos();
-            } else {
-                failures.merge(e.code(), 1, Integer::sum);
-            }
-        }
-        Latency l = Latency.of(Arrays.copyOf(ok, n));
-        long half = timeout.toNanos() / 2;
-        String figure = n == 0 ? "no answer accepted" : "p50 %s, p99 %s (n=%d) of %s".formatted(ms(l.p50()),
-                ms(l.p99()), n, RpcTimeout.format(timeout));
-        Map<String, Number> m = new TreeMap<>();
-        m.put("samples", options.samples());
-        m.put("failed", options.samples() - n);
-        m.put("timeout_ms", timeout.toMillis());
-        if (n > 0) {
-            m.put("p50_ms", millis(l.p50()));
-            m.put("p99_ms", millis(l.p99()));
-        }
-        if (!failures.isEmpty()) {
-            add(new Check(name, Check.Status.FAIL, (options.samples() - n) + " of " + options.samples()
-                    + " evaluations failed (a late answer is a failure, never a success): " + failures, figure, m));
-        } else if (l.p99() > half) {
-            add(new Check(name, Check.Status.WARN, "p99 exceeds half of the effective timeout: under load some "
-                    + "requests will fail with stage_timeout (raise the timeout, or advertise one in Describe)",
-                    figure, m));
-        } else {
-            add(new Check(name, Check.Status.PASS, "p99 within half of the effective timeout", figure, m));
-        }
-        return n == 0 ? 0 : Arrays.stream(ok, 0, n).min().getAsLong();
-    }
-
-    private void deadline() {
-        // a third of the fastest time of the largest body, so the deadline passes while the service works rather
-        // than while its answer is on the way (a cancellation racing a finished answer tests the HTTP/2 stack's
-        // closed-stream handling, which deadline.recovers reports); at least 20 ms so the call surely reaches the
-        // service; at most half the effective timeout
-        Duration d = Duration.ofNanos(Math.min(Math.max(fastestMaxNanos / 3, MIN_DEADLINE.toNanos()),
-                timeout.toNanos() / 2));
-        HttpRequestEvaluation e = new HttpRequestEvaluation(binding, Phase.PRE_CREDENTIALS,
-                dev.openshell.middleware.spi.RequestContext.of(requestId()), options.config(),
-                new dev.openshell.middleware.spi.HttpRequestTarget("https", Requests.HOST, 443, "POST",
-                        "/v1/chat/completions", ""), List.of(), Requests.json((int) maxBody));
-        ServiceProbe.RawCall c = probe.evaluate(e, maxBody, d, 0);
-        String figure = "deadline " + ms(d.toNanos()) + ", " + c.status() + " after " + ms(c.latencyNanos());
-        Map<String, Number> m = Map.of("deadline_ms", millis(d.toNanos()), "latency_ms", millis(c.latencyNanos()));
-        switch (c.status()) {
-            case "DEADLINE_EXCEEDED", "CANCELLED" -> add(new Check("deadline.cancelled", Check.Status.PASS,
-                    "a call whose deadline passed ends with " + c.status() + "; no late answer is used", figure, m));
-            case "OK" -> add(new Check("deadline.cancelled", Check.Status.WARN, "the service answered within the "
-                    + "short deadline: cancellation was not exercised", figure, m));
-            default -> add(new Check("deadline.cancelled", Check.Status.WARN, "a short-deadline call ended with "
-                    + "gRPC status " + c.status() + " instead of DEADLINE_EXCEEDED", figure, m));
-        }
-        int body2k = (int) Math.min(JSON_2K, maxBody);
-        Map<String, Integer> failures = new TreeMap<>();
-        for (int i = 0; i < 3 && failures.isEmpty(); i++) {
-            Evaluated after = evaluate("after_deadline", Requests.plain(Requests.json(body2k), requestId()));
-            if (!after.accepted()) {
-                failures.merge(after.code(), 1, Integer::sum);
-            }
-        }
-        add(failures.isEmpty() ? Check.of("deadline.recovers", Check.Status.PASS, "the next evaluations after a "
-                + "cancelled call are answered", "3 of 3")
-                : Check.of("deadline.recovers", Check.Status.FAIL, "after a cancelled call the service fails the next "
-                + "evaluation: " + failures + (failures.containsKey(StageFailureCodes.SERVICE_ERROR)
-                || failures.containsKey(StageFailureCodes.SERVICE_UNAVAILABLE)
-                ? " (right after a cancellation this is usually the server resetting the whole HTTP/2 connection, "
-                + "e.g. with GOAWAY: every call in flight on it fails, and over TLS the supervisor marks the service "
-                + "unavailable until its probe succeeds)"
-                : " (stop work when the deadline passes; never hold a worker)"), ""));
-    }
-
-    private void load() throws InterruptedException {
-        // load measures throughput, not recovery: give a service an earlier check made unavailable time to return
-        for (int i = 0; i < 100 && provider.state() == GrpcMiddlewareProvider.State.UNAVAILABLE; i++) {
-            Thread.sleep(50);
-        }
-        int n = options.load();
-        int body2k = (int) Math.min(JSON_2K, maxBody);
-        Body body = Requests.json(body2k);
-        StageSpec spec = new StageSpec(CONFIG_KEY, binding, provider, Provenance.THIRD_PARTY, 10, OnError.FAIL_CLOSED,
-                (int) maxBody, timeout.toMillis(), options.config(), h -> true);
-        var chain = ChainSelector.of(List.of(spec)).select(Requests.HOST);
-        LongAdder ok = new LongAdder();
-        Map<String, LongAdder> errors = new ConcurrentHashMap<>();
-        List<long[]> latencies = new ArrayList<>();
-        long start = System.nanoTime();
-        long end = start + options.loadDuration().toNanos();
-        try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
-            // latencies kept per thread, bounded in all to about 200,000 samples; later ones are counted only
-            int keep = Math.max(1000, 200_000 / n);
-            for (int t = 0; t < n; t++) {
-                long[] mine = new long[keep + 1];
-                latencies.add(mine);
-                pool.submit(() -> {
-                    int i = 0;
-                    while (System.nanoTime() < end) {
-                        ChainResult r = engine.run(chain, Requests.plain(body, requestId()));
-                        StageRecord s = r.stages().get(0);
-                        if (s.failure().isPresent()) {
-                            errors.computeIfAbsent(s.failure().get().code(), k -> new LongAdder()).increment();
-                        } else {
-                            if (i < keep) {
-                                mine[i++] = s.latencyNanos();
-                            }
-                            ok.increment();
-                        }
-                    }
-                    mine[keep] = i;
-                    return null;
-                });
-            }
-        }
-        long took = System.nanoTime() - start;
-        long total = ok.sum() + errors.values().stream().mapToLong(LongAdder::sum).sum();
-        long failed = total - ok.sum();
-        long[] all = latencies.stream().flatMapToLong(a -> Arrays.stream(a, 0, (int) a[a.length - 1])).toArray();
-        Latency l = Latency.of(all);
-        double perSecond = total * 1e9 / took;
-        String figure = "%d concurrent: %.0f evaluations/s, %d of %d failed, p50 %s, p99 %s".formatted(n, perSecond,
-                failed, total, ms(l.p50()), ms(l.p99()));
-        Map<String, Number> m = new TreeMap<>(Map.of("concurrency", n, "evaluations", total, "failed", failed,
-                "per_second", Math.round(perSecond), "p50_ms", millis(l.p50()), "p99_ms", millis(l.p99())));
-        Map<String, Long> byCode = new TreeMap<>();
-        errors.forEach((k, v) -> byCode.put(k, v.sum()));
-        if (total > 0 && failed * 100 > total) {
-            add(new Check("load", Check.Status.FAIL, "more than 1% of evaluations failed under load: " + byCode,
-                    figure, m));
-        } else if (failed > 0) {
-            add(new Check("load", Check.Status.WARN, "some evaluations failed under load: " + byCode, figure, m));
-        } else if (total == 0) {
-            add(new Check("load", Check.Status.FAIL, "no evaluation finished", figure, m));
-        } else {
-            add(new Check("load", Check.Status.PASS, "no evaluation failed", figure, m));
-        }
-    }
-
     // ---- helpers -----------------------------------------------------------------------------------------------
 
-    private void add(Check c) {
+    void add(Check c) {
         checks.add(c);
     }
 
     private void skipRest(String because) {
         add(Check.of("remaining", Check.Status.SKIP, "not run: " + because + " failed"));
-    }
-
-    static String ms(long nanos) {
-        double v = nanos / 1e6;
-        return v < 10 ? "%.2f ms".formatted(v) : "%.0f ms".formatted(v);
-    }
-
-    static double millis(long nanos) {
-        return Math.round(nanos / 1e3) / 1e3;
-    }
-
-    /** The supervisor's adapter, remembering the last result it returned (for the figures). */
-    private static final class Recording implements MiddlewareProvider {
-        private final MiddlewareProvider delegate;
-        volatile HttpRequestResult last;
-
-        Recording(MiddlewareProvider delegate) {
-            this.delegate = delegate;
-        }
-
-        /**
-         * The delegate's manifest with every binding invoked on an empty body too: the kit asks what the supervisor
-         * would skip ({@code skip_empty_body}), to check the declaration.
-         */
-        @Override
-        public MiddlewareManifest manifest() {
-            MiddlewareManifest m = delegate.manifest();
-            return new MiddlewareManifest(m.name(), m.serviceVersion(), m.bindings().stream()
-                    .map(b -> new MiddlewareBinding(b.id(), b.operation(), b.phase(), b.maxBodyBytes(), b.timeout(),
-                            b.decodedContentCodings()))
-                    .toList());
-        }
-
-        @Override
-        public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
-            return delegate.validateConfig(bindingId, config);
-        }
-
-        @Override
-        public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
-            HttpRequestResult r = delegate.evaluate(evaluation);
-            last = r;
-            return r;
-        }
     }
 }
