@@ -96,14 +96,32 @@ final class SessionChecks {
                 ? Check.of(prefix + "messages", Check.Status.PASS, "every answer echoes its sequence (1, 3, 7), "
                         + "replaces text with text and came within the timeout, also for a 1 MiB message")
                 : Check.of(prefix + "messages", Check.Status.FAIL, problem));
-        MessageChain.Opening again = open(m);
-        if (again instanceof MessageChain.Opened a) {
-            a.session().end(SessionEndReason.NORMAL);
+        checks.add(afterEnd(prefix, m));
+    }
+
+    /**
+     * {@code after_end}: a new session after {@code session_end} is served. A first failure is tried once more: an
+     * HTTP/2 server that resets the connection when the previous stream ends fails the next stream in flight (seen
+     * with Helidon 4.5), which the supervisor survives as one failed preflight; served on the second try is a WARN
+     * with the first failure's code, failed twice a FAIL.
+     */
+    private static Check afterEnd(String prefix, MessageChain.Member m) {
+        String firstFailure = null;
+        for (int attempt = 0; attempt < 2; attempt++) {
+            MessageChain.Opening again = open(m);
+            if (again instanceof MessageChain.Opened a) {
+                a.session().end(SessionEndReason.NORMAL);
+            }
+            if (again instanceof MessageChain.Opened || again.events().getFirst().kind() == MessageChain.Kind.DENIED) {
+                return firstFailure == null
+                        ? Check.of(prefix + "after_end", Check.Status.PASS, "a new session after session_end is served")
+                        : Check.of(prefix + "after_end", Check.Status.WARN, "a new session right after session_end "
+                                + "failed once (" + firstFailure + ") and was served on the next try: the service's "
+                                + "server may reset the connection when a stream ends");
+            }
+            firstFailure = again.events().getFirst().reasonCode();
         }
-        boolean served = again instanceof MessageChain.Opened
-                || again.events().getFirst().kind() == MessageChain.Kind.DENIED;
-        checks.add(served ? Check.of(prefix + "after_end", Check.Status.PASS, "a new session after session_end "
-                + "is served") : Check.of(prefix + "after_end", Check.Status.FAIL, "a new session after session_end "
-                + "failed: " + again.events().getFirst().reasonCode()));
+        return Check.of(prefix + "after_end", Check.Status.FAIL, "a new session after session_end failed twice: "
+                + firstFailure);
     }
 }
