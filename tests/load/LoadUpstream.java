@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
  * thread per connection, reads each request (Content-Length bodies) and answers {@code 200 ok}. Prints
  * {@code upstream listening on 127.0.0.1:PORT} when ready; runs until killed. With a size argument the body is that
  * many bytes of JSON-like text (repeated {@code {"id":"...","name":"...","tags":[...]}} records) instead of {@code ok}.
+ * A request with the header {@code x-echo-authorization: 1} is answered instead with its own {@code Authorization}
+ * value in the body ({@code auth=VALUE}), so that a proxy that injects a credential has it come back to scrub.
  * Usage: java LoadUpstream.java [body bytes]
  */
 public class LoadUpstream {
@@ -41,12 +43,20 @@ public class LoadUpstream {
         }
     }
 
+    private static byte[] echoed(String authorization) {
+        String body = "auth=" + authorization;
+        return ("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+                .getBytes(StandardCharsets.ISO_8859_1);
+    }
+
     private static void serve(Socket s) {
         try (s) {
             InputStream in = new BufferedInputStream(s.getInputStream());
             OutputStream out = s.getOutputStream();
             while (true) {
                 int length = 0;
+                String authorization = null;
+                boolean echo = false;
                 StringBuilder line = new StringBuilder();
                 boolean any = false;
                 while (true) {
@@ -62,6 +72,10 @@ public class LoadUpstream {
                         }
                         if (l.regionMatches(true, 0, "content-length:", 0, 15)) {
                             length = Integer.parseInt(l.substring(15).trim());
+                        } else if (l.regionMatches(true, 0, "authorization:", 0, 14)) {
+                            authorization = l.substring(14).trim();
+                        } else if (l.regionMatches(true, 0, "x-echo-authorization:", 0, 21)) {
+                            echo = true;
                         }
                         line.setLength(0);
                     } else {
@@ -72,7 +86,7 @@ public class LoadUpstream {
                     return;
                 }
                 in.readNBytes(length);
-                out.write(OK);
+                out.write(echo ? echoed(authorization) : OK);
                 out.flush();
             }
         } catch (IOException e) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side load benchmark of issues 10 and 23: the supervisor against the peers, on this machine, in one run, with
+# Side-by-side load benchmark of issues 10, 23 and 41: the supervisor against the peers, on this machine, in one run, with
 # every target of both issues marked MET, MISSED or n/a (as a figure and a ratio from the same run). Not part of the
 # test suite.
 #
@@ -21,7 +21,9 @@
 #     side-by-side/supervisor-launcher.sh with SUPERVISOR_EXT_STAGE=1: one external stage, Privacy Guard over
 #     loopback gRPC, instead of the regex; its rows are renamed supervisor_ext; then the noise probe again. A run
 #     whose two probes differ by more than 10 % is flagged NOISY in the report (issue 23, item 3). Each supervisor
-#     target gets WARMUP s of unrecorded load before its measured windows (the JIT), the peers the harness's 1 s.
+#     target gets WARMUP s of unrecorded load before its measured windows (the JIT), every other target PEER_WARMUP s
+#     (the same by default). 2b: the cold start (COLD_DURATION s of POST 2 KiB from the moment a freshly started
+#     squid, then supervisor, first answers; no warm-up), then the noise probe again.
 #  3. extras, once: (a) RSS_CONNS concurrent 1 MiB uploads (run_anchors.sh, RSS sampled every 0.5 s): through the
 #     regex chain for its peak RSS, and without middleware under a heap cap (NOMW_HEAP_MIB) smaller than the
 #     in-flight bodies, which only a proxy that streams them survives; (b) start-up time, launch of
@@ -43,7 +45,11 @@
 #   WARMUP=10       seconds of unrecorded wrk load on each supervisor target (supervisor, supervisor_nomw,
 #                   supervisor_ext, and the two runs of 3a) before its measured windows: half GET, half POST 2 KiB,
 #                   32 connections (harness knob SUPERVISOR_WARMUP); 0 or 1 = the harness's original 1 s of POST
-#                   2 KiB on 8 connections. The peers always get that 1 s.
+#                   2 KiB on 8 connections.
+#   PEER_WARMUP=$WARMUP  the same for every other target (direct and the peers): by default every target gets the
+#                   same warm-up, so a JIT's warm-up is not the only one paid before the measured windows
+#   COLD_DURATION=5 seconds of the cold-start step (2b): squid and the supervisor (regex) started afresh, POST 2 KiB
+#                   on 32 connections from the moment each first answers, no warm-up; 0 skips the step
 #   NOISE_DURATION=3  seconds of each noise probe (direct GET, 32 connections) at the start and end of each run
 #   CONNS="32 128"  connections for GET and POST 2 KiB;  BIG_CONNS=8  connections for POST 1 MiB
 #   SKIP_PEERS=1    step 2 without tinyproxy, squid, squid_icap, mitmproxy (peer ratios and targets become n/a)
@@ -71,6 +77,8 @@ RSS_DURATION=${RSS_DURATION:-5}
 NOMW_HEAP_MIB=${NOMW_HEAP_MIB:-64}
 STARTS=${STARTS:-5}
 WARMUP=${WARMUP:-10}
+PEER_WARMUP=${PEER_WARMUP:-$WARMUP}
+COLD_DURATION=${COLD_DURATION:-5}
 NOISE_DURATION=${NOISE_DURATION:-3}
 PEERS=${BENCH_PEERS:-$root/tests/data/bench-peers}
 
@@ -84,6 +92,8 @@ int_in "$RSS_CONNS" 2 1000 || die "RSS_CONNS must be 2..1000"
 int_in "$RSS_DURATION" 1 120 || die "RSS_DURATION must be 1..120 (seconds)"
 int_in "$STARTS" 1 20 || die "STARTS must be 1..20"
 int_in "$WARMUP" 0 300 || die "WARMUP must be 0..300 (seconds)"
+int_in "$PEER_WARMUP" 0 300 || die "PEER_WARMUP must be 0..300 (seconds)"
+int_in "$COLD_DURATION" 0 60 || die "COLD_DURATION must be 0..60 (seconds)"
 int_in "$NOISE_DURATION" 1 60 || die "NOISE_DURATION must be 1..60 (seconds)"
 int_in "$NOMW_HEAP_MIB" 16 $((RSS_CONNS - 1)) || die "NOMW_HEAP_MIB must be 16..RSS_CONNS-1 (MiB)"
 for c in $CONNS; do int_in "$c" 2 1000 || die "CONNS must be numbers 2..1000"; done
@@ -136,7 +146,7 @@ cleanup() {
   local i
   # run_anchors.sh stops its servers when its current wrk measurement ends (at most DURATION + 20 s)
   local longest=$DURATION
-  for i in "$RSS_DURATION" "$WARMUP" "$NOISE_DURATION"; do [ "$i" -gt "$longest" ] && longest=$i; done
+  for i in "$RSS_DURATION" "$WARMUP" "$PEER_WARMUP" "$NOISE_DURATION"; do [ "$i" -gt "$longest" ] && longest=$i; done
   if [ -n "$step" ]; then stop_pid "$step" $((longest + 30)); fi
   step=
   for ((i=${#pids[@]}-1; i>=0; i--)); do stop_pid "${pids[i]}"; done
@@ -162,9 +172,8 @@ anchors() {
   local name=$1 csv
   shift
   log "run_anchors.sh [$name] $*"
-  # WARMUP=1: the peers get the harness's 1 s whatever the caller exported (WARMUP=40 ./bench... used to reach the
-  # harness as its own WARMUP and warm every peer for 40 s as well); SUPERVISOR_WARMUP is the supervisor targets'
-  env "$@" WARMUP=1 SUPERVISOR_WARMUP="$WARMUP" SUPERVISOR_LAUNCHER="$launcher" bash "$PEERS/run_anchors.sh" > >(tee "$OUT/$name.log" >&2) 2>&1 &
+  # the harness's WARMUP is the peers' (PEER_WARMUP), SUPERVISOR_WARMUP the supervisor targets' (WARMUP)
+  env "$@" WARMUP="$PEER_WARMUP" SUPERVISOR_WARMUP="$WARMUP" SUPERVISOR_LAUNCHER="$launcher" bash "$PEERS/run_anchors.sh" > >(tee "$OUT/$name.log" >&2) 2>&1 &
   step=$!
   wait_step || log "run_anchors.sh [$name] failed"
   sleep 0.2   # tee's last lines
@@ -245,7 +254,7 @@ targets="direct $peers supervisor_nomw supervisor"
   echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "knobs=RUNS=$RUNS DURATION=$DURATION CONNS='$CONNS' BIG_CONNS=$BIG_CONNS SKIP_PEERS=$SKIP_PEERS" \
     "RSS_CONNS=$RSS_CONNS RSS_DURATION=$RSS_DURATION STARTS=$STARTS NOMW_HEAP_MIB=$NOMW_HEAP_MIB WARMUP=$WARMUP" \
-    "NOISE_DURATION=$NOISE_DURATION"
+    "PEER_WARMUP=$PEER_WARMUP COLD_DURATION=$COLD_DURATION NOISE_DURATION=$NOISE_DURATION"
   echo "targets=$targets"
 } >"$OUT/meta.txt"
 log "results in $OUT"
@@ -257,9 +266,16 @@ for run in $(seq 1 "$RUNS"); do
     BIG_CONNS="$BIG_CONNS"
   anchors "ext-$run" TARGETS=supervisor SUPERVISOR_EXT_STAGE=1 DURATION="$DURATION" CONNS="$CONNS" \
     BIG_CONNS="$BIG_CONNS"
+  # 2b. the first COLD_DURATION s after start: squid and the supervisor (regex), each started afresh, no warm-up
+  if [ "$COLD_DURATION" -gt 0 ]; then
+    cold_peers="squid"; [ "$SKIP_PEERS" = 1 ] && cold_peers=""
+    anchors "cold-$run" TARGETS="$cold_peers supervisor" COLD=1 SUPERVISOR_EXT_STAGE=0 DURATION="$COLD_DURATION" \
+      CONNS=32 BIG_CONNS="$BIG_CONNS"
+  fi
   # merged table of this run: the ext invocation's "supervisor" rows are the supervisor_ext target
   { cat "$OUT/main-$run/results.csv"
     awk -F, -v OFS=, 'NR > 1 && $1 == "supervisor" { $1 = "supervisor_ext"; print }' "$OUT/ext-$run/results.csv"
+    if [ -f "$OUT/cold-$run/results.csv" ]; then awk 'NR > 1' "$OUT/cold-$run/results.csv"; fi
   } >"$OUT/results-run$run.csv"
   noise_probe "run$run-end"
 done

@@ -308,8 +308,9 @@ if warm is None:
     out("  warm-up of the supervisor targets: unknown (no WARMUP in meta.txt)")
 else:
     out(f"  warm-up: {warm} s of unrecorded load on each supervisor target before its measured windows")
+    peer = knobs.get("PEER_WARMUP", "1")
     out("  (" + ("the harness's 1 s of POST 2 KiB on 8 connections" if warm in ("0", "1") else
-                 "half GET, half POST 2 KiB, 32 connections") + "); the peers: the harness's 1 s")
+                 "half GET, half POST 2 KiB, 32 connections") + f"); direct and the peers: {peer} s")
 
 # noise check: direct GET at the start and the end of each run
 noise = read_kv(os.path.join(OUT, "noise.txt"))
@@ -424,5 +425,43 @@ if startups:
                       f"(ratio {med:.2f})")
 else:
     target(None, "start-up < 1 s: no measurement")
+
+
+# ---------------------------------------------------------------- targets of issue 41
+out("")
+out("Targets (issue 41)")
+rps_target("GET c=32, no middleware >= 2 x squid", "supervisor_nomw", "GET", 32, "squid", 2)
+rps_target("POST 2 KiB c=32, regex >= 2 x squid", "supervisor", "POST_2KiB", 32, "squid", 2)
+rps_target("POST 2 KiB c=32, regex >= 0.25 x direct", "supervisor", "POST_2KiB", 32, "direct", 0.25)
+
+
+def spread(t, shape, c):
+    """Run-to-run spread of a row, (max - min) / median in points, or None with fewer than 2 runs."""
+    a = get(t, shape, c)
+    return 100 * (a["max"] - a["min"]) / a["rps"] if a and a["n"] > 1 and a["rps"] > 0 else None
+
+
+for t, shape in (("supervisor_nomw", "GET"), ("supervisor", "POST_2KiB")):
+    mine, theirs = spread(t, shape, 32), spread("squid", shape, 32)
+    if mine is None or theirs is None:
+        target(None, f"{t} {shape} c=32 run-to-run spread <= squid's + 10 points: needs RUNS >= 2 and squid rows")
+    else:
+        target(mine <= theirs + 10, f"{t} {shape} c=32 run-to-run spread <= squid's + 10 points: {mine:.0f} vs "
+                                    f"{theirs:.0f} points")
+p99_target("POST 2 KiB c=32, regex p99 <= squid p99 (warm)", "supervisor", "POST_2KiB", 32, "squid")
+cold_s, cold_b = get("supervisor", "POST_2KiB_cold", 32), get("squid", "POST_2KiB_cold", 32)
+if cold_s and cold_b and cold_b["p99"] > 0:
+    target(cold_s["p99"] <= 2 * cold_b["p99"],
+           f"POST 2 KiB c=32, regex p99 in the first {knobs.get('COLD_DURATION', '?')} s after start <= 2 x squid's: "
+           f"{cold_s['p99']:.2f} ms vs squid {cold_b['p99']:.2f} ms (ratio {cold_s['p99'] / cold_b['p99']:.2f}); "
+           f"req/s {cold_s['rps']:.0f} vs {cold_b['rps']:.0f}")
+else:
+    target(None, "POST 2 KiB p99 in the first seconds after start <= 2 x squid's: no POST_2KiB_cold rows")
+if big:
+    rps_target(f"POST 1 MiB c={big[0]}, regex >= 10 x squid_icap", "supervisor", "POST_1MiB", big[0], "squid_icap", 10)
+if startups:
+    med = statistics.median(startups)
+    target(med < 1.0, f"ready (launch to 'supervisor listening on') < 1 s: median {med:.2f} s of {len(startups)}")
+out("  (RSS and image size: the issue 23 lines above; victims under attack, shedding and the soak: other tools)")
 
 print("\n".join(lines))
