@@ -57,10 +57,19 @@ final class UpgradeRelay {
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
             try {
                 // after each decision, its audit line is written before the message (or the close) goes on
-                WebSocketFrames.Ended ended = WebSocketFrames.relayClientFrames(client.in, c.out(), m -> {
-                    boolean allowed = messages.allow(m);
-                    client.connection.auditBarrier().await();
-                    return allowed ? WebSocketFrames.Verdict.FORWARD : WebSocketFrames.Verdict.CLOSE;
+                WebSocketFrames.Ended ended = MessageRelay.relay(client.in, c.out(), true, new MessageRelay.Policy() {
+                    @Override
+                    public MessageRelay.Outcome text(String message) {
+                        boolean allowed = messages.allow(message);
+                        client.connection.auditBarrier().await();
+                        return allowed ? new MessageRelay.Outcome(false, message, false)
+                                : MessageRelay.Outcome.closeSession();
+                    }
+
+                    @Override
+                    public boolean uninspectedAllowed() {
+                        return true; // L7 rules read text messages only; binary and control frames pass
+                    }
                 });
                 if (ended.closeStatus() != 0 && ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION) {
                     messages.closed(ended.closeStatus(), ended.reason());

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.openshell.supervisor.proxy.internal.WebSocketFrames.Ended;
-import dev.openshell.supervisor.proxy.internal.WebSocketFrames.Verdict;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -21,7 +20,10 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
-/** RFC 6455 client frames: assembly, relaying, and every close the relay answers with. */
+/**
+ * RFC 6455 client frames as an L7 {@code websocket} endpoint relays them ({@link MessageRelay} with a policy that lets
+ * binary and control frames pass): assembly, relaying, and every close the relay answers with.
+ */
 class WebSocketFramesTest {
     /** A client frame: masked with a fixed key. */
     static byte[] frame(boolean fin, int rsv, int opcode, byte[] payload, boolean masked) {
@@ -68,9 +70,17 @@ class WebSocketFramesTest {
     static Run relay(byte[] client, String denied) throws IOException {
         ByteArrayOutputStream up = new ByteArrayOutputStream();
         List<String> seen = new ArrayList<>();
-        Ended e = WebSocketFrames.relayClientFrames(new ByteArrayInputStream(client), up, m -> {
-            seen.add(m);
-            return m.equals(denied) ? Verdict.CLOSE : Verdict.FORWARD;
+        Ended e = MessageRelay.relay(new ByteArrayInputStream(client), up, true, new MessageRelay.Policy() {
+            @Override
+            public MessageRelay.Outcome text(String m) {
+                seen.add(m);
+                return m.equals(denied) ? MessageRelay.Outcome.closeSession() : new MessageRelay.Outcome(false, m, false);
+            }
+
+            @Override
+            public boolean uninspectedAllowed() {
+                return true;
+            }
         });
         return new Run(e, up.toByteArray(), seen);
     }
