@@ -28,7 +28,9 @@ import java.util.concurrent.LinkedBlockingQueue;
  * operation phases"): each SPI call sends one {@code WebSocketSessionEvent} and, for the preflight and each message,
  * waits for the service's one {@code WebSocketSessionEventResult}. The chain engine bounds each wait (it interrupts
  * the waiting thread). A result of the wrong kind, a stream error or an early end is a stage failure
- * ({@link MiddlewareException}); {@link #end} sends {@code session_end} and half-closes the stream.
+ * ({@link MiddlewareException}); {@link #end} sends {@code session_end} and half-closes the stream. A preflight whose
+ * stream failed on the transport before any answer is sent once more on a new stream ({@link #retryable}): an HTTP/2
+ * server may reset the connection as the previous session's stream ends, failing the next stream in flight.
  */
 final class GrpcWebSocketSession implements WebSocketSession {
     /** A result, or the stream's end ({@code error} set, possibly to an end-of-stream marker). */
@@ -37,29 +39,55 @@ final class GrpcWebSocketSession implements WebSocketSession {
 
     private final String who;
     private final String middlewareName;
-    private final LinkedBlockingQueue<Received> results = new LinkedBlockingQueue<>();
-    private final StreamObserver<WebSocketSessionEvent> events;
+    private final ManagedChannel channel;
+    /** The current stream's results; replaced with the stream when a preflight is retried. */
+    private LinkedBlockingQueue<Received> results;
+    private StreamObserver<WebSocketSessionEvent> events;
     private boolean ended;
 
     GrpcWebSocketSession(ManagedChannel channel, String middlewareName, String who) {
         this.who = who;
         this.middlewareName = middlewareName;
+        this.channel = channel;
+        openStream();
+    }
+
+    /** Opens a new {@code EvaluateWebSocketSession} stream whose results go to a queue of its own. */
+    private synchronized void openStream() {
+        LinkedBlockingQueue<Received> queue = new LinkedBlockingQueue<>();
+        this.results = queue;
         this.events = SupervisorMiddlewareGrpc.newStub(channel).evaluateWebSocketSession(new StreamObserver<>() {
             @Override
             public void onNext(WebSocketSessionEventResult value) {
-                results.add(new Received(value, null));
+                queue.add(new Received(value, null));
             }
 
             @Override
             public void onError(Throwable t) {
-                results.add(new Received(null, t));
+                queue.add(new Received(null, t));
             }
 
             @Override
             public void onCompleted() {
-                results.add(new Received(null, new IllegalStateException("the service ended the stream")));
+                queue.add(new Received(null, new IllegalStateException("the service ended the stream")));
             }
         });
+    }
+
+    /**
+     * {@return whether a preflight that failed with {@code error} is tried once more on a new stream} Only when the
+     * transport failed before the service answered: {@code UNAVAILABLE} (a connection reset or refused stream, a
+     * GOAWAY), {@code CANCELLED} by the peer, {@code INTERNAL} or {@code UNKNOWN} (an HTTP/2 stream reset). Nothing
+     * but the preflight was sent, so the service has decided nothing; a status the service chose (denied,
+     * unauthenticated, invalid) is not retried.
+     */
+    static boolean retryable(Throwable error) {
+        if (!(error instanceof io.grpc.StatusRuntimeException) && !(error instanceof io.grpc.StatusException)) {
+            return false; // the service completed the stream without answering: its own choice
+        }
+        io.grpc.Status.Code code = io.grpc.Status.fromThrowable(error).getCode();
+        return code == io.grpc.Status.Code.UNAVAILABLE || code == io.grpc.Status.Code.CANCELLED
+                || code == io.grpc.Status.Code.INTERNAL || code == io.grpc.Status.Code.UNKNOWN;
     }
 
     @Override
@@ -76,7 +104,17 @@ final class GrpcWebSocketSession implements WebSocketSession {
                 .setMiddlewareName(middlewareName)
                 .setConfig(ProtoTranslation.config(p.config()))
                 .build();
-        var r = exchange(WebSocketSessionEvent.newBuilder().setPreflight(preflight).build());
+        WebSocketSessionEvent event = WebSocketSessionEvent.newBuilder().setPreflight(preflight).build();
+        WebSocketSessionEventResult r;
+        try {
+            r = exchange(event);
+        } catch (MiddlewareException e) {
+            if (e.getCause() == null || !retryable(e.getCause()) || Thread.currentThread().isInterrupted()) {
+                throw e;
+            }
+            openStream(); // the failed stream is over; its queue is dropped with it
+            r = exchange(event);
+        }
         if (!r.hasPreflightDecision()) {
             throw new MiddlewareException(StageFailureCodes.ADAPTER_FAILURE, who
                     + ": answered a preflight with a message result");
@@ -158,17 +196,21 @@ final class GrpcWebSocketSession implements WebSocketSession {
     }
 
     private WebSocketSessionEventResult exchange(WebSocketSessionEvent e) {
+        LinkedBlockingQueue<Received> queue;
+        synchronized (this) {
+            queue = results;
+        }
         send(e);
         Received r;
         try {
-            r = results.take();
+            r = queue.take();
         } catch (InterruptedException x) {
             Thread.currentThread().interrupt();
             end(SessionEndReason.MIDDLEWARE_FAILURE);
             throw new MiddlewareException(StageFailureCodes.ADAPTER_FAILURE, who + ": interrupted", x);
         }
         if (r.error() != null) {
-            results.add(r); // every later call fails the same way
+            queue.add(r); // every later call fails the same way
             throw new MiddlewareException(StageFailureCodes.ADAPTER_FAILURE, who + ": "
                     + Transport.oneLine(r.error()), r.error());
         }

@@ -344,4 +344,48 @@ class GrpcMiddlewareProviderTest {
             assertEquals(StageFailureCodes.SERVICE_ERROR, e.code(), "a crashing service answers UNKNOWN");
         }
     }
+
+    private static dev.openshell.middleware.spi.WebSocketPreflight preflight() {
+        return new dev.openshell.middleware.spi.WebSocketPreflight(new BindingId(ID), "ws-1",
+                dev.openshell.middleware.spi.Phase.PRE_CREDENTIALS,
+                dev.openshell.middleware.spi.RequestContext.of("ws-1"), Json.createObjectBuilder().build(),
+                new dev.openshell.middleware.spi.HttpRequestTarget("https", "chat.example", 443, "GET", "/ws", ""),
+                List.of());
+    }
+
+    private static ScriptedService sessions() {
+        return new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, 4L << 20, ""),
+                ScriptedService.messages(ID, dev.openshell.middleware.proto.v1.SupervisorMiddlewarePhase
+                        .SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)));
+    }
+
+    @Test
+    void aPreflightWhoseStreamFailsOnTheTransportIsSentOnceMoreOnANewStream() throws Exception {
+        ScriptedService svc = sessions();
+        svc.failingSessions.set(1);
+        try (TestServer server = TestServer.start(svc); GrpcMiddlewareProvider p = connect(server)) {
+            var session = p.openWebSocketSession(new BindingId(ID), dev.openshell.middleware.spi.Phase.PRE_CREDENTIALS);
+            assertEquals(dev.openshell.middleware.spi.WebSocketPreflightDecision.Action.INSPECT,
+                    session.preflight(preflight()).action());
+            assertEquals(2, svc.sessionsOpened.get(), "the failed stream and one new one");
+            session.end(dev.openshell.middleware.spi.SessionEndReason.NORMAL);
+        }
+    }
+
+    @Test
+    void aPreflightIsTriedOnceMoreOnlyAndNeverOnAStatusTheServiceChose() throws Exception {
+        ScriptedService svc = sessions();
+        svc.failingSessions.set(2);
+        try (TestServer server = TestServer.start(svc); GrpcMiddlewareProvider p = connect(server)) {
+            var twice = p.openWebSocketSession(new BindingId(ID), dev.openshell.middleware.spi.Phase.PRE_CREDENTIALS);
+            assertThrows(MiddlewareException.class, () -> twice.preflight(preflight()));
+            assertEquals(2, svc.sessionsOpened.get(), "one retry, not more");
+            svc.sessionFailure = Status.PERMISSION_DENIED;
+            svc.failingSessions.set(1);
+            var denied = p.openWebSocketSession(new BindingId(ID), dev.openshell.middleware.spi.Phase.PRE_CREDENTIALS);
+            MiddlewareException e = assertThrows(MiddlewareException.class, () -> denied.preflight(preflight()));
+            assertTrue(e.getMessage().contains("PERMISSION_DENIED"), e.getMessage());
+            assertEquals(3, svc.sessionsOpened.get(), "a status the service chose is not retried");
+        }
+    }
 }

@@ -32,6 +32,12 @@ final class ScriptedService extends SupervisorMiddlewareGrpc.SupervisorMiddlewar
     private volatile CountDownLatch hang;
     /** Added to every echoed WebSocket message sequence (0: a correct echo). */
     volatile long sequenceOffset;
+    /** Session streams still to fail at once with {@link #sessionFailure}, before any answer. */
+    final java.util.concurrent.atomic.AtomicInteger failingSessions = new java.util.concurrent.atomic.AtomicInteger();
+    /** How a failing session stream fails. */
+    volatile io.grpc.Status sessionFailure = io.grpc.Status.UNAVAILABLE;
+    /** Session streams opened so far. */
+    final java.util.concurrent.atomic.AtomicInteger sessionsOpened = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean hangDescribe;
 
     ScriptedService(MiddlewareManifest manifest) {
@@ -115,6 +121,10 @@ final class ScriptedService extends SupervisorMiddlewareGrpc.SupervisorMiddlewar
     @Override
     public StreamObserver<dev.openshell.middleware.proto.v1.WebSocketSessionEvent> evaluateWebSocketSession(
             StreamObserver<dev.openshell.middleware.proto.v1.WebSocketSessionEventResult> out) {
+        sessionsOpened.incrementAndGet();
+        if (failingSessions.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            out.onError(sessionFailure.asRuntimeException());
+        }
         return new StreamObserver<>() {
             @Override
             public void onNext(dev.openshell.middleware.proto.v1.WebSocketSessionEvent e) {

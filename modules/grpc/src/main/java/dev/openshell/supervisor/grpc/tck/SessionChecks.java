@@ -100,10 +100,11 @@ final class SessionChecks {
     }
 
     /**
-     * {@code after_end}: a new session after {@code session_end} is served. A first failure is tried once more: an
-     * HTTP/2 server that resets the connection when the previous stream ends fails the next stream in flight (seen
-     * with Helidon 4.5), which the supervisor survives as one failed preflight; served on the second try is a WARN
-     * with the first failure's code, failed twice a FAIL.
+     * {@code after_end}: a new session after {@code session_end} is served. An HTTP/2 server that resets the
+     * connection when the previous stream ends fails the next stream in flight (seen with Helidon 4.5); the adapter
+     * sends such a preflight once more on a new stream, as {@code supervisor run} does. When the session still
+     * failed, the check opens it once more itself: served then is a WARN with the first failure's code, failed
+     * again a FAIL.
      */
     private static Check afterEnd(String prefix, MessageChain.Member m) {
         String firstFailure = null;
