@@ -303,6 +303,11 @@ final class Charsets {
             return o;
         }
 
+        /** {@return the code unit in bytes: 2 for UTF-16, 4 for UTF-32} */
+        int codeUnit() {
+            return encoding.unit;
+        }
+
         @Override
         ByteBuffer text() {
             return text;

@@ -61,6 +61,11 @@ public final class RegexProvider implements MiddlewareProvider {
      * JSON that is not JSON, a malformed multipart body or part.
      */
     public static final String UNDECODABLE_CODE = Undecodable.UNDECODABLE;
+    /**
+     * Failure code for a redaction whose result, decoded and scanned again, still shows a secret in one of its
+     * readings or no longer decodes (a UTF-16 body whose ASCII-byte reading held a key, for example).
+     */
+    public static final String REDACTION_INCOMPLETE_CODE = "redaction_incomplete";
     /** Failure code for an invalid config reaching evaluation (policy validation should have refused it). */
     public static final String INVALID_CONFIG_CODE = "invalid_config";
     /** Failure code for a redacted body that would exceed the 4 MiB platform maximum. */
@@ -179,6 +184,7 @@ public final class RegexProvider implements MiddlewareProvider {
                 throw new MiddlewareException(REDACTED_TOO_LARGE_CODE,
                         "redacted body would exceed the 4 MiB platform maximum");
             }
+            verify(evaluation.headers(), redacted, config.selection());
             result = HttpRequestResult.builder(Decision.ALLOW).body(Body.ofOwned(redacted))
                     .metadata("action", "redacted");
         } else {
@@ -187,6 +193,26 @@ public final class RegexProvider implements MiddlewareProvider {
         }
         findings(scan).forEach(result::finding);
         return result.metadata("matches", Integer.toString(scan.total())).build();
+    }
+
+    /**
+     * Decodes and scans a redacted body again, as the original was: a redaction that left a secret readable (in
+     * either reading of a UTF-16 or UTF-32 body, {@link TwoReadings}) or a body that no longer decodes fails the
+     * stage with {@value #REDACTION_INCOMPLETE_CODE}, so its {@code on_error} decides and nothing unread is forwarded.
+     */
+    private static void verify(List<dev.openshell.middleware.spi.HttpHeader> headers, byte[] redacted,
+            Selection selection) {
+        boolean clean;
+        try {
+            TextView again = BodyDecoder.decode(headers, ByteBuffer.wrap(redacted).asReadOnlyBuffer());
+            clean = SecretScanner.scan(again.text(), selection, false).isEmpty();
+        } catch (Undecodable e) {
+            clean = false;
+        }
+        if (!clean) {
+            throw new MiddlewareException(REDACTION_INCOMPLETE_CODE,
+                    "redacted body still holds a secret or no longer decodes in one of its readings");
+        }
     }
 
     /** The most secret types a deny reason names; the rest are counted. */
