@@ -22,6 +22,9 @@ import java.util.Locale;
  *       JSON sequence types) must be valid JSON and is read with its escapes decoded; a form body is read with its
  *       percent-encoding decoded; anything else (or no {@code Content-Type}) is read as JSON when it is valid JSON
  *       starting with {@code {} or {@code [}, else as the text itself.</li>
+ *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
+ *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
+ *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}.</li>
  * </ol>
  */
 final class BodyDecoder {
