@@ -27,10 +27,11 @@ import java.util.StringJoiner;
  * to 4 MiB; and {@code WEBSOCKET_MESSAGE} in both directions, {@link MessageScan}).
  *
  * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares, or for
- * JSON the one its byte order mark shows; JSON string escapes, form percent-encoding, each multipart part by its own
- * headers) and looks for the secret formats of the {@link Catalog} and the operator patterns the config selects
- * ({@link RegexConfig}) in that text ({@link SecretScanner}), so token boundaries are judged on the decoded text.
- * With no match it allows without touching the body. With matches:
+ * JSON the one its byte order mark shows, and UTF-16 or UTF-32 content also as its bytes are, {@link TwoReadings};
+ * JSON string escapes, form percent-encoding, each multipart part by its own headers) and looks for the secret
+ * formats of the {@link Catalog} and the operator patterns the config selects ({@link RegexConfig}) in that text
+ * ({@link SecretScanner}), so token boundaries are judged on the decoded text. With no match it allows without
+ * touching the body. With matches:
  * <ul>
  *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]} written
  *       back in the body's own encoding (JSON-escaped, percent-encoded, transcoded, re-encoded base64 part), every
@@ -39,7 +40,8 @@ import java.util.StringJoiner;
  * </ul>
  * Either way it reports one finding per kind found ({@code secret.<id>}, the kind's label, the count, severity
  * {@code high}) and metadata {@code matches} (the total count) and {@code action} ({@code redacted} or
- * {@code denied}). Matched values never appear in any result field.
+ * {@code denied}). Matched values never appear in any result field. A redacted body read in two ways is decoded and
+ * scanned again; one that still shows a secret or no longer decodes fails with {@value #REDACTION_INCOMPLETE_CODE}.
  *
  * <p>A body it cannot read is a failure of this stage, so the stage's {@code on_error} decides, never a silent pass:
  * {@value #NOT_UTF8_CODE} for text read as UTF-8 that is not well-formed (binary, for example), {@value #UNDECODABLE_CODE}
@@ -184,7 +186,9 @@ public final class RegexProvider implements MiddlewareProvider {
                 throw new MiddlewareException(REDACTED_TOO_LARGE_CODE,
                         "redacted body would exceed the 4 MiB platform maximum");
             }
-            verify(evaluation.headers(), redacted, config.selection());
+            if (view.twoReadings()) {
+                verify(evaluation.headers(), redacted, config.selection());
+            }
             result = HttpRequestResult.builder(Decision.ALLOW).body(Body.ofOwned(redacted))
                     .metadata("action", "redacted");
         } else {
@@ -196,11 +200,12 @@ public final class RegexProvider implements MiddlewareProvider {
     }
 
     /**
-     * Decodes and scans a redacted body again, as the original was: a redaction that left a secret readable (in
-     * either reading of a UTF-16 or UTF-32 body, {@link TwoReadings}) or a body that no longer decodes fails the
-     * stage with {@value #REDACTION_INCOMPLETE_CODE}, so its {@code on_error} decides and nothing unread is forwarded.
+     * Decodes and scans a redacted body with two readings ({@link TwoReadings}: UTF-16 or UTF-32 content) again, as
+     * the original was: a redaction that left a secret readable in either reading, or a body that no longer decodes,
+     * fails the stage with {@value #REDACTION_INCOMPLETE_CODE}, so its {@code on_error} decides and nothing unread
+     * is forwarded.
      */
-    private static void verify(List<dev.openshell.middleware.spi.HttpHeader> headers, byte[] redacted,
+    static void verify(List<dev.openshell.middleware.spi.HttpHeader> headers, byte[] redacted,
             Selection selection) {
         boolean clean;
         try {

@@ -18,8 +18,8 @@ import java.util.List;
  * its replacement is padded with {@code _} to keep the content's length modulo the code unit (2 or 4): the charset
  * reading of every byte after it stays aligned as it was. Edits of the two readings that overlap become one edit over
  * both ranges. What the charset reading makes of a byte-reading replacement is not a secret (pairs of ASCII bytes
- * are characters above U+0100), and {@link RegexProvider} decodes and scans every redacted body again, so a redaction
- * that still shows a secret in either reading, or that cannot be read, fails the stage.
+ * are characters above U+0100), and {@link RegexProvider} decodes and scans a redacted body with two readings again,
+ * so a redaction that still shows a secret in either reading, or that cannot be read, fails the stage.
  */
 final class TwoReadings extends TextView {
     private final TextView charset;
@@ -47,6 +47,11 @@ final class TwoReadings extends TextView {
     @Override
     ByteBuffer text() {
         return text;
+    }
+
+    @Override
+    boolean twoReadings() {
+        return true;
     }
 
     @Override

@@ -354,6 +354,20 @@ class DecodedBodyTest {
                 "text/plain; charset=utf-16le").body().isEmpty());
     }
 
+    /** The net under a redaction with two readings: a result that still shows a key, or no longer decodes, fails. */
+    @Test
+    void aRedactionThatLeavesAKeyOrNoLongerDecodesFailsTheStage() throws Exception {
+        Selection all = RegexConfig.parse(JsonObject.EMPTY_JSON_OBJECT).selection();
+        List<HttpHeader> utf16 = List.of(new HttpHeader("content-type", "text/plain; charset=utf-16le"));
+        RegexProvider.verify(utf16, ascii("k [REDACTED:openai_api_key]_"), all); // clean: no failure
+        for (byte[] left : List.of(ascii("k " + OPENAI), ascii("odd"))) {
+            MiddlewareException e = assertThrows(MiddlewareException.class,
+                    () -> RegexProvider.verify(utf16, left, all));
+            assertEquals(RegexProvider.REDACTION_INCOMPLETE_CODE, e.code());
+            assertFalse(e.getMessage().contains(OPENAI.substring(8)), "the message names the rule only");
+        }
+    }
+
     @Test
     void malformedUtf16IsUndecodable() {
         assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
