@@ -22,6 +22,9 @@ import java.util.Locale;
  *       JSON sequence types) must be valid JSON and is read with its escapes decoded; a form body is read with its
  *       percent-encoding decoded; anything else (or no {@code Content-Type}) is read as JSON when it is valid JSON
  *       starting with {@code {} or {@code [}, else as the text itself.</li>
+ *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
+ *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
+ *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}.</li>
  * </ol>
  */
 final class BodyDecoder {
@@ -75,14 +78,42 @@ final class BodyDecoder {
         TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON
                 : type == null ? Charsets.Marks.UNLABELLED : Charsets.Marks.DECLARED);
         ByteBuffer t = text.text();
+        TextView read;
         if (json) {
-            return TextView.stacked(text, JsonText.view(t, type.isJsonSequence()));
-        }
-        if (type != null && type.isForm()) {
+            read = TextView.stacked(text, JsonText.view(t, type.isJsonSequence()));
+        } else if (type != null && type.isForm()) {
             boolean utf8 = charset == null || Charsets.named(charset) != Charsets.Encoding.SINGLE_BYTE;
-            return TextView.stacked(text, FormText.view(t, utf8));
+            read = TextView.stacked(text, FormText.view(t, utf8));
+        } else {
+            TextView sniffed = JsonText.sniff(t);
+            read = sniffed == null ? text : TextView.stacked(text, sniffed);
         }
-        TextView sniffed = JsonText.sniff(t);
-        return sniffed == null ? text : TextView.stacked(text, sniffed);
+        if (text instanceof Charsets.Transcoded transcoded) {
+            return new TwoReadings(read, byteReading(input, type, json), transcoded.codeUnit());
+        }
+        return read;
+    }
+
+    /**
+     * {@return the content read by an ASCII-compatible reader that ignores its charset: every byte below 0x80 is that
+     * ASCII character, through the media type's layer where the bytes fit it (valid JSON, a form), else as they are}
+     *
+     * @param input the content
+     * @param type its media type, or {@code null}
+     * @param json whether the media type is JSON
+     */
+    private static TextView byteReading(ByteBuffer input, MediaType type, boolean json) {
+        try {
+            if (json) {
+                return JsonText.view(input, type.isJsonSequence());
+            }
+            if (type != null && type.isForm()) {
+                return FormText.view(input, false);
+            }
+        } catch (Undecodable e) {
+            return TextView.identity(input); // not JSON in this reading: scanned as it is
+        }
+        TextView sniffed = JsonText.sniff(input);
+        return sniffed == null ? TextView.identity(input) : sniffed;
     }
 }

@@ -18,7 +18,8 @@ import java.util.Set;
  *       are (nothing to check).</li>
  *   <li>UTF-16LE/BE and UTF-32LE/BE (and UTF-16, UTF-32 by byte order mark, big-endian without one, RFC 2781): strictly
  *       transcoded to UTF-8 (a truncated code unit, an unpaired surrogate or a code point above U+10FFFF is
- *       undecodable).</li>
+ *       undecodable). Not ASCII-compatible: {@link BodyDecoder} scans the bytes as they are too
+ *       ({@link TwoReadings}).</li>
  *   <li>Any other charset (Shift_JIS, GBK, ISO-2022-JP, UTF-7, ...): undecodable, because their bytes below 0x80
  *       are not always ASCII characters and a byte scan would misjudge where tokens start.</li>
  * </ul>
@@ -301,6 +302,11 @@ final class Charsets {
                 out[o++] = (byte) (0x80 | (cp & 0x3f));
             }
             return o;
+        }
+
+        /** {@return the code unit in bytes: 2 for UTF-16, 4 for UTF-32} */
+        int codeUnit() {
+            return encoding.unit;
         }
 
         @Override

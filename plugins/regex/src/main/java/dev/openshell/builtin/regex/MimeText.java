@@ -114,6 +114,11 @@ final class MimeText {
             }
 
             @Override
+            boolean twoReadings() {
+                return segments.stream().anyMatch(s -> s.view().twoReadings());
+            }
+
+            @Override
             List<Edit> toInput(List<Edit> edits) {
                 List<Edit> out = new ArrayList<>(edits.size());
                 List<Edit> local = new ArrayList<>();

@@ -27,10 +27,11 @@ import java.util.StringJoiner;
  * to 4 MiB; and {@code WEBSOCKET_MESSAGE} in both directions, {@link MessageScan}).
  *
  * <p>For each request it reads the body as its upstream will ({@link BodyDecoder}: the charset it declares, or for
- * JSON the one its byte order mark shows; JSON string escapes, form percent-encoding, each multipart part by its own
- * headers) and looks for the secret formats of the {@link Catalog} and the operator patterns the config selects
- * ({@link RegexConfig}) in that text ({@link SecretScanner}), so token boundaries are judged on the decoded text.
- * With no match it allows without touching the body. With matches:
+ * JSON the one its byte order mark shows, and UTF-16 or UTF-32 content also as its bytes are, {@link TwoReadings};
+ * JSON string escapes, form percent-encoding, each multipart part by its own headers) and looks for the secret
+ * formats of the {@link Catalog} and the operator patterns the config selects ({@link RegexConfig}) in that text
+ * ({@link SecretScanner}), so token boundaries are judged on the decoded text. With no match it allows without
+ * touching the body. With matches:
  * <ul>
  *   <li>{@code mode: redact}: allows with the body rewritten, each match replaced by {@code [REDACTED:<id>]} written
  *       back in the body's own encoding (JSON-escaped, percent-encoded, transcoded, re-encoded base64 part), every
@@ -39,7 +40,8 @@ import java.util.StringJoiner;
  * </ul>
  * Either way it reports one finding per kind found ({@code secret.<id>}, the kind's label, the count, severity
  * {@code high}) and metadata {@code matches} (the total count) and {@code action} ({@code redacted} or
- * {@code denied}). Matched values never appear in any result field.
+ * {@code denied}). Matched values never appear in any result field. A redacted body read in two ways is decoded and
+ * scanned again; one that still shows a secret or no longer decodes fails with {@value #REDACTION_INCOMPLETE_CODE}.
  *
  * <p>A body it cannot read is a failure of this stage, so the stage's {@code on_error} decides, never a silent pass:
  * {@value #NOT_UTF8_CODE} for text read as UTF-8 that is not well-formed (binary, for example), {@value #UNDECODABLE_CODE}
@@ -61,6 +63,11 @@ public final class RegexProvider implements MiddlewareProvider {
      * JSON that is not JSON, a malformed multipart body or part.
      */
     public static final String UNDECODABLE_CODE = Undecodable.UNDECODABLE;
+    /**
+     * Failure code for a redaction whose result, decoded and scanned again, still shows a secret in one of its
+     * readings or no longer decodes (a UTF-16 body whose ASCII-byte reading held a key, for example).
+     */
+    public static final String REDACTION_INCOMPLETE_CODE = "redaction_incomplete";
     /** Failure code for an invalid config reaching evaluation (policy validation should have refused it). */
     public static final String INVALID_CONFIG_CODE = "invalid_config";
     /** Failure code for a redacted body that would exceed the 4 MiB platform maximum. */
@@ -179,6 +186,9 @@ public final class RegexProvider implements MiddlewareProvider {
                 throw new MiddlewareException(REDACTED_TOO_LARGE_CODE,
                         "redacted body would exceed the 4 MiB platform maximum");
             }
+            if (view.twoReadings()) {
+                verify(evaluation.headers(), redacted, config.selection());
+            }
             result = HttpRequestResult.builder(Decision.ALLOW).body(Body.ofOwned(redacted))
                     .metadata("action", "redacted");
         } else {
@@ -187,6 +197,27 @@ public final class RegexProvider implements MiddlewareProvider {
         }
         findings(scan).forEach(result::finding);
         return result.metadata("matches", Integer.toString(scan.total())).build();
+    }
+
+    /**
+     * Decodes and scans a redacted body with two readings ({@link TwoReadings}: UTF-16 or UTF-32 content) again, as
+     * the original was: a redaction that left a secret readable in either reading, or a body that no longer decodes,
+     * fails the stage with {@value #REDACTION_INCOMPLETE_CODE}, so its {@code on_error} decides and nothing unread
+     * is forwarded.
+     */
+    static void verify(List<dev.openshell.middleware.spi.HttpHeader> headers, byte[] redacted,
+            Selection selection) {
+        boolean clean;
+        try {
+            TextView again = BodyDecoder.decode(headers, ByteBuffer.wrap(redacted).asReadOnlyBuffer());
+            clean = SecretScanner.scan(again.text(), selection, false).isEmpty();
+        } catch (Undecodable e) {
+            clean = false;
+        }
+        if (!clean) {
+            throw new MiddlewareException(REDACTION_INCOMPLETE_CODE,
+                    "redacted body still holds a secret or no longer decodes in one of its readings");
+        }
     }
 
     /** The most secret types a deny reason names; the rest are counted. */

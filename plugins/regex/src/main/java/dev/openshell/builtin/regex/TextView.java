@@ -28,6 +28,14 @@ abstract class TextView {
      */
     abstract List<Edit> toInput(List<Edit> edits);
 
+    /**
+     * {@return whether some content of this view is read in two ways ({@link TwoReadings}), so a redaction is checked
+     * by reading its result again}
+     */
+    boolean twoReadings() {
+        return false;
+    }
+
     /** {@return a view whose text is {@code input} itself} @param input the bytes */
     static TextView identity(ByteBuffer input) {
         return new TextView() {
@@ -59,6 +67,11 @@ abstract class TextView {
             @Override
             List<Edit> toInput(List<Edit> edits) {
                 return lower.toInput(upper.toInput(edits));
+            }
+
+            @Override
+            boolean twoReadings() {
+                return lower.twoReadings() || upper.twoReadings();
             }
         };
     }

@@ -60,6 +60,10 @@ class DecodedBodyTest {
         return evaluate(provider, DENY, body, headers);
     }
 
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
     private static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
@@ -310,6 +314,58 @@ class DecodedBodyTest {
                 () -> redact(utf8("hello"), "content-type", "text/plain; charset=\"" + charset + "\""));
         assertEquals("body_undecodable", e.code());
         assertFalse(e.getMessage().contains(charset), "the value is not echoed");
+    }
+
+    /** The attacker's inputs: ASCII bytes under a charset that reads them as CJK characters; many readers ignore it. */
+    @Test
+    void asciiBytesUnderAWideCharsetAreReadAsTheyAreToo() {
+        byte[] form = ascii("&note=" + OPENAI);
+        String formType = "application/x-www-form-urlencoded; charset=UTF-16LE";
+        deniedFor(deny(form, "content-type", formType), "openai_api_key");
+        assertArrayEquals(ascii("&note=[REDACTED:openai_api_key]_"), redacted(redact(form, "content-type",
+                formType)), "padded to whole UTF-16 units");
+        byte[] text = ascii("k " + OPENAI);
+        deniedFor(deny(text, "content-type", "text/plain; charset=utf-16"), "openai_api_key");
+        byte[] out = redacted(redact(text, "content-type", "text/plain; charset=utf-16"));
+        assertArrayEquals(ascii("k [REDACTED:openai_api_key]_"), out);
+        // percent-encoded in the form's byte reading: written back percent-encoded
+        byte[] escaped = ascii("note=sk%2Dproj%2D" + OPENAI.substring(8) + "&");
+        deniedFor(deny(escaped, "content-type", formType), "openai_api_key");
+        assertArrayEquals(ascii("note=%5BREDACTED%3Aopenai_api_key%5D_&"), redacted(redact(escaped, "content-type",
+                formType)));
+        // UTF-32 cannot read ASCII bytes: undecodable, as before
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> deny(ascii("k " + OPENAI + "xx"), "content-type", "text/plain; charset=utf-32le")).code());
+    }
+
+    @Test
+    void bothReadingsOfAUtf16BodyAreRedacted() {
+        // a key in UTF-16LE, then one in ASCII bytes, under charset=utf-16le
+        byte[] body = concat(("a " + AWS + " b ").getBytes(StandardCharsets.UTF_16LE), ascii(" " + OPENAI + " "));
+        HttpRequestResult r = redact(body, "content-type", "text/plain; charset=utf-16le");
+        assertEquals("2", r.metadata().get("matches"));
+        byte[] out = redacted(r);
+        holdsNoKey(out, StandardCharsets.UTF_16LE);
+        holdsNoKey(out, StandardCharsets.ISO_8859_1);
+        assertTrue(new String(out, StandardCharsets.UTF_16LE).startsWith("a [REDACTED:aws_access_key_id] b "));
+        assertTrue(new String(out, StandardCharsets.ISO_8859_1).endsWith(" [REDACTED:openai_api_key]_ "));
+        // a UTF-16 body without a key in either reading is left alone
+        assertTrue(redact(("plain \u4e2d text").getBytes(StandardCharsets.UTF_16LE), "content-type",
+                "text/plain; charset=utf-16le").body().isEmpty());
+    }
+
+    /** The net under a redaction with two readings: a result that still shows a key, or no longer decodes, fails. */
+    @Test
+    void aRedactionThatLeavesAKeyOrNoLongerDecodesFailsTheStage() throws Exception {
+        Selection all = RegexConfig.parse(JsonObject.EMPTY_JSON_OBJECT).selection();
+        List<HttpHeader> utf16 = List.of(new HttpHeader("content-type", "text/plain; charset=utf-16le"));
+        RegexProvider.verify(utf16, ascii("k [REDACTED:openai_api_key]_"), all); // clean: no failure
+        for (byte[] left : List.of(ascii("k " + OPENAI), ascii("odd"))) {
+            MiddlewareException e = assertThrows(MiddlewareException.class,
+                    () -> RegexProvider.verify(utf16, left, all));
+            assertEquals(RegexProvider.REDACTION_INCOMPLETE_CODE, e.code());
+            assertFalse(e.getMessage().contains(OPENAI.substring(8)), "the message names the rule only");
+        }
     }
 
     @Test

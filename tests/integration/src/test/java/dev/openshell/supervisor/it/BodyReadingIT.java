@@ -32,6 +32,11 @@ import org.junit.jupiter.api.io.TempDir;
  *       declared UTF-16LE) is undecodable: 403 {@code body_undecodable}, nothing upstream.</li>
  *   <li>A media type that repeats a parameter ({@code charset="utf-8"; charset=utf-7}, the same charset twice, any
  *       other parameter, a multipart {@code boundary}) is undecodable.</li>
+ *   <li>A declared charset that is not ASCII-compatible does not hide a key written in ASCII bytes from a reader
+ *       that ignores the declaration ({@code application/x-www-form-urlencoded; charset=UTF-16LE},
+ *       {@code text/plain; charset=utf-16}, ...): both readings are scanned, so deny mode answers 403
+ *       {@code secret_detected} (or the body is undecodable) and redact mode forwards a body that holds the key in
+ *       neither reading; a charset the stage cannot read (EBCDIC) is undecodable.</li>
  * </ul>
  * Nothing of a key appears in the answer, the audit log or the supervisor's output.
  */
@@ -180,6 +185,86 @@ class BodyReadingIT {
     @Test
     void aRepeatedMediaTypeParameterIsUndecodable() throws Exception {
         refusedAsUndecodable(repeatedParameters());
+    }
+
+    /** {@return a key in ASCII bytes under a charset that reads those bytes as other characters, and kin} */
+    static List<Input> declaredWideCharsets() {
+        List<Input> in = new ArrayList<>();
+        // the attacker's two inputs: an upstream parser that ignores the charset reads the key
+        in.add(new Input("ASCII form declared UTF-16LE", ascii("&note=" + OPENAI),
+                "application/x-www-form-urlencoded; charset=UTF-16LE"));
+        in.add(new Input("ASCII text declared utf-16", ascii("k " + OPENAI), "text/plain; charset=utf-16"));
+        in.add(new Input("ASCII text declared UTF-16BE", ascii("k " + OPENAI), "text/plain; charset=UTF-16BE"));
+        in.add(new Input("ASCII form declared utf-16", ascii("a=1&note=" + OPENAI + " "),
+                "application/x-www-form-urlencoded; charset=utf-16"));
+        in.add(new Input("percent-encoded ASCII form declared UTF-16LE",
+                ascii("note=sk%2Dproj%2D" + OPENAI.substring(8) + "&"),
+                "application/x-www-form-urlencoded; charset=UTF-16LE"));
+        in.add(new Input("ASCII JSON declared utf-16le", ascii("{\"k\":\"" + OPENAI + "\"}"),
+                "application/json; charset=utf-16le"));
+        in.add(new Input("multipart part of ASCII declared UTF-16LE", ascii("--b0und\r\nContent-Type: text/plain; "
+                + "charset=UTF-16LE\r\n\r\nk " + OPENAI + "\r\n--b0und--\r\n"), "multipart/form-data; boundary=b0und"));
+        in.add(new Input("the key in UTF-16LE declared UTF-16LE", ("k " + OPENAI).getBytes(StandardCharsets.UTF_16LE),
+                "text/plain; charset=UTF-16LE"));
+        in.add(new Input("the key in EBCDIC declared IBM037", ("k " + OPENAI).getBytes(java.nio.charset.Charset
+                .forName("IBM037")), "text/plain; charset=IBM037"));
+        in.add(new Input("ASCII text declared x-UTF-16LE-BOM", ascii("k " + OPENAI),
+                "text/plain; charset=x-UTF-16LE-BOM"));
+        return in;
+    }
+
+    /** {@return what is wrong with one answer and what the upstream got (nothing when it is right)} */
+    private static List<String> caught(boolean tls, String host, Input input) throws Exception {
+        RawUpstream upstream = tls ? world.tls : world.plain;
+        int before = upstream.count();
+        Curl.Result r = post(tls, host, input);
+        String what = (tls ? "HTTPS " : "HTTP ") + host + ", " + input.name() + ": ";
+        List<String> failures = new ArrayList<>();
+        if (r.body().contains(KEY_PART)) {
+            failures.add(what + "the answer echoes the key");
+        }
+        if (r.status() == 403) {
+            String code = json(r.body()).getString("reason_code", "");
+            if (!code.equals("secret_detected") && !code.equals("body_undecodable")) {
+                failures.add(what + "403 " + code);
+            }
+            if (upstream.count() != before) {
+                failures.add(what + "refused, yet reached the upstream");
+                upstream.drain();
+            }
+        } else if (r.status() == 200 && host.equals(ProxyWorld.REDACT)) {
+            byte[] got = upstream.take().body();
+            for (java.nio.charset.Charset reading : List.of(StandardCharsets.ISO_8859_1, StandardCharsets.UTF_16LE,
+                    StandardCharsets.UTF_16BE)) {
+                if (new String(got, reading).contains(KEY_PART)) {
+                    failures.add(what + "the upstream reads the key as " + reading);
+                }
+            }
+        } else {
+            failures.add(what + r.status());
+            upstream.drain();
+        }
+        return failures;
+    }
+
+    @Test
+    void aDeclaredCharsetThatIsNotAsciiCompatibleHidesNoKey() throws Exception {
+        List<String> failures = new ArrayList<>();
+        for (boolean tls : new boolean[] {false, true}) {
+            for (String host : List.of(ProxyWorld.DENY, ProxyWorld.REDACT)) {
+                for (Input input : declaredWideCharsets()) {
+                    failures.addAll(caught(tls, host, input));
+                }
+            }
+            // the attacker's inputs in deny mode: denied for the key, not merely undecodable
+            for (Input input : declaredWideCharsets().subList(0, 2)) {
+                Curl.Result r = post(tls, ProxyWorld.DENY, input);
+                assertEquals(403, r.status(), input.name());
+                assertEquals("secret_detected", json(r.body()).getString("reason_code"), input.name());
+            }
+        }
+        assertTrue(failures.isEmpty(), "each is denied, refused or forwarded without the key:\n"
+                + String.join("\n", failures));
     }
 
     @Test

@@ -70,7 +70,8 @@ import org.junit.jupiter.api.io.TempDir;
  * sandbox, and a loopback upstream over plain HTTP and HTTPS (intercepted). The service removes a prompt-injection
  * marker from a JSON page ({@code WHOLE_BODY_BYTES}, also gzip-compressed) and from a server-sent event stream
  * ({@code STREAM_BYTES}, whose first event reaches the sandbox before the upstream sends its last), blocks one
- * response at preflight (no upstream byte reaches the sandbox) and skips another.
+ * response at preflight (no upstream byte reaches the sandbox) and skips another. {@code openshell/regex-response}
+ * (redact mode, before it) redacts a key, also one written in ASCII bytes under {@code charset=UTF-16LE}.
  */
 class ResponseMiddlewareIT {
     static final String MARKER = "IGNORE-PREVIOUS-INSTRUCTIONS";
@@ -235,6 +236,26 @@ class ResponseMiddlewareIT {
         assertFalse(guard.bodies.stream().anyMatch(b -> b.contains("AKIAIOSFODNN7EXAMPLE")));
     }
 
+    /** A fake key in the OpenAI project-key format; never a real secret. */
+    static final String OPENAI = "sk-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL";
+
+    @ParameterizedTest
+    @ValueSource(strings = {"http", "https"})
+    void aKeyInAsciiBytesUnderAWideCharsetIsRedactedInBothReadings(String scheme) throws Exception {
+        for (String path : List.of("/utf16le-form", "/utf16-text")) {
+            HttpResponse<byte[]> r = client.send(HttpRequest.newBuilder(URI.create(url(scheme, path)))
+                    .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertEquals(200, r.statusCode(), path);
+            for (java.nio.charset.Charset reading : List.of(StandardCharsets.ISO_8859_1, StandardCharsets.UTF_16LE,
+                    StandardCharsets.UTF_16BE)) {
+                assertFalse(new String(r.body(), reading).contains(OPENAI.substring(8)), path + " as " + reading);
+            }
+            assertTrue(new String(r.body(), StandardCharsets.ISO_8859_1).contains("REDACTED"),
+                    path + ": redacted where the ASCII reading held it");
+        }
+        assertFalse(guard.bodies.stream().anyMatch(b -> b.contains(OPENAI.substring(8))), "the guard saw no key");
+    }
+
     /** The published-proto response service. */
     static final class Guard extends SupervisorMiddlewareGrpc.SupervisorMiddlewareImplBase implements AutoCloseable {
         final List<HttpResponsePreflight> preflights = new CopyOnWriteArrayList<>();
@@ -381,6 +402,9 @@ class ResponseMiddlewareIT {
                         case "/secret" -> out.write(ok("application/json",
                                 "{\"key\":\"AKIAIOSFODNN7EXAMPLE\",\"note\":\"" + MARKER + "\"}"));
                         case "/blocked" -> out.write(ok("text/html", "UPSTREAM-BLOCKED-PAGE"));
+                        case "/utf16le-form" -> out.write(ok("application/x-www-form-urlencoded; charset=UTF-16LE",
+                                "&note=" + OPENAI));
+                        case "/utf16-text" -> out.write(ok("text/plain; charset=utf-16", "k " + OPENAI));
                         case "/gzip" -> {
                             ByteArrayOutputStream z = new ByteArrayOutputStream();
                             try (GZIPOutputStream g = new GZIPOutputStream(z)) {

@@ -1,0 +1,103 @@
+package dev.openshell.builtin.regex;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The two readings of content whose charset is not ASCII-compatible (UTF-16 or UTF-32, declared or shown by a byte
+ * order mark): the text in that charset, and the bytes read as an ASCII-compatible reader reads them (every byte below
+ * 0x80 is that ASCII character), through the same media-type layer ({@link BodyDecoder#content}). Many readers ignore
+ * a declared charset, so a key written in ASCII bytes under {@code charset=utf-16le} is read by them, while its
+ * UTF-16 reading is CJK characters; and the reverse. Both readings are scanned, so a secret visible in either is
+ * found.
+ *
+ * <p>The text is the charset reading, a NUL byte (which no pattern matches or crosses) and the byte reading. The way
+ * back maps the edits of each part through its own view. An edit of the byte reading replaces bytes one for one, so
+ * its replacement is padded with {@code _} to keep the content's length modulo the code unit (2 or 4): the charset
+ * reading of every byte after it stays aligned as it was. Edits of the two readings that overlap become one edit over
+ * both ranges. What the charset reading makes of a byte-reading replacement is not a secret (pairs of ASCII bytes
+ * are characters above U+0100), and {@link RegexProvider} decodes and scans a redacted body with two readings again,
+ * so a redaction that still shows a secret in either reading, or that cannot be read, fails the stage.
+ */
+final class TwoReadings extends TextView {
+    private final TextView charset;
+    private final TextView bytes;
+    private final int unit;
+    private final ByteBuffer text;
+
+    /**
+     * @param charset the reading in the content's charset
+     * @param bytes the ASCII-compatible reading of the same input bytes
+     * @param unit the charset's code unit in bytes (2 or 4)
+     */
+    TwoReadings(TextView charset, TextView bytes, int unit) {
+        this.charset = charset;
+        this.bytes = bytes;
+        this.unit = unit;
+        ByteBuffer a = charset.text();
+        ByteBuffer b = bytes.text();
+        byte[] t = new byte[a.limit() + 1 + b.limit()];
+        a.get(0, t, 0, a.limit());
+        b.get(0, t, a.limit() + 1, b.limit());
+        this.text = ByteBuffer.wrap(t);
+    }
+
+    @Override
+    ByteBuffer text() {
+        return text;
+    }
+
+    @Override
+    boolean twoReadings() {
+        return true;
+    }
+
+    @Override
+    List<Edit> toInput(List<Edit> edits) {
+        int split = charset.text().limit();
+        List<Edit> first = new ArrayList<>();
+        List<Edit> second = new ArrayList<>();
+        for (Edit e : edits) {
+            if (e.start() < split) {
+                first.add(new Edit(e.start(), Math.min(e.end(), split), e.replacement()));
+            } else {
+                second.add(new Edit(e.start() - split - 1, e.end() - split - 1, e.replacement()));
+            }
+        }
+        List<Edit> all = new ArrayList<>(charset.toInput(first));
+        for (Edit e : bytes.toInput(second)) {
+            all.add(new Edit(e.start(), e.end(), padded(e.replacement(), e.end() - e.start())));
+        }
+        all.sort(Comparator.comparingInt(Edit::start));
+        return merged(all);
+    }
+
+    /** {@return {@code r} padded with {@code _} so that it differs from {@code replaced} bytes by whole units} */
+    private byte[] padded(byte[] r, int replaced) {
+        int pad = Math.floorMod(replaced - r.length, unit);
+        if (pad == 0) {
+            return r;
+        }
+        byte[] out = java.util.Arrays.copyOf(r, r.length + pad);
+        java.util.Arrays.fill(out, r.length, out.length, (byte) '_');
+        return out;
+    }
+
+    /** {@return the edits, sorted by start, with overlapping ones joined (the first one's replacement, padded)} */
+    private List<Edit> merged(List<Edit> sorted) {
+        List<Edit> out = new ArrayList<>(sorted.size());
+        for (Edit e : sorted) {
+            Edit last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last != null && e.start() < last.end()) {
+                int end = Math.max(last.end(), e.end());
+                out.set(out.size() - 1, new Edit(last.start(), end,
+                        padded(last.replacement(), end - last.start())));
+            } else {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+}
