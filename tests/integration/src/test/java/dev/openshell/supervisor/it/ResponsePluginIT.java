@@ -26,8 +26,13 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import jakarta.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -49,7 +54,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  *   <li>{@code cred.test}: a credential injected into {@code x-api-key} and echoed back by the upstream in a response
  *       header and the body: the plugin never sees the value (it sees the placeholder), nor does the sandbox.</li>
  * </ul>
+ * Each stage invocation is an HTTP Activity record of phase {@code pre_return}; no output of the supervisor holds the
+ * injected value.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ResponsePluginIT {
     static final String API_TOKEN = "cred-" + CredentialInjectionIT.hex(16);
     static final String PLACEHOLDER = CredentialInjectionIT.placeholder("API_TOKEN");
@@ -379,5 +387,30 @@ class ResponsePluginIT {
         }
         String logText = Files.readString(log("cred"), StandardCharsets.UTF_8);
         assertFalse(logText.contains(API_TOKEN), "the stage's log holds the value");
+    }
+
+    /** Last: stops the supervisor, so that its audit log and output are complete. */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void eachStageIsAuditedAndNoOutputHoldsTheInjectedValue() throws Exception {
+        String metrics = supervisor.metrics();
+        supervisor.close();
+        List<JsonObject> stages = supervisor.auditEvents().stream().filter(e -> e.getInt("class_uid", 0) == 4002
+                && AuditLog.openshell(e).getString("phase", "").equals("pre_return")).toList();
+        for (String key : List.of("marker", "secrets-back", "secrets-refused", "chain-marker", "chain-secrets",
+                "cred-marker")) {
+            assertTrue(stages.stream().anyMatch(e -> AuditLog.openshell(e).getString("config_key", "").equals(key)),
+                    "no pre_return record of " + key);
+        }
+        assertTrue(stages.stream().anyMatch(e -> AuditLog.openshell(e).getString("config_key").equals("marker")
+                && AuditLog.openshell(e).getString("binding_id").equals("fixture/response-marker")
+                && AuditLog.openshell(e).getBoolean("transformed", false)), "the plugin's transform is recorded");
+        assertTrue(stages.stream().anyMatch(e -> AuditLog.openshell(e).getString("config_key").equals("marker")
+                && !AuditLog.openshell(e).getString("decision").equals("allowed")), "the plugin's block is recorded");
+        Map<String, String> outputs = Map.of("standard output", supervisor.stdout(), "standard error",
+                supervisor.stderr(), "audit log", supervisor.auditText(), "/metrics", metrics);
+        for (var o : outputs.entrySet()) {
+            assertFalse(o.getValue().contains(API_TOKEN), o.getKey() + " holds the injected value");
+        }
     }
 }
