@@ -11,16 +11,11 @@ import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ProxySelector;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -34,8 +29,6 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.GZIPOutputStream;
-import javax.net.ssl.SSLContext;
 import openshell.published.v1.ExistingHeaderAction;
 import openshell.published.v1.HeaderMutation;
 import openshell.published.v1.HttpResponseBodyMode;
@@ -67,14 +60,15 @@ import org.junit.jupiter.api.io.TempDir;
  * Response middleware end to end ({@code HTTP_RESPONSE/PRE_RETURN}): {@code supervisor run} from the image, a gRPC
  * service generated from OpenShell's published proto ({@code openshell.published.v1}, the verbatim copy in
  * {@code tests/data/reference/openshell-proto}) serving {@code HttpResponsePreReturn}, Java's HttpClient as the
- * sandbox, and a loopback upstream over plain HTTP and HTTPS (intercepted). The service removes a prompt-injection
- * marker from a JSON page ({@code WHOLE_BODY_BYTES}, also gzip-compressed) and from a server-sent event stream
- * ({@code STREAM_BYTES}, whose first event reaches the sandbox before the upstream sends its last), blocks one
- * response at preflight (no upstream byte reaches the sandbox) and skips another. {@code openshell/regex-response}
- * (redact mode, before it) redacts a key, also one written in ASCII bytes under {@code charset=UTF-16LE}.
+ * sandbox, and a loopback upstream ({@link StagedUpstream}) over plain HTTP and HTTPS (intercepted). The service
+ * removes a prompt-injection marker from a JSON page ({@code WHOLE_BODY_BYTES}, also gzip-compressed) and from a
+ * server-sent event stream ({@code STREAM_BYTES}, whose first event reaches the sandbox before the upstream sends its
+ * last), blocks one response at preflight (no upstream byte reaches the sandbox) and skips another.
+ * {@code openshell/regex-response} (redact mode, before it) redacts a key, also one written in ASCII bytes under
+ * {@code charset=UTF-16LE}.
  */
 class ResponseMiddlewareIT {
-    static final String MARKER = "IGNORE-PREVIOUS-INSTRUCTIONS";
+    static final String MARKER = StagedUpstream.MARKER;
 
     @TempDir
     static Path work;
@@ -90,9 +84,8 @@ class ResponseMiddlewareIT {
         Path pki = Files.createDirectories(work.resolve("pki"));
         TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
         TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, "api.test");
-        plain = new StagedUpstream(new ServerSocket(0, 64, InetAddress.getByName("127.0.0.1")));
-        tls = new StagedUpstream(ProxyWorld.serverContext(leaf).getServerSocketFactory().createServerSocket(0, 64,
-                InetAddress.getByName("127.0.0.1")));
+        plain = StagedUpstream.plain();
+        tls = StagedUpstream.tls(ProxyWorld.serverContext(leaf));
         guard = Guard.start();
         Path gateway = Files.writeString(work.resolve("gateway.toml"), """
                 [openshell.supervisor.network]
@@ -352,117 +345,6 @@ class ResponseMiddlewareIT {
         @Override
         public void close() throws InterruptedException {
             server.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-        }
-    }
-
-    /** A loopback upstream (plain or TLS) answering by path; its event stream waits for the test between events. */
-    static final class StagedUpstream implements AutoCloseable {
-        private final ServerSocket server;
-        private volatile CountDownLatch second = new CountDownLatch(0);
-        volatile boolean releasedInTime;
-
-        StagedUpstream(ServerSocket server) {
-            this.server = server;
-            Thread.ofVirtual().start(() -> {
-                while (!server.isClosed()) {
-                    try {
-                        Socket s = server.accept();
-                        Thread.ofVirtual().start(() -> serve(s));
-                    } catch (IOException e) {
-                        return;
-                    }
-                }
-            });
-        }
-
-        int port() {
-            return server.getLocalPort();
-        }
-
-        CountDownLatch armEvents() {
-            second = new CountDownLatch(1);
-            releasedInTime = false;
-            return second;
-        }
-
-        private void serve(Socket s) {
-            try (s) {
-                s.setSoTimeout(30_000);
-                InputStream in = s.getInputStream();
-                OutputStream out = s.getOutputStream();
-                while (true) {
-                    String head = readHead(in);
-                    if (head == null) {
-                        return;
-                    }
-                    String path = head.split(" ")[1];
-                    switch (path) {
-                        case "/json" -> out.write(ok("application/json", "{\"page\":\"hello " + MARKER + " world\"}"));
-                        case "/skip" -> out.write(ok("application/json", "{\"page\":\"" + MARKER + " left alone\"}"));
-                        case "/secret" -> out.write(ok("application/json",
-                                "{\"key\":\"AKIAIOSFODNN7EXAMPLE\",\"note\":\"" + MARKER + "\"}"));
-                        case "/blocked" -> out.write(ok("text/html", "UPSTREAM-BLOCKED-PAGE"));
-                        case "/utf16le-form" -> out.write(ok("application/x-www-form-urlencoded; charset=UTF-16LE",
-                                "&note=" + OPENAI));
-                        case "/utf16-text" -> out.write(ok("text/plain; charset=utf-16", "k " + OPENAI));
-                        case "/gzip" -> {
-                            ByteArrayOutputStream z = new ByteArrayOutputStream();
-                            try (GZIPOutputStream g = new GZIPOutputStream(z)) {
-                                g.write(("{\"page\":\"zipped " + MARKER + "\"}").getBytes(StandardCharsets.UTF_8));
-                            }
-                            out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip"
-                                    + "\r\nContent-Length: " + z.size() + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
-                            out.write(z.toByteArray());
-                        }
-                        case "/events" -> {
-                            out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache"
-                                    + "\r\nTransfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.UTF_8));
-                            chunk(out, "data: one " + MARKER + "\n\n");
-                            out.flush();
-                            releasedInTime = second.await(20, TimeUnit.SECONDS);
-                            chunk(out, "data: two\n\n");
-                            out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                        }
-                        default -> out.write(ok("text/plain", "unknown"));
-                    }
-                    out.flush();
-                }
-            } catch (IOException | InterruptedException e) {
-                // the peer went away
-            }
-        }
-
-        private static void chunk(OutputStream out, String s) throws IOException {
-            byte[] b = s.getBytes(StandardCharsets.UTF_8);
-            out.write((Integer.toHexString(b.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.write(b);
-            out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
-        }
-
-        private static byte[] ok(String type, String body) {
-            byte[] b = body.getBytes(StandardCharsets.UTF_8);
-            return ("HTTP/1.1 200 OK\r\nContent-Type: " + type + "\r\nContent-Length: " + b.length + "\r\n\r\n" + body)
-                    .getBytes(StandardCharsets.UTF_8);
-        }
-
-        private static String readHead(InputStream in) throws IOException {
-            ByteArrayOutputStream h = new ByteArrayOutputStream();
-            while (true) {
-                int b = in.read();
-                if (b < 0) {
-                    return null;
-                }
-                h.write(b);
-                String s = h.toString(StandardCharsets.ISO_8859_1);
-                if (s.endsWith("\r\n\r\n")) {
-                    return s;
-                }
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            server.close();
         }
     }
 }
