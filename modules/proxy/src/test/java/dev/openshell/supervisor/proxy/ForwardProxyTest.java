@@ -399,6 +399,27 @@ class ForwardProxyTest {
     }
 
     @Test
+    void aWebSocketUpgradeToAHostOnlyAFailClosedResponseStageSelectsIsRefusedToo() throws Exception {
+        fx.hook.responseSelector = r -> ChainSelection.selected(0, false);
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + UPGRADE_HEAD);
+            RawClient.Response r = c.read();
+            assertEquals(403, r.status(), r.head());
+            assertTrue(r.bodyText().contains("\"error\":\"upgrade_uninspectable\""), r.bodyText());
+        }
+        assertEquals(List.of(new Uninspectable(Uninspectable.Kind.UPGRADE, -1, -1, false)), fx.hook.uninspectable);
+        assertEquals(0, fx.upstream.pending(), "nothing reached the upstream");
+        fx.hook.uninspectable.clear();
+        fx.hook.responseSelector = r -> ChainSelection.selected(0, true);
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + UPGRADE_HEAD);
+            String head = c.readHead();
+            assertTrue(head.startsWith("HTTP/1.1 101 "), "fail_open response stages relay it: " + head);
+        }
+        assertEquals(List.of(new Uninspectable(Uninspectable.Kind.UPGRADE, -1, -1, true)), fx.hook.uninspectable);
+    }
+
+    @Test
     void aWebSocketOrOptedInEndpointRelaysUpgradesUnderAFailClosedChain(@TempDir Path dir) throws Exception {
         for (boolean websocketProtocol : new boolean[] {true, false}) {
             EndpointFacts facts = websocketProtocol

@@ -14,6 +14,8 @@ import java.util.function.Function;
 final class RecordingSteps {
     volatile PolicySteps.Admit admission;
     volatile Function<ProxyRequest, ChainSelection> selector = r -> ChainSelection.none();
+    /** The response stages' selection of each request's host. */
+    volatile Function<ProxyRequest, ChainSelection> responseSelector = r -> ChainSelection.none();
     volatile BiFunction<ProxyRequest, Body, RequestVerdict> evaluator = (r, b) -> new RequestVerdict.Forward(
             r.headers(), b);
     volatile PolicySteps.Credentials<Void> credentials = (p, r, out) -> new CredentialVerdict.Forward(out.headers(),
@@ -42,12 +44,13 @@ final class RecordingSteps {
     PolicySteps<Void> steps() {
         PolicySteps.Admit admit = admission;
         Function<ProxyRequest, ChainSelection> select = selector;
+        Function<ProxyRequest, ChainSelection> selectResponses = responseSelector;
         BiFunction<ProxyRequest, Body, RequestVerdict> evaluate = evaluator;
         PolicySteps.ResponseChain<Void> respond = responses;
         return new PolicySteps<>(generation, admit,
                 request -> {
                     selected.add(request);
-                    return new Planned<>(null, select.apply(request));
+                    return new Planned<>(null, select.apply(request), selectResponses.apply(request));
                 },
                 (plan, request, body) -> new L7Verdict.Unruled(),
                 (plan, request, body) -> {

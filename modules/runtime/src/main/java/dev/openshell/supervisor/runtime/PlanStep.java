@@ -47,7 +47,9 @@ record PlanStep(Generation generation, Identify identify, ExchangeAudit audit)
         audit.metrics().request("admitted");
         ExchangePlan plan = new ExchangePlan(generation, chain, post, facts, host, process, l7Route(request, host),
                 responses);
-        return new Planned<>(plan, selection(chain, post));
+        ChainSelection responseStages = responses.isEmpty() ? ChainSelection.none() : ChainSelection.selected(0,
+                responses.stages().stream().allMatch(s -> s.onError() == OnError.FAIL_OPEN));
+        return new Planned<>(plan, selection(chain, post), responseStages);
     }
 
     /**

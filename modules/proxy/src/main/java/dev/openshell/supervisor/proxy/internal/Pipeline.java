@@ -84,9 +84,7 @@ final class Pipeline<P> implements AutoCloseable {
             LocalAnswers.answer(req, request, client, this::audit);    // TRACE, OPTIONS with Max-Forwards: 0
             ChainSelection need = RequestBody.need(planned.selection(), l7);
             boolean covered = openSession(req);                         // message chain preflight
-            if (!covered) {
-                refuseUninspectableUpgrade(req, need);                 // upgrades no stage can read
-            }
+            refuseUninspectableUpgrade(req, covered ? ChainSelection.none() : need, planned.responses());
             RequestBody.Read read = body.read(req, request, need, this::audit); // budget, 100-continue, buffer
             OutgoingRequest out = read instanceof RequestBody.Read.Buffered b
                     ? chain(req, l7, b.body())                         // L7 on the body, chain, re-check
@@ -194,15 +192,29 @@ final class Pipeline<P> implements AutoCloseable {
 
     /**
      * RFC 0009: traffic that becomes uninspectable under a chain with a fail_closed stage is denied: a WebSocket
-     * upgrade to an endpoint that neither inspects messages nor allows uninspected upgrades.
+     * upgrade to an endpoint that neither inspects messages nor allows uninspected upgrades, when a request stage the
+     * message chain does not cover ({@code request}: {@link ChainSelection.None} when it covers every fail_closed
+     * one) or a response stage (which never reads the bytes after a 101) selects the host.
      */
-    private void refuseUninspectableUpgrade(ParsedRequest req, ChainSelection need) throws IOException, Answered {
-        if (!req.websocket() || !(need instanceof ChainSelection.Selected s) || request.endpoint().upgradesAllowed()) {
+    private void refuseUninspectableUpgrade(ParsedRequest req, ChainSelection requests, ChainSelection responses)
+            throws IOException, Answered {
+        if (!req.websocket() || request.endpoint().upgradesAllowed()) {
+            return;
+        }
+        boolean any = false;
+        boolean allFailOpen = true;
+        for (ChainSelection c : List.of(requests, responses)) {
+            if (c instanceof ChainSelection.Selected s) {
+                any = true;
+                allFailOpen &= s.allFailOpen();
+            }
+        }
+        if (!any) {
             return;
         }
         audit(new ExchangeRecord.Uninspected(request,
-                new Uninspectable(Uninspectable.Kind.UPGRADE, -1, -1, s.allFailOpen())));
-        if (!s.allFailOpen()) {
+                new Uninspectable(Uninspectable.Kind.UPGRADE, -1, -1, allFailOpen)));
+        if (!allFailOpen) {
             throw answer(req, new Answer(403, "upgrade_uninspectable", "the bytes after a protocol upgrade are not"
                     + " inspected and a fail_closed middleware applies to this host"),
                     req.clientClose() || req.framing().hasBody());
