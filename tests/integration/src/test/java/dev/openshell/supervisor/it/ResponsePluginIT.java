@@ -312,6 +312,19 @@ class ResponsePluginIT {
                 "/secret-events"));
     }
 
+    @Test
+    void aWebSocketUpgradeToAHostOnlyAFailClosedResponseStageSelectsIsRefused() throws Exception {
+        try (java.net.Socket sock = new java.net.Socket("127.0.0.1", supervisor.port())) {
+            sock.setSoTimeout(30_000);
+            sock.getOutputStream().write(("GET http://regex.test:" + plain.port() + "/ws HTTP/1.1\r\nHost: regex.test:"
+                    + plain.port() + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
+                    + "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String head = new String(sock.getInputStream().readNBytes(12), java.nio.charset.StandardCharsets.US_ASCII);
+            assertEquals("HTTP/1.1 403", head, "the upgrade is refused, not switched");
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"http", "https"})
     void theBuiltInInDenyModeWithholdsAWholeBodyAndCutsOffAStream(String scheme) throws Exception {
