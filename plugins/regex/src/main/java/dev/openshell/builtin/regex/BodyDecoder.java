@@ -21,7 +21,8 @@ import java.util.Locale;
  *       undecodable), then by media type: JSON ({@code application/json}, {@code +json}, and the
  *       JSON sequence types) must be valid JSON and is read with its escapes decoded; a form body is read with its
  *       percent-encoding decoded; anything else (or no {@code Content-Type}) is read as JSON when it is valid JSON
- *       starting with {@code {} or {@code [}, else as the text itself.</li>
+ *       starting with {@code {} or {@code [}, else as the text itself and, when it holds JSON string escapes, also
+ *       with them decoded (both readings scanned: a lenient JSON reader decodes them).</li>
  *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
  *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
  *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}.</li>
@@ -86,12 +87,24 @@ final class BodyDecoder {
             read = TextView.stacked(text, FormText.view(t, utf8));
         } else {
             TextView sniffed = JsonText.sniff(t);
-            read = sniffed == null ? text : TextView.stacked(text, sniffed);
+            read = sniffed == null ? escapedReading(text) : TextView.stacked(text, sniffed);
         }
         if (text instanceof Charsets.Transcoded transcoded) {
             return new TwoReadings(read, byteReading(input, type, json), transcoded.codeUnit());
         }
         return read;
+    }
+
+    /**
+     * {@return text that is not a JSON document as it is and, when it holds JSON string escapes, also with them
+     * decoded ({@link JsonText#escapes}): both readings are scanned} A lenient JSON reader takes
+     * <code>{"k":"\u0073k-...","n":NaN}</code>; a plain reader sees the escape itself.
+     *
+     * @param text the text
+     */
+    private static TextView escapedReading(TextView text) {
+        TextView escapes = JsonText.escapes(text.text());
+        return escapes == null ? text : new TwoReadings(text, TextView.stacked(text, escapes), 1);
     }
 
     /**

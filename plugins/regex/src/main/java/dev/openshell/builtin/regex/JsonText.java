@@ -34,7 +34,7 @@ final class JsonText {
         if (!check(input, sequence)) {
             return TextView.identity(input);
         }
-        return new Decoded(input, decode(input));
+        return new Decoded(input, decode(input, false), false);
     }
 
     /**
@@ -56,6 +56,35 @@ final class JsonText {
         } catch (Undecodable e) {
             return null;
         }
+    }
+
+    /**
+     * {@return the view of text that is not a JSON document but holds JSON string escapes, or {@code null} when it
+     * holds none} A lenient JSON reader (one that takes {@code NaN}, comments or a trailing comma), or a program that
+     * unquotes a string it found in the text, reads {@code \u0073k-...} as {@code sk-...}. Every valid escape (as in a
+     * JSON string) is decoded; a backslash that starts none stays as it is. The way back replaces whole escapes.
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     */
+    static TextView escapes(ByteBuffer input) {
+        int n = input.limit();
+        int i = 0;
+        while (i < n && (input.get(i) != '\\' || validEscape(input, i) == 0)) {
+            i++;
+        }
+        return i == n ? null : new Decoded(input, decode(input, true), true);
+    }
+
+    /** {@return the length of the valid escape at {@code i} (its backslash), or 0 when none starts there} */
+    private static int validEscape(ByteBuffer b, int i) {
+        if (i + 1 >= b.limit()) {
+            return 0;
+        }
+        return switch (b.get(i + 1)) {
+            case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> 2;
+            case 'u' -> i + 6 <= b.limit() && hex4Checked(b, i + 2) >= 0 ? 6 : 0;
+            default -> 0;
+        };
     }
 
     private static Undecodable invalid() {
@@ -372,7 +401,8 @@ final class JsonText {
         return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
     }
 
-    private static ByteBuffer decode(ByteBuffer input) {
+    /** {@return the text of {@code input} with its escapes decoded; {@code lenient}: a non-escape backslash stays} */
+    private static ByteBuffer decode(ByteBuffer input, boolean lenient) {
         ByteBuffer b = input.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int n = b.limit();
         byte[] out = new byte[n];
@@ -388,6 +418,11 @@ final class JsonText {
             i = run;
             if (i >= n) {
                 break;
+            }
+            if (lenient && validEscape(b, i) == 0) {
+                out[o++] = '\\';
+                i++;
+                continue;
             }
             long e = escape(b, i);
             int cp = (int) (e >>> 8);
@@ -420,10 +455,12 @@ final class JsonText {
     /** A document with escapes: the decoded text, and the way back over its escapes. */
     private static final class Decoded extends TextView.Units {
         private final ByteBuffer text;
+        private final boolean lenient;
 
-        Decoded(ByteBuffer input, ByteBuffer text) {
+        Decoded(ByteBuffer input, ByteBuffer text, boolean lenient) {
             super(input, 0);
             this.text = text;
+            this.lenient = lenient;
         }
 
         @Override
@@ -433,7 +470,7 @@ final class JsonText {
 
         @Override
         long unit(int i) {
-            if (input.get(i) != '\\') {
+            if (input.get(i) != '\\' || lenient && validEscape(input, i) == 0) {
                 return unit(1, 1);
             }
             long e = escape(input, i);

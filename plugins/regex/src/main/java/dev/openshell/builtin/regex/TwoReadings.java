@@ -6,7 +6,9 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * The two readings of content whose charset is not ASCII-compatible (UTF-16 or UTF-32, declared or shown by a byte
+ * Two readings of the same content, both scanned. Text that is not a JSON document but holds JSON string escapes is
+ * read as it is and with its escapes decoded ({@link BodyDecoder}; code unit 1). And content whose charset is not
+ * ASCII-compatible (UTF-16 or UTF-32, declared or shown by a byte
  * order mark): the text in that charset, and the bytes read as an ASCII-compatible reader reads them (every byte below
  * 0x80 is that ASCII character), through the same media-type layer ({@link BodyDecoder#content}). Many readers ignore
  * a declared charset, so a key written in ASCII bytes under {@code charset=utf-16le} is read by them, while its
@@ -30,7 +32,7 @@ final class TwoReadings extends TextView {
     /**
      * @param charset the reading in the content's charset
      * @param bytes the ASCII-compatible reading of the same input bytes
-     * @param unit the charset's code unit in bytes (2 or 4)
+     * @param unit the charset's code unit in bytes (2 or 4), or 1 for the escaped reading
      */
     TwoReadings(TextView charset, TextView bytes, int unit) {
         this.charset = charset;

@@ -126,6 +126,20 @@ class DecodedBodyTest {
         deniedFor(deny(utf8(body), "content-type", "application/json"), "openai_api_key", "aws_access_key_id");
     }
 
+    /** Not a JSON document (NaN, a trailing comma, a comment), so read as text: its escapes are read decoded too. */
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"a\":\"%s\",\"b\":NaN}", "{\"a\":\"%s\",}", "// c\n{\"a\":\"%s\"}", "note: %s."})
+    void aKeyHiddenByAnEscapeInTextThatIsNotJsonIsFound(String shape) {
+        String escaped = "\\u0073k-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0\\u0069L";
+        String body = shape.formatted(escaped);
+        for (String type : new String[] {"text/plain", "text/plain; charset=utf-8", null}) {
+            String[] headers = type == null ? new String[0] : new String[] {"content-type", type};
+            deniedFor(deny(utf8(body), headers), "openai_api_key");
+            String out = new String(redacted(redact(utf8(body), headers)), StandardCharsets.UTF_8);
+            assertEquals(shape.formatted("[REDACTED:openai_api_key]"), out, type);
+        }
+    }
+
     @Test
     void aPemBlockWithEscapedNewlinesIsRedactedAsOneBlock() {
         String pem = Samples.PEM.replace("\n", "\\n");

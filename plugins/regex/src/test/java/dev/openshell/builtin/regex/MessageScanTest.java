@@ -63,4 +63,28 @@ class MessageScanTest {
         assertEquals(Decision.ALLOW, open("deny", Phase.PRE_RETURN).message(new WebSocketMessage(2, "hello"))
                 .decision());
     }
+
+    @Test
+    void aKeyHiddenByAnEscapeInLooselyFormedJsonIsFoundInEveryMode() {
+        String escaped = "\\u0073" + KEY.substring(1);
+        for (String text : List.of("{\"a\":\"" + escaped + "\",\"b\":NaN}", "{\"a\":\"" + escaped + "\",}",
+                "// note\n{'a': \"" + escaped + "\"}", "plain text with " + escaped + " in it")) {
+            assertEquals(Decision.DENY, open("deny", Phase.PRE_RETURN).message(new WebSocketMessage(1, text))
+                    .decision(), text);
+            WebSocketMessageResult r = open("redact", Phase.PRE_CREDENTIALS).message(new WebSocketMessage(1, text));
+            assertEquals(Decision.ALLOW, r.decision(), text);
+            String out = r.replacementText().orElseThrow();
+            assertFalse(out.contains(KEY.substring(1)), out);
+            assertFalse(out.contains(escaped), out);
+            assertTrue(out.contains("[REDACTED:"), out);
+        }
+    }
+
+    @Test
+    void aBackslashThatStartsNoEscapeStaysAndAMessageWithoutAKeyIsLeftAlone() {
+        String text = "{\"path\":\"C:\\new\\x\", \"n\": NaN, \"odd\": \"\\q \\u12\"}";
+        WebSocketMessageResult r = open("redact", Phase.PRE_CREDENTIALS).message(new WebSocketMessage(1, text));
+        assertEquals(Decision.ALLOW, r.decision());
+        assertTrue(r.replacementText().isEmpty(), "nothing replaced");
+    }
 }
