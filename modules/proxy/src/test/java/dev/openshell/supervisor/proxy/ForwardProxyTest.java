@@ -477,6 +477,33 @@ class ForwardProxyTest {
     }
 
     @Test
+    void interimResponsesAreRelayedUpToTheLimitAndMoreEndTheExchange() throws Exception {
+        int limit = 16; // ResponseRelay.MAX_INTERIM_RESPONSES
+        for (int count : new int[] {limit, limit + 1}) {
+            fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n".repeat(count)
+                    + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+            try (RawClient c = fx.client()) {
+                c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                for (int i = 0; i < limit; i++) {
+                    assertEquals(103, c.read().status());
+                }
+                if (count == limit) {
+                    assertEquals(200, c.read().status());
+                } else {
+                    // a 502 after the interim heads, or the connection closed: never the upstream's final 200
+                    RawClient.Response after;
+                    try {
+                        after = c.read();
+                    } catch (java.io.IOException closed) {
+                        after = null;
+                    }
+                    assertTrue(after == null || after.status() == 502, after == null ? "" : after.head());
+                }
+            }
+        }
+    }
+
+    @Test
     void http10ClientGetsADechunkedCloseDelimitedResponse() throws Exception {
         fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + "3\r\nabc\r\n0\r\n\r\n"));

@@ -341,6 +341,13 @@ class WebSocketSessionIT {
             assertClosedWith(1002, c.read());
             assertClosedWith(1002, upstream.next());
         }
+        upstream.extra101 = "Sec-WebSocket-Extensions: permessage-deflate\r\n";
+        try (WsPeers.Client c = open("regex.test", "Sec-WebSocket-Extensions: permessage-deflate\r\n")) {
+            assertTrue(c.response.startsWith("HTTP/1.1 502 "), "an extension the upstream accepted but was never"
+                    + " offered to it (RFC 6455 section 4.1): " + c.response);
+        } finally {
+            upstream.extra101 = "";
+        }
     }
 
     @Test

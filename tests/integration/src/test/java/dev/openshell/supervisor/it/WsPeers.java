@@ -156,6 +156,8 @@ final class WsPeers {
         final LinkedBlockingQueue<String> heads = new LinkedBlockingQueue<>();
         /** The frames of the latest connection (each connection has its own queue). */
         volatile LinkedBlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
+        /** Header lines added to the 101 (each ending in CRLF), for an upstream that breaks the handshake. */
+        volatile String extra101 = "";
         private final LinkedBlockingQueue<OutputStream> outs = new LinkedBlockingQueue<>();
         private volatile OutputStream last;
         private volatile Socket lastSocket;
@@ -188,7 +190,7 @@ final class WsPeers {
                 frames = mine;
                 OutputStream out = s.getOutputStream();
                 out.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+                        + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n" + extra101 + "\r\n")
                         .getBytes(StandardCharsets.US_ASCII));
                 out.flush();
                 last = out;

@@ -15,6 +15,11 @@ import java.util.Set;
  */
 final class ResponseRelay {
     private static final System.Logger LOG = ProxyCore.LOG;
+    /**
+     * The most interim (1xx) responses before the final one: a real server sends one or two ({@code 100}, {@code 103}
+     * Early Hints); more is an upstream holding the exchange open (RFC 9110 section 15.2 sets no limit).
+     */
+    static final int MAX_INTERIM_RESPONSES = 16;
 
     private final ProxyCore core;
     private final ClientStream client;
@@ -28,11 +33,12 @@ final class ResponseRelay {
      * Reads the final response head, relaying interim ones.
      *
      * @throws UpstreamIOException when the upstream closed before a head (a reused connection may then be retried)
-     * @throws Refusal 502 for a malformed head or an unasked {@code 101}
+     * @throws Refusal 502 for a malformed head, an unasked {@code 101} or more than {@value #MAX_INTERIM_RESPONSES}
+     *     interim responses
      */
     ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket, ResponseScrub scrub)
             throws IOException, Refusal {
-        while (true) {
+        for (int interims = 0; ; ) {
             ResponseHead r;
             try {
                 r = HeadParser.readResponseHead(c.in());
@@ -49,6 +55,10 @@ final class ResponseRelay {
             }
             if (r.status() >= 200) {
                 return r;
+            }
+            if (++interims > MAX_INTERIM_RESPONSES) {
+                throw new Refusal(502, "invalid_upstream_response", "the upstream sent more than "
+                        + MAX_INTERIM_RESPONSES + " interim (1xx) responses");
             }
             if (r.status() != 100 && !head.isHttp10()) {
                 ResponseHead interim = scrub == null ? r : ScrubbingRelay.scrubHead(r, scrubber(scrub));
@@ -100,6 +110,14 @@ final class ResponseRelay {
             return new ScrubbingRelay(core, client, this, scrub, scrubber(scrub)).relay(c, req, r);
         }
         if (r.status() == 101) {
+            if ((session != null || websocketMessages.isPresent()) && !r.all("sec-websocket-extensions").isEmpty()) {
+                // the request went without Sec-WebSocket-Extensions (frames are parsed here): RFC 6455 section 4.1
+                if (session != null) {
+                    session.end(dev.openshell.middleware.spi.SessionEndReason.UPSTREAM_FAILURE);
+                }
+                throw new Refusal(502, "invalid_upstream_response", "the upstream accepted a WebSocket extension"
+                        + " that was not offered (RFC 6455 section 4.1)");
+            }
             if (scrub != null) {
                 // the head is scrubbed; the upgraded bytes are not (docs/credentials.md, section 4)
                 SecretScrubber s = scrubber(scrub);
