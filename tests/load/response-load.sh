@@ -141,6 +141,9 @@ for c in inproc grpc; do
   stage_times "$c" "$small" "GET"
   stage_times "$c" "$big" "1 MiB"
 done
+echo "audit log: answers other than 200 (count, code, reason): $(cat "$work"/audit.jsonl* \
+  | grep -v '"http_response":{"code":200}' | grep -o '"http_response":{"code":[0-9]*}.*"reason_code":"[^"]*"' \
+  | sed -E 's/"http_response":\{"code":([0-9]*)\}.*"reason_code":"([^"]*)"/\1 \2/' | sort | uniq -c | xargs || true)"
 
 echo "SSE first-event delay (${SSE_SAMPLES:-100} samples per host, shape and round):"
 echo "$proxy" >&3
