@@ -97,14 +97,16 @@ for c in "${configs[@]}"; do
   wrk_script GET "http://$c.test:$small/" "$c.test:$small" "" >"$work/get-$c.lua"
   wrk_script GET "http://$c.test:$big/" "$c.test:$big" "" >"$work/mib-$c.lua"
 done
-# the download is checked once per configuration: 1 MiB arrives (nothing in it is a secret or PII)
+# the download is checked per configuration: 1 MiB arrives (nothing in it is a secret or PII); on a loaded machine a
+# stage can pass its timeout (in-process: 500 ms unless the binding sets one), so each gets three tries
 for c in "${configs[@]}"; do
-  got=$(curl -s -o "$work/download" -w '%{http_code} %{size_download}' -x "http://127.0.0.1:$proxy" \
-    "http://$c.test:$big/")
-  [ "$got" = "200 1048576" ] || {
-    echo "$c: the 1 MiB download answered '$got': $(head -c 400 "$work/download")" >&2
-    exit 1
-  }
+  for try in 1 2 3; do
+    got=$(curl -s -o "$work/download" -w '%{http_code} %{size_download}' -x "http://127.0.0.1:$proxy" \
+      "http://$c.test:$big/")
+    [ "$got" = "200 1048576" ] && break
+    echo "$c: the 1 MiB download answered '$got': $(head -c 300 "$work/download")" >&2
+    [ "$try" -lt 3 ] || exit 1
+  done
 done
 
 echo "response load check: ${seconds} s per run, ${rounds} rounds, ${conns} keep-alive connections, ${threads} wrk" \
