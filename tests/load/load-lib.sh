@@ -64,12 +64,16 @@ start_supervisor() {
 # prints a wrk script: $1 = method, $2 = request-target, $3 = Host, $4 = JSON body (empty: none); every answer but
 # 200 counts as an error, and a thread stops after its share of max requests
 wrk_script() {
+  local body=""
+  if [ -n "$4" ]; then
+    body="wrk.body = '$4'
+wrk.headers[\"Content-Type\"] = \"application/json\""
+  fi
   cat <<LUA
 wrk.method = "$1"
 wrk.path = "$2"
 wrk.headers["Host"] = "$3"
-${4:+wrk.body = '$4'}
-${4:+wrk.headers["Content-Type"] = "application/json"}
+$body
 local max = $((max / threads))
 local n = 0
 local bad = 0
