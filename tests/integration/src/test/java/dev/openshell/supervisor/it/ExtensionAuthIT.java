@@ -230,7 +230,14 @@ class ExtensionAuthIT {
         sessions = SessionService.start("ws-session", true, leaf, sessionCheck);
         responseCheck = new TokenCheck("urn:openshell:extension:middleware:response-guard");
         responses = ResponseMiddlewareIT.Guard.start(leaf, responseCheck);
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
+        Path gateway = writeGateway();
+        Path policy = writePolicy();
+        supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of(), adminPort);
+    }
+
+    /** Four registrations over TLS: guard, the mismatched one, the message service and the response service. */
+    private static Path writeGateway() throws Exception {
+        return Files.writeString(work.resolve("gateway.toml"), """
                 [openshell.supervisor.network]
                 allow_loopback_upstreams = true
 
@@ -277,7 +284,11 @@ class ExtensionAuthIT {
                 """.formatted(work.resolve("supervisor").resolve("state"), guard.server.getPort(), ca.certFile(),
                 mismatched.server.getPort(), ca.certFile(), sessions.port(), ca.certFile(), responses.port(),
                 ca.certFile()));
-        Path policy = Files.writeString(work.resolve("policy.yaml"), """
+    }
+
+    /** Requests to chat.test through guard, WebSocket messages on ws.test, responses from page.test. */
+    private static Path writePolicy() throws Exception {
+        return Files.writeString(work.resolve("policy.yaml"), """
                 version: 1
                 network_policies:
                   api:
@@ -302,7 +313,6 @@ class ExtensionAuthIT {
                     config: { marker: %s }
                     endpoints: { include: [page.test] }
                 """.formatted(upstream.port(), wsUpstream.port(), pages.port(), ResponseMiddlewareIT.MARKER));
-        supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of(), adminPort);
     }
 
     @AfterAll
