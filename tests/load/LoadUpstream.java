@@ -11,7 +11,8 @@ import java.nio.charset.StandardCharsets;
  * The loopback upstream of tests/load/supervisor-load.sh (not a test): HTTP/1.1 keep-alive on 127.0.0.1, one virtual
  * thread per connection, reads each request (Content-Length bodies) and answers {@code 200 ok}. Prints
  * {@code upstream listening on 127.0.0.1:PORT} when ready; runs until killed. With a size argument the body is that
- * many bytes of JSON-like text (repeated {@code {"id":"...","name":"...","tags":[...]}} records) instead of {@code ok}.
+ * many bytes of JSON (an array of {@code {"id":"...","name":"...","tags":[...]}} records, the last one padded to the
+ * size) instead of {@code ok}.
  * A request with the header {@code x-echo-authorization: 1} is answered instead with its own {@code Authorization}
  * value in the body ({@code auth=VALUE}), so that a proxy that injects a credential has it come back to scrub.
  * Usage: java LoadUpstream.java [body bytes]
@@ -23,12 +24,18 @@ public class LoadUpstream {
     public static void main(String[] args) throws IOException {
         if (args.length > 0) {
             int size = Integer.parseInt(args[0]);
-            StringBuilder body = new StringBuilder(size + 80);
-            for (int i = 0; body.length() < size; i++) {
-                body.append("{\"id\":\"obj-").append(i).append("\",\"name\":\"report ").append(i)
-                        .append(".pdf\",\"tags\":[\"q3\",\"finance\"],\"size\":").append(1000 + i).append("}\n");
+            String last = "{\"pad\":\"\"}]";
+            if (size < last.length() + 1) {
+                throw new IllegalArgumentException("the body size must be at least " + (last.length() + 1));
             }
-            body.setLength(size);
+            StringBuilder body = new StringBuilder(size + 80).append('[');
+            for (int i = 0; body.length() + 160 < size; i++) {
+                body.append("{\"id\":\"obj-").append(i).append("\",\"name\":\"report ").append(i)
+                        .append(".pdf\",\"tags\":[\"q3\",\"finance\"],\"size\":").append(1000 + i).append("},\n");
+            }
+            // a last record padded so that the array ends at exactly size bytes: the body is valid JSON
+            int pad = size - body.length() - last.length();
+            body.append("{\"pad\":\"").append("x".repeat(pad)).append("\"}]");
             OK = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + size + "\r\n\r\n" + body)
                     .getBytes(StandardCharsets.US_ASCII);
         }

@@ -31,42 +31,8 @@ if ! [[ "$max" =~ ^[0-9]+$ && "$max" -ge 1 ]]; then
   echo "max requests must be a positive number" >&2
   exit 2
 fi
-JAVA_HOME="${JAVA_HOME:-$(scripts/find-jdk.sh)}"
-export JAVA_HOME
-image=${IMAGE:-jlink/target/image}
-[ -x "$image/bin/supervisor" ] || ./dev.sh build
-if ! command -v wrk >/dev/null 2>&1; then
-  echo "==> installing wrk (Debian package)"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
-fi
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${pids[@]}"; do
-    wait "$p" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# waits (at most 60 s) until FILE holds a line matching REGEX, then prints the port at its end
-await_port() {
-  local file=$1 regex=$2 i
-  for i in $(seq 600); do
-    if grep -Eq "$regex" "$file" 2>/dev/null; then
-      grep -Eo "$regex" "$file" | head -1 | grep -Eo '[0-9]+$'
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$regex' in $file:" >&2
-  cat "$file" >&2
-  return 1
-}
+. tests/load/load-lib.sh
+load_setup
 
 "$JAVA_HOME/bin/java" tests/load/LoadUpstream.java >"$work/upstream.out" 2>&1 &
 pids+=($!)
@@ -106,14 +72,7 @@ allow_loopback_upstreams = true
 "load.test" = "127.0.0.1"
 "l7.test" = "127.0.0.1"
 TOML
-"$image/bin/supervisor" run --policy "$work/policy.yaml" --gateway-config "$work/gateway.toml" \
-  --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen off \
-  >"$work/supervisor.out" 2>"$work/supervisor.err" &
-pids+=($!)
-proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:[0-9]+') || {
-  cat "$work/supervisor.err" >&2
-  exit 1
-}
+start_supervisor "$work/policy.yaml" "$work/gateway.toml"
 
 # the request: a fake OpenAI key in a chat completion (the regex stage redacts it on every proxied request)
 body='{"model":"gpt-4o","messages":[{"role":"system","content":"You are a deployment assistant."},{"role":"user","content":"Deploy the service with this key: sk-proj-LOADtest0123456789abcdefghijklmnopqrstuvwxyzAB and report back."}]}'
@@ -130,49 +89,9 @@ if [ -n "${BODY_BYTES:-}" ]; then
   fi
   body="${body%\}}"',"padding":"'"$padding"'"}'
 fi
-lua() { # $1 = request-target, $2 = Host
-  cat <<LUA
-wrk.method = "POST"
-wrk.path = "$1"
-wrk.body = '$body'
-wrk.headers["Host"] = "$2"
-wrk.headers["Content-Type"] = "application/json"
-local max = $((max / threads))
-local n = 0
-local bad = 0
-function response(status, headers, body)
-  n = n + 1
-  if status ~= 200 then bad = bad + 1 end
-  if n >= max then wrk.thread:stop() end
-end
-function done(summary, latency, requests)
-  io.write(string.format("RESULT %d %.1f %.3f %.3f %d\n", summary.requests,
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write
-    + summary.errors.timeout))
-end
-LUA
-}
-lua "/v1/chat/completions" "load.test:$up" >"$work/direct.lua"
-lua "http://load.test:$up/v1/chat/completions" "load.test:$up" >"$work/proxy.lua"
-lua "http://l7.test:$up/v1/chat/completions" "l7.test:$up" >"$work/proxy-l7.lua"
-
-measure() { # name, url, script, seconds
-  local out
-  out=$(wrk -t "$threads" -c "$conns" -d "${4}s" --timeout 10s -s "$3" "$2")
-  local line
-  line=$(grep '^RESULT ' <<<"$out") || { echo "$out" >&2; return 1; }
-  read -r _ n rps p50 p99 errors <<<"$line"
-  if [ "$errors" != 0 ]; then
-    echo "$1: $errors errors or non-200 answers" >&2
-    echo "$out" >&2
-    return 1
-  fi
-  printf '%-36s %9d requests %9.0f req/s   p50 %7.3f ms   p99 %7.3f ms\n' "$1" "$n" "$rps" "$p50" "$p99"
-  if [ "$n" -ge "$max" ]; then
-    echo "  (stopped at the request cap before ${4} s: req/s above is understated)"
-  fi
-}
+wrk_script POST "/v1/chat/completions" "load.test:$up" "$body" >"$work/direct.lua"
+wrk_script POST "http://load.test:$up/v1/chat/completions" "load.test:$up" "$body" >"$work/proxy.lua"
+wrk_script POST "http://l7.test:$up/v1/chat/completions" "l7.test:$up" "$body" >"$work/proxy-l7.lua"
 
 echo "load check: ${seconds} s per run, ${conns} keep-alive connections, ${threads} wrk threads, $(nproc) CPUs," \
   "load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"

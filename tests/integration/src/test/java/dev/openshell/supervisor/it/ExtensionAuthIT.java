@@ -1,11 +1,14 @@
 package dev.openshell.supervisor.it;
 
-import dev.openshell.examples.privacyguard.CallerTokenVerifier;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Empty;
+import dev.openshell.examples.privacyguard.CallerTokenVerifier;
+import io.grpc.ClientInterceptor;
+import io.grpc.Grpc;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.ServerCall;
@@ -13,12 +16,15 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.TlsServerCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import java.io.StringReader;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -33,10 +39,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
+import openshell.published.v1.HttpResponsePreReturnGrpc;
 import openshell.published.v1.MiddlewareBinding;
 import openshell.published.v1.MiddlewareManifest;
 import openshell.published.v1.SupervisorMiddlewareGrpc;
@@ -52,7 +60,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The supervisor from the runtime image calling a TLS service generated from OpenShell's published proto that
  * verifies extension tokens as OpenShell's docs say, learning the issuer and keys from the supervisor's admin
- * listener ({@code /.well-known/openid-configuration}, then its {@code jwks_uri}) on its first call. A second service
+ * listener ({@code /.well-known/openid-configuration}, then its {@code jwks_uri}) on its first call, on every call and
+ * every stream: request evaluations, the WebSocket message streams of a {@link SessionService} and the response
+ * streams of a {@link ResponseMiddlewareIT.Guard}, each registered over TLS under its own audience. A second service
  * advertises an {@code expected_audience} other than its registration's and is refused, naming both.
  */
 class ExtensionAuthIT {
@@ -68,21 +78,32 @@ class ExtensionAuthIT {
     private static Fixture mismatched;
     private static StackProcess supervisor;
     private static int adminPort;
+    private static TestPki.Issued ca;
+    private static WsPeers.Upstream wsUpstream;
+    private static ResponseMiddlewareIT.StagedUpstream pages;
+    private static TokenCheck sessionCheck;
+    private static SessionService sessions;
+    private static TokenCheck responseCheck;
+    private static ResponseMiddlewareIT.Guard responses;
 
-    /** The published-proto service, its verifier loaded from the admin listener on the first call. */
-    static final class Fixture extends SupervisorMiddlewareGrpc.SupervisorMiddlewareImplBase
-            implements ServerInterceptor {
+    /**
+     * A service's caller check as OpenShell's docs describe it, run on every call and so on every stream (each stream
+     * is one call with its own metadata): the verifier is loaded from the admin listener on the first call
+     * (discovery names the issuer and the JWKS URL; the JWKS has the keys); a call without a valid token for
+     * {@link #audience} is closed with UNAUTHENTICATED before the service sees it.
+     */
+    static final class TokenCheck implements ServerInterceptor {
         final String audience;
-        final String expectedAudience;
+        /** Bare method names of the calls that passed, in order. */
         final List<String> calls = new CopyOnWriteArrayList<>();
+        /** The token of each call that passed. */
         final List<String> tokens = new CopyOnWriteArrayList<>();
+        /** The failed check of each refused call. */
         final List<String> refusals = new CopyOnWriteArrayList<>();
         final AtomicReference<CallerTokenVerifier> verifier = new AtomicReference<>();
-        Server server;
 
-        Fixture(String audience, String expectedAudience) {
+        TokenCheck(String audience) {
             this.audience = audience;
-            this.expectedAudience = expectedAudience;
         }
 
         @Override
@@ -105,7 +126,10 @@ class ExtensionAuthIT {
             return next.startCall(call, headers);
         }
 
-        /** OpenShell's flow: discovery names the issuer and the JWKS URL; the JWKS has the keys. */
+        long count(String method) {
+            return calls.stream().filter(method::equals).count();
+        }
+
         private CallerTokenVerifier verifier() throws Exception {
             CallerTokenVerifier v = verifier.get();
             if (v == null) {
@@ -118,6 +142,24 @@ class ExtensionAuthIT {
                 verifier.compareAndSet(null, v);
             }
             return verifier.get();
+        }
+    }
+
+    /** The published-proto request service, behind a {@link TokenCheck} for its audience. */
+    static final class Fixture extends SupervisorMiddlewareGrpc.SupervisorMiddlewareImplBase {
+        final String expectedAudience;
+        final TokenCheck check;
+        final List<String> calls;
+        final List<String> tokens;
+        final List<String> refusals;
+        Server server;
+
+        Fixture(String audience, String expectedAudience) {
+            this.expectedAudience = expectedAudience;
+            this.check = new TokenCheck(audience);
+            this.calls = check.calls;
+            this.tokens = check.tokens;
+            this.refusals = check.refusals;
         }
 
         @Override
@@ -149,7 +191,7 @@ class ExtensionAuthIT {
         void start(TestPki.Issued leaf) throws Exception {
             server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0),
                             TlsServerCredentials.create(leaf.certFile().toFile(), leaf.keyFile().toFile()))
-                    .addService(ServerInterceptors.intercept(this, this)).build().start();
+                    .addService(ServerInterceptors.intercept(this, check)).build().start();
         }
 
         void stop() throws InterruptedException {
@@ -175,19 +217,34 @@ class ExtensionAuthIT {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             adminPort = s.getLocalPort();
         }
-        TestPki.Issued ca = TestPki.ca(work, "ca");
+        ca = TestPki.ca(work, "ca");
         TestPki.Issued leaf = TestPki.leaf(work, "service", ca);
         upstream = Upstream.start();
         guard = new Fixture("urn:openshell:extension:middleware:guard", "urn:openshell:extension:middleware:guard");
         guard.start(leaf);
         mismatched = new Fixture("urn:test:other", "urn:acme:other");
         mismatched.start(leaf);
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
+        wsUpstream = new WsPeers.Upstream();
+        pages = new ResponseMiddlewareIT.StagedUpstream(new ServerSocket(0, 64, InetAddress.getLoopbackAddress()));
+        sessionCheck = new TokenCheck("urn:openshell:extension:middleware:ws-session");
+        sessions = SessionService.start("ws-session", true, leaf, sessionCheck);
+        responseCheck = new TokenCheck("urn:openshell:extension:middleware:response-guard");
+        responses = ResponseMiddlewareIT.Guard.start(leaf, responseCheck);
+        Path gateway = writeGateway();
+        Path policy = writePolicy();
+        supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of(), adminPort);
+    }
+
+    /** Four registrations over TLS: guard, the mismatched one, the message service and the response service. */
+    private static Path writeGateway() throws Exception {
+        return Files.writeString(work.resolve("gateway.toml"), """
                 [openshell.supervisor.network]
                 allow_loopback_upstreams = true
 
                 [openshell.supervisor.network.static_hosts]
                 "chat.test" = "127.0.0.1"
+                "ws.test" = "127.0.0.1"
+                "page.test" = "127.0.0.1"
 
                 [openshell.supervisor]
                 state_dir = "%s"
@@ -210,21 +267,52 @@ class ExtensionAuthIT {
                 max_body_bytes = 65536
                 timeout = "10s"
                 audience = "urn:test:other"
+
+                [[openshell.supervisor.middleware]]
+                name = "ws-session"
+                grpc_endpoint = "https://127.0.0.1:%d"
+                tls_ca_bundle = "%s"
+                max_payload_bytes = 1048576
+                timeout = "10s"
+
+                [[openshell.supervisor.middleware]]
+                name = "response-guard"
+                grpc_endpoint = "https://127.0.0.1:%d"
+                tls_ca_bundle = "%s"
+                max_payload_bytes = 1048576
+                timeout = "10s"
                 """.formatted(work.resolve("supervisor").resolve("state"), guard.server.getPort(), ca.certFile(),
-                mismatched.server.getPort(), ca.certFile()));
-        Path policy = Files.writeString(work.resolve("policy.yaml"), """
+                mismatched.server.getPort(), ca.certFile(), sessions.port(), ca.certFile(), responses.port(),
+                ca.certFile()));
+    }
+
+    /** Requests to chat.test through guard, WebSocket messages on ws.test, responses from page.test. */
+    private static Path writePolicy() throws Exception {
+        return Files.writeString(work.resolve("policy.yaml"), """
                 version: 1
                 network_policies:
                   api:
                     endpoints:
                       - { host: chat.test, port: %d }
+                      - { host: ws.test, port: %d }
+                      - { host: page.test, port: %d }
                 network_middlewares:
                   guarded:
                     middleware: guard
                     on_error: fail_closed
                     endpoints: { include: [chat.test] }
-                """.formatted(upstream.port()));
-        supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of(), adminPort);
+                  messages:
+                    middleware: ws-session
+                    order: 10
+                    on_error: fail_closed
+                    endpoints: { include: [ws.test] }
+                  pages:
+                    middleware: response-guard
+                    order: 20
+                    on_error: fail_closed
+                    config: { marker: %s }
+                    endpoints: { include: [page.test] }
+                """.formatted(upstream.port(), wsUpstream.port(), pages.port(), ResponseMiddlewareIT.MARKER));
     }
 
     @AfterAll
@@ -237,6 +325,11 @@ class ExtensionAuthIT {
         }
         guard.stop();
         mismatched.stop();
+        for (AutoCloseable c : new AutoCloseable[] {sessions, responses, wsUpstream, pages}) {
+            if (c != null) {
+                c.close();
+            }
+        }
     }
 
     @Test
@@ -304,11 +397,108 @@ class ExtensionAuthIT {
         Set<String> sent = new java.util.HashSet<>(guard.tokens);
         sent.addAll(mismatched.tokens);
         assertFalse(sent.isEmpty());
+        assertNotLogged(sent);
+    }
+
+    /** Neither a token's signature nor its header and claims appear in stdout, stderr or the audit log. */
+    private static void assertNotLogged(java.util.Collection<String> tokens) throws Exception {
         String everything = supervisor.stdout() + supervisor.stderr() + supervisor.auditText();
-        for (String t : sent) {
+        for (String t : tokens) {
             assertFalse(everything.contains(t.substring(t.lastIndexOf('.') + 1)), "a token signature was logged");
             assertFalse(everything.contains(t.substring(0, t.indexOf('.', t.indexOf('.') + 1))),
                     "a token's header and claims were logged");
+        }
+    }
+
+    /**
+     * A WebSocket session with a message each way and a response through a {@code WHOLE_BODY_BYTES} stage: every
+     * {@code EvaluateWebSocketSession} stream (one per direction) and every {@code HttpResponsePreReturn.Evaluate}
+     * stream reached its service only after the token in that stream's own metadata was verified; the same streams
+     * opened without a token, or with another registration's token (another audience), are refused.
+     */
+    @Test
+    void theMessageAndResponseStreamsCarryAValidTokenAndAnyOtherIsRefused() throws Exception {
+        try (WsPeers.Client c = new WsPeers.Client(supervisor.port(), "ws.test", wsUpstream.port(), "")) {
+            assertTrue(c.upgraded(), c.response + supervisor.stderr());
+            wsUpstream.awaitSession();
+            c.send(WsPeers.text("out " + SessionService.SECRET, true));
+            assertEquals("out [REDACTED]", wsUpstream.next().text());
+            wsUpstream.send(WsPeers.text("back " + SessionService.SECRET, false));
+            assertEquals("back [REDACTED]", c.read().text());
+        }
+        sessions.nextEnd();
+        HttpResponse<String> page = supervisor.send(HttpRequest.newBuilder(URI.create("http://page.test:"
+                + pages.port() + "/json")).timeout(Duration.ofSeconds(30)).build());
+        assertEquals(200, page.statusCode(), page.body() + supervisor.stderr());
+        assertEquals("{\"page\":\"hello [removed] world\"}", page.body(), "the response stage ran");
+
+        assertEquals(List.of(), sessionCheck.refusals, "no message-service call was refused");
+        assertEquals(List.of(), responseCheck.refusals, "no response-service call was refused");
+        assertEquals(Set.of(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS,
+                        SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN),
+                sessions.preflights.stream().map(p -> p.getPhase()).collect(Collectors.toSet()));
+        assertEquals(sessions.preflights.size(), sessionCheck.count("EvaluateWebSocketSession"),
+                "every message stream was verified: " + sessionCheck.calls);
+        assertTrue(sessionCheck.calls.containsAll(List.of("Describe", "ValidateConfig", "EvaluateHttpRequest")),
+                sessionCheck.calls.toString());
+        assertFalse(responses.preflights.isEmpty());
+        assertEquals(responses.preflights.size(), responseCheck.count("Evaluate"),
+                "every response stream was verified: " + responseCheck.calls);
+        assertTrue(responseCheck.calls.containsAll(List.of("Describe", "ValidateConfig")),
+                responseCheck.calls.toString());
+
+        String otherAudience = guard.tokens.getFirst();
+        for (boolean messages : new boolean[] {true, false}) {
+            int port = messages ? sessions.port() : responses.port();
+            assertEquals(Status.Code.UNAUTHENTICATED, openStream(port, messages, null), "no token");
+            assertEquals(Status.Code.UNAUTHENTICATED, openStream(port, messages, otherAudience), "guard's audience");
+        }
+        assertEquals(List.of("no authorization metadata", "wrong audience"), sessionCheck.refusals);
+        assertEquals(List.of("no authorization metadata", "wrong audience"), responseCheck.refusals);
+
+        List<String> sent = new java.util.ArrayList<>(sessionCheck.tokens);
+        sent.addAll(responseCheck.tokens);
+        assertNotLogged(sent);
+    }
+
+    /** {@return how a stream opened on the TLS service at {@code port} with {@code token} (or none) ended} */
+    private static Status.Code openStream(int port, boolean messages, String token) throws Exception {
+        ManagedChannel channel = Grpc.newChannelBuilderForAddress("127.0.0.1", port,
+                TlsChannelCredentials.newBuilder().trustManager(ca.certFile().toFile()).build()).build();
+        try {
+            Metadata md = new Metadata();
+            if (token != null) {
+                md.put(AUTHORIZATION, "Bearer " + token);
+            }
+            ClientInterceptor attach = MetadataUtils.newAttachHeadersInterceptor(md);
+            CompletableFuture<Status.Code> ended = new CompletableFuture<>();
+            if (messages) {
+                SupervisorMiddlewareGrpc.newStub(channel).withInterceptors(attach)
+                        .evaluateWebSocketSession(new Ending<>(ended));
+            } else {
+                HttpResponsePreReturnGrpc.newStub(channel).withInterceptors(attach).evaluate(new Ending<>(ended));
+            }
+            return ended.get(30, TimeUnit.SECONDS);
+        } finally {
+            channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Completes with the status a stream ended with. */
+    private record Ending<T>(CompletableFuture<Status.Code> ended) implements StreamObserver<T> {
+        @Override
+        public void onNext(T value) {
+            // a refused stream carries no message
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            ended.complete(Status.fromThrowable(t).getCode());
+        }
+
+        @Override
+        public void onCompleted() {
+            ended.complete(Status.Code.OK);
         }
     }
 

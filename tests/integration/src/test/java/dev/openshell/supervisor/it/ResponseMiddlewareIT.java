@@ -262,6 +262,16 @@ class ResponseMiddlewareIT {
             return g;
         }
 
+        /** Starts the service over TLS with {@code leaf}, every call (each stream included) passing {@code check}. */
+        static Guard start(TestPki.Issued leaf, io.grpc.ServerInterceptor check) throws IOException {
+            Guard g = new Guard();
+            g.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0),
+                            io.grpc.TlsServerCredentials.create(leaf.certFile().toFile(), leaf.keyFile().toFile()))
+                    .addService(io.grpc.ServerInterceptors.intercept(g, check))
+                    .addService(io.grpc.ServerInterceptors.intercept(g.new PreReturn(), check)).build().start();
+            return g;
+        }
+
         int port() {
             return server.getPort();
         }

@@ -2,6 +2,9 @@ package dev.openshell.supervisor.it;
 
 import com.google.protobuf.Empty;
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.TlsServerCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -67,6 +70,19 @@ final class SessionService extends SupervisorMiddlewareGrpc.SupervisorMiddleware
     static SessionService start(String name, boolean returnPath, boolean messages) throws IOException {
         SessionService s = new SessionService(name, returnPath, messages);
         s.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(s).build().start();
+        return s;
+    }
+
+    /**
+     * Starts the service over TLS with {@code leaf}, every call (each stream included) passing {@code check} first,
+     * as a service that verifies its callers does.
+     */
+    static SessionService start(String name, boolean returnPath, TestPki.Issued leaf, ServerInterceptor check)
+            throws IOException {
+        SessionService s = new SessionService(name, returnPath, true);
+        s.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0),
+                        TlsServerCredentials.create(leaf.certFile().toFile(), leaf.keyFile().toFile()))
+                .addService(ServerInterceptors.intercept(s, check)).build().start();
         return s;
     }
 
