@@ -53,6 +53,19 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
         return b.steps();
     }
 
+    /**
+     * {@return the PID of the process behind a connection over its client address's connection cap, when it is
+     * identified} Decides the connection's identity ({@link Identify#of}), so the policy steps reuse it; empty when
+     * processes are not identified ({@code endpoint-only}) or this one was not found. Blocks on {@code /proc}.
+     *
+     * @param connection the connection, before any byte of it was read
+     */
+    java.util.OptionalLong owner(dev.openshell.supervisor.proxy.ClientConnection connection) {
+        return identify.of(connection, "-", 0).identification()
+                .flatMap(dev.openshell.supervisor.identity.Identification::identity)
+                .map(p -> java.util.OptionalLong.of(p.pid())).orElse(java.util.OptionalLong.empty());
+    }
+
     private PolicySteps<ExchangePlan> bind(Generation g) {
         return new PolicySteps<>(g.number(), new AdmissionStep(g, identify), new PlanStep(g, identify, audit), l7,
                 new RequestChainStep(engine, l7, audit), new CredentialStep(g, engine, audit), auditStep, sessions,
