@@ -119,14 +119,20 @@ proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:
 
 echo "attack check: ${seconds} s per attack, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before"
 for a in "${attacks[@]}"; do
-  # a second victim in a process of its own on the attacker's address (127.0.0.1): another process of that address
-  "$JAVA_HOME/bin/java" tests/load/Attack.java victim "$a" "$proxy" "$up" "$admin" "$seconds" 127.0.0.1 \
-    >"$work/victim-$a.out" 2>&1 &
-  victim=$!
-  pids+=($victim)
+  # two victims, each a process of its own: another address (127.0.0.2), and another process of the attacker's
+  # address (127.0.0.1)
+  victims=()
+  for from in 127.0.0.2 127.0.0.1; do
+    "$JAVA_HOME/bin/java" tests/load/Attack.java victim "$a" "$proxy" "$up" "$admin" "$seconds" "$from" \
+      >"$work/victim-$a-$from.out" 2>&1 &
+    victims+=($!)
+    pids+=($!)
+  done
   "$JAVA_HOME/bin/java" tests/load/Attack.java "$a" "$proxy" "$up" "$admin" "$seconds" | sed 's/^RESULT //'
-  wait "$victim" || true
-  sed 's/^RESULT //' "$work/victim-$a.out"
+  for v in "${victims[@]}"; do
+    wait "$v" || true
+  done
+  cat "$work/victim-$a-127.0.0.2.out" "$work/victim-$a-127.0.0.1.out" | sed 's/^RESULT //'
   if ! kill -0 "$sup" 2>/dev/null; then
     echo "the supervisor is gone after attack $a" >&2
     tail -20 "$work/supervisor.err" >&2

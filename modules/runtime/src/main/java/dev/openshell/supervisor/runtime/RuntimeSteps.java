@@ -54,16 +54,13 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
     }
 
     /**
-     * {@return the PID of the process behind a connection over its client address's connection cap, when it is
-     * identified} Decides the connection's identity ({@link Identify#of}), so the policy steps reuse it; empty when
-     * processes are not identified ({@code endpoint-only}) or this one was not found. Blocks on {@code /proc}.
+     * {@return the PID of the process behind a connection over its client address's connection cap or body share,
+     * when found} ({@link Identities#owner}); empty with {@code endpoint-only}. Blocks on {@code /proc}.
      *
-     * @param connection the connection, before any byte of it was read
+     * @param connection the connection
      */
     java.util.OptionalLong owner(dev.openshell.supervisor.proxy.ClientConnection connection) {
-        return identify.of(connection, "-", 0).identification()
-                .flatMap(dev.openshell.supervisor.identity.Identification::identity)
-                .map(p -> java.util.OptionalLong.of(p.pid())).orElse(java.util.OptionalLong.empty());
+        return identify.identities().owner(connection);
     }
 
     private PolicySteps<ExchangePlan> bind(Generation g) {
