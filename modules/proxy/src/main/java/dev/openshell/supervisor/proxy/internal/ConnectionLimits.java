@@ -16,7 +16,8 @@ import java.util.function.Supplier;
  * process (the owner lookup, {@code process identity}); each process may hold at most {@code maxPerProcess} such
  * connections. So a runaway tool that holds its address's whole share still leaves every other process of that
  * address (the agent) its own connections, and is itself held to the share plus {@code maxPerProcess}. A connection
- * whose process is not found (identity off, another host) is refused as before. A connection over a cap is closed
+ * whose process is not found (identity off, another host), or that arrives while {@code maxPerProcess} lookups of its
+ * address are still waiting, is refused as before. A connection over a cap is closed
  * before a byte of it is read and counted by its refusal reason ({@code connection_limit},
  * {@code client_connection_limit}, {@code process_connection_limit}). Thread-safe.
  */
@@ -30,6 +31,8 @@ public final class ConnectionLimits {
     private final AtomicInteger open = new AtomicInteger();
     private final ConcurrentHashMap<InetAddress, Integer> perClient = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Owner, Integer> perProcess = new ConcurrentHashMap<>();
+    /** Owner lookups waiting, by address; at most {@code maxPerProcess} each. */
+    private final ConcurrentHashMap<InetAddress, Integer> lookups = new ConcurrentHashMap<>();
 
     /** One process of one client address. @param client the address @param pid the process */
     private record Owner(InetAddress client, long pid) {
@@ -116,7 +119,7 @@ public final class ConnectionLimits {
         if (!over[0]) {
             return new Claim(new Slot(client, null), null);
         }
-        OptionalLong pid = maxPerProcess == 0 ? OptionalLong.empty() : owner.get();
+        OptionalLong pid = maxPerProcess == 0 ? OptionalLong.empty() : lookUp(client, owner);
         if (pid.isEmpty()) {
             open.decrementAndGet();
             return new Claim(null, "client_connection_limit");
@@ -132,6 +135,29 @@ public final class ConnectionLimits {
             return new Claim(null, "process_connection_limit");
         }
         return new Claim(new Slot(client, o), null);
+    }
+
+    /**
+     * {@return the owner of an over-share connection} Empty, without a lookup, when {@code maxPerProcess} lookups of
+     * the same address are already waiting: a connect flood then costs neither a {@code /proc} read per attempt nor
+     * more than that many slots of the total cap (which other addresses need) while its lookups wait.
+     */
+    private OptionalLong lookUp(InetAddress client, Supplier<OptionalLong> owner) {
+        boolean[] full = new boolean[1];
+        lookups.compute(client, (k, n) -> {
+            int c = n == null ? 0 : n;
+            full[0] = c >= maxPerProcess;
+            return full[0] ? n : Integer.valueOf(c + 1);
+        });
+        if (full[0]) {
+            return OptionalLong.empty();
+        }
+        try {
+            OptionalLong pid = owner.get();
+            return pid == null ? OptionalLong.empty() : pid;
+        } finally {
+            lookups.computeIfPresent(client, (k, n) -> n <= 1 ? null : n - 1);
+        }
     }
 
     /** Gives back the slot of a connection {@link #acquire} admitted. @param slot the slot */
