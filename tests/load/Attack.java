@@ -13,19 +13,30 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The attacker and the victim of tests/load/attack.sh (not a test). Runs one attack from 127.0.0.1 against the proxy
- * while a victim client on 127.0.0.2 (another client address) sends GET and small POST requests through a chain, one
- * at a time, and probes /health/live on the admin port; prints one result line per request kind. Bounded: the attack
- * and the victim stop after SECONDS (at most 120), the attacker opens at most a fixed number of connections.
- * Usage: java Attack.java ATTACK PROXY_PORT UPSTREAM_PORT ADMIN_PORT SECONDS, ATTACK one of none, heads,
- * slow-bodies, uploads, spin.
+ * The attacker and the victims of tests/load/attack.sh (not a test). java Attack.java ATTACK PROXY_PORT UPSTREAM_PORT
+ * ADMIN_PORT SECONDS runs one attack from 127.0.0.1 against the proxy for SECONDS (at most 120; ATTACK one of none,
+ * heads, slow-bodies, uploads, spin), opening at most a fixed number of connections. java Attack.java victim ATTACK
+ * PROXY_PORT UPSTREAM_PORT ADMIN_PORT SECONDS FROM is a victim, in a process of its own, from address FROM: it sends
+ * GET and small POST requests through a chain, one at a time, each on a fresh connection, and probes /health/live on
+ * the admin port, then prints one result line per request kind. attack.sh runs one victim from 127.0.0.2 (another
+ * client address) and one from 127.0.0.1 (another process of the attacker's address) beside each attack.
  */
 public class Attack {
     private static final InetAddress ATTACKER = addr("127.0.0.1");
-    private static final InetAddress VICTIM = addr("127.0.0.2");
     private static final int FOUR_MIB = 4 * 1024 * 1024;
+    /** Request heads the heads attack holds open (ATTACK_HEADS, default 4000). */
+    private static final int HEADS = Integer.parseInt(System.getenv().getOrDefault("ATTACK_HEADS", "4000"));
 
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("victim")) {
+            // victim-only, in a process of its own: java Attack.java victim ATTACK PROXY UPSTREAM ADMIN SECONDS FROM
+            int seconds = Math.min(120, Integer.parseInt(args[5]));
+            long end = System.nanoTime() + seconds * 1_000_000_000L;
+            InetAddress from = addr(args[6]);
+            measure(args[1], " (" + args[6] + ")", Integer.parseInt(args[2]), "load.test:" + args[3],
+                    Integer.parseInt(args[4]), seconds, end, from).forEach(System.out::println);
+            System.exit(0);
+        }
         String attack = args[0];
         int proxy = Integer.parseInt(args[1]);
         int upstream = Integer.parseInt(args[2]);
@@ -43,7 +54,7 @@ public class Attack {
                 // thousands of connections, each a 60 KiB header section without its final CRLF, then silence
                 byte[] head = ("GET http://" + authority + "/ HTTP/1.1\r\nHost: " + authority + "\r\nX-Pad: "
                         + "a".repeat(60 * 1024) + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
-                for (int i = 0; i < 3000 && System.nanoTime() < end; i++) {
+                for (int i = 0; i < HEADS && System.nanoTime() < end; i++) {
                     try {
                         Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy, ATTACKER, 0);
                         held.add(s);
@@ -126,25 +137,10 @@ public class Attack {
             }
             default -> throw new IllegalArgumentException("unknown attack " + attack);
         }
-        Thread.sleep(Math.min(2000, seconds * 200L)); // let the attack build up before measuring
-        Stats get = new Stats();
-        Stats post = new Stats();
-        Stats live = new Stats();
-        byte[] small = "{\"q\":\"hello\"}".getBytes(StandardCharsets.US_ASCII);
-        while (System.nanoTime() < end) {
-            get.time(() -> exchange(proxy, VICTIM, ("GET http://" + authority + "/v HTTP/1.1\r\nHost: " + authority
-                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1)));
-            post.time(() -> {
-                ByteArrayOutputStream b = new ByteArrayOutputStream();
-                b.writeBytes(post(authority, small.length).replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
-                        .getBytes(StandardCharsets.ISO_8859_1));
-                b.writeBytes(small);
-                return exchange(proxy, VICTIM, b.toByteArray());
-            });
-            if (admin > 0) {
-                live.time(() -> exchange(admin, VICTIM, ("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                        + "Connection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1)));
-            }
+        // the victims run in processes of their own (attack.sh), so the attacker's threads do not delay their clocks
+        long left = end - System.nanoTime();
+        if (left > 0) {
+            Thread.sleep(left / 1_000_000); // the attack's length, not synchronisation
         }
         for (Thread t : attackers) {
             t.interrupt();
@@ -152,14 +148,44 @@ public class Attack {
         for (Socket s : held) {
             s.close();
         }
-        System.out.println(get.line(attack, "victim GET"));
-        System.out.println(post.line(attack, "victim small POST"));
-        if (admin > 0) {
-            System.out.println(live.line(attack, "/health/live"));
-        }
         System.out.println("ATTACK " + attack + " attacker connections refused or closed: " + attackRefused.get()
                 + (outcomes.isEmpty() ? "" : " " + new java.util.TreeMap<>(outcomes)));
         System.exit(0);
+    }
+
+    /**
+     * The victim: GET, a small POST and {@code /health/live}, one after another, each on a fresh connection from
+     * {@code from}, after the attack had time to build up, until {@code end}. {@return the result lines}
+     */
+    private static List<String> measure(String attack, String tag, int proxy, String authority, int admin, int seconds,
+                                        long end, InetAddress from) throws InterruptedException {
+        Thread.sleep(Math.min(2000, seconds * 200L)); // let the attack build up before measuring
+        Stats get = new Stats();
+        Stats post = new Stats();
+        Stats live = new Stats();
+        byte[] small = "{\"q\":\"hello\"}".getBytes(StandardCharsets.US_ASCII);
+        while (System.nanoTime() < end) {
+            get.time(() -> exchange(proxy, from, ("GET http://" + authority + "/v HTTP/1.1\r\nHost: " + authority
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1)));
+            post.time(() -> {
+                ByteArrayOutputStream b = new ByteArrayOutputStream();
+                b.writeBytes(post(authority, small.length).replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
+                        .getBytes(StandardCharsets.ISO_8859_1));
+                b.writeBytes(small);
+                return exchange(proxy, from, b.toByteArray());
+            });
+            if (admin > 0) {
+                live.time(() -> exchange(admin, from, ("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        + "Connection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1)));
+            }
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add(get.line(attack, "victim GET" + tag));
+        lines.add(post.line(attack, "victim small POST" + tag));
+        if (admin > 0) {
+            lines.add(live.line(attack, "/health/live" + tag));
+        }
+        return lines;
     }
 
     private static String post(String authority, int length) {
@@ -234,7 +260,7 @@ public class Attack {
             double p50 = s.length == 0 ? Double.NaN : s[s.length / 2] / 1e6;
             double p99 = s.length == 0 ? Double.NaN : s[Math.min(s.length - 1, (int) (s.length * 0.99))] / 1e6;
             double max = s.length == 0 ? Double.NaN : s[s.length - 1] / 1e6;
-            return String.format("RESULT %-12s %-18s ok %6d  failed %5d  p50 %8.2f ms  p99 %8.2f ms  max %8.2f ms",
+            return String.format("RESULT %-12s %-40s ok %6d  failed %5d  p50 %8.2f ms  p99 %8.2f ms  max %8.2f ms",
                     attack, what, s.length, failed.get(), p50, p99, max);
         }
     }

@@ -2,9 +2,10 @@
 # Hostile-client check of `supervisor run` from the runtime image (not part of the test suite; issue 18). Starts a
 # loopback upstream and the supervisor (the regex stage on every host, so every request with a body is buffered for
 # the chain; admin listener on a free port), then runs each attack from 127.0.0.1 while a victim client on 127.0.0.2
-# sends GET and small POST requests through the chain and probes /health/live (tests/load/Attack.java):
+# (another address) and another victim in a process of its own on 127.0.0.1 (another process of the attacker's
+# address) send GET and small POST requests through the chain and probe /health/live (tests/load/Attack.java):
 #   none         no attack (the baseline)
-#   heads        3000 connections, each a 60 KiB header section without its final CRLF, then silence
+#   heads        4000 connections (ATTACK_HEADS), each a 60 KiB header section without its final CRLF, then silence
 #   slow-bodies  48 uploads declaring Content-Length 4194304 and sending a byte a second
 #   uploads      100 concurrent 4 MiB uploads, each connection posting again when answered
 #   spin         8 clients sending requests to a host whose chain is the fixture plugin fixtures/spin, a stage that
@@ -118,7 +119,20 @@ proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:
 
 echo "attack check: ${seconds} s per attack, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before"
 for a in "${attacks[@]}"; do
+  # two victims, each a process of its own: another address (127.0.0.2), and another process of the attacker's
+  # address (127.0.0.1)
+  victims=()
+  for from in 127.0.0.2 127.0.0.1; do
+    "$JAVA_HOME/bin/java" tests/load/Attack.java victim "$a" "$proxy" "$up" "$admin" "$seconds" "$from" \
+      >"$work/victim-$a-$from.out" 2>&1 &
+    victims+=($!)
+    pids+=($!)
+  done
   "$JAVA_HOME/bin/java" tests/load/Attack.java "$a" "$proxy" "$up" "$admin" "$seconds" | sed 's/^RESULT //'
+  for v in "${victims[@]}"; do
+    wait "$v" || true
+  done
+  cat "$work/victim-$a-127.0.0.2.out" "$work/victim-$a-127.0.0.1.out" | sed 's/^RESULT //'
   if ! kill -0 "$sup" 2>/dev/null; then
     echo "the supervisor is gone after attack $a" >&2
     tail -20 "$work/supervisor.err" >&2
@@ -126,7 +140,7 @@ for a in "${attacks[@]}"; do
   fi
 done
 echo "refusals by reason:"
-curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep '^supervisor_refused_total' || echo "  none"
+curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep -E '^supervisor_(refused|requests_shed)_total' || echo "  none"
 echo "failures by platform code:"
 curl -s --max-time 5 "http://127.0.0.1:$admin/metrics" | grep '^supervisor_failures_total' || echo "  none"
 echo "stage threads stuck:"

@@ -36,7 +36,12 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_refused_total{reason}}: connections and requests refused by a resource limit
  *       ({@code connection_limit}, {@code client_connection_limit}, {@code request_head_timeout},
  *       {@code body_buffer_timeout}, {@code body_min_rate}, {@code body_buffer_busy},
- *       {@code client_body_buffer_limit}): alert on any rise.</li>
+ *       {@code client_body_buffer_limit}, {@code process_connection_limit},
+ *       {@code middleware_admission_exhausted}): alert on any rise.</li>
+ *   <li>{@code supervisor_requests_shed_total}: requests shed by the middleware work bound
+ *       ({@code max_concurrent_middleware_work} evaluating and {@code max_queued_middleware_work} waiting), each
+ *       answered 503 with {@code Retry-After}; also in {@code supervisor_refused_total} as
+ *       {@code middleware_admission_exhausted}.</li>
  *   <li>{@code supervisor_body_buffer_wait_seconds}: how long buffered bodies waited for room in the body buffer
  *       budget (histogram; 0 when there was room at once).</li>
  *   <li>{@code supervisor_stage_stuck_total{binding_id}}: stages abandoned past their timeout while still running
@@ -62,6 +67,8 @@ import java.nio.charset.StandardCharsets;
  * </ul>
  */
 public final class SupervisorMetrics {
+    /** The refusal reason of a request shed by the middleware work bound. */
+    public static final String SHED_REASON = "middleware_admission_exhausted";
     private static final double[] LATENCY_BOUNDS = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
         0.5, 1, 2.5, 5, 10, 30};
 
@@ -73,6 +80,7 @@ public final class SupervisorMetrics {
     private final Histogram stageLatency;
     private final Counter failures;
     private final Counter refused;
+    private final Counter shed;
     private final Counter refusals;
     private final Counter auditSuppressed;
     private final Counter auditDropped;
@@ -106,6 +114,9 @@ public final class SupervisorMetrics {
                 .classicOnly().classicUpperBounds(LATENCY_BOUNDS).withoutExemplars().register(registry);
         refused = Counter.builder().name("supervisor_refused_total")
                 .help("Connections and requests refused by a resource limit, by reason").labelNames("reason")
+                .withoutExemplars().register(registry);
+        shed = Counter.builder().name("supervisor_requests_shed_total")
+                .help("Requests shed by the middleware work bound (answered 503 with Retry-After)")
                 .withoutExemplars().register(registry);
         refusals = Counter.builder().name("supervisor_refusals_total")
                 .help("Requests and connections refused by the supervisor, by category and platform code")
@@ -189,9 +200,16 @@ public final class SupervisorMetrics {
         identifications.labelValues(outcome).inc();
     }
 
-    /** Counts one refusal by a resource limit. @param reason the refusal reason */
+    /**
+     * Counts one refusal by a resource limit; {@code middleware_admission_exhausted} also counts one shed request.
+     *
+     * @param reason the refusal reason
+     */
     public void refused(String reason) {
         refused.labelValues(reason).inc();
+        if (reason.equals(SHED_REASON)) {
+            shed.inc();
+        }
     }
 
     /**

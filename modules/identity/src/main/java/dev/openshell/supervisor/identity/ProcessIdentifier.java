@@ -172,6 +172,35 @@ public final class ProcessIdentifier {
         return found.get(0);
     }
 
+    /**
+     * {@return the PID of a process holding the client end of a connection, when one is found} The cheap half of
+     * {@link #identify}, for fairness between the processes of one client address (never for a policy decision): the
+     * socket's inode from the TCP tables and its holders from the full owner search, both shared with every lookup
+     * waiting when the read starts, so a burst of connections costs one read of each; no executable, hash or
+     * ancestry is read, and the holder is not checked again. Several holders: the first found.
+     *
+     * @param client the client's address as the proxy's accepted socket reports it
+     * @param proxy the proxy's address the client connected to
+     */
+    public OptionalLong owner(InetSocketAddress client, InetSocketAddress proxy) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(proxy, "proxy");
+        if (!platform || client.getAddress() == null || proxy.getAddress() == null) {
+            return OptionalLong.empty();
+        }
+        long started = System.nanoTime();
+        try {
+            Long inode = scan.sockets(started).get(SocketTables.key(client, proxy));
+            if (inode == null) {
+                return OptionalLong.empty();
+            }
+            List<Long> owners = scan.owners(started).getOrDefault(inode, List.of());
+            return owners.isEmpty() ? OptionalLong.empty() : OptionalLong.of(owners.get(0));
+        } catch (IOException e) {
+            return OptionalLong.empty();
+        }
+    }
+
     /** Resolves one owner; {@link Cause#NO_OWNER} when it vanished or no longer holds the socket. */
     private Identification resolve(long pid, long inode) {
         String target = "socket:[" + inode + "]";

@@ -71,6 +71,17 @@ class ProcessIdentifierTest {
     }
 
     @Test
+    void theCheapOwnerLookupFindsThePidAndNothingForAnotherTuple() {
+        proc.noise(CLIENT, addr("127.0.0.1", 80)).socket(CLIENT, PROXY, 9001, false);
+        ProcessIdentifier id = identifier();
+        assertEquals(java.util.OptionalLong.of(200), id.owner(CLIENT, PROXY));
+        assertEquals(0, id.hashesComputed(), "no executable is read for fairness");
+        assertEquals(java.util.OptionalLong.empty(), id.owner(addr("127.0.0.1", 40002), PROXY));
+        proc.exit(200);
+        assertEquals(java.util.OptionalLong.empty(), identifier().owner(CLIENT, PROXY));
+    }
+
+    @Test
     void findsAnIpv4MappedSocketInTheIpv6Table() {
         proc.socket(CLIENT, PROXY, 9001, true);
         assertEquals(200, identified(identifier().identify(CLIENT, PROXY)).pid());

@@ -3,12 +3,14 @@ package dev.openshell.supervisor.proxy;
 import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.supervisor.proxy.internal.BodyBudget;
 import dev.openshell.supervisor.proxy.internal.CertificateAuthority;
+import dev.openshell.supervisor.proxy.internal.ConnectionLimits;
 import dev.openshell.supervisor.proxy.internal.InterceptionTls;
 import dev.openshell.supervisor.proxy.internal.ProxyConnectionSelector;
 import dev.openshell.supervisor.proxy.internal.ProxyCore;
 import dev.openshell.supervisor.proxy.internal.SsrfGuard;
 import dev.openshell.supervisor.proxy.internal.UpstreamPool;
 import dev.openshell.supervisor.proxy.internal.UpstreamTls;
+import dev.openshell.supervisor.proxy.internal.WorkAdmission;
 import io.helidon.common.socket.SocketOptions;
 import io.helidon.webserver.WebServer;
 import java.io.IOException;
@@ -124,7 +126,9 @@ public final class SupervisorProxy implements AutoCloseable {
                         Duration.ofSeconds(1)),
                 new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait, b.bodyBufferClientSharePercent),
                 new ProxyCore.Limits(b.maxConnections, Math.min(b.maxConnectionsPerClient, b.maxConnections),
-                        b.requestHeadTimeout, b.bodyBufferTimeout, b.bodyMinBytesPerSecond, b.bodyMinRateGrace));
+                        b.requestHeadTimeout, b.bodyBufferTimeout, b.bodyMinBytesPerSecond, b.bodyMinRateGrace),
+                new ProxyCore.Admission(new WorkAdmission(b.maxMiddlewareWork, b.maxQueuedMiddlewareWork),
+                        b.maxConnectionsPerProcess, b.connectionOwner));
         this.core = core;
         WebServer ws = WebServer.builder()
                 .host(b.listen.getHostString())
@@ -220,6 +224,11 @@ public final class SupervisorProxy implements AutoCloseable {
         private long bodyMinBytesPerSecond = ProxyCore.Limits.DEFAULT.bodyMinBytesPerSecond();
         private Duration bodyMinRateGrace = ProxyCore.Limits.DEFAULT.bodyMinRateGrace();
         private int bodyBufferClientSharePercent = BodyBudget.DEFAULT_CLIENT_SHARE_PERCENT;
+        private int maxMiddlewareWork = WorkAdmission.DEFAULT_RUNNING;
+        private int maxQueuedMiddlewareWork = WorkAdmission.DEFAULT_QUEUED;
+        private int maxConnectionsPerProcess = ConnectionLimits.DEFAULT_MAX_PER_PROCESS;
+        private java.util.function.Function<ClientConnection, java.util.OptionalLong> connectionOwner =
+                c -> java.util.OptionalLong.empty();
 
         private Builder() {
         }
@@ -496,6 +505,64 @@ public final class SupervisorProxy implements AutoCloseable {
                 throw new IllegalArgumentException("the body buffer client share must be 1 to 100 percent");
             }
             this.bodyBufferClientSharePercent = percent;
+            return this;
+        }
+
+        /**
+         * The bound on middleware work: requests whose stages (or body-aware L7 rules) are evaluated at once, after
+         * their body is buffered. Beyond it a request waits in a queue of {@link #maxQueuedMiddlewareWork} places
+         * (served round-robin over client addresses); one more is shed: answered
+         * {@code 503 middleware_admission_exhausted} with {@code Retry-After: 1}, and reported.
+         *
+         * @param running evaluations at once, 1 to 65536; default OpenShell's 32
+         * @return this
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder maxMiddlewareWork(int running) {
+            new WorkAdmission(running, maxQueuedMiddlewareWork); // checks the range
+            this.maxMiddlewareWork = running;
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param queued requests that may wait for a place of {@link #maxMiddlewareWork}, 0 to 65536; default
+         *     OpenShell's 64
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder maxQueuedMiddlewareWork(int queued) {
+            new WorkAdmission(maxMiddlewareWork, queued); // checks the range
+            this.maxQueuedMiddlewareWork = queued;
+            return this;
+        }
+
+        /**
+         * Connections beyond a client address's cap ({@link #maxConnectionsPerClient}) are tied to their process
+         * ({@link #connectionOwner}); one process may hold at most this many of them, so a process that holds its
+         * address's whole share does not shut out the address's other processes.
+         *
+         * @param perProcess 0 (the address's cap is a hard cap) to 1000000; default 64
+         * @return this
+         * @throws IllegalArgumentException when out of range
+         */
+        public Builder maxConnectionsPerProcess(int perProcess) {
+            if (perProcess < 0 || perProcess > 1_000_000) {
+                throw new IllegalArgumentException("connections per process must be 0 to 1000000");
+            }
+            this.maxConnectionsPerProcess = perProcess;
+            return this;
+        }
+
+        /**
+         * {@return this}
+         *
+         * @param owner the PID of the process holding a connection's client end, empty when not found; called only
+         *     for a connection over its address's cap, before a byte of it is read, and may block; default: never
+         *     found (the address's cap is then a hard cap)
+         */
+        public Builder connectionOwner(java.util.function.Function<ClientConnection, java.util.OptionalLong> owner) {
+            this.connectionOwner = Objects.requireNonNull(owner, "owner");
             return this;
         }
 

@@ -61,6 +61,15 @@ final class RawClient implements AutoCloseable {
         out = socket.getOutputStream();
     }
 
+    /** @param connected a socket the caller bound and connected to the proxy */
+    RawClient(Socket connected) throws IOException {
+        socket = connected;
+        socket.setTcpNoDelay(true);
+        socket.setSoTimeout(10_000);
+        in = socket.getInputStream();
+        out = socket.getOutputStream();
+    }
+
     Socket socket() {
         return socket;
     }

@@ -94,6 +94,26 @@ final class Identities {
     }
 
     /**
+     * {@return the PID of the process behind a connection, for fairness between the processes of one client address}
+     * The identity's process when the connection was identified already, else the cheap lookup
+     * ({@link ProcessIdentifier#owner}: no executable or hash read, the connection's identity left undecided); empty
+     * with {@code endpoint-only}, or when no process is found.
+     *
+     * @param connection the connection
+     */
+    java.util.OptionalLong owner(ClientConnection connection) {
+        if (identifier.isEmpty() || connection.client().isEmpty() || connection.local().isEmpty()) {
+            return java.util.OptionalLong.empty();
+        }
+        Optional<ProcessIdentity> decided = connection.identityIfDecided().flatMap(ConnectionIdentity::identification)
+                .flatMap(Identification::identity);
+        if (decided.isPresent()) {
+            return java.util.OptionalLong.of(decided.get().pid());
+        }
+        return identifier.get().owner(connection.client().get(), connection.local().get());
+    }
+
+    /**
      * {@return whether a connection's identity still holds: the identified process still holds the socket it was
      * identified by ({@link ProcessIdentifier#stillHolds}: its own {@code /proc} entries only)} An identity without
      * a process, or without where it held the socket, has nothing to check.

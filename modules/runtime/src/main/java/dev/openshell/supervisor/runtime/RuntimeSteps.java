@@ -53,6 +53,16 @@ final class RuntimeSteps implements Supplier<PolicySteps<ExchangePlan>> {
         return b.steps();
     }
 
+    /**
+     * {@return the PID of the process behind a connection over its client address's connection cap or body share,
+     * when found} ({@link Identities#owner}); empty with {@code endpoint-only}. Blocks on {@code /proc}.
+     *
+     * @param connection the connection
+     */
+    java.util.OptionalLong owner(dev.openshell.supervisor.proxy.ClientConnection connection) {
+        return identify.identities().owner(connection);
+    }
+
     private PolicySteps<ExchangePlan> bind(Generation g) {
         return new PolicySteps<>(g.number(), new AdmissionStep(g, identify), new PlanStep(g, identify, audit), l7,
                 new RequestChainStep(engine, l7, audit), new CredentialStep(g, engine, audit), auditStep, sessions,

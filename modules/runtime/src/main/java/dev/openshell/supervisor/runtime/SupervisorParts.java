@@ -56,6 +56,10 @@ final class SupervisorParts {
         settings.limits().bodyBufferTimeoutMillis().ifPresent(ms -> pb.bodyBufferTimeout(Duration.ofMillis(ms)));
         settings.limits().bodyMinBytesPerSecond().ifPresent(pb::bodyMinBytesPerSecond);
         settings.limits().bodyBufferClientSharePercent().ifPresent(p -> pb.bodyBufferClientSharePercent((int) p));
+        settings.limits().maxConcurrentMiddlewareWork().ifPresent(n -> pb.maxMiddlewareWork((int) n));
+        settings.limits().maxQueuedMiddlewareWork().ifPresent(n -> pb.maxQueuedMiddlewareWork((int) n));
+        settings.limits().maxConnectionsPerProcess().ifPresent(n -> pb.maxConnectionsPerProcess((int) n));
+        pb.connectionOwner(steps::owner);
         if (settings.tls().caCert().isPresent() && settings.tls().caKey().isPresent()) {
             pb.operatorCa(settings.tls().caCert().get(), settings.tls().caKey().get());
         }

@@ -52,7 +52,8 @@ final class GatewayReader extends TomlValues {
     static final List<String> IDENTITY_KEYS = List.of("mode", "entrypoint_pid");
     static final List<String> LIMITS_KEYS = List.of("max_connections", "max_connections_per_client",
             "request_head_timeout_ms", "body_buffer_timeout_ms", "body_min_bytes_per_second",
-            "body_buffer_client_share_percent", "stage_threads", "max_stuck_stages_per_binding");
+            "body_buffer_client_share_percent", "stage_threads", "max_stuck_stages_per_binding",
+            "max_concurrent_middleware_work", "max_queued_middleware_work", "max_connections_per_process");
     static final List<String> TLS_KEYS = List.of("upstream_ca_bundle", "ca_cert", "ca_key");
     static final List<String> PLUGIN_PIN_KEYS = List.of("entry", "sha256");
     static final List<String> MIDDLEWARE_KEYS = List.of("name", "grpc_endpoint", "max_body_bytes", "timeout",
@@ -153,7 +154,10 @@ final class GatewayReader extends TomlValues {
                     optionalInteger(lim, "body_min_bytes_per_second", lp, 0, 1_000_000_000),
                     optionalInteger(lim, "body_buffer_client_share_percent", lp, 1, 100),
                     optionalInteger(lim, "stage_threads", lp, 1, 4096),
-                    optionalInteger(lim, "max_stuck_stages_per_binding", lp, 1, 4096));
+                    optionalInteger(lim, "max_stuck_stages_per_binding", lp, 1, 4096),
+                    optionalInteger(lim, "max_concurrent_middleware_work", lp, 1, 65536),
+                    optionalInteger(lim, "max_queued_middleware_work", lp, 0, 65536),
+                    optionalInteger(lim, "max_connections_per_process", lp, 0, 1_000_000));
         }
         TlsSettings tls = TlsSettings.defaults();
         TomlTable tl = table(t, "tls", path);

@@ -22,11 +22,20 @@ import java.util.OptionalLong;
  * @param maxStuckStagesPerBinding {@code max_stuck_stages_per_binding}: stages of one binding past their timeout
  *     and still running after which the binding is unavailable, 1 to 4096 (the supervisor uses at most
  *     {@code stage_threads})
+ * @param maxConcurrentMiddlewareWork {@code max_concurrent_middleware_work}: requests whose middleware stages are
+ *     evaluated at once, 1 to 65536 (OpenShell's 32 by default)
+ * @param maxQueuedMiddlewareWork {@code max_queued_middleware_work}: requests that may wait for one of those; one
+ *     more is shed (503 with {@code Retry-After}), 0 to 65536 (OpenShell's 64 by default)
+ * @param maxConnectionsPerProcess {@code max_connections_per_process}: connections one process may open beyond its
+ *     client address's {@code max_connections_per_client} (connections over the address's share are tied to their
+ *     process), 0 (none: the address's cap is a hard cap) to 1000000
  */
 public record LimitsSettings(OptionalLong maxConnections, OptionalLong maxConnectionsPerClient,
                              OptionalLong requestHeadTimeoutMillis, OptionalLong bodyBufferTimeoutMillis,
                              OptionalLong bodyMinBytesPerSecond, OptionalLong bodyBufferClientSharePercent,
-                             OptionalLong stageThreads, OptionalLong maxStuckStagesPerBinding) {
+                             OptionalLong stageThreads, OptionalLong maxStuckStagesPerBinding,
+                             OptionalLong maxConcurrentMiddlewareWork, OptionalLong maxQueuedMiddlewareWork,
+                             OptionalLong maxConnectionsPerProcess) {
     /** @throws NullPointerException if any component is {@code null} */
     public LimitsSettings {
         Objects.requireNonNull(maxConnections, "maxConnections");
@@ -37,11 +46,35 @@ public record LimitsSettings(OptionalLong maxConnections, OptionalLong maxConnec
         Objects.requireNonNull(bodyBufferClientSharePercent, "bodyBufferClientSharePercent");
         Objects.requireNonNull(stageThreads, "stageThreads");
         Objects.requireNonNull(maxStuckStagesPerBinding, "maxStuckStagesPerBinding");
+        Objects.requireNonNull(maxConcurrentMiddlewareWork, "maxConcurrentMiddlewareWork");
+        Objects.requireNonNull(maxQueuedMiddlewareWork, "maxQueuedMiddlewareWork");
+        Objects.requireNonNull(maxConnectionsPerProcess, "maxConnectionsPerProcess");
+    }
+
+    /**
+     * Limits without the middleware work bound and the per-process connections: those take the defaults.
+     *
+     * @param maxConnections {@code max_connections}
+     * @param maxConnectionsPerClient {@code max_connections_per_client}
+     * @param requestHeadTimeoutMillis {@code request_head_timeout_ms}
+     * @param bodyBufferTimeoutMillis {@code body_buffer_timeout_ms}
+     * @param bodyMinBytesPerSecond {@code body_min_bytes_per_second}
+     * @param bodyBufferClientSharePercent {@code body_buffer_client_share_percent}
+     * @param stageThreads {@code stage_threads}
+     * @param maxStuckStagesPerBinding {@code max_stuck_stages_per_binding}
+     */
+    public LimitsSettings(OptionalLong maxConnections, OptionalLong maxConnectionsPerClient,
+                          OptionalLong requestHeadTimeoutMillis, OptionalLong bodyBufferTimeoutMillis,
+                          OptionalLong bodyMinBytesPerSecond, OptionalLong bodyBufferClientSharePercent,
+                          OptionalLong stageThreads, OptionalLong maxStuckStagesPerBinding) {
+        this(maxConnections, maxConnectionsPerClient, requestHeadTimeoutMillis, bodyBufferTimeoutMillis,
+                bodyMinBytesPerSecond, bodyBufferClientSharePercent, stageThreads, maxStuckStagesPerBinding,
+                OptionalLong.empty(), OptionalLong.empty(), OptionalLong.empty());
     }
 
     /** {@return no key written: every limit takes the proxy's default} */
     public static LimitsSettings defaults() {
         OptionalLong none = OptionalLong.empty();
-        return new LimitsSettings(none, none, none, none, none, none, none, none);
+        return new LimitsSettings(none, none, none, none, none, none, none, none, none, none, none);
     }
 }

@@ -180,7 +180,15 @@ class GatewayConfigTest {
                     body_buffer_client_share_percent = 50
                     stage_threads = 8
                     max_stuck_stages_per_binding = 3
+                    max_concurrent_middleware_work = 4
+                    max_queued_middleware_work = 0
+                    max_connections_per_process = 16
                     """).value().supervisor().limits();
+            assertEquals(4L, set.maxConcurrentMiddlewareWork().getAsLong());
+            assertEquals(0L, set.maxQueuedMiddlewareWork().getAsLong());
+            assertEquals(16L, set.maxConnectionsPerProcess().getAsLong());
+            assertProblem(onlyError("[openshell.supervisor.limits]\nmax_concurrent_middleware_work = 0\n"),
+                    "openshell.supervisor.limits.max_concurrent_middleware_work", 2, 1, "0 is outside 1..65536");
             assertEquals(7000L, set.bodyBufferTimeoutMillis().getAsLong());
             assertEquals(0L, set.bodyMinBytesPerSecond().getAsLong());
             assertEquals(50L, set.bodyBufferClientSharePercent().getAsLong());
@@ -202,7 +210,9 @@ class GatewayConfigTest {
                     "openshell.supervisor.limits.max_conections", 2, 1, "unknown key 'max_conections' (did you mean"
                             + " 'max_connections'?); allowed keys: max_connections, max_connections_per_client,"
                             + " request_head_timeout_ms, body_buffer_timeout_ms, body_min_bytes_per_second,"
-                            + " body_buffer_client_share_percent, stage_threads, max_stuck_stages_per_binding");
+                            + " body_buffer_client_share_percent, stage_threads, max_stuck_stages_per_binding,"
+                            + " max_concurrent_middleware_work, max_queued_middleware_work,"
+                            + " max_connections_per_process");
         }
     }
 

@@ -4,10 +4,12 @@ import dev.openshell.middleware.spi.EnvelopeLimits;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.OptionalLong;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * The proxy-wide budget of request-body bytes held in memory for middleware at one time, with a share per client
@@ -30,6 +32,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>Then the proxy-wide budget: waiters are served in arrival order (a fair semaphore), so a large body is not
  *       starved by small ones; past the wait: {@code 503 body_buffer_busy}.</li>
  * </ol>
+ *
+ * <p>Fairness within one address: a request that would take its address over its share is tied to its process (the
+ * owner lookup, only then), and each process of the address may hold, beyond the address's share, the heap of one
+ * largest body ({@link EnvelopeLimits#MAX_BODY_BYTES}) of its own. So one process that fills its address's share does
+ * not make the address's other processes wait behind its uploads; it gets that one body more itself, then waits.
  */
 public final class BodyBudget {
     /** The default share of the budget one client address may hold, in percent. */
@@ -37,6 +44,10 @@ public final class BodyBudget {
 
     private final int totalBytes;
     private final int clientShareBytes;
+    /** What one process of an address may hold beyond the address's share: the heap of one largest body. */
+    private final int processBytes;
+    private static final long NO_PID = -1;
+    private static final long REFUSED = -2;
     private final Duration maxWait;
     private final Semaphore permits;
     /** Guards {@link #perClient}; each client's waiters wait on its own condition. */
@@ -52,6 +63,8 @@ public final class BodyBudget {
         final Condition freed;
         int held;
         int waiters;
+        /** Bytes held beyond the share, by process (PID). */
+        final HashMap<Long, Integer> beyond = new HashMap<>();
 
         Share(Condition freed) {
             this.freed = freed;
@@ -92,6 +105,8 @@ public final class BodyBudget {
         this.clientShareBytes = (int) Math.max(Math.min(totalBytes,
                 dev.openshell.middleware.spi.Body.heapBytes(EnvelopeLimits.MAX_BODY_BYTES)),
                 totalBytes * clientSharePercent / 100);
+        this.processBytes = (int) Math.min(totalBytes, dev.openshell.middleware.spi.Body.heapBytes(
+                EnvelopeLimits.MAX_BODY_BYTES));
         this.maxWait = maxWait;
         this.permits = new Semaphore(this.totalBytes, true);
     }
@@ -154,21 +169,41 @@ public final class BodyBudget {
      * @throws InterruptedException if the waiting thread is interrupted
      */
     Claim reserve(long bytes, InetAddress client) throws InterruptedException {
+        return reserve(bytes, client, OptionalLong::empty);
+    }
+
+    /**
+     * As {@link #reserve(long, InetAddress)}, with the process of the request's connection for the room one process
+     * may hold beyond its address's share.
+     *
+     * @param bytes the size to reserve, in bytes
+     * @param client the client address; {@code null} when unknown
+     * @param owner the PID of the process behind the request's connection, empty when not found; asked only when
+     *     the request would take its address over its share, never under a lock (it may block)
+     * @return the claim; never {@code null}
+     * @throws InterruptedException if the waiting thread is interrupted
+     */
+    Claim reserve(long bytes, InetAddress client, Supplier<OptionalLong> owner) throws InterruptedException {
         int n = (int) Math.max(0, Math.min(bytes, totalBytes));
         if (n == 0) {
-            return new Claim(new Reservation(0, null), null, 0);
+            return new Claim(new Reservation(0, null, NO_PID), null, 0);
         }
         long start = System.nanoTime();
         long deadline = start + maxWait.toNanos();
-        if (client != null && clientShareBytes < totalBytes && !claimShare(client, n, deadline)) {
-            return new Claim(null, "client_body_buffer_limit", System.nanoTime() - start);
+        boolean shared = client != null && clientShareBytes < totalBytes;
+        long pid = NO_PID;
+        if (shared) {
+            pid = claimShare(client, n, deadline, owner);
+            if (pid == REFUSED) {
+                return new Claim(null, "client_body_buffer_limit", System.nanoTime() - start);
+            }
         }
         boolean got = false;
         try {
             got = permits.tryAcquire(n, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } finally {
-            if (!got && client != null && clientShareBytes < totalBytes) {
-                releaseShare(client, n);
+            if (!got && shared) {
+                releaseShare(client, pid, n);
             }
         }
         long waited = System.nanoTime() - start;
@@ -176,7 +211,7 @@ public final class BodyBudget {
             warnBusy();
             return new Claim(null, "body_buffer_busy", waited);
         }
-        return new Claim(new Reservation(n, client), null, waited);
+        return new Claim(new Reservation(n, shared ? client : null, pid), null, waited);
     }
 
     /** Logs that the budget stayed full, at most every 10 s: the operator's cue to raise it (or the heap). */
@@ -191,44 +226,75 @@ public final class BodyBudget {
     }
 
     /**
-     * {@return whether {@code client}'s share took {@code n} more bytes before {@code deadline} (then they are
-     * added)}
+     * Takes {@code n} bytes for {@code client}: from its share, or, over the share, from the room of the request's
+     * process beyond it; waits until {@code deadline} for either.
+     *
+     * @return {@link #NO_PID} when taken from the share, the PID when taken beyond it, {@link #REFUSED} when neither
+     *     had room before the deadline
      */
-    private boolean claimShare(InetAddress client, int n, long deadline) throws InterruptedException {
-        shareLock.lock();
-        try {
-            Share share = perClient.computeIfAbsent(client, k -> new Share(shareLock.newCondition()));
+    private long claimShare(InetAddress client, int n, long deadline, Supplier<OptionalLong> owner)
+            throws InterruptedException {
+        OptionalLong pid = null; // looked up once, outside the lock, the first time the share is full
+        while (true) {
+            shareLock.lock();
             try {
-                while ((long) share.held + n > clientShareBytes) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return false;
+                Share share = perClient.computeIfAbsent(client, k -> new Share(shareLock.newCondition()));
+                try {
+                    while (true) {
+                        if ((long) share.held + n <= clientShareBytes) {
+                            share.held += n;
+                            return NO_PID;
+                        }
+                        if (pid == null) {
+                            break; // look the process up without the lock, then check again
+                        }
+                        if (pid.isPresent() && (long) share.beyond.getOrDefault(pid.getAsLong(), 0) + n
+                                <= processBytes) {
+                            share.beyond.merge(pid.getAsLong(), n, Integer::sum);
+                            return pid.getAsLong();
+                        }
+                        long left = deadline - System.nanoTime();
+                        if (left <= 0) {
+                            return REFUSED;
+                        }
+                        share.waiters++;
+                        try {
+                            share.freed.awaitNanos(left);
+                        } finally {
+                            share.waiters--;
+                        }
                     }
-                    share.waiters++;
-                    try {
-                        share.freed.awaitNanos(left);
-                    } finally {
-                        share.waiters--;
-                    }
+                } finally {
+                    forgetIfIdle(client, share);
                 }
-                share.held += n;
-                return true;
             } finally {
-                forgetIfIdle(client, share);
+                shareLock.unlock();
             }
-        } finally {
-            shareLock.unlock();
+            pid = ownerOf(owner);
         }
     }
 
-    private void releaseShare(InetAddress client, int n) {
+    private static OptionalLong ownerOf(Supplier<OptionalLong> owner) {
+        try {
+            OptionalLong pid = owner.get();
+            return pid == null ? OptionalLong.empty() : pid;
+        } catch (RuntimeException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    private void releaseShare(InetAddress client, long pid, int n) {
         shareLock.lock();
         try {
             Share share = perClient.get(client);
             if (share == null) {
                 return;
             }
-            share.held = Math.max(0, share.held - n);
+            if (pid == NO_PID) {
+                share.held = Math.max(0, share.held - n);
+            } else {
+                share.beyond.computeIfPresent(pid, (k, v) -> v - n <= 0 ? null : v - n);
+            }
             if (share.waiters > 0) {
                 share.freed.signalAll(); // waiters of different sizes: each checks whether it fits now
             }
@@ -240,7 +306,7 @@ public final class BodyBudget {
 
     /** Drops a client's entry once it holds nothing and nobody waits on it (called under {@link #shareLock}). */
     private void forgetIfIdle(InetAddress client, Share share) {
-        if (share.held == 0 && share.waiters == 0) {
+        if (share.held == 0 && share.waiters == 0 && share.beyond.isEmpty()) {
             perClient.remove(client, share);
         }
     }
@@ -248,11 +314,13 @@ public final class BodyBudget {
     /** Reserved bytes; {@link #close()} gives back what is still held. Used by one thread. */
     final class Reservation implements AutoCloseable {
         private final InetAddress client;
+        private final long pid;
         private int held;
 
-        private Reservation(int held, InetAddress client) {
+        private Reservation(int held, InetAddress client, long pid) {
             this.held = held;
             this.client = client;
+            this.pid = pid;
         }
 
         /** Gives back the part of the reservation above {@code bytes} (a chunked body smaller than its cap). */
@@ -264,8 +332,8 @@ public final class BodyBudget {
 
         private void giveBack(int n) {
             if (n > 0) {
-                if (client != null && clientShareBytes < totalBytes) {
-                    releaseShare(client, n);
+                if (client != null) {
+                    releaseShare(client, pid, n);
                 }
                 permits.release(n);
             }

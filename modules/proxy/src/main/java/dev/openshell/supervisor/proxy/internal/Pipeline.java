@@ -49,6 +49,10 @@ final class Pipeline<P> implements AutoCloseable {
     private final Tunnel tunnel;
     private final PolicySteps<P> steps;
     private final RequestBody body;
+    /** The code of a request shed by the middleware work bound. */
+    static final String SHED = "middleware_admission_exhausted";
+    /** The work permit while this exchange's stages run ({@link WorkAdmission}). */
+    private WorkAdmission.Permit work;
     /** The request as the policy steps see it, once admitted; {@code null} before. */
     private ProxyRequest request;
     /** The policy steps' plan of this exchange, once planned; {@code null} before. */
@@ -86,13 +90,18 @@ final class Pipeline<P> implements AutoCloseable {
             boolean covered = openSession(req);                         // message chain preflight
             refuseUninspectableUpgrade(req, covered ? ChainSelection.none() : need, planned.responses());
             RequestBody.Read read = body.read(req, request, need, this::audit); // budget, 100-continue, buffer
-            OutgoingRequest out = read instanceof RequestBody.Read.Buffered b
-                    ? chain(req, l7, b.body())                         // L7 on the body, chain, re-check
-                    : OutgoingRequest.streamed(req, request);
+            OutgoingRequest out;
+            if (read instanceof RequestBody.Read.Buffered b) {
+                admitWork(req);                                        // the work bound, or shed (503)
+                out = chain(req, l7, b.body());                        // L7 on the body, chain, re-check
+            } else {
+                out = OutgoingRequest.streamed(req, request);
+            }
             if (framesInspected(req, l7) || session != null) {
                 out = out.withoutWebSocketExtensions();                // no extension may change what is read
             }
             CredentialVerdict.Forward sent = credentials(req, out);    // credentials, post-credentials
+            endWork();
             return forward(req, admitted, l7, out, sent);              // upstream, response, scrub, deliver
         } catch (Answered a) {
             endSession(SessionEndReason.POLICY_DENIAL);
@@ -360,10 +369,45 @@ final class Pipeline<P> implements AutoCloseable {
         return new Answered(!close);
     }
 
-    /** Releases the body-budget reservation: the buffered body is no longer referenced. */
+    /** Releases the body-budget reservation and the work permit: the buffered body is no longer referenced. */
     @Override
     public void close() {
+        endWork();
         body.close();
+    }
+
+    /**
+     * Takes a permit of the middleware work bound ({@link WorkAdmission}), waiting in its queue; when the queue is
+     * full too, the request is shed: reported ({@code middleware_admission_exhausted}) and answered 503 with
+     * {@code Retry-After}, never evaluated.
+     */
+    private void admitWork(ParsedRequest req) throws IOException, Answered {
+        try {
+            work = core.work().acquire(client.connection.client().map(java.net.InetSocketAddress::getAddress)
+                    .orElse(null));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting for middleware work admission");
+        }
+        if (work != null) {
+            return;
+        }
+        String detail = "the proxy is evaluating as many requests as it may and its queue is full; retry shortly";
+        audit(new ExchangeRecord.Refused(new ProxyRefusal(ProxyRefusal.Kind.LIMIT, 503, SHED, Optional.empty(),
+                detail, client.connection, Optional.of(req.head().method()), destination(), requestId())));
+        boolean close = req.clientClose();
+        client.send(ErrorResponses.response(503, SHED, detail, java.util.Map.of(),
+                "Retry-After: " + WorkAdmission.RETRY_AFTER_SECONDS + "\r\n", close));
+        ResponseRelay.log(req, 503);
+        throw new Answered(!close);
+    }
+
+    /** Gives back the work permit, if this exchange holds one: its stages have run. */
+    private void endWork() {
+        if (work != null) {
+            work.close();
+            work = null;
+        }
     }
 
     /**

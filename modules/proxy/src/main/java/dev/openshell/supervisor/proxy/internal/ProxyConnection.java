@@ -37,13 +37,18 @@ final class ProxyConnection implements ServerConnection {
     public void handle(Limit limit) {
         InetAddress client = ctx.serverSocket().remotePeer().address() instanceof InetSocketAddress a
                 ? a.getAddress() : null;
-        String refused = core.connections().acquire(client);
+        ConnectionLimits.Claim claim = core.connections().acquire(client, () -> core.owner(connection));
+        String refused = claim.refusal();
         if (refused != null) {
             // closed before a byte is read: nothing of this connection is held
             core.report(dev.openshell.supervisor.proxy.ProxyRefusal.Kind.LIMIT, 0, refused,
-                    java.util.Optional.empty(), refused.equals("client_connection_limit")
-                            ? "closed unserved: this client address has as many connections open as it may"
-                            : "closed unserved: the proxy has as many connections open as it may",
+                    java.util.Optional.empty(), switch (refused) {
+                        case "client_connection_limit" ->
+                                "closed unserved: this client address has as many connections open as it may";
+                        case "process_connection_limit" -> "closed unserved: this process has as many connections"
+                                + " open beyond its address's share as it may";
+                        default -> "closed unserved: the proxy has as many connections open as it may";
+                    },
                     connection, java.util.Optional.empty(), java.util.Optional.empty(),
                     java.util.Optional.empty());
             closeSocket();
@@ -54,7 +59,7 @@ final class ProxyConnection implements ServerConnection {
         } finally {
             // Helidon closes the socket once this returns: what was reported about the connection is written first
             connection.auditBarrier().await();
-            core.connections().release(client);
+            core.connections().release(claim.slot());
         }
     }
 

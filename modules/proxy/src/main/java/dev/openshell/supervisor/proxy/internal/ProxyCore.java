@@ -109,6 +109,7 @@ public final class ProxyCore {
     private final BodyBudget bodyBudget;
     private final Limits limits;
     private final ConnectionLimits connections;
+    private final Admission admission;
     private final ScheduledThreadPoolExecutor watchdog = ReadDeadline.watchdog();
     private final String idPrefix = HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
     private final AtomicLong ids = new AtomicLong();
@@ -126,10 +127,51 @@ public final class ProxyCore {
     public ProxyCore(Supplier<? extends PolicySteps<?>> policy, AuditBarrier.Log auditLog, SsrfGuard ssrf,
                      InterceptionTls interception, UpstreamPool pool, Timeouts timeouts, BodyBudget bodyBudget,
                      Limits limits) {
+        this(policy, auditLog, ssrf, interception, pool, timeouts, bodyBudget, limits, Admission.DEFAULT);
+    }
+
+    /**
+     * Admission control beyond the connection caps of {@link Limits}.
+     *
+     * @param work the bound on middleware evaluations at once, with its queue
+     * @param maxConnectionsPerProcess connections one process may hold beyond its address's cap
+     *     ({@link ConnectionLimits}); 0 for none
+     * @param owner finds the process (its PID) holding a connection's client end; empty when not found. Called, and
+     *     may block on {@code /proc}, only for a connection over its address's cap
+     */
+    public record Admission(WorkAdmission work, int maxConnectionsPerProcess,
+                            java.util.function.Function<ClientConnection, java.util.OptionalLong> owner) {
+        /** OpenShell's work bound, no connection beyond an address's cap. */
+        public static final Admission DEFAULT = new Admission(new WorkAdmission(WorkAdmission.DEFAULT_RUNNING,
+                WorkAdmission.DEFAULT_QUEUED), 0, c -> java.util.OptionalLong.empty());
+
+        /** @throws NullPointerException if a part is {@code null} */
+        public Admission {
+            Objects.requireNonNull(work, "work");
+            Objects.requireNonNull(owner, "owner");
+        }
+    }
+
+    /**
+     * @param policy the current policy steps, read once per exchange
+     * @param auditLog the audit log's wait, behind every connection's {@link AuditBarrier}
+     * @param ssrf the SSRF guard
+     * @param interception TLS interception
+     * @param pool upstream connections
+     * @param timeouts the timeouts
+     * @param bodyBudget the bytes of request bodies that may be held for middleware at once
+     * @param limits connection caps and the request head deadline
+     * @param admission the work bound and the per-process connections beyond an address's cap
+     */
+    public ProxyCore(Supplier<? extends PolicySteps<?>> policy, AuditBarrier.Log auditLog, SsrfGuard ssrf,
+                     InterceptionTls interception, UpstreamPool pool, Timeouts timeouts, BodyBudget bodyBudget,
+                     Limits limits, Admission admission) {
+        this.admission = Objects.requireNonNull(admission);
         this.policy = Objects.requireNonNull(policy);
         this.auditLog = Objects.requireNonNull(auditLog);
         this.limits = Objects.requireNonNull(limits);
-        this.connections = new ConnectionLimits(limits.maxConnections(), limits.maxConnectionsPerClient());
+        this.connections = new ConnectionLimits(limits.maxConnections(), limits.maxConnectionsPerClient(),
+                admission.maxConnectionsPerProcess());
         this.bodyBudget = Objects.requireNonNull(bodyBudget);
         this.ssrf = Objects.requireNonNull(ssrf);
         this.interception = Objects.requireNonNull(interception);
@@ -223,6 +265,20 @@ public final class ProxyCore {
 
     BodyBudget bodyBudget() {
         return bodyBudget;
+    }
+
+    WorkAdmission work() {
+        return admission.work();
+    }
+
+    /** {@return the PID of the process holding {@code c}'s client end, when found (may block)} @param c a connection */
+    java.util.OptionalLong owner(ClientConnection c) {
+        try {
+            return admission.owner().apply(c);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "connection owner lookup failed: " + e.getClass().getName());
+            return java.util.OptionalLong.empty();
+        }
     }
 
     InterceptionTls interception() {

@@ -146,7 +146,7 @@ final class RequestBody implements AutoCloseable {
         BodyBudget.Claim claim;
         try {
             claim = core.bodyBudget().reserve(Body.heapBytes(bytes), client.connection.client()
-                    .map(InetSocketAddress::getAddress).orElse(null));
+                    .map(InetSocketAddress::getAddress).orElse(null), () -> core.owner(client.connection));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("interrupted while waiting for body buffer room");

@@ -70,4 +70,40 @@ class BodyBudgetTest {
         assertEquals(0, budget.heldBy(a));
         assertEquals(4 * ONE, budget.availableBytes());
     }
+
+    @Test
+    void overItsAddressShareAProcessHasOneBodyOfItsOwnAndAnotherProcessIsNotHeldBack() throws Exception {
+        // 8 bodies of budget, 25 %: two large bodies per address, then one more per process of that address
+        BodyBudget budget = new BodyBudget(8L * ONE, Duration.ofMillis(200), 25);
+        InetAddress a = InetAddress.getByName("127.0.0.1");
+        int[] lookups = new int[1];
+        java.util.function.Supplier<java.util.OptionalLong> flood = () -> {
+            lookups[0]++;
+            return java.util.OptionalLong.of(1001);
+        };
+        BodyBudget.Reservation s1 = budget.reserve(ONE, a, flood).reservation();
+        BodyBudget.Reservation s2 = budget.reserve(ONE, a, flood).reservation();
+        assertNotNull(s1);
+        assertNotNull(s2);
+        assertEquals(0, lookups[0], "under the share, no process is looked up");
+        BodyBudget.Reservation f3 = budget.reserve(ONE, a, flood).reservation();
+        assertNotNull(f3, "the flooding process's own body beyond the share");
+        assertEquals(1, lookups[0]);
+        BodyBudget.Claim f4 = budget.reserve(ONE, a, flood);
+        assertEquals("client_body_buffer_limit", f4.refusal(), "then it waits for its address's share, and here"
+                + " past the wait is refused");
+        BodyBudget.Claim victim = budget.reserve(ONE, a, () -> java.util.OptionalLong.of(1002));
+        assertNull(victim.refusal(), "another process of the same address is not held back");
+        BodyBudget.Claim unknown = budget.reserve(ONE, a);
+        assertEquals("client_body_buffer_limit", unknown.refusal(), "a request whose process is not found waits");
+        victim.reservation().close();
+        f3.close();
+        s1.close();
+        s2.close();
+        assertEquals(0, budget.heldBy(a));
+        assertEquals(8 * ONE, budget.availableBytes());
+        BodyBudget.Reservation again = budget.reserve(ONE, a, flood).reservation();
+        assertNotNull(again);
+        again.close();
+    }
 }
