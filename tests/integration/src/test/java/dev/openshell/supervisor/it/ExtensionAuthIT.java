@@ -24,7 +24,6 @@ import io.grpc.stub.StreamObserver;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import java.io.StringReader;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -80,7 +79,7 @@ class ExtensionAuthIT {
     private static int adminPort;
     private static TestPki.Issued ca;
     private static WsPeers.Upstream wsUpstream;
-    private static ResponseMiddlewareIT.StagedUpstream pages;
+    private static StagedUpstream pages;
     private static TokenCheck sessionCheck;
     private static SessionService sessions;
     private static TokenCheck responseCheck;
@@ -225,7 +224,7 @@ class ExtensionAuthIT {
         mismatched = new Fixture("urn:test:other", "urn:acme:other");
         mismatched.start(leaf);
         wsUpstream = new WsPeers.Upstream();
-        pages = new ResponseMiddlewareIT.StagedUpstream(new ServerSocket(0, 64, InetAddress.getLoopbackAddress()));
+        pages = StagedUpstream.plain();
         sessionCheck = new TokenCheck("urn:openshell:extension:middleware:ws-session");
         sessions = SessionService.start("ws-session", true, leaf, sessionCheck);
         responseCheck = new TokenCheck("urn:openshell:extension:middleware:response-guard");
