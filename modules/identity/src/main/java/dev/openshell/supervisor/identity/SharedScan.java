@@ -14,7 +14,13 @@ import java.util.Set;
  * The two expensive reads of identification, each shared by every lookup waiting when it starts
  * ({@link SingleFlight}): the namespace's TCP tables (the kernel walks its whole socket hash for
  * {@code /proc/net/tcp}, milliseconds even when almost empty), and the descriptors of every process (the full owner
- * search, proportional to the number of processes). No lookup takes a value read before it started.
+ * search, proportional to the number of processes). No lookup takes TCP tables read before it started.
+ *
+ * <p>One owner search records the holders of every socket it sees, so a lookup may take the owners of its socket
+ * from a search that started before the lookup did ({@link #owners(long, long, boolean)}), when that search started at most
+ * {@code maxAgeNanos} ago, saw at most {@code maxSockets} sockets, and saw this socket: the socket then existed when
+ * the search read its holders, and the caller verifies that they still hold it. A socket the search did not see
+ * (opened after it) takes a new search.
  */
 final class SharedScan {
     private static final String SOCKET = "socket:[";
@@ -23,12 +29,51 @@ final class SharedScan {
     private final Set<Long> excluded;
     private final SingleFlight<Map<String, Long>> tables;
     private final SingleFlight<Map<Long, List<Long>>> owners;
+    private final long maxAgeNanos;
+    private final int maxSockets;
 
-    SharedScan(ProcTree tree, Path netDir, Set<Long> excluded) {
+    /**
+     * @param tree the processes
+     * @param netDir the namespace's {@code net} directory
+     * @param excluded processes never searched
+     * @param maxAgeNanos how long after its start an owner search may answer later lookups; 0: never
+     * @param maxSockets the most sockets an owner search may have seen and still answer later lookups
+     * @param clock {@link System#nanoTime()} but in tests
+     */
+    SharedScan(ProcTree tree, Path netDir, Set<Long> excluded, long maxAgeNanos, int maxSockets,
+               java.util.function.LongSupplier clock) {
         this.tree = tree;
         this.excluded = excluded;
-        this.tables = new SingleFlight<>(() -> SocketTables.all(netDir));
-        this.owners = new SingleFlight<>(this::readOwners);
+        this.tables = new SingleFlight<>(() -> SocketTables.all(netDir), clock);
+        this.owners = new SingleFlight<>(this::readOwners, clock);
+        this.maxAgeNanos = maxAgeNanos;
+        this.maxSockets = maxSockets;
+    }
+
+    /** {@return the scan's clock now, in nanoseconds} */
+    long now() {
+        return owners.now();
+    }
+
+    /** The holders of one socket, and whether they come from an owner search that started before the lookup. */
+    record Owners(List<Long> pids, boolean earlier) {
+    }
+
+    /**
+     * {@return the PIDs that held socket {@code inode}, over every process but the excluded} From a search that
+     * started at or after {@code since}, or from an earlier one (at most {@code maxAgeNanos} old, at most
+     * {@code maxSockets} sockets) that saw this socket: its holders then, which the caller must verify.
+     *
+     * @param inode the socket's inode
+     * @param since when the lookup started ({@link #now()})
+     * @param reuse whether an earlier search may answer; {@code false}: only one that started at or after
+     *     {@code since}
+     * @throws IOException if the process list cannot be read
+     */
+    Owners owners(long inode, long since, boolean reuse) throws IOException {
+        SingleFlight.Value<Map<Long, List<Long>>> v = owners.recent(since, reuse ? maxAgeNanos : 0,
+                m -> m.size() <= maxSockets && m.containsKey(inode));
+        return new Owners(v.value().getOrDefault(inode, List.of()), v.earlier());
     }
 
     /**
@@ -39,17 +84,6 @@ final class SharedScan {
      */
     Map<String, Long> sockets(long since) throws IOException {
         return tables.after(since);
-    }
-
-    /**
-     * {@return the owner PIDs of every socket inode, over every process but the excluded, read at or after
-     * {@code since}}
-     *
-     * @param since when the lookup started
-     * @throws IOException if the process list cannot be read
-     */
-    Map<Long, List<Long>> owners(long since) throws IOException {
-        return owners.after(since);
     }
 
     /** {@return how many full owner searches ran (for tests and the benchmark)} */
