@@ -27,7 +27,9 @@ import java.util.function.LongSupplier;
  * <ol>
  *   <li>the client socket's inode: the row of {@code net/tcp} or {@code net/tcp6} whose local end is the client's
  *       address and whose remote end is the proxy's (IPv4-mapped IPv6 equal to IPv4), in the entrypoint's namespace
- *       ({@code /proc/<entrypoint>/net}) when one is configured, else in the supervisor's ({@code /proc/net});</li>
+ *       ({@code /proc/<entrypoint>/net}) when one is configured, else in the supervisor's ({@code /proc/net}); an
+ *       IPv4 client is looked up in {@code net/tcp} first, and in {@code net/tcp6} only when not there (each read
+ *       costs the kernel a walk of its whole established-socket hash, about 5 ms of CPU on a 24 GiB host);</li>
  *   <li>its owners: every process with a descriptor linking to {@code socket:[inode]}, searched among the entrypoint
  *       and its descendants first (breadth first, through {@code task/<tid>/children}, or through every process's
  *       {@code PPid} on kernels without them) and, only when none holds it there, among every process under the root
@@ -143,7 +145,7 @@ public final class ProcessIdentifier {
         }
         Long inode;
         try {
-            inode = scan.sockets(started).get(SocketTables.key(client, proxy));
+            inode = scan.inode(client, proxy, started);
         } catch (IOException e) {
             return new Unidentified(Cause.UNREADABLE, "failed to resolve peer binary: the TCP tables cannot be read ("
                     + e.getClass().getSimpleName() + ")");
@@ -339,7 +341,10 @@ public final class ProcessIdentifier {
         return scan.ownerSearches();
     }
 
-    /** {@return how many times the TCP tables were read so far (concurrent lookups share one read)} */
+    /**
+     * {@return how many times a TCP table was read so far ({@code tcp} and {@code tcp6} count one each; concurrent
+     * lookups share one read)}
+     */
     public long tableReads() {
         return scan.tableReads();
     }

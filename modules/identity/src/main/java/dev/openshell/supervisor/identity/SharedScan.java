@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.identity;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,7 +28,8 @@ final class SharedScan {
 
     private final ProcTree tree;
     private final Set<Long> excluded;
-    private final SingleFlight<Map<String, Long>> tables;
+    private final SingleFlight<Map<String, Long>> tcp;
+    private final SingleFlight<Map<String, Long>> tcp6;
     private final SingleFlight<Map<Long, List<Long>>> owners;
     private final long maxAgeNanos;
     private final int maxSockets;
@@ -44,7 +46,8 @@ final class SharedScan {
                java.util.function.LongSupplier clock) {
         this.tree = tree;
         this.excluded = excluded;
-        this.tables = new SingleFlight<>(() -> SocketTables.all(netDir), clock);
+        this.tcp = new SingleFlight<>(() -> SocketTables.read(netDir.resolve("tcp")), clock);
+        this.tcp6 = new SingleFlight<>(() -> SocketTables.read(netDir.resolve("tcp6")), clock);
         this.owners = new SingleFlight<>(this::readOwners, clock);
         this.maxAgeNanos = maxAgeNanos;
         this.maxSockets = maxSockets;
@@ -77,13 +80,35 @@ final class SharedScan {
     }
 
     /**
-     * {@return the socket inodes by connection key ({@link SocketTables#key}), read at or after {@code since}}
+     * {@return the inode of the client's socket, from TCP tables read at or after {@code since}, or null when there
+     * is none} An IPv4 client is looked up in {@code tcp} first and in {@code tcp6} (a dual-stack socket) only when
+     * {@code tcp} does not hold it, so that the usual case reads one table: each read costs the kernel a walk of its
+     * whole established-socket hash. An IPv6 client is looked up in {@code tcp6} only.
      *
-     * @param since when the lookup started
-     * @throws IOException if neither table can be read
+     * @param client the client's address
+     * @param proxy the proxy's address
+     * @param since when the lookup started ({@link #now()})
+     * @throws IOException if no table that was needed could be read
      */
-    Map<String, Long> sockets(long since) throws IOException {
-        return tables.after(since);
+    Long inode(InetSocketAddress client, InetSocketAddress proxy, long since) throws IOException {
+        String key = SocketTables.key(client, proxy);
+        IOException failure = null;
+        boolean read = false;
+        for (SingleFlight<Map<String, Long>> table : SocketTables.ipv4(client) ? List.of(tcp, tcp6) : List.of(tcp6)) {
+            try {
+                Long inode = table.after(since).get(key);
+                if (inode != null) {
+                    return inode;
+                }
+                read = true;
+            } catch (IOException e) {
+                failure = e; // tcp6 is absent on a kernel without IPv6
+            }
+        }
+        if (!read) {
+            throw failure;
+        }
+        return null;
     }
 
     /** {@return how many full owner searches ran (for tests and the benchmark)} */
@@ -91,9 +116,9 @@ final class SharedScan {
         return owners.runs();
     }
 
-    /** {@return how many table reads ran} */
+    /** {@return how many reads of a TCP table ran ({@code tcp} and {@code tcp6} count one each)} */
     long tableReads() {
-        return tables.runs();
+        return tcp.runs() + tcp6.runs();
     }
 
     private Map<Long, List<Long>> readOwners() throws IOException {
