@@ -129,9 +129,25 @@ public final class ProcessIdentifier {
      * @return the identity or why there is none; never {@code null}, never throws for what {@code /proc} holds
      */
     public Identification identify(InetSocketAddress client, InetSocketAddress proxy) {
+        return identify(client, proxy, scan.now());
+    }
+
+    /**
+     * Identifies the process holding the client end of a connection, from reads of {@code /proc} that started at or
+     * after {@code since}: when that is the time the proxy took the connection up (its client socket existed by
+     * then), a burst of new connections shares one read of the TCP tables and one owner search, even those whose
+     * lookups start while that read is under way. A read that started earlier is never taken for the TCP tables.
+     *
+     * @param client the client's address as the proxy's accepted socket reports it (its remote address)
+     * @param proxy the proxy's address the client connected to (the accepted socket's local address)
+     * @param since {@link System#nanoTime()} at or after which the client's socket existed (the connection was
+     *     accepted), at most now
+     * @return the identity or why there is none; never {@code null}, never throws for what {@code /proc} holds
+     */
+    public Identification identify(InetSocketAddress client, InetSocketAddress proxy, long since) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(proxy, "proxy");
-        long started = scan.now();
+        long started = since;
         if (!platform) {
             return new Unidentified(Cause.UNSUPPORTED_PLATFORM, "identity binding unavailable on this platform");
         }

@@ -74,6 +74,20 @@ class OwnerSearchReuseTest {
     }
 
     @Test
+    void readsThatStartedAfterTheConnectionWasTakenUpServeIt() {
+        ProcessIdentifier id = identifier();
+        long opened = clock.get();
+        clock.addAndGet(1);
+        identified(id.identify(A, PROXY, opened));
+        clock.addAndGet(1);
+        assertEquals(200, identified(id.identify(B, PROXY, opened)).pid());
+        assertEquals(1, id.tableReads(), "B's connection was taken up before A's lookup read net/tcp");
+        identified(id.identify(B, PROXY));
+        assertEquals(2, id.tableReads(), "a lookup from now reads net/tcp again");
+        assertEquals(1, id.fullSearches());
+    }
+
+    @Test
     void aSocketOpenedAfterTheSearchTakesANewOne() {
         ProcessIdentifier id = identifier();
         identified(id.identify(A, PROXY));
