@@ -49,10 +49,11 @@ import java.util.function.LongSupplier;
  *       Several owners running the same program (a fork) identify as the first found.</li>
  * </ol>
  * The TCP tables and the full owner search are each read once for every lookup waiting when the read starts, so a
- * burst of connections costs one read, not one each; the TCP tables are never taken from a read that started before
- * the lookup did (a client port is reused by the next connection). Holders that took the socket after the search
- * that answered (a child that inherited it while its parent keeps it, a process it was passed to) are not seen, as
- * after identification ({@link #stillHolds}).
+ * burst of connections costs one read, not one each; with {@link #identify(InetSocketAddress, InetSocketAddress,
+ * long)} a read that started after the connection was accepted serves it too. The TCP tables are never taken from a
+ * read that started before that (a client port is reused by the next connection). Holders that took the socket after
+ * the search that answered (a child that inherited it while its parent keeps it, a process it was passed to) are not
+ * seen, as after identification ({@link #stillHolds}).
  * A changed hash anywhere is an {@link IntegrityViolation}. Nothing is cached per connection here: the caller keeps
  * the answer for the connection and checks it with {@link #stillHolds} at each request (a process may hand its
  * connection to another, {@code pidfd_getfd(2)}, and exit). Command lines are never read: a script's path never identifies a process
