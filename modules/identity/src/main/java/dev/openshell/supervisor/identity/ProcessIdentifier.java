@@ -173,12 +173,12 @@ public final class ProcessIdentifier {
         }
         try {
             SharedScan.Owners owners = owners(inode, started, true);
-            Identification id = judge(owners.pids(), inode);
+            Identification id = judge(owners.holders(), inode);
             if (owners.earlier() && !(id instanceof Identified)) {
                 // the holders an earlier search saw no longer (all) hold the socket, or do not agree: only a search
                 // made now decides anything but an identity
                 earlierRejected.increment();
-                id = judge(owners(inode, scan.now(), false).pids(), inode);
+                id = judge(owners(inode, scan.now(), false).holders(), inode);
             }
             return id;
         } catch (IOException e) {
@@ -195,10 +195,10 @@ public final class ProcessIdentifier {
         OptionalLong entrypoint = options.entrypointPid();
         if (entrypoint.isPresent()) {
             String target = "socket:[" + inode + "]";
-            List<Long> owners = new ArrayList<>();
+            List<SharedScan.Holder> owners = new ArrayList<>();
             for (long pid : tree.descendants(entrypoint.getAsLong())) {
                 if (!options.excludedPids().contains(pid) && tree.holds(pid, target)) {
-                    owners.add(pid);
+                    owners.add(new SharedScan.Holder(pid, -1));
                 }
             }
             if (!owners.isEmpty()) {
@@ -209,11 +209,11 @@ public final class ProcessIdentifier {
     }
 
     /** Resolves every holder and decides: one program, an integrity violation, or why there is no identity. */
-    private Identification judge(List<Long> owners, long inode) {
+    private Identification judge(List<SharedScan.Holder> owners, long inode) {
         List<Identified> found = new ArrayList<>();
         String unreadable = null;
-        for (long pid : owners) {
-            Identification id = resolve(pid, inode);
+        for (SharedScan.Holder h : owners) {
+            Identification id = resolve(h.pid(), h.fd(), inode);
             switch (id) {
                 case Identified i -> found.add(i);
                 case IntegrityViolation v -> {
@@ -245,7 +245,8 @@ public final class ProcessIdentifier {
      * {@return the PID of a process holding the client end of a connection, when one is found} The cheap half of
      * {@link #identify}, for fairness between the processes of one client address (never for a policy decision): the
      * socket's inode from the TCP tables and its holders from the full owner search, both shared with every lookup
-     * waiting when the read starts, so a burst of connections costs one read of each; no executable, hash or
+     * waiting when the read starts, so a burst of connections costs one read of each (the owner search also from one
+     * that started up to {@value #OWNER_SEARCH_REUSE_MILLIS} ms earlier and saw the socket); no executable, hash or
      * ancestry is read, and the holder is not checked again. Several holders: the first found.
      *
      * @param client the client's address as the proxy's accepted socket reports it
@@ -257,21 +258,24 @@ public final class ProcessIdentifier {
         if (!platform || client.getAddress() == null || proxy.getAddress() == null) {
             return OptionalLong.empty();
         }
-        long started = System.nanoTime();
+        long started = scan.now();
         try {
-            Long inode = scan.sockets(started).get(SocketTables.key(client, proxy));
+            Long inode = scan.inode(client, proxy, started);
             if (inode == null) {
                 return OptionalLong.empty();
             }
-            List<Long> owners = scan.owners(started).getOrDefault(inode, List.of());
-            return owners.isEmpty() ? OptionalLong.empty() : OptionalLong.of(owners.get(0));
+            List<SharedScan.Holder> owners = scan.owners(inode, started, true).holders();
+            return owners.isEmpty() ? OptionalLong.empty() : OptionalLong.of(owners.get(0).pid());
         } catch (IOException e) {
             return OptionalLong.empty();
         }
     }
 
-    /** Resolves one owner; {@link Cause#NO_OWNER} when it vanished or no longer holds the socket. */
-    private Identification resolve(long pid, long inode) {
+    /**
+     * Resolves one owner; {@link Cause#NO_OWNER} when it vanished or no longer holds the socket. {@code fdHint}, the
+     * descriptor the owner search saw (or -1), is read first: one {@code readlink} instead of every descriptor's.
+     */
+    private Identification resolve(long pid, int fdHint, long inode) {
         String target = "socket:[" + inode + "]";
         long started = tree.startTime(pid);
         String binary;
@@ -316,7 +320,7 @@ public final class ProcessIdentifier {
             ancestors.add(new ProcessIdentity.Ancestor(ppid, ancestor, v.sha256()));
             current = ppid;
         }
-        int fd = tree.fdOf(pid, target);
+        int fd = fdHint >= 0 && tree.holdsAt(pid, fdHint, target) ? fdHint : tree.fdOf(pid, target);
         if (fd < 0 || tree.startTime(pid) != started) {
             return new Unidentified(Cause.NO_OWNER, "vanished");
         }

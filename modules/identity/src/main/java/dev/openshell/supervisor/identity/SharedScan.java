@@ -30,7 +30,7 @@ final class SharedScan {
     private final Set<Long> excluded;
     private final SingleFlight<Map<String, Long>> tcp;
     private final SingleFlight<Map<String, Long>> tcp6;
-    private final SingleFlight<Map<Long, List<Long>>> owners;
+    private final SingleFlight<Map<Long, List<Holder>>> owners;
     private final long maxAgeNanos;
     private final int maxSockets;
 
@@ -58,8 +58,17 @@ final class SharedScan {
         return owners.now();
     }
 
+    /**
+     * A process that held a socket, and the descriptor it held it under when seen (a hint: the caller reads it again).
+     *
+     * @param pid the process
+     * @param fd the descriptor, or -1 when not recorded
+     */
+    record Holder(long pid, int fd) {
+    }
+
     /** The holders of one socket, and whether they come from an owner search that started before the lookup. */
-    record Owners(List<Long> pids, boolean earlier) {
+    record Owners(List<Holder> holders, boolean earlier) {
     }
 
     /**
@@ -74,7 +83,7 @@ final class SharedScan {
      * @throws IOException if the process list cannot be read
      */
     Owners owners(long inode, long since, boolean reuse) throws IOException {
-        SingleFlight.Value<Map<Long, List<Long>>> v = owners.recent(since, reuse ? maxAgeNanos : 0,
+        SingleFlight.Value<Map<Long, List<Holder>>> v = owners.recent(since, reuse ? maxAgeNanos : 0,
                 m -> m.size() <= maxSockets && m.containsKey(inode));
         return new Owners(v.value().getOrDefault(inode, List.of()), v.earlier());
     }
@@ -121,8 +130,8 @@ final class SharedScan {
         return tcp.runs() + tcp6.runs();
     }
 
-    private Map<Long, List<Long>> readOwners() throws IOException {
-        Map<Long, List<Long>> out = new HashMap<>();
+    private Map<Long, List<Holder>> readOwners() throws IOException {
+        Map<Long, List<Holder>> out = new HashMap<>();
         for (long pid : tree.pids()) {
             if (excluded.contains(pid)) {
                 continue;
@@ -138,9 +147,9 @@ final class SharedScan {
                     if (link.startsWith(SOCKET) && link.endsWith("]")) {
                         long inode = inode(link);
                         if (inode > 0) {
-                            List<Long> list = out.computeIfAbsent(inode, k -> new ArrayList<>(1));
-                            if (list.isEmpty() || list.get(list.size() - 1) != pid) {
-                                list.add(pid);
+                            List<Holder> list = out.computeIfAbsent(inode, k -> new ArrayList<>(1));
+                            if (list.isEmpty() || list.get(list.size() - 1).pid() != pid) {
+                                list.add(new Holder(pid, fdNumber(fd)));
                             }
                         }
                     }
@@ -150,6 +159,14 @@ final class SharedScan {
             }
         }
         return out;
+    }
+
+    private static int fdNumber(Path fd) {
+        try {
+            return Integer.parseInt(fd.getFileName().toString());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     private static long inode(String link) {

@@ -88,6 +88,21 @@ class OwnerSearchReuseTest {
     }
 
     @Test
+    void theDescriptorTheSearchSawIsReadAgainAndAMovedOneFound() {
+        ProcessIdentifier id = identifier();
+        identified(id.identify(A, PROXY));
+        // curl moved B from descriptor 2 to 6, and 2 now is another socket
+        proc.close(200, 2).hold(200, 2, 9999).hold(200, 6, 9002);
+        clock.addAndGet(1);
+        Identified b = assertInstanceOf(Identified.class, id.identify(B, PROXY));
+        assertEquals(200, b.process().pid());
+        assertEquals(6, b.hold().orElseThrow().fd(), "descriptor 2 was read again, and is not B any more");
+        assertEquals(1, id.fullSearches());
+        Identified a = assertInstanceOf(Identified.class, id.identify(A, PROXY));
+        assertEquals(1, a.hold().orElseThrow().fd(), "the descriptor the search saw");
+    }
+
+    @Test
     void aSocketOpenedAfterTheSearchTakesANewOne() {
         ProcessIdentifier id = identifier();
         identified(id.identify(A, PROXY));
