@@ -7,8 +7,9 @@
  * identify() on it: cold (first call, hashes computed), then warm (hashes cached), searching every process (no
  * entrypoint) and searching the entrypoint's descendants first (this JVM as the entrypoint). Then the per-request
  * check of an identified connection (ProcessIdentifier.stillHolds: one readlink and one stat read of the identified
- * process), after a warm-up, in 5 rounds whose spread is the noise. Bounded: at most ITERATIONS calls and 20 s per
- * case (the check: 20 x ITERATIONS calls per round).
+ * process), after a warm-up, in 5 rounds whose spread is the noise. Last, 32 fresh connections of one python3
+ * client identified by a new identifier, one after another and then all at once: the full owner searches they cost.
+ * Bounded: at most ITERATIONS calls and 20 s per case (the check: 20 x ITERATIONS calls per round).
  *
  * Usage: java --module-path modules/identity/target/classes:modules/middleware-spi/target/classes:JAKARTA_JSON_JAR \
  *        --add-modules dev.openshell.supervisor.identity tests/bench/IdentityLookupCost.java [PROCESSES [ITERATIONS]]
@@ -68,6 +69,8 @@ public class IdentityLookupCost {
                         client, local, 32);
                 stillHolds(ProcessIdentifier.create(IdentityOptions.defaults().withExcluded(java.util.Set.of(self))),
                         client, local, iterations * 20);
+                freshConnections(server, 32, false);
+                freshConnections(server, 32, true);
             }
         } finally {
             if (curl != null) {
@@ -147,6 +150,75 @@ public class IdentityLookupCost {
         System.out.printf("burst of %d concurrent lookups: %.2f ms in all, %d table reads, %d full owner searches%n",
                 n, (System.nanoTime() - s) / 1e6, identifier.tableReads() - tablesBefore,
                 identifier.fullSearches() - before);
+    }
+
+    /**
+     * {@code n} fresh connections from one {@code python3} client, each identified by a new identifier's lookups as
+     * the proxy identifies a burst of new connections: one after another (each lookup starts after the previous one
+     * ended), or all at once on virtual threads. The identifier is new, so its first lookup is cold (hashes).
+     */
+    private static void freshConnections(ServerSocket server, int n, boolean concurrent) throws Exception {
+        String script = "import socket, sys\n"
+                + "s = [socket.create_connection(('127.0.0.1', int(sys.argv[1]))) for i in range(int(sys.argv[2]))]\n"
+                + "print('connected', flush=True)\n"
+                + "sys.stdin.read()\n";
+        Process py = new ProcessBuilder("python3", "-c", script, Integer.toString(server.getLocalPort()),
+                Integer.toString(n)).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        List<Socket> accepted = new ArrayList<>();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(py.getInputStream(),
+                StandardCharsets.US_ASCII))) {
+            for (int i = 0; i < n; i++) {
+                accepted.add(server.accept());
+            }
+            if (!"connected".equals(out.readLine())) {
+                throw new IllegalStateException("the client did not connect");
+            }
+            ProcessIdentifier identifier = ProcessIdentifier.create(IdentityOptions.defaults()
+                    .withExcluded(java.util.Set.of(ProcessHandle.current().pid())));
+            long[] t = new long[n];
+            long s = System.nanoTime();
+            if (concurrent) {
+                try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                    List<java.util.concurrent.Future<?>> all = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        int k = i;
+                        all.add(pool.submit(() -> t[k] = timed(identifier, accepted.get(k), py.pid())));
+                    }
+                    for (var f : all) {
+                        f.get();
+                    }
+                }
+            } else {
+                for (int i = 0; i < n; i++) {
+                    t[i] = timed(identifier, accepted.get(i), py.pid());
+                }
+            }
+            long total = System.nanoTime() - s;
+            long[] d = t.clone();
+            Arrays.sort(d);
+            System.out.printf("%d fresh connections of one client, %s: %.1f ms in all; per lookup p50 %.2f ms,"
+                            + " p90 %.2f ms, max %.2f ms (first %.2f ms); %d full owner searches, %d table reads%n",
+                    n, concurrent ? "all at once" : "one after another", total / 1e6, d[n / 2] / 1e6,
+                    d[(int) (n * 0.9)] / 1e6, d[n - 1] / 1e6, t[0] / 1e6, identifier.fullSearches(),
+                    identifier.tableReads());
+        } finally {
+            for (Socket a : accepted) {
+                a.close();
+            }
+            py.destroyForcibly();
+            py.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static long timed(ProcessIdentifier identifier, Socket accepted, long expected) {
+        long s = System.nanoTime();
+        Identification id = identifier.identify((InetSocketAddress) accepted.getRemoteSocketAddress(),
+                (InetSocketAddress) accepted.getLocalSocketAddress());
+        long t = System.nanoTime() - s;
+        if (id.identity().isEmpty() || id.identity().get().pid() != expected) {
+            throw new IllegalStateException("not identified as the client: " + id.reason());
+        }
+        return t;
     }
 
     /** The per-request check: warm-up, then 5 rounds of {@code n} calls; p50 and p90 per round, wall and CPU. */

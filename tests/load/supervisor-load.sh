@@ -8,7 +8,11 @@
 # BODY_BYTES (default: the chat completion as it is, ~250 bytes) pads the request body to that many bytes, with 'x'
 # or, with PAD=prose, with lines of prose, code and configuration (no secret: what a scanner reads in practice).
 # IMAGE (default jlink/target/image) is the image to run, so two builds can be compared on one machine; L7=0 skips the
-# L7 rounds.
+# L7 rounds; IDENTITY_MODE (default: the gateway's default, enforce) sets [openshell.supervisor.identity] mode, so
+# that "endpoint-only" shows what identifying each fresh connection costs.
+# FRESH_ROUNDS=N (default 0: none) adds, after the measured run, N rounds of CONNECTIONS fresh connections opened at
+# once with one POST each (tests/load/FreshConnections.java), and prints p50/p90/p99/max of those first requests: what
+# identifying each new connection's process adds.
 # Bounded: each measured run lasts SECONDS (default 10, at most 120) and stops early after MAX requests (default
 # 2000000); CONNECTIONS keep-alive connections (default 16) on 2 wrk threads. Processes it starts are stopped on exit.
 # Needs wrk (Debian package; installed if missing and run as root) and the image (built if missing).
@@ -72,6 +76,13 @@ allow_loopback_upstreams = true
 "load.test" = "127.0.0.1"
 "l7.test" = "127.0.0.1"
 TOML
+if [ -n "${IDENTITY_MODE:-}" ]; then
+  [[ "$IDENTITY_MODE" =~ ^(enforce|endpoint-only)$ ]] || {
+    echo "IDENTITY_MODE must be enforce or endpoint-only" >&2
+    exit 2
+  }
+  printf '[openshell.supervisor.identity]\nmode = "%s"\n' "$IDENTITY_MODE" >>"$work/gateway.toml"
+fi
 start_supervisor "$work/policy.yaml" "$work/gateway.toml"
 
 # the request: a fake OpenAI key in a chat completion (the regex stage redacts it on every proxied request)
@@ -103,6 +114,17 @@ before=$(redactions)
 measure "direct to the upstream" "http://127.0.0.1:$up" "$work/direct.lua" "$seconds"
 measure "through supervisor run (regex)" "http://127.0.0.1:$proxy" "$work/proxy.lua" "$seconds"
 echo "audit log: $(($(redactions) - before)) redacting stage invocations during the measured run"
+if [ "${FRESH_ROUNDS:-0}" -gt 0 ]; then
+  # fresh connections: each round opens $conns connections at once and sends one POST on each (FreshConnections.java);
+  # IPv4 sockets, as wrk, curl and most clients make them (a JVM makes dual-stack ones by default)
+  printf '%s' "$body" >"$work/body.json"
+  line=$("$JAVA_HOME/bin/java" -Djava.net.preferIPv4Stack=true tests/load/FreshConnections.java "$proxy" \
+    "http://load.test:$up/v1/chat/completions" "load.test:$up" "$work/body.json" "$conns" "$FRESH_ROUNDS" \
+    | grep '^RESULT ')
+  read -r _ n p50 p90 p99 pmax bad <<<"$line"
+  printf '%-36s %9d first requests   p50 %7.3f ms   p90 %7.3f ms   p99 %7.3f ms   max %7.3f ms   non-200 %d\n' \
+    "fresh connections, ${FRESH_ROUNDS} rounds" "$n" "$p50" "$p90" "$p99" "$pmax" "$bad"
+fi
 [ "${L7:-1}" = 0 ] && exit 0
 measure "warm-up supervisor (L7 rest)" "http://127.0.0.1:$proxy" "$work/proxy-l7.lua" 3 >/dev/null
 for round in 1 2; do

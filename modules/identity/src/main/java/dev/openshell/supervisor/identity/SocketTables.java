@@ -30,39 +30,38 @@ final class SocketTables {
     }
 
     /**
-     * {@return every socket with an inode in the namespace's tables, by {@link #key} of its local and remote ends}
+     * {@return every socket with an inode in one of the namespace's tables, by {@link #key} of its local and remote
+     * ends}
      *
-     * @param netDir the namespace's {@code net} directory
-     * @throws IOException if neither table can be read
+     * @param table the table, {@code net/tcp} or {@code net/tcp6} of the namespace
+     * @throws IOException if it cannot be read ({@code tcp6} is absent on a kernel without IPv6)
      */
-    static Map<String, Long> all(Path netDir) throws IOException {
+    static Map<String, Long> read(Path table) throws IOException {
         Map<String, Long> out = new HashMap<>();
-        int readable = 0;
-        IOException last = null;
-        for (String table : new String[] {"tcp", "tcp6"}) {
-            try (BufferedReader r = Files.newBufferedReader(netDir.resolve(table), StandardCharsets.US_ASCII)) {
-                readable++;
-                r.readLine(); // the header
-                String[] f = new String[10];
-                for (String line = r.readLine(); line != null; line = r.readLine()) {
-                    if (fields(line, f) < 10) {
-                        continue;
-                    }
-                    long inode = parseInode(f[9]);
-                    byte[] local = address(f[1]);
-                    byte[] remote = address(f[2]);
-                    if (inode > 0 && local != null && remote != null) {
-                        out.put(key(local, port(f[1]), remote, port(f[2])), inode);
-                    }
+        try (BufferedReader r = Files.newBufferedReader(table, StandardCharsets.US_ASCII)) {
+            r.readLine(); // the header
+            String[] f = new String[10];
+            for (String line = r.readLine(); line != null; line = r.readLine()) {
+                if (fields(line, f) < 10) {
+                    continue;
                 }
-            } catch (IOException e) {
-                last = e; // tcp6 is absent on a kernel without IPv6
+                long inode = parseInode(f[9]);
+                byte[] local = address(f[1]);
+                byte[] remote = address(f[2]);
+                if (inode > 0 && local != null && remote != null) {
+                    out.put(key(local, port(f[1]), remote, port(f[2])), inode);
+                }
             }
         }
-        if (readable == 0) {
-            throw last;
-        }
         return out;
+    }
+
+    /**
+     * {@return whether a client address may have its socket in {@code net/tcp}: an IPv4 address, or an IPv4-mapped
+     * IPv6 one (the client's socket is then IPv4, or dual-stack IPv6 in {@code net/tcp6})}
+     */
+    static boolean ipv4(InetSocketAddress client) {
+        return normal(client.getAddress()).length == 4;
     }
 
     /** {@return the key of a connection: both ends, IPv4-mapped addresses as IPv4} */

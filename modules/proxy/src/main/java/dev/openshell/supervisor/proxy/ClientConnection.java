@@ -21,6 +21,7 @@ public final class ClientConnection {
     private final Optional<InetSocketAddress> client;
     private final Optional<InetSocketAddress> local;
     private final AuditBarrier auditBarrier;
+    private final long openedNanos = System.nanoTime();
     private final ReentrantLock lock = new ReentrantLock();
     private volatile ConnectionIdentity identity;
     private volatile boolean reidentified;
@@ -62,6 +63,14 @@ public final class ClientConnection {
     /** {@return the proxy's local address, if known} */
     public Optional<InetSocketAddress> local() {
         return local;
+    }
+
+    /**
+     * {@return when the proxy took up this connection, {@link System#nanoTime()} when this object was made: the
+     * client's socket existed by then, so a read of {@code /proc} that started at or after it sees that socket}
+     */
+    public long openedNanos() {
+        return openedNanos;
     }
 
     /** {@return the barrier of the audit lines emitted for this connection} */

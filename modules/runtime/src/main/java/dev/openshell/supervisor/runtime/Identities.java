@@ -62,7 +62,10 @@ final class Identities {
 
     /**
      * Identifies the process behind a connection. Called once per connection, through
-     * {@link ClientConnection#identity}.
+     * {@link ClientConnection#identity}, and again when its identity no longer holds
+     * ({@link ClientConnection#revalidate}). The first time, reads of {@code /proc} that started after the connection
+     * was taken up serve it ({@link ProcessIdentifier#identify(InetSocketAddress, InetSocketAddress, long)}: a burst
+     * of new connections shares them); when decided again, only reads that start now.
      *
      * @param connection the connection
      * @return the connection's identity
@@ -74,7 +77,8 @@ final class Identities {
         if (connection.client().isEmpty() || connection.local().isEmpty()) {
             return UNKNOWN;
         }
-        return identify(connection.client().get(), connection.local().get());
+        long since = connection.identityIfDecided().isEmpty() ? connection.openedNanos() : System.nanoTime();
+        return identified(identifier.get().identify(connection.client().get(), connection.local().get(), since));
     }
 
     /**
@@ -88,7 +92,10 @@ final class Identities {
         if (identifier.isEmpty()) {
             return ConnectionIdentity.UNSCOPED;
         }
-        Identification id = identifier.get().identify(client, local);
+        return identified(identifier.get().identify(client, local));
+    }
+
+    private static ConnectionIdentity identified(Identification id) {
         Optional<OriginatingProcess> process = id.identity().map(ProcessIdentity::toOriginatingProcess);
         return new ConnectionIdentity(Optional.of(id), process, process.flatMap(Identities::fitted));
     }
