@@ -26,6 +26,7 @@ public final class GzipData {
      * @param end where the last member's trailer ends: the data's length, or where bytes that do not start another
      *     member begin
      */
+    @API(status = INTERNAL, since = "0.2")
     public record Members(byte[] decoded, int end) {
     }
 
