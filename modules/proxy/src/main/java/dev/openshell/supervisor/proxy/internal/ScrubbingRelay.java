@@ -33,12 +33,16 @@ import java.util.zip.ZipException;
  * <p>Content codings (RFC 9110 section 8.4): a body in {@code gzip}, {@code x-gzip} or {@code deflate} (zlib or raw)
  * is decoded, scrubbed and sent decoded ({@code Content-Encoding} dropped). A body in any other coding, or stacked
  * codings, cannot be scanned: it is answered {@code 502 response_uninspectable} (nothing of it reaches the client)
- * unless every injected credential allows relaying it unscanned; a compressed body that does not decode before the
- * head is sent is answered the same way, and one that stops decoding later is cut off (the connection closes).
- * Gzip data without a label (a body, after its labelled coding is decoded, that starts with the gzip header) is
- * decoded too, up to {@value #NESTED_GZIP} layers, scrubbed and sent gzip-encoded again, so the client gets the
- * representation it was sent. Decoding streams at the pace the client reads, so a highly compressed body costs no
- * memory.
+ * unless every injected credential allows relaying it with its content unread; a compressed body that does not
+ * decode before the head is sent is answered the same way, and one that stops decoding later is cut off (the
+ * connection closes). Gzip data without a label (a body, after its labelled coding is decoded, that starts with the
+ * gzip header) is decoded too, up to {@value #NESTED_GZIP} layers, scrubbed and sent gzip-encoded again, so the
+ * client gets the representation it was sent; a small one is relayed byte for byte only as {@link UnlabelledGzip}
+ * decides. Decoding streams at the pace the client reads, so a highly compressed body costs no memory.
+ *
+ * <p>Delivered bytes are always scanned: decoding adds a view and never replaces the bytes themselves. Re-encoded
+ * gzip data passes the scrubber again as compressed bytes, and a body relayed with its content unread is scrubbed as
+ * bytes (attacker pass finding 3).
  *
  * <p>A {@code 101} is not relayed here: {@link ResponseRelay} scrubs its head and relays the upgraded bytes (with
  * their WebSocket message policy) unscrubbed.
