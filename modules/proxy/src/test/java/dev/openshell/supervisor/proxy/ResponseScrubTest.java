@@ -89,6 +89,26 @@ class ResponseScrubTest {
         return c;
     }
 
+    /** {@return a 200 with {@code body}, its Content-Length and {@code fields}, no coding label} */
+    private static byte[] unlabelled(byte[] body, String fields) {
+        return concat(TestUpstream.bytes("HTTP/1.1 200 OK\r\n" + fields + "Content-Length: " + body.length
+                + "\r\n\r\n"), body);
+    }
+
+    /** {@return the gzip member {@code gz} (flags 0, as GZIPOutputStream writes it) with one header field added} */
+    private static byte[] withField(byte[] gz, int flag, byte[] field) {
+        byte[] head = java.util.Arrays.copyOf(gz, 10);
+        head[3] = (byte) flag;
+        return concat(concat(head, field), java.util.Arrays.copyOfRange(gz, 10, gz.length));
+    }
+
+    private static String gunzip(byte[] b) throws IOException {
+        try (java.util.zip.GZIPInputStream in = new java.util.zip.GZIPInputStream(
+                new java.io.ByteArrayInputStream(b))) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
     /** The echo: every request header value it received comes back in the way the path names. */
     private static byte[] echo(TestUpstream.Received r) {
         String head = r.head();
@@ -131,6 +151,29 @@ class ResponseScrubTest {
                     + "Content-Length: 12\r\n\r\nnot gzip " + value.substring(0, 3));
             case "/br" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: "
                     + value.length() + "\r\n\r\n" + value);
+            case "/gz-tail", "/gz-tail-identity" -> unlabelled(concat(gzip("hello\n"),
+                    ("\nauthorization: Bearer " + value + "\n").getBytes(StandardCharsets.UTF_8)),
+                    path.endsWith("identity") ? "Content-Encoding: identity\r\n" : "");
+            case "/gz-fname" -> unlabelled(withField(gzip("hello\n"), 8, (value + "\0")
+                    .getBytes(StandardCharsets.UTF_8)), "");
+            case "/gz-fcomment" -> unlabelled(withField(gzip("hello\n"), 16, (value + "\0")
+                    .getBytes(StandardCharsets.UTF_8)), "");
+            case "/gz-fextra" -> {
+                byte[] v = ("XY" + (char) value.length() + "\0" + value).getBytes(StandardCharsets.ISO_8859_1);
+                yield unlabelled(withField(gzip("hello\n"), 4, concat(new byte[] {(byte) v.length, 0}, v)), "");
+            }
+            case "/gz-inside" -> unlabelled(gzip("inside " + value), "");
+            case "/gz-second" -> unlabelled(concat(gzip("first "), gzip(value)), "");
+            case "/gz-truncated" -> {
+                byte[] z = gzip("truncated " + value);
+                yield unlabelled(java.util.Arrays.copyOf(z, z.length - 4), "");
+            }
+            case "/gz-truncated-tail" -> {
+                byte[] z = gzip("truncated");
+                yield unlabelled(concat(java.util.Arrays.copyOf(z, z.length - 4),
+                        value.getBytes(StandardCharsets.UTF_8)), "");
+            }
+            case "/gz-clean" -> unlabelled(gzip("clean data\n"), "");
             case "/close" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close " + value);
             default -> TestUpstream.ok("plain");
         };
@@ -210,6 +253,42 @@ class ResponseScrubTest {
         }
     }
 
+    /**
+     * Gzip data without a label (attacker pass finding 3): a value in the bytes after the member or in its header
+     * fields never reaches the client, nor one inside the compressed data; clean data is relayed byte for byte; a
+     * member that does not decode is refused.
+     */
+    @Test
+    void unlabelledGzipIsScannedAsDeliveredAndAsDecoded() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                for (String path : List.of("/gz-tail", "/gz-tail-identity", "/gz-fname", "/gz-fcomment",
+                        "/gz-fextra")) {
+                    RawClient.Response r = c.send(request(fx, path, "")).read();
+                    assertEquals(200, r.status(), path);
+                    assertClean(r);
+                    assertEquals("hello\n", gunzip(r.body()), path + ": the content, re-encoded");
+                }
+                RawClient.Response inside = c.send(request(fx, "/gz-inside", "")).read();
+                assertClean(inside);
+                assertEquals("inside " + PLACEHOLDER, gunzip(inside.body()));
+                RawClient.Response second = c.send(request(fx, "/gz-second", "")).read();
+                assertClean(second);
+                assertFalse(gunzip(second.body()).contains(SECRET), "second member");
+                assertTrue(gunzip(second.body()).startsWith("first "), "second member");
+                RawClient.Response truncated = c.send(request(fx, "/gz-truncated", "")).read();
+                assertEquals(502, truncated.status());
+                assertTrue(truncated.bodyText().contains("\"error\":\"response_uninspectable\""));
+                assertClean(truncated);
+                RawClient.Response clean = c.send(request(fx, "/gz-clean", "")).read();
+                assertEquals(java.util.Arrays.toString(gzip("clean data\n")), java.util.Arrays.toString(clean.body()),
+                        "clean gzip data is relayed byte for byte");
+            }
+            assertEquals(List.of("response_uninspectable false"), fx.hook.unscannable);
+        }
+    }
+
     @Test
     void anUnscannableBodyIsRelayedWhenTheCredentialAllowsIt() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(true))) {
@@ -218,8 +297,14 @@ class ResponseScrubTest {
                 RawClient.Response br = c.send(request(fx, "/br", "")).read();
                 assertEquals(200, br.status());
                 assertEquals("br", br.header("content-encoding"));
+                assertEquals(PLACEHOLDER, br.bodyText(), "its bytes are still scrubbed as delivered");
+                RawClient.Response gz = c.send(request(fx, "/gz-truncated-tail", "")).read();
+                assertEquals(200, gz.status());
+                assertClean(gz);
+                assertTrue(gz.bodyText().endsWith(PLACEHOLDER), "the delivered bytes are scrubbed");
             }
-            assertEquals(List.of("response_uninspectable true"), fx.hook.unscannable);
+            assertEquals(List.of("response_uninspectable true", "response_uninspectable true"),
+                    fx.hook.unscannable);
         }
     }
 

@@ -115,6 +115,11 @@ class StoredCredentialScrubIT {
 
     /** curl through the supervisor; the head (trailers included) and the body kept apart, the body as bytes. */
     private static Read curl(boolean https, String path, String... headers) throws Exception {
+        return curl(https, path, null, headers);
+    }
+
+    /** curl with {@code data} (if not null) as the request body, sent as is. */
+    private static Read curl(boolean https, String path, Path data, String... headers) throws Exception {
         Path body = Files.createTempFile(work, "body", ".bin");
         Path head = Files.createTempFile(work, "head", ".txt");
         List<String> cmd = new ArrayList<>(List.of(Curl.binary().toString(), "-q", "-sS", "--max-time", "30",
@@ -125,6 +130,9 @@ class StoredCredentialScrubIT {
         }
         for (String h : headers) {
             cmd.addAll(List.of("-H", h));
+        }
+        if (data != null) {
+            cmd.addAll(List.of("--data-binary", "@" + data));
         }
         cmd.add((https ? "https://store.test:" + tls.port() : "http://store.test:" + plain.port()) + path);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -229,6 +237,37 @@ class StoredCredentialScrubIT {
             Read clean = curl(https, "/fetch/gzip-clean");
             assertEquals(java.util.Arrays.toString(StoringUpstream.gzip(StoringUpstream.CLEAN.getBytes(
                     StandardCharsets.UTF_8))), java.util.Arrays.toString(clean.body()), "relayed byte for byte");
+        }
+    }
+
+    /**
+     * Attacker pass finding 3: small gzip data without a label was relayed byte for byte when its decoded content
+     * held no value, with whatever followed the member or sat in its header. The agent itself can make a benign
+     * echo hand the injected value back: it sends one small gzip member as its body, and the upstream echoes the
+     * body and then the header it received.
+     */
+    @Test
+    @Order(6)
+    void gzipDataIsScannedAsDeliveredNotOnlyAsDecoded() throws Exception {
+        Path member = Files.write(work.resolve("member.gz"), StoringUpstream.gzip("hello\n".getBytes(
+                StandardCharsets.UTF_8)));
+        Path text = Files.writeString(work.resolve("text.txt"), "hello");
+        for (boolean https : new boolean[] {false, true}) {
+            Read control = curl(https, "/rawecho", text, "X-Store: " + PLACEHOLDER);
+            assertNoToken(control);
+            assertEquals("hello\nx-store: " + PLACEHOLDER + "\n", control.text(StandardCharsets.UTF_8));
+
+            Read echoed = curl(https, "/rawecho", member, "X-Store: " + PLACEHOLDER);
+            assertEquals(200, echoed.status());
+            assertNoToken(echoed);
+            assertEquals("hello\n", gunzip(echoed.body()), "the member re-encoded, the bytes after it dropped");
+
+            for (String form : List.of("gzip-tail", "gzip-tail-identity", "gzip-fname")) {
+                Read r = curl(https, "/fetch/" + form, "X-Store: " + PLACEHOLDER);
+                assertEquals(200, r.status(), form);
+                assertNoToken(r);
+                assertEquals(StoringUpstream.CLEAN, gunzip(r.body()), form);
+            }
         }
     }
 

@@ -30,6 +30,11 @@ import javax.net.ssl.SSLContext;
  *   <li>{@code /fetch/gzip-identity}: the JSON body in gzip labelled {@code Content-Encoding: identity};
  *       {@code gzip-unlabelled}: with no label; {@code gzip-chunked}: no label, chunked; {@code gzip-twice}: gzip
  *       of gzip, no label; {@code gzip-clean}: {@link #CLEAN} in gzip, no label;</li>
+ *   <li>{@code /fetch/gzip-tail}: {@link #CLEAN} in gzip, then V after the member, no label;
+ *       {@code gzip-tail-identity}: the same labelled {@code identity}; {@code gzip-fname}: V in the member's
+ *       FNAME header field;</li>
+ *   <li>{@code /rawecho}: a benign echo: the request's body, then {@code x-store: } and the {@code X-Store} value
+ *       this request carried;</li>
  *   <li>{@code /fetch/split}: {@code X-Part-A} holds the first half of V and {@code X-Part-B} the rest.</li>
  * </ul>
  */
@@ -37,6 +42,9 @@ final class StoringUpstream implements AutoCloseable {
     private final ServerSocket server;
     private final List<Socket> open = new ArrayList<>();
     private volatile String stored = "";
+    /** The body and {@code X-Store} value of the request read last (requests are served one at a time). */
+    private volatile byte[] lastBody = new byte[0];
+    private volatile String lastStore = "";
 
     private StoringUpstream(ServerSocket server) {
         this.server = server;
@@ -123,17 +131,19 @@ final class StoringUpstream implements AutoCloseable {
             return null;
         }
         long length = 0;
+        lastStore = "";
         for (String l = line(in); l != null && !l.isEmpty(); l = line(in)) {
             int c = l.indexOf(':');
             String name = c > 0 ? l.substring(0, c).strip().toLowerCase(Locale.ROOT) : "";
             String value = c > 0 ? l.substring(c + 1).strip() : "";
             if (name.equals("x-store")) {
                 stored = value;
+                lastStore = value;
             } else if (name.equals("content-length")) {
                 length = Long.parseLong(value);
             }
         }
-        in.skipNBytes(length);
+        lastBody = in.readNBytes((int) length);
         String target = requestLine.split(" ")[1];
         int q = target.indexOf('?');
         String path = q < 0 ? target : target.substring(0, q);
@@ -175,6 +185,13 @@ final class StoringUpstream implements AutoCloseable {
             case "/fetch/gzip-chunked" -> chunked(gzip(json.getBytes(StandardCharsets.UTF_8)), null);
             case "/fetch/gzip-twice" -> response("", gzip(gzip(json.getBytes(StandardCharsets.UTF_8))));
             case "/fetch/gzip-clean" -> response("", gzip(CLEAN.getBytes(StandardCharsets.UTF_8)));
+            case "/fetch/gzip-tail" -> response("", concat(gzip(CLEAN.getBytes(StandardCharsets.UTF_8)),
+                    ("\n" + v + "\n").getBytes(StandardCharsets.UTF_8)));
+            case "/fetch/gzip-tail-identity" -> response("Content-Encoding: identity\r\n", concat(gzip(
+                    CLEAN.getBytes(StandardCharsets.UTF_8)), ("\n" + v + "\n").getBytes(StandardCharsets.UTF_8)));
+            case "/fetch/gzip-fname" -> response("", withName(gzip(CLEAN.getBytes(StandardCharsets.UTF_8)), v));
+            case "/rawecho" -> response("", concat(lastBody, ("\nx-store: " + lastStore + "\n")
+                    .getBytes(StandardCharsets.ISO_8859_1)));
             case "/fetch/split" -> response("X-Part-A: " + v.substring(0, v.length() / 2) + "\r\nX-Part-B: "
                     + v.substring(v.length() / 2) + "\r\n", "ok".getBytes(StandardCharsets.UTF_8));
             default -> response("", "no such form".getBytes(StandardCharsets.UTF_8));
@@ -211,6 +228,25 @@ final class StoringUpstream implements AutoCloseable {
         try (GZIPOutputStream g = new GZIPOutputStream(out)) {
             g.write(b);
         }
+        return out.toByteArray();
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(a);
+        out.writeBytes(b);
+        return out.toByteArray();
+    }
+
+    /** {@return the member {@code gz} (as GZIPOutputStream writes it: no flags) with an FNAME header field} */
+    private static byte[] withName(byte[] gz, String name) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(gz, 0, 3);
+        out.write(8); // FLG.FNAME
+        out.write(gz, 4, 6);
+        out.writeBytes(name.getBytes(StandardCharsets.ISO_8859_1));
+        out.write(0);
+        out.write(gz, 10, gz.length - 10);
         return out.toByteArray();
     }
 

@@ -3,12 +3,11 @@ package dev.openshell.supervisor.engine.chain;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.MiddlewareBinding;
-import java.io.ByteArrayOutputStream;
+import dev.openshell.middleware.spi.internal.GzipData;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.zip.DataFormatException;
-import java.util.zip.Inflater;
 
 /**
  * Decodes a request body's {@code Content-Encoding} for the stages that ask for it
@@ -115,7 +114,7 @@ final class ContentDecoding {
         for (int i = codings.size() - 1; i >= 0; i--) {
             String coding = codings.get(i);
             try {
-                data = coding.equals(MiddlewareBinding.GZIP) ? gunzip(data, cap) : inflate(data, cap);
+                data = coding.equals(MiddlewareBinding.GZIP) ? GzipData.gunzip(data, cap) : inflate(data, cap);
             } catch (DataFormatException e) {
                 return new Outcome.Failed(PlatformCodes.BODY_DECODING_FAILED,
                         "the request body is not valid " + coding + " data");
@@ -132,103 +131,9 @@ final class ContentDecoding {
     /** {@return the inflated bytes, or {@code null} past {@code cap}} Tries zlib, then a raw deflate stream. */
     private static byte[] inflate(byte[] data, long cap) throws DataFormatException {
         try {
-            return inflate(data, 0, data.length, cap, false, null);
+            return GzipData.inflate(data, 0, data.length, cap, false, null);
         } catch (DataFormatException zlibFailed) {
-            return inflate(data, 0, data.length, cap, true, null);
+            return GzipData.inflate(data, 0, data.length, cap, true, null);
         }
-    }
-
-    /**
-     * Inflates one stream from {@code off}.
-     *
-     * @param consumed if not null, receives the number of input bytes the stream used
-     * @return the bytes, or {@code null} past {@code cap}
-     */
-    private static byte[] inflate(byte[] data, int off, int len, long cap, boolean raw, int[] consumed)
-            throws DataFormatException {
-        Inflater inf = new Inflater(raw);
-        try {
-            inf.setInput(data, off, len);
-            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(len * 4 + 64, 1 << 20));
-            byte[] buf = new byte[16 * 1024];
-            while (!inf.finished()) {
-                int n = inf.inflate(buf);
-                if (n == 0 && (inf.needsInput() || inf.needsDictionary())) {
-                    throw new DataFormatException("truncated");
-                }
-                if (out.size() + (long) n > cap) {
-                    return null;
-                }
-                out.write(buf, 0, n);
-            }
-            if (consumed != null) {
-                consumed[0] = len - inf.getRemaining();
-            } else if (inf.getRemaining() != 0) {
-                throw new DataFormatException("trailing bytes");
-            }
-            return out.toByteArray();
-        } finally {
-            inf.end();
-        }
-    }
-
-    /** {@return the gunzipped bytes of every member, or {@code null} past {@code cap}} RFC 1952. */
-    private static byte[] gunzip(byte[] data, long cap) throws DataFormatException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int at = 0;
-        do {
-            int start = header(data, at);
-            int[] used = new int[1];
-            byte[] member = inflate(data, start, data.length - start, cap - out.size(), true, used);
-            if (member == null) {
-                return null;
-            }
-            int trailer = start + used[0];
-            if (trailer + 8 > data.length) {
-                throw new DataFormatException("truncated trailer");
-            }
-            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-            crc.update(member);
-            if ((int) crc.getValue() != le32(data, trailer) || member.length != le32(data, trailer + 4)) {
-                throw new DataFormatException("checksum");
-            }
-            out.write(member, 0, member.length);
-            at = trailer + 8;
-        } while (at < data.length);
-        return out.toByteArray();
-    }
-
-    /** {@return where the deflate data of the gzip member at {@code at} starts} */
-    private static int header(byte[] d, int at) throws DataFormatException {
-        if (at + 10 > d.length || (d[at] & 0xff) != 0x1f || (d[at + 1] & 0xff) != 0x8b || d[at + 2] != 8) {
-            throw new DataFormatException("not gzip");
-        }
-        int flags = d[at + 3] & 0xff;
-        int i = at + 10;
-        if ((flags & 4) != 0) { // FEXTRA
-            if (i + 2 > d.length) {
-                throw new DataFormatException("truncated");
-            }
-            i += 2 + ((d[i] & 0xff) | (d[i + 1] & 0xff) << 8);
-        }
-        for (int bit : new int[] {8, 16}) { // FNAME, FCOMMENT: zero-terminated
-            if ((flags & bit) != 0) {
-                while (i < d.length && d[i] != 0) {
-                    i++;
-                }
-                i++;
-            }
-        }
-        if ((flags & 2) != 0) { // FHCRC
-            i += 2;
-        }
-        if (i > d.length) {
-            throw new DataFormatException("truncated");
-        }
-        return i;
-    }
-
-    private static int le32(byte[] d, int i) {
-        return (d[i] & 0xff) | (d[i + 1] & 0xff) << 8 | (d[i + 2] & 0xff) << 16 | (d[i + 3] & 0xff) << 24;
     }
 }

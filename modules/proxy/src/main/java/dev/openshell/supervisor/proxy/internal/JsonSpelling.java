@@ -11,7 +11,7 @@ import java.util.Arrays;
  * {@code \t}), in any mix: an upstream that escapes some ASCII characters of a value as {@code \\u00XX} does not
  * hide it.
  */
-final class JsonSpelling {
+final class JsonSpelling implements Spelling {
     /** The secret's code points. */
     final int[] cps;
     /** Each code point as UTF-8. */
@@ -26,8 +26,8 @@ final class JsonSpelling {
         }
     }
 
-    /** {@return the length of the longest spelling: every character escaped} */
-    int longest() {
+    @Override
+    public int longest() {
         int w = 0;
         for (int cp : cps) {
             w += cp > 0xffff ? 12 : 6;
@@ -61,11 +61,27 @@ final class JsonSpelling {
         };
     }
 
-    /**
-     * {@return the length of the spelling of the secret at {@code i}; 0 for none; -1 when {@code buf} ends
-     * before it could be decided}
-     */
-    int match(byte[] buf, int i, int n) {
+    @Override
+    public void starts(Pairs pairs) {
+        pairs.pair('\\', 'u');
+        int e = shortEscape(cps[0]);
+        if (e >= 0) {
+            pairs.pair('\\', e);
+        }
+        byte[] lit = utf8[0];
+        int b0 = lit[0] & 0xff;
+        if (lit.length > 1) {
+            pairs.pair(b0, lit[1] & 0xff);
+        } else if (cps.length > 1) {
+            pairs.pair(b0, utf8[1][0] & 0xff);
+            pairs.pair(b0, '\\');
+        } else {
+            pairs.pair(b0, -1);
+        }
+    }
+
+    @Override
+    public int match(byte[] buf, int i, int n) {
         int p = i;
         for (int c = 0; c < cps.length; c++) {
             if (p >= n) {

@@ -33,12 +33,16 @@ import java.util.zip.ZipException;
  * <p>Content codings (RFC 9110 section 8.4): a body in {@code gzip}, {@code x-gzip} or {@code deflate} (zlib or raw)
  * is decoded, scrubbed and sent decoded ({@code Content-Encoding} dropped). A body in any other coding, or stacked
  * codings, cannot be scanned: it is answered {@code 502 response_uninspectable} (nothing of it reaches the client)
- * unless every injected credential allows relaying it unscanned; a compressed body that does not decode before the
- * head is sent is answered the same way, and one that stops decoding later is cut off (the connection closes).
- * Gzip data without a label (a body, after its labelled coding is decoded, that starts with the gzip header) is
- * decoded too, up to {@value #NESTED_GZIP} layers, scrubbed and sent gzip-encoded again, so the client gets the
- * representation it was sent. Decoding streams at the pace the client reads, so a highly compressed body costs no
- * memory.
+ * unless every injected credential allows relaying it with its content unread; a compressed body that does not
+ * decode before the head is sent is answered the same way, and one that stops decoding later is cut off (the
+ * connection closes). Gzip data without a label (a body, after its labelled coding is decoded, that starts with the
+ * gzip header) is decoded too, up to {@value #NESTED_GZIP} layers, scrubbed and sent gzip-encoded again, so the
+ * client gets the representation it was sent; a small one is relayed byte for byte only as {@link UnlabelledGzip}
+ * decides. Decoding streams at the pace the client reads, so a highly compressed body costs no memory.
+ *
+ * <p>Delivered bytes are always scanned: decoding adds a view and never replaces the bytes themselves. Re-encoded
+ * gzip data passes the scrubber again as compressed bytes, and a body relayed with its content unread is scrubbed as
+ * bytes (attacker pass finding 3).
  *
  * <p>A {@code 101} is not relayed here: {@link ResponseRelay} scrubs its head and relays the upgraded bytes (with
  * their WebSocket message policy) unscrubbed.
@@ -191,31 +195,32 @@ final class ScrubbingRelay {
             if (!relayed) {
                 return refuse(c, req);
             }
-            client.out.write(OutboundHead.encode(ResponseRelay.responseHead(r, false, closeAfter,
-                    client10 && rf.kind() == BodyFraming.Kind.CHUNKED)));
-            client.responseStarted();
-            relay.relayBody(c, rf, client10);
-            ResponseRelay.log(req, r.status());
-            return relay.release(c, received, rf, closeAfter);
+            // allowed unscanned: its decoded content is not read, but its bytes are scrubbed as they are delivered
         }
         InputStream framed = framed(c, rf);
-        if (coding == Coding.IDENTITY && rf.kind() == BodyFraming.Kind.LENGTH && rf.length() <= SMALL_BODY) {
+        if (coding != Coding.GZIP && coding != Coding.DEFLATE && rf.kind() == BodyFraming.Kind.LENGTH
+                && rf.length() <= SMALL_BODY) {
             byte[] body = framed.readNBytes((int) rf.length());
             if (body.length != rf.length()) {
                 throw new EOFException("stream ended inside a message body");
             }
-            if (gzipAt(body, body.length) && !holdsNoValue(body)) {
-                framed = new ByteArrayInputStream(body); // gzip data without a coding label: decoded and re-encoded
-            } else {
-                byte[] scrubbed = gzipAt(body, body.length) ? body : scrubber.scrubAll(body);
-                reportMatches();
-                client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, scrubbed.length,
-                        false, false)));
-                client.responseStarted();
-                client.out.write(scrubbed);
-                client.out.flush();
-                ResponseRelay.log(req, r.status());
-                return relay.release(c, received, rf, closeAfter);
+            byte[] sent = scrubber.scrubAll(body);
+            if (coding == Coding.IDENTITY && gzipAt(body, body.length)) {
+                UnlabelledGzip.Decision d = UnlabelledGzip.decide(body, scrub::newScrubber);
+                sent = d.verdict() == UnlabelledGzip.Verdict.AS_SENT ? body : sent;
+                if (d.verdict() == UnlabelledGzip.Verdict.UNDECODABLE) {
+                    boolean relayed = scrub.injected().relayUnscannable();
+                    scrub.uninspectable(UNINSPECTABLE, relayed);
+                    if (!relayed) {
+                        return refuse(c, req);
+                    }
+                } else if (d.verdict() == UnlabelledGzip.Verdict.REENCODE) {
+                    sent = null;
+                    framed = new ByteArrayInputStream(d.members()); // decoded, scrubbed and re-encoded
+                }
+            }
+            if (sent != null) {
+                return sendWhole(c, req, received, r, rf, sent, closeAfter);
             }
         }
         if (!streamBody(c, req, r, framed, coding, client10, closeAfter || client10)) {
@@ -223,6 +228,18 @@ final class ScrubbingRelay {
         }
         ResponseRelay.log(req, r.status());
         return relay.release(c, received, rf, closeAfter || client10);
+    }
+
+    /** Sends a whole body with its Content-Length, then releases the upstream connection. */
+    private boolean sendWhole(UpstreamPool.Connection c, ParsedRequest req, ResponseHead received, ResponseHead r,
+                              BodyFraming rf, byte[] sent, boolean closeAfter) throws IOException {
+        reportMatches();
+        client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, sent.length, false, false)));
+        client.responseStarted();
+        client.out.write(sent);
+        client.out.flush();
+        ResponseRelay.log(req, r.status());
+        return relay.release(c, received, rf, closeAfter);
     }
 
     /**
@@ -236,6 +253,7 @@ final class ScrubbingRelay {
                                Coding coding, boolean client10, boolean closeAfter) throws IOException {
         byte[] buf = new byte[16 * 1024];
         Inflater[] inflater = new Inflater[1];
+        boolean sniff = coding != Coding.UNSCANNABLE;
         try {
             InputStream body;
             int n;
@@ -244,7 +262,7 @@ final class ScrubbingRelay {
                 body = decoded(framed, coding, inflater);
                 n = body.read(buf); // the first bytes are decoded before the head is sent: a bad coding is a 502
                 layers = 0;
-                for (n = fillMagic(body, buf, n); gzipAt(buf, n); n = fillMagic(body, buf, n)) {
+                for (n = sniff ? fillMagic(body, buf, n) : n; sniff && gzipAt(buf, n); n = fillMagic(body, buf, n)) {
                     if (++layers > NESTED_GZIP) {
                         throw new ZipException("gzip nested too deep");
                     }
@@ -258,11 +276,14 @@ final class ScrubbingRelay {
             }
             boolean chunkedOut = !client10;
             client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, -1, chunkedOut,
-                    coding != Coding.IDENTITY)));
+                    coding == Coding.GZIP || coding == Coding.DEFLATE)));
             client.responseStarted();
             ChunkedOutput chunks = chunkedOut ? new ChunkedOutput(client.out) : null;
             List<GZIPOutputStream> encoders = new ArrayList<>();
             OutputStream sink = chunkedOut ? chunks : client.out;
+            // re-encoded gzip is scrubbed again as it is delivered: no value leaves in the compressed bytes either
+            SecretScrubber.Scrubbing delivered = layers > 0 ? scrubber.scrubbing(sink) : null;
+            sink = delivered != null ? delivered : sink;
             for (int l = 0; l < layers; l++) {
                 GZIPOutputStream g = new GZIPOutputStream(sink, 8 * 1024, true);
                 encoders.add(0, g);
@@ -286,6 +307,9 @@ final class ScrubbingRelay {
             for (GZIPOutputStream g : encoders) {
                 g.finish(); // innermost first
             }
+            if (delivered != null) {
+                delivered.finish();
+            }
             reportMatches(); // before the last chunk and the flush that completes the response
             if (chunks != null) {
                 chunks.finish();
@@ -301,30 +325,6 @@ final class ScrubbingRelay {
             }
         }
     }
-
-    /**
-     * {@return whether small unlabelled gzip data decodes (one layer, to at most {@value #DECODED_LIMIT} bytes that do
-     * not start another gzip layer) to text holding no value} Such a body is relayed as the upstream sent it, so a
-     * checksum over the compressed bytes (a package's integrity hash) still holds; any other is decoded, scrubbed and
-     * re-encoded by {@link #streamBody}.
-     */
-    private boolean holdsNoValue(byte[] gzip) {
-        byte[] decoded;
-        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(gzip))) {
-            decoded = in.readNBytes(DECODED_LIMIT + 1);
-        } catch (IOException e) {
-            return false; // streamBody refuses it
-        }
-        if (decoded.length > DECODED_LIMIT || gzipAt(decoded, decoded.length)) {
-            return false;
-        }
-        SecretScrubber probe = scrub.newScrubber();
-        probe.scrubAll(decoded);
-        return probe.matches() == 0;
-    }
-
-    /** The most decoded bytes of small unlabelled gzip data checked in memory ({@link #holdsNoValue}). */
-    static final int DECODED_LIMIT = 1024 * 1024;
 
     /** The most layers of unlabelled gzip data decoded in one body; more is answered 502. */
     static final int NESTED_GZIP = 3;

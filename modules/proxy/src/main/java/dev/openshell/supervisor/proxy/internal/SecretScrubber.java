@@ -28,8 +28,10 @@ import java.util.TreeSet;
  * unreserved characters kept, JavaScript's {@code encodeURIComponent} and {@code encodeURI}, form encoding;
  * upper- and lowercase hex); its JSON string escapings (RFC 8259 section 7: {@code \/} or {@code /}, {@code \\u}
  * escapes in either hex case); each of these in UTF-16LE and UTF-16BE as well (replaced by the placeholder in the same
- * encoding); and any mix of literal and escaped characters in a JSON string ({@link JsonSpelling}). At each position
- * the longest matching form wins; each match is replaced by the secret's placeholder.
+ * encoding); the value itself in UTF-32LE, UTF-32BE and EBCDIC ({@link FormEncodings}); and any mix of literal and
+ * escaped characters in a JSON string ({@link JsonSpelling}) or of literal and {@code %XX} bytes
+ * ({@link PercentSpelling}). At each position the longest matching form wins; each match is replaced by the secret's
+ * placeholder.
  *
  * <p>One pass over the bytes for all secrets and forms: a byte-pair filter (a 64 Ki-bit set of the first two bytes
  * of every form) rejects nearly every position with two array reads; only positions that pass it compare the forms
@@ -78,32 +80,37 @@ final class SecretScrubber {
         /** Bit (b0 << 8 | b1) is set when some form starts with b0 b1 (or is b0 alone). */
         final long[] pairs = new long[1024];
         final int window;
-        /** The JSON string matcher of each secret (any mix of literal characters and escapes). */
-        final JsonSpelling[] json;
+        /** Each secret's spelling matchers (any mix of literal and escaped characters): JSON, then percent. */
+        final Spelling[] json;
         /** Each secret's placeholder as UTF-8. */
         final byte[][] placeholders;
         /** Bit b is set when some form or JSON spelling can start with byte b. */
         final long[] firsts = new long[4];
-        /** Secret indices whose JSON-escaped text can start with a byte; null when none. */
+        /** Spelling indices (secret index * 2, + 1 for percent) that can start with a byte; null when none. */
         final int[][] jsonByFirst = new int[256][];
         /** Per form, per byte: the split lengths whose prefix ends with that byte; null for NUL-holding forms. */
         final int[][][] splitEnds;
 
         Compiled(List<Secret> secrets) {
             names = new String[secrets.size()];
-            json = new JsonSpelling[secrets.size()];
+            json = new Spelling[secrets.size() * 2];
             placeholders = new byte[secrets.size()][];
             // each form's bytes as ISO-8859-1 text (one char per byte): its UTF-8, UTF-16LE and UTF-16BE encodings
             Map<String, Integer> byForm = new LinkedHashMap<>();
             for (int s = 0; s < secrets.size(); s++) {
                 Secret secret = secrets.get(s);
                 names[s] = secret.name();
-                json[s] = new JsonSpelling(secret.value());
+                json[2 * s] = new JsonSpelling(secret.value());
+                json[2 * s + 1] = new PercentSpelling(secret.value());
                 placeholders[s] = secret.placeholder().getBytes(StandardCharsets.UTF_8);
-                for (String form : forms(secret.value())) {
-                    for (int cs = 0; cs < CHARSETS.size(); cs++) {
-                        byForm.putIfAbsent(new String(form.getBytes(CHARSETS.get(cs)), StandardCharsets.ISO_8859_1),
-                                s * CHARSETS.size() + cs);
+                List<String> all = forms(secret.value());
+                for (int f = 0; f < all.size(); f++) {
+                    for (int e = 0; e < (f == 0 ? FormEncodings.COUNT : FormEncodings.ALL_FORMS); e++) {
+                        byte[] encoded = FormEncodings.encode(e, all.get(f)); // the value itself: all encodings
+                        if (encoded != null) {
+                            byForm.putIfAbsent(new String(encoded, StandardCharsets.ISO_8859_1),
+                                    s * FormEncodings.COUNT + e);
+                        }
                     }
                 }
             }
@@ -121,10 +128,11 @@ final class SecretScrubber {
                 byte[] f = sorted.get(i).getKey().getBytes(StandardCharsets.ISO_8859_1);
                 forms[i] = f;
                 int ownerAndCharset = sorted.get(i).getValue();
-                owner[i] = ownerAndCharset / CHARSETS.size();
+                owner[i] = ownerAndCharset / FormEncodings.COUNT;
                 // the placeholder in the form's own encoding
-                replacements[i] = secrets.get(owner[i]).placeholder().getBytes(
-                        CHARSETS.get(ownerAndCharset % CHARSETS.size()));
+                String placeholder = secrets.get(owner[i]).placeholder();
+                byte[] encoded = FormEncodings.encode(ownerAndCharset % FormEncodings.COUNT, placeholder);
+                replacements[i] = encoded != null ? encoded : placeholder.getBytes(StandardCharsets.UTF_8);
                 w = Math.max(w, f.length);
                 int b0 = f[0] & 0xff;
                 if (first.get(b0) == null) {
@@ -153,7 +161,7 @@ final class SecretScrubber {
             }
         }
 
-        /** Registers the JSON matchers' first bytes and pairs; {@return the longest JSON-escaped text of a secret} */
+        /** Registers the spellings' first bytes and pairs; {@return the longest spelling of a secret} */
         private int jsonFilters() {
             int w = 1;
             List<List<Integer>> first = new ArrayList<>(256);
@@ -161,27 +169,14 @@ final class SecretScrubber {
                 first.add(new ArrayList<>());
             }
             for (int s = 0; s < json.length; s++) {
-                JsonSpelling j = json[s];
-                w = Math.max(w, j.longest());
-                first.get('\\').add(s);
-                setPair('\\', 'u');
-                int e = JsonSpelling.shortEscape(j.cps[0]);
-                if (e >= 0) {
-                    setPair('\\', e);
-                }
-                byte[] lit = j.utf8[0];
-                int b0 = lit[0] & 0xff;
-                first.get(b0).add(s);
-                if (lit.length > 1) {
-                    setPair(b0, lit[1] & 0xff);
-                } else if (j.cps.length > 1) {
-                    setPair(b0, j.utf8[1][0] & 0xff);
-                    setPair(b0, '\\');
-                } else {
-                    for (int b1 = 0; b1 < 256; b1++) {
-                        setPair(b0, b1);
+                w = Math.max(w, json[s].longest());
+                int spelling = s;
+                json[s].starts((b0, b1) -> {
+                    first.get(b0).add(spelling);
+                    for (int b = b1 < 0 ? 0 : b1; b <= (b1 < 0 ? 255 : b1); b++) {
+                        setPair(b0, b);
                     }
-                }
+                });
             }
             for (int b = 0; b < 256; b++) {
                 if (!first.get(b).isEmpty()) {
@@ -197,9 +192,6 @@ final class SecretScrubber {
         }
     }
 
-    /** The encodings each form is searched in: a UTF-16 body (either byte order, with or without a BOM) too. */
-    private static final List<java.nio.charset.Charset> CHARSETS = List.of(StandardCharsets.UTF_8,
-            StandardCharsets.UTF_16LE, StandardCharsets.UTF_16BE);
 
     /** Compiled form sets by secret list: a credential-bearing request costs no compilation after the first. */
     private static final com.github.benmanes.caffeine.cache.Cache<List<Secret>, Compiled> COMPILED =
@@ -213,7 +205,7 @@ final class SecretScrubber {
     private final long[] pairs;
     private final long[] firsts;
     private final int window;
-    private final JsonSpelling[] json;
+    private final Spelling[] json;
     private final byte[][] placeholders;
     private final int[][] jsonByFirst;
     private final int[][][] splitEnds;
@@ -452,8 +444,8 @@ final class SecretScrubber {
                 out.write(replacements[who]);
                 count(owner[who]);
             } else {
-                out.write(placeholders[who - forms.length]);
-                count(who - forms.length);
+                out.write(placeholders[(who - forms.length) / 2]);
+                count((who - forms.length) / 2);
             }
             i += length;
             run = i;

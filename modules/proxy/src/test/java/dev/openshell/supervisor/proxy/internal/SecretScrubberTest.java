@@ -198,4 +198,65 @@ class SecretScrubberTest {
             assertEquals(1, s.matches());
         }
     }
+
+    /** {@return the UTF-8 bytes of {@code secret}, each literal or {@code %XX} in upper or lower case, as picked} */
+    private static String percentMix(String secret, List<Integer> pick) {
+        StringBuilder b = new StringBuilder();
+        byte[] raw = secret.getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < raw.length; i++) {
+            int p = pick.get(i % pick.size());
+            String hex = String.format("%%%02X", raw[i] & 0xff);
+            b.append(p == 0 ? new String(raw, i, 1, StandardCharsets.ISO_8859_1) : p == 1 ? hex
+                    : hex.toLowerCase(java.util.Locale.ROOT));
+        }
+        return b.toString();
+    }
+
+    /** Attacker pass finding 7: every character percent-encoded, or any mix of literal and encoded bytes. */
+    @Property(tries = 300)
+    void anyMixOfPercentEncodingIsFound(@ForAll("secrets") String secret, @ForAll("filler") String before,
+                                        @ForAll @Size(min = 1, max = 8) List<@IntRange(min = 0, max = 2) Integer> pick,
+                                        @ForAll @Size(max = 12) List<@IntRange(min = 0, max = 9) Integer> cuts) {
+        byte[] input = ("q=" + before + percentMix(secret, pick) + "&x").getBytes(StandardCharsets.ISO_8859_1);
+        String text = new String(stream(new SecretScrubber(Map.of(secret, PLACEHOLDER)), input, cuts),
+                StandardCharsets.ISO_8859_1);
+        assertEquals("q=" + before + PLACEHOLDER + "&x", text, "encoded as " + pick);
+    }
+
+    @Test
+    void everyCharacterPercentEncodedInEitherCaseIsFound() {
+        String secret = "CrEdV4lue-7f3a9c2e";
+        for (int p : new int[] {1, 2}) {
+            String all = percentMix(secret, List.of(p));
+            assertTrue(all.startsWith("%43%72%45%64%56%34%6") && all.contains(p == 1 ? "%6C" : "%6c"), all);
+            byte[] out = new SecretScrubber(Map.of(secret, PLACEHOLDER)).scrubAll(("v=" + all + ";")
+                    .getBytes(StandardCharsets.US_ASCII));
+            assertEquals("v=" + PLACEHOLDER + ";", new String(out, StandardCharsets.US_ASCII));
+        }
+    }
+
+    /** Attacker pass finding 7: the value in UTF-32 (either byte order) and in EBCDIC (IBM037). */
+    @Test
+    void theValueInUtf32AndEbcdicIsReplacedInTheSameEncoding() {
+        String secret = "CrEdV4lue-7f3a9c2e/x+y";
+        for (int e = FormEncodings.ALL_FORMS; e < FormEncodings.COUNT; e++) {
+            byte[] before = FormEncodings.encode(e, "token: ");
+            byte[] input = concat(before, FormEncodings.encode(e, secret), FormEncodings.encode(e, "!"));
+            SecretScrubber s = new SecretScrubber(Map.of(secret, PLACEHOLDER));
+            byte[] out = stream(s, input, List.of(3, 5, 7));
+            assertEquals(java.util.Arrays.toString(concat(before, FormEncodings.encode(e, PLACEHOLDER),
+                    FormEncodings.encode(e, "!"))), java.util.Arrays.toString(out), "encoding " + e);
+            assertEquals(1, s.matches());
+        }
+        assertEquals("[-61, -103, -59, -124]", java.util.Arrays.toString(FormEncodings.encode(5, "CrEd")),
+                "IBM037 as Python's cp037 maps it");
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            b.writeBytes(p);
+        }
+        return b.toByteArray();
+    }
 }
