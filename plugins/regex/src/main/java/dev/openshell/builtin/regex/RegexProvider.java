@@ -109,7 +109,8 @@ public final class RegexProvider implements MiddlewareProvider {
             return ConfigValidation.invalid("openshell/regex does not serve binding '" + bindingId + "'");
         }
         if (ID.equals(bindingId) && config.containsKey(RegexConfig.UNINSPECTABLE)) {
-            return ConfigValidation.invalid("openshell/regex: 'uninspectable' applies to openshell/regex-response only");
+            return ConfigValidation.invalid(
+                    "openshell/regex: 'uninspectable' applies to openshell/regex-response only");
         }
         try {
             RegexConfig c = RegexConfig.parse(config);

@@ -34,9 +34,9 @@ import java.util.Set;
  *   <li>{@code STREAM_BYTES} with deferral permitted ({@code fail_closed}): bytes are held back across units
  *       ({@link StreamHold}): an event stream is scanned one complete event at a time, any other body with a tail of
  *       at least {@value StreamHold#TAIL} bytes held, so a secret split across upstream writes is scanned whole.
- *       The held bytes are bounded by the larger of that tail and half the stage's limit; past it the stage fails
- *       with {@value #HOLD_OVER_CAPACITY_CODE}. Without deferral ({@code fail_open}) each unit is scanned on its
- *       own.</li>
+ *       The held bytes are bounded by half the stage's limit (the contract's bound on deferred bytes); past it the
+ *       stage fails with {@value #HOLD_OVER_CAPACITY_CODE}. Without deferral ({@code fail_open}) each unit is
+ *       scanned on its own.</li>
  *   <li>{@code mode: redact}: the emitted bytes with matches are replaced by their redaction
  *       ({@code [REDACTED:<id>]}), with one finding per kind.</li>
  *   <li>{@code mode: deny}: a match fails the stage with {@value RegexProvider#DENY_CODE} (the contract has no
@@ -75,7 +75,7 @@ final class RegexResponseStage implements HttpResponseStage {
         if (modes.contains(HttpResponseBodyMode.STREAM_BYTES)) {
             hold = p.deferralPermitted();
             events = eventStream(p.headers());
-            holdLimit = Math.max(StreamHold.TAIL, p.maxPayloadBytes() / 2);
+            holdLimit = p.maxPayloadBytes() / 2;
             return HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.STREAM_BYTES);
         }
         if (bodyless(p)) {
@@ -120,7 +120,7 @@ final class RegexResponseStage implements HttpResponseStage {
         RegexConfig config = provider.config(preflight.config());
         int cut = unit.endOfStream() ? buf.length
                 : events ? StreamHold.events(buf) : StreamHold.tail(preflight.headers(), buf,
-                        config.selection());
+                        config.selection(), (int) Math.min(StreamHold.TAIL, holdLimit));
         byte[] rest = Arrays.copyOfRange(buf, cut, buf.length);
         if (rest.length > holdLimit) {
             throw new MiddlewareException(HOLD_OVER_CAPACITY_CODE, "the response stream held more than "

@@ -17,8 +17,9 @@ import java.util.List;
  *       starts before that point and ends after it (the cut moves to the match's start), so a match of up to
  *       {@value #TAIL} bytes that straddles units is scanned whole; the cut never falls inside a character.</li>
  * </ul>
- * The held bytes are bounded by the caller ({@link RegexResponseStage}); at the end of the stream everything is
- * emitted. Stateless: the caller keeps the held bytes.
+ * The held bytes are bounded by the caller, {@link RegexResponseStage}, to half the stage's limit (the published
+ * contract lets a replacement carry a deferred tail of up to half the limit besides the unit's own bytes); at the end
+ * of the stream everything is emitted. Stateless: the caller keeps the held bytes.
  */
 final class StreamHold {
     /** The bytes held at the end of a non-event stream, at least: the longest straddling match seen whole. */
@@ -66,10 +67,11 @@ final class StreamHold {
      * @param headers the response headers (the body's media type and charset)
      * @param buf the held bytes and the new unit
      * @param selection what the stage looks for
+     * @param tail the bytes to hold at least: {@value #TAIL}, or less when the stage's hold bound is smaller
      * @throws MiddlewareException when the body cannot be read as its media type and charset say
      */
-    static int tail(List<HttpHeader> headers, byte[] buf, Selection selection) {
-        if (buf.length <= TAIL) {
+    static int tail(List<HttpHeader> headers, byte[] buf, Selection selection, int tail) {
+        if (buf.length <= tail) {
             return 0;
         }
         TextView view = null;
@@ -87,7 +89,7 @@ final class StreamHold {
         if (view == null) {
             throw new MiddlewareException(first.code(), first.getMessage());
         }
-        int cut = end - TAIL;
+        int cut = end - tail;
         SecretScanner.Scan scan = SecretScanner.scan(view.text(), selection, true);
         if (!scan.isEmpty()) {
             for (Edit e : view.toInput(scan.edits())) {
