@@ -2,6 +2,7 @@ package dev.openshell.builtin.regex;
 
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
@@ -14,6 +15,7 @@ import dev.openshell.middleware.spi.HttpResponsePreflightDecision;
 import dev.openshell.middleware.spi.HttpResponseStage;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.Phase;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +28,9 @@ import java.util.Set;
  * its own ({@code uninspectable}).
  *
  * <ul>
- *   <li>Preflight: {@code WHOLE_BODY_BYTES} when permitted (the body is scanned as one text, as a request body is);
+ *   <li>Preflight, head: the header values are scanned ({@link HeaderScan}); a match blocks the delivery in
+ *       {@code mode: deny} and is redacted by head mutations in {@code mode: redact}.</li>
+ *   <li>Preflight, body: {@code WHOLE_BODY_BYTES} when permitted (the body is scanned as one text, as a request body is);
  *       else {@code STREAM_BYTES} when permitted; else, for a response without a body ({@code HEAD}, 204, 304,
  *       {@code Content-Length: 0}), skip; else (a body it may not read: partial, {@code no-transform}, a coding the
  *       supervisor does not decode) {@code block_delivery} with {@value #UNINSPECTABLE_CODE} and a High finding
@@ -68,6 +72,32 @@ final class RegexResponseStage implements HttpResponseStage {
     public HttpResponsePreflightDecision preflight(HttpResponsePreflight p) {
         RegexConfig config = provider.config(p.config()); // an invalid config fails here
         this.preflight = p;
+        HeaderScan.Outcome head = HeaderScan.scan(p.headers(), config);
+        if (head.block()) {
+            return HttpResponsePreflightDecision.blockDelivery(RegexProvider.DENY_CODE,
+                    head.findings().toArray(Finding[]::new));
+        }
+        HttpResponsePreflightDecision body = bodyDecision(p, config);
+        if (head.findings().isEmpty()) {
+            return body;
+        }
+        List<Finding> findings = new ArrayList<>(body.findings());
+        findings.addAll(head.findings());
+        if (findings.size() > EnvelopeLimits.MAX_FINDINGS) {
+            findings = findings.subList(0, EnvelopeLimits.MAX_FINDINGS);
+        }
+        if (body.action() == HttpResponsePreflightDecision.Action.BLOCK_DELIVERY) {
+            return new HttpResponsePreflightDecision(body.action(), body.bodyMode(), List.of(), "",
+                    body.reasonCode(), findings, Map.of());
+        }
+        HttpResponseBodyMode mode = body.action() == HttpResponsePreflightDecision.Action.INSPECT ? body.bodyMode()
+                : HttpResponseBodyMode.HEADERS_ONLY;
+        return new HttpResponsePreflightDecision(HttpResponsePreflightDecision.Action.INSPECT, mode,
+                head.mutations(), "", Optional.empty(), findings, Map.of("header_action", "redacted"));
+    }
+
+    /** {@return the decision on the body alone} */
+    private HttpResponsePreflightDecision bodyDecision(HttpResponsePreflight p, RegexConfig config) {
         Set<HttpResponseBodyMode> modes = p.permittedBodyModes();
         if (modes.contains(HttpResponseBodyMode.WHOLE_BODY_BYTES)) {
             return HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.WHOLE_BODY_BYTES);

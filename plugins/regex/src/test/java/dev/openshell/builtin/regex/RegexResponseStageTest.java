@@ -264,4 +264,48 @@ class RegexResponseStageTest {
         HttpResponseBodyResult r = stage.body(new HttpResponseBodyUnit(1, Body.ofUtf8("data: x\n\n"), false));
         assertTrue(r.replacement().isEmpty());
     }
+
+    static final Set<HttpResponseBodyMode> ALL = EnumSet.allOf(HttpResponseBodyMode.class);
+
+    @Test
+    void aKeyInAResponseHeaderBlocksInDenyModeAndIsRedactedInRedactMode() {
+        List<HttpHeader> head = List.of(new HttpHeader("content-type", "text/plain"),
+                new HttpHeader("x-leak", "a " + KEY), new HttpHeader("link", "<https://x.test/>"),
+                new HttpHeader("x-leak", "clean"), new HttpHeader("etag", "\"" + KEY + "\""));
+        HttpResponsePreflightDecision deny = provider.openResponse(RESPONSE).preflight(preflight(config("deny", null),
+                "GET", 200, head, ALL, true));
+        assertEquals(HttpResponsePreflightDecision.Action.BLOCK_DELIVERY, deny.action());
+        assertEquals(RegexProvider.DENY_CODE, deny.reasonCode().orElseThrow());
+        assertEquals(2, deny.findings().getFirst().count());
+        HttpResponsePreflightDecision redact = provider.openResponse(RESPONSE).preflight(preflight(
+                config("redact", null), "GET", 200, head, ALL, true));
+        assertEquals(HttpResponsePreflightDecision.Action.INSPECT, redact.action());
+        assertEquals(HttpResponseBodyMode.WHOLE_BODY_BYTES, redact.bodyMode());
+        assertEquals(List.of(dev.openshell.middleware.spi.HeaderMutation.remove("x-leak"),
+                dev.openshell.middleware.spi.HeaderMutation.write("x-leak", "a [REDACTED:openai_api_key]",
+                        dev.openshell.middleware.spi.ExistingHeaderAction.APPEND),
+                dev.openshell.middleware.spi.HeaderMutation.write("x-leak", "clean",
+                        dev.openshell.middleware.spi.ExistingHeaderAction.APPEND),
+                dev.openshell.middleware.spi.HeaderMutation.remove("etag")), redact.headerMutations());
+        assertFalse(redact.findings().isEmpty());
+        for (var m : redact.headerMutations()) {
+            assertFalse(m.toString().contains(KEY));
+        }
+    }
+
+    @Test
+    void aKeyInAFieldStagesMayNotRewriteBlocksAndACleanHeadChangesNothing() {
+        List<HttpHeader> head = List.of(new HttpHeader("content-range", "bytes 0-1/2 " + KEY));
+        HttpResponsePreflightDecision d = provider.openResponse(RESPONSE).preflight(preflight(config("redact", null),
+                "GET", 200, head, ALL, true));
+        assertEquals(HttpResponsePreflightDecision.Action.BLOCK_DELIVERY, d.action());
+        HttpResponsePreflightDecision clean = provider.openResponse(RESPONSE).preflight(preflight(
+                config("redact", null), "GET", 204, List.of(new HttpHeader("x-a", "b")), HEADERS_ONLY, true));
+        assertEquals(HttpResponsePreflightDecision.Action.SKIP, clean.action());
+        HttpResponsePreflightDecision bodyless = provider.openResponse(RESPONSE).preflight(preflight(
+                config("redact", null), "HEAD", 200, List.of(new HttpHeader("x-k", KEY)), HEADERS_ONLY, true));
+        assertEquals(HttpResponsePreflightDecision.Action.INSPECT, bodyless.action());
+        assertEquals(HttpResponseBodyMode.HEADERS_ONLY, bodyless.bodyMode());
+        assertEquals(2, bodyless.headerMutations().size());
+    }
 }
