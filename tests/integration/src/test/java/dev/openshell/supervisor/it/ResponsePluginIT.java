@@ -46,8 +46,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  *   <li>{@code plugin.test}, the plugin alone: a JSON page transformed whole ({@code WHOLE_BODY_BYTES}), a gzip page
  *       inspected decoded, an event stream transformed unit by unit ({@code STREAM_BYTES}) whose first event reaches
  *       the sandbox before the upstream sends its last, a preflight block (no upstream byte), a skip;</li>
- *   <li>{@code regex.test} / {@code deny.test}: {@code openshell/regex-response} blocking a {@code br} body and
- *       redacting a key split across two upstream writes of an event; redacting a key in a JSON page and in
+ *   <li>{@code regex.test} / {@code deny.test}: {@code openshell/regex-response} blocking a {@code br} body,
+ *       redacting (or blocking) a key in a response header and a key split across two upstream writes of an event;
+ *       redacting a key in a JSON page and in
  *       an event stream, and refusing one ({@code mode: deny});</li>
  *   <li>{@code chain.test}: the plugin (order 40) replaces the marker with an access key, {@code openshell/regex-response}
  *       (order 50) redacts that key: the second stage saw the first one's output;</li>
@@ -354,6 +355,20 @@ class ResponsePluginIT {
                     r.body());
             assertFalse(r.body().contains(AWS_KEY), "no upstream byte: " + r.body());
         }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"http", "https"})
+    void theBuiltInRedactsOrBlocksAKeyInAResponseHeader(String scheme) throws Exception {
+        HttpResponse<String> redacted = get(scheme, "regex.test", "/header");
+        assertEquals(200, redacted.statusCode(), redacted.body());
+        assertEquals("clean page", redacted.body());
+        assertEquals(List.of("key " + REDACTED), redacted.headers().allValues("x-leak"));
+        HttpResponse<String> denied = get(scheme, "deny.test", "/header");
+        assertEquals(502, denied.statusCode(), denied.body());
+        assertTrue(denied.body().contains("response_blocked") && denied.body().contains("secret_detected"),
+                denied.body());
+        assertFalse(denied.headers().map().toString().contains(AWS_KEY) || denied.body().contains(AWS_KEY));
     }
 
     @ParameterizedTest

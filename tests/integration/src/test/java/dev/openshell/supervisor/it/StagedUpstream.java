@@ -27,6 +27,7 @@ import javax.net.ssl.SSLContext;
  *   <li>{@code /secret-events}: the event stream {@code data: key AWS_KEY}, then {@code data: two};</li>
  *   <li>{@code /split-events}: the event stream {@code data: one} and the first 8 characters of an event
  *       {@code data: key AWS_KEY tail}, then (released) the rest of that event and {@code data: two};</li>
+ *   <li>{@code /header}: {@code clean page} as {@code text/plain} with {@code X-Leak: key AWS_KEY};</li>
  *   <li>{@code /br}: {@code k AWS_KEY} as {@code text/plain} labelled {@code Content-Encoding: br} (a coding the
  *       supervisor does not decode; the bytes are not really brotli).</li>
  * </ul>
@@ -100,6 +101,8 @@ final class StagedUpstream implements AutoCloseable {
                     case "/secret-events" -> events(out, "data: key " + AWS_KEY + "\n\n");
                     case "/split-events" -> events(out, "data: one\n\ndata: key " + AWS_KEY.substring(0, 8),
                             AWS_KEY.substring(8) + " tail\n\ndata: two\n\n");
+                    case "/header" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Leak: key "
+                            + AWS_KEY + "\r\nContent-Length: 10\r\n\r\nclean page").getBytes(StandardCharsets.UTF_8));
                     case "/br" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: br"
                             + "\r\nContent-Length: " + (2 + AWS_KEY.length()) + "\r\n\r\nk " + AWS_KEY)
                             .getBytes(StandardCharsets.UTF_8));
