@@ -22,15 +22,20 @@ import java.util.regex.Pattern;
  *   <li>{@code custom_patterns}: up to {@value #MAX_CUSTOM} operator patterns, each an object with {@code id}
  *       ({@code [a-z0-9_]}, 2 to 64, not a catalog id or provider), {@code regex} (RE2 syntax, see
  *       {@link CustomPattern}), optional {@code keyword} (3 to 64 printable ASCII characters) and optional
- *       {@code entropy} (0 to 7 bits per character).</li>
+ *       {@code entropy} (0 to 7 bits per character);</li>
+ *   <li>{@code uninspectable} (response binding only): {@code "block"} (default) blocks the delivery of a response
+ *       with a body the stage may not read (partial, {@code no-transform}, a content coding the supervisor does not
+ *       decode); {@code "allow"} lets it through unread, with a finding.</li>
  * </ul>
  * A refusal names the key as a path ({@code custom_patterns[0].regex}, indexes from 0 as in policy key paths) and
  * stays within the 80 characters the policy reader shows of a built-in's reason.
  *
  * @param mode what to do with matches
  * @param selection what is looked for
+ * @param allowUninspectable whether a response body the stage may not read is let through ({@code uninspectable:
+ *     allow}) rather than blocked
  */
-record RegexConfig(Mode mode, Selection selection) {
+record RegexConfig(Mode mode, Selection selection, boolean allowUninspectable) {
     /** What the stage does with matches. */
     enum Mode {
         /** Replace each match with its placeholder and allow. */
@@ -43,6 +48,7 @@ record RegexConfig(Mode mode, Selection selection) {
     static final String MODE = "mode";
     static final String PATTERNS = "patterns";
     static final String CUSTOM = "custom_patterns";
+    static final String UNINSPECTABLE = "uninspectable";
     /** The most operator patterns one stage may declare. */
     static final int MAX_CUSTOM = 32;
     private static final Pattern ID = Pattern.compile("[a-z0-9_]{2,64}");
@@ -66,7 +72,7 @@ record RegexConfig(Mode mode, Selection selection) {
      */
     static RegexConfig parse(JsonObject config) throws Invalid {
         for (String key : config.keySet()) {
-            if (!key.equals(MODE) && !key.equals(PATTERNS) && !key.equals(CUSTOM)) {
+            if (!key.equals(MODE) && !key.equals(PATTERNS) && !key.equals(CUSTOM) && !key.equals(UNINSPECTABLE)) {
                 throw new Invalid("unknown config key '%s' (known keys: mode, patterns, custom_patterns)"
                         .formatted(printable(key)));
             }
@@ -79,9 +85,17 @@ record RegexConfig(Mode mode, Selection selection) {
             }
             mode = s.getString().equals("deny") ? Mode.DENY : Mode.REDACT;
         }
+        boolean allow = false;
+        JsonValue u = config.get(UNINSPECTABLE);
+        if (u != null) {
+            if (!(u instanceof JsonString s) || !(s.getString().equals("block") || s.getString().equals("allow"))) {
+                throw new Invalid("'uninspectable' must be \"block\" or \"allow\"");
+            }
+            allow = s.getString().equals("allow");
+        }
         boolean[] enabled = patterns(config.get(PATTERNS));
         List<CustomPattern> custom = customPatterns(config.get(CUSTOM));
-        return new RegexConfig(mode, new Selection(enabled, custom));
+        return new RegexConfig(mode, new Selection(enabled, custom), allow);
     }
 
     private static boolean[] patterns(JsonValue p) throws Invalid {

@@ -108,6 +108,10 @@ public final class RegexProvider implements MiddlewareProvider {
         if (!ID.equals(bindingId) && !RESPONSE_ID.equals(bindingId)) {
             return ConfigValidation.invalid("openshell/regex does not serve binding '" + bindingId + "'");
         }
+        if (ID.equals(bindingId) && config.containsKey(RegexConfig.UNINSPECTABLE)) {
+            return ConfigValidation.invalid(
+                    "openshell/regex: 'uninspectable' applies to openshell/regex-response only");
+        }
         try {
             RegexConfig c = RegexConfig.parse(config);
             last = new Parsed(config, c);

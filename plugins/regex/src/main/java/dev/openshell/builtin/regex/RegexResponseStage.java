@@ -2,6 +2,8 @@ package dev.openshell.builtin.regex;
 
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
@@ -13,29 +15,54 @@ import dev.openshell.middleware.spi.HttpResponsePreflightDecision;
 import dev.openshell.middleware.spi.HttpResponseStage;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.Phase;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@code openshell/regex-response} on one response ({@code HTTP_RESPONSE/PRE_RETURN}): the request binding's scan
- * applied to what comes back, with the same config ({@code mode}, {@code secrets}, {@code patterns}).
+ * applied to what comes back, with the same config ({@code mode}, {@code secrets}, {@code patterns}) and one key of
+ * its own ({@code uninspectable}).
  *
  * <ul>
- *   <li>Preflight: {@code WHOLE_BODY_BYTES} when permitted (the body is scanned as one text, as a request body is);
- *       else {@code STREAM_BYTES} when permitted (each unit scanned on its own: a secret split across two upstream
- *       flushes is not seen); else skip (bodyless, partial, {@code no-transform} or an undecodable coding).</li>
- *   <li>{@code mode: redact}: each unit with matches is replaced by its redaction ({@code [REDACTED:<id>]}), with one
- *       finding per kind.</li>
- *   <li>{@code mode: deny}: a unit with a match fails the stage with {@value RegexProvider#DENY_CODE} (the contract
- *       has no per-unit denial): under {@code fail_closed} a whole body is answered with a platform error and no
- *       upstream byte, a streamed one is cut off.</li>
+ *   <li>Preflight, head: the header values are scanned ({@link HeaderScan}); a match blocks the delivery in
+ *       {@code mode: deny} and is redacted by head mutations in {@code mode: redact}.</li>
+ *   <li>Preflight, body: {@code WHOLE_BODY_BYTES} when permitted (the body is scanned as one text, as a request body is);
+ *       else {@code STREAM_BYTES} when permitted; else, for a response without a body ({@code HEAD}, 204, 304,
+ *       {@code Content-Length: 0}), skip; else (a body it may not read: partial, {@code no-transform}, a coding the
+ *       supervisor does not decode) {@code block_delivery} with {@value #UNINSPECTABLE_CODE} and a High finding
+ *       {@value #UNINSPECTABLE_TYPE}, or with {@code uninspectable: allow} skip with a Medium one.</li>
+ *   <li>{@code STREAM_BYTES} with deferral permitted ({@code fail_closed}): bytes are held back across units
+ *       ({@link StreamHold}): an event stream is scanned one complete event at a time, any other body with a tail of
+ *       at least {@value StreamHold#TAIL} bytes held, so a secret split across upstream writes is scanned whole.
+ *       The held bytes are bounded by half the stage's limit (the contract's bound on deferred bytes); past it the
+ *       stage fails with {@value #HOLD_OVER_CAPACITY_CODE}. Without deferral ({@code fail_open}) each unit is
+ *       scanned on its own.</li>
+ *   <li>{@code mode: redact}: the emitted bytes with matches are replaced by their redaction
+ *       ({@code [REDACTED:<id>]}), with one finding per kind.</li>
+ *   <li>{@code mode: deny}: a match fails the stage with {@value RegexProvider#DENY_CODE} (the contract has no
+ *       per-unit denial): under {@code fail_closed} a whole body is answered with a platform error and no upstream
+ *       byte, a streamed one is cut off.</li>
  * </ul>
  * A body it cannot read fails the stage as for requests. Used by one thread at a time.
  */
 final class RegexResponseStage implements HttpResponseStage {
+    /** Reason code of a blocked response whose body the stage may not read. */
+    static final String UNINSPECTABLE_CODE = "response_uninspectable";
+    /** Finding type of a response whose body the stage may not read (blocked or, when allowed, let through). */
+    static final String UNINSPECTABLE_TYPE = "regex.response_uninspectable";
+    /** Failure code when the bytes held back in a stream exceed their bound (an event longer than it, say). */
+    static final String HOLD_OVER_CAPACITY_CODE = "response_hold_over_capacity";
+
     private final RegexProvider provider;
     private HttpResponsePreflight preflight;
+    private boolean hold;
+    private boolean events;
+    private long holdLimit;
+    private byte[] held = new byte[0];
 
     RegexResponseStage(RegexProvider provider) {
         this.provider = provider;
@@ -43,30 +70,121 @@ final class RegexResponseStage implements HttpResponseStage {
 
     @Override
     public HttpResponsePreflightDecision preflight(HttpResponsePreflight p) {
-        provider.config(p.config()); // an invalid config fails here
+        RegexConfig config = provider.config(p.config()); // an invalid config fails here
         this.preflight = p;
-        if (p.permittedBodyModes().contains(HttpResponseBodyMode.WHOLE_BODY_BYTES)) {
+        HeaderScan.Outcome head = HeaderScan.scan(p.headers(), config);
+        if (head.block()) {
+            return HttpResponsePreflightDecision.blockDelivery(RegexProvider.DENY_CODE,
+                    head.findings().toArray(Finding[]::new));
+        }
+        HttpResponsePreflightDecision body = bodyDecision(p, config);
+        if (head.findings().isEmpty()) {
+            return body;
+        }
+        List<Finding> findings = new ArrayList<>(body.findings());
+        findings.addAll(head.findings());
+        if (findings.size() > EnvelopeLimits.MAX_FINDINGS) {
+            findings = findings.subList(0, EnvelopeLimits.MAX_FINDINGS);
+        }
+        if (body.action() == HttpResponsePreflightDecision.Action.BLOCK_DELIVERY) {
+            return new HttpResponsePreflightDecision(body.action(), body.bodyMode(), List.of(), "",
+                    body.reasonCode(), findings, Map.of());
+        }
+        HttpResponseBodyMode mode = body.action() == HttpResponsePreflightDecision.Action.INSPECT ? body.bodyMode()
+                : HttpResponseBodyMode.HEADERS_ONLY;
+        return new HttpResponsePreflightDecision(HttpResponsePreflightDecision.Action.INSPECT, mode,
+                head.mutations(), "", Optional.empty(), findings, Map.of("header_action", "redacted"));
+    }
+
+    /** {@return the decision on the body alone} */
+    private HttpResponsePreflightDecision bodyDecision(HttpResponsePreflight p, RegexConfig config) {
+        Set<HttpResponseBodyMode> modes = p.permittedBodyModes();
+        if (modes.contains(HttpResponseBodyMode.WHOLE_BODY_BYTES)) {
             return HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.WHOLE_BODY_BYTES);
         }
-        if (p.permittedBodyModes().contains(HttpResponseBodyMode.STREAM_BYTES)) {
+        if (modes.contains(HttpResponseBodyMode.STREAM_BYTES)) {
+            hold = p.deferralPermitted();
+            events = eventStream(p.headers());
+            holdLimit = p.maxPayloadBytes() / 2;
             return HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.STREAM_BYTES);
         }
-        return HttpResponsePreflightDecision.skip();
+        if (bodyless(p)) {
+            return HttpResponsePreflightDecision.skip();
+        }
+        if (config.allowUninspectable()) {
+            return HttpResponsePreflightDecision.skip().withFindings(List.of(new Finding(UNINSPECTABLE_TYPE,
+                    "Response body let through unscanned (uninspectable: allow)", 1, "", "medium")));
+        }
+        return HttpResponsePreflightDecision.blockDelivery(UNINSPECTABLE_CODE, new Finding(UNINSPECTABLE_TYPE,
+                "Response body the secret scan may not read (partial, no-transform or an undecoded coding)", 1, "",
+                "high"));
+    }
+
+    /** {@return whether the response has no body: a response to HEAD, a 204, a 304, or Content-Length 0} */
+    private static boolean bodyless(HttpResponsePreflight p) {
+        if (p.target().method().equals("HEAD") || p.statusCode() == 204 || p.statusCode() == 304) {
+            return true;
+        }
+        List<HttpHeader> lengths = p.headers().stream().filter(h -> h.name().equals("content-length")).toList();
+        return !lengths.isEmpty() && lengths.stream().allMatch(h -> h.value().strip().equals("0"))
+                && p.headers().stream().noneMatch(h -> h.name().equals("transfer-encoding"));
+    }
+
+    private static boolean eventStream(List<HttpHeader> headers) {
+        for (HttpHeader h : headers) {
+            if (h.name().equals("content-type")) {
+                MediaType t = MediaType.parse(h.value());
+                return t != null && t.type().equals("text") && t.subtype().equals("event-stream");
+            }
+        }
+        return false;
     }
 
     @Override
     public HttpResponseBodyResult body(HttpResponseBodyUnit unit) {
-        if (unit.data().isEmpty()) {
-            return HttpResponseBodyResult.passThrough(unit.sequence());
+        if (!hold) {
+            return scan(unit.sequence(), unit.data(), false);
         }
-        List<HttpHeader> headers = preflight.headers();
-        HttpRequestResult r = provider.evaluate(new HttpRequestEvaluation(preflight.bindingId(), Phase.PRE_CREDENTIALS,
-                preflight.context(), preflight.config(), preflight.target(), headers, unit.data()));
+        byte[] data = unit.data().toByteArray();
+        byte[] buf = held.length == 0 ? data : concat(held, data);
+        RegexConfig config = provider.config(preflight.config());
+        int cut = unit.endOfStream() ? buf.length
+                : events ? StreamHold.events(buf) : StreamHold.tail(preflight.headers(), buf,
+                        config.selection(), (int) Math.min(StreamHold.TAIL, holdLimit));
+        byte[] rest = Arrays.copyOfRange(buf, cut, buf.length);
+        if (rest.length > holdLimit) {
+            throw new MiddlewareException(HOLD_OVER_CAPACITY_CODE, "the response stream held more than "
+                    + holdLimit + " bytes without " + (events ? "a complete event" : "a place to cut"));
+        }
+        boolean same = held.length == 0 && cut == buf.length;
+        held = rest;
+        return scan(unit.sequence(), same ? unit.data() : Body.ofOwned(Arrays.copyOf(buf, cut)), !same);
+    }
+
+    /**
+     * {@return the result for one unit whose emitted bytes are {@code emit}}
+     *
+     * @param changed whether {@code emit} differs from the unit's bytes (a replacement even without a match)
+     */
+    private HttpResponseBodyResult scan(long sequence, Body emit, boolean changed) {
+        if (emit.isEmpty()) {
+            return changed ? HttpResponseBodyResult.transform(sequence, emit)
+                    : HttpResponseBodyResult.passThrough(sequence);
+        }
+        HttpRequestResult r = provider.evaluate(new HttpRequestEvaluation(preflight.bindingId(),
+                Phase.PRE_CREDENTIALS, preflight.context(), preflight.config(), preflight.target(),
+                preflight.headers(), emit));
         if (r.decision() == Decision.DENY) {
             throw new MiddlewareException(RegexProvider.DENY_CODE, "response body contains secrets");
         }
-        Optional<Body> replacement = r.body();
-        return new HttpResponseBodyResult(unit.sequence(), replacement, "", Optional.empty(), r.findings(),
-                replacement.isPresent() ? r.metadata() : Map.of());
+        Optional<Body> replacement = r.body().isPresent() ? r.body() : changed ? Optional.of(emit) : Optional.empty();
+        return new HttpResponseBodyResult(sequence, replacement, "", Optional.empty(), r.findings(),
+                r.body().isPresent() ? r.metadata() : Map.of());
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 }

@@ -304,7 +304,7 @@ class RegexProviderTest {
         assertEquals(dev.openshell.middleware.spi.HttpResponseBodyMode.STREAM_BYTES, deny.preflight(denyPre).bodyMode());
         var e = org.junit.jupiter.api.Assertions.assertThrows(dev.openshell.middleware.spi.MiddlewareException.class,
                 () -> deny.body(new dev.openshell.middleware.spi.HttpResponseBodyUnit(1,
-                        dev.openshell.middleware.spi.Body.ofUtf8("AKIAIOSFODNN7EXAMPLE"), false)));
+                        dev.openshell.middleware.spi.Body.ofUtf8("AKIAIOSFODNN7EXAMPLE"), true)));
         assertEquals(RegexProvider.DENY_CODE, e.code());
     }
 }

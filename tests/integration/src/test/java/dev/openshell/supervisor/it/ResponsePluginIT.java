@@ -46,7 +46,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  *   <li>{@code plugin.test}, the plugin alone: a JSON page transformed whole ({@code WHOLE_BODY_BYTES}), a gzip page
  *       inspected decoded, an event stream transformed unit by unit ({@code STREAM_BYTES}) whose first event reaches
  *       the sandbox before the upstream sends its last, a preflight block (no upstream byte), a skip;</li>
- *   <li>{@code regex.test} / {@code deny.test}: {@code openshell/regex-response} redacting a key in a JSON page and in
+ *   <li>{@code regex.test} / {@code deny.test}: {@code openshell/regex-response} blocking a {@code br} body,
+ *       redacting (or blocking) a key in a response header and a key split across two upstream writes of an event;
+ *       redacting a key in a JSON page and in
  *       an event stream, and refusing one ({@code mode: deny});</li>
  *   <li>{@code chain.test}: the plugin (order 40) replaces the marker with an access key, {@code openshell/regex-response}
  *       (order 50) redacts that key: the second stage saw the first one's output;</li>
@@ -358,6 +360,63 @@ class ResponsePluginIT {
 
     @ParameterizedTest
     @ValueSource(strings = {"http", "https"})
+    void theBuiltInBlocksABodyInACodingItCannotReadInBothModes(String scheme) throws Exception {
+        for (String host : List.of("regex.test", "deny.test")) {
+            HttpResponse<String> r = get(scheme, host, "/br");
+            assertEquals(502, r.statusCode(), r.body());
+            assertTrue(r.body().contains("response_blocked") && r.body().contains("response_uninspectable"),
+                    r.body());
+            assertFalse(r.body().contains(AWS_KEY), "no upstream byte: " + r.body());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"http", "https"})
+    void theBuiltInRedactsOrBlocksAKeyInAResponseHeader(String scheme) throws Exception {
+        HttpResponse<String> redacted = get(scheme, "regex.test", "/header");
+        assertEquals(200, redacted.statusCode(), redacted.body());
+        assertEquals("clean page", redacted.body());
+        assertEquals(List.of("key " + REDACTED), redacted.headers().allValues("x-leak"));
+        HttpResponse<String> denied = get(scheme, "deny.test", "/header");
+        assertEquals(502, denied.statusCode(), denied.body());
+        assertTrue(denied.body().contains("response_blocked") && denied.body().contains("secret_detected"),
+                denied.body());
+        assertFalse(denied.headers().map().toString().contains(AWS_KEY) || denied.body().contains(AWS_KEY));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"http", "https"})
+    void theBuiltInSeesAKeySplitAcrossTwoUpstreamWritesOfAnEvent(String scheme) throws Exception {
+        assertEquals(List.of("data: one", "", "data: key " + REDACTED + " tail", "", "data: two", ""),
+                events(scheme, "regex.test", "/split-events"));
+
+        StagedUpstream up = scheme.equals("https") ? tls : plain;
+        CountDownLatch second = up.armEvents();
+        StringBuilder got = new StringBuilder();
+        boolean incomplete = false;
+        try {
+            HttpResponse<InputStream> s = client.send(HttpRequest.newBuilder(url(scheme, "deny.test",
+                    "/split-events")).timeout(Duration.ofSeconds(30)).build(),
+                    HttpResponse.BodyHandlers.ofInputStream());
+            assertEquals(200, s.statusCode());
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(s.body(), StandardCharsets.UTF_8))) {
+                got.append(in.readLine()).append('\n').append(in.readLine()).append('\n');
+                second.countDown(); // the first event arrived: the key's first half is held by the stage
+                for (String l; (l = in.readLine()) != null; ) {
+                    got.append(l).append('\n');
+                }
+            }
+        } catch (IOException e) {
+            incomplete = true; // cut off without the terminating chunk
+        } finally {
+            second.countDown();
+        }
+        assertTrue(incomplete, "the stream must not look complete: " + got);
+        assertEquals("data: one\n\n", got.toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"http", "https"})
     void inAChainTheSecondStageSeesTheFirstStagesOutput(String scheme) throws Exception {
         HttpResponse<String> r = get(scheme, "chain.test", "/json");
         assertEquals(200, r.statusCode(), r.body());
@@ -419,6 +478,11 @@ class ResponsePluginIT {
                 && AuditLog.openshell(e).getBoolean("transformed", false)), "the plugin's transform is recorded");
         assertTrue(stages.stream().anyMatch(e -> AuditLog.openshell(e).getString("config_key").equals("marker")
                 && !AuditLog.openshell(e).getString("decision").equals("allowed")), "the plugin's block is recorded");
+        for (String key : List.of("secrets-back", "secrets-refused")) {
+            assertTrue(stages.stream().anyMatch(e -> AuditLog.openshell(e).getString("config_key").equals(key)
+                    && !AuditLog.openshell(e).getString("decision").equals("allowed")
+                    && e.toString().contains("response_uninspectable")), "the uninspectable block of " + key);
+        }
         Map<String, String> outputs = Map.of("standard output", supervisor.stdout(), "standard error",
                 supervisor.stderr(), "audit log", supervisor.auditText(), "/metrics", metrics);
         for (var o : outputs.entrySet()) {

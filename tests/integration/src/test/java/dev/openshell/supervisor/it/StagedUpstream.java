@@ -24,7 +24,12 @@ import javax.net.ssl.SSLContext;
  *   <li>{@code /blocked}: {@code UPSTREAM-BLOCKED-PAGE} as {@code text/html};</li>
  *   <li>{@code /gzip}: {@code {"page":"zipped MARKER"}} gzip-compressed;</li>
  *   <li>{@code /events}: the event stream {@code data: one MARKER}, then {@code data: two};</li>
- *   <li>{@code /secret-events}: the event stream {@code data: key AWS_KEY}, then {@code data: two}.</li>
+ *   <li>{@code /secret-events}: the event stream {@code data: key AWS_KEY}, then {@code data: two};</li>
+ *   <li>{@code /split-events}: the event stream {@code data: one} and the first 8 characters of an event
+ *       {@code data: key AWS_KEY tail}, then (released) the rest of that event and {@code data: two};</li>
+ *   <li>{@code /header}: {@code clean page} as {@code text/plain} with {@code X-Leak: key AWS_KEY};</li>
+ *   <li>{@code /br}: {@code k AWS_KEY} as {@code text/plain} labelled {@code Content-Encoding: br} (a coding the
+ *       supervisor does not decode; the bytes are not really brotli).</li>
  * </ul>
  */
 final class StagedUpstream implements AutoCloseable {
@@ -94,6 +99,13 @@ final class StagedUpstream implements AutoCloseable {
                     case "/gzip" -> gzip(out);
                     case "/events" -> events(out, "data: one " + MARKER + "\n\n");
                     case "/secret-events" -> events(out, "data: key " + AWS_KEY + "\n\n");
+                    case "/split-events" -> events(out, "data: one\n\ndata: key " + AWS_KEY.substring(0, 8),
+                            AWS_KEY.substring(8) + " tail\n\ndata: two\n\n");
+                    case "/header" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Leak: key "
+                            + AWS_KEY + "\r\nContent-Length: 10\r\n\r\nclean page").getBytes(StandardCharsets.UTF_8));
+                    case "/br" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: br"
+                            + "\r\nContent-Length: " + (2 + AWS_KEY.length()) + "\r\n\r\nk " + AWS_KEY)
+                            .getBytes(StandardCharsets.UTF_8));
                     default -> out.write(ok("text/plain", "unknown"));
                 }
                 out.flush();
@@ -114,12 +126,16 @@ final class StagedUpstream implements AutoCloseable {
     }
 
     private void events(OutputStream out, String first) throws IOException, InterruptedException {
+        events(out, first, "data: two\n\n");
+    }
+
+    private void events(OutputStream out, String first, String last) throws IOException, InterruptedException {
         out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache"
                 + "\r\nTransfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.UTF_8));
         chunk(out, first);
         out.flush();
         releasedInTime = second.await(20, TimeUnit.SECONDS);
-        chunk(out, "data: two\n\n");
+        chunk(out, last);
         out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
     }
 

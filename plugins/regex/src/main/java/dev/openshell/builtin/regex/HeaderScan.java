@@ -1,0 +1,104 @@
+package dev.openshell.builtin.regex;
+
+import dev.openshell.middleware.spi.EnvelopeLimits;
+import dev.openshell.middleware.spi.ExistingHeaderAction;
+import dev.openshell.middleware.spi.Finding;
+import dev.openshell.middleware.spi.HeaderMutation;
+import dev.openshell.middleware.spi.HttpHeader;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The response-header scan of {@code openshell/regex-response} at preflight: every header value the stage sees (the
+ * supervisor hides credential, routing and hop-by-hop fields, {@code set-cookie} among them) is scanned as text, as
+ * it is (no percent or other decoding).
+ * <ul>
+ *   <li>{@code mode: deny}: a match blocks the delivery ({@link RegexProvider#DENY_CODE}).</li>
+ *   <li>{@code mode: redact}: each field with a match is removed and its lines written again with each match replaced
+ *       by {@code [REDACTED:<id>]} (at the end of the head, in their order); an integrity field ({@code etag},
+ *       {@code digest}, ...) may only be removed, so it is removed. A match in a field stages may neither write nor
+ *       remove (framing, coding, range), or more rewrites than a decision may carry, blocks the delivery.</li>
+ * </ul>
+ * Findings as for bodies: one per secret type, counted over all fields.
+ */
+final class HeaderScan {
+    /** Fields a response stage may neither write nor remove (docs/proxy.md, "Response stages", head mutations). */
+    private static final Set<String> PROTECTED = Set.of("content-length", "transfer-encoding", "content-encoding",
+            "content-range", "accept-ranges");
+    /** Fields a response stage may remove but not write. */
+    private static final Set<String> INTEGRITY = Set.of("content-md5", "digest", "content-digest", "repr-digest",
+            "etag");
+
+    /**
+     * What the scan found.
+     *
+     * @param findings one per secret type; empty when nothing matched
+     * @param block whether the delivery must be blocked
+     * @param mutations the head mutations that redact the matches (redact mode, not blocked)
+     */
+    record Outcome(List<Finding> findings, boolean block, List<HeaderMutation> mutations) {
+        static final Outcome CLEAN = new Outcome(List.of(), false, List.of());
+    }
+
+    private HeaderScan() {
+    }
+
+    /**
+     * {@return what the headers hold}
+     *
+     * @param headers the head as the stage sees it
+     * @param config the stage's config
+     */
+    static Outcome scan(List<HttpHeader> headers, RegexConfig config) {
+        StringBuilder all = new StringBuilder();
+        for (HttpHeader h : headers) {
+            all.append(h.value()).append('\n');
+        }
+        SecretScanner.Scan found = SecretScanner.scan(utf8(all.toString()), config.selection(), false);
+        if (found.isEmpty()) {
+            return Outcome.CLEAN;
+        }
+        List<Finding> findings = RegexProvider.findings(found);
+        if (config.mode() == RegexConfig.Mode.DENY) {
+            return new Outcome(findings, true, List.of());
+        }
+        Set<String> names = new LinkedHashSet<>();
+        for (HttpHeader h : headers) {
+            if (!SecretScanner.scan(utf8(h.value()), config.selection(), false).isEmpty()) {
+                names.add(h.name());
+            }
+        }
+        List<HeaderMutation> mutations = new ArrayList<>();
+        for (String name : names) {
+            if (PROTECTED.contains(name)) {
+                return new Outcome(findings, true, List.of());
+            }
+            mutations.add(HeaderMutation.remove(name));
+            if (INTEGRITY.contains(name)) {
+                continue;
+            }
+            for (HttpHeader h : headers) {
+                if (h.name().equals(name)) {
+                    mutations.add(HeaderMutation.write(name, redacted(h.value(), config), ExistingHeaderAction.APPEND));
+                }
+            }
+        }
+        // nothing to rewrite (a match only across fields) or too many rewrites: block rather than deliver it
+        boolean block = names.isEmpty() || mutations.size() > EnvelopeLimits.MAX_HEADER_MUTATIONS;
+        return new Outcome(findings, block, block ? List.of() : mutations);
+    }
+
+    private static String redacted(String value, RegexConfig config) {
+        ByteBuffer text = utf8(value);
+        byte[] out = SecretScanner.scan(text, config.selection(), true).redacted(text);
+        return out == null ? value : new String(out, StandardCharsets.UTF_8);
+    }
+
+    private static ByteBuffer utf8(String s) {
+        return ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8)).asReadOnlyBuffer();
+    }
+}
