@@ -504,6 +504,25 @@ class ForwardProxyTest {
     }
 
     @Test
+    void theHeadOfAnOpenEndedBodyReachesTheClientBeforeTheBodyDoes() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        fx.upstream.holdBodyUntil = release;
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n7\r\ndata: 1\r\n0\r\n\r\n"));
+        try (RawClient c = fx.client()) {
+            c.send("GET " + fx.apiUrl("/events") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            String head = c.readHead(); // the upstream holds its body until this head has arrived
+            assertTrue(head.startsWith("HTTP/1.1 200 "), head);
+            release.countDown();
+            assertEquals("7\r\ndata: 1\r\n0\r\n\r\n", new String(c.in().readNBytes(17), StandardCharsets.US_ASCII));
+            assertFalse(fx.upstream.holdTimedOut, "the head came before the body was released, not after 5 s");
+        } finally {
+            release.countDown();
+            fx.upstream.holdBodyUntil = null;
+        }
+    }
+
+    @Test
     void http10ClientGetsADechunkedCloseDelimitedResponse() throws Exception {
         fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + "3\r\nabc\r\n0\r\n\r\n"));

@@ -42,6 +42,13 @@ final class TestUpstream implements AutoCloseable {
     private volatile boolean closed;
     /** When set, the upstream closes each connection right after its response, without saying so. */
     volatile boolean closeSilentlyAfterResponse;
+    /**
+     * When set, the response is sent in two writes: up to and including its head's empty line, then (once the latch
+     * opens, at most 5 s later: {@link #holdTimedOut}) the rest.
+     */
+    volatile java.util.concurrent.CountDownLatch holdBodyUntil;
+    /** Whether a held body went out because the latch did not open within 5 s. */
+    volatile boolean holdTimedOut;
 
     TestUpstream(SSLContext tls) throws IOException {
         server = tls == null ? new ServerSocket(0, 50, InetAddress.getLoopbackAddress())
@@ -141,7 +148,21 @@ final class TestUpstream implements AutoCloseable {
                 if (response == null) {
                     return; // close without answering
                 }
-                out.write(response);
+                java.util.concurrent.CountDownLatch hold = holdBodyUntil;
+                if (hold != null) {
+                    int split = new String(response, StandardCharsets.ISO_8859_1).indexOf("\r\n\r\n") + 4;
+                    out.write(response, 0, split);
+                    out.flush();
+                    try {
+                        holdTimedOut = !hold.await(5, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                    out.write(response, split, response.length - split);
+                } else {
+                    out.write(response);
+                }
                 out.flush();
                 if (closeSilentlyAfterResponse) {
                     return;

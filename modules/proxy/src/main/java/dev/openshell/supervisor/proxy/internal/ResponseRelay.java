@@ -153,9 +153,22 @@ final class ResponseRelay {
         client.out.write(OutboundHead.encode(responseHead(r, false, closeAfter,
                 client10 && rf.kind() == BodyFraming.Kind.CHUNKED)));
         client.responseStarted();
+        flushHeadOfOpenEndedBody(c, rf);
         relayBody(c, rf, client10);
         log(req, r.status());
         return release(c, r, rf, closeAfter);
+    }
+
+    /**
+     * Sends the head at once when the body is open-ended (chunked, or until close) and none of it has arrived yet: a
+     * server-sent event stream's head reaches the client when the upstream sends it, not with the first event. A head
+     * whose body is already buffered goes out with it, in one write.
+     */
+    void flushHeadOfOpenEndedBody(UpstreamPool.Connection c, BodyFraming rf) throws IOException {
+        if ((rf.kind() == BodyFraming.Kind.CHUNKED || rf.kind() == BodyFraming.Kind.UNTIL_CLOSE)
+                && c.in().buffered() == 0) {
+            client.out.flush();
+        }
     }
 
     /** Relays the body as framed (de-chunked for an HTTP/1.0 client) and flushes. */
