@@ -6,7 +6,8 @@
 #     supervisor injects the secret (allow_plaintext) and the upstream echoes it back in the body, so every such
 #     response is scrubbed; wrk counts every response that still holds the secret (LEAKS) and every non-200;
 #   - POST 2 KiB (a chat completion with one fake key) through `openshell/regex` redacting, fail_closed;
-#   - a policy reload (SIGHUP after rewriting the policy file with another generation comment) every RELOAD s (30).
+#   - a policy reload every RELOAD s (30): the policy file rewritten with another policy name (a new generation; a
+#     change that enforces the same policy is not installed) and SIGHUP.
 # Every SAMPLE s (10) it records the supervisor's RSS and open descriptors; after WARM s (60) and at the end, a heap
 # class histogram (jcmd GC.class_histogram of the JDK that runs the scripts; it forces a full GC). The report: errors
 # and leaks, descriptors (min and max after warm-up), RSS in minutes 10-20 against the last 10 minutes, reloads
@@ -71,7 +72,7 @@ version: 1
 # generation $1
 network_policies:
   api:
-    name: L7 REST endpoint with a credential
+    name: L7 REST endpoint with a credential, generation $1
     endpoints:
       - host: api.soak.test
         ports: [$up]
@@ -200,7 +201,7 @@ wait "$get_pid" || true
 wait "$post_pid" || true
 histogram histogram-after.txt
 echo "$(( $(date +%s) - t0 )) $(rss) $(fds)" >>"$OUT/samples.txt"
-reloads=$(cat "$work"/audit.jsonl* | grep -c '"change":"registry_reload"' || true)
+reloads=$(grep -c 'policy reloaded from' "$work/supervisor.err" || true)
 leaks=$( [ -f "$work/leaks" ] && wc -l <"$work/leaks" || echo 0)
 cp "$work/supervisor.err" "$OUT/supervisor.err"
 {
@@ -211,7 +212,7 @@ cp "$work/supervisor.err" "$OUT/supervisor.err"
     echo "$w: $n requests, $rps req/s, p50 $p50 ms, p99 $p99 ms, errors and non-200: $errors"
   done
   echo "secret leaks in responses: $leaks"
-  echo "policy generations installed (registry_reload events): $reloads of $generation reloads sent"
+  echo "policy generations installed ('policy reloaded' log lines): $reloads of $generation reloads sent"
   awk -v warm="$warm" -v total="$total" '
     $1 >= warm { if (min == "" || $3 < min) min = $3; if ($3 > max) max = $3 }
     $1 >= 600 && $1 < 1200 { a += $2; na++ }
