@@ -1,5 +1,6 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.EXPERIMENTAL;
 import static org.apiguardian.api.API.Status.MAINTAINED;
 
 import java.util.List;
@@ -159,6 +160,38 @@ public final class HeaderTable {
     public static boolean routingOrFraming(String lower) {
         Row r = find(lower);
         return r != null && (r.kind() == Kind.ROUTING || r.kind() == Kind.FRAMING);
+    }
+
+    /** A response's coding and range fields: stages read them but may not change them. */
+    private static final java.util.Set<String> RESPONSE_CODING_AND_RANGE = java.util.Set.of("content-encoding",
+            "content-range", "accept-ranges");
+    /** A response's integrity fields: a transformed body invalidates them. */
+    private static final java.util.Set<String> RESPONSE_INTEGRITY = java.util.Set.of("content-md5", "digest",
+            "content-digest", "repr-digest", "etag");
+
+    /**
+     * {@return whether a response stage may read a response field but neither write nor remove it} The framing fields
+     * ({@code content-length}, {@code transfer-encoding}), the coding ({@code content-encoding}) and the range
+     * ({@code content-range}, {@code accept-ranges}): the supervisor frames, decodes and delivers the body by them
+     * (OpenShell {@code proto/supervisor_middleware.proto}, {@code HttpResponsePreflightInspect.header_mutations}).
+     *
+     * @param lower the field name, ASCII-lowercased
+     */
+    @API(status = EXPERIMENTAL, since = "0.2")
+    public static boolean responseReadOnly(String lower) {
+        return framing(lower) || RESPONSE_CODING_AND_RANGE.contains(lower);
+    }
+
+    /**
+     * {@return whether a response stage may remove a response field but not write it} The integrity fields
+     * ({@code content-md5}, {@code digest}, {@code content-digest}, {@code repr-digest}, {@code etag}): a
+     * transformed body invalidates them.
+     *
+     * @param lower the field name, ASCII-lowercased
+     */
+    @API(status = EXPERIMENTAL, since = "0.2")
+    public static boolean responseIntegrity(String lower) {
+        return RESPONSE_INTEGRITY.contains(lower);
     }
 
     /** Field names in this namespace are written only by middleware stages; the sandbox's own are stripped. */

@@ -4,6 +4,7 @@ import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.ExistingHeaderAction;
 import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HeaderMutation;
+import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -26,12 +27,6 @@ import java.util.Set;
  * Findings as for bodies: one per secret type, counted over all fields.
  */
 final class HeaderScan {
-    /** Fields a response stage may neither write nor remove (docs/proxy.md, "Response stages", head mutations). */
-    private static final Set<String> PROTECTED = Set.of("content-length", "transfer-encoding", "content-encoding",
-            "content-range", "accept-ranges");
-    /** Fields a response stage may remove but not write. */
-    private static final Set<String> INTEGRITY = Set.of("content-md5", "digest", "content-digest", "repr-digest",
-            "etag");
 
     /**
      * What the scan found.
@@ -74,11 +69,11 @@ final class HeaderScan {
         }
         List<HeaderMutation> mutations = new ArrayList<>();
         for (String name : names) {
-            if (PROTECTED.contains(name)) {
+            if (HeaderTable.responseReadOnly(name)) {
                 return new Outcome(findings, true, List.of());
             }
             mutations.add(HeaderMutation.remove(name));
-            if (INTEGRITY.contains(name)) {
+            if (HeaderTable.responseIntegrity(name)) {
                 continue;
             }
             for (HttpHeader h : headers) {

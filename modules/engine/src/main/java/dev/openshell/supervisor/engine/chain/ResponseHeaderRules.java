@@ -33,10 +33,6 @@ import java.util.Set;
 public final class ResponseHeaderRules {
     /** The response's own credential fields; the rest of the hidden set is {@link HeaderTable}'s. */
     private static final Set<String> RESPONSE_CREDENTIALS = Set.of("set-cookie", "set-cookie2");
-    /** Read-only beside the framing fields of {@link HeaderTable}: the coding and the range. */
-    private static final Set<String> CODING_AND_RANGE = Set.of("content-encoding", "content-range", "accept-ranges");
-    private static final Set<String> INTEGRITY = Set.of("content-md5", "digest", "content-digest", "repr-digest",
-            "etag");
 
     private ResponseHeaderRules() {
     }
@@ -54,12 +50,12 @@ public final class ResponseHeaderRules {
 
     /** {@return whether a stage may neither write nor remove a field} @param lower a lowercase field name */
     public static boolean protectedName(String lower) {
-        return hidden(lower) || HeaderTable.framing(lower) || CODING_AND_RANGE.contains(lower);
+        return hidden(lower) || HeaderTable.responseReadOnly(lower);
     }
 
     /** {@return whether a field may be removed but not written} @param lower a lowercase field name */
     public static boolean integrity(String lower) {
-        return INTEGRITY.contains(lower);
+        return HeaderTable.responseIntegrity(lower);
     }
 
     /**
