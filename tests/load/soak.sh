@@ -29,38 +29,12 @@ for v in total conns delay reload sample warm; do
 done
 [ "$total" -le 86400 ] || { echo "SECONDS_TOTAL must be at most 86400" >&2; exit 2; }
 [ "$warm" -lt "$total" ] || { echo "WARM must be below SECONDS_TOTAL" >&2; exit 2; }
-JAVA_HOME="${JAVA_HOME:-$(scripts/find-jdk.sh)}"
-export JAVA_HOME
-image=${IMAGE:-jlink/target/image}
-[ -x "$image/bin/supervisor" ] || { echo "no image at $image (./dev.sh build)" >&2; exit 2; }
-command -v wrk >/dev/null 2>&1 || { echo "wrk is not installed (Debian package wrk)" >&2; exit 2; }
 OUT=${OUT:-target/soak/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. tests/load/load-lib.sh
+load_setup
 trap 'exit 130' INT TERM
-
-await_port() { # file, regex: waits at most 60 s, prints the port at the end of the matching line
-  local file=$1 regex=$2 i
-  for i in $(seq 600); do
-    if grep -Eq "$regex" "$file" 2>/dev/null; then
-      grep -Eo "$regex" "$file" | head -1 | grep -Eo '[0-9]+$'
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$regex' in $file" >&2
-  cat "$file" >&2
-  return 1
-}
 
 "$JAVA_HOME/bin/java" tests/load/LoadUpstream.java >"$work/upstream.out" 2>&1 &
 pids+=($!)
@@ -111,15 +85,10 @@ headers = ["authorization"]
 allow_plaintext = true
 TOML
 secret="soak-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-SOAK_KEY=$secret "$image/bin/supervisor" run --policy "$work/policy.yaml" --gateway-config "$work/gateway.toml" \
-  --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen off \
-  >"$work/supervisor.out" 2>"$work/supervisor.err" &
-sup=$!
-pids+=("$sup")
-proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:[0-9]+') || {
-  cat "$work/supervisor.err" >&2
-  exit 1
-}
+export SOAK_KEY=$secret
+start_supervisor "$work/policy.yaml" "$work/gateway.toml"
+unset SOAK_KEY
+sup=${pids[-1]}
 
 chat='{"model":"gpt-4o","messages":[{"role":"user","content":"Deploy with this key: sk-proj-SOAKtest0123456789abcdefghijklmnopqrstuvwxyzAB and report back."}],"padding":"'
 chat=$chat$(head -c $((2048 - ${#chat} - 2)) /dev/zero | tr '\0' x)'"}'
