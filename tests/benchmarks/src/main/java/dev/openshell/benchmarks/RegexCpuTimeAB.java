@@ -25,7 +25,7 @@ import java.util.Locale;
  * loaded by its own class loader, and every round times one batch of each build in turn, so load from other
  * processes on a shared machine falls on all builds alike. Prints, per body, the minimum thread CPU time per
  * {@code RegexProvider.evaluate} call (default config) over the rounds (30 rounds; batches of 1,000 calls at 2 KiB and
- * of 10 at 1 MiB). Bodies: {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain})
+ * of 10 at 1 MiB), after 5 untimed rounds over every body and build. Bodies: {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain})
  * and {@link RegexChainBenchmark}'s chat completion ({@code application/json}); every JIT profile holds all three,
  * as a proxy's does. Arguments: the regex JARs, then the re2j JAR last:
  * <pre>
