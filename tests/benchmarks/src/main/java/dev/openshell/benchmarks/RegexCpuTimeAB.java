@@ -25,7 +25,7 @@ import java.util.Locale;
  * loaded by its own class loader, and every round times one batch of each build in turn, so load from other
  * processes on a shared machine falls on all builds alike. Prints, per body, the minimum thread CPU time per
  * {@code RegexProvider.evaluate} call (default config) over the rounds (30 rounds; batches of 1,000 calls at 2 KiB and
- * of 10 at 1 MiB). Bodies: {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain})
+ * of 10 at 1 MiB), after 5 untimed rounds over every body and build. Bodies: {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain})
  * and {@link RegexChainBenchmark}'s chat completion ({@code application/json}); every JIT profile holds all three,
  * as a proxy's does. Arguments: the regex JARs, then the re2j JAR last:
  * <pre>
@@ -38,6 +38,8 @@ import java.util.Locale;
  */
 public final class RegexCpuTimeAB {
     private static final String PROVIDER = "dev.openshell.builtin.regex.RegexProvider";
+    /** Rounds over every body and build before any is timed, so every JIT profile holds all three bodies. */
+    private static final int WARM_UP_ROUNDS = 5;
 
     private RegexCpuTimeAB() {
     }
@@ -55,38 +57,66 @@ public final class RegexCpuTimeAB {
             builds.add(load(Path.of(args[a]).toUri().toURL(), re2j));
         }
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        HttpRequestTarget target = new HttpRequestTarget("https", "api.example.com", 443, "POST", "/v1", "");
+        List<String> names = new ArrayList<>();
+        List<HttpRequestEvaluation> bodies = new ArrayList<>();
         for (String kind : new String[] {"prose", "code", "chat"}) {
             for (int size : new int[] {2048, 1 << 20}) {
-                String text = switch (kind) {
-                    case "prose" -> RegexScanBenchmark.prose(size);
-                    case "code" -> RegexScanBenchmark.text(size);
-                    default -> RegexChainBenchmark.body(size, false);
-                };
-                String type = kind.equals("chat") ? "application/json" : "text/plain; charset=utf-8";
-                HttpRequestEvaluation e = new HttpRequestEvaluation(new BindingId("openshell/regex"),
-                        Phase.PRE_CREDENTIALS, RequestContext.of("cpu"), JsonObject.EMPTY_JSON_OBJECT, target,
-                        List.of(new HttpHeader("content-type", type)), Body.ofUtf8(text));
-                int batch = size > 4096 ? 10 : 1000;
-                long[] best = new long[builds.size()];
-                Arrays.fill(best, Long.MAX_VALUE);
-                for (int round = 0; round < 30; round++) {
-                    for (int b = 0; b < builds.size(); b++) {
-                        long start = threads.getCurrentThreadCpuTime();
-                        for (int k = 0; k < batch; k++) {
-                            if (builds.get(b).evaluate(e).decision() != Decision.ALLOW) {
-                                throw new IllegalStateException("the benchmark text holds a secret");
-                            }
-                        }
-                        best[b] = Math.min(best[b], threads.getCurrentThreadCpuTime() - start);
-                    }
+                names.add(kind + ", " + size + " bytes:");
+                bodies.add(evaluation(kind, size));
+            }
+        }
+        for (int round = 0; round < WARM_UP_ROUNDS; round++) {
+            for (HttpRequestEvaluation e : bodies) {
+                for (MiddlewareProvider build : builds) {
+                    run(build, e, batch(e));
                 }
-                StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s, %d bytes:", kind, size));
+            }
+        }
+        for (int k = 0; k < bodies.size(); k++) {
+            HttpRequestEvaluation e = bodies.get(k);
+            int batch = batch(e);
+            long[] best = new long[builds.size()];
+            Arrays.fill(best, Long.MAX_VALUE);
+            for (int round = 0; round < 30; round++) {
                 for (int b = 0; b < builds.size(); b++) {
-                    line.append(String.format(Locale.ROOT, " %s %.2f us", Path.of(args[b]).getFileName(),
-                            best[b] / 1e3 / batch));
+                    long start = threads.getCurrentThreadCpuTime();
+                    run(builds.get(b), e, batch);
+                    best[b] = Math.min(best[b], threads.getCurrentThreadCpuTime() - start);
                 }
-                System.out.println(line);
+            }
+            StringBuilder line = new StringBuilder(names.get(k));
+            for (int b = 0; b < builds.size(); b++) {
+                line.append(String.format(Locale.ROOT, " %s %.2f us", Path.of(args[b]).getFileName(),
+                        best[b] / 1e3 / batch));
+            }
+            System.out.println(line);
+        }
+    }
+
+    /** {@return a request of one body kind and size, as {@code RegexCpuTime} sends it} */
+    private static HttpRequestEvaluation evaluation(String kind, int size) {
+        String text = switch (kind) {
+            case "prose" -> RegexScanBenchmark.prose(size);
+            case "code" -> RegexScanBenchmark.text(size);
+            default -> RegexChainBenchmark.body(size, false);
+        };
+        String type = kind.equals("chat") ? "application/json" : "text/plain; charset=utf-8";
+        HttpRequestTarget target = new HttpRequestTarget("https", "api.example.com", 443, "POST", "/v1", "");
+        return new HttpRequestEvaluation(new BindingId("openshell/regex"), Phase.PRE_CREDENTIALS,
+                RequestContext.of("cpu"), JsonObject.EMPTY_JSON_OBJECT, target,
+                List.of(new HttpHeader("content-type", type)), Body.ofUtf8(text));
+    }
+
+    /** {@return the calls per timed batch: 1,000 at 2 KiB, 10 at 1 MiB} */
+    private static int batch(HttpRequestEvaluation e) {
+        return e.body().size() > 4096 ? 10 : 1000;
+    }
+
+    /** Evaluates one request {@code calls} times; throws if the benchmark text held a secret. */
+    private static void run(MiddlewareProvider build, HttpRequestEvaluation e, int calls) {
+        for (int k = 0; k < calls; k++) {
+            if (build.evaluate(e).decision() != Decision.ALLOW) {
+                throw new IllegalStateException("the benchmark text holds a secret");
             }
         }
     }

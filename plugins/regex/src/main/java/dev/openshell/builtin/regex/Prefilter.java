@@ -16,8 +16,10 @@ import java.util.Map;
  * then lowercase letters, each from the rarest): {@code _} in {@code ghp_}, {@code K} in {@code AKIA}, {@code -} in
  * {@code glpat-}, {@code B} in {@code Bearer }. The scanner reads each byte once and tests one flag of a 256-entry
  * table ({@link #flags}); only on an anchor byte does it test whether the byte before it (or, for an anchor that is
- * the prefix's first character, after it) is one some prefix has there (one bit of an 8 KiB table), and only then
- * look up those prefixes ({@link #anchored}) and compare them whole. Most bytes of prose are not anchors, and most
+ * the prefix's first character, after it) is one some prefix has there (one bit of an 8 KiB table), then whether the
+ * byte one further is one of those prefixes have there ({@link #admits}: {@code v} before {@code s.} for
+ * {@code hvs.}, so the end of a plural word before a full stop goes no further), and only then look up those prefixes
+ * ({@link #anchored}) and compare them whole. Most bytes of prose are not anchors, and most
  * anchors do not sit next to the right byte, so the work per byte is a table look-up or two however many entries
  * there are: more prefixes only add anchors, and a list to compare where one matches.
  *
@@ -78,6 +80,12 @@ final class Prefilter {
     private final Literal[][] anchored = new Literal[1 << 17][];
     /** The same keys as a bit set, small enough to stay in the first-level cache. */
     private final long[] neighbours = new long[(1 << 17) / 64];
+    /**
+     * By the same keys: the bytes the prefixes anchored there have one further from the anchor (two before it, or two
+     * after a head anchor), as a 256-bit set; {@code null} where one of them has none (its anchor is its second
+     * character).
+     */
+    private final long[][] farther = new long[1 << 17][];
     private final long[] filter = new long[(1 << FILTER_BITS) / 64];
     private final int[] keys;
     private final Literal[][] values;
@@ -104,6 +112,7 @@ final class Prefilter {
             Arrays.sort(list, (a, b) -> Integer.compare(a.rule().index(), b.rule().index()));
             int key = e.getKey();
             anchored[key] = list;
+            farther[key] = farther(list, (key >>> 16) == 1);
             neighbours[key >>> 6] |= 1L << key;
             flags[key >>> 8 & 0xff] |= (byte) ((key >>> 16) == 1 ? HEAD : ANCHOR);
         }
@@ -129,6 +138,20 @@ final class Prefilter {
             keys[slot] = gram | 1 << 24;
             values[slot] = list;
         }
+    }
+
+    /** {@return the set of bytes the literals have one further from their anchor, or null if one has none} */
+    private static long[] farther(Literal[] list, boolean head) {
+        long[] set = new long[4];
+        for (Literal l : list) {
+            int at = head ? 2 : l.anchor() - 2;
+            if (at < 0) {
+                return null;
+            }
+            int b = l.bytes()[at] & 0xff;
+            set[b >>> 6] |= 1L << b;
+        }
+        return set;
     }
 
     private static void add(Map<Integer, List<Literal>> byGram, Map<Integer, List<Literal>> byAnchor, Literal l) {
@@ -199,6 +222,20 @@ final class Prefilter {
     Literal[] anchored(boolean head, int c, int neighbour) {
         int key = (head ? 1 << 16 : 0) | c << 8 | neighbour;
         return (neighbours[key >>> 6] >>> key & 1) == 0 ? null : anchored[key];
+    }
+
+    /**
+     * {@return whether a prefix of {@link #anchored} may have the byte {@code far} one further from its anchor (two
+     * before it, or two after a head anchor)} A cheap test before the prefixes are compared whole.
+     *
+     * @param head whether the anchor is the prefix's first character
+     * @param c the anchor byte (0 to 255)
+     * @param neighbour the byte next to it, as for {@link #anchored}
+     * @param far the byte one further (0 to 255), or -1 where the text has none
+     */
+    boolean admits(boolean head, int c, int neighbour, int far) {
+        long[] set = farther[(head ? 1 << 16 : 0) | c << 8 | neighbour];
+        return set == null || (far >= 0 && (set[far >>> 6] >>> far & 1) != 0);
     }
 
     /** {@return whether some keyword may start with the folded trigram {@code gram}} @param gram a folded trigram */

@@ -15,9 +15,9 @@ import java.util.TreeMap;
  * <h2>The pass</h2>
  * The scan reads each byte once and looks it up in a 256-entry table of flags ({@link Prefilter}): most bytes are
  * neither a prefix's anchor (its least common character) nor the start of an assignment operator, and cost that
- * look-up only. At an anchor whose neighbouring byte fits, it compares the prefixes anchored there, in catalog order,
- * and tries each enabled entry's match where its prefix starts: the {@link Shape} after the prefix, whole-token
- * boundaries on both sides and, where the format has one, its checksum; or the PEM block. At an operator after which
+ * look-up only. At an anchor whose neighbouring byte and the byte one further fit, it compares the prefixes anchored
+ * there, in catalog order, and tries each enabled entry's match where its prefix starts: the {@link Shape} after the
+ * prefix, whole-token boundaries on both sides and, where the format has one, its checksum; or the PEM block. At an operator after which
  * a long enough value may follow, it looks for the enabled keyword entries' keywords in the key name before it and
  * tries their assignment grammar and value (a prefix entry matching the value wins over the keyword entry). The first
  * entry that matches wins, and the scan resumes after the match, so matches never overlap. The work per byte does not
@@ -158,13 +158,14 @@ final class SecretScanner {
             int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
             if ((flags & Prefilter.ANCHOR) != 0) {
                 Prefilter.Literal[] list = prefilter.anchored(false, c, previous);
-                if (list != null) {
+                if (list != null && prefilter.admits(false, c, previous, i > 1 ? text.get(i - 2) & 0xff : -1)) {
                     end = tryAnchored(text, i, list, selection, found, resume);
                 }
             }
             if (end == NO_MATCH && (flags & Prefilter.HEAD) != 0 && i + 1 < n) {
-                Prefilter.Literal[] list = prefilter.anchored(true, c, text.get(i + 1) & 0xff);
-                if (list != null) {
+                int next = text.get(i + 1) & 0xff;
+                Prefilter.Literal[] list = prefilter.anchored(true, c, next);
+                if (list != null && prefilter.admits(true, c, next, i + 2 < n ? text.get(i + 2) & 0xff : -1)) {
                     end = tryAnchored(text, i, list, selection, found, resume);
                 }
             }
