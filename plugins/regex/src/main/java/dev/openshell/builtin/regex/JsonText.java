@@ -67,12 +67,22 @@ final class JsonText {
      * @param input text (UTF-8, or ASCII-compatible)
      */
     static TextView escapes(ByteBuffer input) {
-        int n = input.limit();
+        ByteBuffer b = input.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int n = b.limit();
         int i = 0;
-        while (i < n && (input.get(i) != '\\' || validEscape(input, i) == 0)) {
+        while (true) {
+            i = skipTo(b, i, n, BACKSLASHES, BACKSLASHES); // 8 bytes at a time to the next word with a backslash
+            while (i < n && b.get(i) != '\\') {
+                i++;
+            }
+            if (i >= n) {
+                return null;
+            }
+            if (validEscape(b, i) > 0) {
+                return new Decoded(input, decode(input, true), true);
+            }
             i++;
         }
-        return i == n ? null : new Decoded(input, decode(input, true), true);
     }
 
     /** {@return the length of the valid escape at {@code i} (its backslash), or 0 when none starts there} */
