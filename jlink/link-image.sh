@@ -15,8 +15,9 @@ jdk=$1 mods=$2 out=$3 roots=$4 aot=${5:-true} work=${6:-$3.aot-training} sdk=${7
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out"
 "$jdk/bin/java" "$here/src/build/StripSignatures.java" "$mods"
-# --compress=zip-6: the class files in lib/modules are deflated (156 MB -> about 61 MB); a class is inflated once,
-# when it is first loaded, and the classes start-up loads come from the AOT cache instead.
+# --compress=zip-6: the class files in lib/modules are deflated (129 MB -> 49 MB of entries); a class is inflated once,
+# when it is first loaded, and the classes start-up loads come from the AOT cache instead. zip-9 saves 0.15 MB of the
+# 51.4 (measured; docs/BENCHMARKS.md, "Image size"), not worth the longer link.
 # The default CDS archives (--generate-cds-archive, 30 MB for two of them) are made only for an image without an AOT
 # cache: the cache holds the same JDK classes and more, and a JVM running with it never maps them.
 cds=()
@@ -124,6 +125,10 @@ else
     echo "error: bin/supervisor cannot use the AOT cache it was trained for: ${warnings:-(no message)}" >&2
     exit 1
   fi
+  # Its size (52 MB, 7,000 classes at about 7 KB each) follows the classes the training loads, and the JVM loads every
+  # class of an AOT-linked cache when it starts, before main, whether the run needs it or not. Measured against a
+  # smaller cache (docs/BENCHMARKS.md, "Image size"): a training of the start and one request makes 47.4 MB (the
+  # first requests then load the rest from lib/modules); -XX:-AOTClassLinking 47.8 MB, at 40 % more CPU to ready.
   echo "AOT cache: lib/supervisor.aot ($(du -h "$out/lib/supervisor.aot" | cut -f1)), trained in $((SECONDS - started)) s"
   rm -rf "$work"
 fi
