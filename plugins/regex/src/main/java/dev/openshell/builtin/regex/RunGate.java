@@ -41,15 +41,12 @@ final class RunGate {
     /** Each delimiter of {@link #WORD_DELIMITERS} that is no token character, repeated in 8 bytes; else spaces. */
     private final long[] exclude = new long[WORD_DELIMITERS.length()];
     private final int least;
-    /** The fewest token characters in one run that a match of an entry anchored on {@code -} holds. */
-    private final int dashLeast;
     private final int before;
     private final int after;
 
     private RunGate(List<Rule> rules, boolean[] enabled) {
         boolean[] token = new boolean[256];
         int fewest = MIN_RUN;
-        int dashFewest = MIN_RUN;
         int most = 0;
         int tail = 0;
         int prefixBefore = 0;
@@ -64,7 +61,6 @@ final class RunGate {
                 addCharacters(token, l);
                 long s = segment(l, Prefilter.anchor(l), 0, 0);
                 fewest = lower(fewest, s, l.charAt(Prefilter.anchor(l)));
-                dashFewest = Math.min(dashFewest, (int) (s >>> 40));
                 most = Math.max(most, (int) (s >>> 20 & 0xFFFFF));
                 tail = Math.max(tail, (int) (s & 0xFFFFF));
                 continue;
@@ -84,8 +80,7 @@ final class RunGate {
                     int anchor = Prefilter.anchor(l);
                     long s = segment(l, lead + anchor, lead, body);
                     fewest = lower(fewest, s, l.charAt(anchor));
-                    dashFewest = Math.min(dashFewest, (int) (s >>> 40));
-                    most = Math.max(most, (int) (s >>> 20 & 0xFFFFF));
+                        most = Math.max(most, (int) (s >>> 20 & 0xFFFFF));
                     tail = Math.max(tail, (int) (s & 0xFFFFF));
                     long fromStart = segment(l, lead, lead, body); // the same piece, seen from the prefix's start
                     prefixBefore = Math.max(prefixBefore, (int) (fromStart >>> 20 & 0xFFFFF));
@@ -105,7 +100,6 @@ final class RunGate {
             wide[c] = token[c] || WORD_DELIMITERS.indexOf(c) < 0;
         }
         least = Math.max(1, fewest);
-        dashLeast = Math.max(1, Math.min(least, dashFewest));
         before = most;
         after = tail;
     }
@@ -171,17 +165,9 @@ final class RunGate {
         }
     }
 
-    /**
-     * {@return the fewest token characters in one run that every match holds, unless the run holds a dash: then
-     * {@link #dashLeast()}}
-     */
+    /** {@return the fewest token characters in one run that every match holds, unless the run holds a dash} */
     int least() {
         return least;
-    }
-
-    /** {@return the fewest token characters in one run that holds a dash and a match} */
-    int dashLeast() {
-        return dashLeast;
     }
 
     /** {@return how far before its run's start the position a match is tried from may lie} */
@@ -195,8 +181,7 @@ final class RunGate {
     }
 
     /**
-     * {@return the next run at or after {@code from} that is {@link #least()} long, or {@link #dashLeast()} long and
-     * holds a {@code -}, as its start
+     * {@return the next run at or after {@code from} that is {@link #least()} long or holds a {@code -}, as its start
      * times 2^32 plus its end (exclusive); or -1 when there is none} Runs are counted from {@code from}: the byte
      * before it is not looked at.
      *
@@ -205,7 +190,7 @@ final class RunGate {
      */
     long nextRun(ByteBuffer text, int from) {
         if (least <= Long.BYTES) {
-            return byBytes(text, from, text.limit());
+            return nextRunByBytes(text, from);
         }
         int n = text.limit();
         int need = least;
@@ -216,7 +201,7 @@ final class RunGate {
         long e4 = exclude[4];
         int run = 0;
         int k = from;
-        while (k + Long.BYTES <= n) {
+        for (; k + Long.BYTES <= n; k += Long.BYTES) {
             long w = text.getLong(k);
             long x = w & LOWS;
             long t = (x + ABOVE_SPACE) & ~w & ((x ^ e0) + LOWS) & ((x ^ e1) + LOWS) & ((x ^ e2) + LOWS)
@@ -224,56 +209,30 @@ final class RunGate {
             long dash = ~((x ^ DASHES) + LOWS) & ~w & HIGHS;
             if ((t ^ HIGHS | dash) == 0) {
                 run += Long.BYTES;
-                k += Long.BYTES;
                 continue;
             }
             int head = Long.numberOfTrailingZeros(~t & HIGHS) >>> 3;
             if (run + head >= need && (dash == 0 || Long.numberOfTrailingZeros(dash) >>> 3 > head)) {
                 return (long) (k - run) << 32 | extend(text, k + head);
             }
-            if (dash != 0) { // byte by byte through this word and the run it ends in
-                long r = byBytes(text, k - run, k + Long.BYTES);
-                if (r >= -1) {
-                    return r;
-                }
-                k = (int) -(r + 2);
-                run = 0;
-                continue;
+            if (dash != 0) {
+                return nextRunByBytes(text, k - run); // the run that holds it starts at k - run or in this word
             }
             run = Long.numberOfLeadingZeros(~t & HIGHS) >>> 3;
-            k += Long.BYTES;
         }
-        long r = byBytes(text, k - run, n);
-        return r >= -1 ? r : -1;
+        return nextRunByBytes(text, k - run);
     }
 
-    /**
-     * {@link #nextRun} a byte at a time from {@code at}, where a run of token bytes may start, until the first
-     * non-token byte at or after {@code limit}: {@return the run found, or -1 when the text ends first, or -2 minus
-     * the position after that non-token byte}
-     */
-    private long byBytes(ByteBuffer text, int at, int limit) {
+    /** {@link #nextRun} a byte at a time from {@code at}, where a run of token bytes may start. */
+    private long nextRunByBytes(ByteBuffer text, int at) {
         int n = text.limit();
         int start = at;
         for (int k = at; k < n; k++) {
             int c = text.get(k) & 0xff;
             if (!wide[c]) {
-                if (k >= limit) {
-                    return -2L - (k + 1);
-                }
                 start = k + 1;
-            } else if (k + 1 - start >= least) {
+            } else if (c == '-' || k + 1 - start >= least) {
                 return (long) start << 32 | extend(text, k + 1);
-            } else if (c == '-') {
-                int end = extend(text, k + 1);
-                if (end - start >= dashLeast) {
-                    return (long) start << 32 | end;
-                }
-                if (end >= limit) {
-                    return end >= n ? -1 : -2L - (end + 1);
-                }
-                k = end; // a short run: the byte at its end is no token byte
-                start = end + 1;
             }
         }
         return -1;

@@ -142,6 +142,22 @@ final class SecretScanner {
      * @return the counts and, when redacting, the spans
      */
     static Scan scan(ByteBuffer text, Selection selection, boolean redact) {
+        return scan(text, selection, redact, false);
+    }
+
+    /**
+     * Scans a text reading every byte the exact way, without {@link RunGate}: the reference {@link #scan} must equal
+     * (a test compares the two).
+     *
+     * @param text as for {@link #scan}
+     * @param selection what to look for
+     * @return the counts and spans
+     */
+    static Scan scanEveryByte(ByteBuffer text, Selection selection) {
+        return scan(text, selection, true, true);
+    }
+
+    private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte) {
         boolean custom = !selection.custom().isEmpty();
         Found found = new Found(selection.types(), redact || custom);
         RunGate gate = selection.gate();
@@ -150,7 +166,7 @@ final class SecretScanner {
         int i = 0;
         int k = 0;
         while (k < n) {
-            long run = gate.nextRun(words, k);
+            long run = everyByte ? n : gate.nextRun(words, k);
             if (run < 0) {
                 break;
             }
@@ -166,20 +182,6 @@ final class SecretScanner {
         if (!redact) {
             return new Scan(selection, found.counts, found.unverified, NO_SPANS, 0);
         }
-        return new Scan(selection, found.counts, found.unverified, found.spans, found.used);
-    }
-
-    /**
-     * Scans a text reading every byte the exact way, without {@link RunGate}: the reference {@link #scan} must equal
-     * (a test compares the two), and slower.
-     *
-     * @param text as for {@link #scan}
-     * @param selection what to look for
-     * @return the counts and spans
-     */
-    static Scan scanEveryByte(ByteBuffer text, Selection selection) {
-        Found found = new Found(selection.types(), true);
-        scanRange(text, 0, text.limit(), selection, found);
         return new Scan(selection, found.counts, found.unverified, found.spans, found.used);
     }
 
