@@ -29,6 +29,11 @@ final class Assignment {
     /** The bytes an operator starts with: where the scanner looks back for a keyword. */
     static final String OPERATOR_STARTS = "=:>,?|";
     private static final boolean[] OPERATOR_BYTE = table(OPERATOR_STARTS);
+    /**
+     * The farthest after an operator's first byte that a value may start: the rest of an operator run of up to 4
+     * bytes, then {@link #MAX_BEFORE_VALUE} quotes, spaces or {@code =} ({@link #valueStart}).
+     */
+    static final int VALUE_REACH = 4 + MAX_BEFORE_VALUE;
     /** What ends a value for {@link #valueMayFollow}: white space, quotes, backticks, delimiters, backslash. */
     private static final boolean[] VALUE_END = table("\"'` \t\r\n;,&<>)}]\\");
     private static final Set<String> OPERATORS = Set.of("=", ":", "::", ":=", "::=", ":::=", "?=", "=>", "||", ",",

@@ -104,6 +104,8 @@ final class SecretScanner {
         final boolean keepSpans;
         int[] spans = NO_SPANS;
         int used;
+        /** Where the last match ends: no later match starts before it. */
+        int resume;
 
         Found(int types, boolean keepSpans) {
             counts = new int[types];
@@ -140,20 +142,68 @@ final class SecretScanner {
      * @return the counts and, when redacting, the spans
      */
     static Scan scan(ByteBuffer text, Selection selection, boolean redact) {
+        return scan(text, selection, redact, false);
+    }
+
+    /**
+     * Scans a text reading every byte the exact way, without {@link RunGate}: the reference {@link #scan} must equal
+     * (a test compares the two).
+     *
+     * @param text as for {@link #scan}
+     * @param selection what to look for
+     * @return the counts and spans
+     */
+    static Scan scanEveryByte(ByteBuffer text, Selection selection) {
+        return scan(text, selection, true, true);
+    }
+
+    private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte) {
         boolean custom = !selection.custom().isEmpty();
         Found found = new Found(selection.types(), redact || custom);
+        RunGate gate = selection.gate();
+        ByteBuffer words = RunGate.littleEndian(text);
+        int n = text.limit();
+        int i = 0;
+        int k = 0;
+        while (k < n) {
+            long run = everyByte ? n : gate.nextRun(words, k);
+            if (run < 0) {
+                break;
+            }
+            int runEnd = (int) run;
+            int from = Math.max(i, (int) (run >>> 32) - gate.before());
+            int to = (int) Math.min(n, (long) runEnd + gate.after());
+            i = scanRange(text, from, to, selection, found);
+            k = i > to ? i : runEnd; // after a match beyond the range, no later match starts before its end
+        }
+        if (custom) {
+            scanCustom(text, selection, found);
+        }
+        if (!redact) {
+            return new Scan(selection, found.counts, found.unverified, NO_SPANS, 0);
+        }
+        return new Scan(selection, found.counts, found.unverified, found.spans, found.used);
+    }
+
+    /**
+     * Reads the positions {@code from} (inclusive) to {@code to} (exclusive) the exact way: each byte's flags, and at
+     * an anchor or an operator the entries that may match there.
+     *
+     * @return where the next range may start: {@code to}, or the end of a match that reaches beyond it
+     */
+    private static int scanRange(ByteBuffer text, int from, int to, Selection selection, Found found) {
         Prefilter prefilter = CATALOG.prefilter();
         byte[] flagsOf = FLAGS;
         int n = text.limit();
-        int resume = 0;
-        int i = 0;
-        while (i < n) {
+        int i = from;
+        while (i < to) {
             int c = text.get(i) & 0xff;
             int flags = flagsOf[c];
             if (flags == 0) {
                 i++;
                 continue;
             }
+            int resume = found.resume;
             int end = NO_MATCH;
             int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
             if ((flags & Prefilter.ANCHOR) != 0) {
@@ -173,19 +223,13 @@ final class SecretScanner {
                 end = tryKeywords(text, i, selection, found, resume);
             }
             if (end != NO_MATCH) {
-                resume = end;
+                found.resume = end;
                 i = end;
             } else {
                 i++;
             }
         }
-        if (custom) {
-            scanCustom(text, selection, found);
-        }
-        if (!redact) {
-            return new Scan(selection, found.counts, found.unverified, NO_SPANS, 0);
-        }
-        return new Scan(selection, found.counts, found.unverified, found.spans, found.used);
+        return i;
     }
 
     /** {@return the end of the match recorded for a prefix anchored at {@code i}, or {@link #NO_MATCH}} */

@@ -10,8 +10,9 @@ import java.util.List;
  * @param enabled by catalog index: whether the entry is looked for
  * @param custom the operator patterns, in config order
  * @param shortestKeywordValue the fewest characters a value of an enabled keyword entry has (derived)
+ * @param gate where in a text a match of these entries can be (derived)
  */
-record Selection(boolean[] enabled, List<CustomPattern> custom, int shortestKeywordValue) {
+record Selection(boolean[] enabled, List<CustomPattern> custom, int shortestKeywordValue, RunGate gate) {
     private static final Catalog CATALOG = Catalog.get();
     private static final byte[][] RULE_PLACEHOLDERS;
 
@@ -28,7 +29,7 @@ record Selection(boolean[] enabled, List<CustomPattern> custom, int shortestKeyw
      * @param custom the operator patterns, in config order
      */
     Selection(boolean[] enabled, List<CustomPattern> custom) {
-        this(enabled.clone(), List.copyOf(custom), shortestKeywordValue(enabled));
+        this(enabled.clone(), List.copyOf(custom), shortestKeywordValue(enabled), RunGate.of(enabled));
     }
 
     /** {@return the fewest characters a value of an enabled keyword entry has; {@link Integer#MAX_VALUE} if none} */

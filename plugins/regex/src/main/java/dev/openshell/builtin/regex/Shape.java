@@ -234,6 +234,20 @@ final class Shape {
         return in(alphaLo, alphaHi, c);
     }
 
+    /**
+     * {@return every character some atom of the shape takes (literal or class), as two 64-bit halves of ASCII: a
+     * match is made of these characters only}
+     */
+    long[] characters() {
+        long l = 0;
+        long h = 0;
+        for (int a = 0; a < lo.length; a++) {
+            l |= lo[a];
+            h |= hi[a];
+        }
+        return new long[] {l, h};
+    }
+
     /** {@return the fewest characters a match takes} */
     int minLength() {
         long sum = 0;
