@@ -58,6 +58,19 @@ public final class HttpInput extends InputStream {
         return limit - pos;
     }
 
+    /** {@return whether the buffered bytes begin with {@code prefix} (all of it buffered)} @param prefix bytes */
+    public boolean bufferedStartsWith(byte[] prefix) {
+        if (limit - pos < prefix.length) {
+            return false;
+        }
+        for (int i = 0; i < prefix.length; i++) {
+            if (buf[pos + i] != prefix[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /**
      * {@return whether a whole request head is buffered: the buffered bytes start with a byte that is neither CR nor
      * LF and hold a CRLF CRLF} Then reading the head cannot block: the strict line reader ends it at the first empty
