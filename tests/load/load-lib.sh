@@ -49,10 +49,14 @@ await_port() {
   return 1
 }
 
-# starts `supervisor run` with POLICY and GATEWAY (audit log on, admin listener off) and sets proxy to its port
+# starts `supervisor run` with POLICY and GATEWAY (audit log on, in $work/audit/, admin listener off) and sets proxy
+# to its port. The audit log has a directory of its own: the policy watcher watches the policy file's directory, and
+# an audit log written there wakes it (and the JDK's watch service thread) at every batch of lines, about 7 % of the
+# CPU under POST 2 KiB with regex (docs/BENCHMARKS.md, "Profiles of the forward path").
 start_supervisor() {
+  mkdir -p "$work/audit"
   "$image/bin/supervisor" run --policy "$1" --gateway-config "$2" \
-    --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen off \
+    --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit/audit.jsonl" --admin-listen off \
     >"$work/supervisor.out" 2>"$work/supervisor.err" &
   pids+=($!)
   proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:[0-9]+') || {

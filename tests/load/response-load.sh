@@ -130,7 +130,7 @@ for round in $(seq "$rounds"); do
 done
 stage_times() { # config, port, label: the stage's own time from its audit events (latency_us), and any failures
   local events lat n
-  events=$(cat "$work"/audit.jsonl* | grep "\"config_key\":\"$1\"" | grep "\"port\":$2[,}]" || true)
+  events=$(cat "$work"/audit/audit.jsonl* | grep "\"config_key\":\"$1\"" | grep "\"port\":$2[,}]" || true)
   [ -n "$events" ] || { echo "  $1, $3: no stage event"; return 0; }
   lat=$(grep -o '"latency_us":[0-9]*' <<<"$events" | cut -d: -f2 | sort -n)
   n=$(wc -l <<<"$lat")
@@ -143,7 +143,7 @@ for c in inproc grpc; do
   stage_times "$c" "$small" "GET"
   stage_times "$c" "$big" "1 MiB"
 done
-echo "audit log: reason codes (count, code): $(cat "$work"/audit.jsonl* | grep -o '"reason_code":"[^"]*"' \
+echo "audit log: reason codes (count, code): $(cat "$work"/audit/audit.jsonl* | grep -o '"reason_code":"[^"]*"' \
   | cut -d'"' -f4 | sort | uniq -c | xargs || true)"
 
 echo "SSE first-event delay (${SSE_SAMPLES:-100} samples per host, shape and round):"

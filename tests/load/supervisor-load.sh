@@ -109,7 +109,7 @@ echo "load check: ${seconds} s per run, ${conns} keep-alive connections, ${threa
 measure "warm-up direct" "http://127.0.0.1:$up" "$work/direct.lua" 3 >/dev/null
 measure "warm-up supervisor" "http://127.0.0.1:$proxy" "$work/proxy.lua" 5 >/dev/null
 # the log rotates at 100 MiB: count over every file of it
-redactions() { cat "$work"/audit.jsonl* | grep -c '"transformed":true' || true; }
+redactions() { cat "$work"/audit/audit.jsonl* | grep -c '"transformed":true' || true; }
 before=$(redactions)
 measure "direct to the upstream" "http://127.0.0.1:$up" "$work/direct.lua" "$seconds"
 measure "through supervisor run (regex)" "http://127.0.0.1:$proxy" "$work/proxy.lua" "$seconds"
@@ -131,4 +131,4 @@ for round in 1 2; do
   measure "supervisor (regex), round $round" "http://127.0.0.1:$proxy" "$work/proxy.lua" "$seconds"
   measure "supervisor (regex + L7 rest), round $round" "http://127.0.0.1:$proxy" "$work/proxy-l7.lua" "$seconds"
 done
-echo "audit log: $(cat "$work"/audit.jsonl* | grep -c '"layer":"l7"' || true) L7 decision events in all"
+echo "audit log: $(cat "$work"/audit/audit.jsonl* | grep -c '"layer":"l7"' || true) L7 decision events in all"

@@ -173,6 +173,6 @@ final class JsonText {
     RenderedEvent build() {
         g.writeEnd();
         g.close();
-        return new RenderedEvent(out.toString());
+        return new RenderedEvent(out.text); // encoded from the builder: no String copy of the text in between
     }
 }

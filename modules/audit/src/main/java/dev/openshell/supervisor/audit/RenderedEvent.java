@@ -18,21 +18,27 @@ import java.util.Set;
  * line can never disagree. Equal to any {@link JsonObject} with the same members ({@link AbstractMap} equality).
  */
 final class RenderedEvent extends AbstractMap<String, JsonValue> implements JsonObject {
-    private final String text;
+    /** The JSON text and a newline, UTF-8 encoded: the JSONL record, made once from the generator's buffer. */
+    private final byte[] line;
+    private volatile String text;
     private volatile JsonObject parsed;
 
-    RenderedEvent(String text) {
-        this.text = text;
+    /** @param json the JSON text as the generator wrote it (read here, not kept) */
+    RenderedEvent(CharSequence json) {
+        this.line = encode(json);
     }
 
-    /** {@return the JSON text and a newline, UTF-8 encoded: one JSONL record} */
-    byte[] line() {
-        byte[] out = new byte[text.length() + 1];
-        int n = text.length();
+    /**
+     * {@return the text and a newline, UTF-8} One copy from the generator's buffer for the ASCII text events nearly
+     * always are (no intermediate {@link String}); the general encoder for the rest.
+     */
+    private static byte[] encode(CharSequence json) {
+        int n = json.length();
+        byte[] out = new byte[n + 1];
         for (int i = 0; i < n; i++) {
-            char c = text.charAt(i);
+            char c = json.charAt(i);
             if (c >= 0x80) {
-                return (text + "\n").getBytes(StandardCharsets.UTF_8); // non-ASCII: the general encoder
+                return (json + "\n").getBytes(StandardCharsets.UTF_8); // non-ASCII: the general encoder
             }
             out[i] = (byte) c;
         }
@@ -40,10 +46,25 @@ final class RenderedEvent extends AbstractMap<String, JsonValue> implements Json
         return out;
     }
 
+    /** {@return the JSON text and a newline, UTF-8 encoded: one JSONL record; shared, never to be modified} */
+    byte[] line() {
+        return line;
+    }
+
+    /** {@return the JSON text, decoded from the record on first use} */
+    private String text() {
+        String t = text;
+        if (t == null) {
+            t = new String(line, 0, line.length - 1, StandardCharsets.UTF_8);
+            text = t;
+        }
+        return t;
+    }
+
     private JsonObject object() {
         JsonObject o = parsed;
         if (o == null) {
-            try (JsonReader r = Json.createReader(new StringReader(text))) {
+            try (JsonReader r = Json.createReader(new StringReader(text()))) {
                 o = r.readObject();
             }
             parsed = o;
@@ -128,6 +149,6 @@ final class RenderedEvent extends AbstractMap<String, JsonValue> implements Json
 
     @Override
     public String toString() {
-        return text;
+        return text();
     }
 }

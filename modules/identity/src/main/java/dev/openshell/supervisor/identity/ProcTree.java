@@ -133,30 +133,76 @@ final class ProcTree {
     /**
      * {@return the process's start time, clock ticks after boot ({@code stat} field 22), or -1 when unreadable}
      * The fields after the command name (in parentheses, which may itself hold spaces and parentheses) are read
-     * from the last {@code ')'}.
+     * from the last {@code ')'}. Read at every request on an identified connection ({@code stillHolds}): one small
+     * read, parsed in place (no text, no regular expression).
      */
     long startTime(long pid) {
-        String stat;
-        // at most a page: the line is about 300 bytes, and a command name at most 64
-        try (var in = Files.newInputStream(dir(pid).resolve("stat"))) {
-            stat = new String(in.readNBytes(4096), StandardCharsets.ISO_8859_1);
+        return startTime(dir(pid).resolve("stat"), STAT_READ);
+    }
+
+    /** The first read of {@code stat}: the line is about 300 bytes, field 22 within its first 600. */
+    private static final int STAT_READ = 1024;
+    /** At most a page. */
+    private static final int STAT_MAX = 4096;
+
+    private static long startTime(Path stat, int bytes) {
+        byte[] b = new byte[bytes];
+        int n;
+        try (var in = stat.getFileSystem() == java.nio.file.FileSystems.getDefault()
+                ? new java.io.FileInputStream(stat.toFile()) : Files.newInputStream(stat)) {
+            n = in.readNBytes(b, 0, b.length);
         } catch (IOException e) {
             return -1;
         }
-        int close = stat.lastIndexOf(')');
-        if (close < 0) {
+        long t = startTime(b, n);
+        // a field cut off by a full buffer: read the whole page (never for a real command name, 64 bytes at most)
+        return t == TRUNCATED ? (bytes < STAT_MAX ? startTime(stat, STAT_MAX) : -1) : t;
+    }
+
+    private static final long TRUNCATED = -2;
+
+    /** {@return field 22 of the {@code stat} text {@code b[0..n)}, -1 when malformed, TRUNCATED when cut off} */
+    static long startTime(byte[] b, int n) {
+        int i = n - 1;
+        while (i >= 0 && b[i] != ')') {
+            i--;
+        }
+        if (i < 0) {
+            return n == b.length ? TRUNCATED : -1;
+        }
+        i++;
+        for (int field = 3; ; field++) {
+            while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n')) {
+                i++;
+            }
+            int start = i;
+            while (i < n && b[i] != ' ' && b[i] != '\t' && b[i] != '\n') {
+                i++;
+            }
+            if (i == n && n == b.length) {
+                return TRUNCATED;
+            }
+            if (start == i) {
+                return -1; // fewer than 22 fields
+            }
+            if (field == 22) {
+                return digits(b, start, i);
+            }
+        }
+    }
+
+    private static long digits(byte[] b, int from, int to) {
+        if (to - from > 18) {
             return -1;
         }
-        String[] f = stat.substring(close + 1).trim().split("\\s+");
-        // f[0] is field 3 (state): field 22 is f[19]
-        if (f.length < 20) {
-            return -1;
+        long v = 0;
+        for (int i = from; i < to; i++) {
+            if (b[i] < '0' || b[i] > '9') {
+                return -1;
+            }
+            v = v * 10 + (b[i] - '0');
         }
-        try {
-            return Long.parseLong(f[19]);
-        } catch (NumberFormatException e) {
-            return -1;
-        }
+        return v;
     }
 
     /**

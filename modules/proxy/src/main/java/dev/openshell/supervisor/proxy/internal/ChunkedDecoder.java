@@ -26,6 +26,8 @@ public final class ChunkedDecoder {
     public static final int MAX_SIZE_LINE = 4096;
 
     private final HttpInput in;
+    /** The last chunk without extensions or trailers, as relayed. */
+    private static final byte[] LAST_CHUNK = {'0', '\r', '\n', '\r', '\n'};
     private long remaining;
     private boolean done;
 
@@ -112,11 +114,15 @@ public final class ChunkedDecoder {
                 out.write('\r');
                 out.write('\n');
             }
-            out.flush();
+            if (!in.bufferedStartsWith(LAST_CHUNK)) {
+                // the chunk goes now (a stream's event is not held for the next one); when the last chunk arrived
+                // with it, chunk and end leave in one write below
+                out.flush();
+            }
             total += size;
         }
         if (!dechunk) {
-            out.write(new byte[] {'0', '\r', '\n', '\r', '\n'});
+            out.write(LAST_CHUNK);
         }
         out.flush();
         return total;

@@ -9,8 +9,33 @@ import java.util.Locale;
  * @param value the field value with leading and trailing whitespace (SP, HTAB) removed; ISO-8859-1, one char per
  *     byte, so obs-text survives unchanged
  * @param rawLine the whole line as received, without CRLF, for byte-identical forwarding
+ * @param lowerName the name in ASCII lowercase, made once per field (the policy steps, the hop-by-hop rules and the
+ *     head builders each read it; made at each read it was a string per field per reader and request)
  */
-public record HeaderField(String name, String value, String rawLine) {
+public record HeaderField(String name, String value, String rawLine, String lowerName) {
+    /**
+     * A field line with its lowercase name derived from {@code name}.
+     *
+     * @param name the field name as sent (case kept)
+     * @param value the field value, trimmed
+     * @param rawLine the whole line as received, without CRLF
+     */
+    public HeaderField(String name, String value, String rawLine) {
+        this(name, value, rawLine, name.toLowerCase(Locale.ROOT));
+    }
+
+    /** The lowercase name must be {@code name}'s (checked without making another string). */
+    public HeaderField {
+        boolean lower = lowerName.length() == name.length() && lowerName.equalsIgnoreCase(name);
+        for (int i = 0; lower && i < lowerName.length(); i++) {
+            char c = lowerName.charAt(i);
+            lower = c < 'A' || c > 'Z';
+        }
+        if (!lower) {
+            throw new IllegalArgumentException("lowerName is not the name in lowercase");
+        }
+    }
+
     /**
      * {@return a field line the proxy adds itself}
      *
@@ -19,11 +44,6 @@ public record HeaderField(String name, String value, String rawLine) {
      */
     public static HeaderField of(String name, String value) {
         return new HeaderField(name, value, name + ": " + value);
-    }
-
-    /** {@return the name in ASCII lowercase} */
-    public String lowerName() {
-        return name.toLowerCase(Locale.ROOT);
     }
 
     /** {@return whether the name equals {@code other}, ignoring ASCII case} @param other a lowercase name */

@@ -58,6 +58,36 @@ public final class HttpInput extends InputStream {
         return limit - pos;
     }
 
+    /** {@return whether the buffered bytes begin with {@code prefix} (all of it buffered)} @param prefix bytes */
+    public boolean bufferedStartsWith(byte[] prefix) {
+        if (limit - pos < prefix.length) {
+            return false;
+        }
+        for (int i = 0; i < prefix.length; i++) {
+            if (buf[pos + i] != prefix[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * {@return whether a whole request head is buffered: the buffered bytes start with a byte that is neither CR nor
+     * LF and hold a CRLF CRLF} Then reading the head cannot block: the strict line reader ends it at the first empty
+     * line or fails on a broken rule before it, without reading the source again.
+     */
+    public boolean headBuffered() {
+        if (pos >= limit || buf[pos] == '\r' || buf[pos] == '\n') {
+            return false;
+        }
+        for (int i = pos + 1, end = limit - 3; i < end; i++) {
+            if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n') {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Override
     public int read() throws IOException {
         return fill() ? buf[pos++] & 0xff : -1;

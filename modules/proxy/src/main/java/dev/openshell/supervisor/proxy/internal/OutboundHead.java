@@ -37,7 +37,7 @@ final class OutboundHead {
 
     /** The request as received, minus hop-by-hop and Connection-nominated fields. */
     static String raw(String requestLine, RequestHead head, Set<String> nominated, boolean websocket) {
-        StringBuilder sb = new StringBuilder(1024).append(requestLine);
+        StringBuilder sb = new StringBuilder(sizeOf(requestLine, head.fields())).append(requestLine);
         for (HeaderField f : head.fields()) {
             if (!dropOnForward(f.lowerName(), nominated)) {
                 sb.append(f.rawLine()).append("\r\n");
@@ -54,7 +54,7 @@ final class OutboundHead {
      */
     static String rebuilt(String requestLine, RequestHead head, List<HttpHeader> fields, Set<String> nominated,
                           boolean websocket, BodyMode mode, int bufferedLength, BodyFraming original) throws Refusal {
-        StringBuilder sb = new StringBuilder(1024).append(requestLine);
+        StringBuilder sb = new StringBuilder(sizeOf(requestLine, head.fields()) + 32).append(requestLine);
         // the hooks see lowercase names; a field the client sent keeps the client's spelling on the wire
         java.util.Map<String, String> spelling = new java.util.HashMap<>();
         for (HeaderField f : head.fields()) {
@@ -99,8 +99,29 @@ final class OutboundHead {
         }
     }
 
+    /**
+     * {@return room for a head of {@code first} and {@code fields}, each with its CRLF, and the empty line} A head
+     * built in a builder of that size is never copied to grow it (a 1 KiB builder per head was most of what a GET
+     * allocated).
+     */
+    static int sizeOf(String first, List<HeaderField> fields) {
+        int n = first.length() + 2 + 24; // 24: a Connection or framing line the head may gain
+        for (HeaderField f : fields) {
+            n += f.rawLine().length() + 2;
+        }
+        return n;
+    }
+
     /** Head text is ISO-8859-1 (one char per byte); a char above U+00FF can only come from the hook: UTF-8 then. */
     static byte[] encode(String s) {
+        int n = s.length();
+        int latin1 = 0;
+        while (latin1 < n && s.charAt(latin1) <= 0xff) {
+            latin1++;
+        }
+        if (latin1 == n) {
+            return s.getBytes(StandardCharsets.ISO_8859_1); // one copy of the text's own bytes
+        }
         ByteArrayOutputStream b = new ByteArrayOutputStream(s.length());
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);

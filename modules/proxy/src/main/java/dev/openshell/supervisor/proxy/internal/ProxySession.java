@@ -41,12 +41,14 @@ final class ProxySession {
             if (!client.in.awaitData()) {
                 return; // waiting for a first byte is idle time, bounded by the idle timeout
             }
-            ReadDeadline deadline = ReadDeadline.head(core, client, tunnel != null);
+            // no deadline when the whole head arrived with its first bytes (the usual request): its read cannot
+            // block, and a watchdog task per request cost a timer queue insertion, a wake-up and a cancel
+            ReadDeadline deadline = client.in.headBuffered() ? null : ReadDeadline.head(core, client, tunnel != null);
             RequestHead head;
             try {
                 head = reader.readHead();
             } catch (FramingException e) {
-                if (deadline.finish()) {
+                if (deadline == null || deadline.finish()) {
                     // nothing of the head is trusted: the event names the rule broken, not the bytes
                     core.report(ProxyRefusal.Kind.FRAMING, e.status(), e.code(), Optional.empty(), e.getMessage(),
                             client.connection, Optional.empty(), tunnelDestination(), Optional.empty());
@@ -54,10 +56,12 @@ final class ProxySession {
                 }
                 return;
             } catch (IOException e) {
-                deadline.finish();
+                if (deadline != null) {
+                    deadline.finish();
+                }
                 throw e;
             }
-            if (!deadline.finish()) {
+            if (deadline != null && !deadline.finish()) {
                 return; // the deadline expired: answered 408 and closed
             }
             if (head == null || !client.state.startRequest()) {

@@ -223,7 +223,8 @@ final class ResponseRelay {
     static String responseHead(ResponseHead r, boolean upgrade, boolean close, boolean dechunk) {
         Set<String> nominated = nominated(r);
         boolean chunked = !r.all("transfer-encoding").isEmpty();
-        StringBuilder sb = new StringBuilder(1024).append(r.statusLine()).append("\r\n");
+        StringBuilder sb = new StringBuilder(OutboundHead.sizeOf(r.statusLine(), r.fields())).append(r.statusLine())
+                .append("\r\n");
         for (HeaderField f : r.fields()) {
             String lower = f.lowerName();
             if (dropped(lower, nominated)) {
@@ -261,7 +262,8 @@ final class ResponseRelay {
      */
     static String reframedHead(ResponseHead r, boolean close, long length, boolean chunked, boolean decoded) {
         Set<String> nominated = nominated(r);
-        StringBuilder sb = new StringBuilder(1024).append(r.statusLine()).append("\r\n");
+        StringBuilder sb = new StringBuilder(OutboundHead.sizeOf(r.statusLine(), r.fields())).append(r.statusLine())
+                .append("\r\n");
         for (HeaderField f : r.fields()) {
             String lower = f.lowerName();
             if (dropped(lower, nominated) || lower.equals("content-length") || lower.equals("transfer-encoding")
