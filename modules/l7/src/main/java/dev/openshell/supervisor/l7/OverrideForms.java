@@ -1,6 +1,9 @@
 package dev.openshell.supervisor.l7;
 
 import dev.openshell.middleware.spi.internal.Syntax;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -144,14 +147,20 @@ final class OverrideForms {
         }
     }
 
-    /** {@return whether every byte is ASCII (so the bytes are well-formed UTF-8)} */
-    private static boolean ascii(byte[] b) {
-        for (byte c : b) {
-            if (c < 0) {
-                return false;
-            }
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
+            ByteOrder.LITTLE_ENDIAN);
+
+    /** {@return whether every byte is ASCII (so the bytes are well-formed UTF-8)}, 8 bytes at a time */
+    static boolean ascii(byte[] b) {
+        long high = 0;
+        int i = 0;
+        for (; i + Long.BYTES <= b.length; i += Long.BYTES) {
+            high |= (long) LONGS.get(b, i);
         }
-        return true;
+        for (; i < b.length; i++) {
+            high |= b[i];
+        }
+        return (high & 0x8080808080808080L) == 0;
     }
 
     /**

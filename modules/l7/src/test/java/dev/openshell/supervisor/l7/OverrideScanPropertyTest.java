@@ -51,4 +51,13 @@ class OverrideScanPropertyTest {
     void theByteTestDecidesAsTheTextTest(@ForAll("bodies") byte[] body) {
         assertEquals(reference(body), onBytes(body));
     }
+
+    @Property(tries = 500)
+    void asciiIsNoByteAbove0x7f(@ForAll("bodies") byte[] body) {
+        boolean expected = true;
+        for (byte c : body) {
+            expected &= c >= 0;
+        }
+        assertEquals(expected, OverrideForms.ascii(body));
+    }
 }
