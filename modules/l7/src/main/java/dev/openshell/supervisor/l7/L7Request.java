@@ -34,7 +34,12 @@ public record L7Request(String method, String target, List<Header> headers, Opti
 
     /** {@return the first value of header {@code name} (case-insensitive)} @param name the field name */
     public Optional<String> header(String name) {
-        return headers.stream().filter(h -> h.name().equalsIgnoreCase(name)).map(Header::value).findFirst();
+        for (Header h : headers) { // a loop, not a stream: asked several times per request
+            if (h.name().equalsIgnoreCase(name)) {
+                return Optional.of(h.value());
+            }
+        }
+        return Optional.empty();
     }
 
     /** {@return whether some value of {@code name}, as a comma-separated list, holds {@code token}} */

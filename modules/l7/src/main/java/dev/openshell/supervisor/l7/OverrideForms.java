@@ -1,6 +1,9 @@
 package dev.openshell.supervisor.l7;
 
 import dev.openshell.middleware.spi.internal.Syntax;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -144,6 +147,42 @@ final class OverrideForms {
         }
     }
 
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
+            ByteOrder.LITTLE_ENDIAN);
+
+    /** {@return whether every byte is ASCII (so the bytes are well-formed UTF-8)}, 8 bytes at a time */
+    static boolean ascii(byte[] b) {
+        long high = 0;
+        int i = 0;
+        for (; i + Long.BYTES <= b.length; i += Long.BYTES) {
+            high |= (long) LONGS.get(b, i);
+        }
+        for (; i < b.length; i++) {
+            high |= b[i];
+        }
+        return (high & 0x8080808080808080L) == 0;
+    }
+
+    /**
+     * {@return whether UTF-8 text holds {@code method} in any case of its ASCII letters, or a backslash before
+     * {@code u} or {@code U}}: read on the bytes, the same as asking it of the decoded text lowercased, since no
+     * character but these ASCII letters lowercases to one of {@code m e t h o d u} and no byte of a multi-byte
+     * character is ASCII
+     */
+    static boolean mayNameMethod(byte[] b) {
+        for (int i = 0; i < b.length; i++) {
+            int c = b[i] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
+            if (c == 'm' && i + 6 <= b.length && (b[i + 1] | 0x20) == 'e' && (b[i + 2] | 0x20) == 't'
+                    && (b[i + 3] | 0x20) == 'h' && (b[i + 4] | 0x20) == 'o' && (b[i + 5] | 0x20) == 'd') {
+                return true;
+            }
+            if (b[i] == '\\' && i + 1 < b.length && (b[i + 1] | 0x20) == 'u') {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** {@code application/x-www-form-urlencoded}: names and values split at {@code &} and {@code ;}. */
     private static void form(byte[] body, List<Form> found) {
         int start = 0;
@@ -193,17 +232,15 @@ final class OverrideForms {
      * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one).
      */
     private static void json(byte[] body, List<Form> found) throws Unreadable {
-        Optional<String> text = Bodies.utf8(body);
-        if (text.isEmpty()) {
+        if (!ascii(body) && Bodies.utf8(body).isEmpty()) {
             throw new Unreadable("the JSON body is not UTF-8");
         }
-        String lower = text.get().toLowerCase(Locale.ROOT);
-        if (!lower.contains("method") && !lower.contains("\\u")) {
+        if (!mayNameMethod(body)) {
             return; // no JSON reader finds a member named _method in it: not parsed at all
         }
         JsonValue v;
         try {
-            v = Bodies.json(text.get());
+            v = Bodies.json(new String(body, StandardCharsets.UTF_8));
         } catch (Bodies.Malformed e) {
             throw new Unreadable("the JSON body cannot be read strictly (" + e.getMessage() + ") and may name"
                     + " a _method member");

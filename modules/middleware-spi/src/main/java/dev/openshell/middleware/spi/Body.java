@@ -28,11 +28,14 @@ import org.apiguardian.api.API;
  * {@link #segments()}, {@link #newInputStream()} and {@link #writeTo} share without copying.
  *
  * <h2>Segments</h2>
- * A body the host reads from the network ({@link #read}, {@link #sink}) is held in segments of at most
- * {@value #SEGMENT_BYTES} bytes, so that no buffered body is one large array: under G1 an array of half a heap region
- * or more (512 KiB with 1 MiB regions) is a <em>humongous</em> object that takes whole regions, so a 4 MiB array costs
- * 5 MiB of heap, and the proxy's body buffer budget would under-count it. {@link #heapBytes()} is what a body's arrays
- * take on the heap. A body built from one array ({@link #of}, {@link #ofOwned}, {@link #ofUtf8}) keeps that array.
+ * A body the host reads from the network ({@link #read}, {@link #sink}) of more than 1 MiB is held in segments of
+ * at most {@value #SEGMENT_BYTES} bytes, so that no buffered body is one large array: under G1 an array of half a
+ * heap region or more is a <em>humongous</em> object that takes whole regions, so a 4 MiB array costs 5 MiB of heap
+ * or more, and the proxy's body buffer budget would under-count it. A body of up to 1 MiB is held in one array: a
+ * quarter of the 4 MiB regions the supervisor's launcher gives G1, so never humongous there, and contiguous for the
+ * stages that read it so (a text scanner), which then take {@link #asReadOnlyBuffer()} without a copy.
+ * {@link #heapBytes()} is what a body's arrays take on the heap. A body built from one array ({@link #of},
+ * {@link #ofOwned}, {@link #ofUtf8}) keeps that array.
  * {@link #asReadOnlyBuffer()} is contiguous: for a body of more than one segment it is a fresh copy each call (the
  * only accessor besides {@link #toByteArray()} that copies); stages that can work segment by segment should use
  * {@link #segments()} or {@link #newInputStream()}.
@@ -41,6 +44,11 @@ import org.apiguardian.api.API;
 public final class Body {
     /** The size of each segment of a body read from the network, in bytes (64 KiB). */
     public static final int SEGMENT_BYTES = 64 * 1024;
+    /**
+     * The largest body the host holds in one array when it reads it ({@link #read}, {@link #sink}), in bytes (1 MiB):
+     * a quarter of the supervisor's 4 MiB G1 region, so never humongous; larger bodies are segmented.
+     */
+    static final int ONE_ARRAY_BYTES = 16 * SEGMENT_BYTES;
     /** Object header plus length field of an array on a 64-bit JVM with compressed class pointers, in bytes. */
     private static final int ARRAY_HEADER_BYTES = 16;
     private static final byte[][] NO_SEGMENTS = new byte[0][];
@@ -98,7 +106,7 @@ public final class Body {
     }
 
     /**
-     * Reads exactly {@code length} bytes into a segmented body.
+     * Reads exactly {@code length} bytes into a body: one array up to 1 MiB, segments beyond.
      *
      * @param in the stream
      * @param length the number of bytes, 0 to {@link EnvelopeLimits#MAX_BODY_BYTES}
@@ -115,6 +123,13 @@ public final class Body {
         }
         if (length == 0) {
             return EMPTY;
+        }
+        if (length <= ONE_ARRAY_BYTES) {
+            byte[] one = new byte[length];
+            if (in.readNBytes(one, 0, length) < length) {
+                throw new EOFException("stream ended inside a message body");
+            }
+            return new Body(new byte[][] {one}, length);
         }
         byte[][] segs = new byte[(length + SEGMENT_BYTES - 1) / SEGMENT_BYTES][];
         int left = length;
@@ -138,7 +153,8 @@ public final class Body {
 
     /**
      * {@return the heap, in bytes, that the arrays of a body of {@code size} bytes read with {@link #read} or a
-     * {@link Sink} take: its segments and the array that lists them, each with its header, rounded up to 8 bytes}
+     * {@link Sink} take: its one array or its segments, and the array that lists them, each with its header, rounded
+     * up to 8 bytes}
      *
      * @param size the body size, in bytes; at least 0
      */
@@ -146,6 +162,9 @@ public final class Body {
     public static long heapBytes(long size) {
         if (size <= 0) {
             return 0;
+        }
+        if (size <= ONE_ARRAY_BYTES) {
+            return align(ARRAY_HEADER_BYTES + size) + align(ARRAY_HEADER_BYTES + 4);
         }
         long full = size / SEGMENT_BYTES;
         long rest = size % SEGMENT_BYTES;
@@ -323,7 +342,8 @@ public final class Body {
 
     /**
      * Collects written bytes into {@value #SEGMENT_BYTES}-byte segments (the host's buffer for a body of unknown
-     * length, such as a chunked one). Not thread-safe; {@link #toBody()} ends it.
+     * length, such as a chunked one), joined into one array by {@link #toBody()} when they hold 1 MiB or less. Not
+     * thread-safe; {@link #toBody()} ends it.
      */
     @API(status = INTERNAL, since = "0.1")
     public static final class Sink extends OutputStream {
@@ -378,11 +398,27 @@ public final class Body {
             }
         }
 
-        /** {@return the body of every byte written; the last segment is trimmed to its bytes} */
+        /**
+         * {@return the body of every byte written: in one array up to 1 MiB (the segments joined once, here), else
+         * in segments, the last one trimmed to its bytes}
+         */
         public Body toBody() {
             done = true;
             if (size == 0) {
                 return EMPTY;
+            }
+            if (size <= ONE_ARRAY_BYTES) {
+                if (full.isEmpty() && fill == current.length) {
+                    return new Body(new byte[][] {current}, (int) size);
+                }
+                byte[] one = new byte[(int) size];
+                int at = 0;
+                for (byte[] f : full) {
+                    System.arraycopy(f, 0, one, at, f.length);
+                    at += f.length;
+                }
+                System.arraycopy(current, 0, one, at, fill);
+                return new Body(new byte[][] {one}, (int) size);
             }
             byte[][] segs = new byte[full.size() + (fill > 0 ? 1 : 0)][];
             for (int i = 0; i < full.size(); i++) {

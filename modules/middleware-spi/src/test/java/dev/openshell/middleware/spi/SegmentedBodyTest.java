@@ -20,8 +20,9 @@ import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 /**
- * Bodies read from the network are held in 64 KiB segments (issue 18: no buffered body is a humongous G1 object, and
- * the body buffer budget counts what the heap really holds), and look exactly like one-array bodies to every reader.
+ * Bodies read from the network are held in 64 KiB segments beyond 1 MiB (issue 18: no buffered body is a humongous
+ * G1 object, and the body buffer budget counts what the heap really holds), in one array up to it (a scanner reads
+ * them without a copy), and look exactly like one-array bodies to every reader.
  */
 class SegmentedBodyTest {
     private static byte[] bytes(int n, long seed) {
@@ -31,7 +32,7 @@ class SegmentedBodyTest {
     }
 
     @Property(tries = 60)
-    void aSegmentedBodyReadsLikeTheSameBytesInOneArray(@ForAll @IntRange(min = 0, max = 300_000) int size,
+    void aSegmentedBodyReadsLikeTheSameBytesInOneArray(@ForAll @IntRange(min = 0, max = 1_200_000) int size,
                                                        @ForAll @IntRange(min = 1, max = 70_000) int writeSize,
                                                        @ForAll long seed) throws Exception {
         byte[] data = bytes(size, seed);
@@ -53,12 +54,16 @@ class SegmentedBodyTest {
             ByteArrayOutputStream joined = new ByteArrayOutputStream();
             for (ByteBuffer s : b.segments()) {
                 assertTrue(s.isReadOnly());
-                assertTrue(s.remaining() <= Body.SEGMENT_BYTES, "no segment over 64 KiB");
+                assertTrue(s.remaining() <= Body.SEGMENT_BYTES || size <= Body.ONE_ARRAY_BYTES,
+                        "no segment over 64 KiB in a body over 1 MiB");
                 byte[] part = new byte[s.remaining()];
                 s.get(part);
                 joined.write(part);
             }
             assertArrayEquals(data, joined.toByteArray());
+            assertEquals(size > 0 && size <= Body.ONE_ARRAY_BYTES ? 1 : -1,
+                    size > 0 && size <= Body.ONE_ARRAY_BYTES ? b.segments().size() : -1,
+                    "a body of up to 1 MiB is one array");
             assertEquals(one, b);
             assertEquals(b, one);
             assertEquals(one.hashCode(), b.hashCode());
@@ -80,6 +85,20 @@ class SegmentedBodyTest {
         Body.Sink bad = Body.sink();
         bad.write(broken, 0, broken.length);
         assertTrue(bad.toBody().utf8().isEmpty(), "malformed UTF-8 is never replaced silently");
+    }
+
+    @Test
+    void oneArrayUpToOneMebibyteSegmentsBeyond() throws Exception {
+        for (int size : new int[] {Body.ONE_ARRAY_BYTES - 1, Body.ONE_ARRAY_BYTES, Body.ONE_ARRAY_BYTES + 1}) {
+            byte[] data = bytes(size, size);
+            Body.Sink sink = Body.sink();
+            sink.write(data, 0, data.length);
+            for (Body b : List.of(Body.read(new ByteArrayInputStream(data), size), sink.toBody())) {
+                assertEquals(size <= Body.ONE_ARRAY_BYTES ? 1 : 17, b.segments().size(), size + " bytes");
+                assertEquals(Body.heapBytes(size), b.heapBytes());
+                assertArrayEquals(data, b.toByteArray());
+            }
+        }
     }
 
     @Test

@@ -4,6 +4,8 @@ import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.MiddlewareBinding;
 import dev.openshell.middleware.spi.internal.GzipData;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -20,6 +22,9 @@ import java.util.zip.DataFormatException;
  * body limit, at most 4 MiB) or {@value #MAX_RATIO} times the encoded size plus {@value #RATIO_SLACK} bytes. A bomb
  * therefore costs at most that much memory and one pass over its input; it is a failure of every stage
  * ({@link PlatformCodes#DECODED_BODY_OVER_CAPACITY}), which each stage's {@code on_error} decides.
+ *
+ * <p>Decoding streams from the body's segments into a new body ({@link Body#sink()}: one array up to 1 MiB, 64 KiB
+ * segments beyond), so a 4 MiB decoded body is never one humongous array and the encoded one is never copied whole.
  */
 final class ContentDecoding {
     /** The largest ratio of decoded to encoded bytes accepted. */
@@ -108,32 +113,56 @@ final class ContentDecoding {
      * @return the decoded body or why not
      */
     static Outcome decode(Body body, List<String> codings, long maxBytes) {
-        byte[] data = body.toByteArray();
-        long ratioCap = (long) data.length * MAX_RATIO + RATIO_SLACK;
+        Body data = body;
+        long ratioCap = (long) body.size() * MAX_RATIO + RATIO_SLACK;
         long cap = Math.min(maxBytes, ratioCap);
         for (int i = codings.size() - 1; i >= 0; i--) {
             String coding = codings.get(i);
+            Body decoded;
             try {
-                data = coding.equals(MiddlewareBinding.GZIP) ? GzipData.gunzip(data, cap) : inflate(data, cap);
+                decoded = coding.equals(MiddlewareBinding.GZIP) ? gunzip(data, cap) : inflate(data, cap);
             } catch (DataFormatException e) {
                 return new Outcome.Failed(PlatformCodes.BODY_DECODING_FAILED,
                         "the request body is not valid " + coding + " data");
             }
-            if (data == null) {
+            if (decoded == null) {
                 return new Outcome.Failed(PlatformCodes.DECODED_BODY_OVER_CAPACITY, cap == maxBytes
                         ? "the decoded request body exceeds the middleware body limit of " + maxBytes + " bytes"
                         : "the request body decodes to more than " + MAX_RATIO + " times its size");
             }
+            data = decoded;
         }
-        return new Outcome.Decoded(Body.ofOwned(data));
+        return new Outcome.Decoded(data);
     }
 
-    /** {@return the inflated bytes, or {@code null} past {@code cap}} Tries zlib, then a raw deflate stream. */
-    private static byte[] inflate(byte[] data, long cap) throws DataFormatException {
+    /**
+     * {@return the decoded body, or {@code null} past {@code cap}} Streamed from the body's segments into a new
+     * segmented body ({@link Body#sink()}): neither side is ever one array.
+     */
+    private static Body gunzip(Body data, long cap) throws DataFormatException {
+        Body.Sink out = Body.sink();
         try {
-            return GzipData.inflate(data, 0, data.length, cap, false, null);
+            return GzipData.gunzip(data.newInputStream(), out, cap) ? out.toBody() : null;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // in-memory streams: never
+        }
+    }
+
+    /** {@return the inflated body, or {@code null} past {@code cap}} Tries zlib, then a raw deflate stream. */
+    private static Body inflate(Body data, long cap) throws DataFormatException {
+        try {
+            return inflate(data, cap, false);
         } catch (DataFormatException zlibFailed) {
-            return GzipData.inflate(data, 0, data.length, cap, true, null);
+            return inflate(data, cap, true);
+        }
+    }
+
+    private static Body inflate(Body data, long cap, boolean raw) throws DataFormatException {
+        Body.Sink out = Body.sink();
+        try {
+            return GzipData.inflate(data.newInputStream(), out, cap, raw) ? out.toBody() : null;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // in-memory streams: never
         }
     }
 }

@@ -3,16 +3,21 @@ package dev.openshell.middleware.spi.internal;
 import static org.apiguardian.api.API.Status.INTERNAL;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.util.zip.CRC32;
 import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
 import org.apiguardian.api.API;
 
 /**
- * The one strict reader of gzip data held whole in memory (RFC 1952), for the request chain's {@code Content-Encoding}
- * decoding and the credential scrubber's check of small gzip data without a label: every member's header (FEXTRA,
- * FNAME, FCOMMENT, FHCRC skipped by their lengths), its deflate data (RFC 1951) and its trailer (CRC-32 and ISIZE
- * checked). Not part of the plugin contract.
+ * The one strict reader of gzip data (RFC 1952), for the request chain's {@code Content-Encoding} decoding (streamed:
+ * {@link #gunzip(InputStream, OutputStream, long)}, {@link #inflate(InputStream, OutputStream, long, boolean)}, so
+ * that neither the encoded nor the decoded body is ever one array) and the credential scrubber's check of small gzip
+ * data without a label (held whole): every member's header (FEXTRA, FNAME, FCOMMENT, FHCRC skipped by their lengths),
+ * its deflate data (RFC 1951) and its trailer (CRC-32 and ISIZE checked). Both forms accept and refuse the same data.
+ * Not part of the plugin contract.
  */
 @API(status = INTERNAL, since = "0.2")
 public final class GzipData {
@@ -125,6 +130,189 @@ public final class GzipData {
             return out.toByteArray();
         } finally {
             inf.end();
+        }
+    }
+
+    /**
+     * Decodes gzip data read from {@code in} to its end, writing the decoded bytes of every member to {@code out} as
+     * they come: the same data accepted and refused as {@link #gunzip(byte[], long)}, none of it held whole.
+     *
+     * @param in gzip data: one or more whole members and nothing after them
+     * @param out receives the decoded bytes (some may be written before a failure or the cap)
+     * @param cap the most decoded bytes accepted
+     * @return {@code false} past {@code cap}
+     * @throws DataFormatException if the data is not exactly whole, valid members
+     * @throws IOException if reading or writing fails
+     */
+    public static boolean gunzip(InputStream in, OutputStream out, long cap) throws IOException, DataFormatException {
+        Source src = new Source(in);
+        long total = 0;
+        do {
+            src.skipHeader();
+            CRC32 crc = new CRC32();
+            long n = inflate(src, out, cap - total, true, crc);
+            if (n < 0) {
+                return false;
+            }
+            byte[] trailer = src.take(8, "truncated trailer");
+            if ((int) crc.getValue() != le32(trailer, 0) || (int) n != le32(trailer, 4)) {
+                throw new DataFormatException("checksum");
+            }
+            total += n;
+        } while (src.anotherMember());
+        return true;
+    }
+
+    /**
+     * Inflates one deflate stream (RFC 1950 zlib, or RFC 1951 raw) read from {@code in}, which must end with it, to
+     * {@code out}: the same data accepted and refused as {@code inflate(data, 0, data.length, cap, raw, null)}.
+     *
+     * @param in the stream's data and nothing after it
+     * @param out receives the inflated bytes (some may be written before a failure or the cap)
+     * @param cap the most decoded bytes accepted
+     * @param raw whether the stream is raw deflate (no zlib header)
+     * @return {@code false} past {@code cap}
+     * @throws DataFormatException if the stream is invalid, truncated or followed by more bytes
+     * @throws IOException if reading or writing fails
+     */
+    public static boolean inflate(InputStream in, OutputStream out, long cap, boolean raw)
+            throws IOException, DataFormatException {
+        Source src = new Source(in);
+        if (inflate(src, out, cap, raw, null) < 0) {
+            return false;
+        }
+        if (src.fill()) {
+            throw new DataFormatException("trailing bytes");
+        }
+        return true;
+    }
+
+    /** {@return the bytes inflated from {@code src} into {@code out}, or -1 past {@code cap}} */
+    private static long inflate(Source src, OutputStream out, long cap, boolean raw, CRC32 crc)
+            throws IOException, DataFormatException {
+        Inflater inf = new Inflater(raw);
+        try {
+            byte[] buf = new byte[16 * 1024];
+            long total = 0;
+            while (!inf.finished()) {
+                int n = inf.inflate(buf);
+                if (n == 0 && inf.needsDictionary()) {
+                    throw new DataFormatException("truncated");
+                }
+                if (n == 0 && inf.needsInput()) {
+                    // more input only once the output pending for what it has is drained
+                    if (!src.fill()) {
+                        throw new DataFormatException("truncated");
+                    }
+                    inf.setInput(src.buf, src.pos, src.limit - src.pos);
+                    src.pos = src.limit;
+                    continue;
+                }
+                if (total + n > cap) {
+                    return -1;
+                }
+                if (crc != null) {
+                    crc.update(buf, 0, n);
+                }
+                out.write(buf, 0, n);
+                total += n;
+            }
+            src.pos = src.limit - inf.getRemaining(); // the bytes after the stream, given back
+            return total;
+        } finally {
+            inf.end();
+        }
+    }
+
+    /** Buffered input with the look-ahead the member framing needs. */
+    private static final class Source {
+        private final InputStream in;
+        final byte[] buf = new byte[16 * 1024];
+        int pos;
+        int limit;
+
+        Source(InputStream in) {
+            this.in = in;
+        }
+
+        /** {@return whether a byte is buffered, reading more when none is} */
+        boolean fill() throws IOException {
+            if (pos < limit) {
+                return true;
+            }
+            int n = in.read(buf, 0, buf.length);
+            if (n <= 0) {
+                return false;
+            }
+            pos = 0;
+            limit = n;
+            return true;
+        }
+
+        int next(String truncated) throws IOException, DataFormatException {
+            if (!fill()) {
+                throw new DataFormatException(truncated);
+            }
+            return buf[pos++] & 0xff;
+        }
+
+        byte[] take(int n, String truncated) throws IOException, DataFormatException {
+            byte[] out = new byte[n];
+            for (int i = 0; i < n; i++) {
+                out[i] = (byte) next(truncated);
+            }
+            return out;
+        }
+
+        /** Reads a member's header up to its deflate data, as {@link GzipData#header} does. */
+        void skipHeader() throws IOException, DataFormatException {
+            byte[] fixed = take(10, "not gzip");
+            if (!startsMember(fixed, 0)) {
+                throw new DataFormatException("not gzip");
+            }
+            int flags = fixed[3] & 0xff;
+            if ((flags & 4) != 0) { // FEXTRA
+                byte[] len = take(2, "truncated");
+                take((len[0] & 0xff) | (len[1] & 0xff) << 8, "truncated");
+            }
+            for (int bit : new int[] {8, 16}) { // FNAME, FCOMMENT: zero-terminated
+                if ((flags & bit) != 0) {
+                    while (next("truncated") != 0) {
+                        // skipped
+                    }
+                }
+            }
+            if ((flags & 2) != 0) { // FHCRC
+                take(2, "truncated");
+            }
+        }
+
+        /**
+         * {@return whether another member follows; {@code false} at the end of the data}
+         *
+         * @throws DataFormatException if bytes follow that do not start a member
+         */
+        boolean anotherMember() throws IOException, DataFormatException {
+            if (!fill()) {
+                return false;
+            }
+            if (limit - pos < 3) {
+                // the magic may straddle a read: keep what is buffered at the front and read on
+                System.arraycopy(buf, pos, buf, 0, limit - pos);
+                limit -= pos;
+                pos = 0;
+                while (limit < 3) {
+                    int n = in.read(buf, limit, buf.length - limit);
+                    if (n <= 0) {
+                        break;
+                    }
+                    limit += n;
+                }
+            }
+            if (limit - pos < 3 || (buf[pos] & 0xff) != 0x1f || (buf[pos + 1] & 0xff) != 0x8b || buf[pos + 2] != 8) {
+                throw new DataFormatException("bytes after the last gzip member");
+            }
+            return true;
         }
     }
 

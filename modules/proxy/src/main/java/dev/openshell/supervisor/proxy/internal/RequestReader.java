@@ -93,7 +93,7 @@ final class RequestReader {
     Body readBody(BodyFraming framing, int cap) throws IOException, FramingException {
         return switch (framing.kind()) {
             case NONE, UNTIL_CLOSE -> Body.empty();
-            // segmented (Body.SEGMENT_BYTES): no buffered body is a humongous object, and it is read once
+            // one array up to 1 MiB, segmented (Body.SEGMENT_BYTES) beyond: no buffered body is a humongous object
             case LENGTH -> Body.read(in, (int) framing.length());
             case CHUNKED -> {
                 Body.Sink sink = Body.sink();
