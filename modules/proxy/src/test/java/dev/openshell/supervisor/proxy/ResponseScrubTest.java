@@ -175,6 +175,11 @@ class ResponseScrubTest {
             }
             case "/gz-clean" -> unlabelled(gzip("clean data\n"), "");
             case "/close" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close " + value);
+            case "/interim" -> TestUpstream.bytes("HTTP/1.1 103 " + value + "\r\nLink: </s.css?k=" + percent(value)
+                    + ">; rel=preload\r\nX-Hint: " + value + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(
+                    ("alice:" + value).getBytes(StandardCharsets.UTF_8)) + "\r\nX-Split-A: "
+                    + value.substring(0, 5) + "\r\nX-Split-B: " + value.substring(5)
+                    + "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
             default -> TestUpstream.ok("plain");
         };
     }
@@ -217,6 +222,31 @@ class ResponseScrubTest {
             assertEquals(1, fx.upstream.connections(), "every response kept both connections open");
             assertEquals(List.of("[API_TOKEN] 4 2", "[API_TOKEN] 1 0", "[API_TOKEN] 0 2", "[API_TOKEN] 0 3"),
                     fx.hook.scrubs, "each scrubbed response is reported once, with counts");
+        }
+    }
+
+    /**
+     * An interim {@code 103 Early Hints} head that echoes the value (its reason phrase, a {@code Link} with it
+     * percent-encoded, a field with it base64-encoded inside {@code user:value}, a value split across two fields) is
+     * scrubbed like a final head before the client reads it.
+     */
+    @Test
+    void interimHeadsAreScrubbedLikeFinalHeads() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response early = c.send(request(fx, "/interim", "")).read();
+                assertEquals(103, early.status(), early.head());
+                assertClean(early);
+                assertTrue(early.head().startsWith("HTTP/1.1 103 " + PLACEHOLDER + "\r\n"), early.head());
+                assertEquals("</s.css?k=" + PLACEHOLDER + ">; rel=preload", early.header("link"));
+                assertEquals(PLACEHOLDER, early.header("x-hint"));
+                assertFalse(early.head().contains(SECRET.substring(0, 5)) && early.head().contains(SECRET.substring(5)),
+                        early.head());
+                RawClient.Response last = c.read();
+                assertEquals(200, last.status());
+                assertEquals("ok", last.bodyText());
+            }
         }
     }
 

@@ -167,6 +167,53 @@ class ResponseStagesTest {
         }
     }
 
+    /** A response step that delivers every head unchanged and withholds interim heads when told to. */
+    private static PolicySteps.ResponseChain<Void> interimPolicy(boolean withhold) {
+        return new PolicySteps.ResponseChain<>() {
+            @Override
+            public ResponseVerdict open(Void plan, ProxyRequest request, ProxyResponse response) {
+                return new ResponseVerdict.Deliver(response.headers(), Optional.empty());
+            }
+
+            @Override
+            public boolean withholdsInterim(Void plan, ProxyRequest request) {
+                return withhold;
+            }
+        };
+    }
+
+    /**
+     * The contract never evaluates an interim head: where a fail_closed response stage is selected
+     * ({@link PolicySteps.ResponseChain#withholdsInterim}), a {@code 103} (or a {@code 102}) never reaches the client,
+     * the final response does, and the exchange is recorded once; otherwise interim heads are relayed.
+     */
+    @Test
+    void interimHeadsAreWithheldWhereAFailClosedResponseStageIsSelected() throws Exception {
+        for (boolean withhold : new boolean[] {true, false}) {
+            try (ProxyFixture fx = ProxyFixture.withSteps(java.nio.file.Files.createDirectories(tmp.resolve("w" + withhold)),
+                    s -> s.responses = interimPolicy(withhold))) {
+                fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 103 Early Hints\r\nLink: </SECRET-HINT>\r\n\r\n"
+                        + "HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </b>\r\n\r\n"
+                        + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+                try (RawClient c = fx.client()) {
+                    for (int i = 0; i < 2; i++) {
+                        RawClient.Response first = c.send(get(fx, "/hints")).read();
+                        if (!withhold) {
+                            assertEquals(103, first.status());
+                            assertEquals(102, c.read().status());
+                            assertEquals(103, c.read().status());
+                            first = c.read();
+                        }
+                        assertEquals(200, first.status(), first.head());
+                        assertEquals("ok", first.bodyText());
+                    }
+                }
+                assertEquals(withhold ? List.of(103, 103) : List.of(), fx.hook.interimWithheld,
+                        "recorded once per exchange that withheld interim heads");
+            }
+        }
+    }
+
     @Test
     void aWithheldResponseCarriesNoUpstreamByteAndTheNextRequestIsServed() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.responses = (p, r, response) ->

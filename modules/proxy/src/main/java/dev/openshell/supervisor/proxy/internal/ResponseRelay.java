@@ -30,14 +30,18 @@ final class ResponseRelay {
     }
 
     /**
-     * Reads the final response head, relaying interim ones.
+     * Reads the final response head, relaying interim ones (scrubbed with the final head's scrubber) or, with
+     * {@code withheld}, dropping them.
      *
+     * @param withheld when interim heads are withheld ({@link
+     *     dev.openshell.supervisor.proxy.PolicySteps.ResponseChain#withholdsInterim}), told the status of the first;
+     *     {@code null} to relay them
      * @throws UpstreamIOException when the upstream closed before a head (a reused connection may then be retried)
      * @throws Refusal 502 for a malformed head, an unasked {@code 101} or more than {@value #MAX_INTERIM_RESPONSES}
      *     interim responses
      */
-    ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket, ResponseScrub scrub)
-            throws IOException, Refusal {
+    ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket, ResponseScrub scrub,
+                               java.util.function.IntConsumer withheld) throws IOException, Refusal {
         for (int interims = 0; ; ) {
             ResponseHead r;
             try {
@@ -60,7 +64,12 @@ final class ResponseRelay {
                 throw new Refusal(502, "invalid_upstream_response", "the upstream sent more than "
                         + MAX_INTERIM_RESPONSES + " interim (1xx) responses");
             }
-            if (r.status() != 100 && !head.isHttp10()) {
+            if (r.status() != 100 && withheld != null) {
+                if (!interimWithheld) {
+                    interimWithheld = true;
+                    withheld.accept(r.status());
+                }
+            } else if (r.status() != 100 && !head.isHttp10()) {
                 ResponseHead interim = scrub == null ? r : ScrubbingRelay.scrubHead(r, scrubber(scrub));
                 client.out.write(OutboundHead.encode(responseHead(interim, false, false, false)));
                 client.out.flush();
@@ -205,6 +214,9 @@ final class ResponseRelay {
         }
         return !closeAfter;
     }
+
+    /** Whether an interim head of this exchange was withheld (recorded once). */
+    private boolean interimWithheld;
 
     /** The scrubber of this exchange's response, made on first use (interim and final heads share it). */
     private SecretScrubber scrubber;
