@@ -201,6 +201,10 @@ final class EchoUpstream implements AutoCloseable {
                         + "Content-Length: " + z.size() + "\r\n\r\n");
                 out.write(z.toByteArray());
             }
+            case "/early-hints" -> write(out, "HTTP/1.1 103 Early " + reflect + "\r\nLink: </s.css?k="
+                    + CredentialInjectionIT.percent(reflect) + ">; rel=preload\r\nX-Hint: " + reflect
+                    + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(("alice:" + reflect)
+                    .getBytes(StandardCharsets.UTF_8)) + "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
             case "/brotli" -> write(out, "HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: "
                     + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body);
             case "/close" -> {

@@ -179,6 +179,23 @@ class ResponseScrubIT {
         }
     }
 
+    /** A {@code 103 Early Hints} head echoing the value is scrubbed like a final head, over HTTP and HTTPS. */
+    @Test
+    @Order(2)
+    void anInterimHeadEchoingTheValueComesBackAsThePlaceholder() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            Curl.Result r = curl(https, "/early-hints", "-H", "X-Reflect: " + placeholder("API_TOKEN"));
+            assertEquals(200, r.status(), r.toString());
+            assertNoSecret(r);
+            String out = lower(r);
+            assertTrue(r.body().startsWith("HTTP/1.1 103 Early " + placeholder("API_TOKEN") + "\r\n"), r.body());
+            assertTrue(out.contains("link: </s.css?k=" + placeholder("API_TOKEN") + ">"), r.body());
+            assertTrue(out.contains("x-hint: " + placeholder("API_TOKEN")), r.body());
+            assertTrue(r.body().endsWith("ok"), r.body());
+            assertEquals(API_TOKEN, (https ? tls : plain).take().header("x-reflect"), "the upstream got the value");
+        }
+    }
+
     @Test
     @Order(2)
     void cookieAndBasicCredentialsComeBackAsPlaceholders() throws Exception {
