@@ -175,6 +175,16 @@ class ResponseScrubTest {
             }
             case "/gz-clean" -> unlabelled(gzip("clean data\n"), "");
             case "/close" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close " + value);
+            case "/sse-split" -> {
+                // a token stream: the value's first 7 characters end one event, the rest starts the next
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\n");
+                for (String event : List.of("data: one\n\n", "data: key " + value.substring(0, 7) + "\n\n",
+                        "data: " + value.substring(7) + " tail\n\n", "data: two\n\n")) {
+                    b.append(Integer.toHexString(event.length())).append("\r\n").append(event).append("\r\n");
+                }
+                yield TestUpstream.bytes(b.append("0\r\n\r\n").toString());
+            }
             case "/interim" -> TestUpstream.bytes("HTTP/1.1 103 " + value + "\r\nLink: </s.css?k=" + percent(value)
                     + ">; rel=preload\r\nX-Hint: " + value + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(
                     ("alice:" + value).getBytes(StandardCharsets.UTF_8)) + "\r\nX-Split-A: "
@@ -247,6 +257,28 @@ class ResponseScrubTest {
                 assertEquals(200, last.status());
                 assertEquals("ok", last.bodyText());
             }
+        }
+    }
+
+    /**
+     * A value split across two events of an event stream (a token stream delivering the key a few characters per
+     * event) never reaches a client that joins the events' data: the part in the first event is removed, the second
+     * starts with the placeholder; every event is still delivered.
+     */
+    @Test
+    void aValueSplitAcrossTwoServerSentEventsIsScrubbed() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send(request(fx, "/sse-split", "")).read();
+                assertEquals(200, r.status());
+                String joined = r.bodyText().lines().filter(l -> l.startsWith("data: "))
+                        .map(l -> l.substring(6)).collect(java.util.stream.Collectors.joining());
+                assertFalse(joined.contains(SECRET), "a client joining the events read the value: " + r.bodyText());
+                assertEquals("data: one\n\ndata: key \n\ndata: " + PLACEHOLDER + " tail\n\ndata: two\n\n",
+                        r.bodyText());
+            }
+            assertEquals(List.of("[API_TOKEN] 0 1"), fx.hook.scrubs);
         }
     }
 

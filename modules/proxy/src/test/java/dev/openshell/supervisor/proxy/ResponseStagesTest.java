@@ -457,6 +457,42 @@ class ResponseStagesTest {
         }
     }
 
+    /**
+     * With a response stage on the host, a value split across two events of an event stream is scrubbed before the
+     * stage reads the units (and so before the client does): neither a client joining the events nor the stage sees
+     * it.
+     */
+    @Test
+    void aValueSplitAcrossTwoEventsIsScrubbedBeforeAStreamingStage() throws Exception {
+        String secret = "sse/secret+" + Long.toHexString(System.nanoTime());
+        String placeholder = "openshell:resolve:env:API_TOKEN";
+        TestBody body = new TestBody(false, t -> t, Duration.ofSeconds(10));
+        PolicySteps.Credentials<Void> inject = (plan, req, sent) -> new CredentialVerdict.Forward(
+                InjectedCredentials.narrowForScrubbing(sent.headers()), sent.rawQuery(), InjectedCredentials.of(
+                        List.of(new InjectedCredentials.Entry("API_TOKEN", secret, placeholder, false))));
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
+            s.credentials = inject;
+            s.responses = deliver(body);
+        })) {
+            fx.upstream.respond(r -> {
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\n");
+                for (String e : List.of("data: a " + secret.substring(0, 9) + "\n\n", "data: " + secret.substring(9)
+                        + " b\n\n")) {
+                    b.append(Integer.toHexString(e.length())).append("\r\n").append(e).append("\r\n");
+                }
+                return TestUpstream.bytes(b.append("0\r\n\r\n").toString());
+            });
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send(get(fx, "/events")).read();
+                assertEquals(200, r.status());
+                assertEquals("data: a \n\ndata: " + placeholder + " b\n\n", r.bodyText());
+            }
+            String all = String.join("", body.seen);
+            assertFalse(all.replace("\n\ndata: ", "").contains(secret), "the stage saw the joined value: " + all);
+        }
+    }
+
     private static boolean waitFor(java.util.function.BooleanSupplier c) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!c.getAsBoolean()) {

@@ -209,7 +209,11 @@ final class InspectingRelay {
         private void pump(InputStream in, SecretScrubber scrubber) throws IOException, ResponseBody.Failure {
             byte[] buf = new byte[16 * 1024];
             ByteArrayOutputStream sink = new ByteArrayOutputStream();
-            SecretScrubber.Scrubbing scrubbing = scrubber == null ? null : scrubber.scrubbing(sink);
+            // an event stream: a value split across two events is scrubbed as well (EventSplits)
+            EventSplits events = scrubber != null && ScrubbingRelay.eventStream(r) ? new EventSplits(scrubber, sink)
+                    : null;
+            SecretScrubber.Scrubbing scrubbing = scrubber == null ? null
+                    : scrubber.scrubbing(events != null ? events : sink);
             long deadline = body != null && body.holdsHead()
                     ? System.nanoTime() + body.accumulationDeadline().toNanos() : Long.MAX_VALUE;
             while (true) {
@@ -242,6 +246,9 @@ final class InspectingRelay {
                     }
                     if (end) {
                         scrubbing.finish();
+                        if (events != null) {
+                            events.finish();
+                        }
                     }
                     piece = sink.toByteArray();
                     sink.reset();
