@@ -196,6 +196,23 @@ class ResponseScrubIT {
         }
     }
 
+    /** A value split across two server-sent events: a client joining the events' data reads the placeholder. */
+    @Test
+    @Order(2)
+    void aValueSplitAcrossTwoServerSentEventsComesBackAsThePlaceholder() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            Curl.Result r = curl(https, "/sse-split", "-N", "-H", "X-Reflect: " + placeholder("API_TOKEN"));
+            assertEquals(200, r.status(), r.toString());
+            String body = r.body().substring(r.body().indexOf("\r\n\r\n") + 4);
+            String joined = body.lines().filter(l -> l.startsWith("data: ")).map(l -> l.substring(6))
+                    .collect(java.util.stream.Collectors.joining());
+            assertFalse(joined.contains(API_TOKEN), "a client joining the events read the value: " + body);
+            assertEquals("data: one\n\ndata: key \n\ndata: " + placeholder("API_TOKEN") + " tail\n\ndata: two\n\n",
+                    body);
+            assertEquals(API_TOKEN, (https ? tls : plain).take().header("x-reflect"), "the upstream got the value");
+        }
+    }
+
     @Test
     @Order(2)
     void cookieAndBasicCredentialsComeBackAsPlaceholders() throws Exception {
