@@ -185,6 +185,12 @@ class ResponseScrubTest {
                 }
                 yield TestUpstream.bytes(b.append("0\r\n\r\n").toString());
             }
+            case "/sse-split-length" -> {
+                String events = "data: one\n\ndata: key " + value.substring(0, 7) + "\n\ndata: " + value.substring(7)
+                        + " tail\n\ndata: two\n\n";
+                yield TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
+                        + events.length() + "\r\n\r\n" + events);
+            }
             case "/interim" -> TestUpstream.bytes("HTTP/1.1 103 " + value + "\r\nLink: </s.css?k=" + percent(value)
                     + ">; rel=preload\r\nX-Hint: " + value + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(
                     ("alice:" + value).getBytes(StandardCharsets.UTF_8)) + "\r\nX-Split-A: "
@@ -277,8 +283,12 @@ class ResponseScrubTest {
                 assertFalse(joined.contains(SECRET), "a client joining the events read the value: " + r.bodyText());
                 assertEquals("data: one\n\ndata: key \n\ndata: " + PLACEHOLDER + " tail\n\ndata: two\n\n",
                         r.bodyText());
+                RawClient.Response whole = c.send(request(fx, "/sse-split-length", "")).read();
+                assertEquals("data: one\n\ndata: key \n\ndata: " + PLACEHOLDER + " tail\n\ndata: two\n\n",
+                        whole.bodyText(), "a short event stream with a Content-Length, read whole");
+                assertEquals(String.valueOf(whole.body().length), whole.header("content-length"));
             }
-            assertEquals(List.of("[API_TOKEN] 0 1"), fx.hook.scrubs);
+            assertEquals(List.of("[API_TOKEN] 0 1", "[API_TOKEN] 0 1"), fx.hook.scrubs);
         }
     }
 

@@ -43,6 +43,24 @@ final class EventSplits extends OutputStream {
         this.sink = Objects.requireNonNull(sink, "sink");
     }
 
+    /**
+     * {@return a whole event-stream body, already scrubbed whole, with values split across two events replaced}
+     *
+     * @param scrubber the response's scrubber (its match count grows by each replacement)
+     * @param body the body
+     */
+    static byte[] whole(SecretScrubber scrubber, byte[] body) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(body.length + 64);
+        try {
+            EventSplits events = new EventSplits(scrubber, out);
+            events.write(body, 0, body.length);
+            events.finish();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e); // a ByteArrayOutputStream does not fail
+        }
+        return out.toByteArray();
+    }
+
     @Override
     public void write(int b) throws IOException {
         write(new byte[] {(byte) b}, 0, 1);

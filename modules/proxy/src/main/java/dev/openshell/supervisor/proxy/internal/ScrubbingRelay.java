@@ -205,6 +205,9 @@ final class ScrubbingRelay {
                 throw new EOFException("stream ended inside a message body");
             }
             byte[] sent = scrubber.scrubAll(body);
+            if (eventStream(r) && !gzipAt(body, body.length)) {
+                sent = EventSplits.whole(scrubber, sent); // a whole event stream: splits across its events too
+            }
             if (coding == Coding.IDENTITY && gzipAt(body, body.length)) {
                 UnlabelledGzip.Decision d = UnlabelledGzip.decide(body, scrub::newScrubber);
                 sent = d.verdict() == UnlabelledGzip.Verdict.AS_SENT ? body : sent;
