@@ -493,6 +493,34 @@ class ResponseStagesTest {
         }
     }
 
+    /**
+     * Under a fail_open response stage interim heads are relayed: one echoing the injected value is scrubbed, and
+     * the scrub is reported with the final response even when the final response itself held no value.
+     */
+    @Test
+    void anInterimHeadScrubbedBeforeAFailOpenStageIsReported() throws Exception {
+        String secret = "early/secret+" + Long.toHexString(System.nanoTime());
+        String placeholder = "openshell:resolve:env:API_TOKEN";
+        PolicySteps.Credentials<Void> inject = (plan, req, sent) -> new CredentialVerdict.Forward(
+                InjectedCredentials.narrowForScrubbing(sent.headers()), sent.rawQuery(), InjectedCredentials.of(
+                        List.of(new InjectedCredentials.Entry("API_TOKEN", secret, placeholder, false))));
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
+            s.credentials = inject;
+            s.responses = interimPolicy(false);
+        })) {
+            fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 103 Early Hints\r\nLink: </k?t=" + secret
+                    + ">\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nclean"));
+            try (RawClient c = fx.client()) {
+                RawClient.Response early = c.send(get(fx, "/early")).read();
+                assertEquals(103, early.status());
+                assertEquals("</k?t=" + placeholder + ">", early.header("link"));
+                assertEquals("clean", c.read().bodyText());
+            }
+            assertTrue(waitFor(() -> !fx.hook.scrubs.isEmpty()), "the interim scrub is reported");
+            assertEquals(List.of("[API_TOKEN] 1 0"), fx.hook.scrubs);
+        }
+    }
+
     private static boolean waitFor(java.util.function.BooleanSupplier c) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!c.getAsBoolean()) {

@@ -97,8 +97,11 @@ final class InspectingRelay {
         Delivery delivery = new Delivery(c, req, r, d.headers(), rf, decoded, body);
         try {
             boolean keep = delivery.run(coding, scrubber);
-            if (scrubber != null && scrubber.matches() > 0) {
-                scrub.scrubbed(scrubber.matchedNames(), headerMatches, scrubber.matches() - headerMatches);
+            var interim = relay.interimScrubs(); // the interim heads were scrubbed by the relay's scrubber
+            if (scrubber != null && scrubber.matches() + interim.getKey() > 0) {
+                Set<String> names = new java.util.TreeSet<>(scrubber.matchedNames());
+                names.addAll(interim.getValue());
+                scrub.scrubbed(names, headerMatches + interim.getKey(), scrubber.matches() - headerMatches);
             }
             return keep;
         } finally {

@@ -70,7 +70,12 @@ final class ResponseRelay {
                     withheld.accept(r.status());
                 }
             } else if (r.status() != 100 && !head.isHttp10()) {
-                ResponseHead interim = scrub == null ? r : ScrubbingRelay.scrubHead(r, scrubber(scrub));
+                ResponseHead interim = r;
+                if (scrub != null) {
+                    long before = scrubber(scrub).matches();
+                    interim = ScrubbingRelay.scrubHead(r, scrubber);
+                    interimMatches += scrubber.matches() - before;
+                }
                 client.out.write(OutboundHead.encode(responseHead(interim, false, false, false)));
                 client.out.flush();
                 client.responseStarted();
@@ -213,6 +218,18 @@ final class ResponseRelay {
             c.close();
         }
         return !closeAfter;
+    }
+
+    /** The values replaced in this exchange's relayed interim heads. */
+    private long interimMatches;
+
+    /**
+     * {@return the values replaced in the interim heads relayed so far, and the names of the credentials found in
+     * them} For a relay that scrubs the final response with a scrubber of its own ({@link InspectingRelay}), so its
+     * report counts the interim heads too.
+     */
+    java.util.Map.Entry<Long, Set<String>> interimScrubs() {
+        return java.util.Map.entry(interimMatches, interimMatches == 0 ? Set.of() : scrubber.matchedNames());
     }
 
     /** Whether an interim head of this exchange was withheld (recorded once). */
