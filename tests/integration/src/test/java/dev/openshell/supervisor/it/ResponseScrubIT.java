@@ -188,7 +188,7 @@ class ResponseScrubIT {
             assertEquals(200, r.status(), r.toString());
             assertNoSecret(r);
             String out = lower(r);
-            assertTrue(r.body().startsWith("HTTP/1.1 103 Early " + placeholder("API_TOKEN") + "\r\n"), r.body());
+            assertTrue(r.body().contains("HTTP/1.1 103 Early " + placeholder("API_TOKEN") + "\r\n"), r.body());
             assertTrue(out.contains("link: </s.css?k=" + placeholder("API_TOKEN") + ">"), r.body());
             assertTrue(out.contains("x-hint: " + placeholder("API_TOKEN")), r.body());
             assertTrue(r.body().endsWith("ok"), r.body());
@@ -203,7 +203,7 @@ class ResponseScrubIT {
         for (boolean https : new boolean[] {false, true}) {
             Curl.Result r = curl(https, "/sse-split", "-N", "-H", "X-Reflect: " + placeholder("API_TOKEN"));
             assertEquals(200, r.status(), r.toString());
-            String body = r.body().substring(r.body().indexOf("\r\n\r\n") + 4);
+            String body = r.body().substring(r.body().indexOf("data: one")); // after the head(s) curl -i wrote
             String joined = body.lines().filter(l -> l.startsWith("data: ")).map(l -> l.substring(6))
                     .collect(java.util.stream.Collectors.joining());
             assertFalse(joined.contains(API_TOKEN), "a client joining the events read the value: " + body);
