@@ -113,4 +113,25 @@ public sealed interface ExchangeRecord {
             Objects.requireNonNull(code, "code");
         }
     }
+
+    /**
+     * An exchange whose interim {@code 1xx} heads were withheld from the client because a {@code fail_closed}
+     * response stage is selected for it ({@link PolicySteps.ResponseChain#withholdsInterim}): once per exchange, at
+     * the first withheld head; the final response is relayed (or withheld) by the stages as usual.
+     *
+     * @param request the request the interim heads answered
+     * @param status the status of the first withheld head, 102 to 199
+     */
+    record InterimWithheld(ProxyRequest request, int status) implements ExchangeRecord {
+        /**
+         * @throws NullPointerException if {@code request} is {@code null}
+         * @throws IllegalArgumentException if {@code status} is not an interim status other than 100 and 101
+         */
+        public InterimWithheld {
+            Objects.requireNonNull(request, "request");
+            if (status < 102 || status > 199) {
+                throw new IllegalArgumentException("status " + status + " is not a withheld interim status");
+            }
+        }
+    }
 }

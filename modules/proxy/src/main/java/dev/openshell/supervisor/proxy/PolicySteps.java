@@ -280,5 +280,21 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
          *     would be without response stages); else deliver or withhold
          */
         ResponseVerdict open(P plan, ProxyRequest request, ProxyResponse response);
+
+        /**
+         * Whether interim {@code 1xx} heads (other than {@code 100}, which the proxy answers itself, and a
+         * {@code 101}) of this exchange are withheld from the client: the contract never evaluates an interim head, so
+         * a selected {@code fail_closed} response stage could not have inspected it, and fail_closed never forwards
+         * what it could not inspect. A withheld head is dropped (the final response still goes through the stages)
+         * and recorded once per exchange ({@link ExchangeRecord.InterimWithheld}).
+         *
+         * @param plan the exchange's plan
+         * @param request the request
+         * @return {@code true} when a {@code fail_closed} response stage is selected for the exchange; the default,
+         *     {@code false}, relays interim heads (scrubbed of credentials like the final head)
+         */
+        default boolean withholdsInterim(P plan, ProxyRequest request) {
+            return false;
+        }
     }
 }

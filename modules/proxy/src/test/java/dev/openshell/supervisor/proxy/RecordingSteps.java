@@ -33,6 +33,8 @@ final class RecordingSteps {
     final List<Long> bodyBufferWaits = new CopyOnWriteArrayList<>();
     /** One line per scrubbed response: "credentials header-matches body-matches". */
     final List<String> scrubs = new CopyOnWriteArrayList<>();
+    /** The status of the first withheld interim head, once per exchange that withheld any. */
+    final List<Integer> interimWithheld = new CopyOnWriteArrayList<>();
     /** One line per unscannable response: "code relayed". */
     final List<String> unscannable = new CopyOnWriteArrayList<>();
 
@@ -71,13 +73,22 @@ final class RecordingSteps {
                         case ExchangeRecord.ResponseScrubbed s -> scrubs.add(s.credentials() + " "
                                 + s.headerMatches() + " " + s.bodyMatches());
                         case ExchangeRecord.ResponseUninspectable u -> unscannable.add(u.code() + " " + u.relayed());
+                        case ExchangeRecord.InterimWithheld w -> interimWithheld.add(w.status());
                         default -> {
                         }
                     }
                 },
-                (plan, request, response) -> {
-                    responded.add(response);
-                    return respond.open(plan, request, response);
+                new PolicySteps.ResponseChain<>() {
+                    @Override
+                    public ResponseVerdict open(Void plan, ProxyRequest request, ProxyResponse response) {
+                        responded.add(response);
+                        return respond.open(plan, request, response);
+                    }
+
+                    @Override
+                    public boolean withholdsInterim(Void plan, ProxyRequest request) {
+                        return respond.withholdsInterim(plan, request);
+                    }
                 });
     }
 }

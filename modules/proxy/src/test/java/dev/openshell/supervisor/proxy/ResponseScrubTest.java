@@ -175,6 +175,27 @@ class ResponseScrubTest {
             }
             case "/gz-clean" -> unlabelled(gzip("clean data\n"), "");
             case "/close" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close " + value);
+            case "/sse-split" -> {
+                // a token stream: the value's first 7 characters end one event, the rest starts the next
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\n");
+                for (String event : List.of("data: one\n\n", "data: key " + value.substring(0, 7) + "\n\n",
+                        "data: " + value.substring(7) + " tail\n\n", "data: two\n\n")) {
+                    b.append(Integer.toHexString(event.length())).append("\r\n").append(event).append("\r\n");
+                }
+                yield TestUpstream.bytes(b.append("0\r\n\r\n").toString());
+            }
+            case "/sse-split-length" -> {
+                String events = "data: one\n\ndata: key " + value.substring(0, 7) + "\n\ndata: " + value.substring(7)
+                        + " tail\n\ndata: two\n\n";
+                yield TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
+                        + events.length() + "\r\n\r\n" + events);
+            }
+            case "/interim" -> TestUpstream.bytes("HTTP/1.1 103 " + value + "\r\nLink: </s.css?k=" + percent(value)
+                    + ">; rel=preload\r\nX-Hint: " + value + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(
+                    ("alice:" + value).getBytes(StandardCharsets.UTF_8)) + "\r\nX-Split-A: "
+                    + value.substring(0, 5) + "\r\nX-Split-B: " + value.substring(5)
+                    + "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
             default -> TestUpstream.ok("plain");
         };
     }
@@ -217,6 +238,57 @@ class ResponseScrubTest {
             assertEquals(1, fx.upstream.connections(), "every response kept both connections open");
             assertEquals(List.of("[API_TOKEN] 4 2", "[API_TOKEN] 1 0", "[API_TOKEN] 0 2", "[API_TOKEN] 0 3"),
                     fx.hook.scrubs, "each scrubbed response is reported once, with counts");
+        }
+    }
+
+    /**
+     * An interim {@code 103 Early Hints} head that echoes the value (its reason phrase, a {@code Link} with it
+     * percent-encoded, a field with it base64-encoded inside {@code user:value}, a value split across two fields) is
+     * scrubbed like a final head before the client reads it.
+     */
+    @Test
+    void interimHeadsAreScrubbedLikeFinalHeads() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response early = c.send(request(fx, "/interim", "")).read();
+                assertEquals(103, early.status(), early.head());
+                assertClean(early);
+                assertTrue(early.head().startsWith("HTTP/1.1 103 " + PLACEHOLDER + "\r\n"), early.head());
+                assertEquals("</s.css?k=" + PLACEHOLDER + ">; rel=preload", early.header("link"));
+                assertEquals(PLACEHOLDER, early.header("x-hint"));
+                assertFalse(early.head().contains(SECRET.substring(0, 5)) && early.head().contains(SECRET.substring(5)),
+                        early.head());
+                RawClient.Response last = c.read();
+                assertEquals(200, last.status());
+                assertEquals("ok", last.bodyText());
+            }
+        }
+    }
+
+    /**
+     * A value split across two events of an event stream (a token stream delivering the key a few characters per
+     * event) never reaches a client that joins the events' data: the part in the first event is removed, the second
+     * starts with the placeholder; every event is still delivered.
+     */
+    @Test
+    void aValueSplitAcrossTwoServerSentEventsIsScrubbed() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send(request(fx, "/sse-split", "")).read();
+                assertEquals(200, r.status());
+                String joined = r.bodyText().lines().filter(l -> l.startsWith("data: "))
+                        .map(l -> l.substring(6)).collect(java.util.stream.Collectors.joining());
+                assertFalse(joined.contains(SECRET), "a client joining the events read the value: " + r.bodyText());
+                assertEquals("data: one\n\ndata: key \n\ndata: " + PLACEHOLDER + " tail\n\ndata: two\n\n",
+                        r.bodyText());
+                RawClient.Response whole = c.send(request(fx, "/sse-split-length", "")).read();
+                assertEquals("data: one\n\ndata: key \n\ndata: " + PLACEHOLDER + " tail\n\ndata: two\n\n",
+                        whole.bodyText(), "a short event stream with a Content-Length, read whole");
+                assertEquals(String.valueOf(whole.body().length), whole.header("content-length"));
+            }
+            assertEquals(List.of("[API_TOKEN] 0 1", "[API_TOKEN] 0 1"), fx.hook.scrubs);
         }
     }
 

@@ -167,6 +167,53 @@ class ResponseStagesTest {
         }
     }
 
+    /** A response step that delivers every head unchanged and withholds interim heads when told to. */
+    private static PolicySteps.ResponseChain<Void> interimPolicy(boolean withhold) {
+        return new PolicySteps.ResponseChain<>() {
+            @Override
+            public ResponseVerdict open(Void plan, ProxyRequest request, ProxyResponse response) {
+                return new ResponseVerdict.Deliver(response.headers(), Optional.empty());
+            }
+
+            @Override
+            public boolean withholdsInterim(Void plan, ProxyRequest request) {
+                return withhold;
+            }
+        };
+    }
+
+    /**
+     * The contract never evaluates an interim head: where a fail_closed response stage is selected
+     * ({@link PolicySteps.ResponseChain#withholdsInterim}), a {@code 103} (or a {@code 102}) never reaches the client,
+     * the final response does, and the exchange is recorded once; otherwise interim heads are relayed.
+     */
+    @Test
+    void interimHeadsAreWithheldWhereAFailClosedResponseStageIsSelected() throws Exception {
+        for (boolean withhold : new boolean[] {true, false}) {
+            try (ProxyFixture fx = ProxyFixture.withSteps(java.nio.file.Files.createDirectories(tmp.resolve("w" + withhold)),
+                    s -> s.responses = interimPolicy(withhold))) {
+                fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 103 Early Hints\r\nLink: </SECRET-HINT>\r\n\r\n"
+                        + "HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </b>\r\n\r\n"
+                        + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+                try (RawClient c = fx.client()) {
+                    for (int i = 0; i < 2; i++) {
+                        RawClient.Response first = c.send(get(fx, "/hints")).read();
+                        if (!withhold) {
+                            assertEquals(103, first.status());
+                            assertEquals(102, c.read().status());
+                            assertEquals(103, c.read().status());
+                            first = c.read();
+                        }
+                        assertEquals(200, first.status(), first.head());
+                        assertEquals("ok", first.bodyText());
+                    }
+                }
+                assertEquals(withhold ? List.of(103, 103) : List.of(), fx.hook.interimWithheld,
+                        "recorded once per exchange that withheld interim heads");
+            }
+        }
+    }
+
     @Test
     void aWithheldResponseCarriesNoUpstreamByteAndTheNextRequestIsServed() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.responses = (p, r, response) ->
@@ -407,6 +454,70 @@ class ResponseStagesTest {
             assertTrue(all.contains(placeholder), all);
             assertFalse(all.contains(secret), "the stage never sees the injected value: " + all);
             assertTrue(waitFor(() -> !fx.hook.scrubs.isEmpty()), "the scrub is reported");
+        }
+    }
+
+    /**
+     * With a response stage on the host, a value split across two events of an event stream is scrubbed before the
+     * stage reads the units (and so before the client does): neither a client joining the events nor the stage sees
+     * it.
+     */
+    @Test
+    void aValueSplitAcrossTwoEventsIsScrubbedBeforeAStreamingStage() throws Exception {
+        String secret = "sse/secret+" + Long.toHexString(System.nanoTime());
+        String placeholder = "openshell:resolve:env:API_TOKEN";
+        TestBody body = new TestBody(false, t -> t, Duration.ofSeconds(10));
+        PolicySteps.Credentials<Void> inject = (plan, req, sent) -> new CredentialVerdict.Forward(
+                InjectedCredentials.narrowForScrubbing(sent.headers()), sent.rawQuery(), InjectedCredentials.of(
+                        List.of(new InjectedCredentials.Entry("API_TOKEN", secret, placeholder, false))));
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
+            s.credentials = inject;
+            s.responses = deliver(body);
+        })) {
+            fx.upstream.respond(r -> {
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\n");
+                for (String e : List.of("data: a " + secret.substring(0, 9) + "\n\n", "data: " + secret.substring(9)
+                        + " b\n\n")) {
+                    b.append(Integer.toHexString(e.length())).append("\r\n").append(e).append("\r\n");
+                }
+                return TestUpstream.bytes(b.append("0\r\n\r\n").toString());
+            });
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send(get(fx, "/events")).read();
+                assertEquals(200, r.status());
+                assertEquals("data: a \n\ndata: " + placeholder + " b\n\n", r.bodyText());
+            }
+            String all = String.join("", body.seen);
+            assertFalse(all.replace("\n\ndata: ", "").contains(secret), "the stage saw the joined value: " + all);
+        }
+    }
+
+    /**
+     * Under a fail_open response stage interim heads are relayed: one echoing the injected value is scrubbed, and
+     * the scrub is reported with the final response even when the final response itself held no value.
+     */
+    @Test
+    void anInterimHeadScrubbedBeforeAFailOpenStageIsReported() throws Exception {
+        String secret = "early/secret+" + Long.toHexString(System.nanoTime());
+        String placeholder = "openshell:resolve:env:API_TOKEN";
+        PolicySteps.Credentials<Void> inject = (plan, req, sent) -> new CredentialVerdict.Forward(
+                InjectedCredentials.narrowForScrubbing(sent.headers()), sent.rawQuery(), InjectedCredentials.of(
+                        List.of(new InjectedCredentials.Entry("API_TOKEN", secret, placeholder, false))));
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
+            s.credentials = inject;
+            s.responses = interimPolicy(false);
+        })) {
+            fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 103 Early Hints\r\nLink: </k?t=" + secret
+                    + ">\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nclean"));
+            try (RawClient c = fx.client()) {
+                RawClient.Response early = c.send(get(fx, "/early")).read();
+                assertEquals(103, early.status());
+                assertEquals("</k?t=" + placeholder + ">", early.header("link"));
+                assertEquals("clean", c.read().bodyText());
+            }
+            assertTrue(waitFor(() -> !fx.hook.scrubs.isEmpty()), "the interim scrub is reported");
+            assertEquals(List.of("[API_TOKEN] 1 0"), fx.hook.scrubs);
         }
     }
 

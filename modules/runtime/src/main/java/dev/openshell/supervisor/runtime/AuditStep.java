@@ -40,6 +40,7 @@ record AuditStep(ExchangeAudit audit) implements PolicySteps.Audit<ExchangePlan>
                 audit.emit(s.request().client(), audit.events().responseScrubbed(plan.orElseThrow().facts(),
                         List.copyOf(s.credentials()), s.headerMatches(), s.bodyMatches()));
             }
+            case ExchangeRecord.InterimWithheld w -> interimWithheld(plan.orElseThrow(), w);
             case ExchangeRecord.ResponseUninspectable u -> {
                 audit.metrics().failure(u.code());
                 audit.emit(u.request().client(), audit.events().responseUninspectable(plan.orElseThrow().facts(),
@@ -71,6 +72,24 @@ record AuditStep(ExchangeAudit audit) implements PolicySteps.Audit<ExchangePlan>
         audit.refused(r.client(), new RefusalFacts(r.kind().category(), r.code(), r.cause(), r.status(), r.detail(),
                 ExchangeAudit.clientIp(r.client()), facts));
     }
+
+    /**
+     * Records interim heads withheld because a {@code fail_closed} response stage is selected: a High finding naming
+     * the {@code fail_closed} response configs (decision deny, code {@code interim_response_uninspectable}) and the
+     * failure counter.
+     */
+    private void interimWithheld(ExchangePlan p, ExchangeRecord.InterimWithheld w) {
+        audit.metrics().failure(INTERIM_WITHHELD);
+        List<String> keys = p.responses().stages().stream()
+                .filter(s -> s.onError() == dev.openshell.middleware.spi.internal.OnError.FAIL_CLOSED)
+                .map(s -> s.configKey()).toList();
+        LOG.log(System.Logger.Level.DEBUG, "request {0}: interim {1} head withheld: fail_closed response stages {2}"
+                + " cannot inspect it", w.request().requestId(), w.status(), keys);
+        audit.emit(w.request().client(), audit.events().uninspectable(p.facts(), keys, true, INTERIM_WITHHELD));
+    }
+
+    /** The code of interim heads withheld from the client ({@link #interimWithheld}). */
+    static final String INTERIM_WITHHELD = "interim_response_uninspectable";
 
     /** Counts a request the proxy answered itself and records it for the operator (rate-limited). */
     private void answeredLocally(ExchangePlan p, ExchangeRecord.AnsweredLocally a) {

@@ -65,6 +65,16 @@ record ResponseChainStep(ExchangeAudit audit, Duration accumulationDeadline)
         };
     }
 
+    /**
+     * Interim heads are withheld when a selected response stage is {@code fail_closed}: the contract never
+     * evaluates them, so the stage could not have inspected them.
+     */
+    @Override
+    public boolean withholdsInterim(ExchangePlan p, ProxyRequest request) {
+        return p.responses().stages().stream()
+                .anyMatch(s -> s.onError() == dev.openshell.middleware.spi.internal.OnError.FAIL_CLOSED);
+    }
+
     /** The body stages of one response, as the proxy drives them. */
     private final class Stages implements ResponseBody {
         private final ExchangePlan p;

@@ -11,6 +11,7 @@ import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.internal.StageResult;
 import dev.openshell.supervisor.audit.StageOutcome;
 import dev.openshell.supervisor.engine.chain.MessageChain;
+import dev.openshell.supervisor.engine.chain.SessionSlots;
 import dev.openshell.supervisor.engine.chain.StageSpec;
 import dev.openshell.supervisor.proxy.Answer;
 import dev.openshell.supervisor.proxy.MessageSession;
@@ -68,16 +69,24 @@ record SessionStep(MessageChain chain, ExchangeAudit audit, java.util.function.S
         HttpRequestTarget t = p.target(request.target());
         HttpRequestTarget target = new HttpRequestTarget(t.scheme(), t.host(), t.port(), "GET", t.path(), "");
         RequestContext context = new RequestContext(request.requestId(), "", "", "", p.process());
+        SessionSlots.Owner owner = new SessionSlots.Owner(request.client().client().map(a -> a.getAddress()),
+                p.process().map(pr -> java.util.OptionalLong.of(pr.pid())).orElse(java.util.OptionalLong.empty()));
         MessageChain.Opening o = chain.open(members, m -> new WebSocketPreflight(m.spec().bindingId(),
-                request.requestId(), m.phase(), context, m.spec().config(), target, protocols));
+                request.requestId(), m.phase(), context, m.spec().config(), target, protocols), owner);
         record(p, request, o.events());
         if (o instanceof MessageChain.Refused r) {
             audit.metrics().failure(r.reasonCode());
+            boolean fairness = r.reasonCode().endsWith("_session_limit");
+            if (fairness) {
+                audit.metrics().refused(r.reasonCode());
+            }
             LOG.log(System.Logger.Level.INFO, "request {0}: WebSocket upgrade refused at preflight: {1}",
                     request.requestId(), r.reasonCode());
-            int status = r.reasonCode().equals("session_capacity") ? 503 : 403;
+            int status = r.reasonCode().equals("session_capacity") ? 503 : fairness ? 429 : 403;
             return new SessionVerdict.Refuse(new Answer(status, r.reasonCode(), switch (r.reasonCode()) {
                 case "session_capacity" -> "too many WebSocket sessions are inspected at once";
+                case "client_session_limit" -> "this client address holds its share of inspected WebSocket sessions";
+                case "process_session_limit" -> "this process holds its share of inspected WebSocket sessions";
                 case "middleware_denied" -> "a middleware stage declined the WebSocket session";
                 default -> "a fail_closed middleware stage could not open the WebSocket session";
             }));

@@ -201,6 +201,20 @@ final class EchoUpstream implements AutoCloseable {
                         + "Content-Length: " + z.size() + "\r\n\r\n");
                 out.write(z.toByteArray());
             }
+            case "/sse-split" -> { // a token stream: the value's first 6 characters end one event, the rest starts the next
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\n");
+                for (String e : List.of("data: one\n\n", "data: key " + reflect.substring(0, 6) + "\n\n",
+                        "data: " + reflect.substring(6) + " tail\n\n", "data: two\n\n")) {
+                    int n = e.getBytes(StandardCharsets.UTF_8).length;
+                    b.append(Integer.toHexString(n)).append("\r\n").append(e).append("\r\n");
+                }
+                write(out, b.append("0\r\n\r\n").toString());
+            }
+            case "/early-hints" -> write(out, "HTTP/1.1 103 Early " + reflect + "\r\nLink: </s.css?k="
+                    + CredentialInjectionIT.percent(reflect) + ">; rel=preload\r\nX-Hint: " + reflect
+                    + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(("alice:" + reflect)
+                    .getBytes(StandardCharsets.UTF_8)) + "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
             case "/brotli" -> write(out, "HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: "
                     + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body);
             case "/close" -> {

@@ -384,6 +384,24 @@ class ResponsePluginIT {
         assertFalse(denied.headers().map().toString().contains(AWS_KEY) || denied.body().contains(AWS_KEY));
     }
 
+    /**
+     * A {@code 103 Early Hints} head holding a key, on a host a {@code fail_closed} response stage selects: the
+     * contract never evaluates interim heads, so the supervisor withholds them (the sandbox's curl sees only the
+     * final head, which went through the stage); recorded in the audit log (last test).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"http", "https"})
+    void anInterimHeadIsWithheldOnAHostAFailClosedResponseStageSelects(String scheme) throws Exception {
+        Curl.Result r = Curl.run("-x", "http://127.0.0.1:" + supervisor.port(), "-i", "--cacert",
+                work.resolve("supervisor").resolve("state").resolve("ca").resolve("supervisor-ca.pem").toString(),
+                url(scheme, "regex.test", "/early-hints").toString());
+        assertEquals(0, r.exit(), r.toString());
+        assertEquals(200, r.status(), r.toString());
+        assertFalse(r.body().contains(" 103"), "an interim head reached the sandbox: " + r.body());
+        assertFalse(r.body().contains(AWS_KEY), r.body());
+        assertTrue(r.body().startsWith("HTTP/1.1 200") && r.body().endsWith("clean page"), r.body());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"http", "https"})
     void theBuiltInSeesAKeySplitAcrossTwoUpstreamWritesOfAnEvent(String scheme) throws Exception {
@@ -483,6 +501,9 @@ class ResponsePluginIT {
                     && !AuditLog.openshell(e).getString("decision").equals("allowed")
                     && e.toString().contains("response_uninspectable")), "the uninspectable block of " + key);
         }
+        assertTrue(supervisor.auditEvents().stream().anyMatch(e -> e.getInt("class_uid", 0) == 2004
+                && e.toString().contains("interim_response_uninspectable") && e.toString().contains("secrets-back")),
+                "the withheld interim head is a finding naming the fail_closed response config");
         Map<String, String> outputs = Map.of("standard output", supervisor.stdout(), "standard error",
                 supervisor.stderr(), "audit log", supervisor.auditText(), "/metrics", metrics);
         for (var o : outputs.entrySet()) {

@@ -179,6 +179,40 @@ class ResponseScrubIT {
         }
     }
 
+    /** A {@code 103 Early Hints} head echoing the value is scrubbed like a final head, over HTTP and HTTPS. */
+    @Test
+    @Order(2)
+    void anInterimHeadEchoingTheValueComesBackAsThePlaceholder() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            Curl.Result r = curl(https, "/early-hints", "-H", "X-Reflect: " + placeholder("API_TOKEN"));
+            assertEquals(200, r.status(), r.toString());
+            assertNoSecret(r);
+            String out = lower(r);
+            assertTrue(r.body().contains("HTTP/1.1 103 Early " + placeholder("API_TOKEN") + "\r\n"), r.body());
+            assertTrue(out.contains("link: </s.css?k=" + placeholder("API_TOKEN") + ">"), r.body());
+            assertTrue(out.contains("x-hint: " + placeholder("API_TOKEN")), r.body());
+            assertTrue(r.body().endsWith("ok"), r.body());
+            assertEquals(API_TOKEN, (https ? tls : plain).take().header("x-reflect"), "the upstream got the value");
+        }
+    }
+
+    /** A value split across two server-sent events: a client joining the events' data reads the placeholder. */
+    @Test
+    @Order(2)
+    void aValueSplitAcrossTwoServerSentEventsComesBackAsThePlaceholder() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            Curl.Result r = curl(https, "/sse-split", "-N", "-H", "X-Reflect: " + placeholder("API_TOKEN"));
+            assertEquals(200, r.status(), r.toString());
+            String body = r.body().substring(r.body().indexOf("data: one")); // after the head(s) curl -i wrote
+            String joined = body.lines().filter(l -> l.startsWith("data: ")).map(l -> l.substring(6))
+                    .collect(java.util.stream.Collectors.joining());
+            assertFalse(joined.contains(API_TOKEN), "a client joining the events read the value: " + body);
+            assertEquals("data: one\n\ndata: key \n\ndata: " + placeholder("API_TOKEN") + " tail\n\ndata: two\n\n",
+                    body);
+            assertEquals(API_TOKEN, (https ? tls : plain).take().header("x-reflect"), "the upstream got the value");
+        }
+    }
+
     @Test
     @Order(2)
     void cookieAndBasicCredentialsComeBackAsPlaceholders() throws Exception {

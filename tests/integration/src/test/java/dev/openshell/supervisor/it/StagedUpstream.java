@@ -103,6 +103,9 @@ final class StagedUpstream implements AutoCloseable {
                             AWS_KEY.substring(8) + " tail\n\ndata: two\n\n");
                     case "/header" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Leak: key "
                             + AWS_KEY + "\r\nContent-Length: 10\r\n\r\nclean page").getBytes(StandardCharsets.UTF_8));
+                    case "/early-hints" -> out.write(("HTTP/1.1 103 Early Hints\r\nLink: </k?key=" + AWS_KEY
+                            + ">; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                            + "Content-Length: 10\r\n\r\nclean page").getBytes(StandardCharsets.UTF_8));
                     case "/br" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: br"
                             + "\r\nContent-Length: " + (2 + AWS_KEY.length()) + "\r\n\r\nk " + AWS_KEY)
                             .getBytes(StandardCharsets.UTF_8));

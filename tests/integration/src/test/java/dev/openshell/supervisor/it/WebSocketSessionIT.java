@@ -367,24 +367,58 @@ class WebSocketSessionIT {
                 && warnings.getFirst().contains("plain.test"), warnings.getFirst());
     }
 
+    /** An upgrade from another loopback address (another client of the supervisor). */
+    private WsPeers.Client sessionFrom(String address) throws Exception {
+        WsPeers.Client c = new WsPeers.Client(supervisor.port(), "closed.test", upstream.port(), "", address);
+        assertTrue(c.upgraded(), c.response + supervisor.stderr());
+        upstream.awaitSession();
+        return c;
+    }
+
+    /**
+     * Session slots are shared fairly: one client address holds at most its share (16 of 32; its process, when
+     * identified, 4 more), its next upgrade is refused 429 and audited while other addresses still get slots; the
+     * 33rd session at once is refused 503 whoever asks.
+     */
     @Test
     @Order(9)
-    void theThirtyThirdConcurrentSessionIsRefused() throws Exception {
+    void oneClientCannotTakeEverySessionSlotAndTheThirtyThirdIsRefused() throws Exception {
         List<WsPeers.Client> open = new ArrayList<>();
+        String refused;
+        boolean process;
         try {
-            for (int i = 0; i < 32; i++) {
-                open.add(session("closed.test"));
+            while (true) {
+                WsPeers.Client c = open("closed.test", "");
+                if (!c.upgraded()) {
+                    refused = c.response;
+                    c.close();
+                    break;
+                }
+                upstream.awaitSession();
+                open.add(c);
+                assertTrue(open.size() <= 20, "one address took more than its share and its process's");
             }
-            try (WsPeers.Client c = open("closed.test", "")) {
-                assertTrue(c.response.startsWith("HTTP/1.1 503"), c.response);
-                assertTrue(c.response.contains("session_capacity") || true);
+            assertTrue(refused.startsWith("HTTP/1.1 429"), refused);
+            process = open.size() == 20;
+            assertTrue(process || open.size() == 16, "the share, and the process's own 4 beyond it when identified: "
+                    + open.size());
+            int first = open.size();
+            for (int i = first; i < 32; i++) { // other clients, 8 sessions each: 127.0.0.2, 127.0.0.3
+                open.add(sessionFrom("127.0.0." + (2 + (i - first) / 8)));
+            }
+            try (WsPeers.Client c = new WsPeers.Client(supervisor.port(), "closed.test", upstream.port(), "",
+                    "127.0.0.9")) {
+                assertTrue(c.response.startsWith("HTTP/1.1 503"), c.response); // session_capacity: audited below
             }
         } finally {
             for (WsPeers.Client c : open) {
                 c.close();
             }
         }
-        assertTrue(supervisor.auditText().contains("session_capacity"));
+        String audit = supervisor.auditText();
+        assertTrue(audit.contains("session_capacity"));
+        assertTrue(audit.contains(process ? "process_session_limit" : "client_session_limit"), "the refusal audited");
+        assertTrue(supervisor.metrics().contains("_session_limit\""), "counted in supervisor_refused_total");
         for (int i = 0; i < 32; i++) {
             main.nextEnd();
         }

@@ -121,7 +121,13 @@ final class WsPeers {
         final String response;
 
         Client(int proxyPort, String host, int upstreamPort, String extraHeaders) throws IOException {
-            socket = new Socket("127.0.0.1", proxyPort);
+            this(proxyPort, host, upstreamPort, extraHeaders, "127.0.0.1");
+        }
+
+        /** @param localAddress the loopback address the client connects from (another client address) */
+        Client(int proxyPort, String host, int upstreamPort, String extraHeaders, String localAddress)
+                throws IOException {
+            socket = new Socket(InetAddress.getByName("127.0.0.1"), proxyPort, InetAddress.getByName(localAddress), 0);
             socket.setSoTimeout(30_000);
             String authority = host + ":" + upstreamPort;
             socket.getOutputStream().write(("GET http://" + authority + "/realtime HTTP/1.1\r\nHost: " + authority

@@ -19,7 +19,6 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
@@ -33,8 +32,10 @@ import java.util.function.Function;
  * <h2>Rules</h2>
  * <ul>
  *   <li>At most {@value #MAX_CONCURRENT_SESSIONS} sessions with a joining stage at once (OpenShell's
- *       {@code MAX_CONCURRENT_MIDDLEWARE_SESSIONS}); beyond it, {@link #open} refuses ({@code session_capacity}) when
- *       a joining stage is {@code fail_closed}, and opens no stream otherwise.</li>
+ *       {@code MAX_CONCURRENT_MIDDLEWARE_SESSIONS}), shared fairly between client addresses and their processes
+ *       ({@link SessionSlots}); without a slot, {@link #open} refuses ({@code session_capacity},
+ *       {@code client_session_limit} or {@code process_session_limit}) when a joining stage is {@code fail_closed},
+ *       and opens no stream otherwise.</li>
  *   <li>Preflights run concurrently, each within the smaller of its stage's timeout and
  *       {@value #PREFLIGHT_CAP_MILLIS} ms. An explicit {@code DENY} wins over everything, whatever {@code on_error}
  *       says; a failure or timeout follows {@code on_error}; {@code SKIP} ends that stream
@@ -56,19 +57,20 @@ public final class MessageChain {
     /** The largest text message or replacement a stage sees or returns, in bytes of UTF-8. */
     public static final int MAX_TEXT_BYTES = 4 * 1024 * 1024;
 
-    private final Semaphore sessions;
+    private final SessionSlots sessions;
 
-    /** A chain with OpenShell's session cap. */
+    /**
+     * A chain with OpenShell's session cap, {@value SessionSlots#DEFAULT_PER_CLIENT} of them per client address and
+     * {@value SessionSlots#DEFAULT_PER_PROCESS} per process beyond that.
+     */
     public MessageChain() {
-        this(MAX_CONCURRENT_SESSIONS);
+        this(new SessionSlots(MAX_CONCURRENT_SESSIONS, SessionSlots.DEFAULT_PER_CLIENT,
+                SessionSlots.DEFAULT_PER_PROCESS));
     }
 
-    /** @param maxSessions the session cap, at least 1 */
-    public MessageChain(int maxSessions) {
-        if (maxSessions < 1) {
-            throw new IllegalArgumentException("maxSessions " + maxSessions + " is below 1");
-        }
-        this.sessions = new Semaphore(maxSessions);
+    /** @param sessions the session slots */
+    public MessageChain(SessionSlots sessions) {
+        this.sessions = Objects.requireNonNull(sessions, "sessions");
     }
 
     /**
@@ -131,7 +133,8 @@ public final class MessageChain {
     /**
      * The upgrade is refused before the upstream is contacted.
      *
-     * @param reasonCode why ({@code middleware_denied}, {@code middleware_failed} or {@code session_capacity})
+     * @param reasonCode why ({@code middleware_denied}, {@code middleware_failed}, {@code session_capacity},
+     *     {@code client_session_limit} or {@code process_session_limit})
      * @param events what happened at each stage
      */
     public record Refused(String reasonCode, List<Event> events) implements Opening {
@@ -147,24 +150,40 @@ public final class MessageChain {
     }
 
     /**
-     * Opens the streams of one session: takes a session slot, runs every member's preflight concurrently.
+     * Opens the streams of one session for an owner nothing is known of ({@link SessionSlots.Owner#UNKNOWN}).
+     *
+     * @see #open(List, Function, SessionSlots.Owner)
+     */
+    public Opening open(List<Member> members, Function<Member, WebSocketPreflight> preflightOf) {
+        return open(members, preflightOf, SessionSlots.Owner.UNKNOWN);
+    }
+
+    /**
+     * Opens the streams of one session: takes a session slot of {@code owner}, runs every member's preflight
+     * concurrently.
      *
      * @param members the joining configs, in chain order (both directions)
      * @param preflightOf the preflight of each member
+     * @param owner the client address and process opening the session
      * @return refused, or opened (possibly with no active stream)
      */
-    public Opening open(List<Member> members, Function<Member, WebSocketPreflight> preflightOf) {
+    public Opening open(List<Member> members, Function<Member, WebSocketPreflight> preflightOf,
+                        SessionSlots.Owner owner) {
         if (members.isEmpty()) {
             return new Opened(new Session(List.of(), null), List.of());
         }
-        if (!sessions.tryAcquire()) {
-            List<Event> events = new ArrayList<>();
-            for (Member m : members) {
-                events.add(event(m, Kind.FAILED, "session_capacity", List.of(), 0));
+        SessionSlots.Slot slot;
+        switch (sessions.take(owner)) {
+            case SessionSlots.Denied d -> {
+                List<Event> events = new ArrayList<>();
+                for (Member m : members) {
+                    events.add(event(m, Kind.FAILED, d.code(), List.of(), 0));
+                }
+                boolean anyClosed = members.stream().anyMatch(m -> m.spec().onError() == OnError.FAIL_CLOSED);
+                return anyClosed ? new Refused(d.code(), events)
+                        : new Opened(new Session(List.of(), null), bypassed(events));
             }
-            boolean anyClosed = members.stream().anyMatch(m -> m.spec().onError() == OnError.FAIL_CLOSED);
-            return anyClosed ? new Refused("session_capacity", events)
-                    : new Opened(new Session(List.of(), null), bypassed(events));
+            case SessionSlots.Granted g -> slot = g.slot();
         }
         List<FutureTask<WebSocketPreflightDecision>> tasks = new ArrayList<>();
         List<WebSocketSession> streams = new ArrayList<>();
@@ -187,11 +206,11 @@ public final class MessageChain {
             tasks.add(t);
             Thread.ofVirtual().name("ws-preflight").start(t);
         }
-        return collect(members, streams, tasks);
+        return collect(members, streams, tasks, slot);
     }
 
     private Opening collect(List<Member> members, List<WebSocketSession> streams,
-                            List<FutureTask<WebSocketPreflightDecision>> tasks) {
+                            List<FutureTask<WebSocketPreflightDecision>> tasks, SessionSlots.Slot slot) {
         List<Event> events = new ArrayList<>();
         List<Stream> active = new ArrayList<>();
         String refusal = null;
@@ -229,10 +248,10 @@ public final class MessageChain {
             for (Stream s : active) {
                 s.end(reason);
             }
-            sessions.release();
+            slot.release();
             return new Refused(refusal, events);
         }
-        return new Opened(new Session(active, sessions), events);
+        return new Opened(new Session(active, slot), events);
     }
 
     private static List<Event> bypassed(List<Event> events) {
@@ -339,10 +358,10 @@ public final class MessageChain {
      */
     public static final class Session {
         private final List<Stream> streams;
-        private final Semaphore slot;
+        private final SessionSlots.Slot slot;
         private boolean ended;
 
-        private Session(List<Stream> streams, Semaphore slot) {
+        private Session(List<Stream> streams, SessionSlots.Slot slot) {
             this.streams = List.copyOf(streams);
             this.slot = slot;
         }

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.engine.chain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,6 +23,7 @@ import dev.openshell.middleware.spi.WebSocketSession;
 import dev.openshell.middleware.spi.internal.OnError;
 import jakarta.json.JsonObject;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
@@ -176,14 +178,65 @@ class MessageChainTest {
         }
     }
 
+    /** A client: the address 10.0.0.{@code n}, its process {@code pid} (0: not known). */
+    private static SessionSlots.Owner owner(int n, long pid) {
+        try {
+            return new SessionSlots.Owner(Optional.of(java.net.InetAddress.getByAddress(new byte[] {10, 0, 0,
+                    (byte) n})), pid == 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(pid));
+        } catch (java.net.UnknownHostException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static MessageChain.Opening open(MessageChain chain, SessionSlots.Owner owner, MessageChain.Member m) {
+        return chain.open(List.of(m), x -> new WebSocketPreflight(x.spec().bindingId(), "r-1", x.phase(),
+                RequestContext.of("r-1"), x.spec().config(), TARGET, List.of()), owner);
+    }
+
+    /**
+     * One address cannot take every slot (issue: one client held all 32): its share is 16, its identified process
+     * may hold 4 more, another process of the same address its own 4, other addresses the rest; over a share the
+     * session is refused under fail_closed (its code) and opens no stream under fail_open; a freed slot is reused.
+     */
+    @Test
+    void sessionSlotsAreSharedFairlyBetweenAddressesAndProcesses() {
+        MessageChain chain = new MessageChain();
+        Stage s = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        MessageChain.Member closed = member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS);
+        List<MessageChain.Session> flood = new java.util.ArrayList<>();
+        for (int i = 0; i < SessionSlots.DEFAULT_PER_CLIENT; i++) {
+            flood.add(((MessageChain.Opened) open(chain, owner(1, 0), closed)).session());
+        }
+        var client = assertInstanceOf(MessageChain.Refused.class, open(chain, owner(1, 0), closed));
+        assertEquals("client_session_limit", client.reasonCode(), "no process known: the share is a hard cap");
+        assertEquals(MessageChain.Kind.FAILED, client.events().getFirst().kind());
+        assertEquals("client_session_limit", client.events().getFirst().reasonCode(), "audited with its code");
+        for (int i = 0; i < SessionSlots.DEFAULT_PER_PROCESS; i++) {
+            flood.add(((MessageChain.Opened) open(chain, owner(1, 1001), closed)).session());
+        }
+        assertEquals("process_session_limit", assertInstanceOf(MessageChain.Refused.class,
+                open(chain, owner(1, 1001), closed)).reasonCode());
+        var bypass = assertInstanceOf(MessageChain.Opened.class, open(chain, owner(1, 1001),
+                member("k", s, OnError.FAIL_OPEN, Phase.PRE_CREDENTIALS)));
+        assertFalse(bypass.session().inspects(Phase.PRE_CREDENTIALS), "fail_open over the share: no stream");
+        assertEquals(MessageChain.Kind.BYPASSED, bypass.events().getFirst().kind());
+        MessageChain.Session sibling = ((MessageChain.Opened) open(chain, owner(1, 1002), closed)).session();
+        assertTrue(sibling.inspects(Phase.PRE_CREDENTIALS), "another process of the address keeps its own");
+        MessageChain.Session other = ((MessageChain.Opened) open(chain, owner(2, 0), closed)).session();
+        assertTrue(other.inspects(Phase.PRE_CREDENTIALS), "another address still gets a slot");
+        flood.getFirst().end(SessionEndReason.NORMAL);
+        assertTrue(((MessageChain.Opened) open(chain, owner(1, 0), closed)).session().inspects(
+                Phase.PRE_CREDENTIALS), "a slot of the share freed is the address's again");
+    }
+
     @Test
     void theThirtyThirdSessionIsRefusedUnderFailClosedAndBypassedUnderFailOpen() {
         MessageChain chain = new MessageChain();
         Stage s = new Stage(WebSocketPreflightDecision.Action.INSPECT);
         List<MessageChain.Session> open = new java.util.ArrayList<>();
-        for (int i = 0; i < MessageChain.MAX_CONCURRENT_SESSIONS; i++) {
-            open.add(((MessageChain.Opened) open(chain, member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)))
-                    .session());
+        for (int i = 0; i < MessageChain.MAX_CONCURRENT_SESSIONS; i++) { // 8 addresses, 4 sessions each
+            open.add(((MessageChain.Opened) open(chain, owner(10 + i / 4, 0),
+                    member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS))).session());
         }
         var r = assertInstanceOf(MessageChain.Refused.class,
                 open(chain, member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)));

@@ -97,8 +97,11 @@ final class InspectingRelay {
         Delivery delivery = new Delivery(c, req, r, d.headers(), rf, decoded, body);
         try {
             boolean keep = delivery.run(coding, scrubber);
-            if (scrubber != null && scrubber.matches() > 0) {
-                scrub.scrubbed(scrubber.matchedNames(), headerMatches, scrubber.matches() - headerMatches);
+            var interim = relay.interimScrubs(); // the interim heads were scrubbed by the relay's scrubber
+            if (scrubber != null && scrubber.matches() + interim.getKey() > 0) {
+                Set<String> names = new java.util.TreeSet<>(scrubber.matchedNames());
+                names.addAll(interim.getValue());
+                scrub.scrubbed(names, headerMatches + interim.getKey(), scrubber.matches() - headerMatches);
             }
             return keep;
         } finally {
@@ -209,7 +212,11 @@ final class InspectingRelay {
         private void pump(InputStream in, SecretScrubber scrubber) throws IOException, ResponseBody.Failure {
             byte[] buf = new byte[16 * 1024];
             ByteArrayOutputStream sink = new ByteArrayOutputStream();
-            SecretScrubber.Scrubbing scrubbing = scrubber == null ? null : scrubber.scrubbing(sink);
+            // an event stream: a value split across two events is scrubbed as well (EventSplits)
+            EventSplits events = scrubber != null && ScrubbingRelay.eventStream(r) ? new EventSplits(scrubber, sink)
+                    : null;
+            SecretScrubber.Scrubbing scrubbing = scrubber == null ? null
+                    : scrubber.scrubbing(events != null ? events : sink);
             long deadline = body != null && body.holdsHead()
                     ? System.nanoTime() + body.accumulationDeadline().toNanos() : Long.MAX_VALUE;
             while (true) {
@@ -242,6 +249,9 @@ final class InspectingRelay {
                     }
                     if (end) {
                         scrubbing.finish();
+                        if (events != null) {
+                            events.finish();
+                        }
                     }
                     piece = sink.toByteArray();
                     sink.reset();

@@ -291,7 +291,23 @@ final class Pipeline<P> implements AutoCloseable {
                 : new ResponseScrub(request, sent.injected(), this::audit);
         return new UpstreamForwarder(core, client).forward(new UpstreamForwarder.Outbound(req, admitted, head,
                 out.mode(), out.buffered(), framesInspected(req, l7) ? ((L7Verdict.Allow) l7).messages()
-                        : Optional.empty(), scrub, session, response -> responseStep(response)));
+                        : Optional.empty(), scrub, session, response -> responseStep(response),
+                withholdsInterim() ? status -> audit(new ExchangeRecord.InterimWithheld(
+                        request, status)) : null));
+    }
+
+    /**
+     * {@return whether interim heads are withheld ({@link PolicySteps.ResponseChain#withholdsInterim}); a runtime
+     * failure of the step withholds them (fail closed)}
+     */
+    private boolean withholdsInterim() {
+        try {
+            return steps.responseChain().withholdsInterim(plan, request);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "request " + request.requestId() + ": response stage selection failed: "
+                    + e.getClass().getName());
+            return true;
+        }
     }
 
     /**

@@ -30,14 +30,18 @@ final class ResponseRelay {
     }
 
     /**
-     * Reads the final response head, relaying interim ones.
+     * Reads the final response head, relaying interim ones (scrubbed with the final head's scrubber) or, with
+     * {@code withheld}, dropping them.
      *
+     * @param withheld when interim heads are withheld ({@link
+     *     dev.openshell.supervisor.proxy.PolicySteps.ResponseChain#withholdsInterim}), told the status of the first;
+     *     {@code null} to relay them
      * @throws UpstreamIOException when the upstream closed before a head (a reused connection may then be retried)
      * @throws Refusal 502 for a malformed head, an unasked {@code 101} or more than {@value #MAX_INTERIM_RESPONSES}
      *     interim responses
      */
-    ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket, ResponseScrub scrub)
-            throws IOException, Refusal {
+    ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket, ResponseScrub scrub,
+                               java.util.function.IntConsumer withheld) throws IOException, Refusal {
         for (int interims = 0; ; ) {
             ResponseHead r;
             try {
@@ -60,8 +64,18 @@ final class ResponseRelay {
                 throw new Refusal(502, "invalid_upstream_response", "the upstream sent more than "
                         + MAX_INTERIM_RESPONSES + " interim (1xx) responses");
             }
-            if (r.status() != 100 && !head.isHttp10()) {
-                ResponseHead interim = scrub == null ? r : ScrubbingRelay.scrubHead(r, scrubber(scrub));
+            if (r.status() != 100 && withheld != null) {
+                if (!interimWithheld) {
+                    interimWithheld = true;
+                    withheld.accept(r.status());
+                }
+            } else if (r.status() != 100 && !head.isHttp10()) {
+                ResponseHead interim = r;
+                if (scrub != null) {
+                    long before = scrubber(scrub).matches();
+                    interim = ScrubbingRelay.scrubHead(r, scrubber);
+                    interimMatches += scrubber.matches() - before;
+                }
                 client.out.write(OutboundHead.encode(responseHead(interim, false, false, false)));
                 client.out.flush();
                 client.responseStarted();
@@ -205,6 +219,21 @@ final class ResponseRelay {
         }
         return !closeAfter;
     }
+
+    /** The values replaced in this exchange's relayed interim heads. */
+    private long interimMatches;
+
+    /**
+     * {@return the values replaced in the interim heads relayed so far, and the names of the credentials found in
+     * them} For a relay that scrubs the final response with a scrubber of its own ({@link InspectingRelay}), so its
+     * report counts the interim heads too.
+     */
+    java.util.Map.Entry<Long, Set<String>> interimScrubs() {
+        return java.util.Map.entry(interimMatches, interimMatches == 0 ? Set.of() : scrubber.matchedNames());
+    }
+
+    /** Whether an interim head of this exchange was withheld (recorded once). */
+    private boolean interimWithheld;
 
     /** The scrubber of this exchange's response, made on first use (interim and final heads share it). */
     private SecretScrubber scrubber;

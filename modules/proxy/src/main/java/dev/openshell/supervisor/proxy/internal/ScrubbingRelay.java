@@ -205,6 +205,9 @@ final class ScrubbingRelay {
                 throw new EOFException("stream ended inside a message body");
             }
             byte[] sent = scrubber.scrubAll(body);
+            if (eventStream(r) && !gzipAt(body, body.length)) {
+                sent = EventSplits.whole(scrubber, sent); // a whole event stream: splits across its events too
+            }
             if (coding == Coding.IDENTITY && gzipAt(body, body.length)) {
                 UnlabelledGzip.Decision d = UnlabelledGzip.decide(body, scrub::newScrubber);
                 sent = d.verdict() == UnlabelledGzip.Verdict.AS_SENT ? body : sent;
@@ -289,7 +292,9 @@ final class ScrubbingRelay {
                 encoders.add(0, g);
                 sink = g;
             }
-            SecretScrubber.Scrubbing out = scrubber.scrubbing(sink);
+            // an event stream: a value split across two events is found as a client joining their data reads it
+            EventSplits events = layers == 0 && eventStream(r) ? new EventSplits(scrubber, sink) : null;
+            SecretScrubber.Scrubbing out = scrubber.scrubbing(events != null ? events : sink);
             try {
                 while (n >= 0) {
                     if (n > 0) {
@@ -304,6 +309,9 @@ final class ScrubbingRelay {
                 throw new IOException("a compressed response body stopped decoding", e);
             }
             out.finish();
+            if (events != null) {
+                events.finish();
+            }
             for (GZIPOutputStream g : encoders) {
                 g.finish(); // innermost first
             }
@@ -324,6 +332,12 @@ final class ScrubbingRelay {
                 inflater[0].end();
             }
         }
+    }
+
+    /** {@return whether the response is a {@code text/event-stream}} */
+    static boolean eventStream(ResponseHead r) {
+        return r.all("content-type").stream().anyMatch(f -> f.value().strip().toLowerCase(java.util.Locale.ROOT)
+                .startsWith("text/event-stream"));
     }
 
     /** The most layers of unlabelled gzip data decoded in one body; more is answered 502. */

@@ -28,13 +28,16 @@ final class UpstreamForwarder {
      * @param scrub the credential values to scrub from the response, or {@code null} when none was injected
      * @param session the WebSocket session's message chain, or {@code null} when no stage joins it
      * @param responses the exchange's response step ({@link InspectingRelay}), or {@code null}
+     * @param interimWithheld when interim heads are withheld from the client, what records it (called once, at the
+     *     first); {@code null} when they are relayed
      */
     record Outbound(ParsedRequest req, ProxyCore.Admitted admitted, byte[] head, OutboundHead.BodyMode mode,
                     Body buffered,
                     java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
                     ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session,
                     java.util.function.Function<dev.openshell.supervisor.proxy.ProxyResponse,
-                            dev.openshell.supervisor.proxy.ResponseVerdict> responses) {
+                            dev.openshell.supervisor.proxy.ResponseVerdict> responses,
+                    java.util.function.IntConsumer interimWithheld) {
     }
 
     private final ProxyCore core;
@@ -90,7 +93,7 @@ final class UpstreamForwarder {
                 }
                 up.flush();
                 c.awaitReadable();
-                response = relay.finalResponse(c, req.head(), req.websocket(), o.scrub());
+                response = relay.finalResponse(c, req.head(), req.websocket(), o.scrub(), o.interimWithheld());
                 break;
             } catch (UpstreamIOException e) {
                 c.close();
