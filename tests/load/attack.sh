@@ -13,6 +13,7 @@
 # Bounded: SECONDS per attack (default 15, at most 120); only 127.0.0.1/127.0.0.2; the processes it starts are
 # stopped on exit. Afterwards it checks that the supervisor still answers /health/live, then sends SIGTERM and
 # reports how long the supervisor took to exit (at most 30 s; run spin last, so it stops with stuck stages).
+# IMAGE (default jlink/target/image, built if missing) is the image to run.
 # Usage: tests/load/attack.sh [seconds] [attack...]
 # SUPERVISOR_LIMITS: TOML lines for the gateway configuration's [openshell.supervisor.limits] table, to try other
 # limits (for example SUPERVISOR_LIMITS='body_buffer_client_share_percent = 5').
@@ -26,40 +27,11 @@ if ! [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -ge 3 && "$seconds" -le 120 ]]; the
   echo "seconds must be 3..120" >&2
   exit 2
 fi
-JAVA_HOME="${JAVA_HOME:-$(scripts/find-jdk.sh)}"
-export JAVA_HOME
-image=jlink/target/image
-[ -x "$image/bin/supervisor" ] || ./dev.sh build
+. tests/load/load-lib.sh
+load_setup no-wrk
 spin_jar=$(ls tests/fixture-plugins/spin/target/fixture-spin-*.jar 2>/dev/null | head -1)
 [ -n "$spin_jar" ] || ./dev.sh build
 spin_jar=$(ls tests/fixture-plugins/spin/target/fixture-spin-*.jar | head -1)
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${pids[@]}"; do
-    wait "$p" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-await_port() { # FILE REGEX: waits (at most 60 s) for a line, prints the port at its end
-  local file=$1 regex=$2 i
-  for i in $(seq 600); do
-    if grep -Eq "$regex" "$file" 2>/dev/null; then
-      grep -Eo "$regex" "$file" | head -1 | grep -Eo '[0-9]+$'
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$regex' in $file:" >&2
-  cat "$file" >&2
-  return 1
-}
 
 "$JAVA_HOME/bin/java" tests/load/LoadUpstream.java >"$work/upstream.out" 2>&1 &
 pids+=($!)
@@ -107,15 +79,9 @@ allow_loopback_upstreams = true
 entry = "fixture-spin.jar"
 sha256 = "$(sha256sum "$work/plugins/fixture-spin.jar" | cut -d' ' -f1)"
 TOML
-"$image/bin/supervisor" run --policy "$work/policy.yaml" --gateway-config "$work/gateway.toml" \
-  --listen 127.0.0.1:0 --plugins "$work/plugins" --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen "127.0.0.1:$admin" \
-  >"$work/supervisor.out" 2>"$work/supervisor.err" &
-sup=$!
-pids+=($sup)
-proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:[0-9]+') || {
-  cat "$work/supervisor.err" >&2
-  exit 1
-}
+admin_listen="127.0.0.1:$admin"
+start_supervisor "$work/policy.yaml" "$work/gateway.toml" --plugins "$work/plugins"
+sup=${pids[-1]}
 
 echo "attack check: ${seconds} s per attack, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before"
 for a in "${attacks[@]}"; do

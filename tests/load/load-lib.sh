@@ -3,6 +3,7 @@
 # and the processes started in the background (both removed on exit), waiting for a "listening on" line, starting the
 # supervisor, writing a wrk script and one bounded wrk measurement. KEEP_WORK=1 keeps the work directory (the
 # supervisor's output and audit log) for a look after the run.
+# `load_setup no-wrk` skips wrk, for a script that does not measure with it.
 # Before `measure`, the sourcing script sets: threads (wrk threads), conns (keep-alive connections), max (a request
 # cap over all threads). Expects `set -euo pipefail` and the repository root as the working directory.
 
@@ -11,7 +12,7 @@ load_setup() {
   export JAVA_HOME
   image=${IMAGE:-jlink/target/image}
   [ -x "$image/bin/supervisor" ] || ./dev.sh build
-  if ! command -v wrk >/dev/null 2>&1; then
+  if [ "${1:-}" != no-wrk ] && ! command -v wrk >/dev/null 2>&1; then
     echo "==> installing wrk (Debian package)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk
   fi
@@ -49,15 +50,18 @@ await_port() {
   return 1
 }
 
-# starts `supervisor run` with POLICY and GATEWAY (audit log on, in $work/audit/, admin listener off) and sets proxy
-# to its port. The audit log has a directory of its own: the policy watcher watches the policy file's directory, and
+# starts `supervisor run` with POLICY and GATEWAY (audit log on, in $work/audit/; admin listener off, or on
+# $admin_listen when set) and any further arguments (e.g. --plugins DIR), and sets proxy to its port; its PID is the
+# last of pids. The audit log has a directory of its own: the policy watcher watches the policy file's directory, and
 # an audit log written there wakes it (and the JDK's watch service thread) at every batch of lines, about 7 % of the
 # CPU under POST 2 KiB with regex (docs/BENCHMARKS.md, "Profiles of the forward path").
 start_supervisor() {
+  local policy=$1 gateway=$2
+  shift 2
   mkdir -p "$work/audit"
-  "$image/bin/supervisor" run --policy "$1" --gateway-config "$2" \
-    --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit/audit.jsonl" --admin-listen off \
-    >"$work/supervisor.out" 2>"$work/supervisor.err" &
+  "$image/bin/supervisor" run --policy "$policy" --gateway-config "$gateway" \
+    --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit/audit.jsonl" \
+    --admin-listen "${admin_listen:-off}" "$@" >"$work/supervisor.out" 2>"$work/supervisor.err" &
   pids+=($!)
   proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:[0-9]+') || {
     cat "$work/supervisor.err" >&2

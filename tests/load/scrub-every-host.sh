@@ -29,38 +29,11 @@ if ! [[ "$rounds" =~ ^[0-9]+$ && "$rounds" -ge 1 && "$rounds" -le 20 ]]; then
   echo "ROUNDS must be 1..20" >&2
   exit 2
 fi
-JAVA_HOME="${JAVA_HOME:-$(scripts/find-jdk.sh)}"
-export JAVA_HOME
-image=${IMAGE:-jlink/target/image}
-[ -x "$image/bin/supervisor" ] || { echo "no image at $image (./dev.sh build)" >&2; exit 2; }
+[ -x "${IMAGE:-jlink/target/image}/bin/supervisor" ] \
+  || { echo "no image at ${IMAGE:-jlink/target/image} (./dev.sh build)" >&2; exit 2; }
 command -v wrk >/dev/null 2>&1 || { echo "wrk is not installed (Debian package wrk)" >&2; exit 2; }
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${pids[@]}"; do
-    wait "$p" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-await_port() { # file, regex: waits at most 60 s, prints the port at the end of the matching line
-  local file=$1 regex=$2 i
-  for i in $(seq 600); do
-    if grep -Eq "$regex" "$file" 2>/dev/null; then
-      grep -Eo "$regex" "$file" | head -1 | grep -Eo '[0-9]+$'
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$regex' in $file" >&2
-  cat "$file" >&2
-  return 1
-}
+. tests/load/load-lib.sh
+load_setup
 
 "$JAVA_HOME/bin/java" tests/load/LoadUpstream.java "$body_bytes" >"$work/upstream.out" 2>&1 &
 pids+=($!)
@@ -96,15 +69,8 @@ TOML
 BENCH_KEY_A="sk-bench-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" \
 BENCH_KEY_B="ghp_$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')" \
 BENCH_KEY_C="AKIA$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n' | tr a-f A-F)" \
-"$image/bin/supervisor" run --policy "$work/policy.yaml" --gateway-config "$work/gateway.toml" \
-  --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log "$work/audit.jsonl" --admin-listen off \
-  >"$work/supervisor.out" 2>"$work/supervisor.err" &
-pids+=($!)
-sup_pid=$!
-proxy=$(await_port "$work/supervisor.out" 'supervisor listening on 127\.0\.0\.1:[0-9]+') || {
-  cat "$work/supervisor.err" >&2
-  exit 1
-}
+start_supervisor "$work/policy.yaml" "$work/gateway.toml"
+sup_pid=${pids[-1]}
 
 for host in scrub plain; do
   cat >"$work/$host.lua" <<LUA
@@ -125,7 +91,7 @@ cpu_ticks() { # user + system clock ticks of the supervisor so far (fields 14 an
 }
 tick_hz=$(getconf CLK_TCK)
 
-measure() { # name, script, seconds; prints the line and appends req/s and CPU us/request to $work/NAME.rps/.cpu
+measure_cpu() { # name, script, seconds; prints the line and appends req/s and CPU us/request to $work/NAME.rps/.cpu
   local out line n rps p50 p99 errors t0 t1 cpu
   t0=$(cpu_ticks)
   out=$(wrk -t "$threads" -c "$conns" -d "${3}s" --timeout 10s -s "$2" "http://127.0.0.1:$proxy")
@@ -145,12 +111,12 @@ measure() { # name, script, seconds; prints the line and appends req/s and CPU u
 
 echo "scrub cost: ${seconds} s per run, ${rounds} rounds, ${conns} connections, ${body_bytes}-byte responses," \
   "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
-measure "warm-up-scrub" "$work/scrub.lua" 10 >/dev/null
-measure "warm-up-plain" "$work/plain.lua" 10 >/dev/null
+measure_cpu "warm-up-scrub" "$work/scrub.lua" 10 >/dev/null
+measure_cpu "warm-up-plain" "$work/plain.lua" 10 >/dev/null
 for round in $(seq "$rounds"); do
   if [ $((round % 2)) = 1 ]; then order="plain scrub"; else order="scrub plain"; fi
   for host in $order; do
-    measure "$host round $round" "$work/$host.lua" "$seconds"
+    measure_cpu "$host round $round" "$work/$host.lua" "$seconds"
   done
 done
 median() { sort -g "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }

@@ -36,6 +36,8 @@ final class ScriptedService extends SupervisorMiddlewareGrpc.SupervisorMiddlewar
     final java.util.concurrent.atomic.AtomicInteger failingSessions = new java.util.concurrent.atomic.AtomicInteger();
     /** How a failing session stream fails. */
     volatile io.grpc.Status sessionFailure = io.grpc.Status.UNAVAILABLE;
+    /** The session streams (numbered from 1, in the order opened) that fail at once with {@link #sessionFailure}. */
+    volatile java.util.Set<Integer> failingSessionNumbers = java.util.Set.of();
     /** Session streams opened so far. */
     final java.util.concurrent.atomic.AtomicInteger sessionsOpened = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean hangDescribe;
@@ -121,8 +123,8 @@ final class ScriptedService extends SupervisorMiddlewareGrpc.SupervisorMiddlewar
     @Override
     public StreamObserver<dev.openshell.middleware.proto.v1.WebSocketSessionEvent> evaluateWebSocketSession(
             StreamObserver<dev.openshell.middleware.proto.v1.WebSocketSessionEventResult> out) {
-        sessionsOpened.incrementAndGet();
-        if (failingSessions.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        int number = sessionsOpened.incrementAndGet();
+        if (failingSessions.getAndUpdate(n -> Math.max(0, n - 1)) > 0 || failingSessionNumbers.contains(number)) {
             out.onError(sessionFailure.asRuntimeException());
         }
         return new StreamObserver<>() {

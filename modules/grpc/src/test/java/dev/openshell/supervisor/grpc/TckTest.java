@@ -157,6 +157,32 @@ class TckTest {
     }
 
     @Test
+    void aServiceThatResetsTheStreamAfterASessionsEndPassesAfterEndByTheAdaptersOneRetry() throws Exception {
+        ScriptedService ws = new ScriptedService(ScriptedService.manifest(ScriptedService.binding(ID, 4L << 20, ""),
+                ScriptedService.messages(ID, SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)))
+                .answering(e -> allow()).validating(TckTest::strict);
+        // session 1 is the preflight and messages check; the next stream, right after its end, is reset
+        ws.failingSessionNumbers = Set.of(2);
+        try (TestServer s = TestServer.start(ws)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Check.Status.PASS, r.check("websocket.pre_credentials.after_end").orElseThrow().status(),
+                    r.toText());
+            assertEquals(3, ws.sessionsOpened.get(), "the reset stream and one retry by the adapter, no other");
+        }
+        ScriptedService twice = new ScriptedService(ScriptedService.manifest(
+                ScriptedService.binding(ID, 4L << 20, ""),
+                ScriptedService.messages(ID, SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)))
+                .answering(e -> allow()).validating(TckTest::strict);
+        twice.failingSessionNumbers = Set.of(2, 3);
+        try (TestServer s = TestServer.start(twice)) {
+            TckReport r = tck(s.endpoint(), Duration.ofSeconds(5), StageLimits.DEFAULT);
+            assertEquals(Check.Status.FAIL, r.check("websocket.pre_credentials.after_end").orElseThrow().status(),
+                    r.toText());
+            assertEquals(3, twice.sessionsOpened.get(), "the adapter retries once; the kit does not retry again");
+        }
+    }
+
+    @Test
     void manifestDefectsAreEachNamedAndStopTheRun() throws Exception {
         MiddlewareBinding post = ScriptedService.binding("acme/post", 1024, "").toBuilder()
                 .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_POST_CREDENTIALS).build();

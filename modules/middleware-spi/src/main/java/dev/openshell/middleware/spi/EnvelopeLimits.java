@@ -1,7 +1,10 @@
 package dev.openshell.middleware.spi;
 
+import static org.apiguardian.api.API.Status.EXPERIMENTAL;
 import static org.apiguardian.api.API.Status.STABLE;
 
+import dev.openshell.middleware.spi.internal.Syntax;
+import java.util.List;
 import org.apiguardian.api.API;
 
 /**
@@ -64,5 +67,38 @@ public final class EnvelopeLimits {
     public static final long DEFAULT_TIMEOUT_MILLIS = 500;
 
     private EnvelopeLimits() {
+    }
+
+    /**
+     * {@return the validated data of one header mutation, bytes, as {@link #MAX_HEADER_MUTATION_BYTES} counts it}:
+     * the name's length (a field name is an ASCII token, so its lowercased form has as many bytes) plus, for a write,
+     * the value's UTF-8 length.
+     *
+     * @param m a mutation; never {@code null}
+     */
+    @API(status = EXPERIMENTAL, since = "0.2")
+    public static long headerMutationBytes(HeaderMutation m) {
+        long name = m.name().length();
+        return m instanceof HeaderMutation.WriteHeader w ? name + Syntax.utf8Length(w.value()) : name;
+    }
+
+    /**
+     * {@return whether one result may carry this many header mutations of this size}: at most
+     * {@link #MAX_HEADER_MUTATIONS} mutations and at most {@link #MAX_HEADER_MUTATION_BYTES} of validated data
+     * ({@link #headerMutationBytes}). The host also checks each name and value and refuses a list that breaks any rule
+     * as a stage failure; a stage that builds a list can ask this first and decide otherwise rather than fail.
+     *
+     * @param mutations the mutations of one result; never {@code null}
+     */
+    @API(status = EXPERIMENTAL, since = "0.2")
+    public static boolean headerMutationsFit(List<? extends HeaderMutation> mutations) {
+        if (mutations.size() > MAX_HEADER_MUTATIONS) {
+            return false;
+        }
+        long bytes = 0;
+        for (HeaderMutation m : mutations) {
+            bytes += headerMutationBytes(m);
+        }
+        return bytes <= MAX_HEADER_MUTATION_BYTES;
     }
 }

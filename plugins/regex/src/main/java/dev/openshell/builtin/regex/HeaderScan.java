@@ -22,7 +22,8 @@ import java.util.Set;
  *   <li>{@code mode: redact}: each field with a match is removed and its lines written again with each match replaced
  *       by {@code [REDACTED:<id>]} (at the end of the head, in their order); an integrity field ({@code etag},
  *       {@code digest}, ...) may only be removed, so it is removed. A match in a field stages may neither write nor
- *       remove (framing, coding, range), or more rewrites than a decision may carry, blocks the delivery.</li>
+ *       remove (framing, coding, range), or more rewrites than a decision may carry
+ *       ({@link EnvelopeLimits#headerMutationsFit}: count and bytes), blocks the delivery.</li>
  * </ul>
  * Findings as for bodies: one per secret type, counted over all fields.
  */
@@ -82,8 +83,9 @@ final class HeaderScan {
                 }
             }
         }
-        // nothing to rewrite (a match only across fields) or too many rewrites: block rather than deliver it
-        boolean block = names.isEmpty() || mutations.size() > EnvelopeLimits.MAX_HEADER_MUTATIONS;
+        // nothing to rewrite (a match only across fields), or more rewrites than a decision may carry (the host would
+        // refuse them as a stage failure): block rather than deliver it
+        boolean block = names.isEmpty() || !EnvelopeLimits.headerMutationsFit(mutations);
         return new Outcome(findings, block, block ? List.of() : mutations);
     }
 

@@ -308,4 +308,21 @@ class RegexResponseStageTest {
         assertEquals(HttpResponseBodyMode.HEADERS_ONLY, bodyless.bodyMode());
         assertEquals(2, bodyless.headerMutations().size());
     }
+
+    @Test
+    void moreRewritesThanADecisionMayCarryBlock() {
+        List<HttpHeader> many = java.util.stream.IntStream.range(0, dev.openshell.middleware.spi.EnvelopeLimits
+                .MAX_HEADER_MUTATIONS).mapToObj(i -> new HttpHeader("x-k", KEY)).toList();
+        HttpResponsePreflightDecision count = provider.openResponse(RESPONSE).preflight(preflight(
+                config("redact", null), "GET", 200, many, ALL, true));
+        assertEquals(HttpResponsePreflightDecision.Action.BLOCK_DELIVERY, count.action(), "65 mutations");
+        List<HttpHeader> large = List.of(new HttpHeader("x-k", KEY + " " + "v".repeat(
+                dev.openshell.middleware.spi.EnvelopeLimits.MAX_HEADER_MUTATION_BYTES)));
+        HttpResponsePreflightDecision bytes = provider.openResponse(RESPONSE).preflight(preflight(
+                config("redact", null), "GET", 200, large, ALL, true));
+        assertEquals(HttpResponsePreflightDecision.Action.BLOCK_DELIVERY, bytes.action(), "over 32 KiB rewritten");
+        List<HttpHeader> fits = List.of(new HttpHeader("x-k", KEY + " " + "v".repeat(1000)));
+        assertEquals(HttpResponsePreflightDecision.Action.INSPECT, provider.openResponse(RESPONSE).preflight(preflight(
+                config("redact", null), "GET", 200, fits, ALL, true)).action());
+    }
 }

@@ -44,10 +44,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import openshell.published.v1.HttpResponsePreReturnGrpc;
-import openshell.published.v1.MiddlewareBinding;
 import openshell.published.v1.MiddlewareManifest;
 import openshell.published.v1.SupervisorMiddlewareGrpc;
-import openshell.published.v1.SupervisorMiddlewareOperation;
 import openshell.published.v1.SupervisorMiddlewarePhase;
 import openshell.published.v1.ValidateConfigRequest;
 import openshell.published.v1.ValidateConfigResponse;
@@ -165,10 +163,7 @@ class ExtensionAuthIT {
         public void describe(Empty request, StreamObserver<MiddlewareManifest> out) {
             out.onNext(MiddlewareManifest.newBuilder().setName("guard").setServiceVersion("1")
                     .setExpectedAudience(expectedAudience)
-                    .addBindings(MiddlewareBinding.newBuilder()
-                            .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
-                            .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
-                            .setMaxPayloadBytes(65536).setTimeout("20s"))
+                    .addBindings(PublishedBindings.request(65536).setTimeout("20s"))
                     .build());
             out.onCompleted();
         }
@@ -252,37 +247,25 @@ class ExtensionAuthIT {
                 gateway_id = "it-gateway"
                 sandbox_id = "it-sandbox"
 
-                [[openshell.supervisor.middleware]]
-                name = "guard"
-                grpc_endpoint = "https://127.0.0.1:%d"
-                tls_ca_bundle = "%s"
-                max_body_bytes = 65536
-                timeout = "10s"
+                """.formatted(work.resolve("supervisor").resolve("state"))
+                + registration("guard", guard.server.getPort(), "max_body_bytes = 65536")
+                + registration("other", mismatched.server.getPort(),
+                        "max_body_bytes = 65536\naudience = \"urn:test:other\"")
+                + registration("ws-session", sessions.port(), "max_payload_bytes = 1048576")
+                + registration("response-guard", responses.port(), "max_payload_bytes = 1048576"));
+    }
+
+    /** {@return a registration of the service on 127.0.0.1:{@code port} over TLS (the test CA), with {@code more}} */
+    private static String registration(String name, int port, String more) {
+        return """
 
                 [[openshell.supervisor.middleware]]
-                name = "other"
+                name = "%s"
                 grpc_endpoint = "https://127.0.0.1:%d"
                 tls_ca_bundle = "%s"
-                max_body_bytes = 65536
                 timeout = "10s"
-                audience = "urn:test:other"
-
-                [[openshell.supervisor.middleware]]
-                name = "ws-session"
-                grpc_endpoint = "https://127.0.0.1:%d"
-                tls_ca_bundle = "%s"
-                max_payload_bytes = 1048576
-                timeout = "10s"
-
-                [[openshell.supervisor.middleware]]
-                name = "response-guard"
-                grpc_endpoint = "https://127.0.0.1:%d"
-                tls_ca_bundle = "%s"
-                max_payload_bytes = 1048576
-                timeout = "10s"
-                """.formatted(work.resolve("supervisor").resolve("state"), guard.server.getPort(), ca.certFile(),
-                mismatched.server.getPort(), ca.certFile(), sessions.port(), ca.certFile(), responses.port(),
-                ca.certFile()));
+                %s
+                """.formatted(name, port, ca.certFile(), more);
     }
 
     /** Requests to chat.test through guard, WebSocket messages on ws.test, responses from page.test. */

@@ -24,10 +24,8 @@ import openshell.published.v1.Finding;
 import openshell.published.v1.HeaderMutation;
 import openshell.published.v1.HttpRequestEvaluation;
 import openshell.published.v1.HttpRequestResult;
-import openshell.published.v1.MiddlewareBinding;
 import openshell.published.v1.MiddlewareManifest;
 import openshell.published.v1.SupervisorMiddlewareGrpc;
-import openshell.published.v1.SupervisorMiddlewareOperation;
 import openshell.published.v1.SupervisorMiddlewarePhase;
 import openshell.published.v1.ValidateConfigRequest;
 import openshell.published.v1.ValidateConfigResponse;
@@ -125,14 +123,8 @@ class PublishedProtoServiceIT {
         @Override
         public void describe(Empty request, StreamObserver<MiddlewareManifest> out) {
             out.onNext(MiddlewareManifest.newBuilder().setName("published-redactor").setServiceVersion("1.0.0")
-                    .addBindings(MiddlewareBinding.newBuilder()
-                            .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_REQUEST)
-                            .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_CREDENTIALS)
-                            .setMaxPayloadBytes(1 << 20))
-                    .addBindings(MiddlewareBinding.newBuilder()
-                            .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE)
-                            .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN)
-                            .setMaxPayloadBytes(1 << 20))
+                    .addBindings(PublishedBindings.request(1 << 20))
+                    .addBindings(PublishedBindings.response(1 << 20))
                     .build());
             out.onCompleted();
         }

@@ -42,11 +42,8 @@ import openshell.published.v1.HttpResponsePreflightBlockDelivery;
 import openshell.published.v1.HttpResponsePreflightDecision;
 import openshell.published.v1.HttpResponsePreflightInspect;
 import openshell.published.v1.HttpResponsePreflightSkip;
-import openshell.published.v1.MiddlewareBinding;
 import openshell.published.v1.MiddlewareManifest;
 import openshell.published.v1.SupervisorMiddlewareGrpc;
-import openshell.published.v1.SupervisorMiddlewareOperation;
-import openshell.published.v1.SupervisorMiddlewarePhase;
 import openshell.published.v1.ValidateConfigRequest;
 import openshell.published.v1.ValidateConfigResponse;
 import openshell.published.v1.WriteHeader;
@@ -81,29 +78,18 @@ class ResponseMiddlewareIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Path pki = Files.createDirectories(work.resolve("pki"));
-        TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
-        TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, "api.test");
+        LoopbackUpstreams upstreams = LoopbackUpstreams.create(work, "api.test");
         plain = StagedUpstream.plain();
-        tls = StagedUpstream.tls(ProxyWorld.serverContext(leaf));
+        tls = StagedUpstream.tls(upstreams.serverContext());
         guard = Guard.start();
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                "api.test" = "127.0.0.1"
-
-                [openshell.supervisor.tls]
-                upstream_ca_bundle = "%s"
-
+        Path gateway = Files.writeString(work.resolve("gateway.toml"), upstreams.gatewayToml() + """
                 [[openshell.supervisor.middleware]]
                 name = "response-guard"
                 grpc_endpoint = "http://127.0.0.1:%d"
                 max_payload_bytes = 1048576
                 timeout = "2s"
                 allow_insecure = true
-                """.formatted(ca.certFile().toAbsolutePath(), guard.port()));
+                """.formatted(guard.port()));
         Path policy = Files.writeString(work.resolve("policy.yaml"), """
                 version: 1
                 network_policies:
@@ -279,10 +265,7 @@ class ResponseMiddlewareIT {
         @Override
         public void describe(Empty request, StreamObserver<MiddlewareManifest> out) {
             out.onNext(MiddlewareManifest.newBuilder().setName("response-guard").setServiceVersion("1.0.0")
-                    .addBindings(MiddlewareBinding.newBuilder()
-                            .setOperation(SupervisorMiddlewareOperation.SUPERVISOR_MIDDLEWARE_OPERATION_HTTP_RESPONSE)
-                            .setPhase(SupervisorMiddlewarePhase.SUPERVISOR_MIDDLEWARE_PHASE_PRE_RETURN)
-                            .setMaxPayloadBytes(1 << 20))
+                    .addBindings(PublishedBindings.response(1 << 20))
                     .build());
             out.onCompleted();
         }

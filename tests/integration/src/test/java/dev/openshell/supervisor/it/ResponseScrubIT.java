@@ -57,21 +57,10 @@ class ResponseScrubIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Path pki = Files.createDirectories(work.resolve("pki"));
-        TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
-        TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, "api.test");
+        LoopbackUpstreams upstreams = LoopbackUpstreams.create(work, "api.test");
         plain = EchoUpstream.plain();
-        tls = EchoUpstream.tls(ProxyWorld.serverContext(leaf));
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                "api.test" = "127.0.0.1"
-
-                [openshell.supervisor.tls]
-                upstream_ca_bundle = "%s"
-
+        tls = EchoUpstream.tls(upstreams.serverContext());
+        Path gateway = Files.writeString(work.resolve("gateway.toml"), upstreams.gatewayToml() + """
                 [[openshell.supervisor.credentials]]
                 name = "API_TOKEN"
                 source = "env:IT_API_TOKEN"
@@ -91,7 +80,7 @@ class ResponseScrubIT {
                 hosts = ["api.test"]
                 basic = ["password"]
                 allow_plaintext = true
-                """.formatted(ca.certFile().toAbsolutePath()));
+                """);
         Path policy = Files.writeString(work.resolve("policy.yaml"), """
                 version: 1
                 network_policies:

@@ -96,9 +96,7 @@ class RunDefaultsIT {
     @Test
     void theEmbeddedDefaultPolicyRedactsAKeySentWithCurlOverHttpAndHttps() throws Exception {
         String host = "api.default.test";
-        Path pki = Files.createDirectories(tmp.resolve("pki"));
-        TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
-        TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, host);
+        LoopbackUpstreams upstreams = LoopbackUpstreams.create(tmp, host);
         RawUpstream http;
         RawUpstream https;
         try {
@@ -108,20 +106,13 @@ class RunDefaultsIT {
             return;
         }
         try {
-            https = RawUpstream.tls(ProxyWorld.serverContext(leaf), 443);
+            https = RawUpstream.tls(upstreams.serverContext(), 443);
         } catch (IOException e) {
             http.close();
             abort("cannot listen on 127.0.0.1:443 here (" + e.getMessage() + ")");
             return;
         }
-        Path gateway = Files.writeString(tmp.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-                [openshell.supervisor.network.static_hosts]
-                "%s" = "127.0.0.1"
-                [openshell.supervisor.tls]
-                upstream_ca_bundle = "%s"
-                """.formatted(host, ca.certFile().toAbsolutePath()));
+        Path gateway = Files.writeString(tmp.resolve("gateway.toml"), upstreams.gatewayToml());
         Path state = tmp.resolve("state");
         try (http; https; SupervisorProcess s = SupervisorProcess.start(List.of("--gateway-config",
                 gateway.toString(), "--listen", "127.0.0.1:0", "--state-dir", state.toString(),

@@ -51,28 +51,17 @@ class StoredCredentialScrubIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Path pki = Files.createDirectories(work.resolve("pki"));
-        TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
-        TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, "store.test");
+        LoopbackUpstreams upstreams = LoopbackUpstreams.create(work, "store.test");
         plain = StoringUpstream.plain();
-        tls = StoringUpstream.tls(ProxyWorld.serverContext(leaf));
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                "store.test" = "127.0.0.1"
-
-                [openshell.supervisor.tls]
-                upstream_ca_bundle = "%s"
-
+        tls = StoringUpstream.tls(upstreams.serverContext());
+        Path gateway = Files.writeString(work.resolve("gateway.toml"), upstreams.gatewayToml() + """
                 [[openshell.supervisor.credentials]]
                 name = "TOK"
                 source = "env:IT_TOK"
                 hosts = ["store.test"]
                 headers = ["x-store"]
                 allow_plaintext = true
-                """.formatted(ca.certFile().toAbsolutePath()));
+                """);
         Path policy = Files.writeString(work.resolve("policy.yaml"), """
                 version: 1
                 network_policies:

@@ -89,12 +89,11 @@ class TckIT {
                 "evaluate.message_limit", "result.decision", "result.has_body",
                 "result.header_mutations", "result.findings", "result.metadata", "result.reason_code",
                 "deadline.recovers", "websocket.pre_credentials.preflight", "websocket.pre_credentials.messages",
-                "websocket.pre_return.preflight", "websocket.pre_return.messages")) {
+                "websocket.pre_return.preflight", "websocket.pre_return.messages",
+                // Helidon 4.5 may reset the HTTP/2 connection as a stream ends, failing the next stream once: the
+                // adapter sends that preflight once more
+                "websocket.pre_credentials.after_end", "websocket.pre_return.after_end")) {
             assertEquals("PASS", s.get(name), name + ": " + run.out());
-        }
-        // Helidon 4.5 may reset the HTTP/2 connection as a stream ends, failing the next stream once: a WARN
-        for (String name : List.of("websocket.pre_credentials.after_end", "websocket.pre_return.after_end")) {
-            assertTrue(List.of("PASS", "WARN").contains(s.get(name)), name + ": " + run.out());
         }
         assertEquals("examples/privacy-guard", report.getString("binding_id"));
         assertEquals(4194304, report.getInt("max_body_bytes"));

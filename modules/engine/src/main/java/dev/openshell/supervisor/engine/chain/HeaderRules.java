@@ -365,7 +365,7 @@ public final class HeaderRules {
                     if (!isSafeValue(w.value())) {
                         return error(HeaderMutationError.Kind.UNSAFE_VALUE, name);
                     }
-                    bytes += lower.length() + Wire.utf8Length(w.value());
+                    bytes += EnvelopeLimits.headerMutationBytes(m);
                     if (bytes > EnvelopeLimits.MAX_HEADER_MUTATION_BYTES) {
                         return error(HeaderMutationError.Kind.TOO_LARGE, "");
                     }
@@ -380,7 +380,7 @@ public final class HeaderRules {
                     }
                 }
                 case HeaderMutation.RemoveHeader r -> {
-                    bytes += lower.length();
+                    bytes += EnvelopeLimits.headerMutationBytes(m);
                     if (bytes > EnvelopeLimits.MAX_HEADER_MUTATION_BYTES) {
                         return error(HeaderMutationError.Kind.TOO_LARGE, "");
                     }

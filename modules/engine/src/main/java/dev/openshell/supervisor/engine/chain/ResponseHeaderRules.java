@@ -130,7 +130,6 @@ public final class ResponseHeaderRules {
             if (nominated.contains(lower)) {
                 return new HeaderMutationError(HeaderMutationError.Kind.HOP_BY_HOP, name, 0);
             }
-            bytes += lower.length();
             if (m instanceof HeaderMutation.WriteHeader w) {
                 if (integrity(lower)) {
                     return new HeaderMutationError(HeaderMutationError.Kind.PROTECTED, name, 0);
@@ -147,8 +146,8 @@ public final class ResponseHeaderRules {
                         return new HeaderMutationError(HeaderMutationError.Kind.INVALID_EXISTING_ACTION, "", 0);
                     }
                 }
-                bytes += Wire.utf8Length(w.value());
             }
+            bytes += EnvelopeLimits.headerMutationBytes(m);
             if (bytes > EnvelopeLimits.MAX_HEADER_MUTATION_BYTES) {
                 return new HeaderMutationError(HeaderMutationError.Kind.TOO_LARGE, "", 0);
             }

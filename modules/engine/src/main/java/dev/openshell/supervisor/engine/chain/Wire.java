@@ -7,6 +7,7 @@ import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.OriginatingProcess;
 import dev.openshell.middleware.spi.RequestContext;
+import dev.openshell.middleware.spi.internal.Syntax;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonString;
@@ -42,24 +43,7 @@ final class Wire {
     }
 
     static long utf8Length(String s) {
-        long n = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                n += 1;
-            } else if (c < 0x800) {
-                n += 2;
-            } else if (Character.isHighSurrogate(c) && i + 1 < s.length()
-                    && Character.isLowSurrogate(s.charAt(i + 1))) {
-                n += 4;
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                n += 1;
-            } else {
-                n += 3;
-            }
-        }
-        return n;
+        return Syntax.utf8Length(s);
     }
 
     /** An always-written length-delimited field: tag, length, payload. */

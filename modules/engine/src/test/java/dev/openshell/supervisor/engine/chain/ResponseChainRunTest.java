@@ -48,11 +48,14 @@ class ResponseChainRunTest {
     static final Set<HttpResponseBodyMode> ALL = EnumSet.allOf(HttpResponseBodyMode.class);
     static final HttpRequestTarget TARGET = new HttpRequestTarget("http", "api.test", 80, "GET", "/", "");
 
-    /** A response-only provider whose sessions decide with {@code decide} and transform units with {@code f}. */
+    /**
+     * A response-only provider whose sessions decide with {@code decide} and transform units with {@code f}, answering
+     * each unit with its sequence plus {@code sequenceShift} (0: a correct echo).
+     */
     record Stage(String id, Function<HttpResponsePreflight, HttpResponsePreflightDecision> decide,
-                 UnaryOperator<String> f, List<String> log) implements MiddlewareProvider {
+                 UnaryOperator<String> f, List<String> log, long sequenceShift) implements MiddlewareProvider {
         Stage(String id, Function<HttpResponsePreflight, HttpResponsePreflightDecision> decide, UnaryOperator<String> f) {
-            this(id, decide, f, new CopyOnWriteArrayList<>());
+            this(id, decide, f, new CopyOnWriteArrayList<>(), 0);
         }
 
         @Override
@@ -83,7 +86,7 @@ class ResponseChainRunTest {
                 public HttpResponseBodyResult body(HttpResponseBodyUnit u) {
                     String in = u.data().utf8().orElseThrow();
                     log.add("unit " + u.sequence() + " " + in + (u.endOfStream() ? " end" : ""));
-                    return HttpResponseBodyResult.transform(u.sequence(), Body.ofUtf8(f.apply(in)));
+                    return HttpResponseBodyResult.transform(u.sequence() + sequenceShift, Body.ofUtf8(f.apply(in)));
                 }
 
                 @Override
@@ -220,41 +223,9 @@ class ResponseChainRunTest {
 
     @Test
     void aWrongSequenceIsAStageFailure() throws Exception {
-        Stage s = new Stage("acme/s", p -> HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.STREAM_BYTES),
-                x -> x);
-        MiddlewareProvider wrong = new MiddlewareProvider() {
-            @Override
-            public MiddlewareManifest manifest() {
-                return s.manifest();
-            }
-
-            @Override
-            public ConfigValidation validateConfig(BindingId bindingId, JsonObject config) {
-                return ConfigValidation.ok();
-            }
-
-            @Override
-            public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public HttpResponseStage openResponse(BindingId id) {
-                return new HttpResponseStage() {
-                    @Override
-                    public HttpResponsePreflightDecision preflight(HttpResponsePreflight p) {
-                        return HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.STREAM_BYTES);
-                    }
-
-                    @Override
-                    public HttpResponseBodyResult body(HttpResponseBodyUnit u) {
-                        return HttpResponseBodyResult.passThrough(u.sequence() + 1);
-                    }
-                };
-            }
-        };
-        StageSpec spec = new StageSpec("cfg", new BindingId("acme/s"), wrong, Provenance.THIRD_PARTY, 10,
-                OnError.FAIL_CLOSED, 100, 2000, Json.createObjectBuilder().build(), h -> true);
+        Stage wrong = new Stage("acme/s", p -> HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.STREAM_BYTES),
+                x -> x, new CopyOnWriteArrayList<>(), 1);
+        StageSpec spec = spec(wrong, OnError.FAIL_CLOSED, 100);
         ResponseChainRun run = run(spec);
         run.open(200, HEAD, Set.of(), l -> ALL);
         var e = assertThrows(ResponseChainRun.Failed.class, () -> run.unit(Body.ofUtf8("x"), false));

@@ -87,19 +87,19 @@ public final class Tck {
     private static final Set<String> REASON = Set.of(PlatformCodes.RESULT_INVALID_REASON_CODE,
             PlatformCodes.REASON_BYTES_OVER_CAPACITY);
 
-    final TckOptions options;
+    private final TckOptions options;
     private final List<Check> checks = new ArrayList<>();
     private final List<Evaluated> evaluated = new ArrayList<>();
-    ServiceProbe probe;
-    GrpcMiddlewareProvider provider;
+    private ServiceProbe probe;
+    private GrpcMiddlewareProvider provider;
     /** Whether the binding checked is a response binding ({@link TckResponse}). */
     private boolean responseBinding;
-    ChainEngine engine;
-    BindingId binding;
+    private ChainEngine engine;
+    private BindingId binding;
     /** Whether the chosen binding declares {@code skip_empty_body}: its empty-body answer must then be a plain allow. */
     private boolean skipsEmptyBody;
-    long maxBody;
-    Duration timeout = Duration.ZERO;
+    private long maxBody;
+    private Duration timeout = Duration.ZERO;
     private JsonObject envelopeConfig;
     private final AtomicLong requests = new AtomicLong();
 
@@ -155,7 +155,8 @@ public final class Tck {
         }
         engine = ChainEngine.builder().limits(options.limits()).inlineStages(s -> true).build();
         evaluations();
-        TimingChecks timing = new TimingChecks(this);
+        TimingChecks timing = new TimingChecks(new TckSubject(options, probe, provider, engine, binding, maxBody,
+                timeout), this);
         timing.latencies();
         timing.deadline();
         results();

@@ -31,35 +31,38 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The kit's timing checks, run after the evaluations: {@code latency.*} (samples against half the effective
- * timeout), {@code deadline.*} (cancellation and recovery) and {@code load}. They read the {@link Tck}'s state (the
- * service, the binding, its limits) and add their checks to it.
+ * timeout), {@code deadline.*} (cancellation and recovery) and {@code load}. They exercise the binding Describe set
+ * up ({@link TckSubject}: the service, the binding, its limits), evaluate through the {@link Tck} and add their
+ * checks to it.
  */
 final class TimingChecks {
     private static final java.time.Duration MIN_DEADLINE = java.time.Duration.ofMillis(20);
 
+    private final TckSubject subject;
     private final Tck tck;
     /** The fastest accepted evaluation of a body at max_body_bytes, in nanoseconds; 0 when none was accepted. */
     private long fastestMaxNanos;
 
-    TimingChecks(Tck tck) {
+    TimingChecks(TckSubject subject, Tck tck) {
+        this.subject = subject;
         this.tck = tck;
     }
 
     /** {@code latency.*}: samples of an empty body, 2 KiB of JSON and a body at {@code max_body_bytes}. */
     void latencies() {
         latency("latency.empty_body", "empty_body", () -> Requests.plain(Body.empty(), tck.requestId()));
-        int body2k = (int) Math.min(JSON_2K, tck.maxBody);
+        int body2k = (int) Math.min(JSON_2K, subject.maxBody());
         latency("latency.json_2k", "json_2k", () -> Requests.plain(Requests.json(body2k), tck.requestId()));
-        Body max = Requests.json((int) tck.maxBody);
+        Body max = Requests.json((int) subject.maxBody());
         fastestMaxNanos = latency("latency.max_body", "max_body", () -> Requests.plain(max, tck.requestId()));
     }
 
     /** Runs the samples and adds the check; returns the fastest accepted latency in nanoseconds, 0 if none. */
     private long latency(String name, String kind, java.util.function.Supplier<ChainRequest> request) {
-        long[] ok = new long[tck.options.samples()];
+        long[] ok = new long[subject.options().samples()];
         int n = 0;
         Map<String, Integer> failures = new TreeMap<>();
-        for (int i = 0; i < tck.options.samples(); i++) {
+        for (int i = 0; i < subject.options().samples(); i++) {
             Tck.Evaluated e = tck.evaluate(kind, request.get());
             if (e.accepted()) {
                 ok[n++] = e.stage().latencyNanos();
@@ -68,19 +71,20 @@ final class TimingChecks {
             }
         }
         Latency l = Latency.of(Arrays.copyOf(ok, n));
-        long half = tck.timeout.toNanos() / 2;
+        long half = subject.timeout().toNanos() / 2;
         String figure = n == 0 ? "no answer accepted" : "p50 %s, p99 %s (n=%d) of %s".formatted(ms(l.p50()),
-                ms(l.p99()), n, RpcTimeout.format(tck.timeout));
+                ms(l.p99()), n, RpcTimeout.format(subject.timeout()));
         Map<String, Number> m = new TreeMap<>();
-        m.put("samples", tck.options.samples());
-        m.put("failed", tck.options.samples() - n);
-        m.put("timeout_ms", tck.timeout.toMillis());
+        m.put("samples", subject.options().samples());
+        m.put("failed", subject.options().samples() - n);
+        m.put("timeout_ms", subject.timeout().toMillis());
         if (n > 0) {
             m.put("p50_ms", millis(l.p50()));
             m.put("p99_ms", millis(l.p99()));
         }
         if (!failures.isEmpty()) {
-            tck.add(new Check(name, Check.Status.FAIL, (tck.options.samples() - n) + " of " + tck.options.samples()
+            tck.add(new Check(name, Check.Status.FAIL, (subject.options().samples() - n) + " of "
+                    + subject.options().samples()
                     + " evaluations failed (a late answer is a failure, never a success): " + failures, figure, m));
         } else if (l.p99() > half) {
             tck.add(new Check(name, Check.Status.WARN, "p99 exceeds half of the effective timeout: under load some "
@@ -99,12 +103,12 @@ final class TimingChecks {
         // closed-stream handling, which deadline.recovers reports); at least 20 ms so the call surely reaches the
         // service; at most half the effective timeout
         Duration d = Duration.ofNanos(Math.min(Math.max(fastestMaxNanos / 3, MIN_DEADLINE.toNanos()),
-                tck.timeout.toNanos() / 2));
-        HttpRequestEvaluation e = new HttpRequestEvaluation(tck.binding, Phase.PRE_CREDENTIALS,
-                dev.openshell.middleware.spi.RequestContext.of(tck.requestId()), tck.options.config(),
+                subject.timeout().toNanos() / 2));
+        HttpRequestEvaluation e = new HttpRequestEvaluation(subject.binding(), Phase.PRE_CREDENTIALS,
+                dev.openshell.middleware.spi.RequestContext.of(tck.requestId()), subject.options().config(),
                 new dev.openshell.middleware.spi.HttpRequestTarget("https", Requests.HOST, 443, "POST",
-                        "/v1/chat/completions", ""), List.of(), Requests.json((int) tck.maxBody));
-        ServiceProbe.RawCall c = tck.probe.evaluate(e, tck.maxBody, d, 0);
+                        "/v1/chat/completions", ""), List.of(), Requests.json((int) subject.maxBody()));
+        ServiceProbe.RawCall c = subject.probe().evaluate(e, subject.maxBody(), d, 0);
         String figure = "deadline " + ms(d.toNanos()) + ", " + c.status() + " after " + ms(c.latencyNanos());
         Map<String, Number> m = Map.of("deadline_ms", millis(d.toNanos()), "latency_ms", millis(c.latencyNanos()));
         switch (c.status()) {
@@ -115,10 +119,11 @@ final class TimingChecks {
             default -> tck.add(new Check("deadline.cancelled", Check.Status.WARN, "a short-deadline call ended with "
                     + "gRPC status " + c.status() + " instead of DEADLINE_EXCEEDED", figure, m));
         }
-        int body2k = (int) Math.min(JSON_2K, tck.maxBody);
+        int body2k = (int) Math.min(JSON_2K, subject.maxBody());
         Map<String, Integer> failures = new TreeMap<>();
         for (int i = 0; i < 3 && failures.isEmpty(); i++) {
-            Tck.Evaluated after = tck.evaluate("after_deadline", Requests.plain(Requests.json(body2k), tck.requestId()));
+            Tck.Evaluated after = tck.evaluate("after_deadline",
+                    Requests.plain(Requests.json(body2k), tck.requestId()));
             if (!after.accepted()) {
                 failures.merge(after.code(), 1, Integer::sum);
             }
@@ -137,20 +142,21 @@ final class TimingChecks {
     /** {@code load}: {@code --load} concurrent evaluations for {@code --load-seconds}; at most 1 % may fail. */
     void load() throws InterruptedException {
         // load measures throughput, not recovery: give a service an earlier check made unavailable time to return
-        for (int i = 0; i < 100 && tck.provider.state() == GrpcMiddlewareProvider.State.UNAVAILABLE; i++) {
+        for (int i = 0; i < 100 && subject.provider().state() == GrpcMiddlewareProvider.State.UNAVAILABLE; i++) {
             Thread.sleep(50);
         }
-        int n = tck.options.load();
-        int body2k = (int) Math.min(JSON_2K, tck.maxBody);
+        int n = subject.options().load();
+        int body2k = (int) Math.min(JSON_2K, subject.maxBody());
         Body body = Requests.json(body2k);
-        StageSpec spec = new StageSpec(Tck.CONFIG_KEY, tck.binding, tck.provider, Provenance.THIRD_PARTY, 10,
-                OnError.FAIL_CLOSED, (int) tck.maxBody, tck.timeout.toMillis(), tck.options.config(), h -> true);
+        StageSpec spec = new StageSpec(Tck.CONFIG_KEY, subject.binding(), subject.provider(), Provenance.THIRD_PARTY,
+                10, OnError.FAIL_CLOSED, (int) subject.maxBody(), subject.timeout().toMillis(),
+                subject.options().config(), h -> true);
         var chain = ChainSelector.of(List.of(spec)).select(Requests.HOST);
         LongAdder ok = new LongAdder();
         Map<String, LongAdder> errors = new ConcurrentHashMap<>();
         List<long[]> latencies = new ArrayList<>();
         long start = System.nanoTime();
-        long end = start + tck.options.loadDuration().toNanos();
+        long end = start + subject.options().loadDuration().toNanos();
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             // latencies kept per thread, bounded in all to about 200,000 samples; later ones are counted only
             int keep = Math.max(1000, 200_000 / n);
@@ -160,7 +166,7 @@ final class TimingChecks {
                 pool.submit(() -> {
                     int i = 0;
                     while (System.nanoTime() < end) {
-                        ChainResult r = tck.engine.run(chain, Requests.plain(body, tck.requestId()));
+                        ChainResult r = subject.engine().run(chain, Requests.plain(body, tck.requestId()));
                         StageRecord s = r.stages().get(0);
                         if (s.failure().isPresent()) {
                             errors.computeIfAbsent(s.failure().get().code(), k -> new LongAdder()).increment();

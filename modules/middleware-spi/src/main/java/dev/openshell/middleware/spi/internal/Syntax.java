@@ -62,6 +62,33 @@ public final class Syntax {
     private Syntax() {
     }
 
+    /**
+     * {@return the UTF-8 length of {@code s}, bytes} as the wire encodes it: an unpaired surrogate, which has no
+     * UTF-8 encoding, counts one byte (the replacement {@code ?} Java's encoder writes).
+     *
+     * @param s the text; never {@code null}
+     */
+    public static long utf8Length(String s) {
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n += 1;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < s.length()
+                    && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n += 4;
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                n += 1;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
+    }
+
     /** {@return whether {@code c} is an RFC 9110 {@code tchar}} @param c a char */
     public static boolean isTchar(char c) {
         return c < 128 && TCHAR[c];

@@ -26,24 +26,28 @@ import org.tomlj.TomlTable;
  * query parameters, Basic parts, OpenShell's credential-profile fields), ports, plaintext and unscanned-response
  * opt-ins. Problems are reported at their key (file:line:col).
  */
-final class CredentialsReader extends TomlValues {
+final class CredentialsReader {
     /** The keys of a credentials entry. */
     static final List<String> CREDENTIAL_KEYS = List.of("name", "source", "hosts", "headers", "query_params", "basic",
             "allow_plaintext", "ports", "allow_unscanned_responses", "auth_style", "header_name", "query_param");
     /** A credential's name: what request placeholders ({@code openshell:resolve:...}) refer to. */
     static final Pattern CREDENTIAL_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
 
+    private final Problems problems;
+    /** The typed getters, and where each table read was opened. */
+    private final TomlValues toml;
     private final Path baseDirectory;
 
     CredentialsReader(Problems problems, Path baseDirectory) {
-        super(problems);
+        this.problems = problems;
+        this.toml = new TomlValues(problems);
         this.baseDirectory = baseDirectory;
     }
 
     /** {@return the credential rules of {@code [[openshell.supervisor.credentials]]}; invalid entries are reported} */
     List<CredentialRule> credentials(TomlTable supervisor, KeyPath path) {
         List<CredentialRule> out = new ArrayList<>();
-        List<TomlTable> entries = tables(supervisor, "credentials", path);
+        List<TomlTable> entries = toml.tables(supervisor, "credentials", path);
         Map<String, KeyPath> names = new LinkedHashMap<>();
         for (int i = 0; i < entries.size(); i++) {
             TomlTable t = entries.get(i);
@@ -52,19 +56,19 @@ final class CredentialsReader extends TomlValues {
             }
             KeyPath cp = path.key("credentials").index(i);
             int errors = problems.errorCount();
-            rejectUnknown(t, cp, CREDENTIAL_KEYS);
-            Optional<String> name = requiredName(t, cp, names, "how placeholders and audit events refer to it",
+            toml.rejectUnknown(t, cp, CREDENTIAL_KEYS);
+            Optional<String> name = toml.requiredName(t, cp, names, "how placeholders and audit events refer to it",
                     n -> CREDENTIAL_NAME.matcher(n).matches(), "a letter or '_' followed by up to 127 letters, digits or '_' (request"
                             + " placeholders refer to it)");
             Optional<CredentialSource> source = Optional.empty();
             if (!t.contains(List.of("source"))) {
-                problems.error(at(cp, t), cp, "source is required: env:VARIABLE or file:/path/to/secret");
+                problems.error(toml.at(cp, t), cp, "source is required: env:VARIABLE or file:/path/to/secret");
             } else {
-                source = string(t, "source", cp).flatMap(s -> {
+                source = toml.string(t, "source", cp).flatMap(s -> {
                     try {
                         return Optional.of(CredentialSource.parse(s, baseDirectory));
                     } catch (IllegalArgumentException e) {
-                        problems.error(at(t, "source"), cp.key("source"), e.getMessage());
+                        problems.error(toml.at(t, "source"), cp.key("source"), e.getMessage());
                         return Optional.empty();
                     }
                 });
@@ -73,15 +77,15 @@ final class CredentialsReader extends TomlValues {
             List<String> headers = names(t, "headers", cp, Syntax::isToken, "a header field name");
             for (String h : headers) {
                 if (neverForwarded(h)) {
-                    problems.error(at(t, "headers"), cp.key("headers"), "header " + Texts.quote(h)
+                    problems.error(toml.at(t, "headers"), cp.key("headers"), "header " + Texts.quote(h)
                             + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
                 }
             }
             List<String> queryParams = names(t, "query_params", cp, q -> q.matches("[^&=#\\s]+"), "a query parameter name");
             List<String> basic = names(t, "basic", cp, b -> b.equals("user") || b.equals("password"), "user or password");
             openShellPlacement(t, cp, headers, queryParams, basic);
-            boolean allowPlaintext = bool(t, "allow_plaintext", cp).orElse(false);
-            boolean allowUnscanned = bool(t, "allow_unscanned_responses", cp).orElse(false);
+            boolean allowPlaintext = toml.bool(t, "allow_plaintext", cp).orElse(false);
+            boolean allowUnscanned = toml.bool(t, "allow_unscanned_responses", cp).orElse(false);
             List<Integer> ports = ports(t, cp);
             if (problems.errorCount() == errors) {
                 out.add(new CredentialRule(name.orElseThrow(), source.orElseThrow(), Lists.immutable.withAll(hosts),
@@ -97,19 +101,19 @@ final class CredentialsReader extends TomlValues {
     private List<HostPattern> hosts(TomlTable t, KeyPath cp) {
         List<HostPattern> hosts = new ArrayList<>();
         if (!t.contains(List.of("hosts"))) {
-            problems.error(at(cp, t), cp, "hosts is required: the host patterns the secret may be sent to");
+            problems.error(toml.at(cp, t), cp, "hosts is required: the host patterns the secret may be sent to");
             return hosts;
         }
-        TomlArray array = array(t, "hosts", cp);
+        TomlArray array = toml.array(t, "hosts", cp);
         if (array != null && array.isEmpty()) {
-            problems.error(at(t, "hosts"), cp.key("hosts"), "hosts must list at least one host pattern");
+            problems.error(toml.at(t, "hosts"), cp.key("hosts"), "hosts must list at least one host pattern");
         }
         for (int k = 0; array != null && k < array.size(); k++) {
             KeyPath hp = cp.key("hosts").index(k);
             Object v = array.get(k);
-            SourceLocation vat = position(array.inputPositionOf(k));
+            SourceLocation vat = toml.position(array.inputPositionOf(k));
             if (!(v instanceof String s)) {
-                problems.error(vat, hp, "expected a string, found " + describe(v));
+                problems.error(vat, hp, "expected a string, found " + TomlValues.describe(v));
                 continue;
             }
             String problem = HostPattern.problem(s);
@@ -125,14 +129,14 @@ final class CredentialsReader extends TomlValues {
     /** {@return the optional {@code ports} of an entry, each 1..65535} */
     private List<Integer> ports(TomlTable t, KeyPath cp) {
         List<Integer> ports = new ArrayList<>();
-        TomlArray pa = array(t, "ports", cp);
+        TomlArray pa = toml.array(t, "ports", cp);
         for (int k = 0; pa != null && k < pa.size(); k++) {
             Object v = pa.get(k);
             if (v instanceof Long l && l >= 1 && l <= 65535) {
                 ports.add(l.intValue());
             } else {
-                problems.error(position(pa.inputPositionOf(k)), cp.key("ports").index(k),
-                        "expected a port 1..65535, found " + describe(v));
+                problems.error(toml.position(pa.inputPositionOf(k)), cp.key("ports").index(k),
+                        "expected a port 1..65535, found " + TomlValues.describe(v));
             }
         }
         return ports;
@@ -149,12 +153,12 @@ final class CredentialsReader extends TomlValues {
     /** An optional array of strings, each accepted by {@code grammar}; header names come back lowercase. */
     private List<String> names(TomlTable t, String key, KeyPath path, Predicate<String> grammar, String what) {
         List<String> out = new ArrayList<>();
-        TomlArray a = array(t, key, path);
+        TomlArray a = toml.array(t, key, path);
         for (int k = 0; a != null && k < a.size(); k++) {
             Object v = a.get(k);
-            SourceLocation vat = position(a.inputPositionOf(k));
+            SourceLocation vat = toml.position(a.inputPositionOf(k));
             if (!(v instanceof String s) || !grammar.test(s)) {
-                problems.error(vat, path.key(key).index(k), "expected " + what + ", found " + describe(v));
+                problems.error(vat, path.key(key).index(k), "expected " + what + ", found " + TomlValues.describe(v));
                 continue;
             }
             out.add(key.equals("headers") ? s.toLowerCase(java.util.Locale.ROOT) : s);
@@ -171,28 +175,29 @@ final class CredentialsReader extends TomlValues {
      */
     private void openShellPlacement(TomlTable t, KeyPath cp, List<String> headers, List<String> queryParams,
                                     List<String> basic) {
-        Optional<String> headerName = string(t, "header_name", cp).map(h -> h.strip().toLowerCase(Locale.ROOT));
+        Optional<String> headerName = toml.string(t, "header_name", cp).map(h -> h.strip().toLowerCase(Locale.ROOT));
         headerName.ifPresent(h -> {
             if (!Syntax.isToken(h)) {
-                problems.error(at(t, "header_name"), cp.key("header_name"), "expected a header field name, found "
-                        + describe(h));
+                problems.error(toml.at(t, "header_name"), cp.key("header_name"), "expected a header field name, found "
+                        + TomlValues.describe(h));
             } else if (neverForwarded(h)) {
-                problems.error(at(t, "header_name"), cp.key("header_name"), "header " + Texts.quote(h)
+                problems.error(toml.at(t, "header_name"), cp.key("header_name"), "header " + Texts.quote(h)
                         + " never carries a credential upstream (Proxy-* and hop-by-hop fields are not forwarded)");
             } else if (!headers.contains(h)) {
                 headers.add(h);
             }
         });
-        Optional<String> queryParam = string(t, "query_param", cp).map(String::strip);
+        Optional<String> queryParam = toml.string(t, "query_param", cp).map(String::strip);
         queryParam.ifPresent(q -> {
             if (!q.matches("[^&=#\\s]+")) {
-                problems.error(at(t, "query_param"), cp.key("query_param"), "expected a query parameter name, found "
-                        + describe(q));
+                problems.error(toml.at(t, "query_param"), cp.key("query_param"),
+                        "expected a query parameter name, found "
+                        + TomlValues.describe(q));
             } else if (!queryParams.contains(q)) {
                 queryParams.add(q);
             }
         });
-        string(t, "auth_style", cp).map(a -> a.strip().toLowerCase(Locale.ROOT)).ifPresent(style -> {
+        toml.string(t, "auth_style", cp).map(a -> a.strip().toLowerCase(Locale.ROOT)).ifPresent(style -> {
             switch (style) {
                 case "", "basic" -> {
                     for (String part : List.of("user", "password")) {
@@ -203,19 +208,20 @@ final class CredentialsReader extends TomlValues {
                 }
                 case "bearer", "header" -> {
                     if (headerName.isEmpty()) {
-                        problems.error(at(t, "auth_style"), cp.key("auth_style"), "header_name is required for "
+                        problems.error(toml.at(t, "auth_style"), cp.key("auth_style"), "header_name is required for "
                                 + style + " auth (OpenShell's credential profile field)");
                     }
                 }
                 case "query" -> {
                     if (queryParam.isEmpty()) {
-                        problems.error(at(t, "auth_style"), cp.key("auth_style"), "query_param is required for query"
+                        problems.error(toml.at(t, "auth_style"), cp.key("auth_style"),
+                                "query_param is required for query"
                                 + " auth (OpenShell's credential profile field)");
                     }
                 }
-                case "path" -> problems.error(at(t, "auth_style"), cp.key("auth_style"), "auth_style path is not"
+                case "path" -> problems.error(toml.at(t, "auth_style"), cp.key("auth_style"), "auth_style path is not"
                         + " supported: this supervisor never places a credential in the request path");
-                default -> problems.error(at(t, "auth_style"), cp.key("auth_style"), "unsupported auth_style "
+                default -> problems.error(toml.at(t, "auth_style"), cp.key("auth_style"), "unsupported auth_style "
                         + Texts.quote(style) + "; expected basic, bearer, header or query");
             }
         });

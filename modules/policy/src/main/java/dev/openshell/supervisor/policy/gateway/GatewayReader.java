@@ -37,7 +37,7 @@ import org.tomlj.TomlVersion;
  * are errors everywhere under {@code openshell.supervisor} (a typo must not silently drop a setting); other
  * {@code openshell.*} tables belong to other OpenShell components and are left alone.
  */
-final class GatewayReader extends TomlValues {
+final class GatewayReader {
     static final List<String> TOP_KEYS = List.of("openshell");
     /** Tables of an OpenShell gateway file that configure other components. */
     static final List<String> OPENSHELL_KEYS = List.of("version", "gateway", "supervisor", "drivers",
@@ -66,10 +66,14 @@ final class GatewayReader extends TomlValues {
             "tls_ca_cert_path", "tls_ca_bundle");
     /** Credential names: request placeholders name them ({@code openshell:resolve:env:<name>}). */
 
+    private final Problems problems;
+    /** The typed getters, and where each table read was opened. */
+    private final TomlValues toml;
     private final Path baseDirectory;
 
     GatewayReader(Problems problems, Path baseDirectory) {
-        super(problems);
+        this.problems = problems;
+        this.toml = new TomlValues(problems);
         this.baseDirectory = baseDirectory;
     }
 
@@ -85,27 +89,27 @@ final class GatewayReader extends TomlValues {
     }
 
     GatewayConfig read(TomlTable root) {
-        rejectUnknown(root, KeyPath.root(), TOP_KEYS);
-        TomlTable openshell = table(root, "openshell", KeyPath.root());
+        toml.rejectUnknown(root, KeyPath.root(), TOP_KEYS);
+        TomlTable openshell = toml.table(root, "openshell", KeyPath.root());
         TomlTable supervisor = null;
         if (openshell != null) {
             KeyPath os = KeyPath.of("openshell");
-            rejectUnknown(openshell, os, OPENSHELL_KEYS);
+            toml.rejectUnknown(openshell, os, OPENSHELL_KEYS);
             if (openshell.contains(List.of("version"))) {
-                integer(openshell, "version", os, Long.MIN_VALUE, Long.MAX_VALUE).ifPresent(v -> {
+                toml.integer(openshell, "version", os, Long.MIN_VALUE, Long.MAX_VALUE).ifPresent(v -> {
                     if (v != 1) {
-                        problems.error(at(openshell, "version"), os.key("version"), "unsupported configuration"
+                        problems.error(toml.at(openshell, "version"), os.key("version"), "unsupported configuration"
                                 + " version " + v + "; this supervisor reads version 1");
                     }
                 });
             }
-            supervisor = table(openshell, "supervisor", os);
+            supervisor = toml.table(openshell, "supervisor", os);
         }
         if (supervisor == null) {
             return new GatewayConfig(SupervisorSettings.defaults(), Lists.immutable.empty(), Lists.immutable.empty());
         }
         KeyPath sp = KeyPath.of("openshell", "supervisor");
-        rejectUnknown(supervisor, sp, SUPERVISOR_KEYS);
+        toml.rejectUnknown(supervisor, sp, SUPERVISOR_KEYS);
         SupervisorSettings settings = settings(supervisor, sp);
         List<MiddlewareRegistration> middleware = registrations(supervisor, sp);
         List<CredentialRule> credentials = new CredentialsReader(problems, baseDirectory).credentials(supervisor, sp);
@@ -121,56 +125,56 @@ final class GatewayReader extends TomlValues {
 
     private SupervisorSettings settings(TomlTable t, KeyPath path) {
         int errors = problems.errorCount();
-        ListenAddress listen = string(t, "listen", path).flatMap(s -> listen(s, t, "listen", path))
+        ListenAddress listen = toml.string(t, "listen", path).flatMap(s -> listen(s, t, "listen", path))
                 .orElse(SupervisorSettings.DEFAULT_LISTEN);
-        Optional<Path> plugins = string(t, "plugins_dir", path).flatMap(s -> path(s, t, "plugins_dir", path));
-        Optional<Path> state = string(t, "state_dir", path).flatMap(s -> path(s, t, "state_dir", path));
-        Optional<Path> audit = string(t, "audit_log", path).flatMap(s -> path(s, t, "audit_log", path));
+        Optional<Path> plugins = toml.string(t, "plugins_dir", path).flatMap(s -> path(s, t, "plugins_dir", path));
+        Optional<Path> state = toml.string(t, "state_dir", path).flatMap(s -> path(s, t, "state_dir", path));
+        Optional<Path> audit = toml.string(t, "audit_log", path).flatMap(s -> path(s, t, "audit_log", path));
         OptionalLong budget = t.contains(List.of("body_buffer_budget_bytes"))
-                ? integer(t, "body_buffer_budget_bytes", path, EnvelopeLimits.MAX_BODY_BYTES, Integer.MAX_VALUE)
+                ? toml.integer(t, "body_buffer_budget_bytes", path, EnvelopeLimits.MAX_BODY_BYTES, Integer.MAX_VALUE)
                 : OptionalLong.empty();
 
         NetworkSettings network = NetworkSettings.defaults();
-        TomlTable net = table(t, "network", path);
+        TomlTable net = toml.table(t, "network", path);
         if (net != null) {
             network = network(net, path.key("network"));
         }
         Optional<ListenAddress> admin = Optional.empty();
-        TomlTable adm = table(t, "admin", path);
+        TomlTable adm = toml.table(t, "admin", path);
         if (adm != null) {
             KeyPath ap = path.key("admin");
-            rejectUnknown(adm, ap, ADMIN_KEYS);
-            admin = string(adm, "listen", ap).flatMap(s -> listen(s, adm, "listen", ap));
+            toml.rejectUnknown(adm, ap, ADMIN_KEYS);
+            admin = toml.string(adm, "listen", ap).flatMap(s -> listen(s, adm, "listen", ap));
         }
         LimitsSettings limits = LimitsSettings.defaults();
-        TomlTable lim = table(t, "limits", path);
+        TomlTable lim = toml.table(t, "limits", path);
         if (lim != null) {
             KeyPath lp = path.key("limits");
-            rejectUnknown(lim, lp, LIMITS_KEYS);
-            limits = new LimitsSettings(optionalInteger(lim, "max_connections", lp, 1, 1_000_000),
-                    optionalInteger(lim, "max_connections_per_client", lp, 1, 1_000_000),
-                    optionalInteger(lim, "request_head_timeout_ms", lp, 1, 3_600_000),
-                    optionalInteger(lim, "body_buffer_timeout_ms", lp, 1, 3_600_000),
-                    optionalInteger(lim, "body_min_bytes_per_second", lp, 0, 1_000_000_000),
-                    optionalInteger(lim, "body_buffer_client_share_percent", lp, 1, 100),
-                    optionalInteger(lim, "stage_threads", lp, 1, 4096),
-                    optionalInteger(lim, "max_stuck_stages_per_binding", lp, 1, 4096),
-                    optionalInteger(lim, "max_concurrent_middleware_work", lp, 1, 65536),
-                    optionalInteger(lim, "max_queued_middleware_work", lp, 0, 65536),
-                    optionalInteger(lim, "max_connections_per_process", lp, 0, 1_000_000));
+            toml.rejectUnknown(lim, lp, LIMITS_KEYS);
+            limits = new LimitsSettings(toml.optionalInteger(lim, "max_connections", lp, 1, 1_000_000),
+                    toml.optionalInteger(lim, "max_connections_per_client", lp, 1, 1_000_000),
+                    toml.optionalInteger(lim, "request_head_timeout_ms", lp, 1, 3_600_000),
+                    toml.optionalInteger(lim, "body_buffer_timeout_ms", lp, 1, 3_600_000),
+                    toml.optionalInteger(lim, "body_min_bytes_per_second", lp, 0, 1_000_000_000),
+                    toml.optionalInteger(lim, "body_buffer_client_share_percent", lp, 1, 100),
+                    toml.optionalInteger(lim, "stage_threads", lp, 1, 4096),
+                    toml.optionalInteger(lim, "max_stuck_stages_per_binding", lp, 1, 4096),
+                    toml.optionalInteger(lim, "max_concurrent_middleware_work", lp, 1, 65536),
+                    toml.optionalInteger(lim, "max_queued_middleware_work", lp, 0, 65536),
+                    toml.optionalInteger(lim, "max_connections_per_process", lp, 0, 1_000_000));
         }
         TlsSettings tls = TlsSettings.defaults();
-        TomlTable tl = table(t, "tls", path);
+        TomlTable tl = toml.table(t, "tls", path);
         if (tl != null) {
             tls = tls(tl, path.key("tls"));
         }
         IdentitySettings identity = IdentitySettings.defaults();
-        TomlTable id = table(t, "identity", path);
+        TomlTable id = toml.table(t, "identity", path);
         if (id != null) {
             identity = identity(id, path.key("identity"));
         }
         ExtensionAuthSettings extensionAuth = ExtensionAuthSettings.defaults();
-        TomlTable ea = table(t, "extension_auth", path);
+        TomlTable ea = toml.table(t, "extension_auth", path);
         if (ea != null) {
             extensionAuth = extensionAuth(ea, path.key("extension_auth"));
         }
@@ -184,14 +188,14 @@ final class GatewayReader extends TomlValues {
 
     /** {@code [openshell.supervisor.extension_auth]}; {@code null} after reporting a problem. */
     private ExtensionAuthSettings extensionAuth(TomlTable t, KeyPath path) {
-        rejectUnknown(t, path, EXTENSION_AUTH_KEYS);
+        toml.rejectUnknown(t, path, EXTENSION_AUTH_KEYS);
         int errors = problems.errorCount();
-        String gatewayId = string(t, "gateway_id", path).orElse(ExtensionAuthSettings.DEFAULT_GATEWAY_ID);
-        Optional<String> issuer = string(t, "issuer", path);
-        Optional<String> sandboxId = string(t, "sandbox_id", path);
-        long tokenLifetime = optionalInteger(t, "token_lifetime_seconds", path, 60, 3600)
+        String gatewayId = toml.string(t, "gateway_id", path).orElse(ExtensionAuthSettings.DEFAULT_GATEWAY_ID);
+        Optional<String> issuer = toml.string(t, "issuer", path);
+        Optional<String> sandboxId = toml.string(t, "sandbox_id", path);
+        long tokenLifetime = toml.optionalInteger(t, "token_lifetime_seconds", path, 60, 3600)
                 .orElse(ExtensionAuthSettings.DEFAULT_TOKEN_LIFETIME_SECONDS);
-        long keyLifetime = optionalInteger(t, "key_lifetime_days", path, 1, 365)
+        long keyLifetime = toml.optionalInteger(t, "key_lifetime_days", path, 1, 365)
                 .orElse(ExtensionAuthSettings.DEFAULT_KEY_LIFETIME_DAYS);
         if (problems.errorCount() != errors) {
             return null;
@@ -199,39 +203,40 @@ final class GatewayReader extends TomlValues {
         try {
             return new ExtensionAuthSettings(gatewayId, issuer, sandboxId, tokenLifetime, keyLifetime);
         } catch (IllegalArgumentException e) {
-            problems.error(at(path, t), path, e.getMessage());
+            problems.error(toml.at(path, t), path, e.getMessage());
             return null;
         }
     }
 
     private NetworkSettings network(TomlTable t, KeyPath path) {
-        rejectUnknown(t, path, NETWORK_KEYS);
+        toml.rejectUnknown(t, path, NETWORK_KEYS);
         int errors = problems.errorCount();
-        boolean loopback = bool(t, "allow_loopback_upstreams", path).orElse(false);
+        boolean loopback = toml.bool(t, "allow_loopback_upstreams", path).orElse(false);
         Map<String, InetAddress> hosts = new TreeMap<>();
-        TomlTable sh = table(t, "static_hosts", path);
+        TomlTable sh = toml.table(t, "static_hosts", path);
         if (sh != null) {
             KeyPath sp = path.key("static_hosts");
             for (String name : sh.keySet()) {
                 KeyPath np = sp.key(name);
-                Optional<String> ip = string(sh, name, sp);
+                Optional<String> ip = toml.string(sh, name, sp);
                 if (ip.isEmpty()) {
                     continue;
                 }
                 String problem = HostPattern.problem(name);
                 if (problem != null || !HostPattern.parse(name).isLiteral()) {
-                    problems.error(at(sh, name), np, "static host name " + Texts.quote(name) + " is not a valid host"
+                    problems.error(toml.at(sh, name), np,
+                            "static host name " + Texts.quote(name) + " is not a valid host"
                             + " name" + (problem != null ? ": " + problem : " (wildcards are not allowed)"));
                     continue;
                 }
                 InetAddress address = IpRange.parseAddress(ip.get());
                 if (address == null) {
-                    problems.error(at(sh, name), np, Texts.quote(ip.get()) + " is not an IPv4 or IPv6 address");
+                    problems.error(toml.at(sh, name), np, Texts.quote(ip.get()) + " is not an IPv4 or IPv6 address");
                     continue;
                 }
                 String key = name.toLowerCase(Locale.ROOT);
                 if (hosts.putIfAbsent(key, address) != null) {
-                    problems.error(at(sh, name), np, "static host " + Texts.quote(key) + " is given twice");
+                    problems.error(toml.at(sh, name), np, "static host " + Texts.quote(key) + " is given twice");
                 }
             }
         }
@@ -242,22 +247,23 @@ final class GatewayReader extends TomlValues {
     }
 
     private IdentitySettings identity(TomlTable t, KeyPath path) {
-        rejectUnknown(t, path, IDENTITY_KEYS);
+        toml.rejectUnknown(t, path, IDENTITY_KEYS);
         int errors = problems.errorCount();
         IdentitySettings.Mode mode = IdentitySettings.Mode.ENFORCE;
-        Optional<String> written = string(t, "mode", path);
+        Optional<String> written = toml.string(t, "mode", path);
         if (written.isPresent()) {
             Optional<IdentitySettings.Mode> m = java.util.Arrays.stream(IdentitySettings.Mode.values())
                     .filter(v -> v.configName().equals(written.get())).findFirst();
             if (m.isEmpty()) {
-                problems.error(at(t, "mode"), path.key("mode"), "unknown identity mode " + Texts.quote(written.get())
+                problems.error(toml.at(t, "mode"), path.key("mode"),
+                        "unknown identity mode " + Texts.quote(written.get())
                         + "; expected enforce or endpoint-only");
             } else {
                 mode = m.get();
             }
         }
         OptionalLong pid = t.contains(List.of("entrypoint_pid"))
-                ? integer(t, "entrypoint_pid", path, 1, IdentitySettings.MAX_PID) : OptionalLong.empty();
+                ? toml.integer(t, "entrypoint_pid", path, 1, IdentitySettings.MAX_PID) : OptionalLong.empty();
         if (problems.errorCount() != errors) {
             return null;
         }
@@ -265,14 +271,14 @@ final class GatewayReader extends TomlValues {
     }
 
     private TlsSettings tls(TomlTable t, KeyPath path) {
-        rejectUnknown(t, path, TLS_KEYS);
+        toml.rejectUnknown(t, path, TLS_KEYS);
         int errors = problems.errorCount();
-        Optional<Path> upstream = string(t, "upstream_ca_bundle", path)
+        Optional<Path> upstream = toml.string(t, "upstream_ca_bundle", path)
                 .flatMap(s -> path(s, t, "upstream_ca_bundle", path));
-        Optional<Path> cert = string(t, "ca_cert", path).flatMap(s -> path(s, t, "ca_cert", path));
-        Optional<Path> key = string(t, "ca_key", path).flatMap(s -> path(s, t, "ca_key", path));
+        Optional<Path> cert = toml.string(t, "ca_cert", path).flatMap(s -> path(s, t, "ca_cert", path));
+        Optional<Path> key = toml.string(t, "ca_key", path).flatMap(s -> path(s, t, "ca_key", path));
         if (t.contains(List.of("ca_cert")) != t.contains(List.of("ca_key"))) {
-            problems.error(at(path, t), path, "ca_cert and ca_key must be given together");
+            problems.error(toml.at(path, t), path, "ca_cert and ca_key must be given together");
         }
         if (problems.errorCount() != errors) {
             return null;
@@ -284,7 +290,7 @@ final class GatewayReader extends TomlValues {
 
     private List<MiddlewareRegistration> registrations(TomlTable supervisor, KeyPath path) {
         List<MiddlewareRegistration> out = new ArrayList<>();
-        List<TomlTable> entries = tables(supervisor, "middleware", path);
+        List<TomlTable> entries = toml.tables(supervisor, "middleware", path);
         Map<String, KeyPath> names = new LinkedHashMap<>();
         for (int i = 0; i < entries.size(); i++) {
             KeyPath ep = path.key("middleware").index(i);
@@ -302,26 +308,27 @@ final class GatewayReader extends TomlValues {
 
     private MiddlewareRegistration registration(TomlTable t, KeyPath path, Map<String, KeyPath> names) {
         int errors = problems.errorCount();
-        rejectUnknown(t, path, MIDDLEWARE_KEYS);
+        toml.rejectUnknown(t, path, MIDDLEWARE_KEYS);
         for (Map.Entry<String, String> alias : ALIASES.entrySet()) {
             if (t.contains(List.of(alias.getKey())) && t.contains(List.of(alias.getValue()))) {
-                problems.error(at(t, alias.getKey()), path.key(alias.getKey()), alias.getKey() + " and "
+                problems.error(toml.at(t, alias.getKey()), path.key(alias.getKey()), alias.getKey() + " and "
                         + alias.getValue() + " are two spellings of one setting; give only one");
             }
         }
-        Optional<String> name = requiredName(t, path, names, "the service's diagnostic name, such as \"anonymizer\"",
+        Optional<String> name = toml.requiredName(t, path, names,
+                "the service's diagnostic name, such as \"anonymizer\"",
                 Syntax::isRegistrationName, Syntax.REGISTRATION_NAME_RULE);
 
         Optional<GrpcEndpoint> endpoint = Optional.empty();
         if (!t.contains(List.of("grpc_endpoint"))) {
-            problems.error(at(path, t), path,
+            problems.error(toml.at(path, t), path,
                     "grpc_endpoint is required: the service's address, such as \"https://pii.internal:443\"");
         } else {
-            endpoint = string(t, "grpc_endpoint", path).flatMap(s -> {
+            endpoint = toml.string(t, "grpc_endpoint", path).flatMap(s -> {
                 try {
                     return Optional.of(GrpcEndpoint.parse(s));
                 } catch (IllegalArgumentException e) {
-                    problems.error(at(t, "grpc_endpoint"), path.key("grpc_endpoint"), e.getMessage());
+                    problems.error(toml.at(t, "grpc_endpoint"), path.key("grpc_endpoint"), e.getMessage());
                     return Optional.empty();
                 }
             });
@@ -331,19 +338,20 @@ final class GatewayReader extends TomlValues {
         Duration timeout = timeout(t, path);
 
         String insecureKey = spelling(t, "allow_insecure");
-        boolean allowInsecure = bool(t, insecureKey, path).orElse(false);
+        boolean allowInsecure = toml.bool(t, insecureKey, path).orElse(false);
         String caKey = spelling(t, "tls_ca_bundle");
-        Optional<Path> ca = string(t, caKey, path).flatMap(s -> path(s, t, caKey, path));
-        Optional<Path> clientCert = string(t, "tls_client_cert", path)
+        Optional<Path> ca = toml.string(t, caKey, path).flatMap(s -> path(s, t, caKey, path));
+        Optional<Path> clientCert = toml.string(t, "tls_client_cert", path)
                 .flatMap(s -> path(s, t, "tls_client_cert", path));
-        Optional<Path> clientKey = string(t, "tls_client_key", path).flatMap(s -> path(s, t, "tls_client_key", path));
+        Optional<Path> clientKey = toml.string(t, "tls_client_key", path).flatMap(s -> path(s, t, "tls_client_key",
+                path));
         if (t.contains(List.of("tls_client_cert")) != t.contains(List.of("tls_client_key"))) {
-            problems.error(at(path, t), path, "tls_client_cert and tls_client_key must be given together");
+            problems.error(toml.at(path, t), path, "tls_client_cert and tls_client_key must be given together");
         }
-        Optional<String> audience = string(t, "audience", path);
+        Optional<String> audience = toml.string(t, "audience", path);
         if (audience.isPresent() && (audience.get().isEmpty() || audience.get().length() > 256
                 || audience.get().chars().anyMatch(Character::isISOControl))) {
-            problems.error(at(t, "audience"), path.key("audience"), "audience must be 1 to 256 characters without"
+            problems.error(toml.at(t, "audience"), path.key("audience"), "audience must be 1 to 256 characters without"
                     + " control characters");
         }
 
@@ -359,18 +367,19 @@ final class GatewayReader extends TomlValues {
     private OptionalLong maxBody(TomlTable t, KeyPath path) {
         String bodyKey = spelling(t, "max_body_bytes");
         if (!t.contains(List.of(bodyKey))) {
-            problems.error(at(path, t), path, "max_body_bytes is required: the largest request body, in bytes, sent"
+            problems.error(toml.at(path, t), path,
+                    "max_body_bytes is required: the largest request body, in bytes, sent"
                     + " to this service (at most " + EnvelopeLimits.MAX_BODY_BYTES + ")");
             return OptionalLong.empty();
         }
-        OptionalLong maxBody = integer(t, bodyKey, path, Long.MIN_VALUE, Long.MAX_VALUE);
-        problems.locate(path.key("max_body_bytes"), at(t, bodyKey));
+        OptionalLong maxBody = toml.integer(t, bodyKey, path, Long.MIN_VALUE, Long.MAX_VALUE);
+        problems.locate(path.key("max_body_bytes"), toml.at(t, bodyKey));
         if (maxBody.isPresent() && maxBody.getAsLong() < 0) {
-            problems.error(at(t, bodyKey), path.key(bodyKey), bodyKey + " must not be negative");
+            problems.error(toml.at(t, bodyKey), path.key(bodyKey), bodyKey + " must not be negative");
             return OptionalLong.empty();
         }
         if (maxBody.isPresent() && maxBody.getAsLong() > EnvelopeLimits.MAX_BODY_BYTES) {
-            problems.error(at(t, bodyKey), path.key(bodyKey), bodyKey + " " + maxBody.getAsLong()
+            problems.error(toml.at(t, bodyKey), path.key(bodyKey), bodyKey + " " + maxBody.getAsLong()
                     + " exceeds the 4 MiB platform maximum (" + EnvelopeLimits.MAX_BODY_BYTES
                     + " bytes); it is rejected, not clamped");
             return OptionalLong.empty();
@@ -380,13 +389,14 @@ final class GatewayReader extends TomlValues {
 
     /** {@return the registration's {@code timeout}, the platform default when not given} */
     private Duration timeout(TomlTable t, KeyPath path) {
-        Optional<String> text = string(t, "timeout", path);
+        Optional<String> text = toml.string(t, "timeout", path);
         if (text.isEmpty()) {
             return RpcTimeout.DEFAULT;
         }
         String problem = RpcTimeout.problem(text.get());
         if (problem != null) {
-            problems.error(at(t, "timeout"), path.key("timeout"), "invalid timeout " + Texts.quote(text.get()) + ": "
+            problems.error(toml.at(t, "timeout"), path.key("timeout"),
+                    "invalid timeout " + Texts.quote(text.get()) + ": "
                     + problem);
             return RpcTimeout.DEFAULT;
         }
@@ -396,7 +406,7 @@ final class GatewayReader extends TomlValues {
     /** Plaintext endpoints need {@code allow_insecure} (and take no TLS keys); TLS ones ignore it, with a warning. */
     private void checkTransport(TomlTable t, KeyPath path, GrpcEndpoint e, boolean allowInsecure, String insecureKey,
                                 String caKey) {
-        SourceLocation endpointAt = at(t, "grpc_endpoint");
+        SourceLocation endpointAt = toml.at(t, "grpc_endpoint");
         KeyPath endpointPath = path.key("grpc_endpoint");
         if (e.plaintext() && !allowInsecure) {
             problems.error(endpointAt, endpointPath, "plaintext endpoint " + Texts.quote(e.toString())
@@ -408,13 +418,14 @@ final class GatewayReader extends TomlValues {
                     + " unauthenticated, so use it only on a trusted local or isolated network (RFC 0009 phase 1"
                     + " exception, removed in phase 2)");
         } else if (allowInsecure) {
-            problems.warning(at(t, insecureKey), path.key(insecureKey),
+            problems.warning(toml.at(t, insecureKey), path.key(insecureKey),
                     insecureKey + " has no effect on an https:// endpoint");
         }
         if (e.plaintext()) {
             for (String tlsKey : List.of(caKey, "tls_client_cert", "tls_client_key")) {
                 if (t.contains(List.of(tlsKey))) {
-                    problems.error(at(t, tlsKey), path.key(tlsKey), tlsKey + " applies only to https:// endpoints");
+                    problems.error(toml.at(t, tlsKey), path.key(tlsKey),
+                            tlsKey + " applies only to https:// endpoints");
                 }
             }
         }
@@ -437,7 +448,7 @@ final class GatewayReader extends TomlValues {
 
     private List<PluginPin> pluginPins(TomlTable supervisor, KeyPath path) {
         List<PluginPin> out = new ArrayList<>();
-        List<TomlTable> entries = tables(supervisor, "plugin_pins", path);
+        List<TomlTable> entries = toml.tables(supervisor, "plugin_pins", path);
         Map<String, KeyPath> seen = new LinkedHashMap<>();
         for (int i = 0; i < entries.size(); i++) {
             TomlTable t = entries.get(i);
@@ -446,21 +457,22 @@ final class GatewayReader extends TomlValues {
             }
             KeyPath pp = path.key("plugin_pins").index(i);
             int errors = problems.errorCount();
-            rejectUnknown(t, pp, PLUGIN_PIN_KEYS);
+            toml.rejectUnknown(t, pp, PLUGIN_PIN_KEYS);
             Optional<String> entry = Optional.empty();
             if (!t.contains(List.of("entry"))) {
-                problems.error(at(pp, t), pp, "entry is required: the plugin's file or directory name in the plugins"
+                problems.error(toml.at(pp, t), pp,
+                        "entry is required: the plugin's file or directory name in the plugins"
                         + " directory");
             } else {
-                entry = string(t, "entry", pp).filter(e -> {
+                entry = toml.string(t, "entry", pp).filter(e -> {
                     String problem = PluginPin.entryProblem(e);
                     if (problem != null) {
-                        problems.error(at(t, "entry"), pp.key("entry"), problem);
+                        problems.error(toml.at(t, "entry"), pp.key("entry"), problem);
                         return false;
                     }
                     KeyPath first = seen.putIfAbsent(e, pp);
                     if (first != null) {
-                        problems.error(at(t, "entry"), pp.key("entry"), "plugin " + Texts.quote(e)
+                        problems.error(toml.at(t, "entry"), pp.key("entry"), "plugin " + Texts.quote(e)
                                 + " is already pinned at " + first);
                         return false;
                     }
@@ -469,11 +481,11 @@ final class GatewayReader extends TomlValues {
             }
             Optional<String> sha = Optional.empty();
             if (!t.contains(List.of("sha256"))) {
-                problems.error(at(pp, t), pp, "sha256 is required: the digest `supervisor plugins --pin` prints");
+                problems.error(toml.at(pp, t), pp, "sha256 is required: the digest `supervisor plugins --pin` prints");
             } else {
-                sha = string(t, "sha256", pp).filter(h -> {
+                sha = toml.string(t, "sha256", pp).filter(h -> {
                     if (!PluginPin.SHA256.matcher(h.toLowerCase(Locale.ROOT)).matches()) {
-                        problems.error(at(t, "sha256"), pp.key("sha256"), "sha256 must be 64 hexadecimal digits");
+                        problems.error(toml.at(t, "sha256"), pp.key("sha256"), "sha256 must be 64 hexadecimal digits");
                         return false;
                     }
                     return true;
@@ -492,7 +504,7 @@ final class GatewayReader extends TomlValues {
         try {
             return Optional.of(ListenAddress.parse(text));
         } catch (IllegalArgumentException e) {
-            problems.error(at(t, key), path.key(key), e.getMessage());
+            problems.error(toml.at(t, key), path.key(key), e.getMessage());
             return Optional.empty();
         }
     }
@@ -500,13 +512,13 @@ final class GatewayReader extends TomlValues {
     /** A path setting: non-empty; relative paths resolve against the configuration's directory. */
     private Optional<Path> path(String text, TomlTable t, String key, KeyPath path) {
         if (text.isBlank()) {
-            problems.error(at(t, key), path.key(key), key + " must not be empty");
+            problems.error(toml.at(t, key), path.key(key), key + " must not be empty");
             return Optional.empty();
         }
         try {
             return Optional.of(baseDirectory.resolve(text).normalize());
         } catch (InvalidPathException e) {
-            problems.error(at(t, key), path.key(key), Texts.quote(text) + " is not a valid path");
+            problems.error(toml.at(t, key), path.key(key), Texts.quote(text) + " is not a valid path");
             return Optional.empty();
         }
     }

@@ -20,10 +20,11 @@ import org.tomlj.TomlTable;
  * The typed getters of the gateway configuration's TOML reader: each reads one key of a table as the type the
  * reader expects and reports anything else as a problem at the key's line and column (file:line:col), never an
  * exception; unknown keys get a did-you-mean. Tables are remembered where they were opened, so a problem about a
- * missing key points at its table. tomlj parses; this class binds.
+ * missing key points at its table. tomlj parses; this class binds. Each reader holds its own instance (the table
+ * locations are the reader's), and reports through the same {@link Problems}.
  */
-abstract class TomlValues {
-    final Problems problems;
+final class TomlValues {
+    private final Problems problems;
     /** Where each table read so far was opened, by key path, for problems about a missing key. */
     private final Map<String, SourceLocation> tableLocations = new LinkedHashMap<>();
 

@@ -113,6 +113,8 @@ public final class ProxyCore {
     private final ScheduledThreadPoolExecutor watchdog = ReadDeadline.watchdog();
     private final String idPrefix = HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
     private final AtomicLong ids = new AtomicLong();
+    /** The masking keys of the frames the supervisor writes toward an upstream WebSocket server, one source for all. */
+    private final SecureRandom maskKeys = new SecureRandom();
 
     /**
      * @param policy the current policy steps, read once per exchange
@@ -291,6 +293,11 @@ public final class ProxyCore {
 
     Timeouts timeouts() {
         return timeouts;
+    }
+
+    /** {@return where the masking keys of frames toward an upstream WebSocket server come from} */
+    SecureRandom maskKeys() {
+        return maskKeys;
     }
 
     String nextRequestId() {

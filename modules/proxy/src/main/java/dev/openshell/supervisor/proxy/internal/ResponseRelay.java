@@ -147,9 +147,11 @@ final class ResponseRelay {
             if (session != null) {
                 session.start(r.fields().stream().filter(f -> f.lowerName().equals("sec-websocket-protocol"))
                         .map(HeaderField::value).findFirst().orElse("").trim());
-                SessionRelay.relay(client, c, core.timeouts().upstreamRead(), websocketMessages, session);
+                SessionRelay.relay(client, c, core.timeouts().upstreamRead(), websocketMessages, session,
+                        core.maskKeys());
             } else if (websocketMessages.isPresent()) {
-                UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get());
+                UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get(),
+                        core.maskKeys());
             } else {
                 UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
             }

@@ -6,6 +6,7 @@ import dev.openshell.supervisor.proxy.MessageSession.Direction;
 import dev.openshell.supervisor.proxy.WebSocketMessages;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
@@ -23,14 +24,16 @@ final class SessionRelay {
     private final UpstreamPool.Connection upstream;
     private final Optional<WebSocketMessages> l7;
     private final MessageSession session;
+    private final SecureRandom maskKeys;
     private final AtomicReference<SessionEndReason> first = new AtomicReference<>();
 
     private SessionRelay(ClientStream client, UpstreamPool.Connection upstream, Optional<WebSocketMessages> l7,
-                         MessageSession session) {
+                         MessageSession session, SecureRandom maskKeys) {
         this.client = client;
         this.upstream = upstream;
         this.l7 = l7;
         this.session = session;
+        this.maskKeys = maskKeys;
     }
 
     /**
@@ -41,11 +44,12 @@ final class SessionRelay {
      * @param idle the idle limit of the upstream read side
      * @param l7 the L7 rules on the client's text messages, when the endpoint is {@code protocol: websocket}
      * @param session the message chain
+     * @param maskKeys the masking keys of the close frame toward the upstream
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Optional<WebSocketMessages> l7,
-                      MessageSession session) {
+                      MessageSession session, SecureRandom maskKeys) {
         c.readTimeout(idle);
-        new SessionRelay(client, c, l7, session).run();
+        new SessionRelay(client, c, l7, session, maskKeys).run();
     }
 
     private void run() {
@@ -85,8 +89,8 @@ final class SessionRelay {
                 }
                 ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                         ended.closeStatus(), ended.reason());
-                closeFrame(client.out, WebSocketFrames.closeFrame(ended.closeStatus(), false));
-                closeFrame(upstream.out(), WebSocketFrames.closeFrame(ended.closeStatus(), true));
+                closeFrame(client.out, WebSocketFrames.closeFrame(ended.closeStatus()));
+                closeFrame(upstream.out(), WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
             }
             client.connection.auditBarrier().await();
             if (ended.closeStatus() == 0 && toUpstream) {

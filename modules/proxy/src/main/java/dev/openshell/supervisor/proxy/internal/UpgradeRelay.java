@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.proxy.internal;
 
 import java.io.IOException;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import dev.openshell.supervisor.proxy.WebSocketMessages;
@@ -49,9 +50,10 @@ final class UpgradeRelay {
      * @param idle the idle limit of the upstream read side
      * @param messages decides on each complete client text message ({@code false} closes with 1008), and hears of
      *     every other close the supervisor makes
+     * @param maskKeys the masking keys of the close frame toward the upstream
      */
     static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
-                               WebSocketMessages messages) {
+                               WebSocketMessages messages, SecureRandom maskKeys) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
@@ -79,7 +81,7 @@ final class UpgradeRelay {
                     closeStatus.set(ended.closeStatus());
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                             ended.closeStatus(), ended.reason());
-                    c.out().write(WebSocketFrames.closeFrame(ended.closeStatus(), true));
+                    c.out().write(WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
                     c.out().flush();
                     c.close(); // ends the upstream-to-client side, which then sends the client its close frame
                 }
@@ -106,7 +108,7 @@ final class UpgradeRelay {
             try {
                 // the client side sets its status before it closes the upstream connection, which ended this side
                 if (closeStatus != null && closeStatus.get() != 0) {
-                    client.out.write(WebSocketFrames.closeFrame(closeStatus.get(), false));
+                    client.out.write(WebSocketFrames.closeFrame(closeStatus.get()));
                 }
                 client.out.flush();
             } catch (IOException ignored) {

@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import java.security.SecureRandom;
+
 /**
  * WebSocket framing shared by every relay of an upgraded connection (RFC 6455): the limits, the close statuses, how a
  * relay ended, and the close frames the supervisor sends. Frames are parsed in one place, {@link MessageRelay}, both
@@ -39,20 +41,26 @@ public final class WebSocketFrames {
     }
 
     /**
-     * {@return a close frame} Server-to-client frames are unmasked; client-to-server frames (the supervisor closing
-     * the upstream side) are masked (RFC 6455, section 5.1).
+     * {@return an unmasked close frame} Server-to-client frames are unmasked (RFC 6455, section 5.1).
      *
      * @param status the close status
-     * @param masked whether to mask it (toward the upstream server)
      */
-    public static byte[] closeFrame(int status, boolean masked) {
-        byte[] payload = {(byte) (status >> 8), (byte) status};
-        if (!masked) {
-            return new byte[] {(byte) 0x88, 2, payload[0], payload[1]};
-        }
+    public static byte[] closeFrame(int status) {
+        return new byte[] {(byte) 0x88, 2, (byte) (status >> 8), (byte) status};
+    }
+
+    /**
+     * {@return a masked close frame} Client-to-server frames (the supervisor closing the upstream side) are masked
+     * (RFC 6455, section 5.1); the 4-byte masking key is drawn from {@code maskKeys}, a source the caller owns and
+     * shares (a {@link SecureRandom} is costly to create and seed, so not one per frame).
+     *
+     * @param status the close status
+     * @param maskKeys where the masking key comes from
+     */
+    public static byte[] maskedCloseFrame(int status, SecureRandom maskKeys) {
         byte[] key = new byte[4];
-        new java.security.SecureRandom().nextBytes(key);
-        return new byte[] {(byte) 0x88, (byte) 0x82, key[0], key[1], key[2], key[3], (byte) (payload[0] ^ key[0]),
-            (byte) (payload[1] ^ key[1])};
+        maskKeys.nextBytes(key);
+        return new byte[] {(byte) 0x88, (byte) 0x82, key[0], key[1], key[2], key[3], (byte) ((status >> 8) ^ key[0]),
+            (byte) (status ^ key[1])};
     }
 }

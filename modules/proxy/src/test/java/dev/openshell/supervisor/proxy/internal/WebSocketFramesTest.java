@@ -168,10 +168,24 @@ class WebSocketFramesTest {
 
     @Test
     void closeFrames() {
-        assertArrayEquals(new byte[] {(byte) 0x88, 2, 0x03, (byte) 0xF0}, WebSocketFrames.closeFrame(1008, false));
-        byte[] masked = WebSocketFrames.closeFrame(1008, true);
+        assertArrayEquals(new byte[] {(byte) 0x88, 2, 0x03, (byte) 0xF0}, WebSocketFrames.closeFrame(1008));
+        byte[] masked = WebSocketFrames.maskedCloseFrame(1008, new java.security.SecureRandom());
         assertEquals((byte) 0x82, masked[1]);
         assertEquals(0x03, (masked[6] ^ masked[2]) & 0xFF);
         assertEquals(0xF0, (masked[7] ^ masked[3]) & 0xFF);
+    }
+
+    @Test
+    void theMaskingKeyComesFromTheCallersSource() {
+        java.security.SecureRandom fixed = new java.security.SecureRandom() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public void nextBytes(byte[] bytes) {
+                java.util.Arrays.fill(bytes, (byte) 0x5A);
+            }
+        };
+        assertArrayEquals(new byte[] {(byte) 0x88, (byte) 0x82, 0x5A, 0x5A, 0x5A, 0x5A, 0x03 ^ 0x5A, (byte) (0xF0 ^ 0x5A)},
+                WebSocketFrames.maskedCloseFrame(1008, fixed));
     }
 }
