@@ -63,12 +63,21 @@ final class SecretScanner {
     record Scan(Selection selection, int[] counts, int[] unverified, int[] spans, int spanInts) {
         /** {@return the total number of matches} */
         int total() {
-            return Arrays.stream(counts).sum();
+            int total = 0;
+            for (int c : counts) {
+                total += c;
+            }
+            return total;
         }
 
         /** {@return whether nothing matched} */
         boolean isEmpty() {
-            return total() == 0;
+            for (int c : counts) {
+                if (c != 0) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         /** {@return the counts of the types found, in type order: id to count} */
@@ -171,7 +180,7 @@ final class SecretScanner {
                 break;
             }
             int runEnd = (int) run;
-            int from = Math.max(i, (int) (run >>> 32) - gate.before());
+            int from = everyByte ? i : gate.windowStart(words, (int) (run >>> 32), i);
             int to = (int) Math.min(n, (long) runEnd + gate.after());
             i = scanRange(text, from, to, selection, found);
             k = i > to ? i : runEnd; // after a match beyond the range, no later match starts before its end
