@@ -71,7 +71,7 @@ final class JsonText {
         int n = b.limit();
         int i = 0;
         while (true) {
-            i = skipToBackslash(b, i, n); // 16 bytes at a time to the next pair of words with a backslash
+            i = skipTo(b, i, n, BACKSLASHES, BACKSLASHES); // 8 bytes at a time to the next word with a backslash
             while (i < n && b.get(i) != '\\') {
                 i++;
             }
@@ -405,22 +405,6 @@ final class JsonText {
             j += 8;
         }
         return j;
-    }
-
-    /**
-     * {@return the first index at or after {@code j} of a pair of 8-byte words holding a backslash (or of a single
-     * word, or where fewer than 8 bytes remain, near the end)} The caller finishes byte by byte.
-     */
-    private static int skipToBackslash(ByteBuffer littleEndian, int j, int n) {
-        while (j + 16 <= n) {
-            long x = littleEndian.getLong(j) ^ BACKSLASHES;
-            long y = littleEndian.getLong(j + 8) ^ BACKSLASHES;
-            if (((((x - ONES) & ~x) | ((y - ONES) & ~y)) & HIGHS) != 0) {
-                return j;
-            }
-            j += 16;
-        }
-        return skipTo(littleEndian, j, n, BACKSLASHES, BACKSLASHES);
     }
 
     private static int utf8Length(int cp) {
