@@ -40,6 +40,8 @@ final class SecretScanner {
     private static final String ESCAPE_LETTERS = "nrtbfv";
     private static final Catalog CATALOG = Catalog.get();
     private static final int[] NO_SPANS = new int[0];
+    /** The counts of a scan that found nothing: no type needs a slot (zero length, so never written). */
+    private static final int[] NO_COUNTS = new int[0];
     private static final int NO_MATCH = -1;
     /** {@link Prefilter#flags} of every byte, as a constant table for the scan's inner loop. */
     private static final byte[] FLAGS = new byte[256];
@@ -54,8 +56,9 @@ final class SecretScanner {
      * The result of a scan.
      *
      * @param selection what was looked for
-     * @param counts matches per secret type ({@link Selection} numbering)
-     * @param unverified per type: how many matches of a checksummed format failed its checksum
+     * @param counts matches per secret type ({@link Selection} numbering); empty when nothing matched
+     * @param unverified per type: how many matches of a checksummed format failed its checksum; empty when nothing
+     *     matched
      * @param spans the matches as triples (start, end exclusive, type), in increasing order and never overlapping;
      *     only filled when the scan was asked to redact
      * @param spanInts how many ints of {@code spans} are used (three per match)
@@ -108,8 +111,10 @@ final class SecretScanner {
 
     /** Collects matches during one scan. */
     private static final class Found {
-        final int[] counts;
-        final int[] unverified;
+        final int types;
+        /** Allocated at the first match: most texts hold none, and the catalog has hundreds of types. */
+        int[] counts;
+        int[] unverified;
         final boolean keepSpans;
         int[] spans = NO_SPANS;
         int used;
@@ -117,13 +122,21 @@ final class SecretScanner {
         int resume;
 
         Found(int types, boolean keepSpans) {
-            counts = new int[types];
-            unverified = new int[types];
+            this.types = types;
             this.keepSpans = keepSpans;
         }
 
+        /** {@return the counts per type, allocated now if no match was added yet} */
+        int[] counts() {
+            if (counts == null) {
+                counts = new int[types];
+                unverified = new int[types];
+            }
+            return counts;
+        }
+
         void add(int type, int start, int end, boolean verifiedOrNoChecksum) {
-            counts[type]++;
+            counts()[type]++;
             if (!verifiedOrNoChecksum) {
                 unverified[type]++;
             }
@@ -192,6 +205,9 @@ final class SecretScanner {
         }
         if (custom) {
             scanCustom(text, selection, found);
+        }
+        if (found.counts == null) {
+            return new Scan(selection, NO_COUNTS, NO_COUNTS, NO_SPANS, 0);
         }
         if (!redact) {
             return new Scan(selection, found.counts, found.unverified, NO_SPANS, 0);
@@ -474,7 +490,7 @@ final class SecretScanner {
                         || (after != null && after.getKey() < end);
                 if (!overlaps) {
                     taken.put(start, new int[] {end, type});
-                    found.counts[type]++;
+                    found.counts()[type]++;
                 }
             };
             if (cp.keyword() == null) {
