@@ -40,9 +40,25 @@ final class RunGate {
     private final boolean[] wide = new boolean[256];
     /** Each delimiter of {@link #WORD_DELIMITERS} that is no token character, repeated in 8 bytes; else spaces. */
     private final long[] exclude = new long[WORD_DELIMITERS.length()];
+    /**
+     * The enabled prefixes anchored before the longest piece of token characters their match holds ({@code B} of
+     * {@code Bearer }), each as that piece's distance from the anchor * 2^8 + the anchor byte: a run's whole reach
+     * before it is read only when one of them stands at its distance before the run. (The piece follows a space, so
+     * it starts a run.)
+     */
+    private final int[] farAnchors;
+    /** By byte value: whether it may stand between an operator's first byte and its value (operator or filler). */
+    private static final boolean[] TO_VALUE = new boolean[256];
+    private final boolean keywords;
     private final int least;
     private final int before;
     private final int after;
+
+    static {
+        for (char c : (Assignment.OPERATOR_STARTS + "\"'` \t\r\n=").toCharArray()) {
+            TO_VALUE[c] = true;
+        }
+    }
 
     private RunGate(List<Rule> rules, boolean[] enabled) {
         boolean[] token = new boolean[256];
@@ -51,7 +67,8 @@ final class RunGate {
         int tail = 0;
         int prefixBefore = 0;
         int prefixAfter = 0;
-        boolean keywords = false;
+        boolean anyKeyword = false;
+        java.util.Set<Integer> far = new java.util.TreeSet<>();
         for (Rule r : rules) {
             if (!enabled[r.index()]) {
                 continue;
@@ -61,6 +78,7 @@ final class RunGate {
                 addCharacters(token, l);
                 long s = segment(l, Prefilter.anchor(l), 0, 0);
                 fewest = lower(fewest, s, l.charAt(Prefilter.anchor(l)));
+                far.add(farAnchor(s, l.charAt(Prefilter.anchor(l))));
                 most = Math.max(most, (int) (s >>> 20 & 0xFFFFF));
                 tail = Math.max(tail, (int) (s & 0xFFFFF));
                 continue;
@@ -69,7 +87,7 @@ final class RunGate {
                 addShape(token, f.lead());
                 addShape(token, f.shape());
                 if (r.kind() == Rule.Kind.KEYWORD) {
-                    keywords = true;
+                    anyKeyword = true;
                     fewest = Math.min(fewest, f.shape().minLength());
                     continue;
                 }
@@ -80,7 +98,8 @@ final class RunGate {
                     int anchor = Prefilter.anchor(l);
                     long s = segment(l, lead + anchor, lead, body);
                     fewest = lower(fewest, s, l.charAt(anchor));
-                        most = Math.max(most, (int) (s >>> 20 & 0xFFFFF));
+                    far.add(farAnchor(s, l.charAt(anchor)));
+                    most = Math.max(most, (int) (s >>> 20 & 0xFFFFF));
                     tail = Math.max(tail, (int) (s & 0xFFFFF));
                     long fromStart = segment(l, lead, lead, body); // the same piece, seen from the prefix's start
                     prefixBefore = Math.max(prefixBefore, (int) (fromStart >>> 20 & 0xFFFFF));
@@ -88,7 +107,10 @@ final class RunGate {
                 }
             }
         }
-        if (keywords) { // an operator, then the value or an enabled prefix entry's match, at most VALUE_REACH after it
+        keywords = anyKeyword;
+        far.remove(0);
+        farAnchors = far.stream().mapToInt(Integer::intValue).toArray();
+        if (anyKeyword) { // an operator, then the value or an enabled prefix entry's match, at most VALUE_REACH after it
             most = Math.max(most, Assignment.VALUE_REACH + prefixBefore);
             tail = Math.max(tail, prefixAfter);
         }
@@ -107,6 +129,18 @@ final class RunGate {
     /** {@return the gate of the entries {@code enabled} selects} @param enabled by catalog index */
     static RunGate of(boolean[] enabled) {
         return new RunGate(Catalog.get().rules(), enabled);
+    }
+
+    /**
+     * {@return a prefix's {@link #farAnchors} element, or 0 when its longest piece does not start after its anchor}
+     * An anchor on {@code -} gives the piece's distance as 0: its run holds the dash, and the whole reach is read.
+     */
+    private static int farAnchor(long segment, char anchor) {
+        int distance = (int) (segment >>> 20 & 0xFFFFF);
+        if (distance == 0) {
+            return 0;
+        }
+        return anchor == '-' ? 1 << 30 : distance << 8 | anchor;
     }
 
     /** {@return {@code fewest}, lowered to a prefix's guaranteed piece unless the prefix is anchored on a dash} */
@@ -173,6 +207,34 @@ final class RunGate {
     /** {@return how far before its run's start the position a match is tried from may lie} */
     int before() {
         return before;
+    }
+
+    /**
+     * {@return where the exact reading for the run that starts at {@code start} begins: the first byte of the operator
+     * run and fillers just before it (an operator counts only if its value may start in the run), or, when the anchor
+     * of a prefix whose longest piece may be this run stands at its distance before it, the first of the
+     * {@link #before()} bytes before it; never before {@code floor}} Every other position before the run belongs to a run too short to hold a match.
+     *
+     * @param text the text
+     * @param start where the run starts
+     * @param floor where the reading may start at the earliest
+     */
+    int windowStart(ByteBuffer text, int start, int floor) {
+        int lo = Math.max(floor, start - before);
+        for (int a : farAnchors) {
+            int at = start - (a >>> 8);
+            if (a == 1 << 30 || (at >= lo && (text.get(at) & 0xff) == (a & 0xff))) {
+                return lo;
+            }
+        }
+        int j = start;
+        if (keywords) {
+            int stop = Math.max(lo, start - Assignment.VALUE_REACH);
+            while (j > stop && TO_VALUE[text.get(j - 1) & 0xff]) {
+                j--;
+            }
+        }
+        return Math.max(j, floor);
     }
 
     /** {@return how far after its run's end the position a match is tried from may lie} */

@@ -40,6 +40,8 @@ final class SecretScanner {
     private static final String ESCAPE_LETTERS = "nrtbfv";
     private static final Catalog CATALOG = Catalog.get();
     private static final int[] NO_SPANS = new int[0];
+    /** The counts of a scan that found nothing: no type needs a slot (zero length, so never written). */
+    private static final int[] NO_COUNTS = new int[0];
     private static final int NO_MATCH = -1;
     /** {@link Prefilter#flags} of every byte, as a constant table for the scan's inner loop. */
     private static final byte[] FLAGS = new byte[256];
@@ -54,8 +56,9 @@ final class SecretScanner {
      * The result of a scan.
      *
      * @param selection what was looked for
-     * @param counts matches per secret type ({@link Selection} numbering)
-     * @param unverified per type: how many matches of a checksummed format failed its checksum
+     * @param counts matches per secret type ({@link Selection} numbering); empty when nothing matched
+     * @param unverified per type: how many matches of a checksummed format failed its checksum; empty when nothing
+     *     matched
      * @param spans the matches as triples (start, end exclusive, type), in increasing order and never overlapping;
      *     only filled when the scan was asked to redact
      * @param spanInts how many ints of {@code spans} are used (three per match)
@@ -63,12 +66,21 @@ final class SecretScanner {
     record Scan(Selection selection, int[] counts, int[] unverified, int[] spans, int spanInts) {
         /** {@return the total number of matches} */
         int total() {
-            return Arrays.stream(counts).sum();
+            int total = 0;
+            for (int c : counts) {
+                total += c;
+            }
+            return total;
         }
 
         /** {@return whether nothing matched} */
         boolean isEmpty() {
-            return total() == 0;
+            for (int c : counts) {
+                if (c != 0) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         /** {@return the counts of the types found, in type order: id to count} */
@@ -99,8 +111,10 @@ final class SecretScanner {
 
     /** Collects matches during one scan. */
     private static final class Found {
-        final int[] counts;
-        final int[] unverified;
+        final int types;
+        /** Allocated at the first match: most texts hold none, and the catalog has hundreds of types. */
+        int[] counts;
+        int[] unverified;
         final boolean keepSpans;
         int[] spans = NO_SPANS;
         int used;
@@ -108,13 +122,21 @@ final class SecretScanner {
         int resume;
 
         Found(int types, boolean keepSpans) {
-            counts = new int[types];
-            unverified = new int[types];
+            this.types = types;
             this.keepSpans = keepSpans;
         }
 
+        /** {@return the counts per type, allocated now if no match was added yet} */
+        int[] counts() {
+            if (counts == null) {
+                counts = new int[types];
+                unverified = new int[types];
+            }
+            return counts;
+        }
+
         void add(int type, int start, int end, boolean verifiedOrNoChecksum) {
-            counts[type]++;
+            counts()[type]++;
             if (!verifiedOrNoChecksum) {
                 unverified[type]++;
             }
@@ -171,13 +193,21 @@ final class SecretScanner {
                 break;
             }
             int runEnd = (int) run;
-            int from = Math.max(i, (int) (run >>> 32) - gate.before());
+            int runStart = (int) (run >>> 32);
+            if (!everyByte && runEnd - runStart < gate.least() && !dashMayAnchor(text, runStart, runEnd)) {
+                k = runEnd; // a short run that holds a dash can only hold a match of a prefix anchored on one
+                continue;
+            }
+            int from = everyByte ? i : gate.windowStart(words, runStart, i);
             int to = (int) Math.min(n, (long) runEnd + gate.after());
             i = scanRange(text, from, to, selection, found);
             k = i > to ? i : runEnd; // after a match beyond the range, no later match starts before its end
         }
         if (custom) {
             scanCustom(text, selection, found);
+        }
+        if (found.counts == null) {
+            return new Scan(selection, NO_COUNTS, NO_COUNTS, NO_SPANS, 0);
         }
         if (!redact) {
             return new Scan(selection, found.counts, found.unverified, NO_SPANS, 0);
@@ -230,6 +260,31 @@ final class SecretScanner {
             }
         }
         return i;
+    }
+
+    /**
+     * {@return whether some prefix anchored on a {@code -} may stand at a dash of the text from {@code from} to
+     * {@code to}: the tests {@link #scanRange} makes at a dash before it compares prefixes}
+     */
+    private static boolean dashMayAnchor(ByteBuffer text, int from, int to) {
+        Prefilter prefilter = CATALOG.prefilter();
+        int n = text.limit();
+        for (int i = from; i < to; i++) {
+            if (text.get(i) != '-') {
+                continue;
+            }
+            int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
+            if (prefilter.anchored(false, '-', previous) != null
+                    && prefilter.admits(false, '-', previous, i > 1 ? text.get(i - 2) & 0xff : -1)) {
+                return true;
+            }
+            int next = i + 1 < n ? text.get(i + 1) & 0xff : -1;
+            if (next >= 0 && prefilter.anchored(true, '-', next) != null
+                    && prefilter.admits(true, '-', next, i + 2 < n ? text.get(i + 2) & 0xff : -1)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** {@return the end of the match recorded for a prefix anchored at {@code i}, or {@link #NO_MATCH}} */
@@ -435,7 +490,7 @@ final class SecretScanner {
                         || (after != null && after.getKey() < end);
                 if (!overlaps) {
                     taken.put(start, new int[] {end, type});
-                    found.counts[type]++;
+                    found.counts()[type]++;
                 }
             };
             if (cp.keyword() == null) {
