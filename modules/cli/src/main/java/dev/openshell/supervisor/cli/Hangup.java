@@ -17,7 +17,9 @@ final class Hangup {
     /**
      * Runs {@code action} on every SIGHUP; the handler returns at once, replacing the JVM's default (exit).
      *
-     * @throws IllegalArgumentException when the JVM reserves SIGHUP ({@code -Xrs}) or the platform lacks it
+     * @throws IllegalArgumentException when the JVM reserves SIGHUP ({@code -Xrs}), the platform lacks it, or the
+     *     process was started with SIGHUP ignored (as {@code nohup} starts it): HotSpot then keeps the signal
+     *     ignored and reports the old disposition, {@code SIG_IGN}, instead of installing the handler
      * @throws IllegalStateException when {@code sun.misc.Signal} is not present
      */
     static void onHangup(Runnable action) {
@@ -27,7 +29,11 @@ final class Hangup {
             Object hup = signal.getConstructor(String.class).newInstance("HUP");
             Object proxy = Proxy.newProxyInstance(Hangup.class.getClassLoader(), new Class<?>[] {handler},
                     (self, method, args) -> handle(self, method, args, action));
-            signal.getMethod("handle", signal, handler).invoke(null, hup, proxy);
+            Object previous = signal.getMethod("handle", signal, handler).invoke(null, hup, proxy);
+            if (previous == handler.getField("SIG_IGN").get(null)) {
+                throw new IllegalArgumentException("SIGHUP is ignored in this process (it was started with SIGHUP"
+                        + " ignored, as nohup does)");
+            }
         } catch (InvocationTargetException e) {
             if (e.getCause() instanceof IllegalArgumentException refused) {
                 throw refused;

@@ -145,8 +145,9 @@ final class RunCommand implements Callable<Integer> {
                     ? " and when " + policy + " changes" : ""));
         } catch (IllegalArgumentException e) {
             // the JVM reserves SIGHUP when started with -Xrs, and some platforms lack it
-            log.log(System.Logger.Level.WARNING, "SIGHUP cannot be handled here ({0}); the policy is reloaded "
-                    + "only when its file changes", e.getMessage());
+            log.log(System.Logger.Level.WARNING, "SIGHUP cannot be handled here ({0}); {1}", e.getMessage(),
+                    policy != null && watchPolicy ? "the policy is reloaded only when its file changes"
+                            : "the policy is not reloaded (restart to change it, or run without --no-watch-policy)");
         }
     }
 }

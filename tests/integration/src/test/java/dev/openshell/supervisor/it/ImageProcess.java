@@ -46,7 +46,19 @@ final class ImageProcess implements AutoCloseable {
      * @throws AssertionError when it exits or does not get ready in time
      */
     static ImageProcess run(Path home, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
+        return start(List.of(), home, args);
+    }
+
+    /**
+     * Like {@link #run}, with SIGHUP ignored in the started process, as {@code nohup} leaves it.
+     */
+    static ImageProcess runIgnoringHangup(Path home, String... args) throws IOException, InterruptedException {
+        return start(List.of("/bin/sh", "-c", "trap '' HUP; exec \"$0\" \"$@\""), home, args);
+    }
+
+    private static ImageProcess start(List<String> prefix, Path home, String... args)
+            throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(prefix);
         cmd.add(Image.launcher(home).toString());
         cmd.add("run");
         cmd.addAll(List.of(args));

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -162,6 +163,19 @@ class ReloadIT {
         }
         for (String g : generations) {
             assertTrue(hits.stream().anyMatch(h -> h.tags().get(0).equals(g + "1")), "generation " + g + " served");
+        }
+    }
+
+    @Test
+    void aSupervisorStartedWithSighupIgnoredSaysItCannotReloadOnIt() throws Exception {
+        List<String> args = new ArrayList<>(List.of("--policy", policy.toString(), "--gateway-config",
+                gateway.toString(), "--plugins", plugins.toString(), "--listen", "127.0.0.1:0", "--admin-listen",
+                "off", "--state-dir", tmp.resolve("state").toString(), "--audit-log", audit.toString(),
+                "--no-watch-policy"));
+        try (ImageProcess s = ImageProcess.runIgnoringHangup(Image.HOME, args.toArray(String[]::new))) {
+            String warning = s.awaitLog("SIGHUP cannot be handled here", 1);
+            assertTrue(warning.contains("started with SIGHUP ignored") && warning.contains("not reloaded"), warning);
+            assertFalse(s.errText().contains("the policy is reloaded on SIGHUP"), s.errText());
         }
     }
 
