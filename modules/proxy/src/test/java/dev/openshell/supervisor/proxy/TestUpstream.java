@@ -49,6 +49,11 @@ final class TestUpstream implements AutoCloseable {
     volatile java.util.concurrent.CountDownLatch holdBodyUntil;
     /** Whether a held body went out because the latch did not open within 5 s. */
     volatile boolean holdTimedOut;
+    /**
+     * When set, a WebSocket upgrade is answered with these bytes (a head and frames) instead of a 101 and an echo;
+     * the connection then closes once the client sends a byte (its close frame) or ends.
+     */
+    volatile Function<Received, byte[]> upgrade;
 
     TestUpstream(SSLContext tls) throws IOException {
         server = tls == null ? new ServerSocket(0, 50, InetAddress.getLoopbackAddress())
@@ -137,6 +142,13 @@ final class TestUpstream implements AutoCloseable {
                 }
                 Received r = new Received(raw.toByteArray(), head, body.toByteArray());
                 received.add(r);
+                Function<Received, byte[]> upgraded = upgrade;
+                if (lower.contains("\r\nupgrade: websocket") && upgraded != null) {
+                    out.write(upgraded.apply(r));
+                    out.flush();
+                    in.read();
+                    return;
+                }
                 if (lower.contains("\r\nupgrade: websocket")) {
                     out.write(bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                             + "\r\n"));

@@ -25,7 +25,10 @@ import java.util.List;
  * continuation without a message and a message before the last one finished are refused (1002); a text message must be
  * UTF-8 (1007) and at most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes and {@link WebSocketFrames#MAX_FRAGMENTS}
  * fragments (1009). Binary messages and control-frame payloads are not read by any stage: unless
- * {@link Policy#uninspectedAllowed()} they close the session with 1008.
+ * {@link Policy#uninspectedAllowed()} they close the session with 1008. A policy that reads binary messages
+ * ({@link Policy#readsBinary}: the scrub of a server's messages, {@link ScrubbedMessages}) gets each one assembled (at
+ * most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes, else 1009) and may replace it, and may replace a control frame's
+ * payload ({@link Policy#control}); a replacement is sent as one new frame.
  */
 final class MessageRelay {
     private static final SecureRandom KEYS = new SecureRandom();
@@ -46,6 +49,33 @@ final class MessageRelay {
          * that carries such bytes, so that the first one can be recorded.
          */
         boolean uninspectedAllowed();
+
+        /**
+         * {@return whether binary messages are assembled (each at most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes,
+         * else 1009) and given to {@link #binary}} Otherwise their frames pass as they arrive.
+         */
+        default boolean readsBinary() {
+            return false;
+        }
+
+        /**
+         * @param message one complete binary message, when {@link #readsBinary()}
+         * @return the message to forward: {@code message} itself to forward the original frames, another array to
+         *     forward it as one new binary frame, {@code null} to close the session with 1008
+         */
+        default byte[] binary(byte[] message) {
+            return message;
+        }
+
+        /**
+         * @param opcode the control frame's opcode (8 close, 9 ping, 10 pong)
+         * @param payload its unmasked payload, at most 125 bytes
+         * @return the payload to forward: {@code payload} itself to forward the original frame, another array (at
+         *     most 125 bytes) to forward a new frame with it
+         */
+        default byte[] control(int opcode, byte[] payload) {
+            return payload;
+        }
     }
 
     /**
@@ -77,10 +107,7 @@ final class MessageRelay {
      */
     static WebSocketFrames.Ended relay(InputStream from, OutputStream to, boolean fromClient, Policy policy)
             throws IOException {
-        List<byte[]> held = new ArrayList<>();
-        ByteArrayOutputStream text = null;
-        boolean binaryOpen = false;
-        int fragments = 0;
+        Assembly m = new Assembly();
         while (true) {
             Frame f;
             try {
@@ -98,13 +125,33 @@ final class MessageRelay {
                     return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
                             "a control frame carries a payload no middleware stage reads");
                 }
-                send(to, f.raw());
+                byte[] p = policy.control(op, f.payload());
+                send(to, p == f.payload() ? f.raw() : frame(op, p, fromClient));
                 if (op == 8) {
                     return new WebSocketFrames.Ended(0, (fromClient ? "the client" : "the upstream")
                             + " closed the connection");
                 }
                 continue;
             }
+            WebSocketFrames.Ended stop = m.dataFrame(f, to, fromClient, policy);
+            if (stop != null) {
+                return stop;
+            }
+        }
+    }
+
+    /** The message being assembled from its data frames (text, or binary when the policy reads binary). */
+    private static final class Assembly {
+        private final List<byte[]> held = new ArrayList<>();
+        private ByteArrayOutputStream text;
+        private ByteArrayOutputStream binary;
+        private boolean binaryOpen;
+        private int fragments;
+
+        /** {@return how the relay ends after one data frame, or null to go on} */
+        WebSocketFrames.Ended dataFrame(Frame f, OutputStream to, boolean fromClient, Policy policy)
+                throws IOException {
+            int op = f.opcode();
             boolean continuation = op == 0;
             if (continuation && text == null && !binaryOpen) {
                 return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR,
@@ -126,9 +173,12 @@ final class MessageRelay {
                     return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
                             "a binary message, which no middleware stage reads");
                 }
-                send(to, f.raw());
                 binaryOpen = !f.fin();
-                continue;
+                if (!policy.readsBinary()) {
+                    send(to, f.raw());
+                    return null;
+                }
+                return binaryFrame(f, to, fromClient, policy);
             }
             if (text == null) {
                 text = new ByteArrayOutputStream();
@@ -140,14 +190,40 @@ final class MessageRelay {
             text.write(f.payload());
             held.add(f.raw());
             if (!f.fin()) {
-                continue;
+                return null;
             }
             WebSocketFrames.Ended stop = deliver(text, held, to, fromClient, policy);
-            if (stop != null) {
-                return stop;
-            }
             text = null;
             held.clear();
+            return stop;
+        }
+
+        /** Assembles a binary message the policy reads; at its last fragment, forwards what the policy returns. */
+        private WebSocketFrames.Ended binaryFrame(Frame f, OutputStream to, boolean fromClient, Policy policy)
+                throws IOException {
+            if (binary == null) {
+                binary = new ByteArrayOutputStream();
+            }
+            if (binary.size() + f.payload().length > WebSocketFrames.MAX_TEXT_BYTES) {
+                return new WebSocketFrames.Ended(WebSocketFrames.TOO_BIG,
+                        "a binary message is larger than " + WebSocketFrames.MAX_TEXT_BYTES + " bytes");
+            }
+            binary.write(f.payload());
+            held.add(f.raw());
+            if (!f.fin()) {
+                return null;
+            }
+            byte[] message = binary.toByteArray();
+            binary = null;
+            byte[] out = policy.binary(message);
+            if (out == null) {
+                held.clear();
+                return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
+                        "a binary message was denied by middleware or policy");
+            }
+            send(to, out == message ? List.copyOf(held) : List.of(frame(2, out, fromClient)));
+            held.clear();
+            return null;
         }
     }
 
@@ -277,9 +353,17 @@ final class MessageRelay {
      * (RFC 6455, section 5.3).
      */
     static byte[] textFrame(String text, boolean masked) {
-        byte[] p = text.getBytes(StandardCharsets.UTF_8);
+        return frame(1, text.getBytes(StandardCharsets.UTF_8), masked);
+    }
+
+    /**
+     * {@return one final frame with this opcode carrying {@code payload}}, masked with a fresh key when it goes to the
+     * upstream (RFC 6455, section 5.3).
+     */
+    static byte[] frame(int opcode, byte[] payload, boolean masked) {
+        byte[] p = payload.clone();
         ByteArrayOutputStream out = new ByteArrayOutputStream(p.length + 14);
-        out.write(0x81);
+        out.write(0x80 | opcode);
         int maskBit = masked ? 0x80 : 0;
         if (p.length < 126) {
             out.write(maskBit | p.length);

@@ -101,6 +101,10 @@ final class Pipeline<P> implements AutoCloseable {
                 out = out.withoutWebSocketExtensions();                // no extension may change what is read
             }
             CredentialVerdict.Forward sent = credentials(req, out);    // credentials, post-credentials
+            if (req.websocket() && !sent.injected().isEmpty()) {
+                out = out.withoutWebSocketExtensions();                // the server's messages are scrubbed
+                sent = withoutWebSocketExtensions(sent);
+            }
             endWork();
             return forward(req, admitted, l7, out, sent);              // upstream, response, scrub, deliver
         } catch (Answered a) {
@@ -324,6 +328,17 @@ final class Pipeline<P> implements AutoCloseable {
             return new dev.openshell.supervisor.proxy.ResponseVerdict.Withhold(new Answer(502, "internal_error",
                     "response middleware evaluation failed; the upstream request may have completed"));
         }
+    }
+
+    /**
+     * {@return the credential step's headers without {@code Sec-WebSocket-Extensions}} An upgrade whose response is
+     * scrubbed has its server messages parsed ({@link ScrubbedMessages}): no extension may compress them.
+     */
+    private static CredentialVerdict.Forward withoutWebSocketExtensions(CredentialVerdict.Forward sent) {
+        List<HttpHeader> kept = sent.headers().stream()
+                .filter(h -> !h.name().equalsIgnoreCase("sec-websocket-extensions")).toList();
+        return kept.size() == sent.headers().size() ? sent
+                : new CredentialVerdict.Forward(kept, sent.rawQuery(), sent.injected());
     }
 
     /** {@return whether the proxy parses the frames of this upgrade: the L7 policy decides on its messages} */

@@ -124,7 +124,8 @@ final class ResponseRelay {
             return new ScrubbingRelay(core, client, this, scrub, scrubber(scrub)).relay(c, req, r);
         }
         if (r.status() == 101) {
-            if ((session != null || websocketMessages.isPresent()) && !r.all("sec-websocket-extensions").isEmpty()) {
+            if ((session != null || websocketMessages.isPresent() || scrub != null)
+                    && !r.all("sec-websocket-extensions").isEmpty()) {
                 // the request went without Sec-WebSocket-Extensions (frames are parsed here): RFC 6455 section 4.1
                 if (session != null) {
                     session.end(dev.openshell.middleware.spi.SessionEndReason.UPSTREAM_FAILURE);
@@ -133,7 +134,7 @@ final class ResponseRelay {
                         + " that was not offered (RFC 6455 section 4.1)");
             }
             if (scrub != null) {
-                // the head is scrubbed; the upgraded bytes are not (docs/credentials.md, section 4)
+                // the head here; the server's messages by the relay (ScrubbedMessages)
                 SecretScrubber s = scrubber(scrub);
                 r = ScrubbingRelay.scrubHead(r, s);
                 if (s.matches() > 0) {
@@ -148,12 +149,13 @@ final class ResponseRelay {
                 session.start(r.fields().stream().filter(f -> f.lowerName().equals("sec-websocket-protocol"))
                         .map(HeaderField::value).findFirst().orElse("").trim());
                 SessionRelay.relay(client, c, core.timeouts().upstreamRead(), websocketMessages, session,
-                        core.maskKeys());
+                        core.maskKeys(), scrub);
             } else if (websocketMessages.isPresent()) {
                 UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get(),
-                        core.maskKeys());
+                        core.maskKeys(), scrub == null ? null : new ScrubbedMessages(scrub, null));
             } else {
-                UpgradeRelay.relay(client, c, core.timeouts().upstreamRead());
+                UpgradeRelay.relay(client, c, core.timeouts().upstreamRead(),
+                        scrub == null ? null : new ScrubbedMessages(scrub, null), core.maskKeys());
             }
             return false;
         }

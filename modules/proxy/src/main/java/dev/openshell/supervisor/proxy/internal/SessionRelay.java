@@ -26,14 +26,17 @@ final class SessionRelay {
     private final MessageSession session;
     private final SecureRandom maskKeys;
     private final AtomicReference<SessionEndReason> first = new AtomicReference<>();
+    /** What the server's messages are scrubbed of, or {@code null} ({@link ScrubbedMessages}). */
+    private final ResponseScrub scrub;
 
     private SessionRelay(ClientStream client, UpstreamPool.Connection upstream, Optional<WebSocketMessages> l7,
-                         MessageSession session, SecureRandom maskKeys) {
+                         MessageSession session, SecureRandom maskKeys, ResponseScrub scrub) {
         this.client = client;
+        this.maskKeys = maskKeys;
+        this.scrub = scrub;
         this.upstream = upstream;
         this.l7 = l7;
         this.session = session;
-        this.maskKeys = maskKeys;
     }
 
     /**
@@ -45,11 +48,12 @@ final class SessionRelay {
      * @param l7 the L7 rules on the client's text messages, when the endpoint is {@code protocol: websocket}
      * @param session the message chain
      * @param maskKeys the masking keys of the close frame toward the upstream
+     * @param scrub what the server's messages are scrubbed of before the chain reads them, or {@code null}
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Optional<WebSocketMessages> l7,
-                      MessageSession session, SecureRandom maskKeys) {
+                      MessageSession session, SecureRandom maskKeys, ResponseScrub scrub) {
         c.readTimeout(idle);
-        new SessionRelay(client, c, l7, session, maskKeys).run();
+        new SessionRelay(client, c, l7, session, maskKeys, scrub).run();
     }
 
     private void run() {
@@ -70,7 +74,11 @@ final class SessionRelay {
         OutputStream to = toUpstream ? upstream.out() : client.out;
         WebSocketFrames.Ended ended;
         try {
-            if (session.inspects(d) || (toUpstream && l7.isPresent())) {
+            if (!toUpstream && scrub != null) {
+                ScrubbedMessages scrubbed = new ScrubbedMessages(scrub, session.inspects(d) ? policy(d) : null);
+                ended = MessageRelay.relay(from, to, false, scrubbed);
+                scrubbed.ended(ended);
+            } else if (session.inspects(d) || (toUpstream && l7.isPresent())) {
                 ended = MessageRelay.relay(from, to, toUpstream, policy(d));
             } else {
                 from.transferToEnd(to); // flushes after every read

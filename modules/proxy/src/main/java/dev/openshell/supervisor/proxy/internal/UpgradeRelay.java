@@ -11,8 +11,9 @@ import dev.openshell.supervisor.proxy.WebSocketMessages;
  * {@code 101 Switching Protocols} to a WebSocket upgrade (RFC 6455), and for a {@code tls: skip} tunnel. Closes the
  * client socket at the end. Frames are relayed without inspection ({@link #relay}), except on an L7
  * {@code protocol: websocket} endpoint ({@link #relayInspected}), where the client's frames are parsed and each text
- * message is held until the L7 policy allows it ({@link WebSocketFrames}); server-to-client bytes are always relayed
- * untouched.
+ * message is held until the L7 policy allows it ({@link WebSocketFrames}). Server-to-client bytes are relayed
+ * untouched, except after an upgrade whose response is scrubbed ({@link ResponseScrub}): then each server message is
+ * parsed by {@link MessageRelay} and scrubbed ({@link ScrubbedMessages}).
  */
 final class UpgradeRelay {
     private UpgradeRelay() {
@@ -26,6 +27,21 @@ final class UpgradeRelay {
      * @param idle the idle limit of the upstream read side
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle) {
+        relay(client, c, idle, null, null);
+    }
+
+    /**
+     * Relays until either side closes, then closes both; the server's messages are scrubbed when {@code toClient}
+     * is given.
+     *
+     * @param client the client side
+     * @param c the upstream connection
+     * @param idle the idle limit of the upstream read side
+     * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
+     * @param maskKeys the masking keys of a close frame toward the upstream; needed with {@code toClient}
+     */
+    static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, ScrubbedMessages toClient,
+                      SecureRandom maskKeys) {
         c.readTimeout(idle);
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-up").start(() -> {
             try {
@@ -36,7 +52,7 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, null);
+        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys);
     }
 
     /**
@@ -51,9 +67,10 @@ final class UpgradeRelay {
      * @param messages decides on each complete client text message ({@code false} closes with 1008), and hears of
      *     every other close the supervisor makes
      * @param maskKeys the masking keys of the close frame toward the upstream
+     * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
      */
     static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
-                               WebSocketMessages messages, SecureRandom maskKeys) {
+                               WebSocketMessages messages, SecureRandom maskKeys, ScrubbedMessages toClient) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
@@ -91,24 +108,45 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, closeStatus);
+        finish(client, c, toUpstream, closeStatus, toClient, maskKeys);
     }
 
     /**
-     * Relays upstream-to-client until the end, then closes both sides; sends the client a close frame first when
-     * the client-to-upstream side ended with a status.
+     * Relays upstream-to-client until the end (scrubbed with {@code toClient} when given), then closes both sides;
+     * sends the client a close frame first when the client-to-upstream side ended with a status. When the scrubbed
+     * server side ends with a status (1002, 1009), both peers get a close frame with it.
      */
     private static void finish(ClientStream client, UpstreamPool.Connection c, Thread toUpstream,
-                               AtomicInteger closeStatus) {
+                               AtomicInteger closeStatus, ScrubbedMessages toClient, SecureRandom maskKeys) {
         try {
-            c.in().transferToEnd(client.out);
+            if (toClient == null) {
+                c.in().transferToEnd(client.out);
+            } else {
+                WebSocketFrames.Ended ended = MessageRelay.relay(c.in(), client.out, false, toClient);
+                toClient.ended(ended);
+                if (ended.closeStatus() == 0 && ended.reason().endsWith("closed the connection")) {
+                    // nothing after the server's close frame reaches the client (RFC 6455, section 5.5.1); waiting
+                    // for the server to end lets the client's answering close frame reach it
+                    c.in().transferToEnd(java.io.OutputStream.nullOutputStream());
+                }
+                if (ended.closeStatus() > 0 && closeStatus.compareAndSet(0, ended.closeStatus())) {
+                    ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
+                            ended.closeStatus(), ended.reason());
+                    synchronized (c.out()) {
+                        c.out().write(WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
+                        c.out().flush();
+                    }
+                }
+            }
         } catch (IOException e) {
             // either side closed
         } finally {
             try {
                 // the client side sets its status before it closes the upstream connection, which ended this side
-                if (closeStatus != null && closeStatus.get() != 0) {
-                    client.out.write(WebSocketFrames.closeFrame(closeStatus.get()));
+                if (closeStatus.get() != 0) {
+                    synchronized (client.out) {
+                        client.out.write(WebSocketFrames.closeFrame(closeStatus.get()));
+                    }
                 }
                 client.out.flush();
             } catch (IOException ignored) {

@@ -9,7 +9,10 @@ import java.security.SecureRandom;
  * the L7 rules decide on ({@link UpgradeRelay#relayInspected}).
  */
 public final class WebSocketFrames {
-    /** The largest text message assembled for policy, bytes. */
+    /**
+     * The largest text message assembled for policy, bytes; also the largest server message (text or binary) of an
+     * upgrade whose messages are scrubbed ({@link ScrubbedMessages}).
+     */
     public static final int MAX_TEXT_BYTES = 4 * 1024 * 1024;
     /** The largest binary frame relayed, bytes. */
     public static final long MAX_BINARY_FRAME_BYTES = 16L * 1024 * 1024;

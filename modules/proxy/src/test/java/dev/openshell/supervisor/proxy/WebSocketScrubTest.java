@@ -1,0 +1,288 @@
+package dev.openshell.supervisor.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.HttpHeader;
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.function.Function;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * WebSocket messages from the server of an upgrade that carried a credential are scrubbed like a response body
+ * (docs/credentials.md, section 4): a real loopback upstream answers the upgrade with a {@code 101} and frames that
+ * echo the injected value in a text message, a binary message (also base64), a fragmented message (the value split
+ * over three fragments, a ping carrying it in between), over plain HTTP and intercepted HTTPS; a message over the
+ * limit closes with 1009; an accepted extension is refused.
+ */
+class WebSocketScrubTest {
+    static final String SECRET = "wsS3cr3t/value+" + Long.toHexString(System.nanoTime());
+    static final String PLACEHOLDER = "openshell:resolve:env:API_TOKEN";
+    static final String UPGRADE = "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
+    static final String SWITCHED = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n";
+
+    @TempDir
+    Path tmp;
+
+    /** Replaces the placeholder in any header value, and reports the value as injected. */
+    static PolicySteps.Credentials<Void> inject() {
+        return (plan, req, sent) -> {
+            boolean used = sent.headers().stream().anyMatch(h -> h.value().contains(PLACEHOLDER));
+            List<HttpHeader> out = sent.headers().stream()
+                    .map(h -> new HttpHeader(h.name(), h.value().replace(PLACEHOLDER, SECRET))).toList();
+            return new CredentialVerdict.Forward(out, sent.rawQuery(), used ? InjectedCredentials.of(List.of(
+                    new InjectedCredentials.Entry("API_TOKEN", SECRET, PLACEHOLDER, false)))
+                    : InjectedCredentials.none());
+        };
+    }
+
+    /** {@return one unmasked server frame} */
+    static byte[] frame(int b0, byte[] p) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(b0);
+        if (p.length < 126) {
+            out.write(p.length);
+        } else if (p.length <= 0xFFFF) {
+            out.write(126);
+            out.write(p.length >> 8);
+            out.write(p.length);
+        } else {
+            out.write(127);
+            for (int i = 7; i >= 0; i--) {
+                out.write(i >= 4 ? 0 : (p.length >>> (8 * i)) & 0xFF);
+            }
+        }
+        out.writeBytes(p);
+        return out.toByteArray();
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The echo: the value the upstream received in {@code X-Reflect}, in each kind of message. */
+    static byte[] echoFrames(TestUpstream.Received r) {
+        String value = r.head().lines().filter(l -> l.toLowerCase().startsWith("x-reflect:")).findFirst()
+                .map(l -> l.substring(l.indexOf(':') + 1).strip()).orElse("none");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(utf8(SWITCHED + "\r\n"));
+        out.writeBytes(frame(0x81, utf8("text " + value)));
+        out.writeBytes(frame(0x82, utf8("bin " + value + " b64 " + Base64.getEncoder().encodeToString(utf8(value)))));
+        out.writeBytes(frame(0x01, utf8("frag " + value.substring(0, 4))));
+        out.writeBytes(frame(0x89, utf8(value)));
+        out.writeBytes(frame(0x00, utf8(value.substring(4, 9))));
+        out.writeBytes(frame(0x80, utf8(value.substring(9) + " end")));
+        out.writeBytes(frame(0x81, utf8("clean")));
+        out.writeBytes(frame(0x88, new byte[] {3, (byte) 0xE8}));
+        return out.toByteArray();
+    }
+
+    /** One frame as the client read it. */
+    record Read(int b0, byte[] payload) {
+        String text() {
+            return new String(payload, StandardCharsets.UTF_8);
+        }
+    }
+
+    static Read readFrame(InputStream in) throws IOException {
+        int b0 = in.read();
+        if (b0 < 0) {
+            throw new EOFException("no frame");
+        }
+        int b1 = in.read();
+        assertEquals(0, b1 & 0x80, "server frames reach the client unmasked");
+        long len = b1 & 0x7F;
+        if (len == 126) {
+            len = (in.read() << 8) | in.read();
+        } else if (len == 127) {
+            len = 0;
+            for (int i = 0; i < 8; i++) {
+                len = (len << 8) | in.read();
+            }
+        }
+        byte[] p = in.readNBytes((int) len);
+        if (p.length != len) {
+            throw new EOFException("short frame");
+        }
+        return new Read(b0, p);
+    }
+
+    /** {@return the frames up to and including the close frame} */
+    static List<Read> readUntilClose(InputStream in) throws IOException {
+        List<Read> frames = new ArrayList<>();
+        while (true) {
+            Read f = readFrame(in);
+            frames.add(f);
+            if ((f.b0() & 0x0F) == 8) {
+                return frames;
+            }
+        }
+    }
+
+    static void assertScrubbed(List<Read> frames) {
+        assertEquals(0x81, frames.get(0).b0());
+        assertEquals("text " + PLACEHOLDER, frames.get(0).text());
+        assertEquals(0x82, frames.get(1).b0());
+        assertEquals("bin " + PLACEHOLDER + " b64 " + PLACEHOLDER, frames.get(1).text());
+        assertEquals(0x89, frames.get(2).b0(), "the ping interleaved with the fragments goes on in its place");
+        assertEquals(PLACEHOLDER, frames.get(2).text());
+        assertEquals(0x81, frames.get(3).b0(), "the fragmented message, scrubbed, is one frame");
+        assertEquals("frag " + PLACEHOLDER + " end", frames.get(3).text());
+        assertEquals("clean", frames.get(4).text());
+        assertEquals(0x88, frames.get(5).b0());
+        StringBuilder all = new StringBuilder();
+        for (Read f : frames) {
+            all.append(new String(f.payload(), StandardCharsets.ISO_8859_1));
+        }
+        for (String form : List.of(SECRET, Base64.getEncoder().encodeToString(utf8(SECRET)), SECRET.substring(4, 9))) {
+            assertFalse(all.toString().contains(form), () -> "the client read a secret form: " + all);
+        }
+    }
+
+    static final byte[] CLIENT_CLOSE = {(byte) 0x88, (byte) 0x82, 1, 2, 3, 4, 3 ^ 1, (byte) (0xE8 ^ 2)};
+
+    @Test
+    void serverMessagesAreScrubbedOverHttp() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
+            fx.upstream.upgrade = WebSocketScrubTest::echoFrames;
+            try (RawClient c = fx.client()) {
+                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
+                        + PLACEHOLDER + "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n" + UPGRADE + "\r\n");
+                String head = c.readHead();
+                assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+                assertScrubbed(readUntilClose(c.in()));
+                c.send(CLIENT_CLOSE);
+            }
+            String sent = fx.upstream.take().head();
+            assertTrue(sent.contains(SECRET), "the upstream did receive the value");
+            assertFalse(sent.toLowerCase().contains("sec-websocket-extensions"), "no extension is offered: " + sent);
+            assertEquals(List.of("[API_TOKEN] 0 1", "[API_TOKEN] 0 2", "[API_TOKEN] 0 1", "[API_TOKEN] 0 1"),
+                    fx.hook.scrubs, "each scrubbed message is reported, with its count");
+        }
+    }
+
+    @Test
+    void serverMessagesAreScrubbedOverInterceptedHttps() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
+            fx.tlsUpstream.upgrade = WebSocketScrubTest::echoFrames;
+            String authority = ProxyFixture.API + ":" + fx.tlsUpstream.port();
+            Socket raw = new Socket(InetAddress.getLoopbackAddress(), fx.port);
+            raw.getOutputStream().write(utf8("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority
+                    + "\r\n\r\n"));
+            try (RawClient connect = new RawClient(raw)) {
+                String established = connect.readHead();
+                assertTrue(established.startsWith("HTTP/1.1 200"), established);
+                SSLSocket tls = (SSLSocket) trusting(fx).getSocketFactory().createSocket(raw, ProxyFixture.API,
+                        fx.tlsUpstream.port(), true);
+                tls.startHandshake();
+                try (RawClient c = new RawClient(tls)) {
+                    c.send("GET /ws HTTP/1.1\r\nHost: " + authority + "\r\nX-Reflect: " + PLACEHOLDER + "\r\n"
+                            + UPGRADE + "\r\n");
+                    String head = c.readHead();
+                    assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+                    assertScrubbed(readUntilClose(c.in()));
+                    c.send(CLIENT_CLOSE);
+                }
+            }
+            assertEquals(4, fx.hook.scrubs.size(), fx.hook.scrubs.toString());
+        }
+    }
+
+    /** A server message over the message limit is never relayed: both peers get 1009, and it is audited. */
+    @Test
+    void aServerMessageOverTheLimitClosesWith1009() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
+            fx.upstream.upgrade = r -> {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                out.writeBytes(utf8(SWITCHED + "\r\n"));
+                byte[] half = new byte[3 * 1024 * 1024];
+                out.writeBytes(frame(0x02, half));
+                out.writeBytes(frame(0x80, half));
+                return out.toByteArray();
+            };
+            try (RawClient c = fx.client()) {
+                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
+                        + PLACEHOLDER + "\r\n" + UPGRADE + "\r\n");
+                assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
+                Read close = readFrame(c.in());
+                assertEquals(0x88, close.b0(), "no data frame of the message reached the client");
+                assertEquals(1009, ((close.payload()[0] & 0xFF) << 8) | (close.payload()[1] & 0xFF));
+            }
+            assertEquals(List.of("response_uninspectable false"), fx.hook.unscannable);
+        }
+    }
+
+    /** A 101 that accepts an extension the supervisor removed from the offer is refused with 502. */
+    @Test
+    void anAcceptedExtensionIsRefused() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
+            fx.upstream.upgrade = r -> {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                out.writeBytes(utf8(SWITCHED + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"));
+                out.writeBytes(frame(0xC1, utf8("compressed")));
+                return out.toByteArray();
+            };
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
+                        + "\r\nX-Reflect: " + PLACEHOLDER + "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n"
+                        + UPGRADE + "\r\n").read();
+                assertEquals(502, r.status(), r.head());
+            }
+        }
+    }
+
+    /** A request without a credential to a host none is bound to is relayed untouched. */
+    @Test
+    void anUpgradeWithoutACredentialIsRelayedUntouched() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
+            Function<TestUpstream.Received, byte[]> frames = r -> {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                out.writeBytes(utf8(SWITCHED + "\r\n"));
+                out.writeBytes(frame(0x01, utf8("part ")));
+                out.writeBytes(frame(0x80, utf8("two")));
+                out.writeBytes(frame(0x88, new byte[0]));
+                return out.toByteArray();
+            };
+            fx.upstream.upgrade = frames;
+            try (RawClient c = fx.client()) {
+                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n" + UPGRADE
+                        + "\r\n");
+                assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
+                List<Read> got = readUntilClose(c.in());
+                assertEquals(3, got.size(), "the fragments keep their frames");
+                assertEquals("part ", got.get(0).text());
+                c.send(CLIENT_CLOSE);
+            }
+            assertEquals(List.of(), fx.hook.scrubs);
+        }
+    }
+
+    private static SSLContext trusting(ProxyFixture fx) throws Exception {
+        KeyStore ks = KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        ks.setCertificateEntry("proxy-ca", fx.proxy.caCertificate());
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(ks);
+        SSLContext ctx = SSLContext.getInstance("TLS");
+        ctx.init(null, tmf.getTrustManagers(), null);
+        return ctx;
+    }
+}
