@@ -1,0 +1,259 @@
+package dev.openshell.supervisor.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import jakarta.json.JsonObject;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * WebSocket messages of a credential-bound host are scrubbed (docs/credentials.md, section 4), end to end:
+ * {@code supervisor run} from the image, a raw WebSocket client as the sandbox, and an upstream on 127.0.0.1 that
+ * answers the upgrade by echoing the injected value in a text message, a binary message (also base64) and a message
+ * fragmented with the value split over three fragments and a ping carrying it in between, over plain HTTP and
+ * intercepted HTTPS. The sandbox reads the placeholder in each; each scrub is a High finding and a metric; no value
+ * reaches any output of the supervisor.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class WebSocketScrubIT {
+    static final String TOKEN = "ws/tok+" + CredentialInjectionIT.hex(16);
+    static final String PLACEHOLDER = CredentialInjectionIT.placeholder("WS_TOKEN");
+
+    @TempDir
+    static Path work;
+
+    private static EchoingWs plain;
+    private static EchoingWs tls;
+    private static StackProcess supervisor;
+    private static final List<String> SANDBOX_SAW = new CopyOnWriteArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path pki = Files.createDirectories(work.resolve("pki"));
+        TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
+        TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, "ws.test");
+        plain = new EchoingWs(null);
+        tls = new EchoingWs(ProxyWorld.serverContext(leaf));
+        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
+                [openshell.supervisor.network]
+                allow_loopback_upstreams = true
+
+                [openshell.supervisor.network.static_hosts]
+                "ws.test" = "127.0.0.1"
+
+                [openshell.supervisor.tls]
+                upstream_ca_bundle = "%s"
+
+                [[openshell.supervisor.credentials]]
+                name = "WS_TOKEN"
+                source = "env:IT_WS_TOKEN"
+                hosts = ["ws.test"]
+                headers = ["x-reflect"]
+                allow_plaintext = true
+                """.formatted(ca.certFile().toAbsolutePath()));
+        Path policy = Files.writeString(work.resolve("policy.yaml"), """
+                version: 1
+                network_policies:
+                  ws:
+                    endpoints:
+                      - { host: ws.test, ports: [%d, %d] }
+                """.formatted(plain.port(), tls.port()));
+        supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of("IT_WS_TOKEN", TOKEN));
+    }
+
+    @AfterAll
+    static void stop() {
+        for (AutoCloseable c : new AutoCloseable[] {supervisor, plain, tls}) {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (Exception e) {
+                // keep closing the rest
+            }
+        }
+    }
+
+    private static List<String> secretForms() {
+        return List.of(TOKEN, TOKEN.replace("/", "\\/"), TOKEN.replace("/", "%2F").replace("+", "%2B"),
+                Base64.getEncoder().encodeToString(TOKEN.getBytes(StandardCharsets.UTF_8)), TOKEN.substring(4, 9));
+    }
+
+    /** Upgrades through the supervisor (absolute-form, or origin-form inside an intercepted CONNECT tunnel). */
+    private static Socket upgrade(boolean https) throws Exception {
+        EchoingWs up = https ? tls : plain;
+        String authority = "ws.test:" + up.port();
+        Socket s = new Socket(InetAddress.getByName("127.0.0.1"), supervisor.port());
+        s.setSoTimeout(30_000);
+        String target = "http://" + authority + "/realtime";
+        if (https) {
+            s.getOutputStream().write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            String established = WsPeers.head(s.getInputStream());
+            assertTrue(established.startsWith("HTTP/1.1 200"), established);
+            SSLContext ctx = ProxyWorld.trusting(work.resolve("supervisor").resolve("state").resolve("ca")
+                    .resolve("supervisor-ca.pem"));
+            SSLSocket t = (SSLSocket) ctx.getSocketFactory().createSocket(s, "ws.test", up.port(), true);
+            t.startHandshake();
+            s = t;
+            target = "/realtime";
+        }
+        s.getOutputStream().write(("GET " + target + " HTTP/1.1\r\nHost: " + authority + "\r\nX-Reflect: "
+                + PLACEHOLDER + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
+                + "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
+        return s;
+    }
+
+    @Test
+    @Order(1)
+    void serverMessagesEchoingTheValueComeBackAsThePlaceholderOverHttpAndHttps() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            try (Socket s = upgrade(https)) {
+                String head = WsPeers.head(s.getInputStream());
+                assertTrue(head.startsWith("HTTP/1.1 101"), head);
+                List<WsPeers.Frame> frames = new ArrayList<>();
+                StringBuilder saw = new StringBuilder();
+                while (true) {
+                    WsPeers.Frame f = WsPeers.read(s.getInputStream());
+                    frames.add(f);
+                    saw.append(new String(f.payload(), StandardCharsets.ISO_8859_1)).append('\n');
+                    if (f.opcode() == 8 || f.opcode() == -1) {
+                        break;
+                    }
+                }
+                SANDBOX_SAW.add(saw.toString());
+                s.getOutputStream().write(WsPeers.frame(8, true, new byte[] {3, (byte) 0xE8}, true));
+                s.getOutputStream().flush();
+                assertEquals("text " + PLACEHOLDER, frames.get(0).text(), saw.toString());
+                assertEquals(2, frames.get(1).opcode());
+                assertEquals("bin " + PLACEHOLDER + " b64 " + PLACEHOLDER, frames.get(1).text());
+                assertEquals(9, frames.get(2).opcode());
+                assertEquals(PLACEHOLDER, frames.get(2).text());
+                assertEquals("frag " + PLACEHOLDER + " end", frames.get(3).text());
+                assertEquals(8, frames.get(4).opcode());
+                for (String form : secretForms()) {
+                    assertFalse(saw.toString().contains(form), "the sandbox read a secret form back: " + saw);
+                }
+            }
+            String received = (https ? tls : plain).heads.poll(30, TimeUnit.SECONDS);
+            assertTrue(received != null && received.contains("X-Reflect: " + TOKEN), "the upstream got the value");
+            assertFalse(received.toLowerCase(java.util.Locale.ROOT).contains("sec-websocket-extensions"),
+                    "no extension was offered: " + received);
+        }
+    }
+
+    @Test
+    @Order(100)
+    void eachScrubIsAHighFindingAndAMetricAndNoValueReachesAnyOutput() throws Exception {
+        String metrics = supervisor.metrics();
+        assertTrue(metrics.contains("supervisor_response_scrubs_total{credential=\"WS_TOKEN\"}"), metrics);
+        List<JsonObject> scrubs = supervisor.auditEvents().stream().filter(e -> e.getInt("class_uid", 0) == 2004
+                && e.getJsonObject("finding_info").getJsonArray("types").getString(0)
+                .equals("credential.response_scrubbed")).toList();
+        assertEquals(8, scrubs.size(), "one finding per scrubbed message (4 over HTTP, 4 over HTTPS)");
+        assertTrue(scrubs.stream().allMatch(e -> e.getInt("severity_id") == 4), "High");
+        supervisor.close();
+        Map<String, String> outputs = Map.of("standard output", supervisor.stdout(), "standard error",
+                supervisor.stderr(), "audit log", supervisor.auditText(), "/metrics", metrics,
+                "messages to the sandbox", String.join("\n", SANDBOX_SAW));
+        List<String> forms = secretForms();
+        for (var o : outputs.entrySet()) {
+            for (int i = 0; i < forms.size(); i++) {
+                assertFalse(o.getValue().contains(forms.get(i)), o.getKey() + " holds secret form #" + i);
+            }
+        }
+    }
+
+    /** An upstream that answers each upgrade with messages echoing the {@code X-Reflect} value it received. */
+    static final class EchoingWs implements AutoCloseable {
+        private final ServerSocket server;
+        final LinkedBlockingQueue<String> heads = new LinkedBlockingQueue<>();
+
+        EchoingWs(SSLContext tls) throws IOException {
+            server = tls == null ? new ServerSocket(0, 50, InetAddress.getLoopbackAddress())
+                    : tls.getServerSocketFactory().createServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            Thread.ofVirtual().start(this::accept);
+        }
+
+        int port() {
+            return server.getLocalPort();
+        }
+
+        private void accept() {
+            while (!server.isClosed()) {
+                try {
+                    Socket s = server.accept();
+                    Thread.ofVirtual().start(() -> serve(s));
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        }
+
+        private void serve(Socket s) {
+            try (s) {
+                InputStream in = s.getInputStream();
+                String head = WsPeers.head(in);
+                heads.add(head);
+                String value = head.lines().filter(l -> l.toLowerCase(java.util.Locale.ROOT).startsWith("x-reflect:"))
+                        .findFirst().map(l -> l.substring(l.indexOf(':') + 1).strip()).orElse("none");
+                byte[] v = value.getBytes(StandardCharsets.UTF_8);
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                out.writeBytes(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                out.writeBytes(WsPeers.text("text " + value, false));
+                out.writeBytes(WsPeers.frame(2, true, ("bin " + value + " b64 " + Base64.getEncoder()
+                        .encodeToString(v)).getBytes(StandardCharsets.UTF_8), false));
+                out.writeBytes(WsPeers.frame(1, false, ("frag " + value.substring(0, 4))
+                        .getBytes(StandardCharsets.UTF_8), false));
+                out.writeBytes(WsPeers.frame(9, true, v, false));
+                out.writeBytes(WsPeers.frame(0, false, value.substring(4, 9).getBytes(StandardCharsets.UTF_8),
+                        false));
+                out.writeBytes(WsPeers.frame(0, true, (value.substring(9) + " end").getBytes(StandardCharsets.UTF_8),
+                        false));
+                out.writeBytes(WsPeers.frame(8, true, new byte[] {3, (byte) 0xE8}, false));
+                OutputStream o = s.getOutputStream();
+                o.write(out.toByteArray());
+                o.flush();
+                WsPeers.read(in); // the client's close frame, or the end
+            } catch (IOException e) {
+                // the peer went away
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
+    }
+}
