@@ -16,8 +16,10 @@ import java.util.Arrays;
  * {@link WebSocketFrames#MAX_TEXT_BYTES} is never relayed: {@link MessageRelay} closes with 1009 and
  * {@link #ended} records the response as uninspectable ({@code response_uninspectable}, not relayed).
  *
- * <p>Limits: a value split across two messages (the end of one, the start of the next) is not found; a control
- * frame's payload that grows over 125 bytes when scrubbed is cut to 125 bytes (a close frame keeps only its status).
+ * <p>Limits: a value split across two messages (the end of one, the start of the next) is not found: no message is
+ * held for the next one (unlike {@link EventSplits}), since a request-response protocol whose server waits for the
+ * client's answer would stall. A control frame's payload that grows over 125 bytes when scrubbed is cut to 125 bytes
+ * (a close frame keeps only its status).
  * Not thread-safe: one direction, one thread.
  */
 final class ScrubbedMessages implements MessageRelay.Policy {
