@@ -37,8 +37,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code supervisor run} from the image, a raw WebSocket client as the sandbox, and an upstream on 127.0.0.1 that
  * answers the upgrade by echoing the injected value in a text message, a binary message (also base64) and a message
  * fragmented with the value split over three fragments and a ping carrying it in between, over plain HTTP and
- * intercepted HTTPS. The sandbox reads the placeholder in each; each scrub is a High finding and a metric; no value
- * reaches any output of the supervisor.
+ * intercepted HTTPS, and on a host whose messages go through a message chain ({@code openshell/regex}). The sandbox
+ * reads the placeholder in each; each scrub is a High finding and a metric; no value reaches any output of the
+ * supervisor.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class WebSocketScrubIT {
@@ -66,6 +67,7 @@ class WebSocketScrubIT {
 
                 [openshell.supervisor.network.static_hosts]
                 "ws.test" = "127.0.0.1"
+                "wsr.test" = "127.0.0.1"
 
                 [openshell.supervisor.tls]
                 upstream_ca_bundle = "%s"
@@ -73,7 +75,7 @@ class WebSocketScrubIT {
                 [[openshell.supervisor.credentials]]
                 name = "WS_TOKEN"
                 source = "env:IT_WS_TOKEN"
-                hosts = ["ws.test"]
+                hosts = ["ws.test", "wsr.test"]
                 headers = ["x-reflect"]
                 allow_plaintext = true
                 """.formatted(ca.certFile().toAbsolutePath()));
@@ -82,7 +84,15 @@ class WebSocketScrubIT {
                 network_policies:
                   ws:
                     endpoints:
-                      - { host: ws.test, ports: [%d, %d] }
+                      - { host: ws.test, ports: [%1$d, %2$d] }
+                      - { host: wsr.test, port: %1$d, binary_messages: allow_uninspected }
+                network_middlewares:
+                  secrets:
+                    middleware: openshell/regex
+                    order: 10
+                    on_error: fail_closed
+                    config: { mode: redact }
+                    endpoints: { include: [wsr.test] }
                 """.formatted(plain.port(), tls.port()));
         supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of("IT_WS_TOKEN", TOKEN));
     }
@@ -106,9 +116,9 @@ class WebSocketScrubIT {
     }
 
     /** Upgrades through the supervisor (absolute-form, or origin-form inside an intercepted CONNECT tunnel). */
-    private static Socket upgrade(boolean https) throws Exception {
+    private static Socket upgrade(boolean https, String host) throws Exception {
         EchoingWs up = https ? tls : plain;
-        String authority = "ws.test:" + up.port();
+        String authority = host + ":" + up.port();
         Socket s = new Socket(InetAddress.getByName("127.0.0.1"), supervisor.port());
         s.setSoTimeout(30_000);
         String target = "http://" + authority + "/realtime";
@@ -119,7 +129,7 @@ class WebSocketScrubIT {
             assertTrue(established.startsWith("HTTP/1.1 200"), established);
             SSLContext ctx = ProxyWorld.trusting(work.resolve("supervisor").resolve("state").resolve("ca")
                     .resolve("supervisor-ca.pem"));
-            SSLSocket t = (SSLSocket) ctx.getSocketFactory().createSocket(s, "ws.test", up.port(), true);
+            SSLSocket t = (SSLSocket) ctx.getSocketFactory().createSocket(s, host, up.port(), true);
             t.startHandshake();
             s = t;
             target = "/realtime";
@@ -137,38 +147,49 @@ class WebSocketScrubIT {
     @Order(1)
     void serverMessagesEchoingTheValueComeBackAsThePlaceholderOverHttpAndHttps() throws Exception {
         for (boolean https : new boolean[] {false, true}) {
-            try (Socket s = upgrade(https)) {
-                String head = WsPeers.head(s.getInputStream());
-                assertTrue(head.startsWith("HTTP/1.1 101"), head);
-                List<WsPeers.Frame> frames = new ArrayList<>();
-                StringBuilder saw = new StringBuilder();
-                while (true) {
-                    WsPeers.Frame f = WsPeers.read(s.getInputStream());
-                    frames.add(f);
-                    saw.append(new String(f.payload(), StandardCharsets.ISO_8859_1)).append('\n');
-                    if (f.opcode() == 8 || f.opcode() == -1) {
-                        break;
-                    }
-                }
-                SANDBOX_SAW.add(saw.toString());
-                s.getOutputStream().write(WsPeers.frame(8, true, new byte[] {3, (byte) 0xE8}, true));
-                s.getOutputStream().flush();
-                assertEquals("text " + PLACEHOLDER, frames.get(0).text(), saw.toString());
-                assertEquals(2, frames.get(1).opcode());
-                assertEquals("bin " + PLACEHOLDER + " b64 " + PLACEHOLDER, frames.get(1).text());
-                assertEquals(9, frames.get(2).opcode());
-                assertEquals(PLACEHOLDER, frames.get(2).text());
-                assertEquals("frag " + PLACEHOLDER + " end", frames.get(3).text());
-                assertEquals(8, frames.get(4).opcode());
-                for (String form : secretForms()) {
-                    assertFalse(saw.toString().contains(form), "the sandbox read a secret form back: " + saw);
+            exchange(https, "ws.test");
+        }
+    }
+
+    /** On a host whose messages go through a message chain ({@code openshell/regex}): scrubbed before the chain. */
+    @Test
+    @Order(2)
+    void serverMessagesOfAMessageChainSessionAreScrubbedToo() throws Exception {
+        exchange(false, "wsr.test");
+    }
+
+    private static void exchange(boolean https, String host) throws Exception {
+        try (Socket s = upgrade(https, host)) {
+            String head = WsPeers.head(s.getInputStream());
+            assertTrue(head.startsWith("HTTP/1.1 101"), head);
+            List<WsPeers.Frame> frames = new ArrayList<>();
+            StringBuilder saw = new StringBuilder();
+            while (true) {
+                WsPeers.Frame f = WsPeers.read(s.getInputStream());
+                frames.add(f);
+                saw.append(new String(f.payload(), StandardCharsets.ISO_8859_1)).append('\n');
+                if (f.opcode() == 8 || f.opcode() == -1) {
+                    break;
                 }
             }
-            String received = (https ? tls : plain).heads.poll(30, TimeUnit.SECONDS);
-            assertTrue(received != null && received.contains("X-Reflect: " + TOKEN), "the upstream got the value");
-            assertFalse(received.toLowerCase(java.util.Locale.ROOT).contains("sec-websocket-extensions"),
-                    "no extension was offered: " + received);
+            SANDBOX_SAW.add(saw.toString());
+            s.getOutputStream().write(WsPeers.frame(8, true, new byte[] {3, (byte) 0xE8}, true));
+            s.getOutputStream().flush();
+            assertEquals("text " + PLACEHOLDER, frames.get(0).text(), saw.toString());
+            assertEquals(2, frames.get(1).opcode());
+            assertEquals("bin " + PLACEHOLDER + " b64 " + PLACEHOLDER, frames.get(1).text());
+            assertEquals(9, frames.get(2).opcode());
+            assertEquals(PLACEHOLDER, frames.get(2).text());
+            assertEquals("frag " + PLACEHOLDER + " end", frames.get(3).text());
+            assertEquals(8, frames.get(4).opcode());
+            for (String form : secretForms()) {
+                assertFalse(saw.toString().contains(form), "the sandbox read a secret form back: " + saw);
+            }
         }
+        String received = (https ? tls : plain).heads.poll(30, TimeUnit.SECONDS);
+        assertTrue(received != null && received.contains("X-Reflect: " + TOKEN), "the upstream got the value");
+        assertFalse(received.toLowerCase(java.util.Locale.ROOT).contains("sec-websocket-extensions"),
+                "no extension was offered: " + received);
     }
 
     @Test
@@ -179,7 +200,7 @@ class WebSocketScrubIT {
         List<JsonObject> scrubs = supervisor.auditEvents().stream().filter(e -> e.getInt("class_uid", 0) == 2004
                 && e.getJsonObject("finding_info").getJsonArray("types").getString(0)
                 .equals("credential.response_scrubbed")).toList();
-        assertEquals(8, scrubs.size(), "one finding per scrubbed message (4 over HTTP, 4 over HTTPS)");
+        assertEquals(12, scrubs.size(), "one finding per scrubbed message (4 in each of 3 sessions)");
         assertTrue(scrubs.stream().allMatch(e -> e.getInt("severity_id") == 4), "High");
         supervisor.close();
         Map<String, String> outputs = Map.of("standard output", supervisor.stdout(), "standard error",
