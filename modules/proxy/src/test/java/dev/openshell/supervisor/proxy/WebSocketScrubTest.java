@@ -230,6 +230,53 @@ class WebSocketScrubTest {
         }
     }
 
+    /** A close frame's reason is scrubbed; a masked server frame (RFC 6455, 5.1) then closes both with 1002. */
+    @Test
+    void aCloseReasonIsScrubbedAndAMaskedServerFrameCloses() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
+            fx.upstream.upgrade = r -> {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                out.writeBytes(utf8(SWITCHED + "\r\n"));
+                out.writeBytes(frame(0x88, closeWithReason("bye " + SECRET)));
+                return out.toByteArray();
+            };
+            try (RawClient c = fx.client()) {
+                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
+                        + PLACEHOLDER + "\r\n" + UPGRADE + "\r\n");
+                assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
+                Read close = readFrame(c.in());
+                assertEquals(0x88, close.b0());
+                assertEquals(1000, ((close.payload()[0] & 0xFF) << 8) | (close.payload()[1] & 0xFF));
+                assertEquals("bye " + PLACEHOLDER, new String(close.payload(), 2, close.payload().length - 2,
+                        StandardCharsets.UTF_8));
+                c.send(CLIENT_CLOSE);
+            }
+            fx.upstream.upgrade = r -> {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                out.writeBytes(utf8(SWITCHED + "\r\n"));
+                out.writeBytes(new byte[] {(byte) 0x81, (byte) 0x82, 0, 0, 0, 0, 'h', 'i'});
+                return out.toByteArray();
+            };
+            try (RawClient c = fx.client()) {
+                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
+                        + PLACEHOLDER + "\r\n" + UPGRADE + "\r\n");
+                assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
+                Read close = readFrame(c.in());
+                assertEquals(0x88, close.b0(), "the masked frame never reached the client");
+                assertEquals(1002, ((close.payload()[0] & 0xFF) << 8) | (close.payload()[1] & 0xFF));
+            }
+        }
+    }
+
+    private static byte[] closeWithReason(String reason) {
+        byte[] r = utf8(reason);
+        byte[] p = new byte[2 + r.length];
+        p[0] = 3;
+        p[1] = (byte) 0xE8;
+        System.arraycopy(r, 0, p, 2, r.length);
+        return p;
+    }
+
     /** A 101 that accepts an extension the supervisor removed from the offer is refused with 502. */
     @Test
     void anAcceptedExtensionIsRefused() throws Exception {
