@@ -171,6 +171,26 @@ final class OverrideForms {
     }
 
     /**
+     * {@return whether any byte is 0}, 8 bytes at a time: a word has a zero byte exactly when
+     * {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0
+     */
+    static boolean hasNul(byte[] b) {
+        int i = 0;
+        for (; i + Long.BYTES <= b.length; i += Long.BYTES) {
+            long w = (long) LONGS.get(b, i);
+            if (((w - 0x0101010101010101L) & ~w & 0x8080808080808080L) != 0) {
+                return true;
+            }
+        }
+        for (; i < b.length; i++) {
+            if (b[i] == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * {@return whether UTF-8 text holds {@code method} in any case of its ASCII letters, or a backslash before
      * {@code u} or {@code U}}: read on the bytes, the same as asking it of the decoded text lowercased, since no
      * character but these ASCII letters lowercases to one of {@code m e t h o d u} and no byte of a multi-byte
@@ -263,10 +283,8 @@ final class OverrideForms {
         if (!ascii(body) && Bodies.utf8(body).isEmpty()) {
             throw new Unreadable("the JSON body is not UTF-8");
         }
-        for (byte c : body) {
-            if (c == 0) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or a raw NUL
-                throw new Unreadable("the JSON body holds a NUL byte, so it may be UTF-16 or UTF-32");
-            }
+        if (hasNul(body)) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or a raw NUL
+            throw new Unreadable("the JSON body holds a NUL byte, so it may be UTF-16 or UTF-32");
         }
         if (!mayNameMethod(body)) {
             return; // no JSON reader finds a member named _method in it: not parsed at all
@@ -291,14 +309,14 @@ final class OverrideForms {
         }
     }
 
-    /** A JSON body declared in a charset other than UTF-8 (or its subset US-ASCII) is not read as UTF-8 upstream. */
+    /** A JSON body declared in a charset other than UTF-8 (or its subset US-ASCII) may be read in it upstream. */
     private static void jsonCharset(String contentType) throws Unreadable {
         String[] params = contentType.split(";");
         for (int i = 1; i < params.length; i++) {
             int eq = params[i].indexOf('=');
             if (eq > 0 && params[i].substring(0, eq).trim().equalsIgnoreCase("charset")) {
                 String cs = params[i].substring(eq + 1).trim().replace("\"", "").toLowerCase(Locale.ROOT);
-                if (!cs.equals("utf-8") && !cs.equals("us-ascii")) {
+                if (!cs.equals("utf-8") && !cs.equals("utf8") && !cs.equals("us-ascii")) {
                     throw new Unreadable("the JSON body declares a charset other than UTF-8");
                 }
             }
