@@ -6,11 +6,13 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * Reads the part names of a {@code multipart/form-data} body (RFC 7578, RFC 2046 section 5.1.1) for
- * {@link OverrideForms}: every part is delimited by {@code --boundary} at the start of a line, has header fields up to
- * an empty line, and the body ends with {@code --boundary--}. A part's name is the {@code name} (or {@code name*})
- * parameter of its {@code Content-Disposition}. Anything else (no delimiter, a part without the empty line, no closing
- * delimiter) is {@link OverrideForms.Unreadable}: a lenient parser upstream might still find a part in it.
+ * Reads the part names of a {@code multipart/form-data} body, or of any other {@code multipart} type read the same
+ * way (RFC 7578, RFC 2046 section 5.1.1), for {@link OverrideForms}: every part is delimited by {@code --boundary} at
+ * the start of a line, has header fields up to an empty line, and the body ends with {@code --boundary--}. A part's
+ * name is the {@code name} (or {@code name*}) parameter of its {@code Content-Disposition}, read after unfolding
+ * continuation lines (obs-fold); a plain name with an RFC 2047 encoded word, or one whose percent-decoding reads as
+ * {@code _method}, is unreadable. Anything else (no delimiter, a part without the empty line, no closing delimiter) is
+ * {@link OverrideForms.Unreadable}: a lenient parser upstream might still find a part in it.
  */
 final class Multipart {
     private static final byte[] CRLF = {'\r', '\n'};
@@ -82,14 +84,18 @@ final class Multipart {
     }
 
     /** {@return the name a part's header fields give it, from {@code Content-Disposition}} */
-    static Optional<String> name(String head) {
-        for (String line : head.split("\r\n")) {
+    static Optional<String> name(String head) throws OverrideForms.Unreadable {
+        String unfolded = head.replaceAll("\r\n[ \t]+", " "); // obs-fold (RFC 9112 section 5.2)
+        for (String line : unfolded.split("\r\n")) {
             int colon = line.indexOf(':');
             if (colon < 0 || !line.substring(0, colon).trim().equalsIgnoreCase("content-disposition")) {
                 continue;
             }
             String value = line.substring(colon + 1);
             Optional<String> plain = parameter(value, "name");
+            if (plain.isPresent() && encoded(plain.get())) {
+                throw unreadable("a part name is percent- or RFC 2047-encoded");
+            }
             return plain.isPresent() ? plain : parameter(value, "name*").map(Multipart::extended);
         }
         return Optional.empty();
@@ -141,6 +147,18 @@ final class Multipart {
         String encoded = quote < 0 ? v : v.substring(quote + 2);
         byte[] b = encoded.getBytes(StandardCharsets.ISO_8859_1);
         return OverrideForms.decode(b, 0, b.length, false);
+    }
+
+    /**
+     * {@return whether a plain part name, decoded as some parsers do (percent escapes, RFC 2047 encoded words), may
+     * read as {@code _method}}: a name with an encoded word, or whose percent-decoding reads as {@code _method}
+     */
+    private static boolean encoded(String name) {
+        if (name.contains("=?") && name.contains("?=")) {
+            return true;
+        }
+        byte[] b = name.getBytes(StandardCharsets.ISO_8859_1);
+        return name.indexOf('%') >= 0 && OverrideForms.isParameter(OverrideForms.decode(b, 0, b.length, false));
     }
 
     private static OverrideForms.Unreadable unreadable(String why) {

@@ -19,16 +19,20 @@ import jakarta.json.JsonValue;
  * Finds what a request asks the upstream's web framework to apply instead of its own method
  * ({@code docs/policy-reference.md}, "Method override"): the header fields {@code X-HTTP-Method-Override},
  * {@code X-HTTP-Method} and {@code X-Method-Override} (also written with {@code _}, as CGI-style servers read them),
- * and a {@code _method} parameter in the query, or in the body of a {@code POST} that frameworks parse into
- * parameters: {@code application/x-www-form-urlencoded} (also a body without {@code Content-Type}, which Rack reads
- * as a form), {@code multipart/form-data} and JSON.
+ * and a {@code _method} parameter in the query (its pairs also split at {@code ;}, as Rack splits them), or in the
+ * body of a {@code POST} that frameworks parse into parameters: {@code application/x-www-form-urlencoded} (also a
+ * body without {@code Content-Type}, which Rack reads as a form), any {@code multipart/*} type (read as
+ * {@code multipart/form-data}, header fields unfolded) and any JSON type (the subtype {@code json} or
+ * {@code x-json} of any type, or a subtype with the suffix {@code +json}; parameters and case ignored).
  *
  * <p>Parameter names are compared as the most liberal framework reads them: case-insensitively, after PHP's
  * normalisation (leading spaces dropped, {@code .} and space read as {@code _}, a {@code [} starting an array), so
  * {@code _METHOD}, {@code .method} and {@code _method[]} all count. A body that cannot be read for such a name (a
- * coding other than {@code identity}, a multipart body without its boundary or closing delimiter, a JSON body that
- * does not parse strictly and could name the parameter) is {@link Unreadable}: what the upstream would find in it is
- * not known.
+ * coding other than {@code identity}, a multipart body without its boundary or closing delimiter, a part name that is
+ * percent- or RFC 2047-encoded, a JSON body declared in a charset other than UTF-8 or US-ASCII, not UTF-8, holding a
+ * NUL byte (UTF-16 or UTF-32 without a byte order mark, RFC 4627 section 3), not parsing strictly while it could name
+ * the parameter, or with a member name that reads as {@code _method} once its control characters are dropped) is
+ * {@link Unreadable}: what the upstream would find in it is not known.
  */
 final class OverrideForms {
     /** The most body bytes read for a {@code _method} parameter (the platform's body maximum, 4 MiB). */
@@ -81,11 +85,12 @@ final class OverrideForms {
 
     private static boolean parsedType(String contentType) {
         String t = mediaType(contentType);
-        return t.equals("application/x-www-form-urlencoded") || t.equals("multipart/form-data") || json(t);
+        return t.equals("application/x-www-form-urlencoded") || t.startsWith("multipart/") || json(t);
     }
 
-    private static boolean json(String mediaType) {
-        return mediaType.equals("application/json") || mediaType.endsWith("+json");
+    /** {@return whether a media type (lower case) is one JSON readers accept: any {@code json} subtype or suffix} */
+    static boolean json(String mediaType) {
+        return mediaType.endsWith("/json") || mediaType.endsWith("+json") || mediaType.endsWith("/x-json");
     }
 
     private static String mediaType(String contentType) {
@@ -113,6 +118,7 @@ final class OverrideForms {
                 q.getValue().forEach(v -> found.add(new Form("query _method", v)));
             }
         }
+        semicolonQuery(request.target(), found);
         if (request.body().isPresent() && bodyMayCarry(request)) {
             body(request, request.body().get(), found);
         }
@@ -137,10 +143,11 @@ final class OverrideForms {
         }
         Optional<String> type = request.header("Content-Type");
         String media = type.map(OverrideForms::mediaType).orElse("application/x-www-form-urlencoded");
-        if (media.equals("multipart/form-data")) {
+        if (media.startsWith("multipart/")) {
             Multipart.parts(body, Multipart.boundary(type.get()).orElseThrow(() -> new Unreadable(
                     "the multipart body has no boundary parameter")), found);
         } else if (json(media)) {
+            jsonCharset(type.get());
             json(body, found);
         } else {
             form(body, found);
@@ -164,6 +171,26 @@ final class OverrideForms {
     }
 
     /**
+     * {@return whether any byte is 0}, 8 bytes at a time: a word has a zero byte exactly when
+     * {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0
+     */
+    static boolean hasNul(byte[] b) {
+        int i = 0;
+        for (; i + Long.BYTES <= b.length; i += Long.BYTES) {
+            long w = (long) LONGS.get(b, i);
+            if (((w - 0x0101010101010101L) & ~w & 0x8080808080808080L) != 0) {
+                return true;
+            }
+        }
+        for (; i < b.length; i++) {
+            if (b[i] == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * {@return whether UTF-8 text holds {@code method} in any case of its ASCII letters, or a backslash before
      * {@code u} or {@code U}}: read on the bytes, the same as asking it of the decoded text lowercased, since no
      * character but these ASCII letters lowercases to one of {@code m e t h o d u} and no byte of a multi-byte
@@ -183,8 +210,29 @@ final class OverrideForms {
         return false;
     }
 
-    /** {@code application/x-www-form-urlencoded}: names and values split at {@code &} and {@code ;}. */
+    /**
+     * The query pairs that hold a {@code ;}, read as Rack and other form parsers read them: split at {@code ;} too
+     * ({@code ?a=1;_method=DELETE}). Pairs without one are in the decoded query already.
+     */
+    private static void semicolonQuery(String target, List<Form> found) {
+        int q = target.indexOf('?');
+        if (q < 0) {
+            return;
+        }
+        int hash = target.indexOf('#', q);
+        for (String pair : target.substring(q + 1, hash < 0 ? target.length() : hash).split("&")) {
+            if (pair.indexOf(';') >= 0) {
+                form(pair.getBytes(StandardCharsets.ISO_8859_1), found, "query _method");
+            }
+        }
+    }
+
     private static void form(byte[] body, List<Form> found) {
+        form(body, found, "form _method");
+    }
+
+    /** {@code application/x-www-form-urlencoded}: names and values split at {@code &} and {@code ;}. */
+    private static void form(byte[] body, List<Form> found, String where) {
         int start = 0;
         for (int i = 0; i <= body.length; i++) {
             if (i == body.length || body[i] == '&' || body[i] == ';') {
@@ -193,7 +241,7 @@ final class OverrideForms {
                     eq++;
                 }
                 if (isParameter(decode(body, start, eq, true))) {
-                    found.add(new Form("form _method", eq < i ? decode(body, eq + 1, i, true) : ""));
+                    found.add(new Form(where, eq < i ? decode(body, eq + 1, i, true) : ""));
                 }
                 start = i + 1;
             }
@@ -235,6 +283,9 @@ final class OverrideForms {
         if (!ascii(body) && Bodies.utf8(body).isEmpty()) {
             throw new Unreadable("the JSON body is not UTF-8");
         }
+        if (hasNul(body)) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or a raw NUL
+            throw new Unreadable("the JSON body holds a NUL byte, so it may be UTF-16 or UTF-32");
+        }
         if (!mayNameMethod(body)) {
             return; // no JSON reader finds a member named _method in it: not parsed at all
         }
@@ -247,11 +298,35 @@ final class OverrideForms {
         }
         if (v instanceof JsonObject o) {
             for (Map.Entry<String, JsonValue> m : o.entrySet()) {
+                if (!isParameter(m.getKey()) && isParameter(withoutControls(m.getKey()))) {
+                    throw new Unreadable("a JSON member name reads as _method without its control characters");
+                }
                 if (isParameter(m.getKey())) {
                     found.add(new Form("JSON _method", m.getValue() instanceof JsonString s ? s.getString()
                             : m.getValue().toString()));
                 }
             }
         }
+    }
+
+    /** A JSON body declared in a charset other than UTF-8 (or its subset US-ASCII) may be read in it upstream. */
+    private static void jsonCharset(String contentType) throws Unreadable {
+        String[] params = contentType.split(";");
+        for (int i = 1; i < params.length; i++) {
+            int eq = params[i].indexOf('=');
+            if (eq > 0 && params[i].substring(0, eq).trim().equalsIgnoreCase("charset")) {
+                String cs = params[i].substring(eq + 1).trim().replace("\"", "").toLowerCase(Locale.ROOT);
+                if (!cs.equals("utf-8") && !cs.equals("utf8") && !cs.equals("us-ascii")) {
+                    throw new Unreadable("the JSON body declares a charset other than UTF-8");
+                }
+            }
+        }
+    }
+
+    private static String withoutControls(String name) {
+        StringBuilder b = new StringBuilder(name.length());
+        name.chars().filter(c -> c >= 0x20 && c != 0x7f && !(c >= 0x80 && c < 0xa0))
+                .forEach(c -> b.append((char) c));
+        return b.toString();
     }
 }

@@ -2,9 +2,14 @@ package dev.openshell.supervisor.l7;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -16,7 +21,9 @@ import net.jqwik.api.Provide;
  * The test that lets a JSON body skip the strict parse for {@code _method} ({@code docs/policy-reference.md}, "Method
  * override"), read on the body's bytes, decides as the same test on its decoded, lowercased text did: texts of
  * {@code method} in mixed case, its parts, backslashes before {@code u} and {@code U}, characters that lowercase to
- * other ASCII letters or to more than one character, other non-ASCII characters, and bytes that are not UTF-8.
+ * other ASCII letters or to more than one character, other non-ASCII characters, and bytes that are not UTF-8. And a
+ * {@code _method} member or part is never passed over, whatever JSON or multipart type, charset or header folding
+ * carries it: it is found, or the body is unreadable.
  */
 class OverrideScanPropertyTest {
     /** The test as it was: decode strictly, lowercase, look for {@code method} and {@code \\u}. */
@@ -59,5 +66,84 @@ class OverrideScanPropertyTest {
             expected &= c >= 0;
         }
         assertEquals(expected, OverrideForms.ascii(body));
+    }
+
+    @Property(tries = 500)
+    void theNulTestIsAnyZeroByte(@ForAll("bodies") byte[] body, @ForAll("position") int at) {
+        boolean expected = false;
+        for (byte c : body) {
+            expected |= c == 0;
+        }
+        assertEquals(expected, OverrideForms.hasNul(body));
+        if (body.length > 0) {
+            byte[] withNul = body.clone();
+            withNul[at % body.length] = 0;
+            assertEquals(true, OverrideForms.hasNul(withNul));
+        }
+    }
+
+    @Provide
+    Arbitrary<Integer> position() {
+        return Arbitraries.integers().between(0, 1000);
+    }
+
+    @Provide
+    Arbitrary<String> jsonTypes() {
+        Arbitrary<String> type = Arbitraries.of("application", "text", "x", "APPLICATION");
+        Arbitrary<String> subtype = Arbitraries.of("json", "x-json", "JSON", "vnd.a+json", "problem+JSON");
+        Arbitrary<String> params = Arbitraries.of("", "; charset=utf-8", ";charset=\"UTF-8\"", "; charset=utf-16be",
+                "; charset=utf-16", "; Charset=ISO-8859-1", "; q=1");
+        return type.flatMap(t -> subtype.flatMap(st -> params.map(p -> t + "/" + st + p)));
+    }
+
+    @Provide
+    Arbitrary<Charset> charsets() {
+        return Arbitraries.of(StandardCharsets.UTF_8, StandardCharsets.UTF_16BE, StandardCharsets.UTF_16LE,
+                StandardCharsets.UTF_16, Charset.forName("UTF-32BE"), Charset.forName("UTF-32LE"),
+                Charset.forName("UTF-32"));
+    }
+
+    @Provide
+    Arbitrary<String> members() {
+        return Arbitraries.strings().alpha().ofMinLength(1).ofMaxLength(6).list().ofMaxSize(4)
+                .map(l -> String.join("", l.stream().map(k -> "\"" + k + "\":1,").toList()));
+    }
+
+    @Property(tries = 1000)
+    void aJsonMethodMemberIsNeverPassedOver(@ForAll("jsonTypes") String type, @ForAll("charsets") Charset cs,
+                                            @ForAll("members") String before) {
+        byte[] body = ("{" + before + "\"_method\":\"DELETE\"}").getBytes(cs);
+        assertFalse(passedOver(type, body), type + " " + cs);
+    }
+
+    @Provide
+    Arbitrary<String> multipartTypes() {
+        return Arbitraries.of("form-data", "mixed", "related", "alternative", "x-anything", "FORM-DATA")
+                .map(t -> "multipart/" + t + "; boundary=B");
+    }
+
+    @Provide
+    Arbitrary<String> folds() {
+        return Arbitraries.of(" ", "\r\n ", "\r\n\t", "\r\n  \t ");
+    }
+
+    @Property(tries = 500)
+    void aMultipartMethodPartIsNeverPassedOver(@ForAll("multipartTypes") String type, @ForAll("folds") String a,
+                                               @ForAll("folds") String b) {
+        String body = "--B\r\nContent-Disposition:" + a + "form-data;" + b + "name=\"_method\"\r\n\r\nDELETE\r\n"
+                + "--B--\r\n";
+        assertFalse(passedOver(type, body.getBytes(StandardCharsets.ISO_8859_1)), type);
+    }
+
+    /** {@return whether a POST with this body goes on with no override found and no refusal} */
+    private static boolean passedOver(String contentType, byte[] body) {
+        L7Request r = new L7Request("POST", "/x", new ArrayList<>(List.of(new L7Request.Header("Content-Type",
+                contentType), new L7Request.Header("Content-Length", Integer.toString(body.length)))),
+                Optional.of(body));
+        try {
+            return OverrideForms.find(r, Map.of()).isEmpty();
+        } catch (OverrideForms.Unreadable e) {
+            return false;
+        }
     }
 }

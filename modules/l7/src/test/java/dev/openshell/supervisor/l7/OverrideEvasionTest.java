@@ -1,0 +1,121 @@
+package dev.openshell.supervisor.l7;
+
+import static dev.openshell.supervisor.l7.RequestShapesTest.refused;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+import dev.openshell.supervisor.l7.L7Decision.Outcome;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Bodies and queries that carry a {@code _method} override in a shape real frameworks read, under
+ * {@code method_override: refuse} (the default) on a read-write REST endpoint: each is refused with
+ * {@code 400 method_override} (the override was read) or {@code 400 method_override_unreadable} (the body cannot be
+ * read with certainty), never forwarded.
+ */
+class OverrideEvasionTest {
+    private static final String OVERRIDE = "method_override";
+    private static final String UNREADABLE = "method_override_unreadable";
+    private static final String JSON = "{\"_method\":\"DELETE\"}";
+    private static final Charset UTF_32BE = Charset.forName("UTF-32BE");
+    private static final Charset UTF_32LE = Charset.forName("UTF-32LE");
+
+    private static Arguments c(String target, String contentType, byte[] body, String code) {
+        return Arguments.of(target, contentType, body, code);
+    }
+
+    private static Arguments c(String contentType, String body, String code) {
+        return c("/repos/x", contentType, body.getBytes(StandardCharsets.ISO_8859_1), code);
+    }
+
+    private static String part(String disposition) {
+        return "--b\r\n" + disposition + "\r\n\r\nDELETE\r\n--b--\r\n";
+    }
+
+    static Stream<Arguments> evasions() {
+        return Stream.of(
+                // 1. every JSON media type JSON readers accept
+                c("text/json", JSON, OVERRIDE),
+                c("TEXT/JSON; charset=utf-8", JSON, OVERRIDE),
+                c("application/x-json", JSON, OVERRIDE),
+                c("text/x-json", JSON, OVERRIDE),
+                c("application/vnd.api+JSON", JSON, OVERRIDE),
+                c("foo/json ; q=1", JSON, OVERRIDE),
+                // 2. JSON in a charset other than UTF-8, declared or detected (RFC 4627 section 3)
+                c("application/json; charset=utf-16be", JSON, UNREADABLE),
+                c("application/json; charset=\"ISO-8859-1\"", JSON, UNREADABLE),
+                c("application/json; CHARSET=utf-32", JSON, UNREADABLE),
+                c("/repos/x", "application/json", JSON.getBytes(StandardCharsets.UTF_16BE), UNREADABLE),
+                c("/repos/x", "application/json", JSON.getBytes(StandardCharsets.UTF_16LE), UNREADABLE),
+                c("/repos/x", "application/json", JSON.getBytes(UTF_32BE), UNREADABLE),
+                c("/repos/x", "application/json", JSON.getBytes(UTF_32LE), UNREADABLE),
+                c("/repos/x", "text/json", JSON.getBytes(StandardCharsets.UTF_16LE), UNREADABLE),
+                c("application/json", "{\"a\":1}\u0000", UNREADABLE),
+                // 3. every multipart subtype
+                c("multipart/mixed; boundary=b", part("Content-Disposition: form-data; name=\"_method\""), OVERRIDE),
+                c("multipart/related; boundary=b", part("Content-Disposition: form-data; name=_method"), OVERRIDE),
+                c("Multipart/Alternative; boundary=b", part("Content-Disposition: form-data; name=_method"), OVERRIDE),
+                // 4. folded part header fields, encoded part names
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data;\r\n name=\"_method\""),
+                        OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition:\r\n\tform-data;\r\n\tname=_method"),
+                        OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=\"%5Fmethod\""),
+                        UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=\"%5fMETHOD\""),
+                        UNREADABLE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name=\"=?utf-8?Q?=5Fmethod?=\""), UNREADABLE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name=\"=?UTF-8?B?X21ldGhvZA==?=\""), UNREADABLE),
+                // 5. a query split at ';', a JSON member name with control characters
+                c("/repos/x?a=1;_method=DELETE", null, null, OVERRIDE),
+                c("/repos/x?a=1&b=2;%5Fmethod=DELETE", null, null, OVERRIDE),
+                c("application/json", "{\"_method\\u0000\":\"DELETE\"}", UNREADABLE),
+                c("application/json", "{\"\\u0007_method\\u001f\":\"DELETE\"}", UNREADABLE));
+    }
+
+    @ParameterizedTest
+    @MethodSource("evasions")
+    void refusedNotForwarded(String target, String contentType, byte[] body, String code) {
+        refused(send(target, contentType, body), 400, code);
+    }
+
+    static Stream<Arguments> notOverrides() {
+        return Stream.of(
+                c("application/x-www-form-urlencoded", "%255Fmethod=DELETE", null),
+                c("application/json; charset=UTF-8", "{\"a\":\"_method\"}", null),
+                c("application/json; charset=us-ascii", "{\"method\":\"DELETE\"}", null),
+                c("text/json", "{\"a\":1}", null),
+                c("multipart/mixed; boundary=b", part("Content-Disposition: form-data; name=\"x_method\""), null),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data;\r\n name=\"%41\""), null),
+                c("/repos/x?a=1;b=_method", null, null, null),
+                c("text/plain; charset=utf-16", "_method=DELETE", null));
+    }
+
+    @ParameterizedTest
+    @MethodSource("notOverrides")
+    void forwarded(String target, String contentType, byte[] body, String code) {
+        assertEquals(Outcome.ALLOW, send(target, contentType, body).outcome());
+    }
+
+    private static L7Decision send(String target, String contentType, byte[] body) {
+        List<L7Request.Header> h = new ArrayList<>();
+        if (contentType != null) {
+            h.add(new L7Request.Header("Content-Type", contentType));
+        }
+        if (body != null) {
+            h.add(new L7Request.Header("Content-Length", Integer.toString(body.length)));
+        }
+        L7Engine e = RequestShapesTest.rest("enforce", "");
+        return e.decide("api.test", 443, new L7Request("POST", target, h, Optional.ofNullable(body))).orElseThrow();
+    }
+}
