@@ -36,6 +36,15 @@ final class EventSplits extends OutputStream {
     /** The most events held. */
     static final int MAX_HELD_EVENTS = 4096;
 
+    /** The stream went past the bound while its held events could still complete a value: it is closed. */
+    static final class HeldTooLong extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        HeldTooLong() {
+            super("event stream closed: past 64 KiB or 4096 held events, the held text could still complete a value");
+        }
+    }
+
     private final SecretScrubber scrubber;
     private final OutputStream sink;
     /** Whether the bounds apply (a streamed body) or not (a whole body, already in memory). */
@@ -138,8 +147,7 @@ final class EventSplits extends OutputStream {
         }
         if (bounded && !passing && current.size() + n > MAX_EVENT) {
             if (!held.isEmpty()) {
-                throw new IOException("event stream closed: an event over 64 KiB follows events that could hold part"
-                        + " of a credential");
+                throw new HeldTooLong();
             }
             current.writeTo(sink);
             current.reset();
@@ -178,8 +186,7 @@ final class EventSplits extends OutputStream {
         }
         release(keepFrom);
         if (bounded && (heldBytes > MAX_HELD || held.size() > MAX_HELD_EVENTS)) {
-            throw new IOException("event stream closed: more than 64 KiB or 4096 events could hold part of a"
-                    + " credential");
+            throw new HeldTooLong();
         }
     }
 
