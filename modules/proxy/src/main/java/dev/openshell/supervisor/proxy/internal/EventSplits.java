@@ -181,7 +181,7 @@ final class EventSplits extends OutputStream {
         }
         long keepFrom = base + held.size();
         for (List<EventText.Piece> channel : channels.values()) {
-            replaceWhole(channel);
+            replaceWhole(channel, base + held.size() - 1);
             keepFrom = Math.min(keepFrom, openFrom(channel));
         }
         release(keepFrom);
@@ -199,9 +199,16 @@ final class EventSplits extends OutputStream {
         return t.toString();
     }
 
-    /** Replaces (and counts) every whole form in the joined text of a channel. */
-    private void replaceWhole(List<EventText.Piece> channel) {
-        int from = 0;
+    /**
+     * Replaces (and counts) every whole form in the joined text of a channel that ends in the pieces of event
+     * {@code newest} (the text before them was searched when it arrived).
+     */
+    private void replaceWhole(List<EventText.Piece> channel, long newest) {
+        int added = 0;
+        for (EventText.Piece p : channel) {
+            added += p.event == newest ? p.text.length() : 0;
+        }
+        int from = Math.max(0, text(channel).length() - added - longest + 1);
         while (true) {
             String t = text(channel);
             int at = -1;
