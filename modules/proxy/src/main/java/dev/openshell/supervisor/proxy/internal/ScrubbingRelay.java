@@ -303,10 +303,10 @@ final class ScrubbingRelay {
                     }
                     n = body.read(buf);
                 }
-            } catch (ZipException e) {
+            } catch (ZipException | EventSplits.HeldTooLong e) { // stopped decoding, or events held past the bound
                 scrub.uninspectable(UNINSPECTABLE, false);
-                LOG.log(System.Logger.Level.DEBUG, "a compressed response stopped decoding; closing");
-                throw new IOException("a compressed response body stopped decoding", e);
+                LOG.log(System.Logger.Level.DEBUG, "a response body could not be inspected to its end; closing");
+                throw e instanceof ZipException ? new IOException("a compressed response body stopped decoding", e) : e;
             }
             out.finish();
             if (events != null) {

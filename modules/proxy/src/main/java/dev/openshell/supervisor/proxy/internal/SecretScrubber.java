@@ -197,9 +197,9 @@ final class SecretScrubber {
     private static final com.github.benmanes.caffeine.cache.Cache<List<Secret>, Compiled> COMPILED =
             com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(256).build();
 
-    private final byte[][] forms;
-    private final byte[][] replacements;
-    private final int[] owner;
+    final byte[][] forms; // read by EventSplits
+    final byte[][] replacements;
+    final int[] owner;
     private final String[] names;
     private final int[][] byFirst;
     private final long[] pairs;
@@ -520,7 +520,7 @@ final class SecretScrubber {
         return best < 0 ? 0 : ((long) bestLength << 32) | (best + 1);
     }
 
-    private void count(int secret) {
+    void count(int secret) {
         matches++;
         matchesBy[secret]++;
     }

@@ -124,4 +124,105 @@ class EventSplitsTest {
         events.finish();
         assertEquals(big + "\n\ndata: efgh\n\n", out.toString(StandardCharsets.UTF_8), "never joined");
     }
+    /** {@return the text a token-stream client reassembles: raw {@code data} joined, or JSON {@code content} joined} */
+    private static String clientText(String stream) {
+        StringBuilder t = new StringBuilder();
+        for (String l : stream.lines().filter(x -> x.startsWith("data:")).toList()) {
+            String v = l.substring(l.startsWith("data: ") ? 6 : 5);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"content\":\"([^\"]*)\"").matcher(v);
+            if (v.startsWith("{")) {
+                while (m.find()) {
+                    t.append(m.group(1));
+                }
+            } else {
+                t.append(v);
+            }
+        }
+        return t.toString();
+    }
+
+    /**
+     * A value split into any number of parts (2 up to one character each), one part per event (raw {@code data}, two
+     * {@code data} lines of one event, or a JSON delta as model APIs stream tokens), with data-less events (a comment,
+     * {@code retry:}, {@code id:}) between the parts, in any line end and chunking: the client's reassembled text
+     * holds the placeholder, never the value, and every other line arrives.
+     */
+    @Property(tries = 400)
+    void aValueSplitIntoAnyNumberOfPartsIsReplaced(@ForAll("secrets") String secret,
+                                                  @ForAll @IntRange(min = 2, max = 41) int parts,
+                                                  @ForAll @IntRange(min = 0, max = 2) int shape,
+                                                  @ForAll @Size(max = 41) List<@IntRange(min = 0, max = 3) Integer> between,
+                                                  @ForAll("lineEnds") String eol,
+                                                  @ForAll @Size(max = 8) List<@IntRange(min = 1, max = 9) Integer> cuts)
+            throws IOException {
+        int n = Math.min(parts, secret.length());
+        StringBuilder sse = new StringBuilder();
+        sse.append(event(shape, "intro ", eol));
+        int from = 0;
+        for (int i = 0; i < n; i++) {
+            int to = i == n - 1 ? secret.length() : secret.length() * (i + 1) / n;
+            String part = (i == 0 ? "key " : "") + secret.substring(from, to) + (i == n - 1 ? " tail" : "");
+            sse.append(event(shape, part, eol));
+            int kind = i < between.size() ? between.get(i) : 0;
+            sse.append(switch (kind) {
+                case 1 -> ": keep-alive" + eol + eol;
+                case 2 -> "retry: 1000" + eol + eol;
+                case 3 -> "id: " + i + eol + eol;
+                default -> "";
+            });
+            from = to;
+        }
+        sse.append(event(shape, " outro", eol));
+        SecretScrubber s = new SecretScrubber(Map.of(secret, PLACEHOLDER));
+        String out = stream(s, sse.toString(), cuts);
+        String text = clientText(out);
+        assertFalse(text.contains(secret), out);
+        assertEquals("intro key " + PLACEHOLDER + " tail outro", text, out);
+        assertEquals(1, s.matches());
+        assertEquals(sse.toString().lines().filter(l -> !l.startsWith("data:")).toList(),
+                out.lines().filter(l -> !l.startsWith("data:")).toList(), "every other line arrives");
+    }
+
+    /** {@return one event carrying {@code text}: raw, split over two data lines, or as a JSON delta} */
+    private static String event(int shape, String text, String eol) {
+        return switch (shape) {
+            case 0 -> "data: " + text + eol + eol;
+            case 1 -> "data: " + text.substring(0, text.length() / 2) + eol + "data: " + text.substring(text.length() / 2)
+                    + eol + eol;
+            default -> "data: {\"id\":\"c-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text
+                    + "\"}}]}" + eol + eol;
+        };
+    }
+
+    @Test
+    void aStreamHeldPastTheBoundIsClosed() throws IOException {
+        SecretScrubber s = new SecretScrubber(Map.of("k-abcdefgh", PLACEHOLDER));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        EventSplits events = new EventSplits(s, out);
+        events.write("data: k-ab\n\n".getBytes(StandardCharsets.UTF_8));
+        byte[] comment = (": " + "x".repeat(1000) + "\n\n").getBytes(StandardCharsets.UTF_8);
+        org.junit.jupiter.api.Assertions.assertThrows(IOException.class, () -> {
+            for (int i = 0; i < 100; i++) {
+                events.write(comment);
+            }
+        }, "64 KiB held while the data could still complete a value: closed, not delivered");
+        assertEquals("", out.toString(StandardCharsets.UTF_8), "no possible part was delivered");
+    }
+
+    @Test
+    void jsonStringsOfOtherFieldsDoNotHoldTheStream() throws IOException {
+        SecretScrubber s = new SecretScrubber(Map.of("k-abcdefgh", PLACEHOLDER));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        EventSplits events = new EventSplits(s, out);
+        String a = "data: {\"id\":\"k-ab\",\"delta\":\"hello\"}\n\n";
+        events.write(a.getBytes(StandardCharsets.UTF_8));
+        assertEquals("", out.toString(StandardCharsets.UTF_8), "held: the id field ends with the start of the value");
+        String b = "data: {\"id\":\"zz\",\"delta\":\"k-abcd\"}\n\n";
+        events.write(b.getBytes(StandardCharsets.UTF_8));
+        assertEquals(a, out.toString(StandardCharsets.UTF_8), "the first goes once its id cannot continue");
+        String c = "data: {\"id\":\"zz\",\"delta\":\"efgh!\"}\n\n";
+        events.write(c.getBytes(StandardCharsets.UTF_8));
+        assertEquals(a + "data: {\"id\":\"zz\",\"delta\":\"\"}\n\ndata: {\"id\":\"zz\",\"delta\":\""
+                + PLACEHOLDER + "!\"}\n\n", out.toString(StandardCharsets.UTF_8), "the delta field is joined on its own");
+    }
 }
