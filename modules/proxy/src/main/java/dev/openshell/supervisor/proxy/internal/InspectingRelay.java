@@ -96,7 +96,13 @@ final class InspectingRelay {
         ResponseBody body = d.body().orElse(null);
         Delivery delivery = new Delivery(c, req, r, d.headers(), rf, decoded, body);
         try {
-            boolean keep = delivery.run(coding, scrubber);
+            boolean keep;
+            try {
+                keep = delivery.run(coding, scrubber);
+            } catch (EventSplits.HeldTooLong e) { // events held past the bound: closed, as ScrubbingRelay does
+                scrub.uninspectable(ScrubbingRelay.UNINSPECTABLE, false);
+                throw e;
+            }
             var interim = relay.interimScrubs(); // the interim heads were scrubbed by the relay's scrubber
             if (scrubber != null && scrubber.matches() + interim.getKey() > 0) {
                 Set<String> names = new java.util.TreeSet<>(scrubber.matchedNames());
