@@ -295,19 +295,7 @@ final class ScrubbingRelay {
             // an event stream: a value split across two events is found as a client joining their data reads it
             EventSplits events = layers == 0 && eventStream(r) ? new EventSplits(scrubber, sink) : null;
             SecretScrubber.Scrubbing out = scrubber.scrubbing(events != null ? events : sink);
-            try {
-                while (n >= 0) {
-                    if (n > 0) {
-                        out.write(buf, 0, n);
-                        out.flush();
-                    }
-                    n = body.read(buf);
-                }
-            } catch (ZipException | EventSplits.HeldTooLong e) { // stopped decoding, or events held past the bound
-                scrub.uninspectable(UNINSPECTABLE, false);
-                LOG.log(System.Logger.Level.DEBUG, "a response body could not be inspected to its end; closing");
-                throw e instanceof ZipException ? new IOException("a compressed response body stopped decoding", e) : e;
-            }
+            copyScrubbed(body, buf, n, out);
             out.finish();
             if (events != null) {
                 events.finish();
@@ -331,6 +319,28 @@ final class ScrubbingRelay {
             if (inflater[0] != null) {
                 inflater[0].end();
             }
+        }
+    }
+
+    /**
+     * Writes the decoded body through the scrub, {@code n} bytes of {@code buf} first, each read flushed at once.
+     *
+     * @throws IOException when the body stops decoding or events are held past their bound (both audited as
+     *     {@value #UNINSPECTABLE}): the caller closes the connection
+     */
+    private void copyScrubbed(InputStream body, byte[] buf, int n, SecretScrubber.Scrubbing out) throws IOException {
+        try {
+            while (n >= 0) {
+                if (n > 0) {
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+                n = body.read(buf);
+            }
+        } catch (ZipException | EventSplits.HeldTooLong e) { // stopped decoding, or events held past the bound
+            scrub.uninspectable(UNINSPECTABLE, false);
+            LOG.log(System.Logger.Level.DEBUG, "a response body could not be inspected to its end; closing");
+            throw e instanceof ZipException ? new IOException("a compressed response body stopped decoding", e) : e;
         }
     }
 
