@@ -157,37 +157,40 @@ final class OverrideForms {
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
             ByteOrder.LITTLE_ENDIAN);
 
-    /** {@return whether every byte is ASCII (so the bytes are well-formed UTF-8)}, 8 bytes at a time */
-    static boolean ascii(byte[] b) {
-        long high = 0;
-        int i = 0;
-        for (; i + Long.BYTES <= b.length; i += Long.BYTES) {
-            high |= (long) LONGS.get(b, i);
-        }
-        for (; i < b.length; i++) {
-            high |= b[i];
-        }
-        return (high & 0x8080808080808080L) == 0;
-    }
+    /** {@link #textBits} bit: a byte is not ASCII. */
+    static final int NOT_ASCII = 1;
+    /** {@link #textBits} bit: a byte is 0. */
+    static final int NUL = 2;
 
     /**
-     * {@return whether any byte is 0}, 8 bytes at a time: a word has a zero byte exactly when
-     * {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0
+     * {@return {@link #NOT_ASCII} and {@link #NUL} for what the bytes hold}, in one pass 8 bytes at a time: a word has
+     * a zero byte exactly when {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0
      */
-    static boolean hasNul(byte[] b) {
+    static int textBits(byte[] b) {
+        long high = 0;
+        long zero = 0;
         int i = 0;
         for (; i + Long.BYTES <= b.length; i += Long.BYTES) {
             long w = (long) LONGS.get(b, i);
-            if (((w - 0x0101010101010101L) & ~w & 0x8080808080808080L) != 0) {
-                return true;
-            }
+            high |= w;
+            zero |= (w - 0x0101010101010101L) & ~w;
         }
+        boolean nul = (zero & 0x8080808080808080L) != 0;
         for (; i < b.length; i++) {
-            if (b[i] == 0) {
-                return true;
-            }
+            high |= b[i];
+            nul |= b[i] == 0;
         }
-        return false;
+        return ((high & 0x8080808080808080L) != 0 ? NOT_ASCII : 0) | (nul ? NUL : 0);
+    }
+
+    /** {@return whether every byte is ASCII (so the bytes are well-formed UTF-8)} */
+    static boolean ascii(byte[] b) {
+        return (textBits(b) & NOT_ASCII) == 0;
+    }
+
+    /** {@return whether any byte is 0} */
+    static boolean hasNul(byte[] b) {
+        return (textBits(b) & NUL) != 0;
     }
 
     /**
@@ -280,10 +283,11 @@ final class OverrideForms {
      * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one).
      */
     private static void json(byte[] body, List<Form> found) throws Unreadable {
-        if (!ascii(body) && Bodies.utf8(body).isEmpty()) {
+        int bits = textBits(body); // one pass for both tests
+        if ((bits & NOT_ASCII) != 0 && Bodies.utf8(body).isEmpty()) {
             throw new Unreadable("the JSON body is not UTF-8");
         }
-        if (hasNul(body)) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or a raw NUL
+        if ((bits & NUL) != 0) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or a raw NUL
             throw new Unreadable("the JSON body holds a NUL byte, so it may be UTF-16 or UTF-32");
         }
         if (!mayNameMethod(body)) {
