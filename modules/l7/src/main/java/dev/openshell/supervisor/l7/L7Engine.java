@@ -370,9 +370,9 @@ public final class L7Engine {
 
     /**
      * A REST-shaped request under the endpoint's {@code method_override}: {@code refuse} (a request carrying any
-     * override form is a hard 400), {@code evaluate} (the rules judge the one method the forms name; forms naming
-     * several, or something that is not a method, are a hard 400), {@code ignore} (the rules judge the request's own
-     * method). A body that may carry a form and cannot be read for one is a hard 400 unless overrides are ignored.
+     * override form is a hard 400), {@code evaluate} (the rules judge both the request's own method and the one method the
+     * forms name, and the stricter decision stands; forms naming several, or something that is not a method, are a
+     * hard 400), {@code ignore} (the rules judge the request's own method). A body that may carry a form and cannot be read for one is a hard 400 unless overrides are ignored.
      */
     private static L7Decision overridden(Route route, Governing selected, Rest r, L7Request request,
                                          Map<String, List<String>> query) {
@@ -393,8 +393,8 @@ public final class L7Engine {
         String where = String.join(", ", forms.stream().map(OverrideForms.Form::where).distinct().toList());
         if (mode == MethodOverride.REFUSE) {
             return hard(selected, 400, "the request asks the upstream to apply another method (" + where + "), and"
-                    + " this endpoint refuses method overrides (method_override: evaluate judges the overriding"
-                    + " method; ignore, for an upstream that honours none)", r.path(), "method_override=" + where,
+                    + " this endpoint refuses method overrides (method_override: evaluate judges it as both methods;"
+                    + " ignore, for an upstream that honours none)", r.path(), "method_override=" + where,
                     Optional.of("method_override"));
         }
         List<String> methods = forms.stream().map(f -> f.value().trim().toUpperCase(Locale.ROOT)).distinct()
@@ -403,9 +403,28 @@ public final class L7Engine {
             return hard(selected, 400, "the request's method overrides (" + where + ") do not name one method",
                     r.path(), "method_override=" + where, Optional.of("method_override_ambiguous"));
         }
-        L7Decision d = rest(route, selected, new Rest(methods.get(0), r.path(), r.query()));
+        L7Decision d = stricter(rest(route, selected, r), rest(route, selected, new Rest(methods.get(0), r.path(),
+                r.query())));
         return new L7Decision(d.outcome(), d.hard(), d.status(), d.protocol(), d.engine(), d.policyKey(), d.rule(),
                 d.reason(), d.path(), "method_override=" + methods.get(0), d.code());
+    }
+
+    /**
+     * {@return the stricter of the decisions on the request's own method and on the method its overrides name}
+     * ({@code DENY} over {@code AUDIT} over {@code ALLOW}; the overriding method's on a tie): the supervisor cannot
+     * know whether the upstream applies the override, so under {@code evaluate} the request must pass as either
+     * method ({@code docs/policy-reference.md}, "Method override")
+     */
+    private static L7Decision stricter(L7Decision own, L7Decision overriding) {
+        return severity(own.outcome()) > severity(overriding.outcome()) ? own : overriding;
+    }
+
+    private static int severity(Outcome outcome) {
+        return switch (outcome) {
+            case ALLOW -> 0;
+            case AUDIT -> 1;
+            case DENY -> 2;
+        };
     }
 
     /** REST-shaped deny rules of every governing endpoint (any protocol): method, path, query. */

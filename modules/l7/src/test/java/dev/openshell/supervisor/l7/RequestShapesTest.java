@@ -114,6 +114,32 @@ class RequestShapesTest {
     }
 
     @Test
+    void evaluateAlsoJudgesTheRequestsOwnMethodForAnUpstreamThatIgnoresTheOverride() {
+        for (String enforcement : List.of("enforce", "audit")) {
+            L7Engine e = L7EngineTest.engine("""
+                      r:
+                        endpoints:
+                          - {host: api.test, port: 443, protocol: rest, enforcement: %s, access: read-only,
+                             method_override: evaluate}
+                    """.formatted(enforcement));
+            Outcome refused = enforcement.equals("enforce") ? Outcome.DENY : Outcome.AUDIT;
+            L7Decision d = send(e, "POST", "/repos/x", null, "X-HTTP-Method-Override", "GET");
+            assertEquals(refused, d.outcome(), "a POST naming GET on a read-only endpoint: " + d);
+            assertEquals("method_override=GET", d.detail());
+            assertTrue(d.reason().startsWith("POST /repos/x"), "the request's own method is what fails: " + d);
+            assertEquals(refused, send(e, "POST", "/repos/x", "_method=GET", "Content-Type",
+                    "application/x-www-form-urlencoded").outcome());
+            assertEquals(refused, send(e, "GET", "/repos/x?_method=DELETE", null).outcome(),
+                    "the overriding method still fails on its own");
+            assertEquals(Outcome.ALLOW, send(e, "GET", "/repos/x?_method=HEAD", null).outcome(),
+                    "both methods pass");
+        }
+        L7Decision both = send(rest("audit", "evaluate"), "DELETE", "/repos/x", null, "X-HTTP-Method-Override",
+                "PATCH");
+        assertEquals(Outcome.AUDIT, both.outcome(), "the stricter of AUDIT (own) and ALLOW (overriding)");
+    }
+
+    @Test
     void ignoreJudgesTheRequestsOwnMethod() {
         L7Engine e = rest("enforce", "ignore");
         assertEquals(Outcome.ALLOW, send(e, "POST", "/repos/x?_method=DELETE", "--b\r\n", "Content-Type",

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 class MethodOverrideModesIT {
     static final String EVALUATE = "evaluate.l7.test";
     static final String IGNORE = "ignore.l7.test";
+    static final String READ_ONLY = "readonly.l7.test";
 
     @TempDir
     static Path work;
@@ -33,7 +34,7 @@ class MethodOverrideModesIT {
 
     @BeforeAll
     static void start() throws Exception {
-        L7EnforcementIT.LoopbackTls loopback = L7EnforcementIT.LoopbackTls.create(work, List.of(EVALUATE, IGNORE));
+        L7EnforcementIT.LoopbackTls loopback = L7EnforcementIT.LoopbackTls.create(work, List.of(EVALUATE, IGNORE, READ_ONLY));
         tls = loopback.tls();
         plain = RawUpstream.plain();
         Path gateway = Files.writeString(work.resolve("gateway.toml"), loopback.gateway());
@@ -62,7 +63,15 @@ class MethodOverrideModesIT {
                           - allow: { method: "*", path: "/**" }
                         deny_rules:
                           - { method: DELETE, path: "/repos/**" }
-                """.formatted(plain.port(), tls.port(), EVALUATE, IGNORE));
+                  read_only:
+                    endpoints:
+                      - host: %5$s
+                        ports: [%1$d, %2$d]
+                        protocol: rest
+                        enforcement: enforce
+                        access: read-only
+                        method_override: evaluate
+                """.formatted(plain.port(), tls.port(), EVALUATE, IGNORE, READ_ONLY));
         supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of());
     }
 
@@ -112,6 +121,23 @@ class MethodOverrideModesIT {
             RawUpstream.Received got = up.take();
             assertTrue(got.requestLine().startsWith("POST /repos/x "), got.requestLine());
             assertEquals("PATCH", got.header("x-http-method-override").orElseThrow());
+        }
+    }
+
+    @Test
+    void evaluateAlsoJudgesTheRequestsOwnMethod() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            RawUpstream up = https ? tls : plain;
+            up.drain();
+            int before = up.count();
+            // an upstream that ignores the override would run a POST on a read-only endpoint
+            L7EnforcementIT.deniedBeforeUpstream(send(https, "POST", READ_ONLY, "/repos/x",
+                    List.of("X-HTTP-Method-Override: GET"), null), up, before, "rest", "read_only");
+            L7EnforcementIT.deniedBeforeUpstream(send(https, "POST", READ_ONLY, "/repos/x?_method=GET", List.of(),
+                    null), up, before, "rest", "read_only");
+            Curl.Result ok = send(https, "GET", READ_ONLY, "/repos/x?_method=HEAD", List.of(), null);
+            assertEquals(200, ok.status(), "both methods pass: " + ok);
+            assertTrue(up.take().requestLine().startsWith("GET /repos/x?_method=HEAD "));
         }
     }
 
