@@ -14,20 +14,27 @@ import java.util.OptionalLong;
  * <ul>
  *   <li>at most {@code total} sessions at once ({@code session_capacity} beyond it);</li>
  *   <li>one client address holds at most {@code perClient} of them (its share);</li>
- *   <li>a session that would take its address over its share is tied to its process: each process may hold
- *       {@code perProcess} sessions beyond the share ({@code process_session_limit} beyond that); when the process
- *       is not known (identity {@code endpoint-only}, another host, not Linux) the share is a hard cap
- *       ({@code client_session_limit}).</li>
+ *   <li>a session that would take its address over its share is tied to its process: a process that holds fewer
+ *       than {@code perProcess} sessions of the address in all may take one beyond the share
+ *       ({@code process_session_limit} once it holds {@code perProcess}), and the address holds at most
+ *       {@code 2 * perProcess} sessions beyond its share whatever the number of its processes
+ *       ({@code client_session_limit} beyond that); when the process is not known (identity
+ *       {@code endpoint-only}, another host, not Linux) the share is a hard cap ({@code client_session_limit}).</li>
  * </ul>
- * So one client (or one process of it) that opens sessions as fast as it can leaves the other addresses at least
- * {@code total - perClient - perProcess} slots, and another process of its own address {@code perProcess}.
+ * So one client that opens sessions as fast as it can, from any number of processes, leaves the other addresses at
+ * least {@code total - perClient - 2 * perProcess} slots (8 of the default 32), and a process of its own address that
+ * holds fewer than {@code perProcess} sessions (the agent next to a runaway tool that holds the share) up to
+ * {@code perProcess} of the {@code 2 * perProcess} beyond it.
  *
  * <p>Thread-safe (one monitor; every call is a few map operations).
  */
 public final class SessionSlots {
     /** The default share of one client address: half of {@link MessageChain#MAX_CONCURRENT_SESSIONS}. */
     public static final int DEFAULT_PER_CLIENT = MessageChain.MAX_CONCURRENT_SESSIONS / 2;
-    /** The default number of sessions one process may hold beyond its address's share. */
+    /**
+     * The default number of sessions below which a process may take one beyond its address's share (twice it: the
+     * sessions an address may hold beyond its share).
+     */
     public static final int DEFAULT_PER_PROCESS = 4;
 
     /**
@@ -50,12 +57,14 @@ public final class SessionSlots {
     /** One taken slot; {@link #release} gives it back once (later calls do nothing). */
     public final class Slot {
         private final InetAddress address;
-        private final Long beyondSharePid;
+        private final Long pid;
+        private final boolean beyondShare;
         private boolean released;
 
-        private Slot(InetAddress address, Long beyondSharePid) {
+        private Slot(InetAddress address, Long pid, boolean beyondShare) {
             this.address = address;
-            this.beyondSharePid = beyondSharePid;
+            this.pid = pid;
+            this.beyondShare = beyondShare;
         }
 
         /** Gives the slot back. */
@@ -66,12 +75,10 @@ public final class SessionSlots {
                 }
                 released = true;
                 used--;
-                if (beyondSharePid != null) {
-                    beyondShare.computeIfPresent(new ProcessKey(key(address), beyondSharePid), (k, n) -> n == 1 ? null
-                            : n - 1);
-                } else {
-                    byAddress.computeIfPresent(key(address), (k, n) -> n == 1 ? null : n - 1);
+                if (pid != null) {
+                    decrement(byProcess, new ProcessKey(key(address), pid));
                 }
+                decrement(beyondShare ? beyondByAddress : byAddress, key(address));
             }
         }
     }
@@ -99,18 +106,23 @@ public final class SessionSlots {
     private final int total;
     private final int perClient;
     private final int perProcess;
+    /** Sessions of an address within its share. */
     private final Map<Object, Integer> byAddress = new HashMap<>();
-    private final Map<ProcessKey, Integer> beyondShare = new HashMap<>();
+    /** Sessions of an address beyond its share. */
+    private final Map<Object, Integer> beyondByAddress = new HashMap<>();
+    /** Sessions of an identified process, within and beyond its address's share. */
+    private final Map<ProcessKey, Integer> byProcess = new HashMap<>();
     private int used;
 
     /**
      * @param total sessions at once, at least 1
      * @param perClient sessions of one address within its share, 1 to {@code total}
-     * @param perProcess sessions one process may hold beyond its address's share, 0 to {@code total}
+     * @param perProcess sessions below which an identified process may take one beyond its address's share (and
+     *     half of what the address may hold beyond it), 0 to {@code total / 2}
      * @throws IllegalArgumentException when a number is out of range
      */
     public SessionSlots(int total, int perClient, int perProcess) {
-        if (total < 1 || perClient < 1 || perClient > total || perProcess < 0 || perProcess > total) {
+        if (total < 1 || perClient < 1 || perClient > total || perProcess < 0 || 2 * perProcess > total) {
             throw new IllegalArgumentException("session slots " + total + " total, " + perClient + " per client, "
                     + perProcess + " per process are out of range");
         }
@@ -123,6 +135,10 @@ public final class SessionSlots {
         return address == null ? UNKNOWN_ADDRESS : address;
     }
 
+    private static <K> void decrement(Map<K, Integer> counts, K key) {
+        counts.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
+    }
+
     /**
      * Takes a slot for {@code owner}.
      *
@@ -133,23 +149,26 @@ public final class SessionSlots {
             return new Denied("session_capacity");
         }
         InetAddress address = owner.address().orElse(null);
-        int held = byAddress.getOrDefault(key(address), 0);
-        if (held < perClient) {
-            byAddress.put(key(address), held + 1);
-            used++;
-            return new Granted(new Slot(address, null));
+        Long pid = owner.pid().isPresent() ? owner.pid().getAsLong() : null;
+        ProcessKey process = pid == null ? null : new ProcessKey(key(address), pid);
+        boolean beyond = byAddress.getOrDefault(key(address), 0) >= perClient;
+        if (beyond) {
+            if (process == null || perProcess == 0) {
+                return new Denied("client_session_limit");
+            }
+            if (byProcess.getOrDefault(process, 0) >= perProcess) {
+                return new Denied("process_session_limit");
+            }
+            if (beyondByAddress.getOrDefault(key(address), 0) >= 2 * perProcess) {
+                return new Denied("client_session_limit");
+            }
         }
-        if (owner.pid().isEmpty() || perProcess == 0) {
-            return new Denied("client_session_limit");
+        (beyond ? beyondByAddress : byAddress).merge(key(address), 1, Integer::sum);
+        if (process != null) {
+            byProcess.merge(process, 1, Integer::sum);
         }
-        ProcessKey k = new ProcessKey(key(address), owner.pid().getAsLong());
-        int beyond = beyondShare.getOrDefault(k, 0);
-        if (beyond >= perProcess) {
-            return new Denied("process_session_limit");
-        }
-        beyondShare.put(k, beyond + 1);
         used++;
-        return new Granted(new Slot(address, owner.pid().getAsLong()));
+        return new Granted(new Slot(address, pid, beyond));
     }
 
     /** {@return the slots taken now} */

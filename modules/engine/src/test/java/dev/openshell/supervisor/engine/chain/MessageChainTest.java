@@ -229,6 +229,43 @@ class MessageChainTest {
                 Phase.PRE_CREDENTIALS), "a slot of the share freed is the address's again");
     }
 
+    /**
+     * Any number of processes of one address take at most 8 slots beyond its share of 16, so other addresses keep 8
+     * of the 32 (four processes took all 32 when each had 4 of its own); an identified process that holds the share
+     * takes none beyond it, so the agent next to it keeps them.
+     */
+    @Test
+    void manyProcessesOfOneAddressLeaveOtherAddressesTheirSlots() {
+        MessageChain chain = new MessageChain();
+        MessageChain.Member closed = member("k", new Stage(WebSocketPreflightDecision.Action.INSPECT),
+                OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS);
+        for (int i = 0; i < SessionSlots.DEFAULT_PER_CLIENT; i++) {
+            assertInstanceOf(MessageChain.Opened.class, open(chain, owner(1, 2000), closed));
+        }
+        assertEquals("process_session_limit", assertInstanceOf(MessageChain.Refused.class,
+                open(chain, owner(1, 2000), closed)).reasonCode(), "the process holding the share takes no more");
+        int beyond = 0;
+        String last = "";
+        for (long pid = 3000; pid < 3010; pid++) {
+            for (int i = 0; i < SessionSlots.DEFAULT_PER_PROCESS + 1; i++) {
+                MessageChain.Opening o = open(chain, owner(1, pid), closed);
+                if (o instanceof MessageChain.Refused r) {
+                    last = r.reasonCode();
+                } else {
+                    beyond++;
+                }
+            }
+        }
+        assertEquals(2 * SessionSlots.DEFAULT_PER_PROCESS, beyond, "the address's slots beyond its share");
+        assertEquals("client_session_limit", last, "the address's pool beyond its share is spent");
+        for (int i = 0; i < MessageChain.MAX_CONCURRENT_SESSIONS - SessionSlots.DEFAULT_PER_CLIENT - beyond; i++) {
+            assertInstanceOf(MessageChain.Opened.class, open(chain, owner(2 + i / 4, 0), closed),
+                    "other addresses keep the rest: session " + i);
+        }
+        assertEquals("session_capacity", assertInstanceOf(MessageChain.Refused.class,
+                open(chain, owner(9, 0), closed)).reasonCode());
+    }
+
     @Test
     void theThirtyThirdSessionIsRefusedUnderFailClosedAndBypassedUnderFailOpen() {
         MessageChain chain = new MessageChain();
