@@ -35,6 +35,7 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code supervisor_bypasses_total{config_key,binding_id}}: {@code fail_open} bypasses.</li>
  *   <li>{@code supervisor_refused_total{reason}}: connections and requests refused by a resource limit
  *       ({@code connection_limit}, {@code client_connection_limit}, {@code request_head_timeout},
+ *       {@code tls_handshake_timeout},
  *       {@code body_buffer_timeout}, {@code body_min_rate}, {@code body_buffer_busy},
  *       {@code client_body_buffer_limit}, {@code process_connection_limit},
  *       {@code middleware_admission_exhausted}): alert on any rise.</li>

@@ -120,6 +120,21 @@ class ResourceLimitsTest {
     }
 
     @Test
+    void aClientTlsHandshakeStalledInsideAConnectTunnelIsClosedAtTheHeadDeadline() throws Exception {
+        try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.requestHeadTimeout(Duration.ofMillis(200)));
+             RawClient c = fx.client()) {
+            String auth = ProxyFixture.API + ":" + fx.tlsUpstream.port();
+            c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
+            assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
+            // the first bytes of a TLS record header, then silence: the engine waits for the rest of the record
+            c.send(new byte[] {0x16, 0x03, 0x01});
+            assertTrue(c.closedByPeer(), "closed unanswered, before the client's 10 s read timeout");
+            assertEquals(List.of("tls_handshake_timeout"), fx.hook.limitRefusals);
+            assertEquals(0, fx.tlsUpstream.pending(), "nothing reached the upstream");
+        }
+    }
+
+    @Test
     void theHeadDeadlineCountsFromTheFirstByteSoAnIdleKeptAliveConnectionIsNotCut() throws Exception {
         try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.requestHeadTimeout(Duration.ofMillis(200)));
              RawClient c = fx.client()) {

@@ -12,7 +12,9 @@ import javax.net.ssl.SSLEngine;
  * A CONNECT (RFC 9110 section 9.3.6): L4 and SSRF admission of the authority, then either an opaque tunnel to a
  * {@code tls: skip} endpoint ({@link UpgradeRelay}), or TLS interception with a leaf certificate of the supervisor
  * CA ({@link InterceptionTls}) and a new {@link ProxySession} over the decrypted stream (or over the plain stream
- * when the client speaks plain HTTP inside the tunnel), whose requests all go to the CONNECT authority.
+ * when the client speaks plain HTTP inside the tunnel), whose requests all go to the CONNECT authority. The client's
+ * TLS handshake must be complete within {@code request_head_timeout_ms} of its first byte, as a request head must
+ * ({@code tls_handshake_timeout}: audited, the connection closed unanswered).
  */
 final class ConnectTunnel {
     private static final System.Logger LOG = ProxyCore.LOG;
@@ -54,10 +56,15 @@ final class ConnectTunnel {
         }
         SSLEngine engine = InterceptionTls.serverEngine(ctx);
         SslEngineStream tls = new SslEngineStream(engine, client.in, client.out);
+        ReadDeadline deadline = ReadDeadline.handshake(core, client);
         try {
             tls.handshake();
         } catch (IOException | RuntimeException e) {
+            deadline.finish();
             LOG.log(System.Logger.Level.DEBUG, "client TLS handshake failed: " + e.getClass().getName());
+            return;
+        }
+        if (!deadline.finish()) {
             return;
         }
         ClientStream inner = client.inner(new HttpInput(tls.in()), new BufferedOutputStream(tls.out(), 16 * 1024));

@@ -73,6 +73,16 @@ final class ReadDeadline {
                 "the request head was not complete in time");
     }
 
+    /**
+     * Starts the deadline for the client's TLS handshake inside a CONNECT tunnel, from its first byte: the head's
+     * ({@code request_head_timeout_ms}), so a client that starts a handshake and stalls cannot hold its connection
+     * and engine longer than one that stalls a head. Closed unanswered ({@code tls_handshake_timeout}).
+     */
+    static ReadDeadline handshake(ProxyCore core, ClientStream client) {
+        return start(core, client, true, core.limits().requestHeadTimeout(), "tls_handshake_timeout",
+                "the client TLS handshake was not complete in time");
+    }
+
     /** Starts the deadline and the minimum data rate for a body about to be buffered for the chain. */
     static ReadDeadline body(ProxyCore core, ClientStream client, boolean inTunnel) {
         return new ReadDeadline(core.watchdog(), core.limits().bodyBufferTimeout(), expiry(core, client, inTunnel,

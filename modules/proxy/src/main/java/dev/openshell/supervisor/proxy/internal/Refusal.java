@@ -40,8 +40,8 @@ final class Refusal extends Exception {
             case "invalid_upstream_response", "upstream_failed", "upstream_tls_failed", "upstream_timeout" ->
                     ProxyRefusal.Kind.UPSTREAM;
             case "tls_interception_unavailable" -> ProxyRefusal.Kind.INTERCEPTION;
-            case "connection_limit", "client_connection_limit", "request_head_timeout", "body_buffer_timeout",
-                 "body_buffer_busy" -> ProxyRefusal.Kind.LIMIT;
+            case "connection_limit", "client_connection_limit", "request_head_timeout", "tls_handshake_timeout",
+                 "body_buffer_timeout", "body_buffer_busy" -> ProxyRefusal.Kind.LIMIT;
             default -> status < 500 ? ProxyRefusal.Kind.FRAMING : ProxyRefusal.Kind.INTERNAL;
         };
     }
