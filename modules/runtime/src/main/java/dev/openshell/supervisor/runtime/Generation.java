@@ -20,6 +20,7 @@ import dev.openshell.supervisor.policy.gateway.CredentialRule;
 import dev.openshell.supervisor.policy.gateway.CredentialSource;
 import dev.openshell.supervisor.policy.gateway.GatewayConfig;
 import dev.openshell.supervisor.policy.gateway.MiddlewareRegistration;
+import dev.openshell.supervisor.proxy.AdmissionDecision;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -69,7 +70,7 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
          * @param host the host
          * @param port the port
          */
-        dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port);
+        AdmissionDecision admit(String host, int port);
 
         /**
          * {@return the verdict for {@code host:port} and a caller: binary-scoped policies admit only the binaries
@@ -79,7 +80,7 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
          * @param port the port
          * @param caller who opened the connection
          */
-        dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
+        AdmissionDecision admit(String host, int port,
                                                                dev.openshell.supervisor.policy.Caller caller);
 
         /**
@@ -120,17 +121,18 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
                     rule.allowUnscannedResponses()));
         }
         PolicyAdmission admission = new PolicyAdmission(policy);
+        CredentialInjector injector = new CredentialInjector(creds);
         long number = COUNTER.incrementAndGet();
         PolicyAdmissionView view = new PolicyAdmissionView() {
             @Override
-            public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port) {
-                return admission.admit(host, port);
+            public AdmissionDecision admit(String host, int port) {
+                return unscannable(admission.admit(host, port), host, injector);
             }
 
             @Override
-            public dev.openshell.supervisor.proxy.AdmissionDecision admit(String host, int port,
+            public AdmissionDecision admit(String host, int port,
                                                                           dev.openshell.supervisor.policy.Caller c) {
-                return admission.admit(host, port, c);
+                return unscannable(admission.admit(host, port, c), host, injector);
             }
 
             @Override
@@ -139,8 +141,32 @@ public record Generation(long number, SandboxPolicy policy, GatewayConfig gatewa
             }
         };
         return new Generation(number, policy, gateway, registry, ChainSelector.of(specs),
-                ChainSelector.of(stages.post()), view, new CredentialInjector(creds), engine,
+                ChainSelector.of(stages.post()), view, injector, engine,
                 new dev.openshell.supervisor.l7.L7Engine(policy), ChainSelector.of(stages.responses()));
+    }
+
+    /**
+     * {@return the admission, or a denial when it admits a {@code tls: skip} tunnel to a host a credential is bound
+     * to} A response from such a host is scrubbed of every credential bound to it, placed in the request or not (a
+     * stateful upstream hands back what it stored earlier; {@code docs/credentials.md} section 4), and a tunnel
+     * relayed without termination cannot be scrubbed; unless every such credential allows unscanned responses
+     * ({@code allow_unscanned_responses}), the tunnel is refused as any response that cannot be scanned is.
+     *
+     * @param decision the network policy's decision
+     * @param host the requested host
+     * @param injector the generation's credentials
+     */
+    static AdmissionDecision unscannable(
+            AdmissionDecision decision, String host, CredentialInjector injector) {
+        if (!(decision instanceof AdmissionDecision.Allowed a)
+                || !a.endpoint().tlsSkip()) {
+            return decision;
+        }
+        boolean scanned = injector.boundTo(host).stream().map(injector::declared).flatMap(Optional::stream)
+                .anyMatch(c -> !c.allowUnscannedResponses());
+        return scanned ? AdmissionDecision.deny("a credential is bound to this host,"
+                + " and its endpoint (" + a.endpoint().policyName() + ") relays without inspection (tls: skip), so"
+                + " its responses could not be scrubbed of it") : decision;
     }
 
     /** {@return a credential rule's source as {@link CredentialSources#resolve} reads it} @param rule the rule */
