@@ -5,7 +5,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -29,7 +28,11 @@ import java.util.List;
  * {@link Policy#uninspectedAllowed()} they close the session with 1008. A policy that reads binary messages
  * ({@link Policy#readsBinary}: the scrub of a server's messages, {@link ScrubbedMessages}) gets each one assembled (at
  * most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes, else 1009) and may replace it, and may replace a control frame's
- * payload ({@link Policy#control}); a replacement is sent as one new frame.
+ * payload ({@link Policy#control}); a replacement is sent as one new frame. A policy that holds messages
+ * ({@link Policy#holds}: the same scrub, for values split across messages) gets every complete data message through
+ * {@link Policy#message} and forwards the frames it releases; control frames are never held (RFC 6455, section 5.4,
+ * lets them come between); the held messages go before the peer's close frame and at the end of its stream, and a
+ * read timeout (the peer's idle limit) while messages are held ends the relay as the policy says ({@link Policy#quiet}).
  */
 final class MessageRelay {
     private static final SecureRandom KEYS = new SecureRandom();
@@ -161,17 +164,17 @@ final class MessageRelay {
                 f = read(from, fromClient);
             } catch (Violation v) {
                 return new WebSocketFrames.Ended(v.status, v.getMessage());
-            } catch (SocketTimeoutException idle) {
-                WebSocketFrames.Ended quiet = policy.quiet();
+            } catch (IOException e) { // a read timeout: the peer's idle limit (wrapped when upstream)
+                WebSocketFrames.Ended quiet = UpstreamPool.isTimeout(e) ? policy.quiet() : null;
                 if (quiet == null) {
-                    throw idle;
+                    throw e;
                 }
                 return quiet;
             }
             if (f == null) {
                 WebSocketFrames.Ended stop = drain(to, policy);
-                return stop != null ? stop
-                        : new WebSocketFrames.Ended(0, (fromClient ? "the client" : "the upstream") + " ended the stream");
+                return stop != null ? stop : new WebSocketFrames.Ended(0,
+                        (fromClient ? "the client" : "the upstream") + " ended the stream");
             }
             int op = f.opcode();
             if (op >= 8) {

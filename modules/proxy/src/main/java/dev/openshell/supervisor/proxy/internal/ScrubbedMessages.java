@@ -43,7 +43,7 @@ final class ScrubbedMessages implements MessageRelay.Policy {
     /** The most messages held. */
     static final int MAX_HELD_MESSAGES = 4096;
 
-    /** One held message: its opcode, its text after the whole-message scrub, its frames, whether that scrub changed it. */
+    /** One held message: its opcode, its bytes after the whole-message scrub, its frames, whether that changed it. */
     private record Held(int opcode, byte[] payload, List<byte[]> frames, boolean changed) {
     }
 
@@ -130,7 +130,8 @@ final class ScrubbedMessages implements MessageRelay.Policy {
             boolean changed = h.changed() || r != h.payload();
             if (h.opcode() == 1) {
                 String text = new String(r, StandardCharsets.UTF_8);
-                MessageRelay.Outcome o = next == null ? new MessageRelay.Outcome(false, text, changed) : next.text(text);
+                MessageRelay.Outcome o = next == null ? new MessageRelay.Outcome(false, text, changed)
+                        : next.text(text);
                 if (o.close()) {
                     return new MessageRelay.Delivery(frames, new WebSocketFrames.Ended(
                             WebSocketFrames.POLICY_VIOLATION, "a text message was denied by middleware or policy"));
@@ -156,17 +157,10 @@ final class ScrubbedMessages implements MessageRelay.Policy {
         return new MessageRelay.Delivery(frames, null);
     }
 
+    /** Not called: a holding policy gets every data message through {@link #message}. */
     @Override
     public MessageRelay.Outcome text(String message) {
-        byte[] raw = message.getBytes(StandardCharsets.UTF_8);
-        byte[] clean = scrubbed(raw);
-        boolean changed = clean != raw;
-        String text = changed ? new String(clean, StandardCharsets.UTF_8) : message;
-        if (next == null) {
-            return new MessageRelay.Outcome(false, text, changed);
-        }
-        MessageRelay.Outcome o = next.text(text);
-        return o.close() || o.replaced() || !changed ? o : new MessageRelay.Outcome(false, o.text(), true);
+        throw new IllegalStateException("MessageRelay gives a holding policy its messages through message()");
     }
 
     @Override
@@ -179,13 +173,10 @@ final class ScrubbedMessages implements MessageRelay.Policy {
         return true;
     }
 
+    /** Not called: a holding policy gets every data message through {@link #message}. */
     @Override
     public byte[] binary(byte[] message) {
-        byte[] clean = scrubbed(message);
-        if (next == null) {
-            return clean;
-        }
-        return next.binary(clean);
+        throw new IllegalStateException("MessageRelay gives a holding policy its messages through message()");
     }
 
     @Override

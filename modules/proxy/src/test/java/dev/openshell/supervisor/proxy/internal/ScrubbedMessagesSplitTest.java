@@ -163,7 +163,7 @@ class ScrubbedMessagesSplitTest {
         InputStream idle = new InputStream() {
             @Override
             public int read() throws IOException {
-                throw new SocketTimeoutException("idle");
+                throw new UpstreamIOException(new SocketTimeoutException("idle")); // as the upstream socket's
             }
         };
         ScrubbedMessages scrubbed = new ScrubbedMessages(scrub(records), null);
@@ -186,7 +186,7 @@ class ScrubbedMessagesSplitTest {
 
     @Test
     void anUpstreamIdleWithNothingHeldIsAFailedConnection() {
-        org.junit.jupiter.api.Assertions.assertThrows(SocketTimeoutException.class,
+        org.junit.jupiter.api.Assertions.assertThrows(UpstreamIOException.class,
                 () -> relayThenIdle(text("nothing to hold"), new ArrayList<>(), new ByteArrayOutputStream()));
     }
 
