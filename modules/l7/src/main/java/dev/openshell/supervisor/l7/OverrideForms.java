@@ -29,7 +29,8 @@ import jakarta.json.JsonValue;
  * normalisation (leading spaces dropped, {@code .} and space read as {@code _}, a {@code [} starting an array), so
  * {@code _METHOD}, {@code .method} and {@code _method[]} all count. A body that cannot be read for such a name (a
  * coding other than {@code identity}, a multipart body without its boundary or closing delimiter, a part name that is
- * percent- or RFC 2047-encoded, a JSON body declared in a charset other than UTF-8 or US-ASCII, not UTF-8, holding a
+ * percent- or RFC 2047-encoded, a form body declared in a charset other than UTF-8, US-ASCII or ISO-8859-1, a JSON
+ * body declared in a charset other than UTF-8 or US-ASCII, not UTF-8, holding a
  * NUL byte (UTF-16 or UTF-32 without a byte order mark, RFC 4627 section 3), not parsing strictly while it could name
  * the parameter, or with a member name that reads as {@code _method} once its control characters are dropped) is
  * {@link Unreadable}: what the upstream would find in it is not known.
@@ -147,9 +148,12 @@ final class OverrideForms {
             Multipart.parts(body, Multipart.boundary(type.get()).orElseThrow(() -> new Unreadable(
                     "the multipart body has no boundary parameter")), found);
         } else if (json(media)) {
-            jsonCharset(type.get());
+            charset(type.get(), false, "JSON");
             json(body, found);
         } else {
+            if (type.isPresent()) {
+                charset(type.get(), true, "form");
+            }
             form(body, found);
         }
     }
@@ -313,15 +317,27 @@ final class OverrideForms {
         }
     }
 
-    /** A JSON body declared in a charset other than UTF-8 (or its subset US-ASCII) may be read in it upstream. */
-    private static void jsonCharset(String contentType) throws Unreadable {
+    /**
+     * A body declared in a charset this check cannot read byte for byte as it reads UTF-8 may be read in it upstream
+     * (UTF-16 spells {@code _method} with NUL bytes between its letters): only UTF-8 and US-ASCII pass, and for a form
+     * also ISO-8859-1, whose ASCII bytes (all a {@code _method} name and its escapes are made of) are the same
+     * characters. A JSON reader decodes the whole text, so ISO-8859-1 is not read the same way there.
+     *
+     * @param contentType the {@code Content-Type} field value
+     * @param latin1 whether ISO-8859-1 passes (forms)
+     * @param what the body's kind, for the reason
+     */
+    private static void charset(String contentType, boolean latin1, String what) throws Unreadable {
         String[] params = contentType.split(";");
         for (int i = 1; i < params.length; i++) {
             int eq = params[i].indexOf('=');
             if (eq > 0 && params[i].substring(0, eq).trim().equalsIgnoreCase("charset")) {
                 String cs = params[i].substring(eq + 1).trim().replace("\"", "").toLowerCase(Locale.ROOT);
-                if (!cs.equals("utf-8") && !cs.equals("utf8") && !cs.equals("us-ascii")) {
-                    throw new Unreadable("the JSON body declares a charset other than UTF-8");
+                boolean readable = cs.equals("utf-8") || cs.equals("utf8") || cs.equals("us-ascii")
+                        || latin1 && (cs.equals("iso-8859-1") || cs.equals("latin1"));
+                if (!readable) {
+                    throw new Unreadable("the " + what + " body declares a charset other than UTF-8"
+                            + (latin1 ? ", US-ASCII or ISO-8859-1" : " or US-ASCII"));
                 }
             }
         }

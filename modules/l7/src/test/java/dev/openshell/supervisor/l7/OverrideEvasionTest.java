@@ -59,6 +59,12 @@ class OverrideEvasionTest {
                 c("/repos/x", "application/json", JSON.getBytes(UTF_32LE), UNREADABLE),
                 c("/repos/x", "text/json", JSON.getBytes(StandardCharsets.UTF_16LE), UNREADABLE),
                 c("application/json", "{\"a\":1}\u0000", UNREADABLE),
+                // 2b. a form in a charset whose bytes are not read as ASCII here (UTF-16 puts NULs between letters)
+                c("/repos/x", "application/x-www-form-urlencoded; charset=utf-16le",
+                        "_method=DELETE".getBytes(StandardCharsets.UTF_16LE), UNREADABLE),
+                c("application/x-www-form-urlencoded; charset=\"UTF-16\"", "a=1", UNREADABLE),
+                c("application/x-www-form-urlencoded;charset=shift_jis", "a=1", UNREADABLE),
+                c("application/x-www-form-urlencoded; charset=utf-7", "a=1", UNREADABLE),
                 // 3. every multipart subtype
                 c("multipart/mixed; boundary=b", part("Content-Disposition: form-data; name=\"_method\""), OVERRIDE),
                 c("multipart/related; boundary=b", part("Content-Disposition: form-data; name=_method"), OVERRIDE),
@@ -98,7 +104,10 @@ class OverrideEvasionTest {
                 c("multipart/mixed; boundary=b", part("Content-Disposition: form-data; name=\"x_method\""), null),
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data;\r\n name=\"%41\""), null),
                 c("/repos/x?a=1;b=_method", null, null, null),
-                c("text/plain; charset=utf-16", "_method=DELETE", null));
+                c("text/plain; charset=utf-16", "_method=DELETE", null),
+                c("application/x-www-form-urlencoded; charset=UTF-8", "a=_method", null),
+                c("application/x-www-form-urlencoded; charset=us-ascii", "a=1", null),
+                c("application/x-www-form-urlencoded; charset=\"iso-8859-1\"", "a=\u00e9", null));
     }
 
     @ParameterizedTest

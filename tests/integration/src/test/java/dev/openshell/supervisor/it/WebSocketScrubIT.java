@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
  * WebSocket messages of a credential-bound host are scrubbed (docs/credentials.md, section 4), end to end:
  * {@code supervisor run} from the image, a raw WebSocket client as the sandbox, and an upstream on 127.0.0.1 that
  * answers the upgrade by echoing the injected value in a text message, a binary message (also base64) and a message
- * fragmented with the value split over three fragments and a ping carrying it in between, over plain HTTP and
+ * fragmented with the value split over three fragments and a ping carrying it in between, and the value streamed as
+ * the deltas of two JSON messages with a ping between them (a client joining the deltas reads it), over plain HTTP and
  * intercepted HTTPS, and on a host whose messages go through a message chain ({@code openshell/regex}). The sandbox
  * reads the placeholder in each; each scrub is a High finding and a metric; no value reaches any output of the
  * supervisor.
@@ -115,6 +116,11 @@ class WebSocketScrubIT {
                 Base64.getEncoder().encodeToString(TOKEN.getBytes(StandardCharsets.UTF_8)), TOKEN.substring(4, 9));
     }
 
+    /** {@return a realtime API's text delta message} */
+    static String delta(String text) {
+        return "{\"type\":\"response.text.delta\",\"delta\":\"" + text + "\"}";
+    }
+
     /** Upgrades through the supervisor (absolute-form, or origin-form inside an intercepted CONNECT tunnel). */
     private static Socket upgrade(boolean https, String host) throws Exception {
         EchoingWs up = https ? tls : plain;
@@ -175,13 +181,18 @@ class WebSocketScrubIT {
             SANDBOX_SAW.add(saw.toString());
             s.getOutputStream().write(WsPeers.frame(8, true, new byte[] {3, (byte) 0xE8}, true));
             s.getOutputStream().flush();
-            assertEquals("text " + PLACEHOLDER, frames.get(0).text(), saw.toString());
-            assertEquals(2, frames.get(1).opcode());
-            assertEquals("bin " + PLACEHOLDER + " b64 " + PLACEHOLDER, frames.get(1).text());
-            assertEquals(9, frames.get(2).opcode());
-            assertEquals(PLACEHOLDER, frames.get(2).text());
-            assertEquals("frag " + PLACEHOLDER + " end", frames.get(3).text());
-            assertEquals(8, frames.get(4).opcode());
+            // pings are never held, so a held message may arrive after a ping sent after it: data and pings apart
+            List<WsPeers.Frame> data = frames.stream().filter(f -> f.opcode() != 9).toList();
+            List<String> pings = frames.stream().filter(f -> f.opcode() == 9).map(WsPeers.Frame::text).toList();
+            assertEquals("text " + PLACEHOLDER, data.get(0).text(), saw.toString());
+            assertEquals(2, data.get(1).opcode());
+            assertEquals("bin " + PLACEHOLDER + " b64 " + PLACEHOLDER, data.get(1).text());
+            assertEquals("frag " + PLACEHOLDER + " end", data.get(2).text());
+            // the first delta is held until the second decides it; a client joining the deltas reads the placeholder
+            assertEquals(delta(""), data.get(3).text());
+            assertEquals(delta(PLACEHOLDER + " done"), data.get(4).text());
+            assertEquals(8, data.get(5).opcode());
+            assertEquals(List.of(PLACEHOLDER, "p"), pings);
             for (String form : secretForms()) {
                 assertFalse(saw.toString().contains(form), "the sandbox read a secret form back: " + saw);
             }
@@ -200,7 +211,8 @@ class WebSocketScrubIT {
         List<JsonObject> scrubs = supervisor.auditEvents().stream().filter(e -> e.getInt("class_uid", 0) == 2004
                 && e.getJsonObject("finding_info").getJsonArray("types").getString(0)
                 .equals("credential.response_scrubbed")).toList();
-        assertEquals(12, scrubs.size(), "one finding per scrubbed message (4 in each of 3 sessions)");
+        assertEquals(15, scrubs.size(), "one finding per scrubbed message, and one for the deltas (5 in each of 3"
+                + " sessions)");
         assertTrue(scrubs.stream().allMatch(e -> e.getInt("severity_id") == 4), "High");
         supervisor.close();
         Map<String, String> outputs = Map.of("standard output", supervisor.stdout(), "standard error",
@@ -262,6 +274,9 @@ class WebSocketScrubIT {
                         false));
                 out.writeBytes(WsPeers.frame(0, true, (value.substring(9) + " end").getBytes(StandardCharsets.UTF_8),
                         false));
+                out.writeBytes(WsPeers.text(delta(value.substring(0, 6)), false));
+                out.writeBytes(WsPeers.frame(9, true, "p".getBytes(StandardCharsets.UTF_8), false));
+                out.writeBytes(WsPeers.text(delta(value.substring(6) + " done"), false));
                 out.writeBytes(WsPeers.frame(8, true, new byte[] {3, (byte) 0xE8}, false));
                 OutputStream o = s.getOutputStream();
                 o.write(out.toByteArray());

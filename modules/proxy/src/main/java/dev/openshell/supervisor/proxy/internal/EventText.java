@@ -61,6 +61,19 @@ final class EventText {
         }
     }
 
+    /**
+     * {@return the pieces of one WebSocket message (sequence number {@code seq}), in order}: the unescaped content of
+     * each string value when the whole message is JSON, else the whole message as one raw piece
+     */
+    static List<Piece> message(byte[] message, long seq) {
+        List<Piece> json = json(message, 0, message.length, seq);
+        if (json != null) {
+            return json;
+        }
+        return message.length == 0 ? List.of() : List.of(new Piece(seq, 0, message.length, false, RAW,
+                new String(message, StandardCharsets.ISO_8859_1)));
+    }
+
     /** {@return the pieces of {@code event} (sequence number {@code seq}), in order} */
     static List<Piece> pieces(byte[] event, long seq) {
         List<Piece> out = new ArrayList<>();

@@ -28,7 +28,11 @@ import java.util.List;
  * {@link Policy#uninspectedAllowed()} they close the session with 1008. A policy that reads binary messages
  * ({@link Policy#readsBinary}: the scrub of a server's messages, {@link ScrubbedMessages}) gets each one assembled (at
  * most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes, else 1009) and may replace it, and may replace a control frame's
- * payload ({@link Policy#control}); a replacement is sent as one new frame.
+ * payload ({@link Policy#control}); a replacement is sent as one new frame. A policy that holds messages
+ * ({@link Policy#holds}: the same scrub, for values split across messages) gets every complete data message through
+ * {@link Policy#message} and forwards the frames it releases; control frames are never held (RFC 6455, section 5.4,
+ * lets them come between); the held messages go before the peer's close frame and at the end of its stream, and a
+ * read timeout (the peer's idle limit) while messages are held ends the relay as the policy says ({@link Policy#quiet}).
  */
 final class MessageRelay {
     private static final SecureRandom KEYS = new SecureRandom();
@@ -76,6 +80,52 @@ final class MessageRelay {
         default byte[] control(int opcode, byte[] payload) {
             return payload;
         }
+
+        /**
+         * {@return whether complete data messages go to {@link #message} instead of {@link #text} and
+         * {@link #binary}} A policy that may hold a message until later ones decide on it ({@link ScrubbedMessages}).
+         */
+        default boolean holds() {
+            return false;
+        }
+
+        /**
+         * A complete data message, when the policy {@link #holds}.
+         *
+         * @param opcode 1 (text, checked to be UTF-8) or 2 (binary)
+         * @param payload the message
+         * @param frames its original frames
+         * @return the frames to forward now (of this message and of earlier held ones, in order) and whether the
+         *     relay ends
+         */
+        default Delivery message(int opcode, byte[] payload, List<byte[]> frames) {
+            throw new UnsupportedOperationException("the policy does not hold messages");
+        }
+
+        /**
+         * {@return the frames of the messages still held} Called at the peer's close frame (they go before it) and at
+         * the end of its stream.
+         */
+        default Delivery drain() {
+            return new Delivery(List.of(), null);
+        }
+
+        /**
+         * {@return how the relay ends when a read timed out (the peer's idle limit), or {@code null} to end it as a
+         * failed connection} A policy that holds messages closes with 1008 rather than let them go.
+         */
+        default WebSocketFrames.Ended quiet() {
+            return null;
+        }
+    }
+
+    /**
+     * What a holding policy forwards.
+     *
+     * @param frames the frames to write now, in order
+     * @param stop how the relay ends after them, or {@code null} to go on
+     */
+    record Delivery(List<byte[]> frames, WebSocketFrames.Ended stop) {
     }
 
     /**
@@ -114,9 +164,17 @@ final class MessageRelay {
                 f = read(from, fromClient);
             } catch (Violation v) {
                 return new WebSocketFrames.Ended(v.status, v.getMessage());
+            } catch (IOException e) { // a read timeout: the peer's idle limit (wrapped when upstream)
+                WebSocketFrames.Ended quiet = UpstreamPool.isTimeout(e) ? policy.quiet() : null;
+                if (quiet == null) {
+                    throw e;
+                }
+                return quiet;
             }
             if (f == null) {
-                return new WebSocketFrames.Ended(0, (fromClient ? "the client" : "the upstream") + " ended the stream");
+                WebSocketFrames.Ended stop = drain(to, policy);
+                return stop != null ? stop : new WebSocketFrames.Ended(0,
+                        (fromClient ? "the client" : "the upstream") + " ended the stream");
             }
             int op = f.opcode();
             if (op >= 8) {
@@ -124,6 +182,12 @@ final class MessageRelay {
                 if (!plainClose && f.payload().length > 0 && !policy.uninspectedAllowed()) {
                     return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
                             "a control frame carries a payload no middleware stage reads");
+                }
+                if (op == 8) {
+                    WebSocketFrames.Ended stop = drain(to, policy);
+                    if (stop != null) {
+                        return stop;
+                    }
                 }
                 byte[] p = policy.control(op, f.payload());
                 send(to, p == f.payload() ? f.raw() : frame(op, p, fromClient));
@@ -215,6 +279,12 @@ final class MessageRelay {
             }
             byte[] message = binary.toByteArray();
             binary = null;
+            if (policy.holds()) {
+                Delivery d = policy.message(2, message, List.copyOf(held));
+                held.clear();
+                send(to, d.frames());
+                return d.stop();
+            }
             byte[] out = policy.binary(message);
             if (out == null) {
                 held.clear();
@@ -231,12 +301,18 @@ final class MessageRelay {
     private static WebSocketFrames.Ended deliver(ByteArrayOutputStream text, List<byte[]> held, OutputStream to,
                                                  boolean fromClient, Policy policy) throws IOException {
         String message;
+        byte[] bytes = text.toByteArray();
         try {
             message = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(text.toByteArray())).toString();
+                    .decode(ByteBuffer.wrap(bytes)).toString();
         } catch (CharacterCodingException e) {
             return new WebSocketFrames.Ended(WebSocketFrames.INVALID_PAYLOAD, "a text message is not UTF-8");
+        }
+        if (policy.holds()) {
+            Delivery d = policy.message(1, bytes, List.copyOf(held));
+            send(to, d.frames());
+            return d.stop();
         }
         Outcome o = policy.text(message);
         if (o.close()) {
@@ -247,12 +323,25 @@ final class MessageRelay {
         return null;
     }
 
+    /** Forwards what a holding policy still holds; {@return how the relay ends, or null to go on} */
+    private static WebSocketFrames.Ended drain(OutputStream to, Policy policy) throws IOException {
+        if (!policy.holds()) {
+            return null;
+        }
+        Delivery d = policy.drain();
+        send(to, d.frames());
+        return d.stop();
+    }
+
     /** Writes whole frames under the stream's lock: the other direction may write a close frame to it. */
     private static void send(OutputStream to, byte[] frame) throws IOException {
         send(to, List.of(frame));
     }
 
     private static void send(OutputStream to, List<byte[]> frames) throws IOException {
+        if (frames.isEmpty()) {
+            return;
+        }
         synchronized (to) {
             for (byte[] f : frames) {
                 to.write(f);

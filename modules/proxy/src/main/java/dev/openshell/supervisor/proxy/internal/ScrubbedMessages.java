@@ -1,7 +1,10 @@
 package dev.openshell.supervisor.proxy.internal;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The server-to-client messages of a WebSocket upgrade whose request carried a credential, or went to a host a
@@ -16,19 +19,45 @@ import java.util.Arrays;
  * {@link WebSocketFrames#MAX_TEXT_BYTES} is never relayed: {@link MessageRelay} closes with 1009 and
  * {@link #ended} records the response as uninspectable ({@code response_uninspectable}, not relayed).
  *
- * <p>Limits: a value split across two messages (the end of one, the start of the next) is not found: no message is
- * held for the next one (unlike {@link EventSplits}), since a request-response protocol whose server waits for the
- * client's answer would stall. A control frame's payload that grows over 125 bytes when scrubbed is cut to 125 bytes
- * (a close frame keeps only its status).
+ * <p>A value split across data messages (a client joining streamed text, as realtime APIs stream deltas, rebuilds
+ * it) is scrubbed as across server-sent events ({@link HeldText}, the text of each message read as
+ * {@link EventText#message}: the string values of a JSON message joined per field path, else the whole message): a
+ * message is held, with every later one, while the joined text ends in a proper prefix of a searched form, and
+ * released (the parts of a value in earlier messages removed, the placeholder where it completes, each changed message
+ * re-framed) when the text can no longer complete one, at the server's close frame or at the end of its stream.
+ * Control frames are not held. Bounded: at most {@value #MAX_HELD_BYTES} bytes and {@value #MAX_HELD_MESSAGES}
+ * messages are held, and no longer than the upstream's idle limit (its read timeout): past a bound the session is
+ * closed (1009 past the bytes, 1008 past the messages or the idle limit) and the response recorded as uninspectable
+ * ({@code response_uninspectable}, not relayed); the held messages are never delivered. A request-response protocol
+ * whose server waits for the client's answer to a message that is held stalls until the idle limit.
+ *
+ * <p>Limits: a control frame's payload that grows over 125 bytes when scrubbed is cut to 125 bytes (a close frame
+ * keeps only its status); control frames are scrubbed each alone.
  * Not thread-safe: one direction, one thread.
  */
 final class ScrubbedMessages implements MessageRelay.Policy {
     /** The largest control frame payload (RFC 6455, section 5.5). */
     private static final int MAX_CONTROL = 125;
+    /** The most bytes of messages held. */
+    static final int MAX_HELD_BYTES = WebSocketFrames.MAX_TEXT_BYTES;
+    /** The most messages held. */
+    static final int MAX_HELD_MESSAGES = 4096;
+
+    /** One held message: its opcode, its bytes after the whole-message scrub, its frames, whether that changed it. */
+    private record Held(int opcode, byte[] payload, List<byte[]> frames, boolean changed) {
+    }
 
     private final ResponseScrub scrub;
     private final SecretScrubber scrubber;
     private final MessageRelay.Policy next;
+    /** The held messages' joined text. */
+    final HeldText joined;
+    /** The held messages, oldest first, as {@link #joined} holds them. */
+    private final ArrayDeque<Held> pending = new ArrayDeque<>();
+    /** Whether the relay ended at a bound while messages were held. */
+    private boolean heldTooLong;
+    /** Values the whole-message scrub replaced and reported since the last {@link #forward}. */
+    private long reported;
 
     /**
      * @param scrub what the upgrade's response is scrubbed of, and where its records go
@@ -38,19 +67,100 @@ final class ScrubbedMessages implements MessageRelay.Policy {
         this.scrub = scrub;
         this.scrubber = scrub.newScrubber();
         this.next = next;
+        this.joined = new HeldText(scrubber);
     }
 
     @Override
-    public MessageRelay.Outcome text(String message) {
-        byte[] raw = message.getBytes(StandardCharsets.UTF_8);
-        byte[] clean = scrubbed(raw);
-        boolean changed = clean != raw;
-        String text = changed ? new String(clean, StandardCharsets.UTF_8) : message;
-        if (next == null) {
-            return new MessageRelay.Outcome(false, text, changed);
+    public boolean holds() {
+        return true;
+    }
+
+    @Override
+    public MessageRelay.Delivery message(int opcode, byte[] payload, List<byte[]> frames) {
+        long before = scrubber.matches();
+        byte[] clean = scrubbed(payload);
+        pending.add(new Held(opcode, clean, frames, clean != payload));
+        List<byte[]> released = joined.add(clean, EventText.message(clean, joined.next()));
+        MessageRelay.Delivery d = forward(released, scrubber.matches() - before);
+        if (d.stop() != null) {
+            return d;
         }
-        MessageRelay.Outcome o = next.text(text);
-        return o.close() || o.replaced() || !changed ? o : new MessageRelay.Outcome(false, o.text(), true);
+        boolean tooBig = joined.heldBytes() > MAX_HELD_BYTES;
+        if (tooBig || joined.heldUnits() > MAX_HELD_MESSAGES) {
+            heldTooLong = true;
+            return new MessageRelay.Delivery(d.frames(), new WebSocketFrames.Ended(
+                    tooBig ? WebSocketFrames.TOO_BIG : WebSocketFrames.POLICY_VIOLATION,
+                    "past " + (tooBig ? MAX_HELD_BYTES + " bytes" : MAX_HELD_MESSAGES + " messages")
+                            + " held, the held messages could still complete a credential"));
+        }
+        return d;
+    }
+
+    @Override
+    public MessageRelay.Delivery drain() {
+        long before = scrubber.matches();
+        return forward(joined.releaseAll(), scrubber.matches() - before);
+    }
+
+    @Override
+    public WebSocketFrames.Ended quiet() {
+        if (joined.isEmpty()) {
+            return null;
+        }
+        heldTooLong = true;
+        return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
+                "the upstream went idle while held messages could still complete a credential");
+    }
+
+    /**
+     * Sends released messages on: each through the chain after the scrub, re-framed when changed.
+     *
+     * @param released the released messages, oldest first (a message's own array when the join changed nothing)
+     * @param matches values replaced by this step, across messages (reported once)
+     */
+    private MessageRelay.Delivery forward(List<byte[]> released, long matches) {
+        long across = matches - reported;
+        reported = 0;
+        if (across > 0) {
+            scrub.scrubbed(scrubber.matchedNames(), 0, across);
+        }
+        List<byte[]> frames = new ArrayList<>();
+        for (byte[] r : released) {
+            Held h = pending.removeFirst();
+            boolean changed = h.changed() || r != h.payload();
+            if (h.opcode() == 1) {
+                String text = new String(r, StandardCharsets.UTF_8);
+                MessageRelay.Outcome o = next == null ? new MessageRelay.Outcome(false, text, changed)
+                        : next.text(text);
+                if (o.close()) {
+                    return new MessageRelay.Delivery(frames, new WebSocketFrames.Ended(
+                            WebSocketFrames.POLICY_VIOLATION, "a text message was denied by middleware or policy"));
+                }
+                if (o.replaced() || changed) {
+                    frames.add(MessageRelay.textFrame(o.text(), false));
+                } else {
+                    frames.addAll(h.frames());
+                }
+                continue;
+            }
+            byte[] out = next == null ? r : next.binary(r);
+            if (out == null) {
+                return new MessageRelay.Delivery(frames, new WebSocketFrames.Ended(
+                        WebSocketFrames.POLICY_VIOLATION, "a binary message was denied by middleware or policy"));
+            }
+            if (out == r && !changed) {
+                frames.addAll(h.frames());
+            } else {
+                frames.add(MessageRelay.frame(2, out, false));
+            }
+        }
+        return new MessageRelay.Delivery(frames, null);
+    }
+
+    /** Not called: a holding policy gets every data message through {@link #message}. */
+    @Override
+    public MessageRelay.Outcome text(String message) {
+        throw new IllegalStateException("MessageRelay gives a holding policy its messages through message()");
     }
 
     @Override
@@ -63,13 +173,10 @@ final class ScrubbedMessages implements MessageRelay.Policy {
         return true;
     }
 
+    /** Not called: a holding policy gets every data message through {@link #message}. */
     @Override
     public byte[] binary(byte[] message) {
-        byte[] clean = scrubbed(message);
-        if (next == null) {
-            return clean;
-        }
-        return next.binary(clean);
+        throw new IllegalStateException("MessageRelay gives a holding policy its messages through message()");
     }
 
     @Override
@@ -95,12 +202,12 @@ final class ScrubbedMessages implements MessageRelay.Policy {
     }
 
     /**
-     * Records how the direction ended: a message over the limit was not relayed.
+     * Records how the direction ended: a message over the limit, or held messages past a bound, were not relayed.
      *
      * @param ended how {@link MessageRelay#relay} ended
      */
     void ended(WebSocketFrames.Ended ended) {
-        if (ended.closeStatus() == WebSocketFrames.TOO_BIG) {
+        if (ended.closeStatus() == WebSocketFrames.TOO_BIG || heldTooLong) {
             scrub.uninspectable(ScrubbingRelay.UNINSPECTABLE, false);
         }
     }
@@ -114,6 +221,7 @@ final class ScrubbedMessages implements MessageRelay.Policy {
             return bytes;
         }
         scrub.scrubbed(scrubber.matchedNames(), 0, found);
+        reported += found;
         return clean;
     }
 }

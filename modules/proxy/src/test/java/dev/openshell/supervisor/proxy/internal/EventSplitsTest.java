@@ -225,4 +225,50 @@ class EventSplitsTest {
         assertEquals(a + "data: {\"id\":\"zz\",\"delta\":\"\"}\n\ndata: {\"id\":\"zz\",\"delta\":\""
                 + PLACEHOLDER + "!\"}\n\n", out.toString(StandardCharsets.UTF_8), "the delta field is joined on its own");
     }
+
+    /**
+     * Feeds events up to the bound while the first one holds the stream; {@return the bytes fed} The work the held
+     * text costs is asserted, not timed: at most a few characters per byte fed.
+     */
+    private static long holdToTheBound(EventSplits events, java.util.function.IntFunction<String> event, int count)
+            throws IOException {
+        long fed = 0;
+        byte[] first = "data: k-ab\n\n".getBytes(StandardCharsets.UTF_8);
+        events.write(first);
+        fed += first.length;
+        for (int i = 1; i < count; i++) {
+            byte[] e = event.apply(i).getBytes(StandardCharsets.UTF_8);
+            events.write(e);
+            fed += e.length;
+        }
+        return fed;
+    }
+
+    @Test
+    void aFieldGrowingWhileTheStreamIsHeldCostsLinearWork() throws IOException {
+        SecretScrubber s = new SecretScrubber(Map.of("k-abcdefgh", PLACEHOLDER));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        EventSplits events = new EventSplits(s, out);
+        // 4,096 events held: the first could start the value, each later one adds a byte to one delta field
+        long fed = holdToTheBound(events, i -> "data:{\"d\":\"x\"}\n\n", EventSplits.MAX_HELD_EVENTS);
+        assertEquals(EventSplits.MAX_HELD_EVENTS, events.held.heldUnits());
+        assertTrue(events.held.work <= 4 * fed, "work " + events.held.work + " for " + fed + " bytes");
+        assertEquals("", out.toString(StandardCharsets.UTF_8));
+        org.junit.jupiter.api.Assertions.assertThrows(EventSplits.HeldTooLong.class,
+                () -> events.write(": one more\n\n".getBytes(StandardCharsets.UTF_8)));
+        assertEquals("", out.toString(StandardCharsets.UTF_8), "closed at the bound, nothing delivered");
+    }
+
+    @Test
+    void manyOpenFieldsCostLinearWork() throws IOException {
+        SecretScrubber s = new SecretScrubber(Map.of("k-abcdefgh", PLACEHOLDER));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        EventSplits events = new EventSplits(s, out);
+        // every event opens a field of its own that could start the value
+        long fed = holdToTheBound(events, i -> "data:{\"" + i + "\":\"k\"}\n\n", 3000);
+        assertEquals(3000, events.held.heldUnits());
+        assertTrue(events.held.work <= 4 * fed, "work " + events.held.work + " for " + fed + " bytes");
+        events.finish();
+        assertEquals(fed, out.size(), "at the end of the body every held event goes, unchanged");
+    }
 }

@@ -35,14 +35,14 @@ class ScrubbedMessagesPropertyTest {
     static final String SECRET = "sk-prop/secret+value-0123456789";
     static final String PLACEHOLDER = "openshell:resolve:env:KEY";
 
-    private static ResponseScrub scrub(List<ExchangeRecord> records) {
+    static ResponseScrub scrub(List<ExchangeRecord> records) {
         ProxyRequest req = new ProxyRequest("r1", new HttpRequestTarget("http", "h.test", 80, "GET", "/", ""),
                 List.<HttpHeader>of(), Set.of(), EndpointFacts.of("p"), OptionalLong.empty(), false, true);
         return new ResponseScrub(req, InjectedCredentials.of(List.of(new InjectedCredentials.Entry("KEY", SECRET,
                 PLACEHOLDER, false))), records::add);
     }
 
-    private static byte[] frame(int b0, byte[] p) {
+    static byte[] frame(int b0, byte[] p) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.write(b0);
         if (p.length < 126) {
@@ -57,10 +57,10 @@ class ScrubbedMessagesPropertyTest {
     }
 
     /** One frame as the client reads it. */
-    private record Read(int b0, byte[] payload) {
+    record Read(int b0, byte[] payload) {
     }
 
-    private static List<Read> frames(byte[] bytes) throws IOException {
+    static List<Read> frames(byte[] bytes) throws IOException {
         InputStream in = new ByteArrayInputStream(bytes);
         List<Read> out = new ArrayList<>();
         int b0;
