@@ -197,20 +197,40 @@ final class OverrideForms {
      * {@return whether UTF-8 text holds {@code method} in any case of its ASCII letters, or a backslash before
      * {@code u} or {@code U}}: read on the bytes, the same as asking it of the decoded text lowercased, since no
      * character but these ASCII letters lowercases to one of {@code m e t h o d u} and no byte of a multi-byte
-     * character is ASCII
+     * character is ASCII. Read 8 bytes at a time: a word without {@code m}, {@code M} or a backslash is passed over.
      */
     static boolean mayNameMethod(byte[] b) {
-        for (int i = 0; i < b.length; i++) {
-            int c = b[i] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
-            if (c == 'm' && i + 6 <= b.length && (b[i + 1] | 0x20) == 'e' && (b[i + 2] | 0x20) == 't'
-                    && (b[i + 3] | 0x20) == 'h' && (b[i + 4] | 0x20) == 'o' && (b[i + 5] | 0x20) == 'd') {
-                return true;
+        int n = b.length;
+        int i = 0;
+        while (i < n) {
+            if (i + Long.BYTES <= n && !mayStartHere((long) LONGS.get(b, i))) {
+                i += Long.BYTES; // no m, M or backslash in these 8 bytes: nothing can start in them
+                continue;
             }
-            if (b[i] == '\\' && i + 1 < b.length && (b[i + 1] | 0x20) == 'u') {
-                return true;
+            for (int end = Math.min(i + Long.BYTES, n); i < end; i++) {
+                int c = b[i] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
+                if (c == 'm' && i + 6 <= n && (b[i + 1] | 0x20) == 'e' && (b[i + 2] | 0x20) == 't'
+                        && (b[i + 3] | 0x20) == 'h' && (b[i + 4] | 0x20) == 'o' && (b[i + 5] | 0x20) == 'd') {
+                    return true;
+                }
+                if (b[i] == '\\' && i + 1 < n && (b[i + 1] | 0x20) == 'u') {
+                    return true;
+                }
             }
         }
         return false;
+    }
+
+    /**
+     * {@return whether a word (8 bytes) holds {@code m}, {@code M} or a backslash}: a byte is one of them exactly when
+     * it is 0 after {@code | 0x20} and XOR with {@code m}, or after XOR with the backslash; a word has a zero byte
+     * exactly when {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0
+     */
+    private static boolean mayStartHere(long w) {
+        long m = (w | 0x2020202020202020L) ^ 0x6d6d6d6d6d6d6d6dL;
+        long backslash = w ^ 0x5c5c5c5c5c5c5c5cL;
+        long zeros = ((m - 0x0101010101010101L) & ~m) | ((backslash - 0x0101010101010101L) & ~backslash);
+        return (zeros & 0x8080808080808080L) != 0;
     }
 
     /**
