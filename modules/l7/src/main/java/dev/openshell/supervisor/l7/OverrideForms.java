@@ -197,40 +197,66 @@ final class OverrideForms {
      * {@return whether UTF-8 text holds {@code method} in any case of its ASCII letters, or a backslash before
      * {@code u} or {@code U}}: read on the bytes, the same as asking it of the decoded text lowercased, since no
      * character but these ASCII letters lowercases to one of {@code m e t h o d u} and no byte of a multi-byte
-     * character is ASCII. Read 8 bytes at a time: a word without {@code m}, {@code M} or a backslash is passed over.
+     * character is ASCII. Read 8 bytes at a time: only a word holding {@code ho} (the middle of {@code method}, in
+     * any case) or a backslash before {@code u} is looked at byte by byte; English text holds few of either, where
+     * a single letter such as {@code m} is in every other word.
      */
     static boolean mayNameMethod(byte[] b) {
         int n = b.length;
         int i = 0;
-        while (i < n) {
-            if (i + Long.BYTES <= n && !mayStartHere((long) LONGS.get(b, i))) {
-                i += Long.BYTES; // no m, M or backslash in these 8 bytes: nothing can start in them
-                continue;
+        for (; i + Long.BYTES + 1 <= n; i += Long.BYTES) {
+            // byte k of next is b[i + k + 1]: a pair is found at the byte of its first character
+            if (pairs((long) LONGS.get(b, i), (long) LONGS.get(b, i + 1)) != 0) {
+                for (int p = i; p < i + Long.BYTES; p++) {
+                    if (startsHere(b, p - 3) || startsHere(b, p)) { // the h of method, or the backslash
+                        return true;
+                    }
+                }
             }
-            for (int end = Math.min(i + Long.BYTES, n); i < end; i++) {
-                int c = b[i] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
-                if (c == 'm' && i + 6 <= n && (b[i + 1] | 0x20) == 'e' && (b[i + 2] | 0x20) == 't'
-                        && (b[i + 3] | 0x20) == 'h' && (b[i + 4] | 0x20) == 'o' && (b[i + 5] | 0x20) == 'd') {
-                    return true;
-                }
-                if (b[i] == '\\' && i + 1 < n && (b[i + 1] | 0x20) == 'u') {
-                    return true;
-                }
+        }
+        // the rest: every start whose h or backslash lies at i or later
+        for (int p = Math.max(0, i - 3); p < n; p++) {
+            if (startsHere(b, p)) {
+                return true;
             }
         }
         return false;
     }
 
+    /** {@return whether {@code method} (any case) or a backslash and {@code u} (any case) starts at {@code s}} */
+    private static boolean startsHere(byte[] b, int s) {
+        if (s < 0) {
+            return false;
+        }
+        int n = b.length;
+        int c = b[s] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
+        if (c == 'm' && s + 6 <= n && (b[s + 1] | 0x20) == 'e' && (b[s + 2] | 0x20) == 't'
+                && (b[s + 3] | 0x20) == 'h' && (b[s + 4] | 0x20) == 'o' && (b[s + 5] | 0x20) == 'd') {
+            return true;
+        }
+        return b[s] == '\\' && s + 1 < n && (b[s + 1] | 0x20) == 'u';
+    }
+
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+    private static final long CASE = 0x2020202020202020L;
+
     /**
-     * {@return whether a word (8 bytes) holds {@code m}, {@code M} or a backslash}: a byte is one of them exactly when
-     * it is 0 after {@code | 0x20} and XOR with {@code m}, or after XOR with the backslash; a word has a zero byte
-     * exactly when {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0
+     * {@return a mask with the high bit set at least at each byte of {@code w} that is {@code h} or {@code H} before
+     * an {@code o} or {@code O}, or a backslash before {@code u} or {@code U} ({@code next}: the word one byte on)};
+     * 0 when there is none. A word has a zero byte exactly when {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0,
+     * and every zero byte is marked (bytes above one may be marked too: they are then read byte by byte)
      */
-    private static boolean mayStartHere(long w) {
-        long m = (w | 0x2020202020202020L) ^ 0x6d6d6d6d6d6d6d6dL;
-        long backslash = w ^ 0x5c5c5c5c5c5c5c5cL;
-        long zeros = ((m - 0x0101010101010101L) & ~m) | ((backslash - 0x0101010101010101L) & ~backslash);
-        return (zeros & 0x8080808080808080L) != 0;
+    private static long pairs(long w, long next) {
+        long lower = w | CASE;
+        long nextLower = next | CASE;
+        long ho = zeros(lower ^ 0x6868686868686868L) & zeros(nextLower ^ 0x6f6f6f6f6f6f6f6fL);
+        long bu = zeros(w ^ 0x5c5c5c5c5c5c5c5cL) & zeros(nextLower ^ 0x7575757575757575L);
+        return ho | bu;
+    }
+
+    private static long zeros(long v) {
+        return (v - ONES) & ~v & HIGHS;
     }
 
     /**

@@ -84,6 +84,22 @@ class OverrideScanPropertyTest {
         assertFalse(OverrideForms.mayNameMethod(cut.getBytes(StandardCharsets.US_ASCII)), cut);
     }
 
+    /**
+     * Over ASCII text of the needles' letters only (so pairs such as {@code ho} and near misses fall on every byte of
+     * a word, on both sides of its edges), the word-at-a-time test decides as the lowercased text test.
+     */
+    @Property(tries = 3000)
+    void nearMissesDecideAsTheTextTest(@ForAll("nearMisses") String text) {
+        String lower = text.toLowerCase(Locale.ROOT);
+        assertEquals(lower.contains("method") || lower.contains("\\u"),
+                OverrideForms.mayNameMethod(text.getBytes(StandardCharsets.US_ASCII)), text);
+    }
+
+    @Provide
+    Arbitrary<String> nearMisses() {
+        return Arbitraries.strings().withChars("mMeEtThHoOdDuU\\x").ofMaxLength(100);
+    }
+
     @Property(tries = 500)
     void asciiIsNoByteAbove0x7f(@ForAll("bodies") byte[] body) {
         boolean expected = true;
