@@ -165,26 +165,42 @@ final class OverrideForms {
     static final int NOT_ASCII = 1;
     /** {@link #textBits} bit: a byte is 0. */
     static final int NUL = 2;
+    /** {@link #textBits} bit: the bytes may name a {@code _method} member ({@link #mayNameMethod}). */
+    static final int METHOD = 4;
 
     /**
-     * {@return {@link #NOT_ASCII} and {@link #NUL} for what the bytes hold}, in one pass 8 bytes at a time: a word has
-     * a zero byte exactly when {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0
+     * {@return {@link #NOT_ASCII}, {@link #NUL} and {@link #METHOD} for what the bytes hold}, in one pass 8 bytes at
+     * a time: only a word holding {@code ho} (the middle of {@code method}, in any case) or a backslash before
+     * {@code u} is looked at byte by byte for {@link #METHOD}; English text holds few of either, where a single
+     * letter such as {@code m} is in every other word
      */
     static int textBits(byte[] b) {
+        int n = b.length;
         long high = 0;
         long zero = 0;
+        boolean method = false;
         int i = 0;
-        for (; i + Long.BYTES <= b.length; i += Long.BYTES) {
+        for (; i + Long.BYTES + 1 <= n; i += Long.BYTES) {
             long w = (long) LONGS.get(b, i);
             high |= w;
-            zero |= (w - 0x0101010101010101L) & ~w;
+            zero |= (w - ONES) & ~w;
+            // byte k of the second word is b[i + k + 1]: a pair is marked at the byte of its first character
+            if (!method && pairs(w, (long) LONGS.get(b, i + 1)) != 0) {
+                for (int p = i; p < i + Long.BYTES && !method; p++) {
+                    method = startsHere(b, p - 3) || startsHere(b, p); // the h of method, or the backslash
+                }
+            }
         }
-        boolean nul = (zero & 0x8080808080808080L) != 0;
-        for (; i < b.length; i++) {
-            high |= b[i];
-            nul |= b[i] == 0;
+        boolean nul = (zero & HIGHS) != 0;
+        for (int p = i; p < n; p++) {
+            high |= b[p];
+            nul |= b[p] == 0;
         }
-        return ((high & 0x8080808080808080L) != 0 ? NOT_ASCII : 0) | (nul ? NUL : 0);
+        // the rest: every start whose h or backslash lies at i or later
+        for (int p = Math.max(0, i - 3); p < n && !method; p++) {
+            method = startsHere(b, p);
+        }
+        return ((high & HIGHS) != 0 ? NOT_ASCII : 0) | (nul ? NUL : 0) | (method ? METHOD : 0);
     }
 
     /** {@return whether every byte is ASCII (so the bytes are well-formed UTF-8)} */
@@ -201,20 +217,46 @@ final class OverrideForms {
      * {@return whether UTF-8 text holds {@code method} in any case of its ASCII letters, or a backslash before
      * {@code u} or {@code U}}: read on the bytes, the same as asking it of the decoded text lowercased, since no
      * character but these ASCII letters lowercases to one of {@code m e t h o d u} and no byte of a multi-byte
-     * character is ASCII
+     * character is ASCII ({@link #textBits})
      */
     static boolean mayNameMethod(byte[] b) {
-        for (int i = 0; i < b.length; i++) {
-            int c = b[i] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
-            if (c == 'm' && i + 6 <= b.length && (b[i + 1] | 0x20) == 'e' && (b[i + 2] | 0x20) == 't'
-                    && (b[i + 3] | 0x20) == 'h' && (b[i + 4] | 0x20) == 'o' && (b[i + 5] | 0x20) == 'd') {
-                return true;
-            }
-            if (b[i] == '\\' && i + 1 < b.length && (b[i + 1] | 0x20) == 'u') {
-                return true;
-            }
+        return (textBits(b) & METHOD) != 0;
+    }
+
+    /** {@return whether {@code method} (any case) or a backslash and {@code u} (any case) starts at {@code s}} */
+    private static boolean startsHere(byte[] b, int s) {
+        if (s < 0) {
+            return false;
         }
-        return false;
+        int n = b.length;
+        int c = b[s] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
+        if (c == 'm' && s + 6 <= n && (b[s + 1] | 0x20) == 'e' && (b[s + 2] | 0x20) == 't'
+                && (b[s + 3] | 0x20) == 'h' && (b[s + 4] | 0x20) == 'o' && (b[s + 5] | 0x20) == 'd') {
+            return true;
+        }
+        return b[s] == '\\' && s + 1 < n && (b[s + 1] | 0x20) == 'u';
+    }
+
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+    private static final long CASE = 0x2020202020202020L;
+
+    /**
+     * {@return a mask with the high bit set at least at each byte of {@code w} that is {@code h} or {@code H} before
+     * an {@code o} or {@code O}, or a backslash before {@code u} or {@code U} ({@code next}: the word one byte on)};
+     * 0 when there is none. A word has a zero byte exactly when {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0,
+     * and every zero byte is marked (bytes above one may be marked too: they are then read byte by byte)
+     */
+    private static long pairs(long w, long next) {
+        long lower = w | CASE;
+        long nextLower = next | CASE;
+        long ho = zeros(lower ^ 0x6868686868686868L) & zeros(nextLower ^ 0x6f6f6f6f6f6f6f6fL);
+        long bu = zeros(w ^ 0x5c5c5c5c5c5c5c5cL) & zeros(nextLower ^ 0x7575757575757575L);
+        return ho | bu;
+    }
+
+    private static long zeros(long v) {
+        return (v - ONES) & ~v & HIGHS;
     }
 
     /**
@@ -287,14 +329,14 @@ final class OverrideForms {
      * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one).
      */
     private static void json(byte[] body, List<Form> found) throws Unreadable {
-        int bits = textBits(body); // one pass for both tests
+        int bits = textBits(body); // one pass for the three tests
         if ((bits & NOT_ASCII) != 0 && Bodies.utf8(body).isEmpty()) {
             throw new Unreadable("the JSON body is not UTF-8");
         }
         if ((bits & NUL) != 0) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or a raw NUL
             throw new Unreadable("the JSON body holds a NUL byte, so it may be UTF-16 or UTF-32");
         }
-        if (!mayNameMethod(body)) {
+        if ((bits & METHOD) == 0) {
             return; // no JSON reader finds a member named _method in it: not parsed at all
         }
         JsonValue v;

@@ -3,6 +3,7 @@ package dev.openshell.supervisor.l7;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
@@ -16,6 +17,7 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
 
 /**
  * The test that lets a JSON body skip the strict parse for {@code _method} ({@code docs/policy-reference.md}, "Method
@@ -48,15 +50,54 @@ class OverrideScanPropertyTest {
         List<String> pieces = List.of("method", "METHOD", "MeThOd", "metho", "ethod", "m", "e", "t", "h", "o", "d",
                 "\\", "u", "U", "\\u", "\\U", "\"_method\":", "{", "}", "\u0130", "\u212a", "\u0131", "\u017f",
                 "\u00e9", "\u20ac", "\ud83d\ude00", " ", "x", "\u039c\u0395\u03a4");
-        Arbitrary<byte[]> text = Arbitraries.of(pieces).list().ofMaxSize(12)
+        Arbitrary<byte[]> text = Arbitraries.of(pieces).list().ofMaxSize(40)
                 .map(l -> String.join("", l).getBytes(StandardCharsets.UTF_8));
-        Arbitrary<byte[]> raw = Arbitraries.bytes().array(byte[].class).ofMaxSize(24);
+        Arbitrary<byte[]> raw = Arbitraries.bytes().array(byte[].class).ofMaxSize(64);
         return Arbitraries.oneOf(text, text, raw);
     }
 
     @Property(tries = 2000)
     void theByteTestDecidesAsTheTextTest(@ForAll("bodies") byte[] body) {
         assertEquals(reference(body), onBytes(body));
+    }
+
+    @Provide
+    Arbitrary<String> needles() {
+        Arbitrary<String> method = Arbitraries.strings().withChars("mM").ofLength(1).flatMap(m ->
+                Arbitraries.strings().withChars("eE").ofLength(1).flatMap(e ->
+                        Arbitraries.of("thod", "THOD", "tHoD").map(rest -> m + e + rest)));
+        return Arbitraries.oneOf(method, Arbitraries.of("\\u", "\\U"));
+    }
+
+    /**
+     * The 8-byte words the test skips never hide a needle: {@code method} in any case, or a backslash before
+     * {@code u}, at every offset from a word's start and straddling every word edge, is found; cut by its last byte
+     * it is not.
+     */
+    @Property(tries = 1500)
+    void aNeedleAtAnyOffsetIsFoundAndACutOneIsNot(@ForAll("needles") String needle,
+                                                   @ForAll @IntRange(max = 40) int before,
+                                                   @ForAll @IntRange(max = 40) int after) {
+        String whole = "x".repeat(before) + needle + "y".repeat(after);
+        String cut = "x".repeat(before) + needle.substring(0, needle.length() - 1) + "y".repeat(after);
+        assertTrue(OverrideForms.mayNameMethod(whole.getBytes(StandardCharsets.US_ASCII)), whole);
+        assertFalse(OverrideForms.mayNameMethod(cut.getBytes(StandardCharsets.US_ASCII)), cut);
+    }
+
+    /**
+     * Over ASCII text of the needles' letters only (so pairs such as {@code ho} and near misses fall on every byte of
+     * a word, on both sides of its edges), the word-at-a-time test decides as the lowercased text test.
+     */
+    @Property(tries = 3000)
+    void nearMissesDecideAsTheTextTest(@ForAll("nearMisses") String text) {
+        String lower = text.toLowerCase(Locale.ROOT);
+        assertEquals(lower.contains("method") || lower.contains("\\u"),
+                OverrideForms.mayNameMethod(text.getBytes(StandardCharsets.US_ASCII)), text);
+    }
+
+    @Provide
+    Arbitrary<String> nearMisses() {
+        return Arbitraries.strings().withChars("mMeEtThHoOdDuU\\x").ofMaxLength(100);
     }
 
     @Property(tries = 500)
