@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.function.LongFunction;
 
 /**
  * The process side of {@code /proc} under a root: process IDs, open descriptors, children, parents, executables.
@@ -29,13 +28,13 @@ final class ProcTree {
     private static final String DELETED = " (deleted)";
 
     private final Path root;
-    /** The kept {@code stat} files of identified processes; null for a tree that is not the kernel's {@code /proc}. */
-    private final StatHandles stats;
-    private final LongFunction<Path> statPath = pid -> dir(pid).resolve("stat");
+    /** Identified processes with a kept file each; null for a tree that is not the kernel's {@code /proc}. */
+    private final KeptProcesses kept;
 
     ProcTree(Path root) {
         this.root = root;
-        this.stats = root.equals(Path.of("/proc")) ? new StatHandles() : null;
+        this.kept = root.equals(Path.of("/proc"))
+                ? new KeptProcesses(pid -> dir(pid).resolve("comm"), this::startTime) : null;
     }
 
     Path root() {
@@ -146,19 +145,21 @@ final class ProcTree {
     }
 
     /**
-     * {@return the process's start time as {@link #startTime(long)} gives it, read through a kept {@code stat} file}
-     * For the check at every request on an identified connection: one {@code pread} instead of an open, a read and
-     * a close; equally correct, as a kept file never reads another process ({@link StatHandles}). A fake tree, a
-     * failed or cut-off read: read by path.
+     * {@return whether the process under {@code pid} is the one that started at {@code startTime}} The check made at
+     * every request on an identified connection: through a kept file of the process, one {@code pread} instead of
+     * opening, reading and parsing {@code stat}; equally correct ({@link KeptProcesses}). A fake tree, a start time
+     * that could not be read, a file that could not be kept: the start time read by path and compared.
+     *
+     * @param startTime the start time it had when identified ({@code stat} field 22), -1 when unreadable then
      */
-    long heldStartTime(long pid) {
-        if (stats == null) {
-            return startTime(pid);
+    boolean sameProcess(long pid, long startTime) {
+        if (kept != null && startTime >= 0) {
+            int same = kept.same(pid, startTime);
+            if (same != KeptProcesses.UNKNOWN) {
+                return same == KeptProcesses.SAME;
+            }
         }
-        byte[] b = new byte[STAT_READ];
-        int n = stats.read(pid, statPath, b);
-        long t = n > 0 ? startTime(b, n) : TRUNCATED;
-        return t == TRUNCATED ? startTime(pid) : t;
+        return startTime(pid) == startTime;
     }
 
     /** The first read of {@code stat}: the line is about 300 bytes, field 22 within its first 600. */
