@@ -28,9 +28,13 @@ final class ProcTree {
     private static final String DELETED = " (deleted)";
 
     private final Path root;
+    /** Identified processes with a kept file each; null for a tree that is not the kernel's {@code /proc}. */
+    private final KeptProcesses kept;
 
     ProcTree(Path root) {
         this.root = root;
+        this.kept = root.equals(Path.of("/proc"))
+                ? new KeptProcesses(pid -> dir(pid).resolve("comm"), this::startTime) : null;
     }
 
     Path root() {
@@ -138,6 +142,24 @@ final class ProcTree {
      */
     long startTime(long pid) {
         return startTime(dir(pid).resolve("stat"), STAT_READ);
+    }
+
+    /**
+     * {@return whether the process under {@code pid} is the one that started at {@code startTime}} The check made at
+     * every request on an identified connection: through a kept file of the process, one {@code pread} instead of
+     * opening, reading and parsing {@code stat}; equally correct ({@link KeptProcesses}). A fake tree, a start time
+     * that could not be read, a file that could not be kept: the start time read by path and compared.
+     *
+     * @param startTime the start time it had when identified ({@code stat} field 22), -1 when unreadable then
+     */
+    boolean sameProcess(long pid, long startTime) {
+        if (kept != null && startTime >= 0) {
+            int same = kept.same(pid, startTime);
+            if (same != KeptProcesses.UNKNOWN) {
+                return same == KeptProcesses.SAME;
+            }
+        }
+        return startTime(pid) == startTime;
     }
 
     /** The first read of {@code stat}: the line is about 300 bytes, field 22 within its first 600. */

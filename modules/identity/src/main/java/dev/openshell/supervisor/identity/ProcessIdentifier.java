@@ -346,7 +346,7 @@ public final class ProcessIdentifier {
         boolean held = tree.holdsAt(hold.pid(), hold.fd(), target) || tree.holds(hold.pid(), target);
         // the start time after the descriptor: a process that replaced the identified one under its PID in between
         // has another start time
-        return held && tree.startTime(hold.pid()) == hold.startTime();
+        return held && tree.sameProcess(hold.pid(), hold.startTime());
     }
 
     /**
