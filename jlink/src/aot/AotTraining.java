@@ -42,10 +42,11 @@ import javax.net.ssl.TrustManagerFactory;
  * options and module graph as at run time) with {@code -XX:AOTCacheOutput=CACHE}, in front of two loopback upstreams
  * it serves itself (plain HTTP, and HTTPS trusted through {@code upstream_ca_bundle}), sends REQUESTS proxied
  * requests (default 3000; at most SECONDS seconds, default 30) on 4 connections: {@code openshell/regex} redacting a
- * fake key over HTTP and over an intercepted CONNECT tunnel, a clean POST, a GET on a host with no middleware, a
- * denied host, a method the endpoint's L7 rules deny (the training endpoint is {@code protocol: rest} with allow
- * rules, so start-up compiles L7 policy and each request runs the L7 route); then stops it with SIGTERM, and the JVM
- * writes the cache as it exits.
+ * fake key over HTTP and over an intercepted CONNECT tunnel (the upstream answers chat completions with a chunked
+ * body, as nginx and streaming API servers do, and the other paths with a Content-Length), a clean POST, a GET on a
+ * host with no middleware, a denied host, a method the endpoint's L7 rules deny (the training endpoint is
+ * {@code protocol: rest} with allow rules, so start-up compiles L7 policy and each request runs the L7 route); then
+ * stops it with SIGTERM, and the JVM writes the cache as it exits.
  *
  * <p>The run is a smoke test as well: it fails (exit 1, with the supervisor's output) when a response has an
  * unexpected status or the upstream ever receives the fake key. Everything it writes is under WORK (state directory,
@@ -323,7 +324,10 @@ public final class AotTraining {
             byte[] reply = "{\"id\":\"chatcmpl-training\",\"choices\":[{\"message\":{\"content\":\"ok\"}}]}"
                     .getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "application/json");
-            exchange.sendResponseHeaders(200, reply.length);
+            // chat completions answer in chunks, as streaming API upstreams and nginx do (the supervisor's chunked
+            // response relay); every other path with a Content-Length
+            boolean chunked = exchange.getRequestURI().getPath().endsWith("/completions");
+            exchange.sendResponseHeaders(200, chunked ? 0 : reply.length);
             exchange.getResponseBody().write(reply);
         }
     }

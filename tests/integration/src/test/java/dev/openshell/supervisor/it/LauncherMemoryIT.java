@@ -15,7 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The launcher's heap follows the memory the process may use (issue 23, "Footprint"): half of the cgroup memory limit
  * (v2 {@code memory.max} or v1 {@code memory.limit_in_bytes}), else of the machine's memory, at least 128 MiB (three
  * quarters of a limit too small for that) and at most 640 MiB, starting at 64 MiB (or the whole heap, if smaller);
- * a heap option in {@code SUPERVISOR_JAVA_OPTS} replaces the sizing. The cgroup file system is a directory of the test's
+ * a heap option in {@code SUPERVISOR_JAVA_OPTS} replaces the sizing. G1 grows the heap only past a fifth of the time
+ * in pauses ({@code GCTimeRatio=4}) and the JVM returns the C library's free memory every 5 s (issue 41). The cgroup file system is a directory of the test's
  * ({@code SUPERVISOR_CGROUP_FS}), and the JVM reports the heap it got ({@code -XshowSettings:vm}).
  */
 class LauncherMemoryIT {
@@ -63,6 +64,24 @@ class LauncherMemoryIT {
         assertEquals(48.0, initialHeapMib(""), "a multiple of the 4 MiB region, as the JVM keeps it");
         assertEquals(300.0, initialHeapMib("-Xms300m"), "an operator's heap flag replaces the sizing");
         assertTrue(initialHeapMib("-XX:MinHeapSize=200m") >= 200, "a minimum above 64 MiB starts (the JVM sizes it)");
+    }
+
+    /** {@return the value of the JVM flag {@code name} the launcher's JVM got ({@code -XX:+PrintFlagsFinal})} */
+    private long flag(String name, String javaOpts) throws Exception {
+        Image.Run r = version("-XX:+PrintFlagsFinal " + javaOpts);
+        Matcher m = Pattern.compile("\\b" + name + "\\s+=\\s+(\\d+)").matcher(r.out());
+        assertTrue(m.find(), "no " + name + " in the flags: " + r.err());
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    void g1GrowsTheHeapOnlyPastAFifthOfTheTimeInPausesAndFreeNativeMemoryIsReturned() throws Exception {
+        limit("memory.max", String.valueOf(16L << 30));
+        assertEquals(4, flag("GCTimeRatio", ""), "G1's own 12 grows the heap at 1.6 % of the time in pauses");
+        assertEquals(5000, flag("TrimNativeHeapInterval", ""));
+        assertEquals(12, flag("GCTimeRatio", "-XX:GCTimeRatio=12"), "the operator's options come last and win");
+        assertEquals(0, flag("TrimNativeHeapInterval", "-XX:TrimNativeHeapInterval=0"));
+        assertEquals(4, flag("GCTimeRatio", "-Xmx300m"), "a heap option of the operator's keeps the GC defaults");
     }
 
     @Test
