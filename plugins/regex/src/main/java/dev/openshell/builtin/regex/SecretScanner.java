@@ -194,10 +194,6 @@ final class SecretScanner {
             }
             int runEnd = (int) run;
             int runStart = (int) (run >>> 32);
-            if (!everyByte && runEnd - runStart < gate.least() && !dashMayAnchor(text, runStart, runEnd)) {
-                k = runEnd; // a short run that holds a dash can only hold a match of a prefix anchored on one
-                continue;
-            }
             int from = everyByte ? i : gate.windowStart(words, runStart, i);
             int to = (int) Math.min(n, (long) runEnd + gate.after());
             i = scanRange(text, from, to, selection, found);
@@ -260,31 +256,6 @@ final class SecretScanner {
             }
         }
         return i;
-    }
-
-    /**
-     * {@return whether some prefix anchored on a {@code -} may stand at a dash of the text from {@code from} to
-     * {@code to}: the tests {@link #scanRange} makes at a dash before it compares prefixes}
-     */
-    private static boolean dashMayAnchor(ByteBuffer text, int from, int to) {
-        Prefilter prefilter = CATALOG.prefilter();
-        int n = text.limit();
-        for (int i = from; i < to; i++) {
-            if (text.get(i) != '-') {
-                continue;
-            }
-            int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
-            if (prefilter.anchored(false, '-', previous) != null
-                    && prefilter.admits(false, '-', previous, i > 1 ? text.get(i - 2) & 0xff : -1)) {
-                return true;
-            }
-            int next = i + 1 < n ? text.get(i + 1) & 0xff : -1;
-            if (next >= 0 && prefilter.anchored(true, '-', next) != null
-                    && prefilter.admits(true, '-', next, i + 2 < n ? text.get(i + 2) & 0xff : -1)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** {@return the end of the match recorded for a prefix anchored at {@code i}, or {@link #NO_MATCH}} */
