@@ -291,8 +291,10 @@ final class SecretScanner {
         }
         Prefilter prefilter = CATALOG.prefilter();
         int keyEnd = (int) key;
-        for (int p = (int) (key >>> 32); p + Prefilter.GRAM <= keyEnd; p++) {
-            int gram = Prefilter.gramAt(text, p);
+        int keyStart = (int) (key >>> 32);
+        int gram = Prefilter.fold(text.get(keyStart)) << 8 | Prefilter.fold(text.get(keyStart + 1));
+        for (int p = keyStart; p + Prefilter.GRAM <= keyEnd; p++) {
+            gram = (gram << 8 | Prefilter.fold(text.get(p + 2))) & 0xFF_FFFF; // Prefilter.gramAt(text, p), rolled
             Prefilter.Literal[] literals = prefilter.mayStartKeyword(gram) ? prefilter.candidates(gram) : null;
             if (literals == null) {
                 continue;
