@@ -6,20 +6,20 @@ import java.util.List;
 
 /**
  * Where in a text a match of a {@link Selection} can be: around a long run of token characters, or a run that holds a
- * {@code -} where a prefix anchored on a dash may stand. Every character a match of an enabled entry can hold (its prefix's characters other than space, every
- * character of its lead's and shape's atoms, a keyword value's) is a token character. A match then holds a run of at
- * least {@link #least()} of them, except a match of an entry whose prefix is anchored on {@code -} (the scanner tries
- * it from that byte) and that guarantees fewer ({@code -----BEGIN}, {@code glcbt-} and five more, {@code xoxb-} and ten
- * more); and the position the scanner tries a match from (a prefix's anchor byte, an operator before a value) lies at
- * most {@link #before()} bytes before that run's start (the operator before a value, {@code Bearer } before its
- * token) and at most {@link #after()} bytes after its end.
+ * {@code -} where a prefix anchored on a dash may stand. Every character a match of an enabled entry can hold (its
+ * prefix's characters other than space, every character of its lead's and shape's atoms, a keyword value's) is a token
+ * character. A match then holds a run of at least {@link #least()} of them, except a match of an entry whose prefix is
+ * anchored on {@code -} (the scanner tries it from that byte) and that guarantees fewer ({@code -----BEGIN},
+ * {@code glcbt-} and five more, {@code xoxb-} and ten more); and the position the scanner tries a match from (a prefix's
+ * anchor byte, an operator before a value) lies at most {@link #before()} bytes before that run's start (the operator
+ * before a value, {@code Bearer } before its token) and at most {@link #after()} bytes after its end.
  *
  * <p>So the scanner first finds such runs ({@link #nextRun}: 8 bytes at a time, with a few arithmetic operations and
  * one well-predicted branch per 7 bytes; a short run is kept only when one of its dashes passes the tests the exact
- * reading makes at a dash, {@link #mayAnchor}) and reads the text its exact way only around them. Prose, code and chat are
- * made of words shorter than {@value #MIN_RUN} characters: most of their bytes are never looked at twice. The result
- * is the same as reading every byte the exact way, because every position from which a match could be recorded lies
- * in a window that is read, and windows are read in text order.
+ * reading makes at a dash, {@link #mayAnchor}) and reads the text its exact way only around them. Prose, code and chat
+ * are made of words shorter than {@value #MIN_RUN} characters: most of their bytes are never looked at twice. The
+ * result is the same as reading every byte the exact way, because every position from which a match could be recorded
+ * lies in a window that is read, and windows are read in text order.
  *
  * <p>Immutable, thread-safe.
  */
@@ -308,7 +308,10 @@ final class RunGate {
         return nextRunByBytes(text, runStart(text, Math.min(k, n), from));
     }
 
-    /** {@return the high bit of each byte of {@code x} (8 bytes, high bits clear) that is a delimiter of the words' test} */
+    /**
+     * {@return the high bit of each byte of {@code x} (8 bytes, high bits clear) that is a delimiter of the words'
+     * test}
+     */
     private long delimiters(long x) {
         return ~(((x ^ exclude[0]) + LOWS) & ((x ^ exclude[1]) + LOWS) & ((x ^ exclude[2]) + LOWS)
                 & ((x ^ exclude[3]) + LOWS) & ((x ^ exclude[4]) + LOWS)) & HIGHS;
@@ -401,7 +404,10 @@ final class RunGate {
                 && prefilter.admits(true, '-', next, i + 2 < n ? text.get(i + 2) & 0xff : -1);
     }
 
-    /** {@return where the run of token bytes that holds {@code k} starts ({@code k} if none does), not before {@code from}} */
+    /**
+     * {@return where the run of token bytes that holds {@code k} starts ({@code k} if none does), not before
+     * {@code from}}
+     */
     private int runStart(ByteBuffer text, int k, int from) {
         int s = k;
         while (s > from && wide[text.get(s - 1) & 0xff]) {
@@ -411,9 +417,9 @@ final class RunGate {
     }
 
     /**
-     * {@return the first run from {@code at} (where a run may start) that is {@link #least()} long or holds a dash,
-     * as {@link #nextRun} gives it, when one starts before the first byte at or after {@code until} that ends a run;
-     * else the complement of the position after that byte, from which the windows go on}
+     * {@return the first run from {@code at} (where a run may start) that is {@link #least()} long or holds a dash that
+     * {@link #mayAnchor}, as {@link #nextRun} gives it, when one starts before the first byte at or after {@code until}
+     * that ends a run; else the complement of the position after that byte, from which the windows go on}
      */
     private long runFrom(ByteBuffer text, int at, int until) {
         int n = text.limit();
