@@ -6,19 +6,20 @@ import java.util.List;
 
 /**
  * Where in a text a match of a {@link Selection} can be: around a long run of token characters, or a run that holds a
- * {@code -}. Every character a match of an enabled entry can hold (its prefix's characters other than space, every
- * character of its lead's and shape's atoms, a keyword value's) is a token character. A match then holds a run of at
- * least {@link #least()} of them, except a match of an entry whose prefix is anchored on {@code -} (the scanner tries
- * it from that byte) and that guarantees fewer ({@code -----BEGIN}, {@code glcbt-} and five more, {@code xoxb-} and ten
- * more); and the position the scanner tries a match from (a prefix's anchor byte, an operator before a value) lies at
- * most {@link #before()} bytes before that run's start (the operator before a value, {@code Bearer } before its
- * token) and at most {@link #after()} bytes after its end.
+ * {@code -} where a prefix anchored on a dash may stand. Every character a match of an enabled entry can hold (its
+ * prefix's characters other than space, every character of its lead's and shape's atoms, a keyword value's) is a token
+ * character. A match then holds a run of at least {@link #least()} of them, except a match of an entry whose prefix is
+ * anchored on {@code -} (the scanner tries it from that byte) and that guarantees fewer ({@code -----BEGIN},
+ * {@code glcbt-} and five more, {@code xoxb-} and ten more); and the position the scanner tries a match from (a prefix's
+ * anchor byte, an operator before a value) lies at most {@link #before()} bytes before that run's start (the operator
+ * before a value, {@code Bearer } before its token) and at most {@link #after()} bytes after its end.
  *
  * <p>So the scanner first finds such runs ({@link #nextRun}: 8 bytes at a time, with a few arithmetic operations and
- * one well-predicted branch per word) and reads the text its exact way only around them. Prose, code and chat are
- * made of words shorter than {@value #MIN_RUN} characters: most of their bytes are never looked at twice. The result
- * is the same as reading every byte the exact way, because every position from which a match could be recorded lies
- * in a window that is read, and windows are read in text order.
+ * one well-predicted branch per 7 bytes; a short run is kept only when one of its dashes passes the tests the exact
+ * reading makes at a dash, {@link #mayAnchor}) and reads the text its exact way only around them. Prose, code and chat
+ * are made of words shorter than {@value #MIN_RUN} characters: most of their bytes are never looked at twice. The
+ * result is the same as reading every byte the exact way, because every position from which a match could be recorded
+ * lies in a window that is read, and windows are read in text order.
  *
  * <p>Immutable, thread-safe.
  */
@@ -38,6 +39,10 @@ final class RunGate {
      * of {@link #WORD_DELIMITERS} that no enabled entry holds. A superset of the token characters.
      */
     private final boolean[] wide = new boolean[256];
+    /** The catalog's prefixes by anchor, for the tests at a dash ({@link #mayAnchor}). */
+    private final Prefilter prefilter = Catalog.get().prefilter();
+    /** By byte value: whether an enabled entry's match may hold it. */
+    private final boolean[] token;
     /** Each delimiter of {@link #WORD_DELIMITERS} that is no token character, repeated in 8 bytes; else spaces. */
     private final long[] exclude = new long[WORD_DELIMITERS.length()];
     /**
@@ -53,6 +58,11 @@ final class RunGate {
     private final int least;
     private final int before;
     private final int after;
+    /**
+     * How far apart {@link #nextRun} reads its 8-byte windows: {@link #least()} - 7, at most 8, so that a run of
+     * {@link #least()} holds a whole window; 0 or less when runs are short enough to be found a byte at a time.
+     */
+    private final int step;
 
     static {
         for (char c : (Assignment.OPERATOR_STARTS + "\"'` \t\r\n=").toCharArray()) {
@@ -61,7 +71,7 @@ final class RunGate {
     }
 
     private RunGate(List<Rule> rules, boolean[] enabled) {
-        boolean[] token = new boolean[256];
+        token = new boolean[256];
         int fewest = MIN_RUN;
         int most = 0;
         int tail = 0;
@@ -124,6 +134,7 @@ final class RunGate {
         least = Math.max(1, fewest);
         before = most;
         after = tail;
+        step = least >= 10 ? Math.min(Long.BYTES, least - (Long.BYTES - 1)) : 0;
     }
 
     /** {@return the gate of the entries {@code enabled} selects} @param enabled by catalog index */
@@ -199,6 +210,11 @@ final class RunGate {
         }
     }
 
+    /** {@return whether an enabled entry's match may hold the byte {@code c} (0 to 255)} */
+    boolean isToken(int c) {
+        return token[c];
+    }
+
     /** {@return the fewest token characters in one run that every match holds, unless the run holds a dash} */
     int least() {
         return least;
@@ -243,46 +259,183 @@ final class RunGate {
     }
 
     /**
-     * {@return the next run at or after {@code from} that is {@link #least()} long or holds a {@code -}, as its start
-     * times 2^32 plus its end (exclusive); or -1 when there is none} Runs are counted from {@code from}: the byte
-     * before it is not looked at.
+     * {@return the next run at or after {@code from} that is {@link #least()} long or holds a {@code -} that
+     * {@link #mayAnchor}, as its start times 2^32 plus its end (exclusive); or -1 when there is none} Runs are counted
+     * from {@code from}: the byte before it is not looked at.
+     *
+     * <p>The text is read in overlapping windows of 8 bytes, {@link #step} apart (7 when {@link #least()} is 14), so
+     * that every run of {@link #least()} token characters holds a whole window and every byte lies in a window. Most
+     * windows of prose and code hold a space, a control byte or a non-ASCII byte and no dash: a few arithmetic
+     * operations and one well-predicted branch skip them. A window of token characters only finds its run's ends in
+     * the words just before and after it ({@link #around}); a window with a dash finds the run of its first dash
+     * ({@link #dashed}). No run that qualifies lies wholly before such a window: its whole window or its dash would
+     * have been found first. So the first run that qualifies is the one found, as reading a byte at a time from
+     * {@code from} finds it (a property test compares the two).
      *
      * @param text the text, from 0 to its limit, in little-endian byte order ({@link #littleEndian})
      * @param from where to start
      */
     long nextRun(ByteBuffer text, int from) {
-        if (least <= Long.BYTES) {
+        if (step <= 0) {
             return nextRunByBytes(text, from);
         }
         int n = text.limit();
-        int need = least;
-        long e0 = exclude[0];
-        long e1 = exclude[1];
-        long e2 = exclude[2];
-        long e3 = exclude[3];
-        long e4 = exclude[4];
-        int run = 0;
         int k = from;
-        for (; k + Long.BYTES <= n; k += Long.BYTES) {
+        while (k + Long.BYTES <= n) {
             long w = text.getLong(k);
             long x = w & LOWS;
-            long t = (x + ABOVE_SPACE) & ~w & ((x ^ e0) + LOWS) & ((x ^ e1) + LOWS) & ((x ^ e2) + LOWS)
-                    & ((x ^ e3) + LOWS) & ((x ^ e4) + LOWS) & HIGHS;
-            long dash = ~((x ^ DASHES) + LOWS) & ~w & HIGHS;
-            if ((t ^ HIGHS | dash) == 0) {
-                run += Long.BYTES;
+            long outside = (~(x + ABOVE_SPACE) | w) & HIGHS; // a byte below 0x21 or non-ASCII
+            long dash = ~((x ^ DASHES) + LOWS | w) & HIGHS;
+            if (outside != 0 && dash == 0) {
+                k += step;
                 continue;
             }
-            int head = Long.numberOfTrailingZeros(~t & HIGHS) >>> 3;
-            if (run + head >= need && (dash == 0 || Long.numberOfTrailingZeros(dash) >>> 3 > head)) {
-                return (long) (k - run) << 32 | extend(text, k + head);
+            long r;
+            if (dash == 0) {
+                if ((outside | delimiters(x)) != 0) {
+                    k += step;
+                    continue;
+                }
+                r = around(text, k, from);
+            } else {
+                r = dashed(text, k, from, w, dash);
             }
-            if (dash != 0) {
-                return nextRunByBytes(text, k - run); // the run that holds it starts at k - run or in this word
+            if (r >= 0) {
+                return r;
             }
-            run = Long.numberOfLeadingZeros(~t & HIGHS) >>> 3;
+            k = (int) ~r;
         }
-        return nextRunByBytes(text, k - run);
+        return nextRunByBytes(text, runStart(text, Math.min(k, n), from));
+    }
+
+    /**
+     * {@return the high bit of each byte of {@code x} (8 bytes, high bits clear) that is a delimiter of the words'
+     * test}
+     */
+    private long delimiters(long x) {
+        return ~(((x ^ exclude[0]) + LOWS) & ((x ^ exclude[1]) + LOWS) & ((x ^ exclude[2]) + LOWS)
+                & ((x ^ exclude[3]) + LOWS) & ((x ^ exclude[4]) + LOWS)) & HIGHS;
+    }
+
+    /** {@return the high bit of each byte of the word {@code w} that is no token character for the words' test} */
+    private long outside(long w) {
+        long x = w & LOWS;
+        return (~(x + ABOVE_SPACE) | w) & HIGHS | delimiters(x);
+    }
+
+    /** {@return the high bit of each byte of the word {@code w} that is a {@code -}} */
+    private static long dashes(long w) {
+        return ~((w & LOWS ^ DASHES) + LOWS | w) & HIGHS;
+    }
+
+    /**
+     * {@return as {@link #runFrom}, for the window at {@code k} whose 8 bytes are token characters and no dash} The
+     * run's ends are found in the words just before and just after the window; a run that reaches past either is
+     * read a byte at a time.
+     */
+    private long around(ByteBuffer text, int k, int from) {
+        if (k - Long.BYTES < from || k + 2 * Long.BYTES > text.limit()) {
+            return runFrom(text, runStart(text, k, from), k + Long.BYTES);
+        }
+        long back = text.getLong(k - Long.BYTES);
+        long ahead = text.getLong(k + Long.BYTES);
+        long backOut = outside(back);
+        long aheadOut = outside(ahead);
+        if (backOut == 0 || aheadOut == 0) {
+            return runFrom(text, runStart(text, k, from), k + Long.BYTES);
+        }
+        int start = k - (Long.numberOfLeadingZeros(backOut) >>> 3);
+        int end = k + Long.BYTES + (Long.numberOfTrailingZeros(aheadOut) >>> 3);
+        long dash = dashes(back) & -(Long.highestOneBit(backOut) << 1)
+                | dashes(ahead) & (Long.lowestOneBit(aheadOut) - 1);
+        return qualified(text, start, end, dash != 0);
+    }
+
+    /**
+     * {@return as {@link #runFrom}, for the window at {@code k} (the word {@code w}) that holds a dash: the run that
+     * holds its first dash, if it qualifies} No run that qualifies ends before that dash: it would have been found in
+     * an earlier window.
+     */
+    private long dashed(ByteBuffer text, int k, int from, long w, long dash) {
+        long first = Long.lowestOneBit(dash);
+        long out = outside(w);
+        long below = out & (first - 1);
+        long above = out & -(first << 1);
+        int start = below != 0 ? k + Long.BYTES - (Long.numberOfLeadingZeros(below) >>> 3) : runStart(text, k, from);
+        int end = above != 0 ? k + (Long.numberOfTrailingZeros(above) >>> 3) : extend(text, k + Long.BYTES);
+        return qualified(text, start, end, true);
+    }
+
+    /**
+     * {@return the run from {@code start} to {@code end} as {@link #nextRun} gives it if it is {@link #least()} long
+     * or holds a dash that {@link #mayAnchor}; else the complement of {@code end}, from which the windows go on}
+     *
+     * @param dashed whether the run holds a dash
+     */
+    private long qualified(ByteBuffer text, int start, int end, boolean dashed) {
+        if (end - start >= least) {
+            return (long) start << 32 | end;
+        }
+        if (dashed) {
+            for (int i = start; i < end; i++) {
+                if (text.get(i) == '-' && mayAnchor(text, i)) {
+                    return (long) start << 32 | end;
+                }
+            }
+        }
+        return ~(long) end;
+    }
+
+    /**
+     * {@return whether some prefix anchored on a {@code -} may stand at the dash at {@code i}: the tests the scanner
+     * makes at a dash before it compares prefixes (the byte before it, or after it for a prefix that starts with a
+     * dash, and the byte one further; {@link Prefilter#anchored}, {@link Prefilter#admits})} A run shorter than
+     * {@link #least()} none of whose dashes passes them holds no match.
+     */
+    boolean mayAnchor(ByteBuffer text, int i) {
+        int n = text.limit();
+        int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
+        if (prefilter.anchored(false, '-', previous) != null
+                && prefilter.admits(false, '-', previous, i > 1 ? text.get(i - 2) & 0xff : -1)) {
+            return true;
+        }
+        int next = i + 1 < n ? text.get(i + 1) & 0xff : -1;
+        return next >= 0 && prefilter.anchored(true, '-', next) != null
+                && prefilter.admits(true, '-', next, i + 2 < n ? text.get(i + 2) & 0xff : -1);
+    }
+
+    /**
+     * {@return where the run of token bytes that holds {@code k} starts ({@code k} if none does), not before
+     * {@code from}}
+     */
+    private int runStart(ByteBuffer text, int k, int from) {
+        int s = k;
+        while (s > from && wide[text.get(s - 1) & 0xff]) {
+            s--;
+        }
+        return s;
+    }
+
+    /**
+     * {@return the first run from {@code at} (where a run may start) that is {@link #least()} long or holds a dash that
+     * {@link #mayAnchor}, as {@link #nextRun} gives it, when one starts before the first byte at or after {@code until}
+     * that ends a run; else the complement of the position after that byte, from which the windows go on}
+     */
+    private long runFrom(ByteBuffer text, int at, int until) {
+        int n = text.limit();
+        int start = at;
+        for (int k = at; k < n; k++) {
+            int c = text.get(k) & 0xff;
+            if (!wide[c]) {
+                if (k >= until) {
+                    return ~(long) (k + 1);
+                }
+                start = k + 1;
+            } else if (k + 1 - start >= least || (c == '-' && mayAnchor(text, k))) {
+                return (long) start << 32 | extend(text, k + 1);
+            }
+        }
+        return ~(long) n;
     }
 
     /** {@link #nextRun} a byte at a time from {@code at}, where a run of token bytes may start. */
@@ -293,7 +446,7 @@ final class RunGate {
             int c = text.get(k) & 0xff;
             if (!wide[c]) {
                 start = k + 1;
-            } else if (c == '-' || k + 1 - start >= least) {
+            } else if (k + 1 - start >= least || (c == '-' && mayAnchor(text, k))) {
                 return (long) start << 32 | extend(text, k + 1);
             }
         }

@@ -194,10 +194,6 @@ final class SecretScanner {
             }
             int runEnd = (int) run;
             int runStart = (int) (run >>> 32);
-            if (!everyByte && runEnd - runStart < gate.least() && !dashMayAnchor(text, runStart, runEnd)) {
-                k = runEnd; // a short run that holds a dash can only hold a match of a prefix anchored on one
-                continue;
-            }
             int from = everyByte ? i : gate.windowStart(words, runStart, i);
             int to = (int) Math.min(n, (long) runEnd + gate.after());
             i = scanRange(text, from, to, selection, found);
@@ -262,31 +258,6 @@ final class SecretScanner {
         return i;
     }
 
-    /**
-     * {@return whether some prefix anchored on a {@code -} may stand at a dash of the text from {@code from} to
-     * {@code to}: the tests {@link #scanRange} makes at a dash before it compares prefixes}
-     */
-    private static boolean dashMayAnchor(ByteBuffer text, int from, int to) {
-        Prefilter prefilter = CATALOG.prefilter();
-        int n = text.limit();
-        for (int i = from; i < to; i++) {
-            if (text.get(i) != '-') {
-                continue;
-            }
-            int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
-            if (prefilter.anchored(false, '-', previous) != null
-                    && prefilter.admits(false, '-', previous, i > 1 ? text.get(i - 2) & 0xff : -1)) {
-                return true;
-            }
-            int next = i + 1 < n ? text.get(i + 1) & 0xff : -1;
-            if (next >= 0 && prefilter.anchored(true, '-', next) != null
-                    && prefilter.admits(true, '-', next, i + 2 < n ? text.get(i + 2) & 0xff : -1)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** {@return the end of the match recorded for a prefix anchored at {@code i}, or {@link #NO_MATCH}} */
     private static int tryAnchored(ByteBuffer text, int i, Prefilter.Literal[] literals, Selection selection,
                                    Found found, int resume) {
@@ -320,8 +291,10 @@ final class SecretScanner {
         }
         Prefilter prefilter = CATALOG.prefilter();
         int keyEnd = (int) key;
-        for (int p = (int) (key >>> 32); p + Prefilter.GRAM <= keyEnd; p++) {
-            int gram = Prefilter.gramAt(text, p);
+        int keyStart = (int) (key >>> 32);
+        int gram = Prefilter.fold(text.get(keyStart)) << 8 | Prefilter.fold(text.get(keyStart + 1));
+        for (int p = keyStart; p + Prefilter.GRAM <= keyEnd; p++) {
+            gram = (gram << 8 | Prefilter.fold(text.get(p + 2))) & 0xFF_FFFF; // Prefilter.gramAt(text, p), rolled
             Prefilter.Literal[] literals = prefilter.mayStartKeyword(gram) ? prefilter.candidates(gram) : null;
             if (literals == null) {
                 continue;

@@ -57,6 +57,61 @@ class RunGatePropertyTest {
         }
     }
 
+    @Property(tries = 1500)
+    void theWindowedRunFinderEqualsReadingEveryByte(@ForAll("texts") String text,
+                                                    @ForAll @net.jqwik.api.constraints.IntRange(max = 40) int from) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        int start = Math.min(from, bytes.length);
+        for (Selection selection : List.of(Selection.defaults(), Selection.everything())) {
+            RunGate gate = selection.gate();
+            ByteBuffer words = RunGate.littleEndian(ByteBuffer.wrap(bytes).asReadOnlyBuffer());
+            for (int k = start; k <= bytes.length; k++) {
+                assertEquals(runByBytes(gate, bytes, k), gate.nextRun(words, k), text + " from " + k);
+            }
+        }
+    }
+
+    /**
+     * {@return whether a prefix anchored on a dash may stand at the dash at {@code i}, by the bytes next to it and
+     * one further, as the exact reading tests it}
+     */
+    private static boolean dashMayAnchor(byte[] text, int i) {
+        Prefilter prefilter = Catalog.get().prefilter();
+        int previous = i > 0 ? text[i - 1] & 0xff : 0;
+        int far = i > 1 ? text[i - 2] & 0xff : -1;
+        if (prefilter.anchored(false, '-', previous) != null && prefilter.admits(false, '-', previous, far)) {
+            return true;
+        }
+        int next = i + 1 < text.length ? text[i + 1] & 0xff : -1;
+        int further = i + 2 < text.length ? text[i + 2] & 0xff : -1;
+        return next >= 0 && prefilter.anchored(true, '-', next) != null
+                && prefilter.admits(true, '-', next, further);
+    }
+
+    /**
+     * The definition {@link RunGate#nextRun} implements: the first run of {@link RunGate#least()} or holding a dash
+     * that may anchor a prefix,
+     * a byte at a time over the words' test's characters.
+     */
+    private static long runByBytes(RunGate gate, byte[] text, int from) {
+        int start = from;
+        for (int k = from; k < text.length; k++) {
+            int c = text[k] & 0xff;
+            boolean token = c > 0x20 && c < 0x80 && (gate.isToken(c) || ",\"'()".indexOf(c) < 0);
+            if (!token) {
+                start = k + 1;
+            } else if (k + 1 - start >= gate.least() || (c == '-' && dashMayAnchor(text, k))) {
+                int end = k + 1;
+                while (end < text.length && (text[end] & 0xff) > 0x20 && (text[end] & 0xff) < 0x80
+                        && (gate.isToken(text[end] & 0xff) || ",\"'()".indexOf(text[end]) < 0)) {
+                    end++;
+                }
+                return (long) start << 32 | end;
+            }
+        }
+        return -1;
+    }
+
     @Property(tries = 40)
     void everySampleIsFoundAfterAnyPaddingAsWhenEveryByteIsRead(@ForAll("texts") String padding) {
         for (String sample : SAMPLES) {
