@@ -387,7 +387,7 @@ final class OverrideForms {
      * @param what the body's kind, for the reason
      */
     private static void charset(String contentType, boolean latin1, String what) throws Unreadable {
-        String[] params = contentType.split(";");
+        String[] params = contentType.split("[;,]"); // Rack splits parameters at either
         for (int i = 1; i < params.length; i++) {
             int eq = params[i].indexOf('=');
             if (eq > 0 && params[i].substring(0, eq).trim().equalsIgnoreCase("charset")) {

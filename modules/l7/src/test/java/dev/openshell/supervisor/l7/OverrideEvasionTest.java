@@ -112,6 +112,8 @@ class OverrideEvasionTest {
                 c("Application/X-WWW-Form-Urlencoded,text/plain", "_method=DELETE", OVERRIDE),
                 c("application/x-www-form-urlencoded text/plain", "_method=DELETE", OVERRIDE),
                 c("application/json, text/plain", JSON, OVERRIDE),
+                c("application/x-www-form-urlencoded, charset=utf-16", "a=1", UNREADABLE),
+                c("application/json,charset=utf-16be", JSON, UNREADABLE),
                 c("multipart/form-data, boundary=b", part("Content-Disposition: form-data; name=_method"),
                         UNREADABLE));
     }
