@@ -258,6 +258,7 @@ public final class L7Engine {
             case GRAPHQL -> {
                 List<GraphQl.Operation> ops;
                 try {
+                    GraphQl.sameInEveryReading(rest.readings());
                     ops = GraphQl.classifyHttp(method, query, request, ep);
                 } catch (GraphQl.Invalid e) {
                     yield hard(selected, 400, e.getMessage(), target.path(), "", e.code());

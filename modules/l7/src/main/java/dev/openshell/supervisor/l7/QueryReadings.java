@@ -92,6 +92,26 @@ final class QueryReadings {
         return anyMatches(asSent, key, matcher) || anyMatches(php, phpName(key), matcher);
     }
 
+    /**
+     * {@return whether every reading gives a key the values the reading split at {@code &} with names as sent does}
+     *
+     * @param key the key
+     */
+    boolean agrees(String key) {
+        List<String> strict = asSent.get(0).getOrDefault(key, List.of());
+        for (Map<String, List<String>> r : asSent) {
+            if (!r.getOrDefault(key, List.of()).equals(strict)) {
+                return false;
+            }
+        }
+        for (Map<String, List<String>> r : php) {
+            if (!r.getOrDefault(phpName(key), List.of()).equals(strict)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static boolean everyMatches(List<Map<String, List<String>>> readings, String key, ValueMatcher m) {
         for (Map<String, List<String>> r : readings) {
             List<String> values = r.get(key);

@@ -123,6 +123,27 @@ class QueryAndPathReadingsTest {
         assertEquals(Outcome.ALLOW, decide(e, "POST", "/open/x./y", null).outcome());
     }
 
+    private static String enc(String v) {
+        return java.net.URLEncoder.encode(v, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** GraphQL parameters of the query string must read one way: else the upstream may run what was not judged. */
+    @Test
+    void graphqlParametersReadOtherwiseAreAmbiguous() {
+        L7Engine e = L7EngineTest.engine(RequestShapesTest.GRAPHQL);
+        String viewer = enc("{ viewer { id } }");
+        String mutation = enc("mutation { deleteRepository }");
+        for (String query : List.of("query=" + viewer + "&%20query=" + mutation, "query=" + viewer + ";query="
+                + mutation, "query=" + viewer + "&query[]=" + mutation, "query=" + viewer + "&query%00=" + mutation,
+                "%20query=" + mutation, "id=v1;id=m1")) {
+            refused(decide(e, "GET", "/graphql?" + query, null), 400, GraphQl.AMBIGUOUS);
+        }
+        refused(decide(e, "POST", "/graphql?%20id=m1", L7EngineTest.gql("{ viewer { id } }")), 400,
+                GraphQl.AMBIGUOUS);
+        assertEquals(Outcome.ALLOW, decide(e, "GET", "/graphql?query=" + viewer + "&x=1;y=2", null).outcome());
+        assertEquals(Outcome.ALLOW, decide(e, "GET", "/graphql?id=v1&trace.id=1", null).outcome());
+    }
+
     @Test
     void foldsAndPhpNames() throws Exception {
         assertEquals(Optional.of("/public/admin/x"), PathFolds.folded("/public/x%5C..%5Cadmin/x"));
