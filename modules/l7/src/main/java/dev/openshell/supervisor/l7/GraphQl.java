@@ -282,6 +282,23 @@ final class GraphQl {
         }
     }
 
+    /**
+     * Refuses a query string whose GraphQL parameters ({@code query}, {@code operationName}, {@code extensions} and the
+     * ids) some framework reads otherwise than split at {@code &} with names as sent ({@link QueryReadings}):
+     * {@code ?query={viewer};query=mutation...} to Rack 2, {@code ?query={viewer}&%20query=mutation...} to PHP.
+     *
+     * @param readings the readings of the request's query
+     * @throws Invalid ({@link #AMBIGUOUS}) if a reading gives one of them other values
+     */
+    static void sameInEveryReading(QueryReadings readings) throws Invalid {
+        for (String key : CONTROL) {
+            if (!readings.agrees(key)) {
+                throw ambiguous("the query string gives the GraphQL parameter " + key + " other values to"
+                        + " frameworks that split it at ; or read parameter names as PHP does");
+            }
+        }
+    }
+
     private static Invalid ambiguous(String what) {
         return new Invalid(AMBIGUOUS, "GraphQL request rejected: " + what);
     }

@@ -24,7 +24,8 @@ import java.util.Optional;
  * @param path the canonical path without the query, or {@code "-"} when the target was refused
  * @param detail what was evaluated: GraphQL operations, JSON-RPC methods and tool names (never parameters)
  * @param code for a refusal whose cause has a fixed name, that name ({@code method_override},
- *     {@code method_override_ambiguous}, {@code method_override_unreadable}, {@code graphql_ambiguous_request},
+ *     {@code method_override_ambiguous}, {@code method_override_unreadable}, {@code path_ambiguous},
+ *     {@code graphql_ambiguous_request},
  *     {@code graphql_number_too_long},
  *     {@code json_invalid}, {@code json_trailing_data}, {@code json_too_deep}, {@code json_number_too_long},
  *     {@code json_duplicate_key}); the client's answer and the audit event carry it

@@ -182,6 +182,12 @@ public final class L7Engine {
                 selected = g;
             }
         }
+        if (!PathFolds.sameEndpoints(governing, matching, target.path())) {
+            return Optional.of(new Route(matching, Optional.of(target), Optional.of(selected), Optional.of(hard(selected,
+                    400, "invalid request-target: the request path reads as another path to origins that fold \\"
+                    + " to / or drop the dots and spaces ending a segment, and the endpoints governing the two differ",
+                    target.path(), "", Optional.of("path_ambiguous")))));
+        }
         if (target.encodedSlash() && !selected.l7().allowEncodedSlash()) {
             return Optional.of(new Route(matching, Optional.of(target), Optional.of(selected), Optional.of(
                     new L7Decision(Outcome.DENY, true, 400, selected.l7().protocol(), engine(selected),
@@ -237,13 +243,13 @@ public final class L7Engine {
         Governing selected = route.selected().orElseThrow();
         L7Endpoint ep = selected.l7();
         RequestTarget target = route.target().orElseThrow();
-        Map<String, List<String>> query = query(target);
-        if (query == null) {
+        String method = request.method().toUpperCase(Locale.ROOT);
+        Rest rest = Rest.of(method, target);
+        if (rest == null) {
             return hard(selected, 400, "invalid request-target: the query is not well-formed (a malformed"
                     + " percent-escape or not UTF-8)", target.path(), "");
         }
-        String method = request.method().toUpperCase(Locale.ROOT);
-        Rest rest = new Rest(method, target.path(), query);
+        Map<String, List<String>> query = rest.query();
         if (ep.bodyAware() && request.body().map(b -> b.length > ep.maxBodyBytes()).orElse(false)) {
             return hard(selected, 413, "request body is larger than the endpoint's limit of " + ep.maxBodyBytes()
                     + " bytes", target.path(), "");
@@ -252,6 +258,7 @@ public final class L7Engine {
             case GRAPHQL -> {
                 List<GraphQl.Operation> ops;
                 try {
+                    GraphQl.sameInEveryReading(rest.readings());
                     ops = GraphQl.classifyHttp(method, query, request, ep);
                 } catch (GraphQl.Invalid e) {
                     yield hard(selected, 400, e.getMessage(), target.path(), "", e.code());
@@ -286,12 +293,11 @@ public final class L7Engine {
         }
         Governing selected = route.selected().orElseThrow();
         RequestTarget target = route.target().orElseThrow();
-        Map<String, List<String>> query = query(target);
-        if (query == null) {
+        Rest rest = Rest.of("WEBSOCKET_TEXT", target);
+        if (rest == null) {
             return hard(selected, 400, "invalid request-target: the query is not well-formed (a malformed"
                     + " percent-escape or not UTF-8)", target.path(), "");
         }
-        Rest rest = new Rest("WEBSOCKET_TEXT", target.path(), query);
         if (!selected.l7().graphqlMessages()) {
             return rest(route, selected, rest);
         }
@@ -334,17 +340,32 @@ public final class L7Engine {
 
     // ---------------------------------------------------------------------------------------------- evaluation
 
-    /** {@return the decoded query of a canonical target, or {@code null} when it is malformed} */
-    private static Map<String, List<String>> query(RequestTarget target) {
-        try {
-            return target.query().isPresent() ? RequestTarget.parseQuery(target.query().get()) : Map.of();
-        } catch (RequestTarget.InvalidTargetException e) {
-            return null;
+    /**
+     * The REST view of a request: method (upper case), canonical path, decoded query, and what rules judge: every
+     * reading of the query ({@link QueryReadings}) and the paths (the canonical one, then its fold, {@link PathFolds}).
+     */
+    record Rest(String method, String path, Map<String, List<String>> query, QueryReadings readings,
+                List<String> paths) {
+        /** {@return the view of a canonical target, or {@code null} when its query or its fold is malformed} */
+        static Rest of(String method, RequestTarget target) {
+            try {
+                Map<String, List<String>> query = Map.of();
+                QueryReadings readings = QueryReadings.NONE;
+                if (target.query().isPresent()) {
+                    query = RequestTarget.parseQuery(target.query().get());
+                    readings = QueryReadings.of(target.query().get(), query);
+                }
+                List<String> paths = PathFolds.folded(target.path()).map(f -> List.of(target.path(), f))
+                        .orElse(List.of(target.path()));
+                return new Rest(method, target.path(), query, readings, paths);
+            } catch (RequestTarget.InvalidTargetException e) {
+                return null;
+            }
         }
-    }
 
-    /** The REST view of a request: method (upper case), canonical path, decoded query. */
-    record Rest(String method, String path, Map<String, List<String>> query) {
+        Rest withMethod(String m) {
+            return new Rest(m, path, query, readings, paths);
+        }
     }
 
     private static L7Decision rest(Route route, Governing selected, Rest r) {
@@ -403,8 +424,7 @@ public final class L7Engine {
             return hard(selected, 400, "the request's method overrides (" + where + ") do not name one method",
                     r.path(), "method_override=" + where, Optional.of("method_override_ambiguous"));
         }
-        L7Decision d = stricter(rest(route, selected, r), rest(route, selected, new Rest(methods.get(0), r.path(),
-                r.query())));
+        L7Decision d = stricter(rest(route, selected, r), rest(route, selected, r.withMethod(methods.get(0))));
         return new L7Decision(d.outcome(), d.hard(), d.status(), d.protocol(), d.engine(), d.policyKey(), d.rule(),
                 d.reason(), d.path(), "method_override=" + methods.get(0), d.code());
     }
@@ -451,35 +471,19 @@ public final class L7Engine {
         if (rule.method().isEmpty() || rule.path().isEmpty()) {
             return false;
         }
-        if (!methodMatches(rule.method().get(), r.method()) || !rule.path().get().matches(r.path())) {
+        if (!methodMatches(rule.method().get(), r.method())
+                || !r.paths().stream().allMatch(rule.path().get()::matches)) {
             return false;
         }
-        for (var q : rule.query().keyValuesView()) {
-            List<String> values = r.query().get(q.getOne());
-            if (values == null || values.isEmpty()) {
-                return false;
-            }
-            for (String v : values) {
-                if (!q.getTwo().matches(v)) {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return rule.query().keyValuesView().allSatisfy(q -> r.readings().allows(q.getOne(), q.getTwo()));
     }
 
     private static boolean restDenies(L7Rule rule, Rest r) {
         if (!methodMatches(rule.method().get(), r.method())
-                || rule.path().map(p -> !p.matches(r.path())).orElse(true)) {
+                || rule.path().map(p -> r.paths().stream().noneMatch(p::matches)).orElse(true)) {
             return false;
         }
-        for (var q : rule.query().keyValuesView()) {
-            List<String> values = r.query().get(q.getOne());
-            if (values == null || values.stream().noneMatch(q.getTwo()::matches)) {
-                return false;
-            }
-        }
-        return true;
+        return rule.query().keyValuesView().allSatisfy(q -> r.readings().denies(q.getOne(), q.getTwo()));
     }
 
     private static L7Decision graphql(Route route, Governing selected, Rest r, List<GraphQl.Operation> ops) {

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.l7;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -9,9 +10,11 @@ import java.util.Optional;
  * Reads the part names of a {@code multipart/form-data} body, or of any other {@code multipart} type read the same
  * way (RFC 7578, RFC 2046 section 5.1.1), for {@link OverrideForms}: every part is delimited by {@code --boundary} at
  * the start of a line, has header fields up to an empty line, and the body ends with {@code --boundary--}. A part's
- * name is the {@code name} (or {@code name*}) parameter of its {@code Content-Disposition}, read after unfolding
- * continuation lines (obs-fold); a plain name with an RFC 2047 encoded word, or one whose percent-decoding reads as
- * {@code _method}, is unreadable. Anything else (no delimiter, a part without the empty line, no closing delimiter) is
+ * names are every {@code name} and {@code name*} parameter of every {@code Content-Disposition} field, read after
+ * unfolding continuation lines (obs-fold), once as RFC 7578 reads them and once as PHP's {@code rfc1867.c} does
+ * (single quotes quote too, an unquoted value ends at white space, the last {@code name} wins): the part counts as
+ * {@code _method} if any of them reads so. A plain name with an RFC 2047 encoded word, or one whose percent-decoding
+ * reads as {@code _method}, is unreadable. Anything else (no delimiter, a part without the empty line, no closing delimiter) is
  * {@link OverrideForms.Unreadable}: a lenient parser upstream might still find a part in it.
  */
 final class Multipart {
@@ -73,8 +76,7 @@ final class Multipart {
                 throw unreadable("it has no closing delimiter");
             }
             String head = new String(body, headStart, Math.max(0, headEnd - headStart), StandardCharsets.ISO_8859_1);
-            Optional<String> name = name(head);
-            if (name.isPresent() && OverrideForms.isParameter(name.get())) {
+            if (names(head).stream().anyMatch(OverrideForms::isFormParameter)) {
                 String value = contentStart <= end ? new String(body, contentStart, end - contentStart,
                         StandardCharsets.ISO_8859_1) : "";
                 found.add(new OverrideForms.Form("multipart _method", value));
@@ -83,32 +85,52 @@ final class Multipart {
         }
     }
 
-    /** {@return the name a part's header fields give it, from {@code Content-Disposition}} */
-    static Optional<String> name(String head) throws OverrideForms.Unreadable {
+    /**
+     * {@return every name a part's header fields may give it: each {@code name} and decoded {@code name*} parameter
+     * of each {@code Content-Disposition} field, read both as RFC 7578 and as PHP reads them}
+     *
+     * @throws OverrideForms.Unreadable if a plain name is percent- or RFC 2047-encoded
+     */
+    static List<String> names(String head) throws OverrideForms.Unreadable {
         String unfolded = head.replaceAll("\r\n[ \t]+", " "); // obs-fold (RFC 9112 section 5.2)
+        List<String> names = new ArrayList<>();
         for (String line : unfolded.split("\r\n")) {
             int colon = line.indexOf(':');
             if (colon < 0 || !line.substring(0, colon).trim().equalsIgnoreCase("content-disposition")) {
                 continue;
             }
             String value = line.substring(colon + 1);
-            Optional<String> plain = parameter(value, "name");
-            if (plain.isPresent() && encoded(plain.get())) {
-                throw unreadable("a part name is percent- or RFC 2047-encoded");
+            for (boolean php : new boolean[] {false, true}) {
+                for (String[] p : parameters(value, php)) {
+                    if (p[0].equals("name")) {
+                        if (encoded(p[1])) {
+                            throw unreadable("a part name is percent- or RFC 2047-encoded");
+                        }
+                        names.add(p[1]);
+                    } else if (p[0].equals("name*")) {
+                        names.add(extended(p[1]));
+                    }
+                }
             }
-            return plain.isPresent() ? plain : parameter(value, "name*").map(Multipart::extended);
         }
-        return Optional.empty();
+        return names;
     }
 
-    /** {@return a parameter of a header value: a token or a quoted string (with {@code \} escapes)} */
-    private static Optional<String> parameter(String value, String key) {
+    /**
+     * {@return the parameters of a header value, each {key (lower case), value}: a token or a quoted string (with
+     * {@code \} escapes)}
+     *
+     * @param php whether to read as PHP's {@code php_ap_getword_conf}: {@code '} quotes too, and an unquoted value
+     *     ends at white space
+     */
+    private static List<String[]> parameters(String value, boolean php) {
+        List<String[]> out = new ArrayList<>();
         int i = 0;
         int n = value.length();
         while (i < n) {
             int semi = value.indexOf(';', i);
             if (semi < 0) {
-                return Optional.empty();
+                return out;
             }
             i = semi + 1;
             while (i < n && (value.charAt(i) == ' ' || value.charAt(i) == '\t')) {
@@ -116,13 +138,17 @@ final class Multipart {
             }
             int eq = value.indexOf('=', i);
             if (eq < 0) {
-                return Optional.empty();
+                return out;
             }
             String k = value.substring(i, eq).trim().toLowerCase(Locale.ROOT);
             i = eq + 1;
+            while (php && i < n && Character.isWhitespace(value.charAt(i))) {
+                i++;
+            }
             StringBuilder v = new StringBuilder();
-            if (i < n && value.charAt(i) == '"') {
-                for (i++; i < n && value.charAt(i) != '"'; i++) {
+            char quote = i < n ? value.charAt(i) : 0;
+            if (quote == '"' || php && quote == '\'') {
+                for (i++; i < n && value.charAt(i) != quote; i++) {
                     if (value.charAt(i) == '\\' && i + 1 < n) {
                         i++;
                     }
@@ -130,15 +156,13 @@ final class Multipart {
                 }
                 i++;
             } else {
-                while (i < n && value.charAt(i) != ';') {
+                while (i < n && value.charAt(i) != ';' && !(php && Character.isWhitespace(value.charAt(i)))) {
                     v.append(value.charAt(i++));
                 }
             }
-            if (k.equals(key)) {
-                return Optional.of(key.endsWith("*") ? v.toString() : v.toString().trim());
-            }
+            out.add(new String[] {k, k.endsWith("*") ? v.toString() : v.toString().trim()});
         }
-        return Optional.empty();
+        return out;
     }
 
     /** {@return an RFC 8187 value ({@code UTF-8''%5Fmethod}) decoded, or as is when it has no charset part} */

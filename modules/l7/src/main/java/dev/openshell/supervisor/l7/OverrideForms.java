@@ -23,11 +23,14 @@ import jakarta.json.JsonValue;
  * body of a {@code POST} that frameworks parse into parameters: {@code application/x-www-form-urlencoded} (also a
  * body without {@code Content-Type}, which Rack reads as a form), any {@code multipart/*} type (read as
  * {@code multipart/form-data}, header fields unfolded) and any JSON type (the subtype {@code json} or
- * {@code x-json} of any type, or a subtype with the suffix {@code +json}; parameters and case ignored).
+ * {@code x-json} of any type, or a subtype with the suffix {@code +json}; parameters and case ignored). The media type
+ * ends at the first {@code ;}, {@code ,} or white space, as Rack ({@code ;} or {@code ,}) and PHP (any of the three)
+ * cut it.
  *
  * <p>Parameter names are compared as the most liberal framework reads them: case-insensitively, after PHP's
  * normalisation (leading spaces dropped, {@code .} and space read as {@code _}, a {@code [} starting an array), so
- * {@code _METHOD}, {@code .method} and {@code _method[]} all count. A body that cannot be read for such a name (a
+ * {@code _METHOD}, {@code .method} and {@code _method[]} all count; a query, form or multipart name is also cut at a
+ * NUL, as PHP cuts it ({@link QueryReadings#phpName}). A body that cannot be read for such a name (a
  * coding other than {@code identity}, a multipart body without its boundary or closing delimiter, a part name that is
  * percent- or RFC 2047-encoded, a form body declared in a charset other than UTF-8, US-ASCII or ISO-8859-1, a JSON
  * body declared in a charset other than UTF-8 or US-ASCII, not UTF-8, holding a
@@ -94,9 +97,14 @@ final class OverrideForms {
         return mediaType.endsWith("/json") || mediaType.endsWith("+json") || mediaType.endsWith("/x-json");
     }
 
+    /** {@return the media type, lower case: up to the first {@code ;}, {@code ,} or white space (Rack, PHP)} */
     private static String mediaType(String contentType) {
-        int semi = contentType.indexOf(';');
-        return (semi < 0 ? contentType : contentType.substring(0, semi)).trim().toLowerCase(Locale.ROOT);
+        String t = contentType.strip();
+        int end = 0;
+        while (end < t.length() && ";, \t".indexOf(t.charAt(end)) < 0) {
+            end++;
+        }
+        return t.substring(0, end).toLowerCase(Locale.ROOT);
     }
 
     /**
@@ -115,7 +123,7 @@ final class OverrideForms {
             }
         }
         for (Map.Entry<String, List<String>> q : query.entrySet()) {
-            if (isParameter(q.getKey())) {
+            if (isFormParameter(q.getKey())) {
                 q.getValue().forEach(v -> found.add(new Form("query _method", v)));
             }
         }
@@ -135,6 +143,15 @@ final class OverrideForms {
         int bracket = name.indexOf('[', i);
         String base = name.substring(i, bracket < 0 ? name.length() : bracket).replace(' ', '_').replace('.', '_');
         return base.equalsIgnoreCase(PARAMETER);
+    }
+
+    /**
+     * {@return whether a query, form or multipart parameter name reads as {@code _method} to some framework}: as
+     * {@link #isParameter} reads it, after PHP's reading of such names ({@link QueryReadings#phpName}), which also
+     * cuts a name at a NUL ({@code _method%00x})
+     */
+    static boolean isFormParameter(String name) {
+        return QueryReadings.phpName(name).equalsIgnoreCase(PARAMETER);
     }
 
     private static void body(L7Request request, byte[] body, List<Form> found) throws Unreadable {
@@ -289,7 +306,7 @@ final class OverrideForms {
                 while (eq < i && body[eq] != '=') {
                     eq++;
                 }
-                if (isParameter(decode(body, start, eq, true))) {
+                if (isFormParameter(decode(body, start, eq, true))) {
                     found.add(new Form(where, eq < i ? decode(body, eq + 1, i, true) : ""));
                 }
                 start = i + 1;
@@ -370,7 +387,7 @@ final class OverrideForms {
      * @param what the body's kind, for the reason
      */
     private static void charset(String contentType, boolean latin1, String what) throws Unreadable {
-        String[] params = contentType.split(";");
+        String[] params = contentType.split("[;,]"); // Rack splits parameters at either
         for (int i = 1; i < params.length; i++) {
             int eq = params[i].indexOf('=');
             if (eq > 0 && params[i].substring(0, eq).trim().equalsIgnoreCase("charset")) {

@@ -229,8 +229,21 @@ public record RequestTarget(String path, Optional<String> query, Optional<String
      * @throws InvalidTargetException on a malformed escape or a value that is not UTF-8
      */
     public static Map<String, List<String>> parseQuery(String query) throws InvalidTargetException {
+        return parseQuery(query, false);
+    }
+
+    /**
+     * Parses a query as {@link #parseQuery(String)} does, its pairs also split at {@code ;} when asked (as Rack 2 and
+     * other form parsers split them; {@link QueryReadings}).
+     *
+     * @param query the query, without the {@code ?}
+     * @param semicolons whether {@code ;} separates pairs too
+     * @return the values by key, in arrival order
+     * @throws InvalidTargetException on a malformed escape or a value that is not UTF-8
+     */
+    static Map<String, List<String>> parseQuery(String query, boolean semicolons) throws InvalidTargetException {
         Map<String, List<String>> out = new LinkedHashMap<>();
-        for (String pair : query.split("&", -1)) {
+        for (String pair : query.split(semicolons ? "[&;]" : "&", -1)) {
             if (pair.isEmpty()) {
                 continue;
             }

@@ -86,7 +86,36 @@ class OverrideEvasionTest {
                 c("/repos/x?a=1;_method=DELETE", null, null, OVERRIDE),
                 c("/repos/x?a=1&b=2;%5Fmethod=DELETE", null, null, OVERRIDE),
                 c("application/json", "{\"_method\\u0000\":\"DELETE\"}", UNREADABLE),
-                c("application/json", "{\"\\u0007_method\\u001f\":\"DELETE\"}", UNREADABLE));
+                c("application/json", "{\"\\u0007_method\\u001f\":\"DELETE\"}", UNREADABLE),
+                // 6. PHP cuts a parameter name at NUL (query, form body, multipart)
+                c("/repos/x?_method%00=DELETE", null, null, OVERRIDE),
+                c("/repos/x?a=1;_method%00x=DELETE", null, null, OVERRIDE),
+                c("/repos/x?a=1&+.method%00%00[x]=DELETE", null, null, OVERRIDE),
+                c("application/x-www-form-urlencoded", "_method%00=DELETE", OVERRIDE),
+                c("application/x-www-form-urlencoded", "a=1&_method%00garbage=DELETE", OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=\"_method\u0000x\""),
+                        OVERRIDE),
+                // 7. PHP's multipart parser: single quotes, the last name, an unquoted name cut at a space
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name='_method'"), OVERRIDE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name=\"x\"; name=\"_method\""), OVERRIDE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name='x'; name='_method'"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=_method x"),
+                        OVERRIDE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name=\"x\"; name*=UTF-8''_method"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=x\r\n"
+                        + "Content-Disposition: form-data; name=_method"), OVERRIDE),
+                // 8. a media type cut at ',' (Rack) or a space (PHP) too
+                c("application/x-www-form-urlencoded, text/plain", "_method=DELETE", OVERRIDE),
+                c("Application/X-WWW-Form-Urlencoded,text/plain", "_method=DELETE", OVERRIDE),
+                c("application/x-www-form-urlencoded text/plain", "_method=DELETE", OVERRIDE),
+                c("application/json, text/plain", JSON, OVERRIDE),
+                c("application/x-www-form-urlencoded, charset=utf-16", "a=1", UNREADABLE),
+                c("application/json,charset=utf-16be", JSON, UNREADABLE),
+                c("multipart/form-data, boundary=b", part("Content-Disposition: form-data; name=_method"),
+                        UNREADABLE));
     }
 
     @ParameterizedTest
@@ -107,7 +136,11 @@ class OverrideEvasionTest {
                 c("text/plain; charset=utf-16", "_method=DELETE", null),
                 c("application/x-www-form-urlencoded; charset=UTF-8", "a=_method", null),
                 c("application/x-www-form-urlencoded; charset=us-ascii", "a=1", null),
-                c("application/x-www-form-urlencoded; charset=\"iso-8859-1\"", "a=\u00e9", null));
+                c("application/x-www-form-urlencoded; charset=\"iso-8859-1\"", "a=\u00e9", null),
+                c("/repos/x?x_method%00=DELETE&_methodx%00=DELETE", null, null, null),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name='x_method'"), null),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=\"_method x\""), null),
+                c("text/plain, application/x-www-form-urlencoded", "_method=DELETE", null));
     }
 
     @ParameterizedTest

@@ -176,11 +176,78 @@ class OverrideScanPropertyTest {
         assertFalse(passedOver(type, body.getBytes(StandardCharsets.ISO_8859_1)), type);
     }
 
+    /**
+     * A {@code _method} name as PHP and Rack read it: leading spaces, {@code .} or space for {@code _}, percent-escapes,
+     * an array suffix, and anything after a NUL (PHP cuts the name there).
+     */
+    @Provide
+    Arbitrary<String> formNames() {
+        Arbitrary<String> lead = Arbitraries.of("", "+", "%20", "++");
+        Arbitrary<String> first = Arbitraries.of("_", ".", "%5F", "%5f", "%2E", "%2e");
+        Arbitrary<String> word = Arbitraries.of("method", "METHOD", "m%65thod", "Meth%6Fd");
+        Arbitrary<String> tail = Arbitraries.of("", "%00", "%00x", "%00%00", "[]", "[x]", "%00[", "[%00]");
+        return lead.flatMap(l -> first.flatMap(f -> word.flatMap(w -> tail.map(t -> l + f + w + t))));
+    }
+
+    @Provide
+    Arbitrary<String> formTypes() {
+        Arbitrary<String> base = Arbitraries.of("application/x-www-form-urlencoded",
+                "Application/X-WWW-Form-Urlencoded");
+        Arbitrary<String> rest = Arbitraries.of("", "; charset=utf-8", ", text/plain", ",text/plain", " text/plain",
+                ";a=1, b", "\ttext/plain");
+        return Arbitraries.oneOf(Arbitraries.just(""), base.flatMap(b -> rest.map(r -> b + r)));
+    }
+
+    /** A form or query {@code _method}, however its name is dressed and its pair separated, is never passed over. */
+    @Property(tries = 1500)
+    void aFormOrQueryMethodIsNeverPassedOver(@ForAll("formNames") String name, @ForAll("formTypes") String type,
+                                             @ForAll boolean inQuery, @ForAll boolean semicolon) {
+        String pairs = "a=1" + (semicolon ? ";" : "&") + name + "=DELETE";
+        if (inQuery) {
+            L7Request r = new L7Request("POST", "/x?" + pairs, new ArrayList<>(), Optional.empty());
+            try {
+                assertFalse(OverrideForms.find(r, RequestTarget.parseQuery(pairs)).isEmpty(), pairs);
+            } catch (OverrideForms.Unreadable | RequestTarget.InvalidTargetException e) {
+                throw new AssertionError(e);
+            }
+            return;
+        }
+        byte[] body = pairs.getBytes(StandardCharsets.ISO_8859_1);
+        List<L7Request.Header> h = new ArrayList<>(List.of(new L7Request.Header("Content-Length",
+                Integer.toString(body.length))));
+        if (!type.isEmpty()) {
+            h.add(new L7Request.Header("Content-Type", type));
+        }
+        assertFalse(passedOver(new L7Request("POST", "/x", h, Optional.of(body))), type + " " + pairs);
+    }
+
+    @Provide
+    Arbitrary<String> dispositions() {
+        Arbitrary<String> name = Arbitraries.of("\"_method\"", "'_method'", "_method", "\"_method\u0000x\"",
+                "'.method'", "_method x", "\" _method\"");
+        Arbitrary<String> param = Arbitraries.of("name=", "NAME=", "name =", "name*=UTF-8''");
+        Arbitrary<String> before = Arbitraries.of("", " name=\"x\";", " name='x';", " filename=\"a\";",
+                " name*=UTF-8''x;");
+        return before.flatMap(b -> param.flatMap(p -> name.map(n -> "form-data;" + b + " "
+                + (p.endsWith("''") ? p + n.replace("\"", "").replace("'", "") : p + n))));
+    }
+
+    /** A multipart part named {@code _method} by its first, last or only name, quoted either way, is found. */
+    @Property(tries = 700)
+    void aMultipartNameIsReadAsPhpReadsIt(@ForAll("dispositions") String disposition) {
+        String body = "--B\r\nContent-Disposition: " + disposition + "\r\n\r\nDELETE\r\n--B--\r\n";
+        assertFalse(passedOver("multipart/form-data; boundary=B", body.getBytes(StandardCharsets.ISO_8859_1)),
+                disposition);
+    }
+
     /** {@return whether a POST with this body goes on with no override found and no refusal} */
     private static boolean passedOver(String contentType, byte[] body) {
-        L7Request r = new L7Request("POST", "/x", new ArrayList<>(List.of(new L7Request.Header("Content-Type",
+        return passedOver(new L7Request("POST", "/x", new ArrayList<>(List.of(new L7Request.Header("Content-Type",
                 contentType), new L7Request.Header("Content-Length", Integer.toString(body.length)))),
-                Optional.of(body));
+                Optional.of(body)));
+    }
+
+    private static boolean passedOver(L7Request r) {
         try {
             return OverrideForms.find(r, Map.of()).isEmpty();
         } catch (OverrideForms.Unreadable e) {
