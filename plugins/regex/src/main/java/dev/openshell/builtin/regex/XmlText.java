@@ -159,7 +159,7 @@ final class XmlText {
             } else {
                 changed = true;
                 if (kind == NOTHING) {
-                    cdata = toggles(input, i, cdata) != cdata;
+                    cdata = stateAfter(input, i, cdata);
                 } else {
                     o = Charsets.Transcoded.putUtf8(out, o, kind);
                 }
@@ -170,7 +170,7 @@ final class XmlText {
     }
 
     /** {@return the state after the NOTHING unit at {@code i}: inside a CDATA section or not} */
-    private static boolean toggles(ByteBuffer b, int i, boolean cdata) {
+    private static boolean stateAfter(ByteBuffer b, int i, boolean cdata) {
         if (cdata) {
             return false; // the unit is "]]>"
         }
@@ -334,7 +334,7 @@ final class XmlText {
         }
 
         private boolean next(int i, long u, boolean cdata) {
-            return (int) u == NOTHING ? toggles(input, i, cdata) : cdata;
+            return (int) u == NOTHING ? stateAfter(input, i, cdata) : cdata;
         }
 
         private static int textLength(long u) {
