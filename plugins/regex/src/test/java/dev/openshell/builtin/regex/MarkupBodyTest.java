@@ -143,6 +143,56 @@ class MarkupBodyTest {
                 "no markup reading of text without '&#' or CDATA");
     }
 
+    @Test
+    void adjacentCdataSectionsAreOneTextNode() {
+        String body = "<a><![CDATA[" + KEY.substring(0, 12) + "]]><![CDATA[" + KEY.substring(12) + "]]></a>";
+        denied(body, "content-type", "application/xml");
+        String out = redacted(body, "content-type", "application/xml");
+        assertEquals("<a><![CDATA[" + PLACEHOLDER + "]]></a>", out);
+        assertEquals("<a>" + PLACEHOLDER + "</a>", parsed(out));
+    }
+
+    @Test
+    void cdataNextToTextAndCommentsBetweenRunsJoinAndTheRedactionKeepsSectionsBalanced() {
+        String[] bodies = {
+            "<a><![CDATA[" + KEY.substring(0, 10) + "]]>" + KEY.substring(10) + "</a>",
+            "<a>" + KEY.substring(0, 10) + "<![CDATA[" + KEY.substring(10) + "]]> tail</a>",
+            "<a>" + KEY.substring(0, 10) + "<!-- note -->" + KEY.substring(10) + "</a>",
+            "<a>" + KEY.substring(0, 10) + "<?pi x?>" + KEY.substring(10) + "</a>",
+            "<a>" + KEY.substring(0, 10) + "<![CDATA[" + KEY.substring(10, 20) + "]]>" + hexRefs(KEY.substring(20))
+                    + "</a>",
+        };
+        for (String body : bodies) {
+            denied(body, "content-type", "application/xml");
+            String out = redacted(body, "content-type", "application/xml");
+            String text = parsed(out);
+            assertFalse(text.contains(KEY.substring(8, 20)), out);
+            assertTrue(text.contains(PLACEHOLDER), out);
+        }
+    }
+
+    @Test
+    void aKeyInsideACommentIsStillFoundInTheTextAsItIs() {
+        String body = "<a><!-- " + KEY + " --></a>";
+        denied(body, "content-type", "application/xml");
+        assertEquals("<a><!-- " + PLACEHOLDER + " --></a>", redacted(body, "content-type", "application/xml"));
+    }
+
+    @Test
+    void nearMissesStayUntouched() {
+        String half = KEY.substring(0, 12);
+        String rest = KEY.substring(12);
+        untouched("<a>" + half + "&#;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a>" + half + "&#xZZ;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a>" + half + "&#0;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a>" + half + "&#xD800;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a>" + half + "&unknown;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a><![CDATA[" + half + "]]></a><b><![CDATA[" + rest + "]]></b>", "content-type",
+                "application/xml");
+        untouched("<a>" + half + "</a><b>" + rest + "</b>", "content-type", "application/xml");
+        untouched("a &# b &#x; c <![CDATA[ x ]]> &amp; d", "content-type", "text/plain");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"text/plain", "application/octet-stream", ""})
     void textOfNoMarkupTypeIsReadAsMarkupTooWhenItHoldsReferencesOrCdata(String type) {
