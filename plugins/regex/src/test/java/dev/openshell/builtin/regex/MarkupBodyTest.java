@@ -5,13 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestEvaluation;
 import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.RequestContext;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -238,6 +246,19 @@ class MarkupBodyTest {
                 .getBytes(StandardCharsets.ISO_8859_1);
         assertEquals(Decision.DENY, DecodedBodyTest.evaluate(provider, DENY, latin1, "content-type",
                 "application/xml").decision(), "read as the declared single-byte charset, not refused as UTF-8");
+    }
+
+    @Test
+    void aResponseBodyGetsTheSameReadings() {
+        String body = "<a><![CDATA[" + KEY.substring(0, 12) + "]]><![CDATA[" + KEY.substring(12) + "]]>"
+                + hexRefs(" tail") + "</a>";
+        HttpRequestResult r = provider.evaluate(new HttpRequestEvaluation(
+                new BindingId(RegexProvider.RESPONSE_BINDING_ID), Phase.PRE_RETURN, RequestContext.of("r"),
+                JsonObject.EMPTY_JSON_OBJECT, new HttpRequestTarget("https", "api.test", 443, "GET", "/", ""),
+                List.of(new HttpHeader("content-type", "application/soap+xml")),
+                Body.of(body.getBytes(StandardCharsets.UTF_8))));
+        String out = new String(r.body().orElseThrow().toByteArray(), StandardCharsets.UTF_8);
+        assertEquals("<a><![CDATA[" + PLACEHOLDER + "]]>" + hexRefs(" tail") + "</a>", out);
     }
 
     static String yamlHex(String s, String form) {
