@@ -157,7 +157,7 @@ final class XmlText {
             if (kind == LITERAL) {
                 out[o++] = input.get(i);
             } else {
-                changed = true;
+                changed |= kind != NOTHING || cdata || startsWith(input, i, CDATA_OPEN) || joins(input, i);
                 if (kind == NOTHING) {
                     cdata = stateAfter(input, i, cdata);
                 } else {
@@ -167,6 +167,19 @@ final class XmlText {
             i += len;
         }
         return changed ? new Decoded(input, ByteBuffer.wrap(out, 0, o).slice()) : null;
+    }
+
+    /**
+     * {@return whether a comment or processing instruction at {@code i} may join two text runs: it follows text, not
+     * the start, a tag's {@code >} or white space} One that does not (an XML declaration, a comment on a line of its
+     * own) changes no token, so a document whose only markup units are such needs no second reading.
+     */
+    private static boolean joins(ByteBuffer b, int i) {
+        if (i == 0) {
+            return false;
+        }
+        byte c = b.get(i - 1);
+        return c != '>' && c != ' ' && c != '\t' && c != '\r' && c != '\n';
     }
 
     /** {@return the state after the NOTHING unit at {@code i}: inside a CDATA section or not} */

@@ -180,6 +180,18 @@ class MarkupBodyTest {
     }
 
     @Test
+    void markupThatJoinsNothingNeedsNoSecondReadingAndATruncatedDocumentIsRead() {
+        assertEquals(null, XmlText.view(java.nio.ByteBuffer.wrap(
+                "<?xml version=\"1.0\"?>\n<!-- c --><a>x</a> <!-- d -->".getBytes(StandardCharsets.US_ASCII))));
+        for (String cut : new String[] {"<a>x<?", "<a>x<!--", "<a>x<![CDATA[", "<a>x&#", "<a>x&#x", "<a>x&am",
+            "<a>x]]"}) {
+            untouched(cut, "content-type", "application/xml");
+        }
+        // an unclosed comment runs to the end (as an HTML parser reads it): what follows is no text to join
+        untouched("<a>" + KEY.substring(0, 12) + "<!--" + KEY.substring(12), "content-type", "application/xml");
+    }
+
+    @Test
     void aKeyInsideACommentIsStillFoundInTheTextAsItIs() {
         String body = "<a><!-- " + KEY + " --></a>";
         denied(body, "content-type", "application/xml");
