@@ -7,7 +7,8 @@ import java.util.Locale;
 
 /**
  * Turns a request body into the text its upstream will read, by the request's headers: the entry point of the
- * decoding layers ({@link Charsets}, {@link JsonText}, {@link FormText}, {@link MimeText}).
+ * decoding layers ({@link Charsets}, {@link JsonText}, {@link FormText}, {@link MimeText}, {@link XmlText},
+ * {@link YamlText}).
  *
  * <ol>
  *   <li>A {@code Content-Encoding} other than {@code identity} is undecodable: the supervisor decodes the codings it
@@ -21,8 +22,13 @@ import java.util.Locale;
  *       undecodable), then by media type: JSON ({@code application/json}, {@code +json}, and the
  *       JSON sequence types) must be valid JSON and is read with its escapes decoded; a form body is read with its
  *       percent-encoding decoded; anything else (or no {@code Content-Type}) is read as JSON when it is valid JSON
- *       starting with {@code {} or {@code [}, else as the text itself and, when it holds JSON string escapes, also
- *       with them decoded (both readings scanned: a lenient JSON reader decodes them).</li>
+ *       starting with {@code {} or {@code [}, else as the text itself and, when it holds JSON string escapes (YAML
+ *       escapes for YAML), also with them decoded (both readings scanned: a lenient JSON reader decodes them); XML,
+ *       HTML and any text that holds {@code &#} or a CDATA section are also read as a markup parser reads them
+ *       ({@link XmlText}: character references, CDATA sections, comments), and XML that declares entities is
+ *       undecodable.</li>
+ *   <li>An XML declaration's {@code encoding} counts where no charset is declared; one naming a charset outside the
+ *       supported set is undecodable.</li>
  *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
  *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
  *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}.</li>

@@ -16,6 +16,8 @@ import java.util.Locale;
  * JSON or form syntax, exactly as a body: {@link BodyDecoder#content}), and the epilogue, separated by NUL bytes so no
  * match crosses from one into the next. Delimiter lines may end in CRLF or a bare LF. A body without its boundary, a
  * delimiter line that never closes, an unknown transfer encoding, or a part that does not decode is undecodable.
+ * A transfer-encoded part of a {@code multipart/form-data} body is also read as sent ({@link TwoReadings}): form-data
+ * receivers ignore the deprecated field (RFC 7578 section 4.7).
  * Nested multipart parts are followed up to {@value #MAX_DEPTH} levels.
  */
 final class MimeText {
