@@ -326,9 +326,11 @@ final class XmlText {
             int d = 0;
             boolean cdata = false;
             for (Edit e : edits) {
-                long u;
-                while (i < n && (d < e.start() || textLength(step(input, i, cdata)) == 0)) {
-                    u = step(input, i, cdata);
+                while (i < n) { // to the edit's first text byte, past markers and comments before it
+                    long u = step(input, i, cdata);
+                    if (d >= e.start() && textLength(u) > 0) {
+                        break;
+                    }
                     cdata = next(i, u, cdata);
                     d += textLength(u);
                     i += (int) (u >>> 32);
@@ -336,7 +338,7 @@ final class XmlText {
                 int start = i;
                 boolean startCdata = cdata;
                 while (i < n && d < e.end()) {
-                    u = step(input, i, cdata);
+                    long u = step(input, i, cdata);
                     cdata = next(i, u, cdata);
                     d += textLength(u);
                     i += (int) (u >>> 32);
