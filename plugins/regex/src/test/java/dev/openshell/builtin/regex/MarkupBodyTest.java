@@ -192,6 +192,17 @@ class MarkupBodyTest {
     }
 
     @Test
+    void aKeyFoundInBothReadingsKeepsTheSectionsBalanced() {
+        // the text as it is sees the key inside the section; the parser's reading sees it run on into "xyz"
+        for (String body : new String[] {"<a><![CDATA[" + KEY + "]]>xyz</a>", "<a>" + KEY + "<![CDATA[xyz]]></a>"}) {
+            String out = redacted(body, "content-type", "application/xml");
+            String text = parsed(out);
+            assertFalse(text.contains(KEY.substring(8, 20)), out);
+            assertTrue(text.startsWith("<a>" + PLACEHOLDER) && text.endsWith("</a>"), out);
+        }
+    }
+
+    @Test
     void aKeyInsideACommentIsStillFoundInTheTextAsItIs() {
         String body = "<a><!-- " + KEY + " --></a>";
         denied(body, "content-type", "application/xml");
