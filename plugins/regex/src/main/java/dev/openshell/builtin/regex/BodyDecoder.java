@@ -7,7 +7,8 @@ import java.util.Locale;
 
 /**
  * Turns a request body into the text its upstream will read, by the request's headers: the entry point of the
- * decoding layers ({@link Charsets}, {@link JsonText}, {@link FormText}, {@link MimeText}).
+ * decoding layers ({@link Charsets}, {@link JsonText}, {@link FormText}, {@link MimeText}, {@link XmlText},
+ * {@link YamlText}).
  *
  * <ol>
  *   <li>A {@code Content-Encoding} other than {@code identity} is undecodable: the supervisor decodes the codings it
@@ -21,8 +22,13 @@ import java.util.Locale;
  *       undecodable), then by media type: JSON ({@code application/json}, {@code +json}, and the
  *       JSON sequence types) must be valid JSON and is read with its escapes decoded; a form body is read with its
  *       percent-encoding decoded; anything else (or no {@code Content-Type}) is read as JSON when it is valid JSON
- *       starting with {@code {} or {@code [}, else as the text itself and, when it holds JSON string escapes, also
- *       with them decoded (both readings scanned: a lenient JSON reader decodes them).</li>
+ *       starting with {@code {} or {@code [}, else as the text itself and, when it holds JSON string escapes (YAML
+ *       escapes for YAML), also with them decoded (both readings scanned: a lenient JSON reader decodes them); XML,
+ *       HTML and any text that holds {@code &#} or a CDATA section are also read as a markup parser reads them
+ *       ({@link XmlText}: character references, CDATA sections, comments), and XML that declares entities is
+ *       undecodable.</li>
+ *   <li>An XML declaration's {@code encoding} counts where no charset is declared; one naming a charset outside the
+ *       supported set is undecodable.</li>
  *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
  *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
  *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}.</li>
@@ -68,13 +74,27 @@ final class BodyDecoder {
      * @throws Undecodable if it cannot be read
      */
     static TextView content(ByteBuffer input, MediaType type, int depth) throws Undecodable {
+        return content(input, type, depth, false);
+    }
+
+    /**
+     * {@return the view of content of a media type}
+     *
+     * @param input the content
+     * @param type its media type, or {@code null} when none was given (or it did not parse)
+     * @param depth how many multipart levels enclose it
+     * @param inFormData whether a {@code multipart/form-data} body encloses it ({@link MimeText})
+     * @throws Undecodable if it cannot be read
+     */
+    static TextView content(ByteBuffer input, MediaType type, int depth, boolean inFormData) throws Undecodable {
         if (type != null && type.repeatedParameter()) {
             throw Undecodable.because("media type repeats a parameter (RFC 6838 section 4.3)");
         }
         if (type != null && type.isMultipart()) {
-            return MimeText.multipart(input, type.boundary(), depth);
+            return MimeText.multipart(input, type.boundary(), depth, inFormData || type.isFormData());
         }
-        String charset = type == null ? null : type.charset();
+        boolean xml = type != null && type.isXml();
+        String charset = xmlCharset(input, type, xml || type == null);
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
         TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON
                 : type == null ? Charsets.Marks.UNLABELLED : Charsets.Marks.DECLARED);
@@ -86,11 +106,70 @@ final class BodyDecoder {
             boolean utf8 = charset == null || Charsets.named(charset) != Charsets.Encoding.SINGLE_BYTE;
             read = TextView.stacked(text, FormText.view(t, utf8));
         } else {
+            if (xml && XmlText.declaresEntities(t)) {
+                throw Undecodable.because("request body is XML that declares entities (their expansion is not read)");
+            }
             TextView sniffed = JsonText.sniff(t);
-            read = sniffed == null ? escapedReading(text) : TextView.stacked(text, sniffed);
+            read = sniffed != null ? TextView.stacked(text, sniffed)
+                    : markupReading(text, type != null && (xml || type.isHtml()),
+                            type != null && type.isYaml());
         }
         if (text instanceof Charsets.Transcoded transcoded) {
             return new TwoReadings(read, byteReading(input, type, json), transcoded.codeUnit());
+        }
+        return read;
+    }
+
+    /**
+     * {@return the charset content is read in: the declared {@code charset}, else, for XML (and content without a
+     * media type), the {@code encoding} of an XML declaration in ASCII bytes at its start (XML 1.0 section 4.3.3)}
+     * An XML declaration read in ASCII bytes that names a charset those bytes cannot be in (UTF-16, UTF-32) or one
+     * outside the supported set (UTF-7, EBCDIC, ...: an XML parser decodes it, the scan would read other text) makes
+     * the content undecodable, whatever the {@code charset} parameter says.
+     *
+     * @param input the content
+     * @param type its media type, or {@code null}
+     * @param xml whether an XML declaration is looked for
+     * @throws Undecodable if the declaration names such a charset
+     */
+    private static String xmlCharset(ByteBuffer input, MediaType type, boolean xml) throws Undecodable {
+        String declared = type == null ? null : type.charset();
+        if (!xml) {
+            return declared;
+        }
+        String encoding = XmlText.declaredEncoding(input);
+        if (encoding == null) {
+            return declared;
+        }
+        if (Charsets.named(encoding).unit != 1) {
+            throw Undecodable.because("request body's XML declaration names a charset its bytes are not in");
+        }
+        return declared != null ? declared : encoding;
+    }
+
+    /**
+     * {@return text that is neither JSON nor a form, read as it is (with JSON string escapes decoded too, or for
+     * YAML with YAML escapes decoded too) and, for markup ({@code xml}, {@code +xml}, {@code text/html}) or text
+     * that holds {@code &#} or a CDATA section, also with its character references and CDATA sections decoded
+     * ({@link XmlText}); every reading is scanned}
+     *
+     * @param text the text
+     * @param markup whether the media type is XML or HTML
+     * @param yaml whether the media type is YAML
+     */
+    private static TextView markupReading(TextView text, boolean markup, boolean yaml) {
+        TextView read;
+        if (yaml) {
+            TextView escapes = YamlText.view(text.text());
+            read = escapes == null ? text : new TwoReadings(text, TextView.stacked(text, escapes), 1);
+        } else {
+            read = escapedReading(text);
+        }
+        if (markup || XmlText.worthReading(text.text())) {
+            TextView decoded = XmlText.view(text.text());
+            if (decoded != null) {
+                read = new TwoReadings(read, TextView.stacked(text, decoded), 1);
+            }
         }
         return read;
     }

@@ -68,6 +68,26 @@ record MediaType(String type, String subtype, String charset, String boundary, b
         return type.equals("application") && subtype.equals("x-www-form-urlencoded");
     }
 
+    /** {@return whether the body is XML: any {@code xml} or {@code +xml} subtype (RFC 7303)} */
+    boolean isXml() {
+        return subtype.equals("xml") || subtype.endsWith("+xml");
+    }
+
+    /** {@return whether the body is HTML ({@code text/html})} */
+    boolean isHtml() {
+        return type.equals("text") && subtype.equals("html");
+    }
+
+    /** {@return whether the body is YAML: {@code yaml}, {@code x-yaml} or any {@code +yaml} subtype (RFC 9512)} */
+    boolean isYaml() {
+        return subtype.equals("yaml") || subtype.equals("x-yaml") || subtype.endsWith("+yaml");
+    }
+
+    /** {@return whether the body is {@code multipart/form-data} (RFC 7578)} */
+    boolean isFormData() {
+        return type.equals("multipart") && subtype.equals("form-data");
+    }
+
     /** {@return whether the body is {@code multipart/*}} */
     boolean isMultipart() {
         return type.equals("multipart");

@@ -16,6 +16,8 @@ import java.util.Locale;
  * JSON or form syntax, exactly as a body: {@link BodyDecoder#content}), and the epilogue, separated by NUL bytes so no
  * match crosses from one into the next. Delimiter lines may end in CRLF or a bare LF. A body without its boundary, a
  * delimiter line that never closes, an unknown transfer encoding, or a part that does not decode is undecodable.
+ * A transfer-encoded part of a {@code multipart/form-data} body is also read as sent ({@link TwoReadings}): form-data
+ * receivers ignore the deprecated field (RFC 7578 section 4.7).
  * Nested multipart parts are followed up to {@value #MAX_DEPTH} levels.
  */
 final class MimeText {
@@ -35,9 +37,10 @@ final class MimeText {
      * @param input the body
      * @param boundary the {@code boundary} parameter, or {@code null}
      * @param depth how many multipart levels enclose this one
+     * @param formData whether this body or one enclosing it is {@code multipart/form-data}
      * @throws Undecodable if the body or any part does not decode
      */
-    static TextView multipart(ByteBuffer input, String boundary, int depth) throws Undecodable {
+    static TextView multipart(ByteBuffer input, String boundary, int depth, boolean formData) throws Undecodable {
         if (boundary == null || boundary.isEmpty() || boundary.length() > 70) {
             throw Undecodable.because("multipart request body has no valid boundary parameter");
         }
@@ -76,7 +79,7 @@ final class MimeText {
             }
             contentEnd = Math.max(contentEnd, contentStart);
             TextView part = part(input.slice(contentStart, contentEnd - contentStart),
-                    headerBlock(input, headers, contentStart), depth);
+                    headerBlock(input, headers, contentStart), depth, formData);
             textLength = add(segments, textLength, input, contentStart, contentEnd, part);
             // the line break before the next delimiter goes with it
             p = next;
@@ -245,7 +248,14 @@ final class MimeText {
         return found;
     }
 
-    private static TextView part(ByteBuffer content, String headers, int depth) throws Undecodable {
+    /**
+     * {@return the view of one part's content, decoded by its headers} In a {@code multipart/form-data} body a part
+     * with a {@code quoted-printable} or {@code base64} transfer encoding is read twice, decoded and as it is
+     * ({@link TwoReadings}): RFC 7578 section 4.7 deprecates the field, and most form-data receivers (PHP, Rack,
+     * Python's multipart, Commons FileUpload) ignore it and hand the application the bytes as sent.
+     */
+    private static TextView part(ByteBuffer content, String headers, int depth, boolean formData)
+            throws Undecodable {
         if (countHeader(headers, "content-type") > 1 || countHeader(headers, "content-transfer-encoding") > 1) {
             throw Undecodable.because("multipart request body part repeats a content header");
         }
@@ -261,8 +271,17 @@ final class MimeText {
                     + "Content-Transfer-Encoding");
         }
         MediaType mt = type == null ? null : MediaType.parse(type);
-        TextView decoded = BodyDecoder.content(transfer.text(), mt, depth + 1);
-        return TextView.stacked(transfer, decoded);
+        TextView decoded = TextView.stacked(transfer, BodyDecoder.content(transfer.text(), mt, depth + 1, formData));
+        if (!formData || transfer.text() == content) {
+            return decoded;
+        }
+        TextView raw;
+        try {
+            raw = BodyDecoder.content(content, mt, depth + 1, true);
+        } catch (Undecodable e) {
+            raw = TextView.identity(content); // not of its type as sent (base64 declared JSON): read as it is
+        }
+        return new TwoReadings(decoded, raw, 1);
     }
 
     private static int countHeader(String block, String name) {

@@ -87,15 +87,19 @@ final class TwoReadings extends TextView {
         return out;
     }
 
-    /** {@return the edits, sorted by start, with overlapping ones joined (the first one's replacement, padded)} */
+    /**
+     * {@return the edits, sorted by start, with overlapping ones joined: the replacement of the one that covers the
+     * other (it is written for that whole range: a markup edit that ends outside a CDATA section it started in
+     * closes the section), else the first one's; padded}
+     */
     private List<Edit> merged(List<Edit> sorted) {
         List<Edit> out = new ArrayList<>(sorted.size());
         for (Edit e : sorted) {
             Edit last = out.isEmpty() ? null : out.get(out.size() - 1);
             if (last != null && e.start() < last.end()) {
                 int end = Math.max(last.end(), e.end());
-                out.set(out.size() - 1, new Edit(last.start(), end,
-                        padded(last.replacement(), end - last.start())));
+                byte[] r = e.start() == last.start() && e.end() > last.end() ? e.replacement() : last.replacement();
+                out.set(out.size() - 1, new Edit(last.start(), end, padded(r, end - last.start())));
             } else {
                 out.add(e);
             }

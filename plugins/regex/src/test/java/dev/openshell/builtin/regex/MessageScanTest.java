@@ -56,6 +56,16 @@ class MessageScanTest {
     }
 
     @Test
+    void aKeyInCharacterReferencesOrSplitCdataIsRedactedInAMessage() {
+        String refs = "<m>" + MarkupBodyTest.hexRefs(KEY) + "</m>";
+        WebSocketMessageResult r = open("redact", Phase.PRE_RETURN).message(new WebSocketMessage(1, refs));
+        assertEquals("<m>" + MarkupBodyTest.PLACEHOLDER + "</m>", r.replacementText().orElseThrow());
+        String cdata = "<m><![CDATA[" + KEY.substring(0, 9) + "]]><![CDATA[" + KEY.substring(9) + "]]></m>";
+        assertEquals(Decision.DENY, open("deny", Phase.PRE_CREDENTIALS).message(new WebSocketMessage(2, cdata))
+                .decision());
+    }
+
+    @Test
     void denyModeDeniesAMessageAndPlainTextIsScannedToo() {
         WebSocketMessageResult r = open("deny", Phase.PRE_RETURN).message(new WebSocketMessage(1, "key " + KEY));
         assertEquals(Decision.DENY, r.decision());

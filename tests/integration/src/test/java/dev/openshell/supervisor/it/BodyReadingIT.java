@@ -37,6 +37,9 @@ import org.junit.jupiter.api.io.TempDir;
  *       {@code text/plain; charset=utf-16}, ...): both readings are scanned, so deny mode answers 403
  *       {@code secret_detected} (or the body is undecodable) and redact mode forwards a body that holds the key in
  *       neither reading; a charset the stage cannot read (EBCDIC) is undecodable.</li>
+ *   <li>A key written as the upstream's parser decodes it (XML and HTML character references, adjacent CDATA
+ *       sections, YAML double-quoted escapes, a {@code multipart/form-data} part declared {@code base64} that the
+ *       receiver reads as sent) is denied in deny mode and reaches the upstream redacted in redact mode.</li>
  * </ul>
  * Nothing of a key appears in the answer, the audit log or the supervisor's output.
  */
@@ -292,5 +295,85 @@ class BodyReadingIT {
                 assertEquals("{\"content\":\"my key [REDACTED:openai_api_key]\"}", text, input.name());
             }
         }
+    }
+    /** An input, the secret in it and how the upstream's parser reads the bytes it receives. */
+    record Parsed(Input input, String secret, java.util.function.UnaryOperator<String> reader) {
+    }
+
+    private static String refs(String s, String form) {
+        StringBuilder b = new StringBuilder();
+        s.chars().forEach(c -> b.append(String.format(form, c)));
+        return b.toString();
+    }
+
+    /** {@return the text an XML or HTML parser reads: comments dropped, CDATA opened, references decoded} */
+    static String markup(String s) {
+        String t = s.replaceAll("(?s)<!--.*?-->", "").replace("<![CDATA[", "").replace("]]>", "");
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("&#(x[0-9a-fA-F]+|[0-9]+);?").matcher(t);
+        return m.replaceAll(r -> java.util.regex.Matcher.quoteReplacement(Character.toString(r.group(1)
+                .startsWith("x") ? Integer.parseInt(r.group(1).substring(1), 16) : Integer.parseInt(r.group(1)))));
+    }
+
+    /** {@return the text a YAML parser reads from double-quoted escapes} */
+    static String yaml(String s) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})"
+                + "|U([0-9a-fA-F]{8})|\n[ \t]*)").matcher(s);
+        return m.replaceAll(r -> {
+            String hex = r.group(1) != null ? r.group(1) : r.group(2) != null ? r.group(2) : r.group(3);
+            return hex == null ? "" : java.util.regex.Matcher.quoteReplacement(
+                    Character.toString(Integer.parseInt(hex, 16)));
+        });
+    }
+
+    /**
+     * {@return a key written as an XML, HTML or YAML parser decodes it, or in a form-data part that the receiver
+     * reads as sent although it declares base64 (attack report F2, F6)}
+     */
+    static List<Parsed> parserForms() {
+        String aws = "AKIAQWERTYUIOPASDFGH";
+        return List.of(
+                new Parsed(new Input("XML hex character references", ascii("<a>" + refs(OPENAI, "&#x%x;") + "</a>"),
+                        "application/xml"), OPENAI, BodyReadingIT::markup),
+                new Parsed(new Input("XML split CDATA", ascii("<a><![CDATA[" + OPENAI.substring(0, 12) + "]]><![CDATA["
+                        + OPENAI.substring(12) + "]]></a>"), "application/xml"), OPENAI, BodyReadingIT::markup),
+                new Parsed(new Input("HTML decimal references", ascii("<p>" + refs(OPENAI, "&#%d;") + "</p>"),
+                        "text/html"), OPENAI, BodyReadingIT::markup),
+                new Parsed(new Input("references in text/plain", ascii("k " + refs(OPENAI, "&#x%x;")), "text/plain"),
+                        OPENAI, BodyReadingIT::markup),
+                new Parsed(new Input("YAML \\x escapes", ascii("a: \"" + refs(OPENAI, "\\x%02x") + "\"\n"),
+                        "application/yaml"), OPENAI, BodyReadingIT::yaml),
+                new Parsed(new Input("form-data part declared base64", ascii("--b0und\r\nContent-Disposition: form-data; "
+                        + "name=\"a\"\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: base64"
+                        + "\r\n\r\n" + aws + "\r\n--b0und--\r\n"), "multipart/form-data; boundary=b0und"), aws, s -> s));
+    }
+
+    @Test
+    void aKeyAsAParserDecodesItIsDeniedOrRedacted() throws Exception {
+        List<String> failures = new ArrayList<>();
+        for (boolean tls : new boolean[] {false, true}) {
+            RawUpstream upstream = tls ? world.tls : world.plain;
+            for (Parsed p : parserForms()) {
+                String what = (tls ? "HTTPS " : "HTTP ") + p.input().name() + ": ";
+                int before = upstream.count();
+                Curl.Result denied = post(tls, ProxyWorld.DENY, p.input());
+                String code = denied.status() == 403 ? json(denied.body()).getString("reason_code", "") : "";
+                if (!code.equals("secret_detected") || upstream.count() != before) {
+                    failures.add(what + "deny mode answered " + denied.status() + " " + code);
+                    upstream.drain();
+                }
+                Curl.Result redacted = post(tls, ProxyWorld.REDACT, p.input());
+                if (redacted.status() != 200) {
+                    failures.add(what + "redact mode answered " + redacted.status());
+                    upstream.drain();
+                    continue;
+                }
+                String got = new String(upstream.take().body(), StandardCharsets.ISO_8859_1);
+                if (p.reader().apply(got).contains(p.secret()) || !got.contains("[REDACTED:")) {
+                    failures.add(what + "the upstream's parser reads the key");
+                }
+            }
+        }
+        assertTrue(failures.isEmpty(), "each is denied for the key, or forwarded redacted:\n"
+                + String.join("\n", failures));
     }
 }

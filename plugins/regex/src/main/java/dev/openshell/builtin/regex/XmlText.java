@@ -1,0 +1,387 @@
+package dev.openshell.builtin.regex;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The markup layer: the text an XML parser (XML 1.0 sections 2.4, 2.5, 2.6, 2.7, 4.1, 4.6) or an HTML parser (WHATWG
+ * HTML, "Character references") hands its application, as a second reading of XML, HTML and any other text that holds
+ * {@code &#} or a CDATA section ({@link BodyDecoder}).
+ *
+ * <ul>
+ *   <li>Character references are decoded: {@code &#115;} and {@code &#x73;} (any number of leading zeros; the
+ *       semicolon may be missing, as an HTML parser accepts), the five predefined entities ({@code &amp;},
+ *       {@code &lt;}, {@code &gt;}, {@code &quot;}, {@code &apos;}) and the HTML named references that stand for an
+ *       ASCII character ({@code &period;}, {@code &lowbar;}, {@code &colon;}, ...; {@code &amp}, {@code &lt},
+ *       {@code &gt}, {@code &quot} also without the semicolon). A reference to no Unicode scalar value, or one of an
+ *       unknown name, stays as it is.</li>
+ *   <li>CDATA section markers ({@code <![CDATA[} and {@code ]]>}) read as nothing, and nothing is decoded inside a
+ *       section: a parser reports the text before, in and after adjacent sections as one text node.</li>
+ *   <li>Comments ({@code <!-- -->}) and processing instructions ({@code <? ?>}) read as nothing: a parser that drops
+ *       them (Python's ElementTree, DOM {@code textContent}, XPath {@code string()}) joins the text around them. An
+ *       unclosed one runs to the end of the input (as an HTML parser reads it). Their content is scanned in the
+ *       other reading, the text as it is.</li>
+ *   <li>Element tags stay in the text: text in two elements is two values, and a keyword entry reads {@code >} ending
+ *       a start tag as an assignment.</li>
+ * </ul>
+ *
+ * <p>The way back replaces the whole units that encode a match (references, markers, comments inside it) and writes
+ * the placeholder as the context needs it: escaped ({@code &amp;}, {@code &lt;}, {@code &gt;}) outside a CDATA
+ * section, as it is inside one, followed by {@code ]]>} when the match starts inside a section and ends outside, and
+ * by {@code <![CDATA[} when it starts outside and ends inside, so the sections of the rest stay as they were. Linear
+ * in the input: each unit is read once per pass, a comment's end is searched once.
+ */
+final class XmlText {
+    /** A unit that stands for itself (one byte). */
+    private static final int LITERAL = -1;
+    /** A unit that reads as nothing (a marker, a comment, a processing instruction). */
+    private static final int NOTHING = -2;
+
+    private static final byte[] CDATA_OPEN = "<![CDATA[".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CDATA_CLOSE = "]]>".getBytes(StandardCharsets.US_ASCII);
+    private static final java.util.regex.Pattern ENCODING = java.util.regex.Pattern
+            .compile("[ \t\r\n]encoding[ \t\r\n]*=[ \t\r\n]*(?:\"([^\"]*)\"|'([^']*)')");
+    private static final byte[] ENTITY = "<!ENTITY".getBytes(StandardCharsets.US_ASCII);
+
+    /** Named references that stand for an ASCII character (XML's five, then HTML's). */
+    private static final Map<String, Integer> NAMED = Map.ofEntries(Map.entry("amp", (int) '&'),
+            Map.entry("lt", (int) '<'), Map.entry("gt", (int) '>'), Map.entry("quot", (int) '"'),
+            Map.entry("apos", (int) '\''), Map.entry("AMP", (int) '&'), Map.entry("LT", (int) '<'),
+            Map.entry("GT", (int) '>'), Map.entry("QUOT", (int) '"'), Map.entry("excl", (int) '!'),
+            Map.entry("num", (int) '#'), Map.entry("dollar", (int) '$'), Map.entry("percnt", (int) '%'),
+            Map.entry("lpar", (int) '('), Map.entry("rpar", (int) ')'), Map.entry("ast", (int) '*'),
+            Map.entry("midast", (int) '*'), Map.entry("plus", (int) '+'), Map.entry("comma", (int) ','),
+            Map.entry("period", (int) '.'), Map.entry("sol", (int) '/'), Map.entry("colon", (int) ':'),
+            Map.entry("semi", (int) ';'), Map.entry("equals", (int) '='), Map.entry("quest", (int) '?'),
+            Map.entry("commat", (int) '@'), Map.entry("lsqb", (int) '['), Map.entry("lbrack", (int) '['),
+            Map.entry("bsol", (int) '\\'), Map.entry("rsqb", (int) ']'), Map.entry("rbrack", (int) ']'),
+            Map.entry("Hat", (int) '^'), Map.entry("lowbar", (int) '_'), Map.entry("UnderBar", (int) '_'),
+            Map.entry("grave", (int) '`'), Map.entry("DiacriticalGrave", (int) '`'), Map.entry("lcub", (int) '{'),
+            Map.entry("lbrace", (int) '{'), Map.entry("verbar", (int) '|'), Map.entry("vert", (int) '|'),
+            Map.entry("VerticalLine", (int) '|'), Map.entry("rcub", (int) '}'), Map.entry("rbrace", (int) '}'),
+            Map.entry("Tab", (int) '\t'), Map.entry("NewLine", (int) '\n'));
+    /** Named references an HTML parser also reads without the semicolon. */
+    private static final String[] LEGACY = {"amp", "lt", "gt", "quot", "AMP", "LT", "GT", "QUOT"};
+
+    private XmlText() {
+    }
+
+    /**
+     * {@return whether text of no markup media type is worth the markup reading: it holds {@code &#} or
+     * {@code <![CDATA[}} The test reads eight bytes at a time to the next {@code &} or {@code <}.
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     */
+    static boolean worthReading(ByteBuffer input) {
+        int n = input.limit();
+        int i = 0;
+        while (true) {
+            i = JsonText.skipTo(input, i, n, 0x2626_2626_2626_2626L, 0x3c3c_3c3c_3c3c_3c3cL);
+            while (i < n && input.get(i) != '&' && input.get(i) != '<') {
+                i++;
+            }
+            if (i >= n) {
+                return false;
+            }
+            if ((input.get(i) == '&' && i + 1 < n && input.get(i + 1) == '#') || startsWith(input, i, CDATA_OPEN)) {
+                return true;
+            }
+            i++;
+        }
+    }
+
+    /**
+     * {@return whether an XML document declares entities ({@code <!ENTITY}, in its internal DTD subset)} A parser
+     * expands them where they are referenced, which this layer does not: such a document is undecodable.
+     *
+     * @param input the document as text
+     */
+    static boolean declaresEntities(ByteBuffer input) {
+        int n = input.limit();
+        for (int i = 0; i + ENTITY.length <= n; i++) {
+            if (input.get(i) == '<' && startsWith(input, i, ENTITY)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@return the {@code encoding} of an XML declaration at the start of the input (after a UTF-8 byte order mark),
+     * read as ASCII, or {@code null} when there is none}
+     *
+     * @param input the document's bytes
+     */
+    static String declaredEncoding(ByteBuffer input) {
+        int n = Math.min(input.limit(), 512);
+        int i = n >= 3 && input.get(0) == (byte) 0xef && input.get(1) == (byte) 0xbb && input.get(2) == (byte) 0xbf
+                ? 3 : 0;
+        byte[] head = new byte[n - i];
+        input.get(i, head);
+        String s = new String(head, StandardCharsets.ISO_8859_1);
+        if (!s.startsWith("<?xml") || s.length() < 6 || !isSpace(s.charAt(5))) {
+            return null;
+        }
+        int end = s.indexOf("?>");
+        String decl = end < 0 ? s : s.substring(0, end);
+        java.util.regex.Matcher m = ENCODING.matcher(decl);
+        if (!m.find()) {
+            return null;
+        }
+        return m.group(1) != null ? m.group(1) : m.group(2);
+    }
+
+    private static boolean isSpace(char c) {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+    }
+
+    /**
+     * {@return the markup reading of the input, or {@code null} when it decodes nothing (no reference, marker,
+     * comment or processing instruction): the text as it is is then the same reading}
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     */
+    static TextView view(ByteBuffer input) {
+        int n = input.limit();
+        byte[] out = new byte[n + 4];
+        int o = 0;
+        boolean cdata = false;
+        boolean changed = false;
+        for (int i = 0; i < n; ) {
+            long u = step(input, i, cdata);
+            int len = (int) (u >>> 32);
+            int kind = (int) u;
+            if (kind == LITERAL) {
+                out[o++] = input.get(i);
+            } else {
+                changed |= kind != NOTHING || cdata || startsWith(input, i, CDATA_OPEN) || joins(input, i);
+                if (kind == NOTHING) {
+                    cdata = stateAfter(input, i, cdata);
+                } else {
+                    o = Charsets.Transcoded.putUtf8(out, o, kind);
+                }
+            }
+            i += len;
+        }
+        return changed ? new Decoded(input, ByteBuffer.wrap(out, 0, o).slice()) : null;
+    }
+
+    /**
+     * {@return whether a comment or processing instruction at {@code i} may join two text runs: it follows text, not
+     * the start, a tag's {@code >} or white space} One that does not (an XML declaration, a comment on a line of its
+     * own) changes no token, so a document whose only markup units are such needs no second reading.
+     */
+    private static boolean joins(ByteBuffer b, int i) {
+        if (i == 0) {
+            return false;
+        }
+        byte c = b.get(i - 1);
+        return c != '>' && c != ' ' && c != '\t' && c != '\r' && c != '\n';
+    }
+
+    /** {@return the state after the NOTHING unit at {@code i}: inside a CDATA section or not} */
+    private static boolean stateAfter(ByteBuffer b, int i, boolean cdata) {
+        if (cdata) {
+            return false; // the unit is "]]>"
+        }
+        return b.get(i + 1) == '!' && b.get(i + 2) == '['; // "<![CDATA[" opens, a comment or PI does not
+    }
+
+    private static long pack(int length, int kind) {
+        return ((long) length << 32) | (kind & 0xffff_ffffL);
+    }
+
+    /**
+     * {@return the unit at {@code i}: its input length times 2^32 plus its kind ({@link #LITERAL}, {@link #NOTHING}
+     * or the code point it reads as)}
+     */
+    private static long step(ByteBuffer b, int i, boolean cdata) {
+        byte c = b.get(i);
+        if (cdata) {
+            return c == ']' && startsWith(b, i, CDATA_CLOSE) ? pack(3, NOTHING) : pack(1, LITERAL);
+        }
+        if (c == '<') {
+            if (startsWith(b, i, CDATA_OPEN)) {
+                return pack(CDATA_OPEN.length, NOTHING);
+            }
+            if (i + 3 < b.limit() && b.get(i + 1) == '!' && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
+                return pack(through(b, i + 2, "-->") - i, NOTHING); // "<!-->" closes as in HTML
+            }
+            if (i + 1 < b.limit() && b.get(i + 1) == '?') {
+                return pack(through(b, i + 2, "?>") - i, NOTHING);
+            }
+            return pack(1, LITERAL);
+        }
+        return c == '&' ? reference(b, i) : pack(1, LITERAL);
+    }
+
+    /** {@return the index after the first {@code end} at or after {@code from}, or the input's limit} */
+    private static int through(ByteBuffer b, int from, String end) {
+        int n = b.limit();
+        for (int j = from; j + end.length() <= n; j++) {
+            boolean match = true;
+            for (int k = 0; k < end.length() && match; k++) {
+                match = b.get(j + k) == end.charAt(k);
+            }
+            if (match) {
+                return j + end.length();
+            }
+        }
+        return n;
+    }
+
+    /** {@return the unit of the reference at {@code i} (its {@code &}), or a literal {@code &}} */
+    private static long reference(ByteBuffer b, int i) {
+        int n = b.limit();
+        if (i + 1 < n && b.get(i + 1) == '#') {
+            int j = i + 2;
+            boolean hex = j < n && (b.get(j) == 'x' || b.get(j) == 'X');
+            if (hex) {
+                j++;
+            }
+            int start = j;
+            int cp = 0;
+            while (j < n && digit(b.get(j), hex) >= 0) {
+                cp = Math.min(cp * (hex ? 16 : 10) + digit(b.get(j), hex), 0x110000);
+                j++;
+            }
+            if (j == start || cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+                return pack(1, LITERAL);
+            }
+            if (j < n && b.get(j) == ';') {
+                j++;
+            }
+            return pack(j - i, cp);
+        }
+        int j = i + 1;
+        while (j < n && j - i <= 32 && isAlnum(b.get(j))) {
+            j++;
+        }
+        if (j < n && b.get(j) == ';') {
+            Integer cp = NAMED.get(ascii(b, i + 1, j));
+            if (cp != null) {
+                return pack(j + 1 - i, cp);
+            }
+        }
+        for (String legacy : LEGACY) {
+            if (i + 1 + legacy.length() <= n && ascii(b, i + 1, i + 1 + legacy.length()).equals(legacy)) {
+                return pack(1 + legacy.length(), NAMED.get(legacy));
+            }
+        }
+        return pack(1, LITERAL);
+    }
+
+    private static int digit(byte c, boolean hex) {
+        if (hex) {
+            return JsonText.hex(c);
+        }
+        return c >= '0' && c <= '9' ? c - '0' : -1;
+    }
+
+    private static boolean isAlnum(byte c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    }
+
+    private static String ascii(ByteBuffer b, int from, int to) {
+        byte[] s = new byte[to - from];
+        b.get(from, s);
+        return new String(s, StandardCharsets.ISO_8859_1);
+    }
+
+    private static boolean startsWith(ByteBuffer b, int at, byte[] s) {
+        if (at + s.length > b.limit()) {
+            return false;
+        }
+        for (int k = 0; k < s.length; k++) {
+            if (b.get(at + k) != s[k]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Markup with something decoded: the text, and the way back over its units and CDATA sections. */
+    private static final class Decoded extends TextView {
+        private final ByteBuffer input;
+        private final ByteBuffer text;
+
+        Decoded(ByteBuffer input, ByteBuffer text) {
+            this.input = input;
+            this.text = text;
+        }
+
+        @Override
+        ByteBuffer text() {
+            return text;
+        }
+
+        @Override
+        List<Edit> toInput(List<Edit> edits) {
+            List<Edit> out = new ArrayList<>(edits.size());
+            int n = input.limit();
+            int i = 0;
+            int d = 0;
+            boolean cdata = false;
+            for (Edit e : edits) {
+                while (i < n) { // to the edit's first text byte, past markers and comments before it
+                    long u = step(input, i, cdata);
+                    if (d >= e.start() && textLength(u) > 0) {
+                        break;
+                    }
+                    cdata = next(i, u, cdata);
+                    d += textLength(u);
+                    i += (int) (u >>> 32);
+                }
+                int start = i;
+                boolean startCdata = cdata;
+                while (i < n && d < e.end()) {
+                    long u = step(input, i, cdata);
+                    cdata = next(i, u, cdata);
+                    d += textLength(u);
+                    i += (int) (u >>> 32);
+                }
+                out.add(new Edit(start, i, encode(e.replacement(), startCdata, cdata)));
+            }
+            return out;
+        }
+
+        private boolean next(int i, long u, boolean cdata) {
+            return (int) u == NOTHING ? stateAfter(input, i, cdata) : cdata;
+        }
+
+        private static int textLength(long u) {
+            int kind = (int) u;
+            if (kind == LITERAL) {
+                return 1;
+            }
+            if (kind == NOTHING) {
+                return 0;
+            }
+            return kind < 0x80 ? 1 : kind < 0x800 ? 2 : kind < 0x10000 ? 3 : 4;
+        }
+
+        private static byte[] encode(byte[] ascii, boolean startCdata, boolean endCdata) {
+            StringBuilder s = new StringBuilder(ascii.length + 16);
+            for (byte c : ascii) {
+                if (!startCdata && c == '&') {
+                    s.append("&amp;");
+                } else if (!startCdata && c == '<') {
+                    s.append("&lt;");
+                } else if (!startCdata && c == '>') {
+                    s.append("&gt;");
+                } else {
+                    s.append((char) c);
+                }
+            }
+            if (startCdata && !endCdata) {
+                s.append("]]>");
+            } else if (!startCdata && endCdata) {
+                s.append("<![CDATA[");
+            }
+            return s.toString().getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+}

@@ -1,0 +1,348 @@
+package dev.openshell.builtin.regex;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.openshell.middleware.spi.BindingId;
+import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestEvaluation;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.RequestContext;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Keys written the way an XML, HTML or YAML parser decodes them (character references, split CDATA sections,
+ * comments between text runs, YAML double-quoted escapes), and multipart/form-data parts whose transfer encoding the
+ * receiver ignores: each is denied in deny mode and redacted (the rest of the body kept, markup still well formed) in
+ * redact mode; near misses stay untouched.
+ */
+class MarkupBodyTest {
+    static final String KEY = DecodedBodyTest.OPENAI;
+    static final String PLACEHOLDER = "[REDACTED:openai_api_key]";
+    private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
+    private final RegexProvider provider = new RegexProvider();
+
+    private HttpRequestResult run(JsonObject config, String body, String... headers) {
+        return DecodedBodyTest.evaluate(provider, config, body.getBytes(StandardCharsets.UTF_8), headers);
+    }
+
+    private void denied(String body, String... headers) {
+        HttpRequestResult r = run(DENY, body, headers);
+        assertEquals(Decision.DENY, r.decision(), body);
+        assertEquals(RegexProvider.DENY_CODE, r.reasonCode().orElseThrow());
+    }
+
+    private String redacted(String body, String... headers) {
+        HttpRequestResult r = run(JsonObject.EMPTY_JSON_OBJECT, body, headers);
+        assertEquals(Decision.ALLOW, r.decision());
+        return new String(r.body().orElseThrow(() -> new AssertionError("nothing redacted: " + body)).toByteArray(),
+                StandardCharsets.UTF_8);
+    }
+
+    private void untouched(String body, String... headers) {
+        assertEquals(Decision.ALLOW, run(DENY, body, headers).decision(), body);
+        assertTrue(run(JsonObject.EMPTY_JSON_OBJECT, body, headers).body().isEmpty(), body);
+    }
+
+    static String hexRefs(String s) {
+        StringBuilder b = new StringBuilder();
+        s.chars().forEach(c -> b.append(String.format("&#x%x;", c)));
+        return b.toString();
+    }
+
+    static String decimalRefs(String s) {
+        StringBuilder b = new StringBuilder();
+        s.chars().forEach(c -> b.append("&#").append(c).append(';'));
+        return b.toString();
+    }
+
+    private static final Pattern SECTION = Pattern.compile("<!\\[CDATA\\[(.*?)]]>", Pattern.DOTALL);
+    private static final Pattern REF = Pattern.compile("&#(x[0-9a-fA-F]+|[0-9]+);?|&(amp|lt|gt|quot|apos);");
+
+    /**
+     * {@return the character data an XML parser reads from {@code xml} (tags kept, comments dropped, CDATA sections
+     * opened, references decoded)} Fails when a CDATA section is left unclosed, as a parser would.
+     */
+    static String parsed(String xml) {
+        String noComments = xml.replaceAll("(?s)<!--.*?-->", "");
+        StringBuilder out = new StringBuilder();
+        int at = 0;
+        Matcher m = SECTION.matcher(noComments);
+        while (m.find()) {
+            out.append(references(noComments.substring(at, m.start()))).append(m.group(1));
+            at = m.end();
+        }
+        String rest = noComments.substring(at);
+        assertFalse(rest.contains("<![CDATA["), "unclosed CDATA section: " + xml);
+        return out.append(references(rest)).toString();
+    }
+
+    private static String references(String s) {
+        Matcher m = REF.matcher(s);
+        StringBuilder b = new StringBuilder();
+        while (m.find()) {
+            String r;
+            if (m.group(1) != null) {
+                String n = m.group(1);
+                r = Character.toString(n.startsWith("x") ? Integer.parseInt(n.substring(1), 16) : Integer.parseInt(n));
+            } else {
+                r = switch (m.group(2)) {
+                    case "amp" -> "&";
+                    case "lt" -> "<";
+                    case "gt" -> ">";
+                    case "quot" -> "\"";
+                    default -> "'";
+                };
+            }
+            m.appendReplacement(b, Matcher.quoteReplacement(r));
+        }
+        return m.appendTail(b).toString();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"application/xml", "text/xml", "application/atom+xml", "image/svg+xml; charset=utf-8"})
+    void hexCharacterReferencesInXmlAreDecoded(String type) {
+        String body = "<a x=\"1 &lt; 2\">" + hexRefs(KEY) + "</a>";
+        denied(body, "content-type", type);
+        assertEquals("<a x=\"1 &lt; 2\">" + PLACEHOLDER + "</a>", redacted(body, "content-type", type));
+    }
+
+    @Test
+    void decimalReferencesWithLeadingZerosAndAMixOfFormsAreDecoded() {
+        String body = "<k>sk&#45;proj&#x2D;Ab3d&#0069;6gH9jK2mN5pQ8sT1vW4yZ7cF0iL</k>";
+        denied(body, "content-type", "application/xml");
+        assertEquals("<k>" + PLACEHOLDER + "</k>", redacted(body, "content-type", "application/xml"));
+        String decimal = "<k>" + decimalRefs(KEY) + "</k>";
+        denied(decimal, "content-type", "application/xml");
+        assertEquals("<k>" + PLACEHOLDER + "</k>", redacted(decimal, "content-type", "application/xml"));
+    }
+
+    @Test
+    void aReferenceInAnAttributeValueIsDecoded() {
+        String body = "<cfg key=\"" + hexRefs(KEY.substring(0, 5)) + KEY.substring(5) + "\"/>";
+        denied(body, "content-type", "application/xml");
+        assertEquals("<cfg key=\"" + PLACEHOLDER + "\"/>", redacted(body, "content-type", "application/xml"));
+    }
+
+    @Test
+    void thePredefinedEntitiesAreDecodedWhereAValueHoldsThem() {
+        JsonObject acme = Json.createObjectBuilder().add("mode", "deny").add("custom_patterns",
+                Json.createArrayBuilder().add(Json.createObjectBuilder().add("id", "acme_token")
+                        .add("regex", "acme<[0-9]{8}>'\"&"))).build();
+        String body = "<v>acme&lt;12345678&gt;&apos;&quot;&amp;</v>";
+        assertEquals(Decision.DENY, run(acme, body, "content-type", "application/xml").decision());
+        assertEquals(Decision.ALLOW, run(acme, body, "content-type", "text/plain").decision(),
+                "no markup reading of text without '&#' or CDATA");
+    }
+
+    @Test
+    void adjacentCdataSectionsAreOneTextNode() {
+        String body = "<a><![CDATA[" + KEY.substring(0, 12) + "]]><![CDATA[" + KEY.substring(12) + "]]></a>";
+        denied(body, "content-type", "application/xml");
+        String out = redacted(body, "content-type", "application/xml");
+        assertEquals("<a><![CDATA[" + PLACEHOLDER + "]]></a>", out);
+        assertEquals("<a>" + PLACEHOLDER + "</a>", parsed(out));
+    }
+
+    @Test
+    void cdataNextToTextAndCommentsBetweenRunsJoinAndTheRedactionKeepsSectionsBalanced() {
+        String[] bodies = {
+            "<a><![CDATA[" + KEY.substring(0, 10) + "]]>" + KEY.substring(10) + "</a>",
+            "<a>" + KEY.substring(0, 10) + "<![CDATA[" + KEY.substring(10) + "]]> tail</a>",
+            "<a>" + KEY.substring(0, 10) + "<!-- note -->" + KEY.substring(10) + "</a>",
+            "<a>" + KEY.substring(0, 10) + "<?pi x?>" + KEY.substring(10) + "</a>",
+            "<a>" + KEY.substring(0, 10) + "<![CDATA[" + KEY.substring(10, 20) + "]]>" + hexRefs(KEY.substring(20))
+                    + "</a>",
+        };
+        for (String body : bodies) {
+            denied(body, "content-type", "application/xml");
+            String out = redacted(body, "content-type", "application/xml");
+            String text = parsed(out);
+            assertFalse(text.contains(KEY.substring(8, 20)), out);
+            assertTrue(text.contains(PLACEHOLDER), out);
+        }
+    }
+
+    @Test
+    void markupThatJoinsNothingNeedsNoSecondReadingAndATruncatedDocumentIsRead() {
+        assertEquals(null, XmlText.view(java.nio.ByteBuffer.wrap(
+                "<?xml version=\"1.0\"?>\n<!-- c --><a>x</a> <!-- d -->".getBytes(StandardCharsets.US_ASCII))));
+        for (String cut : new String[] {"<a>x<?", "<a>x<!--", "<a>x<![CDATA[", "<a>x&#", "<a>x&#x", "<a>x&am",
+            "<a>x]]"}) {
+            untouched(cut, "content-type", "application/xml");
+        }
+        // an unclosed comment runs to the end (as an HTML parser reads it): what follows is no text to join
+        untouched("<a>" + KEY.substring(0, 12) + "<!--" + KEY.substring(12), "content-type", "application/xml");
+    }
+
+    @Test
+    void aKeyFoundInBothReadingsKeepsTheSectionsBalanced() {
+        // the text as it is sees the key inside the section; the parser's reading sees it run on into "xyz"
+        for (String body : new String[] {"<a><![CDATA[" + KEY + "]]>xyz</a>", "<a>" + KEY + "<![CDATA[xyz]]></a>"}) {
+            String out = redacted(body, "content-type", "application/xml");
+            String text = parsed(out);
+            assertFalse(text.contains(KEY.substring(8, 20)), out);
+            assertTrue(text.startsWith("<a>" + PLACEHOLDER) && text.endsWith("</a>"), out);
+        }
+    }
+
+    @Test
+    void aKeyInsideACommentIsStillFoundInTheTextAsItIs() {
+        String body = "<a><!-- " + KEY + " --></a>";
+        denied(body, "content-type", "application/xml");
+        assertEquals("<a><!-- " + PLACEHOLDER + " --></a>", redacted(body, "content-type", "application/xml"));
+    }
+
+    @Test
+    void nearMissesStayUntouched() {
+        String half = KEY.substring(0, 12);
+        String rest = KEY.substring(12);
+        untouched("<a>" + half + "&#;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a>" + half + "&#xZZ;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a>" + half + "&#0;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a>" + half + "&#xD800;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a>" + half + "&unknown;" + rest + "</a>", "content-type", "application/xml");
+        untouched("<a><![CDATA[" + half + "]]></a><b><![CDATA[" + rest + "]]></b>", "content-type",
+                "application/xml");
+        untouched("<a>" + half + "</a><b>" + rest + "</b>", "content-type", "application/xml");
+        untouched("a &# b &#x; c <![CDATA[ x ]]> &amp; d", "content-type", "text/plain");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"text/plain", "application/octet-stream", ""})
+    void textOfNoMarkupTypeIsReadAsMarkupTooWhenItHoldsReferencesOrCdata(String type) {
+        String[] headers = type.isEmpty() ? new String[0] : new String[] {"content-type", type};
+        String refs = "note: " + hexRefs(KEY) + " end";
+        denied(refs, headers);
+        assertEquals("note: " + PLACEHOLDER + " end", redacted(refs, headers));
+        String cdata = "x <![CDATA[" + KEY.substring(0, 9) + "]]><![CDATA[" + KEY.substring(9) + "]]> y";
+        denied(cdata, headers);
+        assertEquals("x <![CDATA[" + PLACEHOLDER + "]]> y", redacted(cdata, headers));
+    }
+
+    @Test
+    void htmlReferencesWithoutSemicolonsAndNamedAsciiReferencesAreDecoded() {
+        StringBuilder b = new StringBuilder("<p>");
+        KEY.chars().forEach(c -> b.append("&#").append(c));
+        String body = b.append(" </p>").toString();
+        denied(body, "content-type", "text/html");
+        assertEquals("<p>" + PLACEHOLDER + " </p>", redacted(body, "content-type", "text/html"));
+        String aws = "<p>AKIA&lowbar;x AKIAIOSFODNN7EXAMPL&#69;&period;</p>";
+        denied(aws, "content-type", "text/html; charset=utf-8");
+    }
+
+    @Test
+    void xmlThatDeclaresEntitiesIsUndecodable() {
+        String body = "<!DOCTYPE a [<!ENTITY p \"sk-proj-Ab3d\"><!ENTITY q \"" + KEY.substring(12) + "\">]><a>&p;&q;</a>";
+        MiddlewareException e = assertThrows(MiddlewareException.class,
+                () -> run(DENY, body, "content-type", "application/xml"));
+        assertEquals(RegexProvider.UNDECODABLE_CODE, e.code());
+        assertFalse(e.getMessage().contains("sk-"), e.getMessage());
+    }
+
+    @Test
+    void anXmlDeclarationNamingACharsetTheScanCannotReadIsUndecodable() {
+        for (String enc : new String[] {"UTF-7", "IBM037", "UTF-16", "x-unknown"}) {
+            String body = "<?xml version=\"1.0\" encoding=\"" + enc + "\"?><a>+AHM-k-proj-x</a>";
+            MiddlewareException e = assertThrows(MiddlewareException.class,
+                    () -> run(DENY, body, "content-type", "application/xml"), enc);
+            assertEquals(RegexProvider.UNDECODABLE_CODE, e.code());
+            assertThrows(MiddlewareException.class, () -> run(DENY, body), enc + " without a Content-Type");
+        }
+        byte[] latin1 = ("<?xml version='1.0' encoding='ISO-8859-1'?><a>caf\u00e9 " + KEY + "</a>")
+                .getBytes(StandardCharsets.ISO_8859_1);
+        assertEquals(Decision.DENY, DecodedBodyTest.evaluate(provider, DENY, latin1, "content-type",
+                "application/xml").decision(), "read as the declared single-byte charset, not refused as UTF-8");
+    }
+
+    @Test
+    void aResponseBodyGetsTheSameReadings() {
+        String body = "<a><![CDATA[" + KEY.substring(0, 12) + "]]><![CDATA[" + KEY.substring(12) + "]]>"
+                + hexRefs(" tail") + "</a>";
+        HttpRequestResult r = provider.evaluate(new HttpRequestEvaluation(
+                new BindingId(RegexProvider.RESPONSE_BINDING_ID), Phase.PRE_RETURN, RequestContext.of("r"),
+                JsonObject.EMPTY_JSON_OBJECT, new HttpRequestTarget("https", "api.test", 443, "GET", "/", ""),
+                List.of(new HttpHeader("content-type", "application/soap+xml")),
+                Body.of(body.getBytes(StandardCharsets.UTF_8))));
+        String out = new String(r.body().orElseThrow().toByteArray(), StandardCharsets.UTF_8);
+        assertEquals("<a><![CDATA[" + PLACEHOLDER + "]]>" + hexRefs(" tail") + "</a>", out);
+    }
+
+    static String yamlHex(String s, String form) {
+        StringBuilder b = new StringBuilder();
+        s.chars().forEach(c -> b.append(String.format(form, c)));
+        return b.toString();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"application/yaml", "application/x-yaml", "text/yaml", "application/vnd.oai.openapi+yaml"})
+    void yamlDoubleQuotedEscapesAreDecoded(String type) {
+        for (String form : new String[] {"\\x%02x", "\\u%04X", "\\U%08x"}) {
+            String body = "a: 1\nkey: \"" + yamlHex(KEY, form) + "\"\n";
+            denied(body, "content-type", type);
+            assertEquals("a: 1\nkey: \"" + PLACEHOLDER + "\"\n", redacted(body, "content-type", type));
+        }
+    }
+
+    @Test
+    void aYamlEscapedLineBreakJoinsTheKey() {
+        String body = "key: \"" + KEY.substring(0, 14) + "\\\n    " + KEY.substring(14) + "\"\n";
+        denied(body, "content-type", "application/yaml");
+        assertEquals("key: \"" + PLACEHOLDER + "\"\n", redacted(body, "content-type", "application/yaml"));
+        String plainBreak = "key: \"" + KEY.substring(0, 14) + "\n    " + KEY.substring(14) + "\"\n";
+        untouched(plainBreak, "content-type", "application/yaml"); // folded to a space: two words
+        untouched("key: \"" + KEY.substring(0, 14) + "\\q" + KEY.substring(14) + "\"\n", "content-type",
+                "application/yaml");
+    }
+
+    private static String formData(String partHeaders, String content) {
+        return "--bnd\r\nContent-Disposition: form-data; name=\"a\"\r\n" + partHeaders + "\r\n\r\n" + content
+                + "\r\n--bnd--\r\n";
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"text/plain; charset=iso-8859-1", "text/plain; charset=windows-1252"})
+    void aFormDataPartIsReadAsSentAsWellAsByItsTransferEncoding(String partType) {
+        String aws = "AKIAQWERTYUIOPASDFGH"; // all base64 alphabet: decodes to Latin-1 noise
+        for (String cte : new String[] {"base64", "quoted-printable"}) {
+            String body = formData("Content-Type: " + partType + "\r\nContent-Transfer-Encoding: " + cte, aws);
+            denied(body, "content-type", "multipart/form-data; boundary=bnd");
+            String out = redacted(body, "content-type", "multipart/form-data; boundary=bnd");
+            assertFalse(out.contains(aws), out);
+        }
+    }
+
+    @Test
+    void aFormDataPartIsStillReadDecoded() {
+        String body = formData("Content-Transfer-Encoding: base64",
+                Base64.getEncoder().encodeToString(("k " + KEY).getBytes(StandardCharsets.US_ASCII)));
+        denied(body, "content-type", "multipart/form-data; boundary=bnd");
+        String out = redacted(body, "content-type", "multipart/form-data; boundary=bnd");
+        String content = out.split("\r\n\r\n")[1].split("\r\n--bnd")[0];
+        assertEquals("k " + PLACEHOLDER, new String(Base64.getMimeDecoder().decode(content), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void otherMultipartTypesReadATransferEncodedPartDecodedOnly() {
+        String aws = "AKIAQWERTYUIOPASDFGH";
+        String body = "--bnd\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: base64"
+                + "\r\n\r\n" + aws + "\r\n--bnd--\r\n";
+        untouched(body, "content-type", "multipart/mixed; boundary=bnd");
+    }
+}
