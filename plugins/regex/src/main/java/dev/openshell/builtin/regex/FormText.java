@@ -78,17 +78,9 @@ final class FormText {
         return out.toByteArray();
     }
 
-    private static final class Decoded extends TextView.Units {
-        private final ByteBuffer text;
-
+    private static final class Decoded extends TextView.Escaped {
         Decoded(ByteBuffer input, ByteBuffer text) {
-            super(input, 0);
-            this.text = text;
-        }
-
-        @Override
-        ByteBuffer text() {
-            return text;
+            super(input, text);
         }
 
         @Override

@@ -463,19 +463,12 @@ final class JsonText {
     }
 
     /** A document with escapes: the decoded text, and the way back over its escapes. */
-    private static final class Decoded extends TextView.Units {
-        private final ByteBuffer text;
+    private static final class Decoded extends TextView.Escaped {
         private final boolean lenient;
 
         Decoded(ByteBuffer input, ByteBuffer text, boolean lenient) {
-            super(input, 0);
-            this.text = text;
+            super(input, text);
             this.lenient = lenient;
-        }
-
-        @Override
-        ByteBuffer text() {
-            return text;
         }
 
         @Override

@@ -296,12 +296,9 @@ final class MimeText {
     }
 
     /** {@code quoted-printable}: {@code =XX} is a byte, {@code =} before a line break is a soft break (nothing). */
-    static final class QuotedPrintable extends TextView.Units {
-        private final ByteBuffer text;
-
+    static final class QuotedPrintable extends TextView.Escaped {
         private QuotedPrintable(ByteBuffer input, ByteBuffer text) {
-            super(input, 0);
-            this.text = text;
+            super(input, text);
         }
 
         static QuotedPrintable of(ByteBuffer input) {
@@ -338,11 +335,6 @@ final class MimeText {
                 }
             }
             return unit(1, 1);
-        }
-
-        @Override
-        ByteBuffer text() {
-            return text;
         }
 
         @Override

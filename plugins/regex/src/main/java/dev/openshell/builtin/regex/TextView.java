@@ -77,6 +77,25 @@ abstract class TextView {
     }
 
     /**
+     * An input whose escapes (or other units) decode to a text made in advance: the text, and the way back through
+     * the units ({@link Units}).
+     */
+    abstract static class Escaped extends Units {
+        /** The decoded text. */
+        private final ByteBuffer text;
+
+        Escaped(ByteBuffer input, ByteBuffer text) {
+            super(input, 0);
+            this.text = text;
+        }
+
+        @Override
+        final ByteBuffer text() {
+            return text;
+        }
+    }
+
+    /**
      * A view whose input is a sequence of units, each decoding to some bytes of the text in order: an escape, a
      * percent-encoded byte, a UTF-16 code unit, a soft line break (decoding to nothing). The way back walks the units
      * again; it is only taken when something is redacted.

@@ -122,17 +122,9 @@ final class YamlText {
     }
 
     /** YAML with escapes: the decoded text, and the way back over its escapes. */
-    private static final class Decoded extends TextView.Units {
-        private final ByteBuffer text;
-
+    private static final class Decoded extends TextView.Escaped {
         Decoded(ByteBuffer input, ByteBuffer text) {
-            super(input, 0);
-            this.text = text;
-        }
-
-        @Override
-        ByteBuffer text() {
-            return text;
+            super(input, text);
         }
 
         @Override
