@@ -193,8 +193,18 @@ final class EventSplits extends OutputStream {
         sink.flush();
     }
 
-    /** Writes what is held and the unfinished event (the end of the body). Does not close the sink. */
+    /**
+     * Writes what is held and the unfinished event (the end of the body), joined as if it had ended: WHATWG clients
+     * drop it, readers that dispatch at the end of the stream read it. Does not close the sink.
+     */
     void finish() throws IOException {
+        if (!passing && !plain && !undecided && current.size() > 0) {
+            byte[] event = current.toByteArray();
+            current.reset();
+            for (byte[] out : held.add(event, EventText.pieces(event, held.next(), !started))) {
+                sink.write(out);
+            }
+        }
         for (byte[] out : held.releaseAll()) {
             sink.write(out);
         }

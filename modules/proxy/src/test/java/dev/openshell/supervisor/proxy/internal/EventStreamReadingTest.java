@@ -191,6 +191,13 @@ class EventStreamReadingTest {
     }
 
     @Test
+    void anUnfinishedEventAtTheEndIsJoinedAsIfItHadEnded() throws IOException {
+        // WHATWG clients drop it; a reader that dispatches at the end of the stream reads "k-abcdefgh"
+        assertEquals("data: \n\ndata: " + PLACEHOLDER, stream("data: k-abcd\n\ndata: efgh"));
+        assertEquals("data: \n\ndata: " + PLACEHOLDER + "\r", stream("data: k-abcd\n\ndata: efgh\r"));
+    }
+
+    @Test
     void theFirstBytesDecideWhetherABodyOfAnotherTypeIsAnEventStream() {
         for (String events : List.of("data: x", "data:x", "data\n", "data\r", ":", ": ping", "event: e", "id:1",
                 "retry: 5", BOM + "data: x", BOM + ":")) {
