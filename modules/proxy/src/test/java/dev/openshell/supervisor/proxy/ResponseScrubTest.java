@@ -191,6 +191,19 @@ class ResponseScrubTest {
                 yield TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: "
                         + events.length() + "\r\n\r\n" + events);
             }
+            case "/sse-untyped" -> { // events without a media type (a stream reader that does not check it)
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+                for (String event : List.of("data: key " + value.substring(0, 7) + "\n\n",
+                        "data: " + value.substring(7) + " tail\n\n")) {
+                    b.append(Integer.toHexString(event.length())).append("\r\n").append(event).append("\r\n");
+                }
+                yield TestUpstream.bytes(b.append("0\r\n\r\n").toString());
+            }
+            case "/sse-mistyped" -> {
+                String events = "data: key " + value.substring(0, 7) + "\n\ndata: " + value.substring(7) + " tail\n\n";
+                yield TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                        + events.length() + "\r\n\r\n" + events);
+            }
             case "/interim" -> TestUpstream.bytes("HTTP/1.1 103 " + value + "\r\nLink: </s.css?k=" + percent(value)
                     + ">; rel=preload\r\nX-Hint: " + value + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(
                     ("alice:" + value).getBytes(StandardCharsets.UTF_8)) + "\r\nX-Split-A: "
@@ -287,6 +300,22 @@ class ResponseScrubTest {
                 assertEquals("data: one\n\ndata: key \n\ndata: " + PLACEHOLDER + " tail\n\ndata: two\n\n",
                         whole.bodyText(), "a short event stream with a Content-Length, read whole");
                 assertEquals(String.valueOf(whole.body().length), whole.header("content-length"));
+            }
+            assertEquals(List.of("[API_TOKEN] 0 1", "[API_TOKEN] 0 1"), fx.hook.scrubs);
+        }
+    }
+
+    /** Events served without {@code text/event-stream} (none, or a wrong type): joined when the body starts as one. */
+    @Test
+    void eventsWithoutTheEventStreamTypeAreJoinedToo() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                for (String path : List.of("/sse-untyped", "/sse-mistyped")) {
+                    RawClient.Response r = c.send(request(fx, path, "")).read();
+                    assertEquals(200, r.status());
+                    assertEquals("data: key \n\ndata: " + PLACEHOLDER + " tail\n\n", r.bodyText(), path);
+                }
             }
             assertEquals(List.of("[API_TOKEN] 0 1", "[API_TOKEN] 0 1"), fx.hook.scrubs);
         }

@@ -211,6 +211,7 @@ final class EchoUpstream implements AutoCloseable {
                 }
                 write(out, b.append("0\r\n\r\n").toString());
             }
+            case "/sse-forms" -> write(out, sseForm(r.query(), reflect));
             case "/early-hints" -> write(out, "HTTP/1.1 103 Early " + reflect + "\r\nLink: </s.css?k="
                     + CredentialInjectionIT.percent(reflect) + ">; rel=preload\r\nX-Hint: " + reflect
                     + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(("alice:" + reflect)
@@ -231,6 +232,34 @@ final class EchoUpstream implements AutoCloseable {
             default -> write(out, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
         }
         return false;
+    }
+
+    /**
+     * {@return a response whose events split the value as WHATWG clients read them} {@code form=bom}: after a byte
+     * order mark; {@code json}: each event's JSON spans two {@code data} lines; {@code untyped}: no media type (whole
+     * body); {@code untyped-chunked}: no media type, chunked.
+     */
+    private static String sseForm(String query, String reflect) {
+        String a = "key " + reflect.substring(0, 6);
+        String b = reflect.substring(6) + " tail";
+        String form = query.replace("form=", "");
+        String events = switch (form) {
+            case "bom" -> "\uFEFFdata: " + a + "\n\ndata: " + b + "\n\n";
+            case "json" -> "data: {\"choices\":[{\"delta\":{\"content\":\ndata: \"" + a + "\"}}]}\n\n"
+                    + "data: {\"choices\":[{\"delta\":\ndata: {\"content\":\"" + b + "\"}}]}\n\n";
+            default -> "data: " + a + "\n\ndata: " + b + "\n\n";
+        };
+        String type = form.startsWith("untyped") ? "" : "Content-Type: text/event-stream\r\n";
+        if (form.equals("untyped")) {
+            return "HTTP/1.1 200 OK\r\nContent-Length: " + events.getBytes(StandardCharsets.UTF_8).length
+                    + "\r\n\r\n" + events;
+        }
+        StringBuilder out = new StringBuilder("HTTP/1.1 200 OK\r\n" + type + "Transfer-Encoding: chunked\r\n\r\n");
+        for (String e : events.split("(?<=\n\n)")) {
+            out.append(Integer.toHexString(e.getBytes(StandardCharsets.UTF_8).length)).append("\r\n").append(e)
+                    .append("\r\n");
+        }
+        return out.append("0\r\n\r\n").toString();
     }
 
     private static void write(OutputStream out, String s) throws IOException {

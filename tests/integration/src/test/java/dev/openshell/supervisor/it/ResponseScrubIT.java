@@ -202,6 +202,53 @@ class ResponseScrubIT {
         }
     }
 
+    /**
+     * The value split across two events in the forms WHATWG clients read (after a byte order mark; JSON spanning two
+     * {@code data} lines; without a media type, whole and chunked): the client's joined text holds the placeholder.
+     */
+    @Test
+    @Order(2)
+    void aValueSplitAcrossEventsInEveryWhatwgFormComesBackAsThePlaceholder() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            for (String form : List.of("bom", "json", "untyped", "untyped-chunked")) {
+                Curl.Result r = curl(https, "/sse-forms?form=" + form, "-N", "-H",
+                        "X-Reflect: " + placeholder("API_TOKEN"));
+                assertEquals(200, r.status(), r.toString());
+                String body = r.body().substring(r.body().lastIndexOf("\r\n\r\n") + 4); // after the last head
+                String text = clientText(body);
+                assertFalse(text.contains(API_TOKEN), form + ": a client joining the events read the value: " + body);
+                assertEquals("key " + placeholder("API_TOKEN") + " tail", text, form + ": " + body);
+                assertEquals(API_TOKEN, (https ? tls : plain).take().header("x-reflect"), "the upstream got the value");
+            }
+        }
+    }
+
+    /**
+     * {@return what a token-stream client joins from an event stream}: WHATWG parsing (a leading U+FEFF dropped, the
+     * {@code data} lines of an event joined with LF), then the JSON string values that are not keys, or the raw data
+     */
+    private static String clientText(String stream) {
+        String s = stream.startsWith("\uFEFF") ? stream.substring(1) : stream;
+        StringBuilder text = new StringBuilder();
+        for (String event : s.split("\n\n")) {
+            String data = event.lines().filter(l -> l.startsWith("data:"))
+                    .map(l -> l.substring(l.startsWith("data: ") ? 6 : 5))
+                    .collect(java.util.stream.Collectors.joining("\n"));
+            if (!data.startsWith("{")) {
+                text.append(data);
+                continue;
+            }
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"((?:[^\"\\\\]|\\\\.)*)\"(\\s*:)?")
+                    .matcher(data);
+            while (m.find()) {
+                if (m.group(2) == null) {
+                    text.append(m.group(1));
+                }
+            }
+        }
+        return text.toString();
+    }
+
     @Test
     @Order(2)
     void cookieAndBasicCredentialsComeBackAsPlaceholders() throws Exception {

@@ -53,6 +53,12 @@ final class EventSplits extends OutputStream {
     private int last = -1;
     /** Whether the bytes since the last line end are empty (a line end now ends the event). */
     private boolean lineEmpty = true;
+    /** Whether an event ended already (a byte order mark is read only before the first). */
+    private boolean started;
+    /** Whether the body's first bytes still decide whether it is an event stream ({@link #sniffing}). */
+    private boolean undecided;
+    /** Whether the body turned out not to be an event stream: its bytes pass unchanged. */
+    private boolean plain;
 
     EventSplits(SecretScrubber scrubber, OutputStream sink) {
         this(scrubber, sink, true);
@@ -82,6 +88,16 @@ final class EventSplits extends OutputStream {
         return out.toByteArray();
     }
 
+    /**
+     * {@return this splitter, reading the body as an event stream only when its first bytes are one}
+     * ({@link EventText#start}: a field line or a comment, whatever the media type says); other bodies pass unchanged.
+     * The first bytes (at most 9) wait until they decide.
+     */
+    EventSplits sniffing() {
+        undecided = true;
+        return this;
+    }
+
     @Override
     public void write(int b) throws IOException {
         write(new byte[] {(byte) b}, 0, 1);
@@ -90,6 +106,23 @@ final class EventSplits extends OutputStream {
     @Override
     public void write(byte[] b, int off, int n) throws IOException {
         Objects.checkFromIndexSize(off, n, b.length);
+        if (undecided) {
+            current.write(b, off, n);
+            b = current.toByteArray();
+            EventText.Start start = EventText.start(b, b.length);
+            if (start == EventText.Start.UNDECIDED) {
+                return;
+            }
+            undecided = false;
+            plain = start == EventText.Start.OTHER;
+            current.reset();
+            off = 0;
+            n = b.length; // from the first byte, as an event stream or not
+        }
+        if (plain) {
+            sink.write(b, off, n);
+            return;
+        }
         int from = off;
         for (int i = off; i < off + n; i++) {
             int c = b[i] & 0xff;
@@ -139,12 +172,15 @@ final class EventSplits extends OutputStream {
 
     private void eventEnded() throws IOException {
         if (passing) {
+            started = true;
             passing = false;
             return;
         }
+        boolean first = !started;
+        started = true;
         byte[] event = current.toByteArray();
         current.reset();
-        for (byte[] out : held.add(event, EventText.pieces(event, held.next()))) {
+        for (byte[] out : held.add(event, EventText.pieces(event, held.next(), first))) {
             sink.write(out);
         }
         if (bounded && (held.heldBytes() > MAX_HELD || held.heldUnits() > MAX_HELD_EVENTS)) {
@@ -157,8 +193,18 @@ final class EventSplits extends OutputStream {
         sink.flush();
     }
 
-    /** Writes what is held and the unfinished event (the end of the body). Does not close the sink. */
+    /**
+     * Writes what is held and the unfinished event (the end of the body), joined as if it had ended: WHATWG clients
+     * drop it, readers that dispatch at the end of the stream read it. Does not close the sink.
+     */
     void finish() throws IOException {
+        if (!passing && !plain && !undecided && current.size() > 0) {
+            byte[] event = current.toByteArray();
+            current.reset();
+            for (byte[] out : held.add(event, EventText.pieces(event, held.next(), !started))) {
+                sink.write(out);
+            }
+        }
         for (byte[] out : held.releaseAll()) {
             sink.write(out);
         }

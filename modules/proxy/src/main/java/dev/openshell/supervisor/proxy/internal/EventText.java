@@ -1,17 +1,21 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * The text a client reassembles from one server-sent event (WHATWG HTML, "Server-sent events"), as pieces that map
- * back to the event's bytes: each {@code data} value, or, when the value is JSON (RFC 8259: starts with {@code {} or
- * {@code [}), the unescaped content of each of its string values. A piece belongs to a channel: raw {@code data}
+ * back to the event's bytes: each {@code data} value, or, when the event's {@code data} values joined with LF are a JSON
+ * text (RFC 8259) whose value is an object, an array or a string, the unescaped content of each of its string values.
+ * A piece belongs to a channel: raw {@code data}
  * values all share one; a JSON string value's channel is its path of keys and array indices (e.g.
  * {@code choices.0.delta.content}), so the strings a token stream delivers in one field join across events while
  * other fields ({@code id}, {@code model}) do not come between them. Piece text is held as ISO-8859-1 of the UTF-8
- * bytes, so string positions are byte positions. Malformed JSON is taken as a raw value.
+ * bytes, so string positions are byte positions. Malformed JSON (and a number, {@code true}, {@code false} or
+ * {@code null} alone) is taken as raw values.
  */
 final class EventText {
     /** The raw {@code data} channel. */
@@ -63,7 +67,8 @@ final class EventText {
 
     /**
      * {@return the pieces of one WebSocket message (sequence number {@code seq}), in order}: the unescaped content of
-     * each string value when the whole message is JSON, else the whole message as one raw piece
+     * each string value when the whole message is a JSON object, array or string, else the whole message as one raw
+     * piece
      */
     static List<Piece> message(byte[] message, long seq) {
         List<Piece> json = json(message, 0, message.length, seq);
@@ -74,89 +79,297 @@ final class EventText {
                 new String(message, StandardCharsets.ISO_8859_1)));
     }
 
-    /** {@return the pieces of {@code event} (sequence number {@code seq}), in order} */
-    static List<Piece> pieces(byte[] event, long seq) {
+    /** How the first bytes of a body read as an event stream ({@link #start}). */
+    enum Start {
+        /** An event stream: a known field line or a comment first, after an optional byte order mark. */
+        EVENTS,
+        /** Not one. */
+        OTHER,
+        /** The bytes so far start a known field name or the byte order mark: more are needed. */
+        UNDECIDED
+    }
+
+    /** The field names a stream is recognised by (WHATWG HTML, "Server-sent events", interpreting an event stream). */
+    private static final byte[][] FIELDS = {
+        "data".getBytes(StandardCharsets.US_ASCII), "event".getBytes(StandardCharsets.US_ASCII),
+        "id".getBytes(StandardCharsets.US_ASCII), "retry".getBytes(StandardCharsets.US_ASCII)};
+
+    /** The UTF-8 byte order mark, U+FEFF. */
+    private static final byte[] BOM = {(byte) 0xef, (byte) 0xbb, (byte) 0xbf};
+
+    /**
+     * {@return how {@code b[0, n)}, the first bytes of a body, read as an event stream} A body is one when, after one
+     * optional UTF-8 byte order mark, its first line is a comment ({@code :}) or a {@code data}, {@code event},
+     * {@code id} or {@code retry} field (the name followed by {@code :} or a line end), whatever its media type: a
+     * client's stream reader that does not check the type reads such a body as events. At most 9 bytes are needed.
+     */
+    static Start start(byte[] b, int n) {
+        int i = 0;
+        if (n > 0 && b[0] == BOM[0]) {
+            if (!Arrays.equals(b, 0, Math.min(n, 3), BOM, 0, Math.min(n, 3))) {
+                return Start.OTHER;
+            }
+            if (n < 3) {
+                return Start.UNDECIDED;
+            }
+            i = 3;
+        }
+        if (i == n) {
+            return Start.UNDECIDED;
+        }
+        if (b[i] == ':') {
+            return Start.EVENTS;
+        }
+        for (byte[] f : FIELDS) {
+            int k = Math.min(n - i, f.length);
+            if (Arrays.equals(b, i, i + k, f, 0, k)) {
+                if (n - i <= f.length) {
+                    return Start.UNDECIDED;
+                }
+                byte next = b[i + f.length];
+                if (next == ':' || next == '\r' || next == '\n') {
+                    return Start.EVENTS;
+                }
+            }
+        }
+        return Start.OTHER;
+    }
+
+    /**
+     * {@return the pieces of {@code event} (sequence number {@code seq}), in order}, read as WHATWG HTML ("Server-sent
+     * events", parsing an event stream) reads it: lines end at CRLF, LF or CR; one U+FEFF at the start of the stream
+     * is dropped; a line starting with {@code :} is a comment; a field's name runs to the first colon (the whole line
+     * when it has none, with an empty value) and one space after the colon is removed; an empty line dispatches. The
+     * {@code data} values of one dispatched event joined with LF are read as JSON when they are a JSON text (RFC 8259)
+     * that is an object, an array or a string; otherwise each {@code data} value is a raw piece.
+     *
+     * @param event the bytes of one event as {@link EventSplits} cuts it (an empty line within is a dispatch too)
+     * @param seq its sequence number
+     * @param streamStart whether it is the first event of the stream (a leading U+FEFF is not part of its text)
+     */
+    static List<Piece> pieces(byte[] event, long seq, boolean streamStart) {
         List<Piece> out = new ArrayList<>();
-        int start = 0;
+        List<int[]> data = new ArrayList<>();
+        int start = streamStart && Arrays.equals(event, 0, Math.min(3, event.length), BOM, 0, 3) ? 3 : 0;
         while (start < event.length) {
             int end = start;
             while (end < event.length && event[end] != '\n' && event[end] != '\r') {
                 end++;
             }
-            if (end - start >= 5 && event[start] == 'd' && event[start + 1] == 'a' && event[start + 2] == 't'
-                    && event[start + 3] == 'a' && event[start + 4] == ':') {
-                int v = start + 5 < end && event[start + 5] == ' ' ? start + 6 : start + 5;
-                List<Piece> json = json(event, v, end, seq);
-                if (json != null) {
-                    out.addAll(json);
-                } else if (v < end) {
-                    out.add(new Piece(seq, v, end, false, RAW,
-                            new String(event, v, end - v, StandardCharsets.ISO_8859_1)));
+            if (end == start) {
+                dispatch(event, data, seq, out);
+            } else if (event[start] != ':') {
+                int colon = start;
+                while (colon < end && event[colon] != ':') {
+                    colon++;
+                }
+                if (colon - start == 4 && event[start] == 'd' && event[start + 1] == 'a' && event[start + 2] == 't'
+                        && event[start + 3] == 'a') {
+                    int v = colon == end ? end : colon + 1 < end && event[colon + 1] == ' ' ? colon + 2 : colon + 1;
+                    data.add(new int[] {v, end});
                 }
             }
             start = end + (end + 1 < event.length && event[end] == '\r' && event[end + 1] == '\n' ? 2 : 1);
         }
+        dispatch(event, data, seq, out);
         return out;
     }
 
-    /** {@return the string-value pieces of the JSON text in {@code [from, to)}; {@code null} when not JSON} */
-    private static List<Piece> json(byte[] e, int from, int to, long seq) {
-        int i = from;
-        while (i < to && (e[i] == ' ' || e[i] == '\t')) {
-            i++;
+    /** Adds the pieces of one dispatched event's {@code data} values ({@code [from, to)} each) and clears them. */
+    private static void dispatch(byte[] event, List<int[]> data, long seq, List<Piece> out) {
+        if (data.isEmpty()) {
+            return;
         }
-        if (i == to || e[i] != '{' && e[i] != '[') {
+        List<Piece> json = joinedJson(event, data, seq);
+        if (json != null) {
+            out.addAll(json);
+        } else {
+            for (int[] v : data) {
+                if (v[0] < v[1]) {
+                    out.add(new Piece(seq, v[0], v[1], false, RAW,
+                            new String(event, v[0], v[1] - v[0], StandardCharsets.ISO_8859_1)));
+                }
+            }
+        }
+        data.clear();
+    }
+
+    /**
+     * {@return the JSON pieces of the event's {@code data} values joined with LF, at their places in the event};
+     * {@code null} when the joined text is not JSON. A JSON string holds no line end, so each piece lies in one value.
+     */
+    private static List<Piece> joinedJson(byte[] event, List<int[]> data, long seq) {
+        if (data.size() == 1) {
+            return json(event, data.get(0)[0], data.get(0)[1], seq);
+        }
+        ByteArrayOutputStream joined = new ByteArrayOutputStream();
+        int[] at = new int[data.size()];
+        for (int k = 0; k < data.size(); k++) {
+            if (k > 0) {
+                joined.write('\n');
+            }
+            at[k] = joined.size();
+            joined.write(event, data.get(k)[0], data.get(k)[1] - data.get(k)[0]);
+        }
+        byte[] text = joined.toByteArray();
+        List<Piece> json = json(text, 0, text.length, seq);
+        if (json == null) {
+            return null;
+        }
+        List<Piece> out = new ArrayList<>(json.size());
+        for (Piece p : json) {
+            int k = data.size() - 1;
+            while (at[k] > p.start) {
+                k--;
+            }
+            int shift = data.get(k)[0] - at[k];
+            out.add(new Piece(seq, p.start + shift, p.end + shift, true, p.channel, p.text));
+        }
+        return out;
+    }
+
+    /**
+     * {@return the string-value pieces of the JSON text in {@code [from, to)}; {@code null} when it is not a JSON text
+     * (RFC 8259) whose value is an object, an array or a string} A string's channel is its path of keys and indices.
+     */
+    private static List<Piece> json(byte[] e, int from, int to, long seq) {
+        int i = ws(e, from, to);
+        if (i == to || e[i] != '{' && e[i] != '[' && e[i] != '"') {
             return null;
         }
         List<Piece> out = new ArrayList<>();
         List<String> path = new ArrayList<>();
         List<Boolean> object = new ArrayList<>();
-        boolean key = false;
-        for (; i < to; i++) {
-            byte c = e[i];
+        boolean after = false; // a value ended: a comma, a close or the end follows
+        while (true) {
+            i = ws(e, i, to);
             int top = object.size() - 1;
-            if (c == '{' || c == '[') {
-                object.add(c == '{');
-                path.add(c == '{' ? "" : "0");
-                key = c == '{';
-            } else if (c == '}' || c == ']') {
-                if (top < 0 || object.get(top) != (c == '}')) {
-                    return null;
-                }
-                object.remove(top);
-                path.remove(top);
-                key = false;
-            } else if (c == ',') {
+            if (after) {
                 if (top < 0) {
+                    return i == to ? out : null;
+                }
+                if (i == to) {
                     return null;
                 }
-                if (object.get(top)) {
-                    key = true;
+                byte c = e[i++];
+                if (c == ',') {
+                    after = false;
+                    if (object.get(top)) {
+                        i = key(e, i, to, path);
+                    } else {
+                        path.set(top, String.valueOf(Integer.parseInt(path.get(top)) + 1));
+                    }
+                } else if (c == (object.get(top) ? '}' : ']')) {
+                    object.remove(top);
+                    path.remove(top);
                 } else {
-                    path.set(top, String.valueOf(Integer.parseInt(path.get(top)) + 1));
+                    return null;
                 }
-            } else if (c == ':') {
-                key = false;
-            } else if (c == '"') {
+            } else if (i == to) {
+                return null;
+            } else if (e[i] == '{' || e[i] == '[') {
+                boolean isObject = e[i] == '{';
+                object.add(isObject);
+                path.add(isObject ? "" : "0");
+                i = ws(e, i + 1, to);
+                if (i < to && e[i] == (isObject ? '}' : ']')) {
+                    object.remove(top + 1);
+                    path.remove(top + 1);
+                    i++;
+                    after = true;
+                } else if (isObject) {
+                    i = key(e, i, to, path);
+                }
+            } else if (e[i] == '"') {
                 int close = stringEnd(e, i + 1, to);
                 String text = close < 0 ? null : unescape(e, i + 1, close);
-                if (text == null || top < 0) {
+                if (text == null) {
                     return null;
                 }
-                if (key && object.get(top)) {
-                    path.set(top, text);
-                } else {
-                    out.add(new Piece(seq, i + 1, close, true, String.join(".", path) + "\u0000json", text));
-                }
-                i = close;
+                out.add(new Piece(seq, i + 1, close, true, String.join(".", path) + "\u0000json", text));
+                i = close + 1;
+                after = true;
+            } else {
+                i = literal(e, i, to);
+                after = true;
+            }
+            if (i < 0) {
+                return null;
             }
         }
-        return object.isEmpty() ? out : null;
     }
 
-    /** {@return the index of the quote closing a string whose content starts at {@code i}; -1 when none} */
+    /** {@return the index after the colon of an object member's key at {@code i} (set as the path's last); -1 if none} */
+    private static int key(byte[] e, int i, int to, List<String> path) {
+        i = ws(e, i, to);
+        if (i == to || e[i] != '"') {
+            return -1;
+        }
+        int close = stringEnd(e, i + 1, to);
+        String name = close < 0 ? null : unescape(e, i + 1, close);
+        if (name == null) {
+            return -1;
+        }
+        path.set(path.size() - 1, name);
+        i = ws(e, close + 1, to);
+        return i < to && e[i] == ':' ? i + 1 : -1;
+    }
+
+    /** {@return the index after the number, {@code true}, {@code false} or {@code null} at {@code i}; -1 if none} */
+    private static int literal(byte[] e, int i, int to) {
+        for (String word : new String[] {"true", "false", "null"}) {
+            if (to - i >= word.length() && new String(e, i, word.length(), StandardCharsets.ISO_8859_1).equals(word)) {
+                return i + word.length();
+            }
+        }
+        int s = i < to && e[i] == '-' ? i + 1 : i;
+        int d = digits(e, s, to);
+        if (d == s || e[s] == '0' && d > s + 1) {
+            return -1;
+        }
+        i = d;
+        if (i < to && e[i] == '.') {
+            d = digits(e, i + 1, to);
+            if (d == i + 1) {
+                return -1;
+            }
+            i = d;
+        }
+        if (i < to && (e[i] == 'e' || e[i] == 'E')) {
+            s = i + 1 < to && (e[i + 1] == '+' || e[i + 1] == '-') ? i + 2 : i + 1;
+            d = digits(e, s, to);
+            if (d == s) {
+                return -1;
+            }
+            i = d;
+        }
+        return i;
+    }
+
+    private static int digits(byte[] e, int i, int to) {
+        while (i < to && e[i] >= '0' && e[i] <= '9') {
+            i++;
+        }
+        return i;
+    }
+
+    /** {@return the index of the first byte at or after {@code i} that is not JSON white space} */
+    private static int ws(byte[] e, int i, int to) {
+        while (i < to && (e[i] == ' ' || e[i] == '\t' || e[i] == '\n' || e[i] == '\r')) {
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * {@return the index of the quote closing a string whose content starts at {@code i}}; -1 when none, or when a
+     * control character (below U+0020, a line end among them) comes first: not a JSON string
+     */
     private static int stringEnd(byte[] e, int i, int to) {
         for (; i < to; i++) {
+            if (e[i] >= 0 && e[i] < 0x20) {
+                return -1;
+            }
             if (e[i] == '\\') {
                 i++;
             } else if (e[i] == '"') {
@@ -188,14 +401,15 @@ final class EventText {
                 case 'r' -> out.append('\r');
                 case 't' -> out.append('\t');
                 case 'u' -> {
-                    if (i + 4 >= s.length()) {
-                        return null;
+                    int u = 0;
+                    for (int h = i + 1; h <= i + 4; h++) {
+                        int d = h < s.length() && s.charAt(h) < 0x80 ? Character.digit(s.charAt(h), 16) : -1;
+                        if (d < 0) {
+                            return null;
+                        }
+                        u = u * 16 + d;
                     }
-                    try {
-                        out.append((char) Integer.parseInt(s.substring(i + 1, i + 5), 16));
-                    } catch (NumberFormatException bad) {
-                        return null;
-                    }
+                    out.append((char) u);
                     i += 4;
                 }
                 default -> {

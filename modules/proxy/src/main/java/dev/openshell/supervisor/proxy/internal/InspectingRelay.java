@@ -219,8 +219,7 @@ final class InspectingRelay {
             byte[] buf = new byte[16 * 1024];
             ByteArrayOutputStream sink = new ByteArrayOutputStream();
             // an event stream: a value split across two events is scrubbed as well (EventSplits)
-            EventSplits events = scrubber != null && ScrubbingRelay.eventStream(r) ? new EventSplits(scrubber, sink)
-                    : null;
+            EventSplits events = scrubber != null ? ScrubbingRelay.events(r, scrubber, sink) : null;
             SecretScrubber.Scrubbing scrubbing = scrubber == null ? null
                     : scrubber.scrubbing(events != null ? events : sink);
             long deadline = body != null && body.holdsHead()

@@ -205,7 +205,8 @@ final class ScrubbingRelay {
                 throw new EOFException("stream ended inside a message body");
             }
             byte[] sent = scrubber.scrubAll(body);
-            if (eventStream(r) && !gzipAt(body, body.length)) {
+            if ((eventStream(r) || EventText.start(body, body.length) == EventText.Start.EVENTS)
+                    && !gzipAt(body, body.length)) {
                 sent = EventSplits.whole(scrubber, sent); // a whole event stream: splits across its events too
             }
             if (coding == Coding.IDENTITY && gzipAt(body, body.length)) {
@@ -293,7 +294,7 @@ final class ScrubbingRelay {
                 sink = g;
             }
             // an event stream: a value split across two events is found as a client joining their data reads it
-            EventSplits events = layers == 0 && eventStream(r) ? new EventSplits(scrubber, sink) : null;
+            EventSplits events = layers == 0 ? events(r, scrubber, sink) : null;
             SecretScrubber.Scrubbing out = scrubber.scrubbing(events != null ? events : sink);
             copyScrubbed(body, buf, n, out);
             out.finish();
@@ -342,6 +343,16 @@ final class ScrubbingRelay {
             LOG.log(System.Logger.Level.DEBUG, "a response body could not be inspected to its end; closing");
             throw e instanceof ZipException ? new IOException("a compressed response body stopped decoding", e) : e;
         }
+    }
+
+    /**
+     * {@return the splitter of a scrubbed body's events}: a {@code text/event-stream} is read as events; a body of any
+     * other (or no) media type is read as events when its first bytes are an event stream's ({@link EventText#start}),
+     * since stream readers that do not check the type decode it so, and otherwise passes unchanged
+     */
+    static EventSplits events(ResponseHead r, SecretScrubber scrubber, OutputStream sink) {
+        EventSplits events = new EventSplits(scrubber, sink);
+        return eventStream(r) ? events : events.sniffing();
     }
 
     /** {@return whether the response is a {@code text/event-stream}} */
