@@ -37,7 +37,7 @@ final class EventSplits extends OutputStream {
     /** The oldest held event goes once this many bytes of events follow it. */
     static final int AFTER_BYTES = MAX_HELD / 2;
 
-    /** The stream went past the bound while its held events could still complete a value: it is closed. */
+    /** The stream went past the bound while events were held: it is closed. */
     static final class HeldTooLong extends IOException {
         private static final long serialVersionUID = 1L;
 
