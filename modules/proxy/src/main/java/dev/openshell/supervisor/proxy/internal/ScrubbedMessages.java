@@ -109,6 +109,34 @@ final class ScrubbedMessages implements MessageRelay.Policy {
         return forward(joined.releaseAll(), scrubber.matches() - before);
     }
 
+    /**
+     * {@return the release of the held messages to {@code to} after {@link ResponseScrub#SILENCE_MILLIS} ms without
+     * upstream bytes}, for the upstream's {@link HttpInput} (attacker pass finding 12: when a message goes depends on
+     * lengths and time only); the read timeout is the idle limit again after the wait
+     *
+     * @param c the upstream connection
+     * @param to the client
+     * @param idle the upstream's idle limit
+     */
+    HttpInput.Silence silence(UpstreamPool.Connection c, java.io.OutputStream to, java.time.Duration idle) {
+        return new HttpInput.Silence() {
+            @Override
+            public int holdMillis() {
+                return joined.isEmpty() ? 0 : ResponseScrub.SILENCE_MILLIS;
+            }
+
+            @Override
+            public void waitAtMost(int millis) {
+                c.readTimeout(millis > 0 ? java.time.Duration.ofMillis(millis) : idle);
+            }
+
+            @Override
+            public void silent() throws java.io.IOException {
+                MessageRelay.releaseHeld(to, ScrubbedMessages.this);
+            }
+        };
+    }
+
     @Override
     public WebSocketFrames.Ended quiet() {
         if (joined.isEmpty()) {

@@ -124,7 +124,7 @@ final class UpgradeRelay {
             if (toClient == null) {
                 c.in().transferToEnd(client.out);
             } else {
-                c.in().silence(silence(c, client, toClient, idle));
+                c.in().silence(toClient.silence(c, client.out, idle));
                 WebSocketFrames.Ended ended = MessageRelay.relay(c.in(), client.out, false, toClient);
                 c.in().silence(null);
                 toClient.ended(ended);
@@ -160,31 +160,6 @@ final class UpgradeRelay {
             client.closer.run();
         }
         joinQuietly(toUpstream);
-    }
-
-    /**
-     * {@return the release of the held server messages after {@link ResponseScrub#SILENCE_MILLIS} ms without upstream
-     * bytes} (attacker pass finding 12: when a message goes depends on lengths and time only); the upstream read
-     * timeout is the idle limit again after the wait.
-     */
-    private static HttpInput.Silence silence(UpstreamPool.Connection c, ClientStream client,
-                                             ScrubbedMessages toClient, Duration idle) {
-        return new HttpInput.Silence() {
-            @Override
-            public int holdMillis() {
-                return toClient.joined.isEmpty() ? 0 : ResponseScrub.SILENCE_MILLIS;
-            }
-
-            @Override
-            public void waitAtMost(int millis) {
-                c.readTimeout(millis > 0 ? Duration.ofMillis(millis) : idle);
-            }
-
-            @Override
-            public void silent() throws IOException {
-                MessageRelay.releaseHeld(client.out, toClient);
-            }
-        };
     }
 
     private static void joinQuietly(Thread t) {
