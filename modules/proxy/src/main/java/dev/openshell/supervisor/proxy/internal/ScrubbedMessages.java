@@ -26,7 +26,7 @@ import java.util.List;
  * characters of each joined text, a form's length minus one, are always held; a message goes, with every earlier one,
  * once enough text of its fields follows it, or {@value #AFTER_MESSAGES} messages or {@value #AFTER_BYTES} bytes
  * follow it; every held message goes at the server's close frame, at the end of its stream, and when the upstream has
- * been silent for {@link ResponseScrub#SILENCE_MILLIS} ms ({@link UpgradeRelay}: a request-response protocol whose
+ * been silent for {@link ResponseScrub#SILENCE_MILLIS} ms ({@link #silence}: a request-response protocol whose
  * server waits for the client's answer gets it after that pause). Released messages have the parts of a value in
  * earlier messages removed and the placeholder where it completes, each changed message re-framed. Control frames
  * are not held. Bounded: at most {@value #MAX_HELD_BYTES} bytes and {@value #MAX_HELD_MESSAGES} messages are held:
