@@ -185,6 +185,16 @@ class ResponseScrubTest {
                 }
                 yield TestUpstream.bytes(b.append("0\r\n\r\n").toString());
             }
+            case "/paused", "/paused-sse" -> {
+                // the first chunk ends with the start of the value; the upstream then pauses (holdAfter)
+                boolean sse = path.equals("/paused-sse");
+                String first = sse ? "data: first part " + value.substring(0, 5) + "\n\n" : "first part "
+                        + value.substring(0, 5);
+                String then = sse ? "data: then more\n\n" : " then more";
+                yield TestUpstream.bytes("HTTP/1.1 200 OK\r\n" + (sse ? "Content-Type: text/event-stream\r\n" : "")
+                        + "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(first.length()) + "\r\n"
+                        + first + "\r\n" + Integer.toHexString(then.length()) + "\r\n" + then + "\r\n0\r\n\r\n");
+            }
             case "/sse-split-length" -> {
                 String events = "data: one\n\ndata: key " + value.substring(0, 7) + "\n\ndata: " + value.substring(7)
                         + " tail\n\ndata: two\n\n";
@@ -318,6 +328,60 @@ class ResponseScrubTest {
                 }
             }
             assertEquals(List.of("[API_TOKEN] 0 1", "[API_TOKEN] 0 1"), fx.hook.scrubs);
+        }
+    }
+
+    /** {@return the data of the chunks read until it holds {@code needle}, or to the last chunk when null} */
+    private static String readChunksUntil(java.io.InputStream in, String needle) throws IOException {
+        StringBuilder data = new StringBuilder();
+        while (needle == null || !data.toString().contains(needle)) {
+            StringBuilder line = new StringBuilder();
+            for (int b = in.read(); b != '\n'; b = in.read()) {
+                if (b < 0) {
+                    throw new java.io.EOFException("ended inside the body: " + data);
+                }
+                line.append((char) b);
+            }
+            int size = Integer.parseInt(line.toString().strip(), 16);
+            data.append(new String(in.readNBytes(size), StandardCharsets.ISO_8859_1));
+            in.readNBytes(2);
+            if (size == 0) {
+                return data.toString();
+            }
+        }
+        return data.toString();
+    }
+
+    /**
+     * A streamed body (and an event stream) whose upstream falls silent after text that could start the value: the
+     * text held back reaches the client while the upstream is still silent (after
+     * {@code ResponseScrub.SILENCE_MILLIS}), not when it sends more; the upstream waits for the client to have read it.
+     */
+    @Test
+    void aHeldTailReachesTheClientWhileTheUpstreamIsSilent() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                for (String path : List.of("/paused", "/paused-sse")) {
+                    boolean sse = path.equals("/paused-sse");
+                    String first = sse ? "data: first part " + SECRET.substring(0, 5) + "\n\n"
+                            : "first part " + SECRET.substring(0, 5);
+                    java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
+                    fx.upstream.holdAfter = first + "\r\n";
+                    fx.upstream.holdBodyUntil = resume;
+                    c.send(request(fx, path, ""));
+                    String head = c.readHead();
+                    assertTrue(head.startsWith("HTTP/1.1 200"), head);
+                    readChunksUntil(c.in(), first); // the held text arrives while the upstream waits for this
+                    resume.countDown();
+                    String rest = readChunksUntil(c.in(), null);
+                    assertTrue(rest.contains(sse ? "data: then more\n\n" : " then more"), rest);
+                    assertFalse(fx.upstream.holdTimedOut, "the held text went out only when the upstream went on");
+                }
+            } finally {
+                fx.upstream.holdBodyUntil = null;
+                fx.upstream.holdAfter = null;
+            }
         }
     }
 

@@ -47,6 +47,8 @@ final class TestUpstream implements AutoCloseable {
      * opens, at most 5 s later: {@link #holdTimedOut}) the rest.
      */
     volatile java.util.concurrent.CountDownLatch holdBodyUntil;
+    /** When set with {@link #holdBodyUntil}, the first write ends after the first occurrence of this text instead. */
+    volatile String holdAfter;
     /** Whether a held body went out because the latch did not open within 5 s. */
     volatile boolean holdTimedOut;
     /**
@@ -162,7 +164,9 @@ final class TestUpstream implements AutoCloseable {
                 }
                 java.util.concurrent.CountDownLatch hold = holdBodyUntil;
                 if (hold != null) {
-                    int split = new String(response, StandardCharsets.ISO_8859_1).indexOf("\r\n\r\n") + 4;
+                    String text = new String(response, StandardCharsets.ISO_8859_1);
+                    String after = holdAfter;
+                    int split = after == null ? text.indexOf("\r\n\r\n") + 4 : text.indexOf(after) + after.length();
                     out.write(response, 0, split);
                     out.flush();
                     try {

@@ -14,11 +14,13 @@ import java.util.Objects;
  *
  * <p>Sits between the body scrubber ({@link SecretScrubber.Scrubbing}, which already replaced every whole value) and
  * the client; the joined text and the holding are {@link HeldText}'s (linear in the stream's text). Events are held
- * while the end of a joined text is a prefix (of at least one byte) of a searched form,
- * together with every later event (a comment, {@code retry:}, {@code id:}), and released when the text can no longer
- * complete a value, when a value completed and was replaced, or at the end of the body; any other event goes on at
- * once. Bounded: at most {@value #MAX_HELD} bytes and {@value #MAX_HELD_EVENTS} events are held; past the bound the
- * stream is closed ({@link IOException}) rather than deliver what could be part of a value. An event longer than
+ * on a schedule that does not depend on any secret's value ({@link HeldText}: the last characters of each joined
+ * text, a form's length minus one, are always held; an event goes once enough text of its fields follows it, or
+ * {@value #AFTER_EVENTS} events or {@value #AFTER_BYTES} bytes follow it), together with every earlier one; at the
+ * end of the body, and when the upstream has been silent for {@link ResponseScrub#SILENCE_MILLIS} ms
+ * ({@link #release}), every complete event goes. Bounded: at most {@value #MAX_HELD} bytes and
+ * {@value #MAX_HELD_EVENTS} events are held; past the bound (events larger than the schedule expects) the stream is
+ * closed ({@link IOException}) rather than deliver what could be part of a value. An event longer than
  * {@value #MAX_EVENT} bytes while nothing is held is written as it arrives and never joined.
  *
  * <p>Not thread-safe: one body, one thread.
@@ -30,13 +32,17 @@ final class EventSplits extends OutputStream {
     static final int MAX_HELD = 64 * 1024;
     /** The most events held. */
     static final int MAX_HELD_EVENTS = 4096;
+    /** The oldest held event goes once this many events follow it. */
+    static final int AFTER_EVENTS = 256;
+    /** The oldest held event goes once this many bytes of events follow it. */
+    static final int AFTER_BYTES = MAX_HELD / 2;
 
-    /** The stream went past the bound while its held events could still complete a value: it is closed. */
+    /** The stream went past the bound while events were held: it is closed. */
     static final class HeldTooLong extends IOException {
         private static final long serialVersionUID = 1L;
 
         HeldTooLong() {
-            super("event stream closed: past 64 KiB or 4096 held events, the held text could still complete a value");
+            super("event stream closed: past 64 KiB or 4096 held events, the held text could be part of a value");
         }
     }
 
@@ -65,7 +71,8 @@ final class EventSplits extends OutputStream {
     }
 
     private EventSplits(SecretScrubber scrubber, OutputStream sink, boolean bounded) {
-        this.held = new HeldText(scrubber);
+        this.held = bounded ? new HeldText(scrubber, AFTER_EVENTS, AFTER_BYTES)
+                : new HeldText(scrubber, Integer.MAX_VALUE, Long.MAX_VALUE); // a whole body: nothing is observable
         this.sink = Objects.requireNonNull(sink, "sink");
         this.bounded = bounded;
     }
@@ -191,6 +198,16 @@ final class EventSplits extends OutputStream {
     @Override
     public void flush() throws IOException {
         sink.flush();
+    }
+
+    /**
+     * Writes every held complete event (the upstream went silent); the unfinished event stays until its end.
+     * Does not flush.
+     */
+    void release() throws IOException {
+        for (byte[] out : held.releaseAll()) {
+            sink.write(out);
+        }
     }
 
     /**

@@ -4,43 +4,53 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 
 /**
  * The units of a response a client joins into one text (the events of a {@code text/event-stream},
- * {@link EventSplits}; the server messages of a scrubbed WebSocket upgrade, {@link ScrubbedMessages}), held while the
- * joined text could still complete a searched form of a secret, and scrubbed across them: the parts of a value in
- * earlier units are removed and the part in the unit where the value completes becomes the placeholder, so the join
- * reads the placeholder. Each unit's text comes as pieces by channel ({@link EventText.Piece}: the text of one channel
- * joins across units, other channels do not come between).
+ * {@link EventSplits}; the server messages of a scrubbed WebSocket upgrade, {@link ScrubbedMessages}), held on a
+ * schedule that does not depend on any secret's value, and scrubbed across them: the parts of a value in earlier
+ * units are removed and the part in the unit where the value completes becomes the placeholder, so the join reads the
+ * placeholder. Each unit's text comes as pieces by channel ({@link EventText.Piece}: the text of one channel joins
+ * across units, other channels do not come between).
  *
- * <p>A unit is held while the end of a channel's joined text is a proper prefix (at least one byte) of a searched
- * form, together with every later unit, and released when no channel's end can complete a form any more. Linear: each
- * channel keeps only the joined text from where its open end starts (shorter than the longest form, plus the newest
- * unit's text), so a unit costs work in proportion to its own text and the longest form ({@link #work}), however many
- * units are held. Unbounded: the caller bounds {@link #heldBytes()} and {@link #heldUnits()}.
+ * <p>Release rule (attacker pass finding 12: a hold that depended on whether the text could start a value told the
+ * client, by what arrived before a pause, whether its reflected text was a prefix of the secret): the last
+ * {@link #window()} characters of each channel's joined text are always held, {@code W} being the longest searched
+ * form's length minus one (a constant of the credential set). The oldest held unit is released, with the units
+ * before it already gone, once every channel it has text in has received at least {@code W} characters after its
+ * text, or once at least {@code afterUnits} units or {@code afterBytes} bytes are held after it (a channel that stops,
+ * such as a {@code role} field sent once, does not hold a stream), or at {@link #releaseAll} (the end of the response,
+ * or the upstream silent for {@link ResponseScrub#SILENCE_MILLIS}, decided by the caller). Every one of these
+ * depends on lengths, counts and time only. A value whose parts are further apart than that is not joined.
+ *
+ * <p>Linear: each channel keeps only the text of held units; a unit costs work in proportion to its own text and the
+ * longest form ({@link #work}), plus the edit of a replaced value. Bounded by the caller: it checks
+ * {@link #heldBytes()} and {@link #heldUnits()}.
  *
  * <p>Not thread-safe: one response, one thread.
  */
 final class HeldText {
-    /** One held unit: its bytes and its pieces (their {@code dirty} text replaces their bytes on release). */
-    private record Unit(byte[] bytes, List<EventText.Piece> pieces) {
+    /**
+     * One held unit: its bytes, its pieces (their {@code dirty} text replaces their bytes on release), and for each
+     * channel it has text in, that channel's count of characters received when its text ended.
+     */
+    private record Unit(byte[] bytes, List<EventText.Piece> pieces, Map<String, Long> ends) {
     }
 
-    /** The joined text of one channel, from where its open end starts. */
+    /** The joined text of one channel's held pieces. */
     private static final class Channel {
-        /** The pieces from the one where the open end starts, each with text. */
+        /** The pieces of held units, oldest first, each with text. */
         final ArrayDeque<EventText.Piece> pieces = new ArrayDeque<>();
-        /** Their texts joined, without the first {@link #skip} characters of the first piece. */
+        /** Their texts joined, from {@link #start}. */
         final StringBuilder text = new StringBuilder();
-        int skip;
-        /** The unit where the open end starts. */
-        long open = Long.MAX_VALUE;
+        /** Where the held pieces' text starts in {@link #text} (the text before it was released). */
+        int start;
+        /** The characters received in this channel, as received (before replacements). */
+        long total;
     }
 
     private final SecretScrubber scrubber;
@@ -48,20 +58,26 @@ final class HeldText {
     private final String[] forms;
     private final String[] replacements;
     private final int longest;
+    private final int afterUnits;
+    private final long afterBytes;
     private final ArrayDeque<Unit> held = new ArrayDeque<>();
     /** The number of the first held unit. */
     private long base;
-    private int heldBytes;
-    /** The channels whose end is open. */
+    private long heldBytes;
+    /** The channels with text in held units. */
     private final Map<String, Channel> channels = new HashMap<>();
-    /** How many open channels start at each unit number. */
-    private final TreeMap<Long, Integer> opens = new TreeMap<>();
     /** Characters copied into or searched in the joined texts: the work done, for tests of its bound. */
     long work;
 
-    /** @param scrubber the response's scrubber: its forms are searched, its match count grows by each replacement */
-    HeldText(SecretScrubber scrubber) {
+    /**
+     * @param scrubber the response's scrubber: its forms are searched, its match count grows by each replacement
+     * @param afterUnits the oldest unit goes once this many units are held after it
+     * @param afterBytes the oldest unit goes once this many bytes are held after it
+     */
+    HeldText(SecretScrubber scrubber, int afterUnits, long afterBytes) {
         this.scrubber = Objects.requireNonNull(scrubber, "scrubber");
+        this.afterUnits = afterUnits;
+        this.afterBytes = afterBytes;
         forms = new String[scrubber.forms.length];
         replacements = new String[forms.length];
         int max = 0;
@@ -71,6 +87,11 @@ final class HeldText {
             max = Math.max(max, forms[f].length());
         }
         longest = max;
+    }
+
+    /** {@return the characters always held at the end of each channel: the longest form's length minus one} */
+    int window() {
+        return Math.max(0, longest - 1);
     }
 
     /** {@return the number the next unit gets (for {@link EventText#pieces})} */
@@ -84,7 +105,7 @@ final class HeldText {
     }
 
     /** {@return the bytes of the held units} */
-    int heldBytes() {
+    long heldBytes() {
         return heldBytes;
     }
 
@@ -102,35 +123,49 @@ final class HeldText {
      *     {@link #add} itself when none of its pieces changed)
      */
     List<byte[]> add(byte[] unit, List<EventText.Piece> pieces) {
-        if (held.isEmpty() && pieces.isEmpty()) {
-            return List.of(unit);
-        }
-        long number = next();
-        held.add(new Unit(unit, pieces));
-        heldBytes += unit.length;
         Map<String, List<EventText.Piece>> byChannel = new LinkedHashMap<>();
         for (EventText.Piece p : pieces) {
             if (!p.text.isEmpty()) {
                 byChannel.computeIfAbsent(p.channel, k -> new ArrayList<>()).add(p);
             }
         }
+        if (held.isEmpty() && byChannel.isEmpty()) {
+            return List.of(unit);
+        }
+        Map<String, Long> ends = new HashMap<>();
         for (Map.Entry<String, List<EventText.Piece>> e : byChannel.entrySet()) {
             Channel c = channels.computeIfAbsent(e.getKey(), k -> new Channel());
             int before = c.text.length();
             for (EventText.Piece p : e.getValue()) {
                 c.pieces.add(p);
                 c.text.append(p.text);
+                c.total += p.text.length();
                 work += p.text.length();
             }
-            replaceWhole(c, Math.max(0, before - longest + 1));
-            reopen(e.getKey(), c, number);
+            ends.put(e.getKey(), c.total);
+            replaceWhole(c, Math.max(c.start, before - longest + 1));
         }
-        return release(opens.isEmpty() ? Long.MAX_VALUE : opens.firstKey());
+        held.add(new Unit(unit, pieces, ends));
+        heldBytes += unit.length;
+        return release(false);
     }
 
-    /** {@return every held unit, released (the end of the response)} */
+    /** {@return every held unit, released (the end of the response, or the upstream silent)} */
     List<byte[]> releaseAll() {
-        return release(Long.MAX_VALUE);
+        return release(true);
+    }
+
+    /** {@return whether the oldest held unit may go: see the class description} */
+    private boolean releasable(Unit u) {
+        if (held.size() - 1 >= afterUnits || heldBytes - u.bytes().length >= afterBytes) {
+            return true;
+        }
+        for (Map.Entry<String, Long> e : u.ends().entrySet()) {
+            if (channels.get(e.getKey()).total - e.getValue() < window()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Replaces (and counts) every whole form in a channel's text that starts at or after {@code from}. */
@@ -149,9 +184,10 @@ final class HeldText {
             if (at < 0) {
                 return;
             }
-            edit(c, c.skip + at, c.skip + at + forms[form].length(), replacements[form]);
+            int at0 = at - c.start; // edit rebuilds the text from the held pieces: positions from there
+            edit(c, at0, at0 + forms[form].length(), replacements[form]);
             scrubber.count(scrubber.owner[form]);
-            from = at + replacements[form].length();
+            from = at0 + replacements[form].length();
         }
     }
 
@@ -177,76 +213,22 @@ final class HeldText {
             off += len;
         }
         c.text.setLength(0);
-        boolean first = true;
+        c.start = 0;
         for (EventText.Piece p : c.pieces) {
-            c.text.append(p.text, first ? c.skip : 0, p.text.length());
-            first = false;
+            c.text.append(p.text);
         }
         work += c.text.length();
     }
 
-    /**
-     * Finds where the channel's open end starts (the longest end of its text that is a proper prefix of a form), keeps
-     * its text from there, and records the unit where it starts; a channel without an open end is dropped.
-     */
-    private void reopen(String name, Channel c, long number) {
-        int start = -1;
-        int len = c.text.length();
-        for (int p = Math.max(0, len - longest + 1); p < len && start < 0; p++) {
-            for (String f : forms) {
-                if (f.length() > len - p && startsWith(f, c.text, p)) {
-                    start = p;
-                    break;
-                }
-            }
-        }
-        work += Math.min(len, longest);
-        if (c.open != Long.MAX_VALUE) {
-            opens.computeIfPresent(c.open, (k, n) -> n == 1 ? null : n - 1);
-        }
-        if (start < 0) {
-            channels.remove(name);
-            return;
-        }
-        // the piece holding position start: walk back from the end (every piece after it is shorter than a form)
-        int fromEnd = len - start;
-        int tail = 0;
-        Iterator<EventText.Piece> back = c.pieces.descendingIterator();
-        EventText.Piece at = null;
-        while (back.hasNext()) {
-            at = back.next();
-            int visible = at == c.pieces.peekFirst() ? at.text.length() - c.skip : at.text.length();
-            if (tail + visible >= fromEnd) {
-                break;
-            }
-            tail += visible;
-        }
-        while (c.pieces.peekFirst() != at) {
-            c.pieces.removeFirst();
-            c.skip = 0;
-        }
-        c.skip = at.text.length() - (fromEnd - tail);
-        c.text.delete(0, start);
-        work += c.text.length();
-        c.open = at.event;
-        opens.merge(c.open, 1, Integer::sum);
-    }
-
-    private static boolean startsWith(String form, CharSequence text, int from) {
-        for (int i = from; i < text.length(); i++) {
-            if (form.charAt(i - from) != text.charAt(i)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** {@return the held units numbered before {@code keepFrom}, removed, with their replaced pieces spliced in} */
-    private List<byte[]> release(long keepFrom) {
+    /** {@return the releasable held units (all when {@code all}), removed, with their replaced pieces spliced in} */
+    private List<byte[]> release(boolean all) {
         List<byte[]> out = new ArrayList<>();
-        while (!held.isEmpty() && base < keepFrom) {
+        while (!held.isEmpty() && (all || releasable(held.peekFirst()))) {
             Unit u = held.removeFirst();
             heldBytes -= u.bytes().length;
+            for (String name : u.ends().keySet()) {
+                drop(name, base);
+            }
             byte[] bytes = u.bytes();
             List<EventText.Piece> edited = new ArrayList<>();
             for (EventText.Piece p : u.pieces()) {
@@ -261,11 +243,22 @@ final class HeldText {
             out.add(bytes);
             base++;
         }
-        if (held.isEmpty()) {
-            channels.clear();
-            opens.clear();
-        }
         return out;
+    }
+
+    /** Drops the pieces of unit {@code number} from the front of a channel; a channel left empty goes. */
+    private void drop(String name, long number) {
+        Channel c = channels.get(name);
+        while (!c.pieces.isEmpty() && c.pieces.peekFirst().event == number) {
+            c.start += c.pieces.removeFirst().text.length();
+        }
+        if (c.pieces.isEmpty()) {
+            channels.remove(name);
+        } else if (c.start > c.text.length() / 2) {
+            work += c.text.length() - c.start;
+            c.text.delete(0, c.start);
+            c.start = 0;
+        }
     }
 
     /** {@return {@code text} with {@code [from, to)} replaced by {@code part}} */

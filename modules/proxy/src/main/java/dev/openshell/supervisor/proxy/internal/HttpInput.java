@@ -19,16 +19,65 @@ public final class HttpInput extends InputStream {
     /** Bytes read from the source so far; read by the watchdog of a minimum data rate ({@link ReadDeadline}). */
     private volatile long received;
 
+    /** What a read that must wait for the source does first, while set ({@link #silence}); {@code null}: nothing. */
+    private Silence silence;
+
     /** @param source the raw stream; reads block */
     public HttpInput(InputStream source) {
         this.source = source;
+    }
+
+    /**
+     * A scrubbed response's release of held text when its upstream is silent (attacker pass finding 12): while it
+     * holds something, a read that must wait for the source waits at most {@link #holdMillis()}; when that passes
+     * without a byte, {@link #silent()} releases the held text and the read goes on waiting as usual. The read's
+     * state is kept: a timed-out socket read consumes nothing (a TLS socket keeps a partial record).
+     */
+    interface Silence {
+        /** {@return how long a read may wait before {@link #silent()}, in milliseconds; 0 while nothing is held} */
+        int holdMillis();
+
+        /**
+         * Sets the source's read timeout.
+         *
+         * @param millis the timeout in milliseconds; 0 for the usual one
+         */
+        void waitAtMost(int millis) throws IOException;
+
+        /** The source was silent for {@link #holdMillis()}: releases what is held. */
+        void silent() throws IOException;
+    }
+
+    /** @param s what a read that must wait does first, or {@code null} for nothing */
+    void silence(Silence s) {
+        silence = s;
+    }
+
+    /** Reads from the source, first waiting at most the {@link Silence}'s time while it holds something. */
+    private int readSource(byte[] b, int off, int len) throws IOException {
+        Silence s = silence;
+        int millis = s == null ? 0 : s.holdMillis();
+        if (millis > 0) {
+            s.waitAtMost(millis);
+            try {
+                return source.read(b, off, len);
+            } catch (IOException e) {
+                if (!UpstreamPool.isTimeout(e)) {
+                    throw e;
+                }
+            } finally {
+                s.waitAtMost(0);
+            }
+            s.silent();
+        }
+        return source.read(b, off, len);
     }
 
     private boolean fill() throws IOException {
         if (pos < limit) {
             return true;
         }
-        int n = source.read(buf, 0, buf.length);
+        int n = readSource(buf, 0, buf.length);
         if (n <= 0) {
             return false;
         }
@@ -105,7 +154,7 @@ public final class HttpInput extends InputStream {
             return n;
         }
         if (len >= BUFFER) {
-            int n = source.read(b, off, len);
+            int n = readSource(b, off, len);
             if (n > 0) {
                 received += n;
             }

@@ -222,6 +222,72 @@ final class InspectingRelay {
             EventSplits events = scrubber != null ? ScrubbingRelay.events(r, scrubber, sink) : null;
             SecretScrubber.Scrubbing scrubbing = scrubber == null ? null
                     : scrubber.scrubbing(events != null ? events : sink);
+            if (scrubbing != null) {
+                c.in().silence(silence(scrubbing, events, sink));
+            }
+            try {
+                pumpUnits(in, buf, sink, scrubbing, events);
+            } catch (StageFailed f) {
+                throw f.failure;
+            } finally {
+                c.in().silence(null);
+            }
+        }
+
+        /** A stage's failure on text released while the upstream was silent, thrown out of the read that waited. */
+        private static final class StageFailed extends IOException {
+            private static final long serialVersionUID = 1L;
+            final transient ResponseBody.Failure failure;
+
+            StageFailed(ResponseBody.Failure failure) {
+                super("a response stage failed", null);
+                this.failure = failure;
+            }
+        }
+
+        /**
+         * {@return the release of the scrub's held text to the stages after {@link ResponseScrub#SILENCE_MILLIS} ms
+         * without upstream bytes} (attacker pass finding 12: when held text goes depends on lengths and time only);
+         * not while a stage holds the head (its accumulation deadline times the reads then).
+         */
+        private HttpInput.Silence silence(SecretScrubber.Scrubbing scrubbing, EventSplits events,
+                                          ByteArrayOutputStream sink) {
+            return new HttpInput.Silence() {
+                @Override
+                public int holdMillis() {
+                    boolean holding = scrubbing.holding() || events != null && !events.held.isEmpty();
+                    return holding && (body == null || !body.holdsHead()) ? ResponseScrub.SILENCE_MILLIS : 0;
+                }
+
+                @Override
+                public void waitAtMost(int millis) throws IOException {
+                    c.readTimeout(millis);
+                }
+
+                @Override
+                public void silent() throws IOException {
+                    scrubbing.finish();
+                    if (events != null) {
+                        events.release();
+                    }
+                    byte[] piece = sink.toByteArray();
+                    sink.reset();
+                    if (piece.length > 0) {
+                        try {
+                            deliver(body == null ? List.of(Body.ofOwned(piece)) : body.unit(Body.ofOwned(piece), false),
+                                    false);
+                        } catch (ResponseBody.Failure f) {
+                            throw new StageFailed(f);
+                        }
+                    }
+                }
+            };
+        }
+
+        /** The loop of {@link #pump}: one read, scrubbed, to the stages and the client. */
+        private void pumpUnits(InputStream in, byte[] buf, ByteArrayOutputStream sink,
+                               SecretScrubber.Scrubbing scrubbing, EventSplits events)
+                throws IOException, ResponseBody.Failure {
             long deadline = body != null && body.holdsHead()
                     ? System.nanoTime() + body.accumulationDeadline().toNanos() : Long.MAX_VALUE;
             while (true) {
@@ -236,7 +302,7 @@ final class InspectingRelay {
                     }
                     n = in.read(buf);
                 } catch (IOException e) {
-                    if (!timedOut(e) || body == null || !body.holdsHead()) {
+                    if (e instanceof StageFailed || !timedOut(e) || body == null || !body.holdsHead()) {
                         throw e;
                     }
                     if (System.nanoTime() < deadline) {

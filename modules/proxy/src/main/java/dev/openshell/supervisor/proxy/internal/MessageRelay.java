@@ -31,8 +31,9 @@ import java.util.List;
  * payload ({@link Policy#control}); a replacement is sent as one new frame. A policy that holds messages
  * ({@link Policy#holds}: the same scrub, for values split across messages) gets every complete data message through
  * {@link Policy#message} and forwards the frames it releases; control frames are never held (RFC 6455, section 5.4,
- * lets them come between); the held messages go before the peer's close frame and at the end of its stream, and a
- * read timeout (the peer's idle limit) while messages are held ends the relay as the policy says ({@link Policy#quiet}).
+ * lets them come between); the held messages go before the peer's close frame, at the end of its stream and when the
+ * caller sees the peer silent ({@link #releaseHeld}), and a read timeout (the peer's idle limit) while messages are
+ * held ends the relay as the policy says ({@link Policy#quiet}).
  */
 final class MessageRelay {
     private static final SecureRandom KEYS = new SecureRandom();
@@ -164,6 +165,8 @@ final class MessageRelay {
                 f = read(from, fromClient);
             } catch (Violation v) {
                 return new WebSocketFrames.Ended(v.status, v.getMessage());
+            } catch (Stopped s) { // messages released while the peer was silent ended the relay
+                return s.ended;
             } catch (IOException e) { // a read timeout: the peer's idle limit (wrapped when upstream)
                 WebSocketFrames.Ended quiet = UpstreamPool.isTimeout(e) ? policy.quiet() : null;
                 if (quiet == null) {
@@ -321,6 +324,33 @@ final class MessageRelay {
         }
         send(to, o.replaced() ? List.of(textFrame(o.text(), fromClient)) : held);
         return null;
+    }
+
+    /** Thrown out of a read when the messages {@link #releaseHeld} forwarded end the relay. */
+    static final class Stopped extends IOException {
+        private static final long serialVersionUID = 1L;
+        /** How the relay ends. */
+        final transient WebSocketFrames.Ended ended;
+
+        Stopped(WebSocketFrames.Ended ended) {
+            super(ended.reason(), null);
+            this.ended = ended;
+        }
+    }
+
+    /**
+     * Forwards what a holding policy still holds, from inside a read of the peer's stream that waited (the peer was
+     * silent: {@link HttpInput.Silence}); the message being read stays where it is.
+     *
+     * @param to the receiving peer
+     * @param policy the holding policy
+     * @throws Stopped when the policy ends the relay with them (the relay returns its end)
+     */
+    static void releaseHeld(OutputStream to, Policy policy) throws IOException {
+        WebSocketFrames.Ended stop = drain(to, policy);
+        if (stop != null) {
+            throw new Stopped(stop);
+        }
     }
 
     /** Forwards what a holding policy still holds; {@return how the relay ends, or null to go on} */

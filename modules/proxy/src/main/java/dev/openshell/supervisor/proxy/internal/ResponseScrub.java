@@ -16,6 +16,14 @@ import java.util.function.Consumer;
  * @param audit the exchange's audit ({@link Pipeline#audit})
  */
 record ResponseScrub(ProxyRequest request, InjectedCredentials injected, Consumer<ExchangeRecord> audit) {
+    /**
+     * How long, in milliseconds, the upstream of a scrubbed stream (body, events, WebSocket messages) may be silent
+     * before the text held back goes to the client ({@link SecretScrubber.Scrubbing#finish}, {@link EventSplits#release},
+     * {@link ScrubbedMessages#drain}): a constant, so that when text arrives tells nothing about a secret (attacker
+     * pass finding 12). A value split across reads further apart is not joined.
+     */
+    static final int SILENCE_MILLIS = 200;
+
     /** {@return a new scrubber for one response} */
     SecretScrubber newScrubber() {
         List<SecretScrubber.Secret> secrets = injected.entries().stream()

@@ -21,15 +21,18 @@ import java.util.List;
  *
  * <p>A value split across data messages (a client joining streamed text, as realtime APIs stream deltas, rebuilds
  * it) is scrubbed as across server-sent events ({@link HeldText}, the text of each message read as
- * {@link EventText#message}: the string values of a JSON message joined per field path, else the whole message): a
- * message is held, with every later one, while the joined text ends in a proper prefix of a searched form, and
- * released (the parts of a value in earlier messages removed, the placeholder where it completes, each changed message
- * re-framed) when the text can no longer complete one, at the server's close frame or at the end of its stream.
- * Control frames are not held. Bounded: at most {@value #MAX_HELD_BYTES} bytes and {@value #MAX_HELD_MESSAGES}
- * messages are held, and no longer than the upstream's idle limit (its read timeout): past a bound the session is
- * closed (1009 past the bytes, 1008 past the messages or the idle limit) and the response recorded as uninspectable
- * ({@code response_uninspectable}, not relayed); the held messages are never delivered. A request-response protocol
- * whose server waits for the client's answer to a message that is held stalls until the idle limit.
+ * {@link EventText#message}: the string values of a JSON message joined per field path, else the whole message). The
+ * messages are held on a schedule that does not depend on any secret's value (attacker pass finding 12): the last
+ * characters of each joined text, a form's length minus one, are always held; a message goes, with every earlier one,
+ * once enough text of its fields follows it, or {@value #AFTER_MESSAGES} messages or {@value #AFTER_BYTES} bytes
+ * follow it; every held message goes at the server's close frame, at the end of its stream, and when the upstream has
+ * been silent for {@link ResponseScrub#SILENCE_MILLIS} ms ({@link #silence}: a request-response protocol whose
+ * server waits for the client's answer gets it after that pause). Released messages have the parts of a value in
+ * earlier messages removed and the placeholder where it completes, each changed message re-framed. Control frames
+ * are not held. Bounded: at most {@value #MAX_HELD_BYTES} bytes and {@value #MAX_HELD_MESSAGES} messages are held:
+ * past a bound the session is closed (1009 past the bytes, 1008 past the messages or at the upstream's idle limit
+ * while messages are held) and the response recorded as uninspectable ({@code response_uninspectable}, not relayed);
+ * the held messages are never delivered.
  *
  * <p>Limits: a control frame's payload that grows over 125 bytes when scrubbed is cut to 125 bytes (a close frame
  * keeps only its status); control frames are scrubbed each alone.
@@ -42,6 +45,10 @@ final class ScrubbedMessages implements MessageRelay.Policy {
     static final int MAX_HELD_BYTES = WebSocketFrames.MAX_TEXT_BYTES;
     /** The most messages held. */
     static final int MAX_HELD_MESSAGES = 4096;
+    /** The oldest held message goes once this many messages follow it. */
+    static final int AFTER_MESSAGES = 256;
+    /** The oldest held message goes once this many bytes of messages follow it. */
+    static final int AFTER_BYTES = MAX_HELD_BYTES / 2;
 
     /** One held message: its opcode, its bytes after the whole-message scrub, its frames, whether that changed it. */
     private record Held(int opcode, byte[] payload, List<byte[]> frames, boolean changed) {
@@ -67,7 +74,7 @@ final class ScrubbedMessages implements MessageRelay.Policy {
         this.scrub = scrub;
         this.scrubber = scrub.newScrubber();
         this.next = next;
-        this.joined = new HeldText(scrubber);
+        this.joined = new HeldText(scrubber, AFTER_MESSAGES, AFTER_BYTES);
     }
 
     @Override
@@ -91,7 +98,7 @@ final class ScrubbedMessages implements MessageRelay.Policy {
             return new MessageRelay.Delivery(d.frames(), new WebSocketFrames.Ended(
                     tooBig ? WebSocketFrames.TOO_BIG : WebSocketFrames.POLICY_VIOLATION,
                     "past " + (tooBig ? MAX_HELD_BYTES + " bytes" : MAX_HELD_MESSAGES + " messages")
-                            + " held, the held messages could still complete a credential"));
+                            + " held, the held messages could be part of a credential"));
         }
         return d;
     }
@@ -100,6 +107,34 @@ final class ScrubbedMessages implements MessageRelay.Policy {
     public MessageRelay.Delivery drain() {
         long before = scrubber.matches();
         return forward(joined.releaseAll(), scrubber.matches() - before);
+    }
+
+    /**
+     * {@return the release of the held messages to {@code to} after {@link ResponseScrub#SILENCE_MILLIS} ms without
+     * upstream bytes}, for the upstream's {@link HttpInput} (attacker pass finding 12: when a message goes depends on
+     * lengths and time only); the read timeout is the idle limit again after the wait
+     *
+     * @param c the upstream connection
+     * @param to the client
+     * @param idle the upstream's idle limit
+     */
+    HttpInput.Silence silence(UpstreamPool.Connection c, java.io.OutputStream to, java.time.Duration idle) {
+        return new HttpInput.Silence() {
+            @Override
+            public int holdMillis() {
+                return joined.isEmpty() ? 0 : ResponseScrub.SILENCE_MILLIS;
+            }
+
+            @Override
+            public void waitAtMost(int millis) {
+                c.readTimeout(millis > 0 ? java.time.Duration.ofMillis(millis) : idle);
+            }
+
+            @Override
+            public void silent() throws java.io.IOException {
+                MessageRelay.releaseHeld(to, ScrubbedMessages.this);
+            }
+        };
     }
 
     @Override

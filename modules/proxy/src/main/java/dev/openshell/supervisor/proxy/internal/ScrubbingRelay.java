@@ -296,7 +296,12 @@ final class ScrubbingRelay {
             // an event stream: a value split across two events is found as a client joining their data reads it
             EventSplits events = layers == 0 ? events(r, scrubber, sink) : null;
             SecretScrubber.Scrubbing out = scrubber.scrubbing(events != null ? events : sink);
-            copyScrubbed(body, buf, n, out);
+            c.in().silence(silence(c, out, events, delivered));
+            try {
+                copyScrubbed(body, buf, n, out);
+            } finally {
+                c.in().silence(null);
+            }
             out.finish();
             if (events != null) {
                 events.finish();
@@ -353,6 +358,41 @@ final class ScrubbingRelay {
     static EventSplits events(ResponseHead r, SecretScrubber scrubber, OutputStream sink) {
         EventSplits events = new EventSplits(scrubber, sink);
         return eventStream(r) ? events : events.sniffing();
+    }
+
+    /**
+     * {@return the release of the held text after {@link ResponseScrub#SILENCE_MILLIS} ms without upstream bytes}:
+     * the scrubber's tail, then the held events, then the tail of the re-encoded bytes' scrub, flushed to the client.
+     * What is held and when it goes depend on lengths and time only (attacker pass finding 12).
+     */
+    private static HttpInput.Silence silence(UpstreamPool.Connection c, SecretScrubber.Scrubbing out,
+                                             EventSplits events, SecretScrubber.Scrubbing delivered) {
+        return new HttpInput.Silence() {
+            @Override
+            public int holdMillis() {
+                boolean holding = out.holding() || events != null && !events.held.isEmpty()
+                        || delivered != null && delivered.holding();
+                return holding ? ResponseScrub.SILENCE_MILLIS : 0;
+            }
+
+            @Override
+            public void waitAtMost(int millis) throws IOException {
+                c.readTimeout(millis);
+            }
+
+            @Override
+            public void silent() throws IOException {
+                out.finish();
+                if (events != null) {
+                    events.release();
+                }
+                out.flush(); // through the events and any gzip re-encoding to the delivered bytes' scrub
+                if (delivered != null) {
+                    delivered.finish();
+                    delivered.flush();
+                }
+            }
+        };
     }
 
     /** {@return whether the response is a {@code text/event-stream}} */

@@ -35,11 +35,11 @@ import java.util.TreeSet;
  *
  * <p>One pass over the bytes for all secrets and forms: a byte-pair filter (a 64 Ki-bit set of the first two bytes
  * of every form) rejects nearly every position with two array reads; only positions that pass it compare the forms
- * starting with that byte. Streaming ({@link #scrubbing}, {@link #feed}): bytes are emitted as soon as they can no
- * longer be the start of a match; only a tail that is a proper prefix of some form is held back (at most the longest
- * form's length minus one, {@link #window()}), so a match split across reads or chunks is still found, and a stream
- * that pauses (server-sent events) is not delayed unless its last bytes could begin a secret. One instance per
- * response; not thread-safe.
+ * starting with that byte. Streaming ({@link #scrubbing}, {@link #feed}): the last {@link #window()} minus one bytes
+ * are always held back, whatever they are, so a match split across reads is still found and what is released never
+ * depends on a secret's value (attacker pass finding 12: a tail held only while it could begin a value told the
+ * client whether its reflected text was a prefix of the secret); the tail goes at the end of the stream and when the
+ * upstream is silent ({@link ResponseScrub#SILENCE_MILLIS}). One instance per response; not thread-safe.
  */
 final class SecretScrubber {
     /**
@@ -338,7 +338,7 @@ final class SecretScrubber {
     byte[] scrubAll(byte[] all) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(all.length + 16);
         try {
-            scan(all, all.length, true, out);
+            scan(all, all.length, all.length, out);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -392,7 +392,7 @@ final class SecretScrubber {
                 work = buf;
                 total = len + n;
             }
-            int carry = scan(work, total, false, sink);
+            int carry = scan(work, total, Math.max(0, total - (window - 1)), sink);
             int left = total - carry;
             if (left > 0) {
                 if (buf.length < left) {
@@ -408,31 +408,37 @@ final class SecretScrubber {
             sink.flush();
         }
 
-        /** Writes the held-back tail (the end of the body: nothing can complete it). Does not close the sink. */
+        /**
+         * Writes the held-back tail, scrubbed as it is: at the end of the body, or when the upstream went silent (the
+         * stream goes on; a value split across this point is not joined). Does not close or flush the sink.
+         */
         void finish() throws IOException {
             if (len > 0) {
-                scan(buf, len, true, sink);
+                scan(buf, len, len, sink);
                 len = 0;
             }
+        }
+
+        /** {@return whether bytes are held back} */
+        boolean holding() {
+            return len > 0;
         }
     }
 
     /**
-     * Scans {@code buf[0, n)}, writing it scrubbed to {@code out}.
+     * Scans {@code buf[0, n)} from its start up to {@code limit}, writing it scrubbed to {@code out}; a match that
+     * starts before {@code limit} may end after it. From {@code limit} on nothing is examined: the caller holds it.
+     * Every position before {@code limit} has at least {@link #window} bytes after it, or the stream ends at {@code n},
+     * so no match there is left undecided.
      *
-     * @param last whether the stream ends after these bytes
      * @return where the held-back tail starts ({@code n} when nothing is held)
      */
-    private int scan(byte[] buf, int n, boolean last, OutputStream out) throws IOException {
+    private int scan(byte[] buf, int n, int limit, OutputStream out) throws IOException {
         int i = 0;
         int run = 0;
-        while ((i = nextCandidate(buf, i, n)) < n) {
+        while ((i = nextCandidate(buf, i, limit, n)) < limit) {
             int b0 = buf[i] & 0xff;
-            long found = longestAt(buf, i, n, last, byFirst[b0], jsonByFirst[b0]);
-            if (found == HOLD) {
-                out.write(buf, run, i - run); // a longer form could still match here once more bytes arrive
-                return i;
-            }
+            long found = longestAt(buf, i, n, byFirst[b0], jsonByFirst[b0]);
             if (found == 0) {
                 i++;
                 continue;
@@ -450,20 +456,21 @@ final class SecretScrubber {
             i += length;
             run = i;
         }
-        out.write(buf, run, n - run);
-        return n;
+        if (run < limit) {
+            out.write(buf, run, limit - run);
+            run = limit;
+        }
+        return run;
     }
 
-    private static final long HOLD = -1;
-
     /**
-     * {@return the first position from {@code i} whose byte (and the next, when there is one) passes the filters, or
-     * {@code n}} A small loop of its own, which nearly every byte goes through and leaves at once.
+     * {@return the first position from {@code from} below {@code limit} whose byte (and the next, when one is before
+     * {@code n}) passes the filters, or {@code limit}} A small loop of its own, which nearly every byte goes through.
      */
-    private int nextCandidate(byte[] buf, int from, int n) {
+    private int nextCandidate(byte[] buf, int from, int limit, int n) {
         long[] first = firsts;
         long[] pairBits = pairs;
-        for (int i = from; i < n; i++) {
+        for (int i = from; i < limit; i++) {
             int b0 = buf[i] & 0xff;
             if ((first[b0 >>> 6] & (1L << b0)) == 0) {
                 continue;
@@ -476,14 +483,14 @@ final class SecretScrubber {
                 return i;
             }
         }
-        return n;
+        return limit;
     }
 
     /**
      * {@return the longest match at {@code i}: (length << 32 | 1 + index), the index being a form's or, past the forms,
-     * a secret's JSON matcher; 0 for none; {@link #HOLD} when a match could still complete with more bytes}
+     * a secret's JSON matcher; 0 for none} Only the bytes up to {@code n} are read: a form cut off there does not match
      */
-    private long longestAt(byte[] buf, int i, int n, boolean last, int[] candidates, int[] jsonCandidates) {
+    private long longestAt(byte[] buf, int i, int n, int[] candidates, int[] jsonCandidates) {
         int avail = n - i;
         int bestLength = 0;
         int best = -1;
@@ -494,23 +501,16 @@ final class SecretScrubber {
                 if (avail > 1 && form.length > 1 && form[1] != b1) {
                     continue; // the second byte decides for nearly every form that shares the first
                 }
-                if (form.length <= avail) {
-                    if (Arrays.equals(buf, i, i + form.length, form, 0, form.length)) {
-                        bestLength = form.length; // longest first: no later form is longer
-                        best = f;
-                        break;
-                    }
-                } else if (!last && Arrays.equals(buf, i, n, form, 0, avail)) {
-                    return HOLD;
+                if (form.length <= avail && Arrays.equals(buf, i, i + form.length, form, 0, form.length)) {
+                    bestLength = form.length; // longest first: no later form is longer
+                    best = f;
+                    break;
                 }
             }
         }
         if (jsonCandidates != null) {
             for (int s : jsonCandidates) {
-                int m = json[s].match(buf, i, n);
-                if (m < 0 && !last) {
-                    return HOLD;
-                }
+                int m = json[s].match(buf, i, n); // negative: not decided by the bytes up to n
                 if (m > bestLength) {
                     bestLength = m;
                     best = forms.length + s;

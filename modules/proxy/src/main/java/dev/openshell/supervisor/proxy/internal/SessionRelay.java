@@ -28,10 +28,13 @@ final class SessionRelay {
     private final AtomicReference<SessionEndReason> first = new AtomicReference<>();
     /** What the server's messages are scrubbed of, or {@code null} ({@link ScrubbedMessages}). */
     private final ResponseScrub scrub;
+    /** The upstream read side's idle limit (restored after a wait for held messages). */
+    private final Duration idle;
 
     private SessionRelay(ClientStream client, UpstreamPool.Connection upstream, Optional<WebSocketMessages> l7,
-                         MessageSession session, SecureRandom maskKeys, ResponseScrub scrub) {
+                         MessageSession session, SecureRandom maskKeys, ResponseScrub scrub, Duration idle) {
         this.client = client;
+        this.idle = idle;
         this.maskKeys = maskKeys;
         this.scrub = scrub;
         this.upstream = upstream;
@@ -53,7 +56,7 @@ final class SessionRelay {
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Optional<WebSocketMessages> l7,
                       MessageSession session, SecureRandom maskKeys, ResponseScrub scrub) {
         c.readTimeout(idle);
-        new SessionRelay(client, c, l7, session, maskKeys, scrub).run();
+        new SessionRelay(client, c, l7, session, maskKeys, scrub, idle).run();
     }
 
     private void run() {
@@ -76,7 +79,9 @@ final class SessionRelay {
         try {
             if (!toUpstream && scrub != null) {
                 ScrubbedMessages scrubbed = new ScrubbedMessages(scrub, session.inspects(d) ? policy(d) : null);
+                from.silence(scrubbed.silence(upstream, to, idle));
                 ended = MessageRelay.relay(from, to, false, scrubbed);
+                from.silence(null);
                 scrubbed.ended(ended);
             } else if (session.inspects(d) || (toUpstream && l7.isPresent())) {
                 ended = MessageRelay.relay(from, to, toUpstream, policy(d));

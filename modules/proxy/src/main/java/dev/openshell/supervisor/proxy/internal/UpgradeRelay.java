@@ -52,7 +52,7 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys);
+        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle);
     }
 
     /**
@@ -108,21 +108,25 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, closeStatus, toClient, maskKeys);
+        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle);
     }
 
     /**
      * Relays upstream-to-client until the end (scrubbed with {@code toClient} when given), then closes both sides;
      * sends the client a close frame first when the client-to-upstream side ended with a status. When the scrubbed
-     * server side ends with a status (1002, 1009), both peers get a close frame with it.
+     * server side ends with a status (1002, 1009), both peers get a close frame with it. Held server messages go to
+     * the client after {@link ResponseScrub#SILENCE_MILLIS} ms without upstream bytes.
      */
     private static void finish(ClientStream client, UpstreamPool.Connection c, Thread toUpstream,
-                               AtomicInteger closeStatus, ScrubbedMessages toClient, SecureRandom maskKeys) {
+                               AtomicInteger closeStatus, ScrubbedMessages toClient, SecureRandom maskKeys,
+                               Duration idle) {
         try {
             if (toClient == null) {
                 c.in().transferToEnd(client.out);
             } else {
+                c.in().silence(toClient.silence(c, client.out, idle));
                 WebSocketFrames.Ended ended = MessageRelay.relay(c.in(), client.out, false, toClient);
+                c.in().silence(null);
                 toClient.ended(ended);
                 if (ended.closeStatus() == 0 && ended.reason().endsWith("closed the connection")) {
                     // nothing after the server's close frame reaches the client (RFC 6455, section 5.5.1); waiting
