@@ -216,6 +216,9 @@ final class ScrubbedMessages implements MessageRelay.Policy {
 
     @Override
     public byte[] control(int opcode, byte[] payload) {
+        if (next != null && opcode == 8) {
+            next.control(opcode, payload); // the chain's policy hears the close (its session ends normally)
+        }
         if (opcode == 8) {
             if (payload.length <= 2) {
                 return payload;

@@ -166,6 +166,18 @@ final class SessionRelay {
             public boolean uninspectedAllowed() {
                 return !session.inspects(d) || session.uninspected(d);
             }
+
+            /**
+             * A close frame ends the session normally, decided before the frame goes on: the peer it reaches may
+             * drop its connection at once, and that end must not race this one to name the reason.
+             */
+            @Override
+            public byte[] control(int opcode, byte[] payload) {
+                if (opcode == 8) {
+                    first.compareAndSet(null, SessionEndReason.NORMAL);
+                }
+                return payload;
+            }
         };
     }
 }
