@@ -220,20 +220,9 @@ final class MessageRelay {
                 throws IOException {
             int op = f.opcode();
             boolean continuation = op == 0;
-            if (continuation && text == null && !binaryOpen) {
-                return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR,
-                        "a continuation frame without a started message");
-            }
-            if (!continuation && (text != null || binaryOpen)) {
-                return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR,
-                        "a new message before the last one finished");
-            }
-            if (!continuation) {
-                fragments = 0;
-            }
-            if (++fragments > WebSocketFrames.MAX_FRAGMENTS) {
-                return new WebSocketFrames.Ended(WebSocketFrames.TOO_BIG,
-                        "a message has more than " + WebSocketFrames.MAX_FRAGMENTS + " fragments");
+            WebSocketFrames.Ended broken = sequence(continuation);
+            if (broken != null) {
+                return broken;
             }
             if (op == 2 || continuation && binaryOpen) {
                 if (!policy.uninspectedAllowed()) {
@@ -263,6 +252,29 @@ final class MessageRelay {
             text = null;
             held.clear();
             return stop;
+        }
+
+        /**
+         * Checks a data frame's place in the message sequence (RFC 6455, 5.4) and counts its fragments;
+         * {@return how the relay ends, or null when the frame may go on}
+         */
+        private WebSocketFrames.Ended sequence(boolean continuation) {
+            if (continuation && text == null && !binaryOpen) {
+                return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR,
+                        "a continuation frame without a started message");
+            }
+            if (!continuation && (text != null || binaryOpen)) {
+                return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR,
+                        "a new message before the last one finished");
+            }
+            if (!continuation) {
+                fragments = 0;
+            }
+            if (++fragments > WebSocketFrames.MAX_FRAGMENTS) {
+                return new WebSocketFrames.Ended(WebSocketFrames.TOO_BIG,
+                        "a message has more than " + WebSocketFrames.MAX_FRAGMENTS + " fragments");
+            }
+            return null;
         }
 
         /** Assembles a binary message the policy reads; at its last fragment, forwards what the policy returns. */
