@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -403,7 +404,7 @@ final class EventText {
                 case 'u' -> {
                     int u = 0;
                     for (int h = i + 1; h <= i + 4; h++) {
-                        int d = h < s.length() && s.charAt(h) < 0x80 ? Character.digit(s.charAt(h), 16) : -1;
+                        int d = h < s.length() ? Syntax.hexDigit(s.charAt(h)) : -1;
                         if (d < 0) {
                             return null;
                         }
