@@ -96,8 +96,11 @@ final class BodyDecoder {
         boolean xml = type != null && type.isXml();
         String charset = xmlCharset(input, type, xml || type == null);
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
-        TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON
+        TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON : xml ? Charsets.Marks.XML
                 : type == null ? Charsets.Marks.UNLABELLED : Charsets.Marks.DECLARED);
+        if (xml && text instanceof Charsets.Transcoded transcoded) {
+            transcoded.checkXmlDeclaration();
+        }
         ByteBuffer t = text.text();
         TextView read;
         if (json) {
