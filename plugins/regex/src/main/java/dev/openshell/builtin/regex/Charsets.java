@@ -7,7 +7,9 @@ import java.util.Set;
 /**
  * The charset layer: turns a body's bytes into the text the scanner reads, the way the reader of its media type will
  * ({@link Marks}): a JSON body by its byte order mark, its declared {@code charset}, or the NUL pattern of UTF-16 and
- * UTF-32 text (RFC 4627 section 3), in that order; any other body by its declared {@code charset} (UTF-8 without one),
+ * UTF-32 text (RFC 4627 section 3), in that order; an XML body without a declared {@code charset} as XML 1.0 Appendix
+ * F detects it (byte order mark, else the first bytes of {@code <?xm} in UTF-16 or UTF-32, else UTF-8); any other
+ * body by its declared {@code charset} (UTF-8 without one),
  * where a byte order mark that would change that reading makes it undecodable.
  *
  * <ul>
