@@ -18,7 +18,8 @@ import java.util.Locale;
  *       undecodable, in the request's header and in a part's: readers disagree on which one counts.</li>
  *   <li>{@code multipart/*}: split into parts by its boundary, each part decoded by its own headers.</li>
  *   <li>Otherwise the charset layer runs ({@link Charsets}: a byte order mark is honoured where the media type's
- *       reader honours it, JSON's detection of UTF-16 and UTF-32; elsewhere one that would change the reading is
+ *       reader honours it, JSON's detection of UTF-16 and UTF-32, XML's (XML 1.0 Appendix F, whose declaration must
+ *       then name the detected encoding); elsewhere one that would change the reading is
  *       undecodable), then by media type: JSON ({@code application/json}, {@code +json}, and the
  *       JSON sequence types) must be valid JSON and is read with its escapes decoded; a form body is read with its
  *       percent-encoding decoded; anything else (or no {@code Content-Type}) is read as JSON when it is valid JSON
@@ -96,8 +97,11 @@ final class BodyDecoder {
         boolean xml = type != null && type.isXml();
         String charset = xmlCharset(input, type, xml || type == null);
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
-        TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON
+        TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON : xml ? Charsets.Marks.XML
                 : type == null ? Charsets.Marks.UNLABELLED : Charsets.Marks.DECLARED);
+        if (xml && text instanceof Charsets.Transcoded transcoded) {
+            transcoded.checkXmlDeclaration();
+        }
         ByteBuffer t = text.text();
         TextView read;
         if (json) {

@@ -7,7 +7,9 @@ import java.util.Set;
 /**
  * The charset layer: turns a body's bytes into the text the scanner reads, the way the reader of its media type will
  * ({@link Marks}): a JSON body by its byte order mark, its declared {@code charset}, or the NUL pattern of UTF-16 and
- * UTF-32 text (RFC 4627 section 3), in that order; any other body by its declared {@code charset} (UTF-8 without one),
+ * UTF-32 text (RFC 4627 section 3), in that order; an XML body without a declared {@code charset} as XML 1.0 Appendix
+ * F detects it (byte order mark, else the first bytes of {@code <?xm} in UTF-16 or UTF-32, else UTF-8); any other
+ * body by its declared {@code charset} (UTF-8 without one),
  * where a byte order mark that would change that reading makes it undecodable.
  *
  * <ul>
@@ -92,6 +94,15 @@ final class Charsets {
          */
         JSON,
         /**
+         * XML ({@code xml}, {@code +xml}) without a declared {@code charset} (XML 1.0 Appendix F, RFC 7303 section
+         * 3): the byte order mark, else the first four bytes of {@code <?xm} in UTF-16LE/BE ({@code 3C 00 3F 00},
+         * {@code 00 3C 00 3F}) or of {@code <} in UTF-32LE/BE ({@code 3C 00 00 00}, {@code 00 00 00 3C}), else
+         * UTF-8. The UCS-4 octet orders 2143 and 3412, EBCDIC ({@code 4C 6F A7 94}) and any other NUL pattern of
+         * UTF-16/UTF-32 text (not XML in UTF-8: a reader may detect it) are undecodable. With a declared
+         * {@code charset}, as {@link #DECLARED}, and a body whose first bytes show UTF-16 or UTF-32 must be in it.
+         */
+        XML,
+        /**
          * Any other declared media type: the declared {@code charset} (UTF-8 without one). A byte order mark counts
          * only where that charset defines it ({@code UTF-16} and {@code UTF-32} without a byte order in the name,
          * RFC 2781 section 3.3) or where it is the mark of that same encoding (skipped: the reading is the same);
@@ -125,20 +136,10 @@ final class Charsets {
         Encoding e;
         if (marks == Marks.JSON) {
             e = mark != null ? mark : declared != null ? named(declared) : sniff(b0, b1, b2, b3, n);
+        } else if (marks == Marks.XML && declared == null) {
+            e = mark != null ? xmlMark(mark, b2, b3) : xml(b0, b1, b2, b3, n);
         } else {
-            Encoding reading = declared == null ? Encoding.UTF_8 : named(declared);
-            if (mark == null) {
-                if (marks == Marks.UNLABELLED && sniff(b0, b1, b2, b3, n) != Encoding.UTF_8) {
-                    throw Undecodable.because("request body without a media type has the NUL pattern of UTF-16 or "
-                            + "UTF-32 text: its reader may decode it or not");
-                }
-                e = reading;
-            } else if (mark == reading || (declared != null && unmarkedOrder(declared) && mark.unit == reading.unit)) {
-                e = mark;
-            } else {
-                throw Undecodable.because("request body starts with a byte order mark that its media type's reader "
-                        + "does not honour");
-            }
+            e = declaredReading(declared, marks, mark, b0, b1, b2, b3, n);
         }
         return switch (e) {
             case SINGLE_BYTE -> TextView.identity(input);
@@ -151,6 +152,81 @@ final class Charsets {
             }
             default -> Transcoded.of(input, bom, e);
         };
+    }
+
+    /**
+     * {@return the encoding of content read by its declared {@code charset} (UTF-8 without one)}
+     *
+     * @throws Undecodable if a byte order mark would change that reading, or (without a media type) the text shows
+     *     the NUL pattern of UTF-16 or UTF-32, or (XML) its first bytes show another encoding
+     */
+    private static Encoding declaredReading(String declared, Marks marks, Encoding mark, int b0, int b1, int b2,
+            int b3, int n) throws Undecodable {
+        Encoding reading = declared == null ? Encoding.UTF_8 : named(declared);
+        if (mark == null) {
+            if (marks == Marks.UNLABELLED && sniff(b0, b1, b2, b3, n) != Encoding.UTF_8) {
+                throw Undecodable.because("request body without a media type has the NUL pattern of UTF-16 or "
+                        + "UTF-32 text: its reader may decode it or not");
+            }
+            if (marks == Marks.XML) {
+                Encoding shown = xml(b0, b1, b2, b3, n);
+                if (shown.unit != 1 && shown != reading) {
+                    throw Undecodable.because("request body is XML whose first bytes show another encoding than its "
+                            + "declared charset");
+                }
+            }
+            return reading;
+        }
+        if (mark == reading || (declared != null && unmarkedOrder(declared) && mark.unit == reading.unit)) {
+            return mark;
+        }
+        throw Undecodable.because("request body starts with a byte order mark that its media type's reader "
+                + "does not honour");
+    }
+
+    /**
+     * {@return the encoding of XML that starts with the byte order mark of {@code mark} (XML 1.0 Appendix F.1)}
+     *
+     * @throws Undecodable for the marks of UCS-4 in an unusual octet order ({@code FE FF 00 00})
+     */
+    private static Encoding xmlMark(Encoding mark, int b2, int b3) throws Undecodable {
+        if (mark == Encoding.UTF_16BE && b2 == 0 && b3 == 0) {
+            throw Undecodable.because("request body is XML in UCS-4 of an unusual octet order");
+        }
+        return mark;
+    }
+
+    /**
+     * {@return the encoding of XML without a byte order mark or a declared charset, by its first four bytes (XML 1.0
+     * Appendix F.1): UTF-32 ({@code <}), UTF-16 ({@code <?}), else UTF-8}
+     *
+     * @throws Undecodable for UCS-4 in an unusual octet order ({@code 00 00 3C 00}, {@code 00 3C 00 00}, and the
+     *     mark {@code 00 00 FF FE}), EBCDIC ({@code <?xm} as {@code 4C 6F A7 94}) and any other NUL pattern of
+     *     UTF-16 or UTF-32 text
+     */
+    private static Encoding xml(int b0, int b1, int b2, int b3, int n) throws Undecodable {
+        if (n >= 4) {
+            if (b0 == 0 && b1 == 0 && b2 == 0 && b3 == 0x3c) {
+                return Encoding.UTF_32BE;
+            }
+            if (b0 == 0x3c && b1 == 0 && b2 == 0 && b3 == 0) {
+                return Encoding.UTF_32LE;
+            }
+            if (b0 == 0 && b1 == 0x3c && b2 == 0 && b3 == 0x3f) {
+                return Encoding.UTF_16BE;
+            }
+            if (b0 == 0x3c && b1 == 0 && b2 == 0x3f && b3 == 0) {
+                return Encoding.UTF_16LE;
+            }
+            if (b0 == 0x4c && b1 == 0x6f && b2 == 0xa7 && b3 == 0x94) {
+                throw Undecodable.because("request body is XML in EBCDIC");
+            }
+        }
+        if ((b0 == 0 && b1 == 0) || (b0 == 0 && b2 == 0 && b3 == 0) || sniff(b0, b1, b2, b3, n) != Encoding.UTF_8) {
+            throw Undecodable.because("request body is XML with the NUL pattern of UTF-16 or UTF-32 text in an order "
+                    + "its reader may detect or not");
+        }
+        return Encoding.UTF_8;
     }
 
     /** {@return the encoding whose byte order mark starts the input (the longest that fits), or {@code null}} */
@@ -302,6 +378,30 @@ final class Charsets {
                 out[o++] = (byte) (0x80 | (cp & 0x3f));
             }
             return o;
+        }
+
+        /**
+         * Checks that an XML declaration at the start of the text names an encoding of the one the text is read in
+         * ({@code UTF-16} or {@code UTF-32} without a byte order, or the same one): XML 1.0 section 4.3.3 makes any
+         * other an error, and a reader may follow the declaration instead.
+         *
+         * @throws Undecodable if it names another encoding, or one outside the supported set
+         */
+        void checkXmlDeclaration() throws Undecodable {
+            String declared = XmlText.declaredEncoding(text);
+            if (declared == null) {
+                return;
+            }
+            Encoding named;
+            try {
+                named = named(declared);
+            } catch (Undecodable e) {
+                throw Undecodable.because("request body's XML declaration names a charset the scan cannot read");
+            }
+            if (named != encoding && !(unmarkedOrder(declared) && named.unit == encoding.unit)) {
+                throw Undecodable.because("request body's XML declaration names another encoding than the one it "
+                        + "is in");
+            }
         }
 
         /** {@return the code unit in bytes: 2 for UTF-16, 4 for UTF-32} */
