@@ -18,9 +18,9 @@ import java.util.Map;
  * values all share one; a JSON string value's channel is its path of keys and array indices (e.g.
  * {@code choices.0.delta.content}), so the strings a token stream delivers in one field join across events while
  * other fields ({@code id}, {@code model}) do not come between them. A key that repeats within one object is read as
- * a client's JSON parser reads it, the last occurrence being the member ({@link JsonStrings}). Piece text is held as ISO-8859-1 of the UTF-8
- * bytes, so string positions are byte positions. Malformed JSON (and a number, {@code true}, {@code false} or
- * {@code null} alone) is taken as raw values.
+ * a client's JSON parser reads it, the last occurrence being the member ({@link JsonStrings}). Piece text is held as
+ * ISO-8859-1 of the UTF-8 bytes, so string positions are byte positions. Malformed JSON (and a number,
+ * {@code true}, {@code false} or {@code null} alone) is taken as raw values.
  */
 final class EventText {
     /** The raw {@code data} channel. */
@@ -390,7 +390,7 @@ final class EventText {
         }
     }
 
-    /** {@return the index after the colon of an object member's key at {@code i} (set as {@code name[0]}); -1 if none} */
+    /** {@return the index after the colon of an object member's key at {@code i} (its name set as {@code name[0]})} */
     private static int key(byte[] e, int i, int to, String[] name) {
         i = ws(e, i, to);
         if (i == to || e[i] != '"') {

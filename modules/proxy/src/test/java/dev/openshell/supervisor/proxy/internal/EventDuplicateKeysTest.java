@@ -210,7 +210,8 @@ class EventDuplicateKeysTest {
 
     @Test
     void aRepeatedObjectKeyIsReadAsItsLastOccurrence() throws IOException {
-        String[] r = run("{\"choices\":[{\"delta\":{\"content\":\"AAA\"}}],\"choices\":[{\"delta\":{\"content\":\"%s\"}}]}");
+        String[] r = run("{\"choices\":[{\"delta\":{\"content\":\"AAA\"}}],"
+                + "\"choices\":[{\"delta\":{\"content\":\"%s\"}}]}");
         assertEquals(PLACEHOLDER, clientText(r[1], true), r[1]);
         assertEquals("AAAAAAAAA", clientText(r[1], false));
     }
@@ -218,7 +219,8 @@ class EventDuplicateKeysTest {
     @Test
     void repeatedKeysAtSeveralLevelsAndInEscapedSpellingsAreReadAsTheParserReadsThem() throws IOException {
         String[] r = run("{\"choices\":[{\"delta\":{\"content\":\"x\",\"content\":{\"content\":\"y\"}}}],\"id\":\"1\","
-                + "\"choices\":[{\"delta\":{\"content\":\"A\"},\"delta\":{\"content\":\"B\",\"cont\\u0065nt\":\"%s\"}}]}");
+                + "\"choices\":[{\"delta\":{\"content\":\"A\"},"
+                + "\"delta\":{\"content\":\"B\",\"cont\\u0065nt\":\"%s\"}}]}");
         assertEquals(PLACEHOLDER, clientText(r[1], true), r[1]);
     }
 
@@ -255,8 +257,8 @@ class EventDuplicateKeysTest {
      * {@code choices} (bit 0 of {@code mask}), {@code delta} (bit 1) and {@code content} (bit 2) before the real key}
      */
     private static String event(String part, int mask, int kind, String text) {
-        String delta = "{" + ((mask & 4) != 0 ? "\"content\":" + decoy(kind, text) + "," : "") + "\"content\":" + q(part)
-                + "}";
+        String delta = "{" + ((mask & 4) != 0 ? "\"content\":" + decoy(kind, text) + "," : "")
+                + "\"content\":" + q(part) + "}";
         String choice = "{" + ((mask & 2) != 0 ? "\"delta\":" + decoy(kind, text) + ",\"role\":\"r\"," : "")
                 + "\"delta\":" + delta + "}";
         String top = "{" + ((mask & 1) != 0 ? "\"choices\":[{\"delta\":{\"content\":" + q(text) + "}}]," : "")
