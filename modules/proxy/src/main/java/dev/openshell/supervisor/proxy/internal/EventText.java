@@ -3,9 +3,12 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The text a client reassembles from one server-sent event (WHATWG HTML, "Server-sent events"), as pieces that map
@@ -14,9 +17,10 @@ import java.util.List;
  * A piece belongs to a channel: raw {@code data}
  * values all share one; a JSON string value's channel is its path of keys and array indices (e.g.
  * {@code choices.0.delta.content}), so the strings a token stream delivers in one field join across events while
- * other fields ({@code id}, {@code model}) do not come between them. Piece text is held as ISO-8859-1 of the UTF-8
- * bytes, so string positions are byte positions. Malformed JSON (and a number, {@code true}, {@code false} or
- * {@code null} alone) is taken as raw values.
+ * other fields ({@code id}, {@code model}) do not come between them. A key that repeats within one object is read as
+ * a client's JSON parser reads it, the last occurrence being the member ({@link JsonStrings}). Piece text is held as
+ * ISO-8859-1 of the UTF-8 bytes, so string positions are byte positions. Malformed JSON (and a number,
+ * {@code true}, {@code false} or {@code null} alone) is taken as raw values.
  */
 final class EventText {
     /** The raw {@code data} channel. */
@@ -238,80 +242,165 @@ final class EventText {
         if (i == to || e[i] != '{' && e[i] != '[' && e[i] != '"') {
             return null;
         }
-        List<Piece> out = new ArrayList<>();
-        List<String> path = new ArrayList<>();
-        List<Boolean> object = new ArrayList<>();
-        boolean after = false; // a value ended: a comma, a close or the end follows
-        while (true) {
-            i = ws(e, i, to);
-            int top = object.size() - 1;
-            if (after) {
-                if (top < 0) {
-                    return i == to ? out : null;
-                }
-                if (i == to) {
-                    return null;
-                }
-                byte c = e[i++];
-                if (c == ',') {
-                    after = false;
-                    if (object.get(top)) {
-                        i = key(e, i, to, path);
-                    } else {
-                        path.set(top, String.valueOf(Integer.parseInt(path.get(top)) + 1));
+        JsonStrings r = new JsonStrings(e, to);
+        if (!r.read(i)) {
+            return null;
+        }
+        List<Piece> out = new ArrayList<>(r.found.size());
+        List<String> steps = new ArrayList<>();
+        for (JsonStrings.Found f : r.found) {
+            steps.clear();
+            for (JsonStrings.Node n = f.node(); n != null; n = n.parent) {
+                steps.add(n.name);
+            }
+            StringBuilder path = new StringBuilder();
+            for (int k = steps.size() - 1; k >= 0; k--) {
+                path.append(steps.get(k)).append(k > 0 ? "." : "");
+            }
+            out.add(new Piece(seq, f.start(), f.end(), true, path.append("\u0000json").toString(), f.text()));
+        }
+        return out;
+    }
+
+    /**
+     * The string values of one JSON text (RFC 8259), each with its path of keys and indices, as a client's JSON parser
+     * reads them: within one object a key that repeats (after unescaping) is read as JavaScript's {@code JSON.parse},
+     * Python's {@code json} and most SDKs read it, the last occurrence being the member; the strings under an earlier
+     * occurrence are given a path of their own ({@code name}, U+0000, their occurrence's number from 0), so they
+     * neither join the member's text nor come between its parts, at every nesting level.
+     */
+    private static final class JsonStrings {
+        /** One step of a path: a key or an array index, under its container's step ({@code null} at the top). */
+        static final class Node {
+            final Node parent;
+            String name;
+            /** For a member: the occurrences of its key before it in its object. */
+            int before;
+
+            Node(Node parent, String name) {
+                this.parent = parent;
+                this.name = name;
+            }
+        }
+
+        /** A string value's content {@code [start, end)}, unescaped {@code text}, and path's last step. */
+        record Found(int start, int end, String text, Node node) {
+        }
+
+        /** One open object or array: its members by key (objects), and the current member's or element's step. */
+        private static final class Level {
+            final Node parent;
+            final Map<String, Node> members;
+            Node at;
+            int index;
+
+            Level(Node parent, boolean object) {
+                this.parent = parent;
+                this.members = object ? new HashMap<>() : null;
+            }
+        }
+
+        private final byte[] e;
+        private final int to;
+        final List<Found> found = new ArrayList<>();
+        private final ArrayDeque<Level> open = new ArrayDeque<>();
+
+        JsonStrings(byte[] e, int to) {
+            this.e = e;
+            this.to = to;
+        }
+
+        /** {@return whether {@code [i, to)} is one JSON value and white space; its strings are in {@link #found}} */
+        boolean read(int i) {
+            boolean after = false; // a value ended: a comma, a close or the end follows
+            while (true) {
+                i = ws(e, i, to);
+                Level top = open.peekLast();
+                if (after) {
+                    if (top == null) {
+                        return i == to;
                     }
-                } else if (c == (object.get(top) ? '}' : ']')) {
-                    object.remove(top);
-                    path.remove(top);
-                } else {
-                    return null;
-                }
-            } else if (i == to) {
-                return null;
-            } else if (e[i] == '{' || e[i] == '[') {
-                boolean isObject = e[i] == '{';
-                object.add(isObject);
-                path.add(isObject ? "" : "0");
-                i = ws(e, i + 1, to);
-                if (i < to && e[i] == (isObject ? '}' : ']')) {
-                    object.remove(top + 1);
-                    path.remove(top + 1);
-                    i++;
+                    if (i == to) {
+                        return false;
+                    }
+                    byte c = e[i++];
+                    if (c == ',') {
+                        after = false;
+                        i = top.members != null ? member(top, i) : element(top, i);
+                    } else if (c == (top.members != null ? '}' : ']')) {
+                        open.removeLast();
+                    } else {
+                        return false;
+                    }
+                } else if (i == to) {
+                    return false;
+                } else if (e[i] == '{' || e[i] == '[') {
+                    Level level = new Level(top == null ? null : top.at, e[i] == '{');
+                    i = ws(e, i + 1, to);
+                    if (i < to && e[i] == (level.members != null ? '}' : ']')) {
+                        i++;
+                        after = true;
+                    } else {
+                        open.addLast(level);
+                        i = level.members != null ? member(level, i) : element(level, i);
+                    }
+                } else if (e[i] == '"') {
+                    int close = stringEnd(e, i + 1, to);
+                    String text = close < 0 ? null : unescape(e, i + 1, close);
+                    if (text == null) {
+                        return false;
+                    }
+                    found.add(new Found(i + 1, close, text, top == null ? null : top.at));
+                    i = close + 1;
                     after = true;
-                } else if (isObject) {
-                    i = key(e, i, to, path);
+                } else {
+                    i = literal(e, i, to);
+                    after = true;
                 }
-            } else if (e[i] == '"') {
-                int close = stringEnd(e, i + 1, to);
-                String text = close < 0 ? null : unescape(e, i + 1, close);
-                if (text == null) {
-                    return null;
+                if (i < 0) {
+                    return false;
                 }
-                out.add(new Piece(seq, i + 1, close, true, String.join(".", path) + "\u0000json", text));
-                i = close + 1;
-                after = true;
-            } else {
-                i = literal(e, i, to);
-                after = true;
             }
+        }
+
+        /** {@return {@code i}, the next element of an array having begun} */
+        private int element(Level level, int i) {
+            level.at = new Node(level.parent, String.valueOf(level.index++));
+            return i;
+        }
+
+        /**
+         * {@return the index after the colon of the object member whose key is at {@code i}; -1 if none} An earlier
+         * member of the same key is given a path of its own.
+         */
+        private int member(Level level, int i) {
+            String[] name = new String[1];
+            i = key(e, i, to, name);
             if (i < 0) {
-                return null;
+                return -1;
             }
+            Node node = new Node(level.parent, name[0]);
+            Node earlier = level.members.put(node.name, node);
+            if (earlier != null) {
+                node.before = earlier.before + 1;
+                earlier.name = earlier.name + "\u0000" + earlier.before;
+            }
+            level.at = node;
+            return i;
         }
     }
 
-    /** {@return the index after the colon of an object member's key at {@code i} (set as the path's last); -1 if none} */
-    private static int key(byte[] e, int i, int to, List<String> path) {
+    /** {@return the index after the colon of an object member's key at {@code i} (its name set as {@code name[0]})} */
+    private static int key(byte[] e, int i, int to, String[] name) {
         i = ws(e, i, to);
         if (i == to || e[i] != '"') {
             return -1;
         }
         int close = stringEnd(e, i + 1, to);
-        String name = close < 0 ? null : unescape(e, i + 1, close);
-        if (name == null) {
+        name[0] = close < 0 ? null : unescape(e, i + 1, close);
+        if (name[0] == null) {
             return -1;
         }
-        path.set(path.size() - 1, name);
         i = ws(e, close + 1, to);
         return i < to && e[i] == ':' ? i + 1 : -1;
     }

@@ -127,6 +127,37 @@ class ScrubbedMessagesSplitTest {
     }
 
     /**
+     * Messages repeating a JSON key (attacker pass 2, finding N1) are joined as a client's parser reads them, the last
+     * occurrence being the member, at every level: the value split across the last occurrences is replaced, and the
+     * earlier occurrences neither join it nor come between its parts.
+     */
+    @Test
+    void aSecretSplitAcrossMessagesThatRepeatAJsonKeyIsScrubbedAsTheParserReadsIt() throws IOException {
+        for (String template : List.of("{\"type\":\"t\",\"delta\":\"AAA\",\"delta\":\"%s\"}",
+                "{\"item\":{\"delta\":\"AAA\"},\"item\":{\"delta\":{\"x\":\"B\"},\"delta\":\"%s\"}}")) {
+            ByteArrayOutputStream wire = new ByteArrayOutputStream();
+            List<String> parts = List.of(SECRET.substring(0, 3), SECRET.substring(3, 7), SECRET.substring(7));
+            for (String part : parts) {
+                wire.writeBytes(text(template.replace("%s", part)));
+            }
+            wire.writeBytes(CLOSE);
+            List<ExchangeRecord> records = new ArrayList<>();
+            ByteArrayOutputStream client = new ByteArrayOutputStream();
+            WebSocketFrames.Ended ended = MessageRelay.relay(new ByteArrayInputStream(wire.toByteArray()), client,
+                    false, new ScrubbedMessages(scrub(records), null));
+            assertEquals(0, ended.closeStatus(), ended.reason());
+            StringBuilder joined = new StringBuilder();
+            for (String m : read(client.toByteArray())) {
+                Object v = EventDuplicateKeysTest.Json.parse(m, true);
+                joined.append(template.startsWith("{\"type") ? EventDuplicateKeysTest.at(v, "delta")
+                        : EventDuplicateKeysTest.at(v, "item", "delta"));
+            }
+            assertEquals(PLACEHOLDER, joined.toString(), template);
+            assertTrue(matches(records) >= 1, "the replacement is recorded");
+        }
+    }
+
+    /**
      * A message is held until the window of its text follows it, whether or not it could start the secret (attacker
      * pass finding 12); pings are never held.
      */
