@@ -77,7 +77,7 @@ final class OverrideForms {
         if (!head.method().equalsIgnoreCase("POST") || !hasBody(head)) {
             return false;
         }
-        return head.header("Content-Type").map(OverrideForms::parsedType).orElse(true);
+        return head.header("Content-Type").map(t -> parsedType(t) || laravelJson(t)).orElse(true);
     }
 
     private static boolean hasBody(L7Request head) {
@@ -95,6 +95,16 @@ final class OverrideForms {
     /** {@return whether a media type (lower case) is one JSON readers accept: any {@code json} subtype or suffix} */
     static boolean json(String mediaType) {
         return mediaType.endsWith("/json") || mediaType.endsWith("+json") || mediaType.endsWith("/x-json");
+    }
+
+    /**
+     * {@return whether a {@code Content-Type} value names JSON as Laravel's {@code isJson()} reads it}: it holds
+     * {@code /json} or {@code +json} anywhere, in any case ({@code text/plain, application/json}, {@code
+     * application/jsonx}, {@code text/plain; x=/json})
+     */
+    static boolean laravelJson(String contentType) {
+        String t = contentType.toLowerCase(Locale.ROOT);
+        return t.contains("/json") || t.contains("+json");
     }
 
     /** {@return the media type, lower case: up to the first {@code ;}, {@code ,} or white space (Rack, PHP)} */
@@ -161,17 +171,18 @@ final class OverrideForms {
         }
         Optional<String> type = request.header("Content-Type");
         String media = type.map(OverrideForms::mediaType).orElse("application/x-www-form-urlencoded");
+        boolean asJson = json(media) || type.map(OverrideForms::laravelJson).orElse(false);
         if (media.startsWith("multipart/")) {
-            Multipart.parts(body, Multipart.boundary(type.get()).orElseThrow(() -> new Unreadable(
-                    "the multipart body has no boundary parameter")), found);
-        } else if (json(media)) {
-            charset(type.get(), false, "JSON");
-            json(body, found);
-        } else {
+            Multipart.read(type.get(), body, found);
+        } else if (media.equals("application/x-www-form-urlencoded")) {
             if (type.isPresent()) {
                 charset(type.get(), true, "form");
             }
             form(body, found);
+        }
+        if (asJson) { // also under a form or multipart type that names JSON to Laravel: every reading is made
+            charset(type.get(), false, "JSON");
+            json(body, found);
         }
     }
 
