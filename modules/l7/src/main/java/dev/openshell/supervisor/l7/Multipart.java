@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * way (RFC 7578, RFC 2046 section 5.1.1), for {@link OverrideForms}: every part is delimited by {@code --boundary} at
  * the start of a line, has header fields up to an empty line, and the body ends with {@code --boundary--}. A part's
  * names are every {@code name} and {@code name*} parameter of every {@code Content-Disposition} field, read after
- * unfolding continuation lines (obs-fold), once as RFC 7578 reads them and once as PHP's {@code rfc1867.c} does
+ * unfolding continuation lines (obs-fold), the disposition type optional (PHP reads a {@code name=} pair in the first
+ * place too), once as RFC 7578 reads them and once as PHP's {@code rfc1867.c} does
  * (single quotes quote too, an unquoted value ends at white space, the last {@code name} wins): the part counts as
  * {@code _method} if any of them reads so. A plain name with an RFC 2047 encoded word, or one whose percent-decoding
  * reads as {@code _method}, is unreadable. Anything else (no delimiter, a part without the empty line, no closing delimiter) is

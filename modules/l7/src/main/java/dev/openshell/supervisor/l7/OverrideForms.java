@@ -25,13 +25,16 @@ import jakarta.json.JsonValue;
  * {@code multipart/form-data}, header fields unfolded) and any JSON type (the subtype {@code json} or
  * {@code x-json} of any type, or a subtype with the suffix {@code +json}; parameters and case ignored). The media type
  * ends at the first {@code ;}, {@code ,} or white space, as Rack ({@code ;} or {@code ,}) and PHP (any of the three)
- * cut it.
+ * cut it. A body whose {@code Content-Type} holds {@code /json} or {@code +json} anywhere is also read as JSON
+ * ({@link #laravelJson}); a multipart body is read under every boundary its {@code Content-Type} gives some parser
+ * ({@link Multipart#boundaries}).
  *
  * <p>Parameter names are compared as the most liberal framework reads them: case-insensitively, after PHP's
  * normalisation (leading spaces dropped, {@code .} and space read as {@code _}, a {@code [} starting an array), so
  * {@code _METHOD}, {@code .method} and {@code _method[]} all count; a query, form or multipart name is also cut at a
  * NUL, as PHP cuts it ({@link QueryReadings#phpName}). A body that cannot be read for such a name (a
- * coding other than {@code identity}, a multipart body without its boundary or closing delimiter, a part name that is
+ * coding other than {@code identity}, a multipart body without its boundary or closing delimiter or with more than one
+ * boundary reading and no {@code _method} part under any, a part name that is
  * percent- or RFC 2047-encoded, a form body declared in a charset other than UTF-8, US-ASCII or ISO-8859-1, a JSON
  * body declared in a charset other than UTF-8 or US-ASCII, not UTF-8, holding a
  * NUL byte (UTF-16 or UTF-32 without a byte order mark, RFC 4627 section 3), not parsing strictly while it could name
