@@ -74,8 +74,10 @@ final class Multipart {
      * parameter ({@link #boundary}) first; empty when there is no such parameter}: also PHP's (the value after the
      * first {@code boundary} substring, any case, up to {@code ,} or {@code ;}), Rack's (after the last {@code
      * boundary=} substring, {@link #RACK}) and Commons FileUpload's (the last {@code boundary} or RFC 2231 {@code
-     * boundary*} parameter, parameters split at {@code ;} and {@code ,}); each of these, every {@code boundary} or
-     * {@code boundary*} parameter is a reading too
+     * boundary*} parameter, parameters split at {@code ;} and {@code ,}; every such parameter is taken, not only the
+     * last). A value is unquoted and stripped; an empty one is left out.
+     *
+     * @param contentType the {@code Content-Type} field value
      */
     static List<String> boundaries(String contentType) {
         Optional<String> first = boundary(contentType);
