@@ -2,16 +2,20 @@ package dev.openshell.supervisor.l7;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Reads the part names of a {@code multipart/form-data} body, or of any other {@code multipart} type read the same
  * way (RFC 7578, RFC 2046 section 5.1.1), for {@link OverrideForms}: every part is delimited by {@code --boundary} at
  * the start of a line, has header fields up to an empty line, and the body ends with {@code --boundary--}. A part's
  * names are every {@code name} and {@code name*} parameter of every {@code Content-Disposition} field, read after
- * unfolding continuation lines (obs-fold), once as RFC 7578 reads them and once as PHP's {@code rfc1867.c} does
+ * unfolding continuation lines (obs-fold), the disposition type optional (PHP reads a {@code name=} pair in the first
+ * place too), once as RFC 7578 reads them and once as PHP's {@code rfc1867.c} does
  * (single quotes quote too, an unquoted value ends at white space, the last {@code name} wins): the part counts as
  * {@code _method} if any of them reads so. A plain name with an RFC 2047 encoded word, or one whose percent-decoding
  * reads as {@code _method}, is unreadable. Anything else (no delimiter, a part without the empty line, no closing delimiter) is
@@ -22,6 +26,92 @@ final class Multipart {
     private static final byte[] HEAD_END = {'\r', '\n', '\r', '\n'};
 
     private Multipart() {
+    }
+
+    /** PHP's reading: the first {@code boundary} substring, any case ({@code rfc1867.c}). */
+    private static final Pattern PHP = Pattern.compile("(?i)boundary");
+    /** Rack's reading: the value after the last {@code boundary=} anywhere in the field ({@code Rack::Multipart}). */
+    private static final Pattern RACK = Pattern.compile("(?is)\\Amultipart/.*boundary=\"?([^\";,]+)\"?.*");
+
+    /**
+     * Adds every part named {@code _method} to {@code found}, read under every boundary some parser takes from this
+     * {@code Content-Type} ({@link #boundaries}): when there is more than one, a part found under any of them counts,
+     * and a body in which none finds one is {@link OverrideForms.Unreadable} (which parts the upstream sees is not
+     * known).
+     *
+     * @param contentType the {@code Content-Type} field value, a {@code multipart} type
+     * @param body the body
+     * @param found where the forms go
+     * @throws OverrideForms.Unreadable if the body is not a complete multipart body under its {@code boundary}
+     *     parameter, or the field admits more than one boundary and no reading finds a {@code _method} part
+     */
+    static void read(String contentType, byte[] body, List<OverrideForms.Form> found)
+            throws OverrideForms.Unreadable {
+        List<String> readings = boundaries(contentType);
+        if (readings.isEmpty()) {
+            throw new OverrideForms.Unreadable("the multipart body has no boundary parameter");
+        }
+        if (readings.size() == 1) {
+            parts(body, readings.get(0), found);
+            return;
+        }
+        List<OverrideForms.Form> any = new ArrayList<>();
+        for (String b : readings) {
+            try {
+                parts(body, b, any);
+            } catch (OverrideForms.Unreadable e) {
+                // this reading finds no complete body; the others are still read
+            }
+        }
+        if (any.isEmpty()) {
+            throw unreadable("its Content-Type admits more than one boundary");
+        }
+        found.addAll(any);
+    }
+
+    /**
+     * {@return every boundary a parser takes from a multipart {@code Content-Type}, distinct, the {@code boundary}
+     * parameter ({@link #boundary}) first; empty when there is no such parameter}: also PHP's (the value after the
+     * first {@code boundary} substring, any case, up to {@code ,} or {@code ;}), Rack's (after the last {@code
+     * boundary=} substring, {@link #RACK}) and Commons FileUpload's (the last {@code boundary} or RFC 2231 {@code
+     * boundary*} parameter, parameters split at {@code ;} and {@code ,}; every such parameter is taken, not only the
+     * last). A value is unquoted and stripped; an empty one is left out.
+     *
+     * @param contentType the {@code Content-Type} field value
+     */
+    static List<String> boundaries(String contentType) {
+        Optional<String> first = boundary(contentType);
+        if (first.isEmpty()) {
+            return List.of();
+        }
+        LinkedHashSet<String> out = new LinkedHashSet<>();
+        out.add(first.get());
+        Matcher php = PHP.matcher(contentType);
+        int eq = php.find() ? contentType.indexOf('=', php.start()) : -1;
+        if (eq >= 0) {
+            String v = contentType.substring(eq + 1);
+            int end = v.startsWith("\"") ? v.indexOf('"', 1) : -1;
+            v = end > 0 ? v.substring(1, end) : v.split("[,;]", 2)[0];
+            out.add(v.strip());
+        }
+        Matcher rack = RACK.matcher(contentType);
+        if (rack.matches()) {
+            out.add(rack.group(1).strip());
+        }
+        for (String param : contentType.split("[;,]")) {
+            int e = param.indexOf('=');
+            String k = e > 0 ? param.substring(0, e).trim().toLowerCase(Locale.ROOT) : "";
+            if (k.equals("boundary") || k.equals("boundary*")) {
+                String v = unquoted(param.substring(e + 1).trim());
+                out.add((k.endsWith("*") ? extended(v) : v).strip());
+            }
+        }
+        out.remove("");
+        return List.copyOf(out);
+    }
+
+    private static String unquoted(String v) {
+        return v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"") ? v.substring(1, v.length() - 1) : v;
     }
 
     /** {@return the {@code boundary} parameter of a multipart media type, unquoted} @param contentType the field */
@@ -99,7 +189,7 @@ final class Multipart {
             if (colon < 0 || !line.substring(0, colon).trim().equalsIgnoreCase("content-disposition")) {
                 continue;
             }
-            String value = line.substring(colon + 1);
+            String value = ";" + line.substring(colon + 1); // PHP reads a name= pair in the first place too
             for (boolean php : new boolean[] {false, true}) {
                 for (String[] p : parameters(value, php)) {
                     if (p[0].equals("name")) {
@@ -139,6 +229,11 @@ final class Multipart {
             int eq = value.indexOf('=', i);
             if (eq < 0) {
                 return out;
+            }
+            int nextSemi = value.indexOf(';', i);
+            if (nextSemi >= 0 && nextSemi < eq) {
+                i = nextSemi; // a parameter without '=' (form-data; x; name=...): the next one starts there
+                continue;
             }
             String k = value.substring(i, eq).trim().toLowerCase(Locale.ROOT);
             i = eq + 1;

@@ -25,13 +25,16 @@ import jakarta.json.JsonValue;
  * {@code multipart/form-data}, header fields unfolded) and any JSON type (the subtype {@code json} or
  * {@code x-json} of any type, or a subtype with the suffix {@code +json}; parameters and case ignored). The media type
  * ends at the first {@code ;}, {@code ,} or white space, as Rack ({@code ;} or {@code ,}) and PHP (any of the three)
- * cut it.
+ * cut it. A body whose {@code Content-Type} holds {@code /json} or {@code +json} anywhere is also read as JSON
+ * ({@link #laravelJson}); a multipart body is read under every boundary its {@code Content-Type} gives some parser
+ * ({@link Multipart#boundaries}).
  *
  * <p>Parameter names are compared as the most liberal framework reads them: case-insensitively, after PHP's
  * normalisation (leading spaces dropped, {@code .} and space read as {@code _}, a {@code [} starting an array), so
  * {@code _METHOD}, {@code .method} and {@code _method[]} all count; a query, form or multipart name is also cut at a
  * NUL, as PHP cuts it ({@link QueryReadings#phpName}). A body that cannot be read for such a name (a
- * coding other than {@code identity}, a multipart body without its boundary or closing delimiter, a part name that is
+ * coding other than {@code identity}, a multipart body without its boundary or closing delimiter or with more than one
+ * boundary reading and no {@code _method} part under any, a part name that is
  * percent- or RFC 2047-encoded, a form body declared in a charset other than UTF-8, US-ASCII or ISO-8859-1, a JSON
  * body declared in a charset other than UTF-8 or US-ASCII, not UTF-8, holding a
  * NUL byte (UTF-16 or UTF-32 without a byte order mark, RFC 4627 section 3), not parsing strictly while it could name
@@ -77,7 +80,7 @@ final class OverrideForms {
         if (!head.method().equalsIgnoreCase("POST") || !hasBody(head)) {
             return false;
         }
-        return head.header("Content-Type").map(OverrideForms::parsedType).orElse(true);
+        return head.header("Content-Type").map(t -> parsedType(t) || laravelJson(t)).orElse(true);
     }
 
     private static boolean hasBody(L7Request head) {
@@ -95,6 +98,16 @@ final class OverrideForms {
     /** {@return whether a media type (lower case) is one JSON readers accept: any {@code json} subtype or suffix} */
     static boolean json(String mediaType) {
         return mediaType.endsWith("/json") || mediaType.endsWith("+json") || mediaType.endsWith("/x-json");
+    }
+
+    /**
+     * {@return whether a {@code Content-Type} value names JSON as Laravel's {@code isJson()} reads it}: it holds
+     * {@code /json} or {@code +json} anywhere, in any case ({@code text/plain, application/json}, {@code
+     * application/jsonx}, {@code text/plain; x=/json})
+     */
+    static boolean laravelJson(String contentType) {
+        String t = contentType.toLowerCase(Locale.ROOT);
+        return t.contains("/json") || t.contains("+json");
     }
 
     /** {@return the media type, lower case: up to the first {@code ;}, {@code ,} or white space (Rack, PHP)} */
@@ -161,17 +174,18 @@ final class OverrideForms {
         }
         Optional<String> type = request.header("Content-Type");
         String media = type.map(OverrideForms::mediaType).orElse("application/x-www-form-urlencoded");
+        boolean asJson = json(media) || type.map(OverrideForms::laravelJson).orElse(false);
         if (media.startsWith("multipart/")) {
-            Multipart.parts(body, Multipart.boundary(type.get()).orElseThrow(() -> new Unreadable(
-                    "the multipart body has no boundary parameter")), found);
-        } else if (json(media)) {
-            charset(type.get(), false, "JSON");
-            json(body, found);
-        } else {
+            Multipart.read(type.get(), body, found);
+        } else if (media.equals("application/x-www-form-urlencoded")) {
             if (type.isPresent()) {
                 charset(type.get(), true, "form");
             }
             form(body, found);
+        }
+        if (asJson) { // also under a form or multipart type that names JSON to Laravel: every reading is made
+            charset(type.get(), false, "JSON");
+            json(body, found);
         }
     }
 

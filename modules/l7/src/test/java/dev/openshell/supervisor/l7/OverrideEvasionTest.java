@@ -115,8 +115,42 @@ class OverrideEvasionTest {
                 c("application/x-www-form-urlencoded, charset=utf-16", "a=1", UNREADABLE),
                 c("application/json,charset=utf-16be", JSON, UNREADABLE),
                 c("multipart/form-data, boundary=b", part("Content-Disposition: form-data; name=_method"),
-                        UNREADABLE));
+                        UNREADABLE),
+                // 9. a Content-Type with more than one boundary reading (PHP: the first "boundary" substring; Rack:
+                // the last "boundary="; Commons FileUpload: the last boundary or boundary* parameter): every one
+                c("multipart/form-data; xboundary=evil; boundary=bnd", HIDDEN, OVERRIDE),
+                c("multipart/form-data; boundary=bnd; xboundary=evil", HIDDEN, OVERRIDE),
+                c("multipart/form-data; boundary=bnd; x-boundary=evil", HIDDEN, OVERRIDE),
+                c("multipart/form-data; boundary=bnd; charset=\"boundary=evil\"", HIDDEN, OVERRIDE),
+                c("multipart/form-data; boundary=bnd; boundary*=utf-8''evil", HIDDEN, OVERRIDE),
+                c("multipart/form-data; boundary=bnd; BOUNDARY*=UTF-8''%65vil", HIDDEN, OVERRIDE),
+                c("multipart/form-data; Boundary=\"bnd\"; xboundary=\"evil\"", HIDDEN, OVERRIDE),
+                c("multipart/form-data; boundary=bnd; x-boundary=evil", SHOWN, UNREADABLE),
+                c("multipart/form-data; boundary=bnd; boundary*=utf-8''other", SHOWN, UNREADABLE),
+                // 10. a part whose Content-Disposition has no disposition type, or a parameter without '=' (PHP)
+                c("multipart/form-data; boundary=b", part("Content-Disposition: name=\"_method\""), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: name=_method"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition:name='_method'"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; x; name=_method"),
+                        OVERRIDE),
+                // 11. a Content-Type that holds /json or +json anywhere (Laravel's isJson())
+                c("text/plain, application/json", JSON, OVERRIDE),
+                c("text/plain; x=/json", JSON, OVERRIDE),
+                c("text/plain; x=\"a+json\"", JSON, OVERRIDE),
+                c("application/octet-stream; v=/json", JSON, OVERRIDE),
+                c("application/jsonx", JSON, OVERRIDE),
+                c("APPLICATION/JSONX", JSON, OVERRIDE),
+                c("text/plain; x=/JSON; charset=utf-16", JSON, UNREADABLE),
+                c("application/x-www-form-urlencoded; x=/json", JSON, OVERRIDE),
+                c("multipart/form-data; boundary=b; x=+json", JSON, UNREADABLE),
+                c("text/plain; x=/json", "_method=DELETE", UNREADABLE));
     }
+
+    /** A {@code _method} part under boundary {@code evil}, before the body under boundary {@code bnd}. */
+    private static final String HIDDEN = "--evil\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\n"
+            + "DELETE\r\n--evil--\r\n--bnd\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--bnd--\r\n";
+    /** A body with no {@code _method} part under boundary {@code bnd}. */
+    private static final String SHOWN = "--bnd\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--bnd--\r\n";
 
     @ParameterizedTest
     @MethodSource("evasions")
@@ -140,7 +174,17 @@ class OverrideEvasionTest {
                 c("/repos/x?x_method%00=DELETE&_methodx%00=DELETE", null, null, null),
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name='x_method'"), null),
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=\"_method x\""), null),
-                c("text/plain, application/x-www-form-urlencoded", "_method=DELETE", null));
+                c("text/plain, application/x-www-form-urlencoded", "_method=DELETE", null),
+                c("multipart/form-data; boundary=----WebKitFormBoundaryX7", "------WebKitFormBoundaryX7\r\n"
+                        + "Content-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n------WebKitFormBoundaryX7--\r\n", null),
+                c("multipart/form-data; boundary=\"bnd\"; charset=utf-8", SHOWN, null),
+                c("multipart/form-data; BOUNDARY=bnd", SHOWN, null),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=\"x\"; x_method=1"),
+                        null),
+                c("text/plain; x=/json", "{\"a\":\"DELETE\"}", null),
+                c("application/jsonx", "{\"a\":1}", null),
+                c("text/plain; x=/json", "a=1&b=2", null),
+                c("text/plain", JSON, null));
     }
 
     @ParameterizedTest

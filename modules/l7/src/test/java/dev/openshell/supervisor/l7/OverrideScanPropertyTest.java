@@ -228,8 +228,9 @@ class OverrideScanPropertyTest {
         Arbitrary<String> param = Arbitraries.of("name=", "NAME=", "name =", "name*=UTF-8''");
         Arbitrary<String> before = Arbitraries.of("", " name=\"x\";", " name='x';", " filename=\"a\";",
                 " name*=UTF-8''x;");
-        return before.flatMap(b -> param.flatMap(p -> name.map(n -> "form-data;" + b + " "
-                + (p.endsWith("''") ? p + n.replace("\"", "").replace("'", "") : p + n))));
+        Arbitrary<String> type = Arbitraries.of("form-data;", "", "FORM-DATA;", "form-data; x;", "inline;", "x;");
+        return type.flatMap(t -> before.flatMap(b -> param.flatMap(p -> name.map(n -> t + b + " "
+                + (p.endsWith("''") ? p + n.replace("\"", "").replace("'", "") : p + n)))));
     }
 
     /** A multipart part named {@code _method} by its first, last or only name, quoted either way, is found. */
@@ -238,6 +239,70 @@ class OverrideScanPropertyTest {
         String body = "--B\r\nContent-Disposition: " + disposition + "\r\n\r\nDELETE\r\n--B--\r\n";
         assertFalse(passedOver("multipart/form-data; boundary=B", body.getBytes(StandardCharsets.ISO_8859_1)),
                 disposition);
+    }
+
+    /** The {@code boundary} parameter of a multipart type, spelt as clients may spell it. */
+    private static final List<String> BOUNDARY = List.of("boundary=bnd", "boundary=\"bnd\"", "BOUNDARY=bnd",
+            "Boundary = bnd");
+
+    /**
+     * A second boundary reading some parser takes (PHP: the first {@code boundary} substring; Rack: the last
+     * {@code boundary=}; Commons FileUpload: the last {@code boundary} or {@code boundary*} parameter).
+     */
+    @Provide
+    Arbitrary<String> decoys() {
+        return Arbitraries.of("xboundary=evil", "x-boundary=evil", "charset=\"boundary=evil\"", "boundary*=utf-8''evil",
+                "BOUNDARY*=UTF-8''%65vil", "boundary=evil", "x=\"a;boundary=evil\"", "xBoundary=\"evil\"",
+                "boundary*=evil");
+    }
+
+    @Provide
+    Arbitrary<String> separators() {
+        return Arbitraries.of("; ", ";", " ;\t", "; x=1; ");
+    }
+
+    /**
+     * A {@code _method} part under a boundary that a second boundary reading of the {@code Content-Type} takes, before
+     * or after the {@code boundary} parameter, is never passed over.
+     */
+    @Property(tries = 1000)
+    void aPartUnderAnyBoundaryReadingIsNeverPassedOver(@ForAll("decoys") String decoy,
+                                                        @ForAll("separators") String sep, @ForAll boolean decoyFirst,
+                                                        @ForAll @IntRange(min = 0, max = 3) int spelling) {
+        String real = BOUNDARY.get(spelling);
+        String type = "multipart/form-data" + sep + (decoyFirst ? decoy + sep + real : real + sep + decoy);
+        String body = "--evil\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nDELETE\r\n--evil--\r\n"
+                + "--bnd\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--bnd--\r\n";
+        assertFalse(passedOver(type, body.getBytes(StandardCharsets.ISO_8859_1)), type);
+    }
+
+    /** A multipart type with one boundary reading, however spelt and whatever other parameters it has, goes on. */
+    @Property(tries = 300)
+    void aSingleBoundaryReadingGoesOn(@ForAll("separators") String sep, @ForAll @IntRange(min = 0, max = 3) int spelling,
+                                      @ForAll boolean charsetFirst) {
+        String real = BOUNDARY.get(spelling);
+        String type = "multipart/form-data" + sep + (charsetFirst ? "charset=utf-8" + sep + real
+                : real + sep + "charset=\"utf-8\"");
+        String body = "--bnd\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--bnd--\r\n";
+        assertTrue(passedOver(type, body.getBytes(StandardCharsets.ISO_8859_1)), type);
+    }
+
+    /** A {@code Content-Type} holding {@code /json} or {@code +json} anywhere, as Laravel's {@code isJson()} reads it. */
+    @Provide
+    Arbitrary<String> laravelJsonTypes() {
+        Arbitrary<String> base = Arbitraries.of("text/plain", "application/octet-stream", "x/y", "TEXT/HTML",
+                "application/x-www-form-urlencoded");
+        Arbitrary<String> token = Arbitraries.of("/json", "+json", "/JSON", "+Json");
+        Arbitrary<String> where = Arbitraries.of("%s%s", "%s%sx", "%s; x=a%s", "%s, application%s", "%s; x=\"a%s\"",
+                "%s;a=1, b%s");
+        return base.flatMap(b -> token.flatMap(t -> where.map(w -> String.format(w, b, t))));
+    }
+
+    @Property(tries = 500)
+    void aJsonMethodUnderAnyTypeNamingJsonIsNeverPassedOver(@ForAll("laravelJsonTypes") String type,
+                                                            @ForAll("members") String before) {
+        byte[] body = ("{" + before + "\"_method\":\"DELETE\"}").getBytes(StandardCharsets.UTF_8);
+        assertFalse(passedOver(type, body), type);
     }
 
     /** {@return whether a POST with this body goes on with no override found and no refusal} */
