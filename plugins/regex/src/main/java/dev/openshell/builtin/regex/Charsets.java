@@ -137,7 +137,7 @@ final class Charsets {
         if (marks == Marks.JSON) {
             e = mark != null ? mark : declared != null ? named(declared) : sniff(b0, b1, b2, b3, n);
         } else if (marks == Marks.XML && declared == null) {
-            e = mark != null ? xmlMark(mark, b2, b3) : xml(b0, b1, b2, b3, n);
+            e = mark != null ? xmlMark(input, mark, bom, b2, b3) : xml(b0, b1, b2, b3, n);
         } else {
             e = declaredReading(declared, marks, mark, b0, b1, b2, b3, n);
         }
@@ -187,11 +187,25 @@ final class Charsets {
     /**
      * {@return the encoding of XML that starts with the byte order mark of {@code mark} (XML 1.0 Appendix F.1)}
      *
-     * @throws Undecodable for the marks of UCS-4 in an unusual octet order ({@code FE FF 00 00})
+     * @throws Undecodable for the marks of UCS-4 in an unusual octet order ({@code FE FF 00 00}), and when the first
+     *     character after a UTF-16 or UTF-32 mark is neither {@code <} nor white space (XML 1.0 section 2.1: a document starts with
+     *     markup or white space; text that does not is not XML in that encoding, and a reader that ignores the mark
+     *     reads other text: ASCII bytes after a UTF-16 mark)
      */
-    private static Encoding xmlMark(Encoding mark, int b2, int b3) throws Undecodable {
+    private static Encoding xmlMark(ByteBuffer input, Encoding mark, int bom, int b2, int b3) throws Undecodable {
         if (mark == Encoding.UTF_16BE && b2 == 0 && b3 == 0) {
             throw Undecodable.because("request body is XML in UCS-4 of an unusual octet order");
+        }
+        if (mark.unit > 1 && input.limit() >= bom + mark.unit) { // after a UTF-8 mark, UTF-8 text reads the same
+            int first = 0;
+            for (int k = 0; k < mark.unit; k++) {
+                int b = input.get(bom + (mark.bigEndian ? k : mark.unit - 1 - k)) & 0xff;
+                first = first << 8 | b;
+            }
+            if (first != '<' && first != ' ' && first != '\t' && first != '\n' && first != '\r') {
+                throw Undecodable.because("request body is XML whose first character after its byte order mark is"
+                        + " neither markup nor white space");
+            }
         }
         return mark;
     }

@@ -258,10 +258,11 @@ class DecodedBodyTest {
             assertArrayEquals(redactedBody, redacted(redact(body)), "no media type");
             return;
         }
-        // an XML reader without a declared charset follows the mark (XML 1.0 Appendix F)
-        assertArrayEquals(redactedBody, redacted(redact(body, "content-type", "application/xml")), "xml");
-        // any other mark would change the reading: undecodable, whatever the scan would find
-        for (String type : new String[] {"text/plain", "text/plain; charset=utf-8", "application/xml; charset=utf-8",
+        // an XML reader without a declared charset follows the mark (XML 1.0 Appendix F), but this text is no XML
+        // document (it starts with neither markup nor white space; marked XML is read in XmlEncodingTest): undecodable,
+        // as is any other mark that would change the reading, whatever the scan would find
+        for (String type : new String[] {"application/xml", "text/plain", "text/plain; charset=utf-8",
+            "application/xml; charset=utf-8",
             "application/x-www-form-urlencoded", "text/plain; charset=iso-8859-1"}) {
             MiddlewareException e = assertThrows(MiddlewareException.class, () -> deny(body, "content-type", type),
                     type);

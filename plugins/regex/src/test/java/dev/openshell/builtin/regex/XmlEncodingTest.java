@@ -102,6 +102,11 @@ class XmlEncodingTest {
             {0, 0, '<', 0, 0, 0, 'a', 0}, // UCS-4, unusual octet order 2143
             {0, '<', 0, 0, 0, 'a', 0, 0}, // UCS-4, unusual octet order 3412
             {0x4c, 0x6f, (byte) 0xa7, (byte) 0x94, 0x40}, // EBCDIC "<?xm"
+            // ASCII markup after a UTF-16 or UTF-32 mark: not XML in the marked encoding, read otherwise by a reader
+            // that ignores the mark
+            {(byte) 0xfe, (byte) 0xff, '<', 'a', '>', 'x', '<', '/', 'a', '>'},
+            {(byte) 0xff, (byte) 0xfe, '<', 'a', '>', 'x', '<', '/', 'a', '>'},
+            {(byte) 0xff, (byte) 0xfe, 0, 0, '<', 'a', '>', 'x', '<', '/', 'a', '>'},
         };
         for (byte[] body : bodies) {
             MiddlewareException e = assertThrows(MiddlewareException.class, () -> run(DENY, body, "application/xml"));
