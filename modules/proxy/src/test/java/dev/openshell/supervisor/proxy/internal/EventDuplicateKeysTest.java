@@ -3,7 +3,6 @@ package dev.openshell.supervisor.proxy.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -173,21 +172,7 @@ class EventDuplicateKeysTest {
     }
 
     private static String stream(SecretScrubber s, String all, List<Integer> cuts) throws IOException {
-        byte[] in = all.getBytes(StandardCharsets.UTF_8);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        EventSplits events = new EventSplits(s, out);
-        SecretScrubber.Scrubbing scrubbing = s.scrubbing(events);
-        int at = 0;
-        for (int c : cuts) {
-            int next = Math.min(in.length, at + c);
-            scrubbing.write(in, at, next - at);
-            scrubbing.flush();
-            at = next;
-        }
-        scrubbing.write(in, at, in.length - at);
-        scrubbing.finish();
-        events.finish();
-        return out.toString(StandardCharsets.UTF_8);
+        return EventSplitsTest.stream(s, all, cuts);
     }
 
     /** {@return the stream of {@code PARTS} in the event template ({@code %s} the part), and the scrubbed one} */

@@ -37,11 +37,19 @@ class EventSplitsTest {
     }
 
     /** {@return {@code all} through the body scrubber and the event splitter, written in chunks of the sizes given} */
-    private static String stream(SecretScrubber s, String all, List<Integer> cuts) throws IOException {
+    static String stream(SecretScrubber s, String all, List<Integer> cuts) throws IOException {
+        return stream(s, all, cuts, false);
+    }
+
+    /**
+     * {@return {@code all} through the body scrubber and the event splitter (sniffing the body's first bytes when
+     * {@code sniffing}), written in chunks of the sizes given}
+     */
+    static String stream(SecretScrubber s, String all, List<Integer> cuts, boolean sniffing) throws IOException {
         byte[] in = all.getBytes(StandardCharsets.UTF_8);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         EventSplits events = new EventSplits(s, out);
-        SecretScrubber.Scrubbing scrubbing = s.scrubbing(events);
+        SecretScrubber.Scrubbing scrubbing = s.scrubbing(sniffing ? events.sniffing() : events);
         int at = 0;
         for (int c : cuts) {
             int next = Math.min(in.length, at + c);
