@@ -31,8 +31,10 @@
 #     latency of one external stage at 2 KiB, tests/bench/external-stage-latency.sh "2 KiB chat" 1500 (sequential);
 #     plus a check that the upstream sees Privacy Guard's redaction through supervisor_ext, that Privacy Guard stops
 #     with the supervisor, and that no process of the image is left at the end; (d) the image's size (du).
-#  4. one report (side-by-side/report.py): the table (req/s median and range, p50, p99, errors, peak RSS, ratios
-#     to direct and to squid_icap), the extras, issue 10's targets, then issue 23's: POST 2 KiB c=32 against squid,
+#  4. one report (side-by-side/report.py): the table (req/s median and range, p50, p99, errors, shed, peak RSS,
+#     ratios to direct and to squid_icap; shed = the supervisor's 503 middleware_admission_exhausted answers, from its
+#     supervisor_requests_shed_total over each window, counted apart from the errors: its middleware work bound of
+#     32 evaluating + 64 queued requests sheds at 128 connections by design), the extras, issue 10's targets, then issue 23's: POST 2 KiB c=32 against squid,
 #     squid_icap, direct and squid's p99; GET c=32 against squid and supervisor_nomw; upstream TCP opens per request
 #     (the harness's conn/r) of every supervisor row; POST 1 MiB against squid_icap; peak RSS under POST 2 KiB and
 #     with RSS_CONNS 1 MiB uploads; image size and start-up; and the noise probes. Printed and written to
