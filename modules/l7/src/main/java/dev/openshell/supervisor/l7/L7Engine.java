@@ -271,9 +271,9 @@ public final class L7Engine {
                     yield hard(selected, 403, "a websocket endpoint accepts WebSocket upgrade requests only (RFC 6455"
                             + " section 4.1)", target.path(), "");
                 }
-                yield overridden(route, selected, rest, request, query);
+                yield overridden(route, selected, rest, request);
             }
-            default -> overridden(route, selected, rest, request, query);
+            default -> overridden(route, selected, rest, request);
         };
     }
 
@@ -395,15 +395,14 @@ public final class L7Engine {
      * forms name, and the stricter decision stands; forms naming several, or something that is not a method, are a
      * hard 400), {@code ignore} (the rules judge the request's own method). A body that may carry a form and cannot be read for one is a hard 400 unless overrides are ignored.
      */
-    private static L7Decision overridden(Route route, Governing selected, Rest r, L7Request request,
-                                         Map<String, List<String>> query) {
+    private static L7Decision overridden(Route route, Governing selected, Rest r, L7Request request) {
         MethodOverride mode = selected.l7().methodOverride();
         if (mode == MethodOverride.IGNORE) {
             return rest(route, selected, r);
         }
         List<OverrideForms.Form> forms;
         try {
-            forms = OverrideForms.find(request, query);
+            forms = OverrideForms.find(request, r.readings());
         } catch (OverrideForms.Unreadable e) {
             return hard(selected, 400, "method override: " + e.getMessage(), r.path(), "",
                     Optional.of("method_override_unreadable"));

@@ -124,10 +124,10 @@ final class OverrideForms {
      * {@return every override form of the request, in the order header fields, query, body}
      *
      * @param request the request; its body is read when present and {@link #bodyMayCarry} holds
-     * @param query the decoded query
+     * @param query the readings of the query, its pairs split at {@code &} and also at {@code ;} (as Rack splits them)
      * @throws Unreadable if the body may carry a {@code _method} parameter and cannot be read for one
      */
-    static List<Form> find(L7Request request, Map<String, List<String>> query) throws Unreadable {
+    static List<Form> find(L7Request request, QueryReadings query) throws Unreadable {
         List<Form> found = new ArrayList<>();
         for (L7Request.Header h : request.headers()) {
             String name = h.name().replace('_', '-').toLowerCase(Locale.ROOT);
@@ -135,12 +135,7 @@ final class OverrideForms {
                 found.add(new Form("header " + h.name(), h.value()));
             }
         }
-        for (Map.Entry<String, List<String>> q : query.entrySet()) {
-            if (isFormParameter(q.getKey())) {
-                q.getValue().forEach(v -> found.add(new Form("query _method", v)));
-            }
-        }
-        semicolonQuery(request.target(), found);
+        query.values(OverrideForms::isFormParameter).forEach(v -> found.add(new Form("query _method", v)));
         if (request.body().isPresent() && bodyMayCarry(request)) {
             body(request, request.body().get(), found);
         }
@@ -290,29 +285,8 @@ final class OverrideForms {
         return (v - ONES) & ~v & HIGHS;
     }
 
-    /**
-     * The query pairs that hold a {@code ;}, read as Rack and other form parsers read them: split at {@code ;} too
-     * ({@code ?a=1;_method=DELETE}). Pairs without one are in the decoded query already.
-     */
-    private static void semicolonQuery(String target, List<Form> found) {
-        int q = target.indexOf('?');
-        if (q < 0) {
-            return;
-        }
-        int hash = target.indexOf('#', q);
-        for (String pair : target.substring(q + 1, hash < 0 ? target.length() : hash).split("&")) {
-            if (pair.indexOf(';') >= 0) {
-                form(pair.getBytes(StandardCharsets.ISO_8859_1), found, "query _method");
-            }
-        }
-    }
-
-    private static void form(byte[] body, List<Form> found) {
-        form(body, found, "form _method");
-    }
-
     /** {@code application/x-www-form-urlencoded}: names and values split at {@code &} and {@code ;}. */
-    private static void form(byte[] body, List<Form> found, String where) {
+    private static void form(byte[] body, List<Form> found) {
         int start = 0;
         for (int i = 0; i <= body.length; i++) {
             if (i == body.length || body[i] == '&' || body[i] == ';') {
@@ -321,7 +295,7 @@ final class OverrideForms {
                     eq++;
                 }
                 if (isFormParameter(decode(body, start, eq, true))) {
-                    found.add(new Form(where, eq < i ? decode(body, eq + 1, i, true) : ""));
+                    found.add(new Form("form _method", eq < i ? decode(body, eq + 1, i, true) : ""));
                 }
                 start = i + 1;
             }

@@ -6,11 +6,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * How L7 policy reads a query string and parameter names: as the most liberal web framework reads them
  * ({@code docs/policy-reference.md}, "Query readings"). One home for the rule, used by the {@code query} constraints
- * of REST rules and by the {@code _method} check ({@link OverrideForms#isFormParameter}).
+ * of REST rules and by the {@code _method} check ({@link OverrideForms#find} takes its values from {@link #values},
+ * its names read by {@link OverrideForms#isFormParameter}).
  *
  * <p>Pairs: split at {@code &} (RFC-style parsers: servlets, Go, Node, Python 3.10+, Rack 3), and also at {@code ;}
  * (Rack 2, so Rails 6 and Sinatra, older Python). Names: as sent, and as PHP ({@code php_register_variable_ex})
@@ -110,6 +112,32 @@ final class QueryReadings {
             }
         }
         return true;
+    }
+
+    /**
+     * {@return the values of every name {@code name} accepts, names as sent}: those of the reading split at {@code &},
+     * in its order, then those the reading split at {@code ;} too adds (what its pairs holding a {@code ;} give; a
+     * value both readings give counts once)
+     *
+     * @param name which names count, each as decoded
+     */
+    List<String> values(Predicate<String> name) {
+        List<String> strict = new ArrayList<>();
+        asSent.get(0).forEach((k, v) -> {
+            if (name.test(k)) {
+                strict.addAll(v);
+            }
+        });
+        List<String> out = new ArrayList<>(strict);
+        for (Map<String, List<String>> r : asSent.subList(1, asSent.size())) {
+            List<String> unmatched = new ArrayList<>(strict);
+            r.forEach((k, v) -> {
+                if (name.test(k)) {
+                    v.stream().filter(x -> !unmatched.remove(x)).forEach(out::add);
+                }
+            });
+        }
+        return out;
     }
 
     private static boolean everyMatches(List<Map<String, List<String>>> readings, String key, ValueMatcher m) {

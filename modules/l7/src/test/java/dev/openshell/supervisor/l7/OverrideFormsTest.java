@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 import net.jqwik.api.Arbitraries;
@@ -33,7 +32,7 @@ class OverrideFormsTest {
     }
 
     private static List<String> values(L7Request r) throws OverrideForms.Unreadable {
-        return OverrideForms.find(r, Map.of()).stream().map(OverrideForms.Form::value).toList();
+        return OverrideForms.find(r, QueryReadings.NONE).stream().map(OverrideForms.Form::value).toList();
     }
 
     @Test
@@ -60,12 +59,15 @@ class OverrideFormsTest {
         }
     }
 
+    private static QueryReadings readings(String query) throws RequestTarget.InvalidTargetException {
+        return QueryReadings.of(query, RequestTarget.parseQuery(query));
+    }
+
     @Test
     void queryParameters() throws Exception {
         L7Request r = new L7Request("GET", "/x", List.of(), Optional.empty());
-        assertEquals(2, OverrideForms.find(r, Map.of("_method", List.of("DELETE", "PUT"), "a", List.of("b")))
-                .size());
-        assertEquals(1, OverrideForms.find(r, Map.of(".METHOD", List.of("DELETE"))).size());
+        assertEquals(2, OverrideForms.find(r, readings("_method=DELETE&_method=PUT&a=b")).size());
+        assertEquals(1, OverrideForms.find(r, readings(".METHOD=DELETE")).size());
     }
 
     @Test

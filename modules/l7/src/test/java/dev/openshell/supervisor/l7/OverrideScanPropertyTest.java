@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -206,7 +205,8 @@ class OverrideScanPropertyTest {
         if (inQuery) {
             L7Request r = new L7Request("POST", "/x?" + pairs, new ArrayList<>(), Optional.empty());
             try {
-                assertFalse(OverrideForms.find(r, RequestTarget.parseQuery(pairs)).isEmpty(), pairs);
+                QueryReadings query = QueryReadings.of(pairs, RequestTarget.parseQuery(pairs));
+                assertFalse(OverrideForms.find(r, query).isEmpty(), pairs);
             } catch (OverrideForms.Unreadable | RequestTarget.InvalidTargetException e) {
                 throw new AssertionError(e);
             }
@@ -314,7 +314,7 @@ class OverrideScanPropertyTest {
 
     private static boolean passedOver(L7Request r) {
         try {
-            return OverrideForms.find(r, Map.of()).isEmpty();
+            return OverrideForms.find(r, QueryReadings.NONE).isEmpty();
         } catch (OverrideForms.Unreadable e) {
             return false;
         }

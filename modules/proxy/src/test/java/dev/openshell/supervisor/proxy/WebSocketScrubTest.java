@@ -166,15 +166,48 @@ class WebSocketScrubTest {
 
     static final byte[] CLIENT_CLOSE = {(byte) 0x88, (byte) 0x82, 1, 2, 3, 4, 3 ^ 1, (byte) (0xE8 ^ 2)};
 
+    /** {@return an upstream's answer to every upgrade: the 101 with {@code headers} (each ending in CRLF), then frames} */
+    static Function<TestUpstream.Received, byte[]> switched(String headers, byte[]... frames) {
+        return r -> {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            out.writeBytes(utf8(SWITCHED + headers + "\r\n"));
+            for (byte[] f : frames) {
+                out.writeBytes(f);
+            }
+            return out.toByteArray();
+        };
+    }
+
+    /** {@return the upgrade request to the plain upstream, with {@code headers} (each ending in CRLF)} */
+    static String upgradeRequest(ProxyFixture fx, String headers) {
+        return "GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n" + headers + UPGRADE
+                + "\r\n";
+    }
+
+    /** {@return a client whose upgrade carrying the placeholder (and {@code headers}) was answered 101} */
+    static RawClient upgraded(ProxyFixture fx, String headers) throws IOException {
+        RawClient c = fx.client();
+        try {
+            c.send(upgradeRequest(fx, "X-Reflect: " + PLACEHOLDER + "\r\n" + headers));
+            String head = c.readHead();
+            assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+            return c;
+        } catch (IOException | AssertionError e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    /** {@return the close code of a close frame} */
+    static int closeCode(Read close) {
+        return ((close.payload()[0] & 0xFF) << 8) | (close.payload()[1] & 0xFF);
+    }
+
     @Test
     void serverMessagesAreScrubbedOverHttp() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
             fx.upstream.upgrade = WebSocketScrubTest::echoFrames;
-            try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
-                        + PLACEHOLDER + "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n" + UPGRADE + "\r\n");
-                String head = c.readHead();
-                assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+            try (RawClient c = upgraded(fx, "Sec-WebSocket-Extensions: permessage-deflate\r\n")) {
                 assertScrubbed(readUntilClose(c.in()));
                 c.send(CLIENT_CLOSE);
             }
@@ -194,17 +227,9 @@ class WebSocketScrubTest {
     @Test
     void aHeldMessageReachesTheClientWhileTheServerIsSilent() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
-            fx.upstream.upgrade = r -> {
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                out.writeBytes(utf8(SWITCHED + "\r\n"));
-                out.writeBytes(frame(0x81, utf8("your turn " + SECRET.substring(0, 5))));
-                return out.toByteArray(); // then waits for the client's first byte
-            };
-            try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
-                        + PLACEHOLDER + "\r\n" + UPGRADE + "\r\n");
-                String head = c.readHead();
-                assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+            // then the upstream waits for the client's first byte
+            fx.upstream.upgrade = switched("", frame(0x81, utf8("your turn " + SECRET.substring(0, 5))));
+            try (RawClient c = upgraded(fx, "")) {
                 Read first = readFrame(c.in());
                 assertEquals(0x81, first.b0());
                 assertEquals("your turn " + SECRET.substring(0, 5), first.text());
@@ -244,21 +269,12 @@ class WebSocketScrubTest {
     @Test
     void aServerMessageOverTheLimitClosesWith1009() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
-            fx.upstream.upgrade = r -> {
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                out.writeBytes(utf8(SWITCHED + "\r\n"));
-                byte[] half = new byte[3 * 1024 * 1024];
-                out.writeBytes(frame(0x02, half));
-                out.writeBytes(frame(0x80, half));
-                return out.toByteArray();
-            };
-            try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
-                        + PLACEHOLDER + "\r\n" + UPGRADE + "\r\n");
-                assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
+            byte[] half = new byte[3 * 1024 * 1024];
+            fx.upstream.upgrade = switched("", frame(0x02, half), frame(0x80, half));
+            try (RawClient c = upgraded(fx, "")) {
                 Read close = readFrame(c.in());
                 assertEquals(0x88, close.b0(), "no data frame of the message reached the client");
-                assertEquals(1009, ((close.payload()[0] & 0xFF) << 8) | (close.payload()[1] & 0xFF));
+                assertEquals(1009, closeCode(close));
             }
             assertEquals(List.of("response_uninspectable false"), fx.hook.unscannable);
         }
@@ -268,36 +284,20 @@ class WebSocketScrubTest {
     @Test
     void aCloseReasonIsScrubbedAndAMaskedServerFrameCloses() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
-            fx.upstream.upgrade = r -> {
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                out.writeBytes(utf8(SWITCHED + "\r\n"));
-                out.writeBytes(frame(0x88, closeWithReason("bye " + SECRET)));
-                return out.toByteArray();
-            };
-            try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
-                        + PLACEHOLDER + "\r\n" + UPGRADE + "\r\n");
-                assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
+            fx.upstream.upgrade = switched("", frame(0x88, closeWithReason("bye " + SECRET)));
+            try (RawClient c = upgraded(fx, "")) {
                 Read close = readFrame(c.in());
                 assertEquals(0x88, close.b0());
-                assertEquals(1000, ((close.payload()[0] & 0xFF) << 8) | (close.payload()[1] & 0xFF));
+                assertEquals(1000, closeCode(close));
                 assertEquals("bye " + PLACEHOLDER, new String(close.payload(), 2, close.payload().length - 2,
                         StandardCharsets.UTF_8));
                 c.send(CLIENT_CLOSE);
             }
-            fx.upstream.upgrade = r -> {
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                out.writeBytes(utf8(SWITCHED + "\r\n"));
-                out.writeBytes(new byte[] {(byte) 0x81, (byte) 0x82, 0, 0, 0, 0, 'h', 'i'});
-                return out.toByteArray();
-            };
-            try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\nX-Reflect: "
-                        + PLACEHOLDER + "\r\n" + UPGRADE + "\r\n");
-                assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
+            fx.upstream.upgrade = switched("", new byte[] {(byte) 0x81, (byte) 0x82, 0, 0, 0, 0, 'h', 'i'});
+            try (RawClient c = upgraded(fx, "")) {
                 Read close = readFrame(c.in());
                 assertEquals(0x88, close.b0(), "the masked frame never reached the client");
-                assertEquals(1002, ((close.payload()[0] & 0xFF) << 8) | (close.payload()[1] & 0xFF));
+                assertEquals(1002, closeCode(close));
             }
         }
     }
@@ -315,16 +315,11 @@ class WebSocketScrubTest {
     @Test
     void anAcceptedExtensionIsRefused() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
-            fx.upstream.upgrade = r -> {
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                out.writeBytes(utf8(SWITCHED + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"));
-                out.writeBytes(frame(0xC1, utf8("compressed")));
-                return out.toByteArray();
-            };
+            fx.upstream.upgrade = switched("Sec-WebSocket-Extensions: permessage-deflate\r\n",
+                    frame(0xC1, utf8("compressed")));
             try (RawClient c = fx.client()) {
-                RawClient.Response r = c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
-                        + "\r\nX-Reflect: " + PLACEHOLDER + "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n"
-                        + UPGRADE + "\r\n").read();
+                RawClient.Response r = c.send(upgradeRequest(fx, "X-Reflect: " + PLACEHOLDER
+                        + "\r\nSec-WebSocket-Extensions: permessage-deflate\r\n")).read();
                 assertEquals(502, r.status(), r.head());
             }
         }
@@ -334,18 +329,10 @@ class WebSocketScrubTest {
     @Test
     void anUpgradeWithoutACredentialIsRelayedUntouched() throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject())) {
-            Function<TestUpstream.Received, byte[]> frames = r -> {
-                ByteArrayOutputStream out = new ByteArrayOutputStream();
-                out.writeBytes(utf8(SWITCHED + "\r\n"));
-                out.writeBytes(frame(0x01, utf8("part ")));
-                out.writeBytes(frame(0x80, utf8("two")));
-                out.writeBytes(frame(0x88, new byte[0]));
-                return out.toByteArray();
-            };
-            fx.upstream.upgrade = frames;
+            fx.upstream.upgrade = switched("", frame(0x01, utf8("part ")), frame(0x80, utf8("two")),
+                    frame(0x88, new byte[0]));
             try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n" + UPGRADE
-                        + "\r\n");
+                c.send(upgradeRequest(fx, ""));
                 assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
                 List<Read> got = readUntilClose(c.in());
                 assertEquals(3, got.size(), "the fragments keep their frames");

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import jakarta.json.JsonObject;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -60,7 +59,7 @@ class ResponseScrubIT {
         LoopbackUpstreams upstreams = LoopbackUpstreams.create(work, "api.test");
         plain = EchoUpstream.plain();
         tls = EchoUpstream.tls(upstreams.serverContext());
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), upstreams.gatewayToml() + """
+        supervisor = upstreams.start(work, """
                 [[openshell.supervisor.credentials]]
                 name = "API_TOKEN"
                 source = "env:IT_API_TOKEN"
@@ -80,33 +79,23 @@ class ResponseScrubIT {
                 hosts = ["api.test"]
                 basic = ["password"]
                 allow_plaintext = true
-                """);
-        Path policy = Files.writeString(work.resolve("policy.yaml"), """
+                """, """
                 version: 1
                 network_policies:
                   echo:
                     endpoints:
                       - { host: api.test, ports: [%d, %d] }
-                """.formatted(plain.port(), tls.port()));
-        supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of(
+                """.formatted(plain.port(), tls.port()), Map.of(
                 "IT_API_TOKEN", API_TOKEN, "IT_COOKIE_TOKEN", COOKIE_TOKEN, "IT_BASIC_PASS", BASIC_PASS));
     }
 
     @AfterAll
     static void stop() {
-        for (AutoCloseable c : new AutoCloseable[] {supervisor, plain, tls}) {
-            try {
-                if (c != null) {
-                    c.close();
-                }
-            } catch (Exception e) {
-                // keep closing the rest
-            }
-        }
+        LoopbackUpstreams.closeAll(supervisor, plain, tls);
     }
 
     private static Path ca() {
-        return work.resolve("supervisor").resolve("state").resolve("ca").resolve("supervisor-ca.pem");
+        return LoopbackUpstreams.supervisorCa(work);
     }
 
     /** curl through the supervisor, head included in the output ({@code -i}); HTTPS trusts the supervisor CA. */

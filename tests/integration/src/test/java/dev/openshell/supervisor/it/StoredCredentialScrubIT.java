@@ -54,35 +54,25 @@ class StoredCredentialScrubIT {
         LoopbackUpstreams upstreams = LoopbackUpstreams.create(work, "store.test");
         plain = StoringUpstream.plain();
         tls = StoringUpstream.tls(upstreams.serverContext());
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), upstreams.gatewayToml() + """
+        supervisor = upstreams.start(work, """
                 [[openshell.supervisor.credentials]]
                 name = "TOK"
                 source = "env:IT_TOK"
                 hosts = ["store.test"]
                 headers = ["x-store"]
                 allow_plaintext = true
-                """);
-        Path policy = Files.writeString(work.resolve("policy.yaml"), """
+                """, """
                 version: 1
                 network_policies:
                   store:
                     endpoints:
                       - { host: store.test, ports: [%d, %d] }
-                """.formatted(plain.port(), tls.port()));
-        supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of("IT_TOK", TOKEN));
+                """.formatted(plain.port(), tls.port()), Map.of("IT_TOK", TOKEN));
     }
 
     @AfterAll
     static void stop() {
-        for (AutoCloseable c : new AutoCloseable[] {supervisor, plain, tls}) {
-            try {
-                if (c != null) {
-                    c.close();
-                }
-            } catch (Exception e) {
-                // keep closing the rest
-            }
-        }
+        LoopbackUpstreams.closeAll(supervisor, plain, tls);
     }
 
     /** What the sandbox read: the head as text and the body's bytes. */
@@ -115,7 +105,7 @@ class StoredCredentialScrubIT {
                 "-x", "http://127.0.0.1:" + supervisor.port(), "-D", head.toString(), "-o", body.toString(),
                 "-w", "%{http_code}"));
         if (https) {
-            cmd.addAll(List.of("--cacert", work.resolve("supervisor/state/ca/supervisor-ca.pem").toString()));
+            cmd.addAll(List.of("--cacert", LoopbackUpstreams.supervisorCa(work).toString()));
         }
         for (String h : headers) {
             cmd.addAll(List.of("-H", h));

@@ -10,10 +10,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -57,30 +55,17 @@ class WebSocketScrubIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Path pki = Files.createDirectories(work.resolve("pki"));
-        TestPki.Issued ca = TestPki.ca(pki, "upstream-ca");
-        TestPki.Issued leaf = TestPki.leaf(pki, "upstream", ca, "ws.test");
+        LoopbackUpstreams upstreams = LoopbackUpstreams.create(work, "ws.test", "wsr.test");
         plain = new EchoingWs(null);
-        tls = new EchoingWs(ProxyWorld.serverContext(leaf));
-        Path gateway = Files.writeString(work.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                "ws.test" = "127.0.0.1"
-                "wsr.test" = "127.0.0.1"
-
-                [openshell.supervisor.tls]
-                upstream_ca_bundle = "%s"
-
+        tls = new EchoingWs(upstreams.serverContext());
+        supervisor = upstreams.start(work, """
                 [[openshell.supervisor.credentials]]
                 name = "WS_TOKEN"
                 source = "env:IT_WS_TOKEN"
                 hosts = ["ws.test", "wsr.test"]
                 headers = ["x-reflect"]
                 allow_plaintext = true
-                """.formatted(ca.certFile().toAbsolutePath()));
-        Path policy = Files.writeString(work.resolve("policy.yaml"), """
+                """, """
                 version: 1
                 network_policies:
                   ws:
@@ -94,21 +79,12 @@ class WebSocketScrubIT {
                     on_error: fail_closed
                     config: { mode: redact }
                     endpoints: { include: [wsr.test] }
-                """.formatted(plain.port(), tls.port()));
-        supervisor = StackProcess.start(work.resolve("supervisor"), policy, gateway, Map.of("IT_WS_TOKEN", TOKEN));
+                """.formatted(plain.port(), tls.port()), Map.of("IT_WS_TOKEN", TOKEN));
     }
 
     @AfterAll
     static void stop() {
-        for (AutoCloseable c : new AutoCloseable[] {supervisor, plain, tls}) {
-            try {
-                if (c != null) {
-                    c.close();
-                }
-            } catch (Exception e) {
-                // keep closing the rest
-            }
-        }
+        LoopbackUpstreams.closeAll(supervisor, plain, tls);
     }
 
     private static List<String> secretForms() {
@@ -133,8 +109,7 @@ class WebSocketScrubIT {
                     .getBytes(StandardCharsets.US_ASCII));
             String established = WsPeers.head(s.getInputStream());
             assertTrue(established.startsWith("HTTP/1.1 200"), established);
-            SSLContext ctx = ProxyWorld.trusting(work.resolve("supervisor").resolve("state").resolve("ca")
-                    .resolve("supervisor-ca.pem"));
+            SSLContext ctx = ProxyWorld.trusting(LoopbackUpstreams.supervisorCa(work));
             SSLSocket t = (SSLSocket) ctx.getSocketFactory().createSocket(s, host, up.port(), true);
             t.startHandshake();
             s = t;
@@ -228,28 +203,15 @@ class WebSocketScrubIT {
 
     /** An upstream that answers each upgrade with messages echoing the {@code X-Reflect} value it received. */
     static final class EchoingWs implements AutoCloseable {
-        private final ServerSocket server;
         final LinkedBlockingQueue<String> heads = new LinkedBlockingQueue<>();
+        private final WsPeers.Acceptor acceptor;
 
         EchoingWs(SSLContext tls) throws IOException {
-            server = tls == null ? new ServerSocket(0, 50, InetAddress.getLoopbackAddress())
-                    : tls.getServerSocketFactory().createServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            Thread.ofVirtual().start(this::accept);
+            acceptor = new WsPeers.Acceptor(tls, this::serve);
         }
 
         int port() {
-            return server.getLocalPort();
-        }
-
-        private void accept() {
-            while (!server.isClosed()) {
-                try {
-                    Socket s = server.accept();
-                    Thread.ofVirtual().start(() -> serve(s));
-                } catch (IOException e) {
-                    return;
-                }
-            }
+            return acceptor.port();
         }
 
         private void serve(Socket s) {
@@ -289,7 +251,7 @@ class WebSocketScrubIT {
 
         @Override
         public void close() throws IOException {
-            server.close();
+            acceptor.close();
         }
     }
 }

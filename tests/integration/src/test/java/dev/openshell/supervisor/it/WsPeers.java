@@ -11,6 +11,8 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import javax.net.ssl.SSLContext;
 
 /**
  * The two peers of a WebSocket session through the supervisor, for end-to-end tests: a client that upgrades through
@@ -156,9 +158,46 @@ final class WsPeers {
         }
     }
 
+    /**
+     * A server socket on 127.0.0.1, plain or TLS, that hands each connection to {@code serve} on its own virtual
+     * thread until closed.
+     */
+    static final class Acceptor implements AutoCloseable {
+        private final ServerSocket server;
+
+        /**
+         * @param tls the server's TLS context, or {@code null} for plain TCP
+         * @param serve what serves one connection (and closes it)
+         */
+        Acceptor(SSLContext tls, Consumer<Socket> serve) throws IOException {
+            server = tls == null ? new ServerSocket(0, 50, InetAddress.getLoopbackAddress())
+                    : tls.getServerSocketFactory().createServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            Thread.ofVirtual().start(() -> accept(serve));
+        }
+
+        int port() {
+            return server.getLocalPort();
+        }
+
+        private void accept(Consumer<Socket> serve) {
+            while (!server.isClosed()) {
+                try {
+                    Socket s = server.accept();
+                    Thread.ofVirtual().start(() -> serve.accept(s));
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
+    }
+
     /** An upstream that accepts every WebSocket upgrade. */
     static final class Upstream implements AutoCloseable {
-        private final ServerSocket server;
         final LinkedBlockingQueue<String> heads = new LinkedBlockingQueue<>();
         /** The frames of the latest connection (each connection has its own queue). */
         volatile LinkedBlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
@@ -167,25 +206,14 @@ final class WsPeers {
         private final LinkedBlockingQueue<OutputStream> outs = new LinkedBlockingQueue<>();
         private volatile OutputStream last;
         private volatile Socket lastSocket;
+        private final Acceptor acceptor;
 
         Upstream() throws IOException {
-            server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            Thread.ofVirtual().start(this::accept);
+            acceptor = new Acceptor(null, this::serve);
         }
 
         int port() {
-            return server.getLocalPort();
-        }
-
-        private void accept() {
-            while (!server.isClosed()) {
-                try {
-                    Socket s = server.accept();
-                    Thread.ofVirtual().start(() -> serve(s));
-                } catch (IOException e) {
-                    return;
-                }
-            }
+            return acceptor.port();
         }
 
         private void serve(Socket s) {
@@ -252,7 +280,7 @@ final class WsPeers {
 
         @Override
         public void close() throws IOException {
-            server.close();
+            acceptor.close();
         }
     }
 }

@@ -21,6 +21,8 @@ public final class HttpInput extends InputStream {
 
     /** What a read that must wait for the source does first, while set ({@link #silence}); {@code null}: nothing. */
     private Silence silence;
+    /** Whether the source's read timeout is the {@link #silence}'s wait (set once when holding starts). */
+    private boolean waiting;
 
     /** @param source the raw stream; reads block */
     public HttpInput(InputStream source) {
@@ -31,7 +33,9 @@ public final class HttpInput extends InputStream {
      * A scrubbed response's release of held text when its upstream is silent (attacker pass finding 12): while it
      * holds something, a read that must wait for the source waits at most {@link #holdMillis()}; when that passes
      * without a byte, {@link #silent()} releases the held text and the read goes on waiting as usual. The read's
-     * state is kept: a timed-out socket read consumes nothing (a TLS socket keeps a partial record).
+     * state is kept: a timed-out socket read consumes nothing (a TLS socket keeps a partial record). The source's
+     * timeout is set once when holding starts and restored once when it ends (or the silence is unset), not around
+     * every read.
      */
     interface Silence {
         /** {@return how long a read may wait before {@link #silent()}, in milliseconds; 0 while nothing is held} */
@@ -48,28 +52,55 @@ public final class HttpInput extends InputStream {
         void silent() throws IOException;
     }
 
-    /** @param s what a read that must wait does first, or {@code null} for nothing */
+    /**
+     * Sets or unsets the silence; the source's usual read timeout comes back first if the one before had set its wait.
+     * A source that cannot take it back is closed (a socket's timeout fails only then) and is read no more.
+     *
+     * @param s what a read that must wait does first, or {@code null} for nothing
+     */
     void silence(Silence s) {
+        if (waiting) {
+            try {
+                stopWaiting();
+            } catch (IOException closed) {
+                waiting = false; // closed already: never read again
+            }
+        }
         silence = s;
     }
 
-    /** Reads from the source, first waiting at most the {@link Silence}'s time while it holds something. */
+    /** Gives the source its usual read timeout back, once, after a hold. */
+    private void stopWaiting() throws IOException {
+        waiting = false;
+        silence.waitAtMost(0);
+    }
+
+    /**
+     * Reads from the source; while the {@link Silence} holds something, a read waits at most its time (the timeout set
+     * when holding started), and when that passes the held text is released and the read waits as usual.
+     */
     private int readSource(byte[] b, int off, int len) throws IOException {
         Silence s = silence;
         int millis = s == null ? 0 : s.holdMillis();
-        if (millis > 0) {
-            s.waitAtMost(millis);
-            try {
-                return source.read(b, off, len);
-            } catch (IOException e) {
-                if (!UpstreamPool.isTimeout(e)) {
-                    throw e;
-                }
-            } finally {
-                s.waitAtMost(0);
+        if (millis <= 0) {
+            if (waiting) {
+                stopWaiting(); // nothing held any more
             }
-            s.silent();
+            return source.read(b, off, len);
         }
+        if (!waiting) {
+            s.waitAtMost(millis);
+            waiting = true;
+        }
+        try {
+            return source.read(b, off, len);
+        } catch (IOException e) {
+            if (!UpstreamPool.isTimeout(e)) {
+                throw e;
+            }
+        }
+        stopWaiting();
+        s.silent();
         return source.read(b, off, len);
     }
 

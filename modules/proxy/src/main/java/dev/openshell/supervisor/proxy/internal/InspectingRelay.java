@@ -247,41 +247,23 @@ final class InspectingRelay {
 
         /**
          * {@return the release of the scrub's held text to the stages after {@link ResponseScrub#SILENCE_MILLIS} ms
-         * without upstream bytes} (attacker pass finding 12: when held text goes depends on lengths and time only);
-         * not while a stage holds the head (its accumulation deadline times the reads then).
+         * without upstream bytes}; not while a stage holds the head (its accumulation deadline times the reads then).
          */
         private HttpInput.Silence silence(SecretScrubber.Scrubbing scrubbing, EventSplits events,
                                           ByteArrayOutputStream sink) {
-            return new HttpInput.Silence() {
-                @Override
-                public int holdMillis() {
-                    boolean holding = scrubbing.holding() || events != null && !events.held.isEmpty();
-                    return holding && (body == null || !body.holdsHead()) ? ResponseScrub.SILENCE_MILLIS : 0;
-                }
-
-                @Override
-                public void waitAtMost(int millis) throws IOException {
-                    c.readTimeout(millis);
-                }
-
-                @Override
-                public void silent() throws IOException {
-                    scrubbing.finish();
-                    if (events != null) {
-                        events.release();
-                    }
-                    byte[] piece = sink.toByteArray();
-                    sink.reset();
-                    if (piece.length > 0) {
-                        try {
-                            deliver(body == null ? List.of(Body.ofOwned(piece)) : body.unit(Body.ofOwned(piece), false),
-                                    false);
-                        } catch (ResponseBody.Failure f) {
-                            throw new StageFailed(f);
+            return ResponseScrub.silence(c, scrubbing, events, () -> false, () -> body != null && body.holdsHead(),
+                    () -> {
+                        byte[] piece = sink.toByteArray();
+                        sink.reset();
+                        if (piece.length > 0) {
+                            try {
+                                deliver(body == null ? List.of(Body.ofOwned(piece))
+                                        : body.unit(Body.ofOwned(piece), false), false);
+                            } catch (ResponseBody.Failure f) {
+                                throw new StageFailed(f);
+                            }
                         }
-                    }
-                }
-            };
+                    });
         }
 
         /** The loop of {@link #pump}: one read, scrubbed, to the stages and the client. */

@@ -3,8 +3,10 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.supervisor.proxy.ExchangeRecord;
 import dev.openshell.supervisor.proxy.InjectedCredentials;
 import dev.openshell.supervisor.proxy.ProxyRequest;
+import java.io.IOException;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -23,6 +25,51 @@ record ResponseScrub(ProxyRequest request, InjectedCredentials injected, Consume
      * pass finding 12). A value split across reads further apart is not joined.
      */
     static final int SILENCE_MILLIS = 200;
+
+    /** What follows the release of a scrub's held text ({@link #silence}). */
+    @FunctionalInterface
+    interface Released {
+        /** Passes the released text on. */
+        void run() throws IOException;
+    }
+
+    /**
+     * {@return the release of a scrubbed body's held text after {@link #SILENCE_MILLIS} ms without upstream bytes}, for
+     * the upstream's {@link HttpInput}: the scrubber's tail, then the held events, then {@code then}. What is held and
+     * when it goes depend on lengths and time only (attacker pass finding 12).
+     *
+     * @param c the upstream connection, whose read timeout the wait sets
+     * @param scrubbing the body's scrub
+     * @param events the event splitter after the scrub, or {@code null}
+     * @param alsoHolding whether what comes after them holds text too
+     * @param paused whether no wait is set now although text is held (a stage timing the reads itself)
+     * @param then what passes the released text on
+     */
+    static HttpInput.Silence silence(UpstreamPool.Connection c, SecretScrubber.Scrubbing scrubbing, EventSplits events,
+                                     BooleanSupplier alsoHolding, BooleanSupplier paused, Released then) {
+        return new HttpInput.Silence() {
+            @Override
+            public int holdMillis() {
+                boolean holding = scrubbing.holding() || events != null && !events.held.isEmpty()
+                        || alsoHolding.getAsBoolean();
+                return holding && !paused.getAsBoolean() ? SILENCE_MILLIS : 0;
+            }
+
+            @Override
+            public void waitAtMost(int millis) throws IOException {
+                c.readTimeout(millis);
+            }
+
+            @Override
+            public void silent() throws IOException {
+                scrubbing.finish();
+                if (events != null) {
+                    events.release();
+                }
+                then.run();
+            }
+        };
+    }
 
     /** {@return a new scrubber for one response} */
     SecretScrubber newScrubber() {

@@ -363,36 +363,17 @@ final class ScrubbingRelay {
     /**
      * {@return the release of the held text after {@link ResponseScrub#SILENCE_MILLIS} ms without upstream bytes}:
      * the scrubber's tail, then the held events, then the tail of the re-encoded bytes' scrub, flushed to the client.
-     * What is held and when it goes depend on lengths and time only (attacker pass finding 12).
      */
     private static HttpInput.Silence silence(UpstreamPool.Connection c, SecretScrubber.Scrubbing out,
                                              EventSplits events, SecretScrubber.Scrubbing delivered) {
-        return new HttpInput.Silence() {
-            @Override
-            public int holdMillis() {
-                boolean holding = out.holding() || events != null && !events.held.isEmpty()
-                        || delivered != null && delivered.holding();
-                return holding ? ResponseScrub.SILENCE_MILLIS : 0;
-            }
-
-            @Override
-            public void waitAtMost(int millis) throws IOException {
-                c.readTimeout(millis);
-            }
-
-            @Override
-            public void silent() throws IOException {
-                out.finish();
-                if (events != null) {
-                    events.release();
-                }
-                out.flush(); // through the events and any gzip re-encoding to the delivered bytes' scrub
-                if (delivered != null) {
-                    delivered.finish();
-                    delivered.flush();
-                }
-            }
-        };
+        return ResponseScrub.silence(c, out, events, () -> delivered != null && delivered.holding(), () -> false,
+                () -> {
+                    out.flush(); // through the events and any gzip re-encoding to the delivered bytes' scrub
+                    if (delivered != null) {
+                        delivered.finish();
+                        delivered.flush();
+                    }
+                });
     }
 
     /** {@return whether the response is a {@code text/event-stream}} */
