@@ -26,13 +26,16 @@ import java.util.Locale;
  *       starting with {@code {} or {@code [}, else as the text itself and, when it holds JSON string escapes (YAML
  *       escapes for YAML), also with them decoded (both readings scanned: a lenient JSON reader decodes them); XML,
  *       HTML and any text that holds {@code &#} or a CDATA section are also read as a markup parser reads them
- *       ({@link XmlText}: character references, CDATA sections, comments), and XML that declares entities is
- *       undecodable.</li>
+ *       ({@link XmlText}: character references, CDATA sections, comments), HTML also as a WHATWG tokenizer reads
+ *       it (bogus comments: {@code <!x>}, {@code <?x>}, {@code </ x>}, a comment closed by {@code --!>}), and XML
+ *       that declares entities is undecodable.</li>
  *   <li>An XML declaration's {@code encoding} counts where no charset is declared; one naming a charset outside the
  *       supported set is undecodable.</li>
  *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
  *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
- *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}.</li>
+ *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}. Content declared
+ *       {@code UTF-16} or {@code UTF-32} (no byte order) without a byte order mark is read in both byte orders too
+ *       (RFC 2781 says big-endian, Python's and .NET's decoders read little-endian), the other one leniently.</li>
  * </ol>
  */
 final class BodyDecoder {
@@ -102,26 +105,49 @@ final class BodyDecoder {
         if (xml && text instanceof Charsets.Transcoded transcoded) {
             transcoded.checkXmlDeclaration();
         }
-        ByteBuffer t = text.text();
-        TextView read;
-        if (json) {
-            read = TextView.stacked(text, JsonText.view(t, type.isJsonSequence()));
-        } else if (type != null && type.isForm()) {
-            boolean utf8 = charset == null || Charsets.named(charset) != Charsets.Encoding.SINGLE_BYTE;
-            read = TextView.stacked(text, FormText.view(t, utf8));
-        } else {
-            if (xml && XmlText.declaresEntities(t)) {
-                throw Undecodable.because("request body is XML that declares entities (their expansion is not read)");
+        TextView read = typed(text, type, charset);
+        Charsets.Transcoded other = Charsets.Transcoded.otherOrder(input, charset, text);
+        if (other != null) {
+            TextView otherRead;
+            try {
+                otherRead = typed(other, type, charset);
+            } catch (Undecodable e) {
+                otherRead = other; // not of its media type in that order: scanned as text
             }
-            TextView sniffed = JsonText.sniff(t);
-            read = sniffed != null ? TextView.stacked(text, sniffed)
-                    : markupReading(text, type != null && (xml || type.isHtml()),
-                            type != null && type.isYaml());
+            read = new TwoReadings(read, otherRead, other.codeUnit());
         }
         if (text instanceof Charsets.Transcoded transcoded) {
             return new TwoReadings(read, byteReading(input, type, json), transcoded.codeUnit());
         }
         return read;
+    }
+
+    /**
+     * {@return text read by the layer of its media type: JSON with its escapes decoded, a form percent-decoded, else
+     * as {@link #markupReading} reads it (or as JSON when it is a JSON document)}
+     *
+     * @param text the content's text in its charset
+     * @param type the media type, or {@code null}
+     * @param charset the charset the content is read in, or {@code null}
+     * @throws Undecodable if JSON is not valid, or XML declares entities
+     */
+    private static TextView typed(TextView text, MediaType type, String charset) throws Undecodable {
+        ByteBuffer t = text.text();
+        boolean xml = type != null && type.isXml();
+        if (type != null && (type.isJson() || type.isJsonSequence())) {
+            return TextView.stacked(text, JsonText.view(t, type.isJsonSequence()));
+        }
+        if (type != null && type.isForm()) {
+            boolean utf8 = charset == null || Charsets.named(charset) != Charsets.Encoding.SINGLE_BYTE;
+            return TextView.stacked(text, FormText.view(t, utf8));
+        }
+        if (xml && XmlText.declaresEntities(t)) {
+            throw Undecodable.because("request body is XML that declares entities (their expansion is not read)");
+        }
+        TextView sniffed = JsonText.sniff(t);
+        return sniffed != null ? TextView.stacked(text, sniffed)
+                : markupReading(text, type != null && (xml || type.isHtml()), type != null && type.isHtml(),
+                        type != null && type.isYaml());
     }
 
     /**
@@ -159,9 +185,11 @@ final class BodyDecoder {
      *
      * @param text the text
      * @param markup whether the media type is XML or HTML
+     * @param html whether the media type is HTML: it is also read as an HTML tokenizer reads it
+     *     ({@link XmlText#htmlView}: bogus comments)
      * @param yaml whether the media type is YAML
      */
-    private static TextView markupReading(TextView text, boolean markup, boolean yaml) {
+    private static TextView markupReading(TextView text, boolean markup, boolean html, boolean yaml) {
         TextView read;
         if (yaml) {
             TextView escapes = YamlText.view(text.text());
@@ -174,6 +202,10 @@ final class BodyDecoder {
             if (decoded != null) {
                 read = new TwoReadings(read, TextView.stacked(text, decoded), 1);
             }
+        }
+        TextView tokenized = html ? XmlText.htmlView(text.text()) : null;
+        if (tokenized != null) {
+            read = new TwoReadings(read, TextView.stacked(text, tokenized), 1);
         }
         return read;
     }

@@ -21,7 +21,8 @@ import java.util.Set;
  *   <li>UTF-16LE/BE and UTF-32LE/BE (and UTF-16, UTF-32 by byte order mark, big-endian without one, RFC 2781): strictly
  *       transcoded to UTF-8 (a truncated code unit, an unpaired surrogate or a code point above U+10FFFF is
  *       undecodable). Not ASCII-compatible: {@link BodyDecoder} scans the bytes as they are too
- *       ({@link TwoReadings}).</li>
+ *       ({@link TwoReadings}). UTF-16 and UTF-32 declared without a byte order and without a mark are also read in
+ *       the little-endian order, leniently ({@link Transcoded#otherOrder}): decoders disagree on their order.</li>
  *   <li>Any other charset (Shift_JIS, GBK, ISO-2022-JP, UTF-7, ...): undecodable, because their bytes below 0x80
  *       are not always ASCII characters and a byte scan would misjudge where tokens start.</li>
  * </ul>
@@ -320,8 +321,14 @@ final class Charsets {
         }
     }
 
-    /** UTF-16 or UTF-32 text transcoded to UTF-8. */
+    /**
+     * UTF-16 or UTF-32 text transcoded to UTF-8: strictly (the content's reading), or leniently (the other byte order
+     * of a body declared {@code UTF-16} or {@code UTF-32} without a mark, {@link #otherOrder}): a code unit that is no
+     * Unicode scalar value (an unpaired surrogate, above U+10FFFF) reads as U+FFFD and a truncated last unit as
+     * nothing, as decoders that replace errors (.NET's, Python's {@code errors="replace"}) read it.
+     */
     static final class Transcoded extends TextView.Units {
+        private static final int REPLACEMENT = 0xfffd;
         private final Encoding encoding;
         private final ByteBuffer text;
 
@@ -332,32 +339,77 @@ final class Charsets {
         }
 
         static Transcoded of(ByteBuffer input, int bom, Encoding e) throws Undecodable {
+            return of(input, bom, e, false);
+        }
+
+        /**
+         * {@return the text of {@code input} from {@code bom} in {@code e}}
+         *
+         * @throws Undecodable (strict only) for a truncated unit, an unpaired surrogate or a code unit above U+10FFFF
+         */
+        private static Transcoded of(ByteBuffer input, int bom, Encoding e, boolean lenient) throws Undecodable {
             int n = input.limit();
             if ((n - bom) % e.unit != 0) {
-                throw Undecodable.because("request body is truncated " + e.name().replace('_', '-') + " text");
+                if (!lenient) {
+                    throw Undecodable.because("request body is truncated " + e.name().replace('_', '-') + " text");
+                }
+                n -= (n - bom) % e.unit;
             }
             byte[] out = new byte[(n - bom) / e.unit * 3 + 4];
             int o = 0;
-            int i = bom;
-            while (i < n) {
-                int cp = read(input, i, e);
-                i += e.unit;
-                if (e.unit == 2 && cp >= 0xd800 && cp <= 0xdbff) {
-                    int low = i < n ? read(input, i, e) : -1;
-                    if (low < 0xdc00 || low > 0xdfff) {
-                        throw Undecodable.because("request body holds an unpaired UTF-16 surrogate");
-                    }
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-                    i += 2;
-                } else if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || cp < 0) {
-                    throw Undecodable.because("request body holds a code point that is not a Unicode scalar value");
+            for (int i = bom; i < n; ) {
+                long u = scalar(input, i, n, e);
+                int cp = (int) u;
+                if (cp < 0 && !lenient) {
+                    throw Undecodable.because(e.unit == 2 ? "request body holds an unpaired UTF-16 surrogate"
+                            : "request body holds a code point that is not a Unicode scalar value");
                 }
+                i += (int) (u >>> 32);
                 if (o + 4 > out.length) {
                     out = java.util.Arrays.copyOf(out, out.length * 2);
                 }
-                o = putUtf8(out, o, cp);
+                o = putUtf8(out, o, cp < 0 ? REPLACEMENT : cp);
             }
             return new Transcoded(input, bom, e, ByteBuffer.wrap(out, 0, o).slice());
+        }
+
+        /**
+         * {@return the scalar value at {@code i}: its input length times 2^32 plus the code point, or plus -1 (as an
+         * int) for a unit that is no Unicode scalar value (an unpaired surrogate, above U+10FFFF), one unit long}
+         */
+        private static long scalar(ByteBuffer input, int i, int n, Encoding e) {
+            int cp = read(input, i, e);
+            if (e.unit == 2 && cp >= 0xd800 && cp <= 0xdbff) {
+                int low = i + 2 < n ? read(input, i + 2, e) : -1;
+                if (low >= 0xdc00 && low <= 0xdfff) {
+                    return (4L << 32) | (0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00));
+                }
+            }
+            boolean valid = cp >= 0 && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+            return ((long) e.unit << 32) | (valid ? cp : 0xffff_ffffL);
+        }
+
+        /**
+         * {@return the reading of a body declared {@code UTF-16} or {@code UTF-32} without a byte order mark in the
+         * other byte order, leniently; or {@code null} when {@code text} is no such reading} RFC 2781 section 4.3 reads
+         * such text big-endian, but Python's and .NET's {@code utf-16} decoders read it little-endian: both
+         * readings are scanned.
+         *
+         * @param input the content
+         * @param declared the declared {@code charset}, or {@code null}
+         * @param text the content's reading
+         */
+        static Transcoded otherOrder(ByteBuffer input, String declared, TextView text) {
+            if (declared == null || !unmarkedOrder(declared) || !(text instanceof Transcoded t) || t.first != 0) {
+                return null;
+            }
+            Encoding other = t.encoding.unit == 2 ? (t.encoding.bigEndian ? Encoding.UTF_16LE : Encoding.UTF_16BE)
+                    : (t.encoding.bigEndian ? Encoding.UTF_32LE : Encoding.UTF_32BE);
+            try {
+                return of(input, 0, other, true);
+            } catch (Undecodable e) {
+                throw new IllegalStateException(e); // lenient: nothing is undecodable
+            }
         }
 
         private static int read(ByteBuffer b, int i, Encoding e) {
@@ -430,11 +482,9 @@ final class Charsets {
 
         @Override
         long unit(int i) {
-            int cp = read(input, i, encoding);
-            if (encoding.unit == 2 && cp >= 0xd800 && cp <= 0xdbff) {
-                return unit(4, 4);
-            }
-            return unit(encoding.unit, cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+            long u = scalar(input, i, input.limit(), encoding);
+            int cp = (int) u < 0 ? REPLACEMENT : (int) u;
+            return unit((int) (u >>> 32), cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
         }
 
         @Override

@@ -145,13 +145,30 @@ final class XmlText {
      * @param input text (UTF-8, or ASCII-compatible)
      */
     static TextView view(ByteBuffer input) {
+        return view(input, false);
+    }
+
+    /**
+     * {@return the reading of HTML as a WHATWG tokenizer reads it (HTML, "Tokenization"), or {@code null} when it
+     * decodes nothing} As {@link #view}, except for the markup read as nothing: a comment ends at the first
+     * {@code -->} or {@code --!>}; {@code <!} not followed by {@code --} (a doctype, and {@code <![CDATA[} in HTML
+     * content), {@code <?}, and {@code </} not followed by an ASCII letter open a bogus comment that ends at the first
+     * {@code >}; there are no CDATA sections. Python's {@code html.parser} drops the same units.
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     */
+    static TextView htmlView(ByteBuffer input) {
+        return view(input, true);
+    }
+
+    private static TextView view(ByteBuffer input, boolean html) {
         int n = input.limit();
         byte[] out = new byte[n + 4];
         int o = 0;
         boolean cdata = false;
         boolean changed = false;
         for (int i = 0; i < n; ) {
-            long u = step(input, i, cdata);
+            long u = step(input, i, cdata, html);
             int len = (int) (u >>> 32);
             int kind = (int) u;
             if (kind == LITERAL) {
@@ -159,14 +176,14 @@ final class XmlText {
             } else {
                 changed |= kind != NOTHING || cdata || startsWith(input, i, CDATA_OPEN) || joins(input, i);
                 if (kind == NOTHING) {
-                    cdata = stateAfter(input, i, cdata);
+                    cdata = !html && stateAfter(input, i, cdata);
                 } else {
                     o = Charsets.Transcoded.putUtf8(out, o, kind);
                 }
             }
             i += len;
         }
-        return changed ? new Decoded(input, ByteBuffer.wrap(out, 0, o).slice()) : null;
+        return changed ? new Decoded(input, ByteBuffer.wrap(out, 0, o).slice(), html) : null;
     }
 
     /**
@@ -198,10 +215,13 @@ final class XmlText {
      * {@return the unit at {@code i}: its input length times 2^32 plus its kind ({@link #LITERAL}, {@link #NOTHING}
      * or the code point it reads as)}
      */
-    private static long step(ByteBuffer b, int i, boolean cdata) {
+    private static long step(ByteBuffer b, int i, boolean cdata, boolean html) {
         byte c = b.get(i);
         if (cdata) {
             return c == ']' && startsWith(b, i, CDATA_CLOSE) ? pack(3, NOTHING) : pack(1, LITERAL);
+        }
+        if (c == '<' && html) {
+            return htmlMarkup(b, i);
         }
         if (c == '<') {
             if (startsWith(b, i, CDATA_OPEN)) {
@@ -216,6 +236,44 @@ final class XmlText {
             return pack(1, LITERAL);
         }
         return c == '&' ? reference(b, i) : pack(1, LITERAL);
+    }
+
+    /** {@return the unit at {@code i} (a {@code <}) of HTML: a comment or bogus comment, else a literal} */
+    private static long htmlMarkup(ByteBuffer b, int i) {
+        int n = b.limit();
+        byte next = i + 1 < n ? b.get(i + 1) : 0;
+        if (next == '!' && i + 3 < n && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
+            return pack(htmlCommentEnd(b, i + 2) - i, NOTHING);
+        }
+        boolean closeTag = next == '/' && i + 2 < n && !isAsciiLetter(b.get(i + 2));
+        if (next == '!' || next == '?' || closeTag) {
+            return pack(through(b, i + 1, ">") - i, NOTHING);
+        }
+        return pack(1, LITERAL);
+    }
+
+    /**
+     * {@return the index after the end of an HTML comment whose {@code --} opener starts at {@code from}: the first
+     * {@code -->} or {@code --!>} (the opener's dashes may be the closer's: {@code <!-->}, {@code <!--->}), or the
+     * input's limit} One pass.
+     */
+    private static int htmlCommentEnd(ByteBuffer b, int from) {
+        int n = b.limit();
+        for (int j = from; j + 2 < n; j++) {
+            if (b.get(j) == '-' && b.get(j + 1) == '-') {
+                if (b.get(j + 2) == '>') {
+                    return j + 3;
+                }
+                if (b.get(j + 2) == '!' && j + 3 < n && b.get(j + 3) == '>' && j >= from + 2) {
+                    return j + 4;
+                }
+            }
+        }
+        return n;
+    }
+
+    private static boolean isAsciiLetter(byte c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     }
 
     /** {@return the index after the first {@code end} at or after {@code from}, or the input's limit} */
@@ -307,10 +365,12 @@ final class XmlText {
     private static final class Decoded extends TextView {
         private final ByteBuffer input;
         private final ByteBuffer text;
+        private final boolean html;
 
-        Decoded(ByteBuffer input, ByteBuffer text) {
+        Decoded(ByteBuffer input, ByteBuffer text, boolean html) {
             this.input = input;
             this.text = text;
+            this.html = html;
         }
 
         @Override
@@ -327,7 +387,7 @@ final class XmlText {
             boolean cdata = false;
             for (Edit e : edits) {
                 while (i < n) { // to the edit's first text byte, past markers and comments before it
-                    long u = step(input, i, cdata);
+                    long u = step(input, i, cdata, html);
                     if (d >= e.start() && textLength(u) > 0) {
                         break;
                     }
@@ -338,7 +398,7 @@ final class XmlText {
                 int start = i;
                 boolean startCdata = cdata;
                 while (i < n && d < e.end()) {
-                    long u = step(input, i, cdata);
+                    long u = step(input, i, cdata, html);
                     cdata = next(i, u, cdata);
                     d += textLength(u);
                     i += (int) (u >>> 32);
@@ -349,7 +409,7 @@ final class XmlText {
         }
 
         private boolean next(int i, long u, boolean cdata) {
-            return (int) u == NOTHING ? stateAfter(input, i, cdata) : cdata;
+            return (int) u == NOTHING ? !html && stateAfter(input, i, cdata) : cdata;
         }
 
         private static int textLength(long u) {

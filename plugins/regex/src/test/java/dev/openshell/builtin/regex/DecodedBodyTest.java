@@ -371,6 +371,40 @@ class DecodedBodyTest {
                 "text/plain; charset=utf-16le").body().isEmpty());
     }
 
+    /**
+     * {@code charset=utf-16} without a byte order mark: RFC 2781 reads it big-endian, Python's and .NET's decoders
+     * little-endian; both orders are read (the attacker's input: a key in UTF-16LE without a mark).
+     */
+    @Test
+    void utf16DeclaredWithoutAMarkIsReadInBothByteOrders() {
+        for (String charset : List.of("utf-16", "UTF16")) {
+            String type = "text/plain; charset=" + charset;
+            byte[] le = ("k " + OPENAI + " x").getBytes(StandardCharsets.UTF_16LE);
+            deniedFor(deny(le, "content-type", type), "openai_api_key");
+            byte[] out = redacted(redact(le, "content-type", type));
+            assertEquals("k [REDACTED:openai_api_key] x", new String(out, StandardCharsets.UTF_16LE));
+            holdsNoKey(out, StandardCharsets.UTF_16BE);
+            byte[] be = ("k " + AWS + " x").getBytes(StandardCharsets.UTF_16BE);
+            assertEquals("k [REDACTED:aws_access_key_id] x",
+                    new String(redacted(redact(be, "content-type", type)), StandardCharsets.UTF_16BE));
+        }
+        // big-endian text whose little-endian reading holds unpaired surrogates (U+00DF is DF00 read backwards):
+        // read leniently in that order, so the text passes
+        assertTrue(redact("Gr\u00fc\u00dfe".getBytes(StandardCharsets.UTF_16BE), "content-type",
+                "text/plain; charset=utf-16").body().isEmpty());
+        // JSON that is not JSON in the declared reading is refused whatever the other order reads
+        byte[] json = ("{\"k\":\"" + OPENAI + "\"}").getBytes(StandardCharsets.UTF_16LE);
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> deny(json, "content-type", "application/json; charset=utf-16")).code());
+        // in a form-data part
+        byte[] mp = multipart("b", part("Content-Disposition: form-data; name=\"u\"\r\nContent-Type: text/plain; "
+                + "charset=utf-16", ("x " + AWS).getBytes(StandardCharsets.UTF_16LE)));
+        deniedFor(deny(mp, "content-type", "multipart/form-data; boundary=b"), "aws_access_key_id");
+        // an explicit byte order is one reading: UTF-16BE text of a key read little-endian is no key
+        assertTrue(redact(("k " + AWS).getBytes(StandardCharsets.UTF_16LE), "content-type",
+                "text/plain; charset=utf-16be").body().isEmpty());
+    }
+
     /** The net under a redaction with two readings: a result that still shows a key, or no longer decodes, fails. */
     @Test
     void aRedactionThatLeavesAKeyOrNoLongerDecodesFailsTheStage() throws Exception {

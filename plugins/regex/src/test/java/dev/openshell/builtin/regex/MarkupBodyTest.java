@@ -209,6 +209,22 @@ class MarkupBodyTest {
         assertEquals("<a><!-- " + PLACEHOLDER + " --></a>", redacted(body, "content-type", "application/xml"));
     }
 
+    /** The attacker's inputs: a key cut by markup an HTML tokenizer reads as a (bogus) comment. */
+    @Test
+    void htmlBogusCommentsBetweenRunsJoinInHtml() {
+        String head = KEY.substring(0, 12);
+        String tail = KEY.substring(12);
+        for (String cut : new String[] {"<![CDATA[ ]]>", "<? x >", "</ x>", "<!x>", "<!-- c --!>", "</>"}) {
+            String body = "<p>" + head + cut + tail + "</p>";
+            denied(body, "content-type", "text/html");
+            String out = redacted(body, "content-type", "text/html; charset=utf-8");
+            assertEquals("<p>" + PLACEHOLDER + "</p>", MarkupSplitPropertyTest.htmlText(out), out);
+        }
+        // a real tag between the runs splits them (two text nodes); "<!--!>" does not close a comment
+        untouched("<p>" + head + "</b>" + tail + "</p>", "content-type", "text/html");
+        untouched("<p>" + head + "<!--!>" + tail + "</p>", "content-type", "text/html");
+    }
+
     @Test
     void nearMissesStayUntouched() {
         String half = KEY.substring(0, 12);

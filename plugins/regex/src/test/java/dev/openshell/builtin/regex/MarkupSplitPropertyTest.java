@@ -95,6 +95,41 @@ class MarkupSplitPropertyTest {
         res.body().ifPresent(b -> MarkupBodyTest.parsed(new String(b.toByteArray(), StandardCharsets.UTF_8)));
     }
 
+    /** Markup an HTML tokenizer reads as a comment or a bogus comment (WHATWG HTML, "Tokenization"). */
+    private static final String[] HTML_SPLITTERS = {"<!x>", "<? x >", "</ x>", "</>", "<![CDATA[ ]]>", "<!---->",
+        "<!-- a --!>", "<!-->", "<!--->", "<!DOCTYPE x>", "<!-- - -- -->"};
+
+    /** An HTML tokenizer's text: comments and bogus comments dropped (an independent reading by regular expression). */
+    static String htmlText(String html) {
+        return html.replaceAll("<!--(?:>|->|[\\s\\S]*?--!?>)|<![^>]*>|<\\?[^>]*>|</(?:>|[^A-Za-z>][^>]*>)", "");
+    }
+
+    /**
+     * A key cut at random points by comments and bogus comments in {@code text/html} is denied, and redacted so that
+     * the text an HTML tokenizer reads holds the placeholder and not the key.
+     */
+    @Property(tries = 300)
+    void aKeyCutByHtmlBogusCommentsIsAlwaysFound(@ForAll("keys") String key, @ForAll long seed) {
+        Random r = new Random(seed);
+        StringBuilder b = new StringBuilder("<p>");
+        for (char c : key.toCharArray()) {
+            if (r.nextInt(4) == 0) {
+                b.append(HTML_SPLITTERS[r.nextInt(HTML_SPLITTERS.length)]);
+            }
+            b.append(c);
+        }
+        String body = b.append("</p>").toString();
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        String[] headers = {"content-type", "text/html; charset=utf-8"};
+        assertEquals(Decision.DENY, DecodedBodyTest.evaluate(provider, DENY, bytes, headers).decision(), body);
+        HttpRequestResult res = DecodedBodyTest.evaluate(provider, JsonObject.EMPTY_JSON_OBJECT, bytes, headers);
+        String out = new String(res.body().orElseThrow(() -> new AssertionError(body)).toByteArray(),
+                StandardCharsets.UTF_8);
+        String text = htmlText(out);
+        assertFalse(text.contains(key.substring(4)), body + " -> " + out);
+        assertTrue(text.contains("[REDACTED:"), body + " -> " + out);
+    }
+
     @Property(tries = 300)
     void aKeyInYamlEscapesIsAlwaysFound(@ForAll("keys") String key, @ForAll long seed) {
         Random r = new Random(seed);
