@@ -190,14 +190,19 @@ final class BodyDecoder {
      * @param yaml whether the media type is YAML
      */
     private static TextView markupReading(TextView text, boolean markup, boolean html, boolean yaml) {
-        TextView read;
+        TextView read = text;
+        int holds;
         if (yaml) {
             TextView escapes = YamlText.view(text.text());
             read = escapes == null ? text : new TwoReadings(text, TextView.stacked(text, escapes), 1);
+            holds = XmlText.worthReading(text.text()) ? MARKUP : 0;
         } else {
-            read = escapedReading(text);
+            holds = escapedOrMarkedUp(text.text());
+            if ((holds & ESCAPE) != 0) {
+                read = escapedReading(text);
+            }
         }
-        if (markup || XmlText.worthReading(text.text())) {
+        if (markup || (holds & MARKUP) != 0) {
             TextView decoded = XmlText.view(text.text());
             if (decoded != null) {
                 read = new TwoReadings(read, TextView.stacked(text, decoded), 1);
@@ -208,6 +213,40 @@ final class BodyDecoder {
             read = new TwoReadings(read, TextView.stacked(text, tokenized), 1);
         }
         return read;
+    }
+
+    /** {@link #escapedOrMarkedUp} bit: the text holds a valid JSON string escape. */
+    private static final int ESCAPE = 1;
+    /** {@link #escapedOrMarkedUp} bit: the text holds {@code &#} or {@code <![CDATA[} ({@link XmlText#worthReading}). */
+    private static final int MARKUP = 2;
+
+    /**
+     * {@return {@link #ESCAPE} and {@link #MARKUP} for what the text holds, found in one pass} It reads eight bytes at a
+     * time to the next backslash, {@code &} or {@code <} and stops once it has found both.
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     */
+    private static int escapedOrMarkedUp(ByteBuffer input) {
+        ByteBuffer b = input.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int n = b.limit();
+        int holds = 0;
+        int i = 0;
+        while (true) {
+            i = JsonText.skipTo(b, i, n, JsonText.BACKSLASHES, XmlText.AMPERSANDS, XmlText.LESS_THANS);
+            while (i < n && b.get(i) != '\\' && b.get(i) != '&' && b.get(i) != '<') {
+                i++;
+            }
+            if (i >= n) {
+                return holds;
+            }
+            if (b.get(i) == '\\' ? JsonText.validEscape(b, i) > 0 : XmlText.markupAt(b, i)) {
+                holds |= b.get(i) == '\\' ? ESCAPE : MARKUP;
+                if (holds == (ESCAPE | MARKUP)) {
+                    return holds;
+                }
+            }
+            i++;
+        }
     }
 
     /**

@@ -86,7 +86,7 @@ final class JsonText {
     }
 
     /** {@return the length of the valid escape at {@code i} (its backslash), or 0 when none starts there} */
-    private static int validEscape(ByteBuffer b, int i) {
+    static int validEscape(ByteBuffer b, int i) {
         if (i + 1 >= b.limit()) {
             return 0;
         }
@@ -388,7 +388,8 @@ final class JsonText {
     private static final long ONES = 0x0101_0101_0101_0101L;
     private static final long HIGHS = 0x8080_8080_8080_8080L;
     private static final long QUOTES = 0x2222_2222_2222_2222L;
-    private static final long BACKSLASHES = 0x5c5c_5c5c_5c5c_5c5cL;
+    /** A backslash in each byte of a word, for {@link #skipTo}. */
+    static final long BACKSLASHES = 0x5c5c_5c5c_5c5c_5c5cL;
 
     /**
      * {@return the first index at or after {@code j} of an 8-byte word holding one of two bytes (given repeated in
@@ -400,6 +401,24 @@ final class JsonText {
             long x = w ^ a;
             long y = w ^ z;
             if (((((x - ONES) & ~x) | ((y - ONES) & ~y)) & HIGHS) != 0) {
+                return j;
+            }
+            j += 8;
+        }
+        return j;
+    }
+
+    /**
+     * {@return the first index at or after {@code j} of an 8-byte word holding one of three bytes (given repeated in
+     * {@code a}, {@code y} and {@code z}), or where fewer than 8 bytes remain} The caller finishes byte by byte.
+     */
+    static int skipTo(ByteBuffer littleEndian, int j, int n, long a, long y, long z) {
+        while (j + 8 <= n) {
+            long w = littleEndian.getLong(j);
+            long p = w ^ a;
+            long q = w ^ y;
+            long r = w ^ z;
+            if (((((p - ONES) & ~p) | ((q - ONES) & ~q) | ((r - ONES) & ~r)) & HIGHS) != 0) {
                 return j;
             }
             j += 8;

@@ -69,6 +69,23 @@ final class XmlText {
     private XmlText() {
     }
 
+    /** {@code &} in each byte of a word, for {@link JsonText#skipTo}. */
+    static final long AMPERSANDS = 0x2626_2626_2626_2626L;
+    /** {@code <} in each byte of a word, for {@link JsonText#skipTo}. */
+    static final long LESS_THANS = 0x3c3c_3c3c_3c3c_3c3cL;
+
+    /**
+     * {@return whether {@code &#} or {@code <![CDATA[} starts at {@code i}: what makes text of no markup media type
+     * worth the markup reading}
+     *
+     * @param input text
+     * @param i a position in it
+     */
+    static boolean markupAt(ByteBuffer input, int i) {
+        return (input.get(i) == '&' && i + 1 < input.limit() && input.get(i + 1) == '#')
+                || startsWith(input, i, CDATA_OPEN);
+    }
+
     /**
      * {@return whether text of no markup media type is worth the markup reading: it holds {@code &#} or
      * {@code <![CDATA[}} The test reads eight bytes at a time to the next {@code &} or {@code <}.
@@ -79,14 +96,14 @@ final class XmlText {
         int n = input.limit();
         int i = 0;
         while (true) {
-            i = JsonText.skipTo(input, i, n, 0x2626_2626_2626_2626L, 0x3c3c_3c3c_3c3c_3c3cL);
+            i = JsonText.skipTo(input, i, n, AMPERSANDS, LESS_THANS);
             while (i < n && input.get(i) != '&' && input.get(i) != '<') {
                 i++;
             }
             if (i >= n) {
                 return false;
             }
-            if ((input.get(i) == '&' && i + 1 < n && input.get(i + 1) == '#') || startsWith(input, i, CDATA_OPEN)) {
+            if (markupAt(input, i)) {
                 return true;
             }
             i++;
