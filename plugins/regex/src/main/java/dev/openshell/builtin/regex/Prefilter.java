@@ -225,6 +225,22 @@ final class Prefilter {
     }
 
     /**
+     * {@return whether the scanner must look at the byte {@code c}: some prefix is anchored on it next to
+     * {@code previous} (or, as its first character, before {@code next}), or it starts an operator} Computed without
+     * branches; where it is false, {@link #anchored} is null for both anchor kinds and the byte starts no operator.
+     *
+     * @param c the byte (0 to 255)
+     * @param previous the byte before it (0 to 255)
+     * @param next the byte after it (0 to 255; any value where the text has none)
+     */
+    boolean mayStop(int c, int previous, int next) {
+        int anchor = c << 8 | previous;
+        int head = 1 << 16 | c << 8 | next;
+        return ((neighbours[anchor >>> 6] >>> anchor | neighbours[head >>> 6] >>> head) & 1 | flags[c] & OPERATOR)
+                != 0;
+    }
+
+    /**
      * {@return whether a prefix of {@link #anchored} may have the byte {@code far} one further from its anchor (two
      * before it, or two after a head anchor)} A cheap test before the prefixes are compared whole.
      *

@@ -212,8 +212,11 @@ final class SecretScanner {
     }
 
     /**
-     * Reads the positions {@code from} (inclusive) to {@code to} (exclusive) the exact way: each byte's flags, and at
-     * an anchor or an operator the entries that may match there.
+     * Reads the positions {@code from} (inclusive) to {@code to} (exclusive) the exact way: at each byte one
+     * branch-free test ({@link Prefilter#mayStop}: a prefix anchored there next to the byte before or after it, or an
+     * operator), and where it passes the entries that may match there. The ranges read are runs of token characters
+     * (paths, identifiers), dense with anchor bytes whose neighbours rule them out: one test per byte costs less than a
+     * branch per anchor byte.
      *
      * @return where the next range may start: {@code to}, or the end of a match that reaches beyond it
      */
@@ -222,16 +225,17 @@ final class SecretScanner {
         byte[] flagsOf = FLAGS;
         int n = text.limit();
         int i = from;
+        int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
         while (i < to) {
             int c = text.get(i) & 0xff;
-            int flags = flagsOf[c];
-            if (flags == 0) {
+            if (!prefilter.mayStop(c, previous, i + 1 < n ? text.get(i + 1) & 0xff : 0)) {
+                previous = c;
                 i++;
                 continue;
             }
+            int flags = flagsOf[c];
             int resume = found.resume;
             int end = NO_MATCH;
-            int previous = i > 0 ? text.get(i - 1) & 0xff : 0;
             if ((flags & Prefilter.ANCHOR) != 0) {
                 Prefilter.Literal[] list = prefilter.anchored(false, c, previous);
                 if (list != null && prefilter.admits(false, c, previous, i > 1 ? text.get(i - 2) & 0xff : -1)) {
@@ -251,7 +255,9 @@ final class SecretScanner {
             if (end != NO_MATCH) {
                 found.resume = end;
                 i = end;
+                previous = text.get(i - 1) & 0xff;
             } else {
+                previous = c;
                 i++;
             }
         }
