@@ -330,39 +330,25 @@ final class RunGate {
 
     /**
      * {@return as {@link #runFrom}, for the window at {@code k} whose 8 bytes are token characters and no dash} The
-     * run's ends are found in the words just before and just after the window, and beyond them a word at a time: a
-     * run that reaches past either holds 16 token characters, so it qualifies ({@link #least()} is at most
-     * {@value #MIN_RUN}).
+     * run's ends are found in the words just before and just after the window; a run that reaches past either is
+     * read a byte at a time.
      */
     private long around(ByteBuffer text, int k, int from) {
-        if (k < Long.BYTES || k + 2 * Long.BYTES > text.limit()) {
+        if (k - Long.BYTES < from || k + 2 * Long.BYTES > text.limit()) {
             return runFrom(text, runStart(text, k, from), k + Long.BYTES);
         }
         long back = text.getLong(k - Long.BYTES);
         long ahead = text.getLong(k + Long.BYTES);
-        long backOut = outside(back) | notCounted(k - Long.BYTES, from);
+        long backOut = outside(back);
         long aheadOut = outside(ahead);
-        if (backOut == 0 || aheadOut == 0) { // the run holds 16 bytes, no fewer than least(): found from the words
-            int start = backOut != 0 ? k - (Long.numberOfLeadingZeros(backOut) >>> 3)
-                    : startBefore(text, k - Long.BYTES, from);
-            int end = aheadOut != 0 ? k + Long.BYTES + (Long.numberOfTrailingZeros(aheadOut) >>> 3)
-                    : endAfter(text, k + 2 * Long.BYTES);
-            return (long) start << 32 | end;
+        if (backOut == 0 || aheadOut == 0) {
+            return runFrom(text, runStart(text, k, from), k + Long.BYTES);
         }
         int start = k - (Long.numberOfLeadingZeros(backOut) >>> 3);
         int end = k + Long.BYTES + (Long.numberOfTrailingZeros(aheadOut) >>> 3);
         long dash = dashes(back) & -(Long.highestOneBit(backOut) << 1)
                 | dashes(ahead) & (Long.lowestOneBit(aheadOut) - 1);
         return qualified(text, start, end, dash != 0);
-    }
-
-    /**
-     * {@return the high bit of each byte of the word at {@code at} that lies before {@code from}, where runs are not
-     * counted: such a byte ends a run as a byte outside does}
-     */
-    private static long notCounted(int at, int from) {
-        int bytes = from - at;
-        return bytes <= 0 ? 0 : bytes >= Long.BYTES ? HIGHS : HIGHS & ((1L << (bytes << 3)) - 1);
     }
 
     /**
@@ -375,30 +361,9 @@ final class RunGate {
         long out = outside(w);
         long below = out & (first - 1);
         long above = out & -(first << 1);
-        int start = below != 0 ? k + Long.BYTES - (Long.numberOfLeadingZeros(below) >>> 3) : startBefore(text, k, from);
-        int end = above != 0 ? k + (Long.numberOfTrailingZeros(above) >>> 3) : endAfter(text, k + Long.BYTES);
+        int start = below != 0 ? k + Long.BYTES - (Long.numberOfLeadingZeros(below) >>> 3) : runStart(text, k, from);
+        int end = above != 0 ? k + (Long.numberOfTrailingZeros(above) >>> 3) : extend(text, k + Long.BYTES);
         return qualified(text, start, end, true);
-    }
-
-    /**
-     * {@return as {@link #runStart}, for a run that holds the byte before {@code k}: its start found in the word
-     * before {@code k} when that word lies after {@code from} and holds the run's start}
-     */
-    private int startBefore(ByteBuffer text, int k, int from) {
-        if (k < Long.BYTES || k <= from) {
-            return runStart(text, k, from);
-        }
-        long out = outside(text.getLong(k - Long.BYTES)) | notCounted(k - Long.BYTES, from);
-        return out != 0 ? k - (Long.numberOfLeadingZeros(out) >>> 3) : runStart(text, k - Long.BYTES, from);
-    }
-
-    /** {@return as {@link #extend}: the run's end found in the word at {@code k} when the text has one there} */
-    private int endAfter(ByteBuffer text, int k) {
-        if (k + Long.BYTES > text.limit()) {
-            return extend(text, k);
-        }
-        long out = outside(text.getLong(k));
-        return out != 0 ? k + (Long.numberOfTrailingZeros(out) >>> 3) : extend(text, k + Long.BYTES);
     }
 
     /**
