@@ -210,8 +210,9 @@ final class OverrideForms {
             long w = (long) LONGS.get(b, i);
             high |= w;
             zero |= (w - ONES) & ~w;
-            // byte k of the second word is b[i + k + 1]: a pair is marked at the byte of its first character
-            if (!method && pairs(w, (long) LONGS.get(b, i + 1)) != 0) {
+            // byte k of the second word is b[i + k + 1]: a pair is marked at the byte of its first character; the
+            // second word is read only when this one holds an h or a backslash (pairs is 0 otherwise)
+            if (!method && firsts(w) != 0 && pairs(w, (long) LONGS.get(b, i + 1)) != 0) {
                 for (int p = i; p < i + Long.BYTES && !method; p++) {
                     method = startsHere(b, p - 3) || startsHere(b, p); // the h of method, or the backslash
                 }
@@ -279,6 +280,15 @@ final class OverrideForms {
         long ho = zeros(lower ^ 0x6868686868686868L) & zeros(nextLower ^ 0x6f6f6f6f6f6f6f6fL);
         long bu = zeros(w ^ 0x5c5c5c5c5c5c5c5cL) & zeros(nextLower ^ 0x7575757575757575L);
         return ho | bu;
+    }
+
+    /**
+     * {@return a mask with the high bit set at least at each byte of {@code w} that is {@code h}, {@code H} or a
+     * backslash}: 0 exactly when {@link #pairs} of {@code w} is 0 for every next word, since each of its two terms is
+     * one of these masks and another
+     */
+    private static long firsts(long w) {
+        return zeros((w | CASE) ^ 0x6868686868686868L) | zeros(w ^ 0x5c5c5c5c5c5c5c5cL);
     }
 
     private static long zeros(long v) {
@@ -375,11 +385,16 @@ final class OverrideForms {
      * @param what the body's kind, for the reason
      */
     private static void charset(String contentType, boolean latin1, String what) throws Unreadable {
-        String[] params = contentType.split("[;,]"); // Rack splits parameters at either
-        for (int i = 1; i < params.length; i++) {
-            int eq = params[i].indexOf('=');
-            if (eq > 0 && params[i].substring(0, eq).trim().equalsIgnoreCase("charset")) {
-                String cs = params[i].substring(eq + 1).trim().replace("\"", "").toLowerCase(Locale.ROOT);
+        // the parameters after the media type, split at ; or , (Rack splits them at either); a loop, not
+        // String.split with a character class, which compiles a pattern on every call
+        int end = nextSeparator(contentType, 0);
+        while (end < contentType.length()) {
+            int start = end + 1;
+            end = nextSeparator(contentType, start);
+            String param = contentType.substring(start, end);
+            int eq = param.indexOf('=');
+            if (eq > 0 && param.substring(0, eq).trim().equalsIgnoreCase("charset")) {
+                String cs = param.substring(eq + 1).trim().replace("\"", "").toLowerCase(Locale.ROOT);
                 boolean readable = cs.equals("utf-8") || cs.equals("utf8") || cs.equals("us-ascii")
                         || latin1 && (cs.equals("iso-8859-1") || cs.equals("latin1"));
                 if (!readable) {
@@ -388,6 +403,15 @@ final class OverrideForms {
                 }
             }
         }
+    }
+
+    /** {@return the index of the first {@code ;} or {@code ,} at or after {@code from}, else the length} */
+    private static int nextSeparator(String s, int from) {
+        int i = from;
+        while (i < s.length() && s.charAt(i) != ';' && s.charAt(i) != ',') {
+            i++;
+        }
+        return i;
     }
 
     private static String withoutControls(String name) {
