@@ -101,6 +101,12 @@ public final class HeaderTable {
             new Row("x-amz-", true, Kind.CREDENTIAL, true, true, false),
             new Row("x-openshell-credential", true, Kind.CREDENTIAL, true, true, false));
 
+    /** The exact-name rows by name: one hash probe per lookup instead of a comparison per row. */
+    private static final java.util.Map<String, Row> EXACT = ROWS.stream().filter(r -> !r.prefix())
+            .collect(java.util.stream.Collectors.toUnmodifiableMap(Row::name, r -> r));
+    /** The prefix rows, in table order (exact names take precedence, as in {@link #ROWS}). */
+    private static final Row[] PREFIXED = ROWS.stream().filter(Row::prefix).toArray(Row[]::new);
+
     private HeaderTable() {
     }
 
@@ -115,12 +121,7 @@ public final class HeaderTable {
      */
     @API(status = MAINTAINED, since = "0.1")
     public static Optional<Row> row(String lower) {
-        for (Row r : ROWS) {
-            if (r.matches(lower)) {
-                return Optional.of(r);
-            }
-        }
-        return Optional.empty();
+        return Optional.ofNullable(find(lower));
     }
 
     /** {@return whether stages never see the field} @param lower the field name, ASCII-lowercased */
@@ -218,11 +219,14 @@ public final class HeaderTable {
     }
 
     private static Row find(String lower) {
-        // a hand loop over 16 rows: this runs for every field line of every request
-        for (int i = 0; i < ROWS.size(); i++) {
-            Row r = ROWS.get(i);
-            if (r.matches(lower)) {
-                return r;
+        // runs for every field line of every request (several times): a hash probe, then the two prefixes
+        Row r = EXACT.get(lower);
+        if (r != null) {
+            return r;
+        }
+        for (Row p : PREFIXED) {
+            if (p.matches(lower)) {
+                return p;
             }
         }
         return null;

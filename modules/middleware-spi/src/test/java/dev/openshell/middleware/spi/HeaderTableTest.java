@@ -115,4 +115,19 @@ class HeaderTableTest {
             assertFalse(HeaderTable.underscoreShadowsProtected(n), n);
         }
     }
+
+    /** The lookup (a hash probe, then the prefixes) answers as the first matching row of {@link HeaderTable#ROWS}. */
+    @Property(tries = 500)
+    void theLookupIsTheFirstMatchingRowInTableOrder(@ForAll("tableNames") String lower) {
+        Optional<HeaderTable.Row> scan = HeaderTable.ROWS.stream().filter(r -> r.matches(lower)).findFirst();
+        assertEquals(scan, HeaderTable.row(lower), lower);
+    }
+
+    @Provide
+    Arbitrary<String> tableNames() {
+        Arbitrary<String> rowNames = Arbitraries.of(HeaderTable.ROWS.stream().map(HeaderTable.Row::name).toList());
+        Arbitrary<String> tails = Arbitraries.strings().withChars("abcz-_0").ofMaxLength(6);
+        return Arbitraries.oneOf(rowNames, Combinators.combine(rowNames, tails).as(String::concat),
+                Combinators.combine(tails, rowNames).as(String::concat), tails);
+    }
 }

@@ -46,9 +46,14 @@ public record HeaderField(String name, String value, String rawLine, String lowe
         return new HeaderField(name, value, name + ": " + value);
     }
 
-    /** {@return whether the name equals {@code other}, ignoring ASCII case} @param other a lowercase name */
+    /**
+     * {@return whether the name equals {@code other}, ignoring ASCII case}: compared with the lowercase name made at
+     * parsing, so {@code other} must be lowercase (every caller passes a lowercase literal)
+     *
+     * @param other a lowercase name
+     */
     public boolean is(String other) {
-        return name.equalsIgnoreCase(other);
+        return lowerName.equals(other);
     }
 
     /** {@return the name and the value's length only: header values never appear in logs} */

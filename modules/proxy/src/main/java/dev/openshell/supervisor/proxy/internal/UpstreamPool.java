@@ -13,8 +13,10 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -27,14 +29,21 @@ import javax.net.ssl.SSLSocket;
  * SNI for DNS names and offer ALPN {@code http/1.1} only. A connection goes back to the pool only after a response
  * whose end was known from its framing; idle connections are closed after the idle timeout. All I/O errors on
  * returned connections surface as {@link UpstreamIOException}.
+ *
+ * <p>Two waits are bounded by one pool-wide timer instead of a timer per read. An idle connection's watcher reads
+ * without a socket timeout; the sweeper (one daemon platform thread per pool, waking every tick: an eighth of the
+ * shorter of the idle and read timeouts, 1 to 100 ms) closes connections idle for longer than the idle timeout. A
+ * reused connection's first wait for its response (the watcher's read, see {@link Connection#awaitReadable()}) has a
+ * deadline of the read timeout from the moment the connection was taken, which the sweeper enforces by closing the
+ * connection: the wait then fails as a read timeout ({@link #isTimeout(IOException)}). Both limits hold to within one
+ * tick. Every other read of a connection keeps the socket's read timeout.
  */
 public final class UpstreamPool implements AutoCloseable {
     /**
      * Most idle connections kept per destination: 256, above the concurrency of a busy client (128 connections in
      * the load runs of issue 23, where a cap of 32 closed three of four connections on release and opened 0.96 new
      * upstream connections per request). Each idle connection holds one socket and one parked watcher thread until
-     * the idle timeout closes it (the watcher's
-     * read times out then, even with no later request to sweep the pool).
+     * the pool's sweeper closes it at the idle timeout, even with no later request.
      */
     public static final int MAX_IDLE_PER_DESTINATION = 256;
 
@@ -53,8 +62,10 @@ public final class UpstreamPool implements AutoCloseable {
     private final Duration readTimeout;
     private final Duration idleTimeout;
     private final Map<Key, Deque<Connection>> idle = new ConcurrentHashMap<>();
-    private final AtomicLong lastSweep = new AtomicLong(System.nanoTime());
+    /** Reused connections whose watcher still waits for the response, each with its deadline. */
+    private final Set<Connection> awaiting = ConcurrentHashMap.newKeySet();
     private final AtomicLong opened = new AtomicLong();
+    private final Thread sweeper;
     private volatile boolean closed;
 
     /**
@@ -68,6 +79,17 @@ public final class UpstreamPool implements AutoCloseable {
         this.connectTimeout = connectTimeout;
         this.readTimeout = readTimeout;
         this.idleTimeout = idleTimeout;
+        this.sweeper = Thread.ofPlatform().daemon().name("upstream-pool-sweeper").unstarted(this::sweepUntilClosed);
+        sweeper.start();
+    }
+
+    /**
+     * {@return how often the sweeper checks the idle and first-response deadlines}: an eighth of the shorter of the
+     * idle and read timeouts, between 1 and 100 ms
+     */
+    Duration tick() {
+        long shorter = Math.min(idleTimeout.toMillis(), readTimeout.toMillis());
+        return Duration.ofMillis(Math.clamp(shorter / 8, 1, 100));
     }
 
     /** {@return how many connections were opened since start} */
@@ -85,7 +107,6 @@ public final class UpstreamPool implements AutoCloseable {
      * @throws UpstreamIOException when no address accepts a connection or the TLS handshake fails
      */
     public Connection acquire(Key key, List<InetAddress> addresses, Duration maxIdle) throws UpstreamIOException {
-        sweepIfDue();
         if (!maxIdle.isZero()) {
             Deque<Connection> q = idle.get(key);
             if (q != null) {
@@ -111,6 +132,9 @@ public final class UpstreamPool implements AutoCloseable {
                 stale.forEach(Connection::close);
                 if (candidate != null) {
                     candidate.reused = true;
+                    // the watcher's read is this request's first wait for its response: bounded by the sweeper
+                    candidate.deadline = now + readTimeout.toNanos();
+                    awaiting.add(candidate);
                     return candidate;
                 }
             }
@@ -142,7 +166,7 @@ public final class UpstreamPool implements AutoCloseable {
                 }
                 used.setSoTimeout((int) readTimeout.toMillis());
                 opened.incrementAndGet();
-                return new Connection(key, address, used, (int) readTimeout.toMillis());
+                return new Connection(key, address, used, (int) readTimeout.toMillis(), awaiting);
             } catch (IOException e) {
                 last = e;
                 try {
@@ -167,8 +191,8 @@ public final class UpstreamPool implements AutoCloseable {
         }
         c.idleSince = System.nanoTime();
         try {
-            // the watcher's read gives up after the idle timeout, which closes the connection (see watch)
-            c.socket.setSoTimeout((int) Math.max(1, idleTimeout.toMillis()));
+            // the watcher reads without a timer: the sweeper closes the connection at the idle timeout
+            c.socket.setSoTimeout(0);
         } catch (IOException e) {
             c.close();
             return;
@@ -198,31 +222,40 @@ public final class UpstreamPool implements AutoCloseable {
         }
     }
 
-    private void sweepIfDue() {
-        long now = System.nanoTime();
-        long last = lastSweep.get();
-        if (now - last < 1_000_000_000L || !lastSweep.compareAndSet(last, now)) {
-            return;
+    private void sweepUntilClosed() {
+        long tickNanos = tick().toNanos();
+        while (!closed) {
+            LockSupport.parkNanos(tickNanos);
+            sweep(System.nanoTime());
         }
+    }
+
+    /** Closes the idle connections past the idle timeout and the awaited ones past their deadline. */
+    private void sweep(long now) {
         List<Connection> expired = new ArrayList<>();
         for (Deque<Connection> q : idle.values()) {
             synchronized (q) {
-                q.removeIf(c -> {
-                    boolean old = now - c.idleSince > idleTimeout.toNanos();
-                    if (old) {
-                        expired.add(c);
-                    }
-                    return old;
-                });
+                Connection c;
+                // most recently released first: the oldest are at the tail
+                while ((c = q.peekLast()) != null && now - c.idleSince > idleTimeout.toNanos()) {
+                    expired.add(q.pollLast());
+                }
             }
         }
         expired.forEach(Connection::close);
+        for (Connection c : awaiting) {
+            if (now - c.deadline > 0 && awaiting.remove(c)) {
+                c.timedOut = true;
+                c.close(); // the watcher's read fails; awaitReadable reports a read timeout
+            }
+        }
     }
 
     /** Closes every idle connection; later releases close their connection. */
     @Override
     public void close() {
         closed = true;
+        LockSupport.unpark(sweeper);
         for (Deque<Connection> q : idle.values()) {
             synchronized (q) {
                 q.forEach(Connection::close);
@@ -247,8 +280,16 @@ public final class UpstreamPool implements AutoCloseable {
         private volatile Thread watcher;
         private volatile IOException watchError;
         private final int readTimeoutMillis;
+        /** While in the pool's awaiting set: the {@link System#nanoTime()} by which the response must begin. */
+        private volatile long deadline;
+        /** Set by the sweeper when it closed this connection at its deadline. */
+        private volatile boolean timedOut;
+        /** The awaiting set of the pool that opened this connection. */
+        private final Set<Connection> awaiting;
 
-        Connection(Key key, InetAddress address, Socket socket, int readTimeoutMillis) throws IOException {
+        Connection(Key key, InetAddress address, Socket socket, int readTimeoutMillis, Set<Connection> awaiting)
+                throws IOException {
+            this.awaiting = awaiting;
             this.readTimeoutMillis = readTimeoutMillis;
             this.key = key;
             this.address = address;
@@ -279,12 +320,8 @@ public final class UpstreamPool implements AutoCloseable {
                     if (in.peek() < 0 || !acquired) {
                         dead = true;
                     }
-                } catch (java.net.SocketTimeoutException idleTimeout) {
-                    // idle for the pool's idle timeout: closed, unless a request took it meanwhile (no byte lost)
-                    if (!acquired) {
-                        dead = true;
-                    }
                 } catch (IOException e) {
+                    // the upstream reset it, or the sweeper closed it (idle timeout, or the response's deadline)
                     watchError = e;
                     dead = true;
                 }
@@ -310,8 +347,13 @@ public final class UpstreamPool implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new UpstreamIOException(new java.io.InterruptedIOException("interrupted"));
+            } finally {
+                awaiting.remove(this);
             }
             watcher = null;
+            if (timedOut) {
+                throw new UpstreamIOException(new SocketTimeoutException("no response within the read timeout"));
+            }
             IOException e = watchError;
             if (e != null) {
                 throw e instanceof UpstreamIOException u ? u : new UpstreamIOException(e);
@@ -358,6 +400,7 @@ public final class UpstreamPool implements AutoCloseable {
 
         /** Closes the socket. */
         public void close() {
+            awaiting.remove(this);
             try {
                 socket.close();
             } catch (IOException ignored) {

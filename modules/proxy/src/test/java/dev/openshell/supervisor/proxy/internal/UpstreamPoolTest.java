@@ -2,6 +2,7 @@ package dev.openshell.supervisor.proxy.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -76,6 +77,49 @@ class UpstreamPoolTest {
                 accepted.setSoTimeout(10_000);
                 // the read timeout is 5 minutes: only the idle timeout can close it before this read gives up
                 assertEquals(-1, accepted.getInputStream().read(), "the proxy closed the idle connection");
+            }
+        }
+    }
+
+    @Test
+    void aReusedConnectionWaitsForItsResponseLongerThanTheIdleTimeout() throws Exception {
+        // the idle timeout bounds the time in the pool, not the wait for the response of a request that took it
+        try (UpstreamPool shortIdle = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()),
+                Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofMillis(200))) {
+            UpstreamPool.Connection first = shortIdle.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+            try (Socket accepted = server.accept()) {
+                shortIdle.release(first);
+                UpstreamPool.Connection again = shortIdle.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+                assertTrue(again.reused());
+                again.out().write('q');
+                again.out().flush();
+                accepted.setSoTimeout(10_000);
+                assertEquals('q', accepted.getInputStream().read());
+                Thread.sleep(600); // a slow upstream: it answers three idle timeouts after the request
+                accepted.getOutputStream().write('r');
+                again.awaitReadable();
+                assertEquals('r', again.in().peek());
+                again.close();
+            }
+        }
+    }
+
+    @Test
+    void aReusedConnectionWithoutAResponseFailsAsAReadTimeout() throws IOException {
+        try (UpstreamPool shortRead = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()),
+                Duration.ofSeconds(5), Duration.ofMillis(300), Duration.ofSeconds(30))) {
+            UpstreamPool.Connection first = shortRead.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+            try (Socket accepted = server.accept()) {
+                shortRead.release(first);
+                UpstreamPool.Connection again = shortRead.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+                assertTrue(again.reused());
+                long start = System.nanoTime();
+                UpstreamIOException e = assertThrows(UpstreamIOException.class, again::awaitReadable);
+                assertTrue(UpstreamPool.isTimeout(e), "a read timeout: " + e);
+                assertTrue(System.nanoTime() - start >= Duration.ofMillis(300).toNanos() - shortRead.tick().toNanos(),
+                        "not before the read timeout");
+                accepted.setSoTimeout(10_000);
+                assertEquals(-1, accepted.getInputStream().read(), "the timed-out connection is closed");
             }
         }
     }
