@@ -19,7 +19,9 @@ import java.util.Map;
  * {@code choices.0.delta.content}), so the strings a token stream delivers in one field join across events while
  * other fields ({@code id}, {@code model}) do not come between them. A key that repeats within one object is read as
  * a client's JSON parser reads it, the last occurrence being the member ({@link JsonStrings}). Piece text is held as
- * ISO-8859-1 of the UTF-8 bytes, so string positions are byte positions. Malformed JSON (and a number,
+ * ISO-8859-1 of the UTF-8 bytes, so string positions are byte positions. Data that is not strict JSON but starts
+ * like JSON (a bracket or a quote, after white space and comments) is read as lenient readers read it
+ * ({@link LenientJson}: its string values on their paths, the bytes between them raw); other data (and a number,
  * {@code true}, {@code false} or {@code null} alone) is taken as raw values.
  */
 final class EventText {

@@ -40,7 +40,7 @@ final class ResponseCharsets {
     private ResponseCharsets() {
     }
 
-    /** {@return the charset the response declares, lower-cased and unquoted; {@code null} when none} */
+    /** {@return the charset the response declares, lower-cased, unquoted, {@code _} read as {@code -}; or null} */
     static String declared(ResponseHead r) {
         for (HeaderField f : r.all("content-type")) {
             for (String param : f.value().split(";")) {
@@ -50,7 +50,7 @@ final class ResponseCharsets {
                     if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
                         v = v.substring(1, v.length() - 1).strip();
                     }
-                    return v.toLowerCase(Locale.ROOT);
+                    return v.toLowerCase(Locale.ROOT).replace('_', '-');
                 }
             }
         }
