@@ -78,6 +78,7 @@ final class LenientJson {
      */
     static List<EventText.Piece> pieces(byte[] e, int from, int to, long seq) {
         List<EventText.Piece> out = new ArrayList<>();
+        List<Node> nodes = new ArrayList<>(); // each string value's node, in order
         ArrayDeque<Level> open = new ArrayDeque<>();
         int raw = from;
         int i = from;
@@ -116,8 +117,8 @@ final class LenientJson {
                     i = close + 1;
                 } else {
                     addRaw(out, e, raw, i + 1, seq);
-                    out.add(new EventText.Piece(seq, i + 1, close, true, channel(top == null ? null : top.at),
-                            unescape(e, i + 1, close), c));
+                    out.add(new EventText.Piece(seq, i + 1, close, true, null, unescape(e, i + 1, close), c));
+                    nodes.add(top == null ? null : top.at);
                     raw = close;
                     i = close + 1;
                 }
@@ -134,6 +135,20 @@ final class LenientJson {
             }
         }
         addRaw(out, e, raw, to, seq);
+        return channels(out, nodes);
+    }
+
+    /**
+     * {@return the pieces with each string value's channel set from its node}, once the data is read: a name repeated
+     * later in its object renamed the earlier occurrence's node after its strings were found
+     */
+    private static List<EventText.Piece> channels(List<EventText.Piece> pieces, List<Node> nodes) {
+        List<EventText.Piece> out = new ArrayList<>(pieces.size());
+        int k = 0;
+        for (EventText.Piece p : pieces) {
+            out.add(!p.json ? p : new EventText.Piece(p.event, p.start, p.end, true, channel(nodes.get(k++)), p.text,
+                    p.quote));
+        }
         return out;
     }
 

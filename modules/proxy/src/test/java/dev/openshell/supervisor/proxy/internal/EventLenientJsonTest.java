@@ -122,6 +122,28 @@ class EventLenientJsonTest {
         assertEquals(2, s.matches(), out);
     }
 
+    /** A key repeated within one object is read last-wins in lenient data too (attacker pass 2, N1). */
+    @Test
+    void aRepeatedKeyInLenientDataIsReadAsTheLastOccurrence() throws IOException {
+        SecretScrubber s = new SecretScrubber(Map.of(SECRET, PLACEHOLDER));
+        StringBuilder in = new StringBuilder();
+        for (String part : List.of(SECRET.substring(0, 5), SECRET.substring(5, 12), SECRET.substring(12))) {
+            in.append("data: {\"content\":\"AAA\",\"content\":\"").append(part).append("\",\"x\":NaN}\n\n");
+        }
+        String out = EventSplitsTest.stream(s, in.toString(), List.of());
+        StringBuilder last = new StringBuilder();
+        for (String event : out.split("\n\n")) {
+            Matcher m = CONTENT.matcher(event);
+            String v = null;
+            while (m.find()) {
+                v = m.group(2);
+            }
+            last.append(v);
+        }
+        assertEquals(PLACEHOLDER, last.toString(), out);
+        assertTrue(out.contains("\"content\":\"AAA\""), "the earlier occurrences are not joined: " + out);
+    }
+
     @Provide
     Arbitrary<String> spellings() {
         return Arbitraries.of(" ", "/**/", "/*x*/ ", "\t", " //c\n", " #c\n", "");
