@@ -67,6 +67,8 @@ class ResponseCharsetScrubTest {
         String p = chunked ? path.substring(0, path.length() - "-chunked".length()) : path;
         return switch (p) {
             case "/utf7" -> response("text/plain; charset=utf-7", utf7("key " + value), chunked);
+            case "/twotypes" -> response("text/plain; charset=utf-8\r\nContent-Type: text/plain; charset=utf-7",
+                    utf7("key " + value), chunked);
             case "/unknown" -> response("application/json; charset=x-nobody", ("{\"k\":\"" + value.substring(0, 4)
                     + "\"}").getBytes(StandardCharsets.UTF_8), chunked);
             case "/iso2022" -> response("text/plain; charset=\"ISO-2022-JP\"", ("a " + value.substring(0, 4) + "\u001b(B"
@@ -91,7 +93,8 @@ class ResponseCharsetScrubTest {
 
     @Test
     void aCharsetTheScrubCannotReadOrWideEventsAreRefusedAndAudited() throws Exception {
-        List<String> refused = List.of("/utf7", "/unknown", "/iso2022", "/sse16", "/sse32", "/plain32", "/plain16be");
+        List<String> refused = List.of("/utf7", "/twotypes", "/unknown", "/iso2022", "/sse16", "/sse32", "/plain32",
+                "/plain16be");
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
             fx.upstream.respond(ResponseCharsetScrubTest::echo);
             List<String> expected = new ArrayList<>();

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
@@ -40,8 +42,12 @@ final class ResponseCharsets {
     private ResponseCharsets() {
     }
 
-    /** {@return the charset the response declares, lower-cased, unquoted, {@code _} read as {@code -}; or null} */
-    static String declared(ResponseHead r) {
+    /**
+     * {@return every charset the response declares, lower-cased, unquoted, {@code _} read as {@code -}}: each
+     * {@code charset} parameter of each {@code Content-Type} field (a client may take any of them)
+     */
+    static List<String> declared(ResponseHead r) {
+        List<String> out = new ArrayList<>();
         for (HeaderField f : r.all("content-type")) {
             for (String param : f.value().split(";")) {
                 int eq = param.indexOf('=');
@@ -50,44 +56,44 @@ final class ResponseCharsets {
                     if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
                         v = v.substring(1, v.length() - 1).strip();
                     }
-                    return v.toLowerCase(Locale.ROOT).replace('_', '-');
+                    out.add(v.toLowerCase(Locale.ROOT).replace('_', '-'));
                 }
             }
         }
-        return null;
+        return out;
     }
 
     /**
-     * {@return why the response's declared charset cannot be read for the secret; {@code null} when it can (or none
-     * is declared)} The reason names no value: the charset's name is the upstream's, so it is not repeated.
+     * {@return why the response's declared charsets cannot be read for the secret; {@code null} when they can (or
+     * none is declared)} The reason names no value and not the upstream's charset name.
      */
     static String unreadable(ResponseHead r) {
-        String cs = declared(r);
-        if (cs == null || ASCII.matcher(cs).matches()) {
-            return null;
+        String why = null;
+        for (String cs : declared(r)) {
+            if (ASCII.matcher(cs).matches()) {
+                continue;
+            }
+            if (!WIDE.matcher(cs).matches() && !EBCDIC.matcher(cs).matches()) {
+                return "its declared charset is not one the scrub reads";
+            }
+            why = ScrubbingRelay.eventStream(r) ? WIDE_EVENTS : why;
         }
-        boolean readable = WIDE.matcher(cs).matches() || EBCDIC.matcher(cs).matches();
-        if (!readable) {
-            return "its declared charset is not one the scrub reads";
-        }
-        return ScrubbingRelay.eventStream(r) ? WIDE_EVENTS : null;
+        return why;
     }
 
     /** {@return whether the response declares UTF-16 or UTF-32 (its text is sniffed for events decoded)} */
     static boolean wide(ResponseHead r) {
-        String cs = declared(r);
-        return cs != null && WIDE.matcher(cs).matches();
+        return declared(r).stream().anyMatch(cs -> WIDE.matcher(cs).matches());
     }
 
     /**
-     * {@return whether the wide text {@code b[0, n)} starts an event stream, decoded as UTF-16 or UTF-32 (by the
-     * declared width) in either byte order} Undecided beginnings count as none (the caller gives enough bytes).
+     * {@return whether the wide text {@code b[0, n)} starts an event stream, decoded as UTF-16 or UTF-32 in either
+     * byte order} Undecided beginnings count as none (the caller gives enough bytes).
      */
-    static boolean startsEvents(ResponseHead r, byte[] b, int n) {
-        boolean utf32 = declared(r).contains("32");
-        for (String order : new String[] {"LE", "BE"}) {
-            Charset cs = Charset.forName((utf32 ? "UTF-32" : "UTF-16") + order);
-            byte[] text = new String(b, 0, n - n % (utf32 ? 4 : 2), cs).getBytes(StandardCharsets.UTF_8);
+    static boolean startsEvents(byte[] b, int n) {
+        for (String cs : new String[] {"UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE"}) {
+            int unit = cs.startsWith("UTF-32") ? 4 : 2;
+            byte[] text = new String(b, 0, n - n % unit, Charset.forName(cs)).getBytes(StandardCharsets.UTF_8);
             if (EventText.start(text, text.length) == EventText.Start.EVENTS) {
                 return true;
             }

@@ -204,7 +204,7 @@ final class ScrubbingRelay {
                 throw new EOFException("stream ended inside a message body");
             }
             if (charset == null && ResponseCharsets.wide(received)
-                    && ResponseCharsets.startsEvents(received, body, body.length) && !relayUnread()) {
+                    && ResponseCharsets.startsEvents(body, body.length) && !relayUnread()) {
                 return refuse(c, req, ResponseCharsets.WIDE_EVENTS);
             }
             byte[] sent = scrubber.scrubAll(body);
@@ -280,7 +280,7 @@ final class ScrubbingRelay {
                 return CODING;
             }
             n = layers == 0 && sniff && ResponseCharsets.wide(r) ? ResponseCharsets.fill(body, buf, n) : n;
-            if (n > 0 && ResponseCharsets.wide(r) && !eventStream(r) && ResponseCharsets.startsEvents(r, buf, n)
+            if (n > 0 && ResponseCharsets.wide(r) && !eventStream(r) && ResponseCharsets.startsEvents(buf, n)
                     && !relayUnread()) {
                 return ResponseCharsets.WIDE_EVENTS;
             }
