@@ -31,7 +31,7 @@ class ResponseScrubTest {
     Path tmp;
 
     /** Replaces the placeholder in any header value, and reports the value as injected. */
-    private static PolicySteps.Credentials<Void> inject(boolean relayUnscannable) {
+    static PolicySteps.Credentials<Void> inject(boolean relayUnscannable) {
         return (plan, req, sent) -> {
             boolean used = sent.headers().stream().anyMatch(h -> h.value().contains(PLACEHOLDER));
             List<HttpHeader> out = sent.headers().stream()
@@ -46,7 +46,7 @@ class ResponseScrubTest {
         return s.replace("/", "%2F").replace("+", "%2B");
     }
 
-    private static String request(ProxyFixture fx, String path, String extra) {
+    static String request(ProxyFixture fx, String path, String extra) {
         return "GET " + fx.apiUrl(path) + " HTTP/1.1\r\nHost: " + fx.apiAuthority()
                 + "\r\nX-Reflect: " + PLACEHOLDER + "\r\n" + extra + "\r\n";
     }

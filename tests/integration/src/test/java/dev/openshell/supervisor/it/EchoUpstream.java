@@ -30,6 +30,7 @@ import javax.net.ssl.SSLContext;
  *   <li>{@code /redirect}: {@code 302} with {@code Location} set to the percent-decoded {@code to} query parameter;</li>
  *   <li>{@code /chunked}: the JSON body in 3-byte chunks (every value split across chunks);</li>
  *   <li>{@code /gzip}: the JSON body gzip-compressed, when the request accepts gzip;</li>
+ *   <li>{@code /utf7}: the reflected value in UTF-7, declared {@code charset=utf-7};</li>
  *   <li>{@code /brotli}: a body labelled {@code Content-Encoding: br} holding the fields as they are;</li>
  *   <li>{@code /close}: the JSON body close-delimited ({@code Connection: close}, no length).</li>
  * </ul>
@@ -216,6 +217,12 @@ final class EchoUpstream implements AutoCloseable {
                     + CredentialInjectionIT.percent(reflect) + ">; rel=preload\r\nX-Hint: " + reflect
                     + "\r\nX-Hint-B64: " + Base64.getEncoder().encodeToString(("alice:" + reflect)
                     .getBytes(StandardCharsets.UTF_8)) + "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            case "/utf7" -> { // the value in UTF-7 (RFC 2152), one base64 run: Python's requests decodes it
+                String u7 = "+" + Base64.getEncoder().withoutPadding().encodeToString(reflect
+                        .getBytes(StandardCharsets.UTF_16BE)) + "-";
+                write(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-7\r\nContent-Length: "
+                        + u7.length() + "\r\n\r\n" + u7);
+            }
             case "/brotli" -> write(out, "HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: "
                     + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body);
             case "/close" -> {
@@ -237,7 +244,8 @@ final class EchoUpstream implements AutoCloseable {
     /**
      * {@return a response whose events split the value as WHATWG clients read them} {@code form=bom}: after a byte
      * order mark; {@code json}: each event's JSON spans two {@code data} lines; {@code untyped}: no media type (whole
-     * body); {@code untyped-chunked}: no media type, chunked.
+     * body); {@code untyped-chunked}: no media type, chunked; {@code lenient}: JSON that lenient readers accept (a
+     * {@code NaN}, a second value after the first).
      */
     private static String sseForm(String query, String reflect) {
         String a = "key " + reflect.substring(0, 6);
@@ -247,6 +255,8 @@ final class EchoUpstream implements AutoCloseable {
             case "bom" -> "\uFEFFdata: " + a + "\n\ndata: " + b + "\n\n";
             case "json" -> "data: {\"choices\":[{\"delta\":{\"content\":\ndata: \"" + a + "\"}}]}\n\n"
                     + "data: {\"choices\":[{\"delta\":\ndata: {\"content\":\"" + b + "\"}}]}\n\n";
+            case "lenient" -> "data: {\"choices\":[{\"delta\":{\"content\":\"" + a + "\"}}],\"x\":NaN}\n\n"
+                    + "data: {\"choices\":[{\"delta\":{\"content\":\"" + b + "\"}}]} {}\n\n";
             default -> "data: " + a + "\n\ndata: " + b + "\n\n";
         };
         String type = form.startsWith("untyped") ? "" : "Content-Type: text/event-stream\r\n";

@@ -199,7 +199,7 @@ class ResponseScrubIT {
     @Order(2)
     void aValueSplitAcrossEventsInEveryWhatwgFormComesBackAsThePlaceholder() throws Exception {
         for (boolean https : new boolean[] {false, true}) {
-            for (String form : List.of("bom", "json", "untyped", "untyped-chunked")) {
+            for (String form : List.of("bom", "json", "untyped", "untyped-chunked", "lenient")) {
                 Curl.Result r = curl(https, "/sse-forms?form=" + form, "-N", "-H",
                         "X-Reflect: " + placeholder("API_TOKEN"));
                 assertEquals(200, r.status(), r.toString());
@@ -305,6 +305,17 @@ class ResponseScrubIT {
         assertEquals(502, r.status(), r.toString());
         assertTrue(r.body().contains("\"error\":\"response_uninspectable\""), r.body());
         assertNoSecret(r);
+        tls.take();
+    }
+
+    /** A declared charset the scrub cannot read the value in (UTF-7) is refused as an unscannable coding is. */
+    @Test
+    @Order(5)
+    void aBodyInACharsetTheSupervisorCannotReadIsRefused() throws Exception {
+        Curl.Result r = curl(true, "/utf7", "-H", "X-Reflect: " + placeholder("API_TOKEN"));
+        assertEquals(502, r.status(), r.toString());
+        assertTrue(r.body().contains("\"error\":\"response_uninspectable\""), r.body());
+        assertTrue(r.body().contains("charset"), r.body());
         tls.take();
     }
 

@@ -19,7 +19,9 @@ import java.util.Map;
  * {@code choices.0.delta.content}), so the strings a token stream delivers in one field join across events while
  * other fields ({@code id}, {@code model}) do not come between them. A key that repeats within one object is read as
  * a client's JSON parser reads it, the last occurrence being the member ({@link JsonStrings}). Piece text is held as
- * ISO-8859-1 of the UTF-8 bytes, so string positions are byte positions. Malformed JSON (and a number,
+ * ISO-8859-1 of the UTF-8 bytes, so string positions are byte positions. Data that is not strict JSON but starts
+ * like JSON (a bracket or a quote, after white space and comments) is read as lenient readers read it
+ * ({@link LenientJson}: its string values on their paths, the bytes between them raw); other data (and a number,
  * {@code true}, {@code false} or {@code null} alone) is taken as raw values.
  */
 final class EventText {
@@ -36,16 +38,23 @@ final class EventText {
         final int end;
         final boolean json;
         final String channel;
+        /** The quote a JSON piece's string token is in: {@code "}, or {@code '} as lenient readers take it. */
+        final byte quote;
         String text;
         boolean dirty;
 
         Piece(long event, int start, int end, boolean json, String channel, String text) {
+            this(event, start, end, json, channel, text, (byte) '"');
+        }
+
+        Piece(long event, int start, int end, boolean json, String channel, String text, byte quote) {
             this.event = event;
             this.start = start;
             this.end = end;
             this.json = json;
             this.channel = channel;
             this.text = text;
+            this.quote = quote;
         }
 
         /** {@return the bytes that stand for {@link #text} in the event: the text, JSON-escaped for a JSON piece} */
@@ -58,7 +67,7 @@ final class EventText {
             StringBuilder out = new StringBuilder(s.length() + 8);
             for (int i = 0; i < s.length(); i++) {
                 char c = s.charAt(i);
-                if (c == '"' || c == '\\') {
+                if (c == '"' || c == '\\' || c == quote) {
                     out.append('\\').append(c);
                 } else if (c < 0x20) {
                     out.append(String.format("\\u%04x", (int) c));
@@ -79,6 +88,9 @@ final class EventText {
         List<Piece> json = json(message, 0, message.length, seq);
         if (json != null) {
             return json;
+        }
+        if (LenientJson.applies(message, 0, message.length)) {
+            return LenientJson.pieces(message, 0, message.length, seq);
         }
         return message.length == 0 ? List.of() : List.of(new Piece(seq, 0, message.length, false, RAW,
                 new String(message, StandardCharsets.ISO_8859_1)));
@@ -200,12 +212,18 @@ final class EventText {
     }
 
     /**
-     * {@return the JSON pieces of the event's {@code data} values joined with LF, at their places in the event};
-     * {@code null} when the joined text is not JSON. A JSON string holds no line end, so each piece lies in one value.
+     * {@return the pieces of the event's {@code data} values joined with LF, at their places in the event}: the JSON
+     * pieces of a strict JSON text, else, when the text starts like JSON, its lenient reading ({@link LenientJson});
+     * {@code null} when neither. A string token holds no line end, so each JSON piece lies in one value; a raw piece
+     * of the lenient reading is cut at the values' ends (the LF joining them is not in the event).
      */
     private static List<Piece> joinedJson(byte[] event, List<int[]> data, long seq) {
         if (data.size() == 1) {
-            return json(event, data.get(0)[0], data.get(0)[1], seq);
+            int from = data.get(0)[0];
+            int to = data.get(0)[1];
+            List<Piece> json = json(event, from, to, seq);
+            return json != null || !LenientJson.applies(event, from, to) ? json
+                    : LenientJson.pieces(event, from, to, seq);
         }
         ByteArrayOutputStream joined = new ByteArrayOutputStream();
         int[] at = new int[data.size()];
@@ -218,17 +236,23 @@ final class EventText {
         }
         byte[] text = joined.toByteArray();
         List<Piece> json = json(text, 0, text.length, seq);
+        if (json == null && LenientJson.applies(text, 0, text.length)) {
+            json = LenientJson.pieces(text, 0, text.length, seq);
+        }
         if (json == null) {
             return null;
         }
         List<Piece> out = new ArrayList<>(json.size());
         for (Piece p : json) {
-            int k = data.size() - 1;
-            while (at[k] > p.start) {
-                k--;
+            for (int k = 0; k < data.size(); k++) {
+                int a = Math.max(p.start, at[k]);
+                int b = Math.min(p.end, at[k] + data.get(k)[1] - data.get(k)[0]);
+                if (a < b) {
+                    int shift = data.get(k)[0] - at[k];
+                    out.add(new Piece(seq, a + shift, b + shift, p.json, p.channel,
+                            p.json ? p.text : new String(text, a, b - a, StandardCharsets.ISO_8859_1), p.quote));
+                }
             }
-            int shift = data.get(k)[0] - at[k];
-            out.add(new Piece(seq, p.start + shift, p.end + shift, true, p.channel, p.text));
         }
         return out;
     }

@@ -21,7 +21,8 @@ import java.util.List;
  *
  * <p>A value split across data messages (a client joining streamed text, as realtime APIs stream deltas, rebuilds
  * it) is scrubbed as across server-sent events ({@link HeldText}, the text of each message read as
- * {@link EventText#message}: the string values of a JSON message joined per field path, else the whole message). The
+ * {@link EventText#message}: the string values of a JSON message joined per field path, of a message that starts
+ * like JSON read leniently ({@link LenientJson}), else the whole message). The
  * messages are held on a schedule that does not depend on any secret's value (attacker pass finding 12): the last
  * characters of each joined text, a form's length minus one, are always held; a message goes, with every earlier one,
  * once enough text of its fields follows it, or {@value #AFTER_MESSAGES} messages or {@value #AFTER_BYTES} bytes

@@ -189,13 +189,12 @@ final class ScrubbingRelay {
             return relay.release(c, received, rf, closeAfter);
         }
         Coding coding = coding(received);
-        if (coding == Coding.UNSCANNABLE) {
-            boolean relayed = scrub.injected().relayUnscannable();
-            scrub.uninspectable(UNINSPECTABLE, relayed);
-            if (!relayed) {
-                return refuse(c, req);
-            }
-            // allowed unscanned: its decoded content is not read, but its bytes are scrubbed as they are delivered
+        if (coding == Coding.UNSCANNABLE && !relayUnread()) {
+            return refuse(c, req, CODING);
+        }
+        String charset = ResponseCharsets.unreadable(received);
+        if (charset != null && !relayUnread()) {
+            return refuse(c, req, charset);
         }
         InputStream framed = framed(c, rf);
         if (coding != Coding.GZIP && coding != Coding.DEFLATE && rf.kind() == BodyFraming.Kind.LENGTH
@@ -203,6 +202,10 @@ final class ScrubbingRelay {
             byte[] body = framed.readNBytes((int) rf.length());
             if (body.length != rf.length()) {
                 throw new EOFException("stream ended inside a message body");
+            }
+            if (charset == null && ResponseCharsets.wide(received)
+                    && ResponseCharsets.startsEvents(body, body.length) && !relayUnread()) {
+                return refuse(c, req, ResponseCharsets.WIDE_EVENTS);
             }
             byte[] sent = scrubber.scrubAll(body);
             if ((eventStream(r) || EventText.start(body, body.length) == EventText.Start.EVENTS)
@@ -212,12 +215,8 @@ final class ScrubbingRelay {
             if (coding == Coding.IDENTITY && gzipAt(body, body.length)) {
                 UnlabelledGzip.Decision d = UnlabelledGzip.decide(body, scrub::newScrubber);
                 sent = d.verdict() == UnlabelledGzip.Verdict.AS_SENT ? body : sent;
-                if (d.verdict() == UnlabelledGzip.Verdict.UNDECODABLE) {
-                    boolean relayed = scrub.injected().relayUnscannable();
-                    scrub.uninspectable(UNINSPECTABLE, relayed);
-                    if (!relayed) {
-                        return refuse(c, req);
-                    }
+                if (d.verdict() == UnlabelledGzip.Verdict.UNDECODABLE && !relayUnread()) {
+                    return refuse(c, req, CODING);
                 } else if (d.verdict() == UnlabelledGzip.Verdict.REENCODE) {
                     sent = null;
                     framed = new ByteArrayInputStream(d.members()); // decoded, scrubbed and re-encoded
@@ -227,8 +226,9 @@ final class ScrubbingRelay {
                 return sendWhole(c, req, received, r, rf, sent, closeAfter);
             }
         }
-        if (!streamBody(c, req, r, framed, coding, client10, closeAfter || client10)) {
-            return refuse(c, req);
+        String refused = streamBody(c, req, r, framed, coding, client10, closeAfter || client10);
+        if (refused != null) {
+            return refuse(c, req, refused);
         }
         ResponseRelay.log(req, r.status());
         return relay.release(c, received, rf, closeAfter || client10);
@@ -251,10 +251,11 @@ final class ScrubbingRelay {
      * label (up to {@value #NESTED_GZIP}) decoded as well, scrubbed, and re-encoded in gzip for the client (the
      * representation keeps its type); sent chunked to an HTTP/1.1 client, close-delimited to an HTTP/1.0 one.
      *
-     * @return {@code false} when the body could not be decoded before the head was sent (the caller answers 502)
+     * @return why the body cannot be relayed when it could not be decoded, or its wide text starts an event stream,
+     *     before the head was sent (the caller answers 502); {@code null} when it was relayed
      */
-    private boolean streamBody(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r, InputStream framed,
-                               Coding coding, boolean client10, boolean closeAfter) throws IOException {
+    private String streamBody(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r, InputStream framed,
+                              Coding coding, boolean client10, boolean closeAfter) throws IOException {
         byte[] buf = new byte[16 * 1024];
         Inflater[] inflater = new Inflater[1];
         boolean sniff = coding != Coding.UNSCANNABLE;
@@ -276,7 +277,12 @@ final class ScrubbingRelay {
                 }
             } catch (ZipException e) {
                 scrub.uninspectable(UNINSPECTABLE, false);
-                return false;
+                return CODING;
+            }
+            n = layers == 0 && sniff && ResponseCharsets.wide(r) ? ResponseCharsets.fill(body, buf, n) : n;
+            if (n > 0 && ResponseCharsets.wide(r) && !eventStream(r) && ResponseCharsets.startsEvents(buf, n)
+                    && !relayUnread()) {
+                return ResponseCharsets.WIDE_EVENTS;
             }
             boolean chunkedOut = !client10;
             client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, -1, chunkedOut,
@@ -320,7 +326,7 @@ final class ScrubbingRelay {
             if (coding != Coding.IDENTITY || layers > 0) {
                 framed.transferTo(OutputStream.nullOutputStream()); // what follows the compressed data, to the end
             }
-            return true;
+            return null;
         } finally {
             if (inflater[0] != null) {
                 inflater[0].end();
@@ -424,11 +430,21 @@ final class ScrubbingRelay {
         return n >= GZIP_MAGIC.length && Arrays.equals(buf, 0, GZIP_MAGIC.length, GZIP_MAGIC, 0, GZIP_MAGIC.length);
     }
 
+    /** Why a body in a content coding that cannot be decoded is not relayed. */
+    private static final String CODING = "its content coding cannot be inspected";
+
+    /** {@return whether an unreadable body is relayed anyway (its bytes still scrubbed as delivered); audited} */
+    private boolean relayUnread() {
+        boolean relayed = scrub.injected().relayUnscannable();
+        scrub.uninspectable(UNINSPECTABLE, relayed);
+        return relayed;
+    }
+
     /** Answers 502 {@value #UNINSPECTABLE} before any byte of the response; the upstream connection is closed. */
-    private boolean refuse(UpstreamPool.Connection c, ParsedRequest req) throws IOException {
+    private boolean refuse(UpstreamPool.Connection c, ParsedRequest req, String why) throws IOException {
         c.close();
         client.send(ErrorResponses.response(502, UNINSPECTABLE, "the upstream's response could not be checked for"
-                + " credential values (its content coding cannot be inspected)", req.clientClose()));
+                + " credential values (" + why + ")", req.clientClose()));
         ResponseRelay.log(req, 502);
         return !req.clientClose();
     }

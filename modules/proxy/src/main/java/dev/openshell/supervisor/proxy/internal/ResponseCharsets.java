@@ -1,0 +1,115 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * Which declared charsets (the {@code charset} parameter of {@code Content-Type}, RFC 9110 section 8.3.2) a scrubbed
+ * response may carry (attacker pass 3, findings R3 and R4): one rule, whatever the media type. A charset is
+ * readable when a client decoding the body by it reads the secret only where {@link SecretScrubber} searches a form
+ * of it: UTF-8 and the charsets that encode ASCII as ASCII, one byte sequence per character and without shift
+ * states (US-ASCII, ISO-8859-1 to -16, windows-1250 to -1258, KOI8-R/-U, Shift_JIS, windows-31j, EUC-JP, EUC-KR,
+ * GBK, GB2312, GB18030, Big5), UTF-16 and UTF-32 in either byte order, and IBM037. Any other name, known to the JDK
+ * or not ({@code utf-7}, where one text has many spellings, the ISO-2022 family with its escape sequences, HZ,
+ * other EBCDIC pages, a name nobody registered) is not: the response is refused as uninspectable.
+ *
+ * <p>An event stream is joined across events on its bytes ({@link EventSplits}), so it is readable only in the
+ * charsets above that encode ASCII as ASCII: a {@code text/event-stream} declaring UTF-16, UTF-32 or IBM037 is
+ * refused, and so is a body of another type declaring UTF-16 or UTF-32 whose text, decoded in either byte order,
+ * starts an event stream ({@link EventText#start}), as the body of a UTF-8 event stream sniffed so is joined. The
+ * decisions depend on the head and the body's first characters only, never on a secret. Static methods only.
+ */
+final class ResponseCharsets {
+    /** Charsets that encode ASCII as ASCII, statelessly. */
+    private static final Pattern ASCII = Pattern.compile("utf-?8|(us-)?ascii|iso[-_]?8859[-_]?([1-9]|1[0-6])"
+            + "|latin-?1|(windows|cp)-?125[0-8]|koi8-[ru]|shift[-_]jis|sjis|windows-31j|cp932|euc-(jp|kr)|gbk"
+            + "|gb2312|gb18030|big5");
+    /** UTF-16 and UTF-32, either byte order. */
+    private static final Pattern WIDE = Pattern.compile("utf-?(16|32)(-?(le|be))?");
+    /** IBM037 (EBCDIC), whose value form is searched. */
+    private static final Pattern EBCDIC = Pattern.compile("(ibm|cp)0?37");
+    /** Why an event stream in UTF-16, UTF-32 or EBCDIC is not relayed. */
+    static final String WIDE_EVENTS = "it is an event stream in a charset other than UTF-8";
+    /** The most body bytes read to decide whether wide text starts an event stream (9 characters of UTF-32). */
+    private static final int SNIFF = 40;
+
+    private ResponseCharsets() {
+    }
+
+    /**
+     * {@return every charset the response declares, lower-cased, unquoted, {@code _} read as {@code -}}: each
+     * {@code charset} parameter of each {@code Content-Type} field (a client may take any of them)
+     */
+    static List<String> declared(ResponseHead r) {
+        List<String> out = new ArrayList<>();
+        for (HeaderField f : r.all("content-type")) {
+            for (String param : f.value().split(";")) {
+                int eq = param.indexOf('=');
+                if (eq > 0 && param.substring(0, eq).strip().equalsIgnoreCase("charset")) {
+                    String v = param.substring(eq + 1).strip();
+                    if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
+                        v = v.substring(1, v.length() - 1).strip();
+                    }
+                    out.add(v.toLowerCase(Locale.ROOT).replace('_', '-'));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * {@return why the response's declared charsets cannot be read for the secret; {@code null} when they can (or
+     * none is declared)} The reason names no value and not the upstream's charset name.
+     */
+    static String unreadable(ResponseHead r) {
+        String why = null;
+        for (String cs : declared(r)) {
+            if (ASCII.matcher(cs).matches()) {
+                continue;
+            }
+            if (!WIDE.matcher(cs).matches() && !EBCDIC.matcher(cs).matches()) {
+                return "its declared charset is not one the scrub reads";
+            }
+            why = ScrubbingRelay.eventStream(r) ? WIDE_EVENTS : why;
+        }
+        return why;
+    }
+
+    /** {@return whether the response declares UTF-16 or UTF-32 (its text is sniffed for events decoded)} */
+    static boolean wide(ResponseHead r) {
+        return declared(r).stream().anyMatch(cs -> WIDE.matcher(cs).matches());
+    }
+
+    /**
+     * {@return whether the wide text {@code b[0, n)} starts an event stream, decoded as UTF-16 or UTF-32 in either
+     * byte order} Undecided beginnings count as none (the caller gives enough bytes).
+     */
+    static boolean startsEvents(byte[] b, int n) {
+        for (String cs : new String[] {"UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE"}) {
+            int unit = cs.startsWith("UTF-32") ? 4 : 2;
+            byte[] text = new String(b, 0, n - n % unit, Charset.forName(cs)).getBytes(StandardCharsets.UTF_8);
+            if (EventText.start(text, text.length) == EventText.Start.EVENTS) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** {@return {@code n}, grown by reading {@code body} into {@code buf} until {@value #SNIFF} bytes or its end} */
+    static int fill(InputStream body, byte[] buf, int n) throws IOException {
+        while (n >= 0 && n < SNIFF) {
+            int more = body.read(buf, n, SNIFF - n);
+            if (more < 0) {
+                break;
+            }
+            n += more;
+        }
+        return n;
+    }
+}

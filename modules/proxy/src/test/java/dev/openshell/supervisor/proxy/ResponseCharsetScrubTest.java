@@ -1,0 +1,148 @@
+package dev.openshell.supervisor.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The declared charset of a scrubbed response (attacker pass 3, findings R3 and R4): a charset the scrub cannot read
+ * the secret in ({@code utf-7}, the ISO-2022 family, a name nobody registered) and an event stream whose text is
+ * UTF-16 or UTF-32 (declared as {@code text/event-stream}, or sniffed from its decoded first line) are refused with
+ * {@code 502 response_uninspectable} and audited, unless the credential allows unscanned responses; the charsets the
+ * scrub reads pass as before.
+ */
+class ResponseCharsetScrubTest {
+    private static final String SECRET = ResponseScrubTest.SECRET;
+    private static final String PLACEHOLDER = ResponseScrubTest.PLACEHOLDER;
+
+    @TempDir
+    Path tmp;
+
+    /** {@return {@code s} in UTF-7 (RFC 2152), every character in one base64 run, as Python's codec may write it} */
+    static byte[] utf7(String s) {
+        String b64 = Base64.getEncoder().withoutPadding().encodeToString(s.getBytes(StandardCharsets.UTF_16BE));
+        return ("+" + b64 + "-").getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static byte[] response(String type, byte[] body, boolean chunked) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Type: " + type + "\r\n"
+                + (chunked ? "Transfer-Encoding: chunked\r\n\r\n" : "Content-Length: " + body.length + "\r\n\r\n")));
+        if (!chunked) {
+            out.writeBytes(body);
+            return out.toByteArray();
+        }
+        for (int i = 0; i < body.length; i += 8) { // the events split over small chunks
+            int n = Math.min(8, body.length - i);
+            out.writeBytes(TestUpstream.bytes(Integer.toHexString(n) + "\r\n"));
+            out.write(body, i, n);
+            out.writeBytes(TestUpstream.bytes("\r\n"));
+        }
+        out.writeBytes(TestUpstream.bytes("0\r\n\r\n"));
+        return out.toByteArray();
+    }
+
+    /** {@return the value split across two events, in {@code charset}} */
+    private static byte[] events(String value, Charset charset) {
+        return ("data: " + value.substring(0, 6) + "\n\ndata: " + value.substring(6) + "\n\n").getBytes(charset);
+    }
+
+    private static byte[] echo(TestUpstream.Received r) {
+        String head = r.head();
+        String path = head.substring(head.indexOf(' ') + 1, head.indexOf(' ', head.indexOf(' ') + 1));
+        String value = head.lines().filter(l -> l.toLowerCase().startsWith("x-reflect:")).findFirst()
+                .map(l -> l.substring(l.indexOf(':') + 1).strip()).orElse("none");
+        path = path.substring(path.lastIndexOf('/'));
+        boolean chunked = path.endsWith("-chunked");
+        String p = chunked ? path.substring(0, path.length() - "-chunked".length()) : path;
+        return switch (p) {
+            case "/utf7" -> response("text/plain; charset=utf-7", utf7("key " + value), chunked);
+            case "/twotypes" -> response("text/plain; charset=utf-8\r\nContent-Type: text/plain; charset=utf-7",
+                    utf7("key " + value), chunked);
+            case "/unknown" -> response("application/json; charset=x-nobody", ("{\"k\":\"" + value.substring(0, 4)
+                    + "\"}").getBytes(StandardCharsets.UTF_8), chunked);
+            case "/iso2022" -> response("text/plain; charset=\"ISO-2022-JP\"", ("a " + value.substring(0, 4) + "\u001b(B"
+                    + value.substring(4)).getBytes(StandardCharsets.US_ASCII), chunked);
+            case "/sse16" -> response("text/event-stream; charset=utf-16le", events(value,
+                    StandardCharsets.UTF_16LE), chunked);
+            case "/sse32" -> response("text/event-stream;charset=UTF-32", events(value, Charset.forName("UTF-32LE")),
+                    chunked);
+            case "/plain32" -> response("text/plain; charset=utf-32", events(value, Charset.forName("UTF-32LE")),
+                    chunked);
+            case "/plain16be" -> response("application/json; charset=utf-16", events(value,
+                    StandardCharsets.UTF_16BE), chunked);
+            case "/sse8" -> response("text/event-stream; charset=UTF-8", events(value, StandardCharsets.UTF_8),
+                    chunked);
+            case "/latin1" -> response("text/plain; charset=\"ISO-8859-1\"", ("key " + value)
+                    .getBytes(StandardCharsets.ISO_8859_1), chunked);
+            case "/text16" -> response("text/plain; charset=utf-16le", ("key " + value)
+                    .getBytes(StandardCharsets.UTF_16LE), chunked);
+            default -> TestUpstream.ok("plain");
+        };
+    }
+
+    @Test
+    void aCharsetTheScrubCannotReadOrWideEventsAreRefusedAndAudited() throws Exception {
+        List<String> refused = List.of("/utf7", "/twotypes", "/unknown", "/iso2022", "/sse16", "/sse32", "/plain32",
+                "/plain16be");
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
+            fx.upstream.respond(ResponseCharsetScrubTest::echo);
+            List<String> expected = new ArrayList<>();
+            try (RawClient c = fx.client()) {
+                for (String path : refused) {
+                    for (String framing : List.of("", "-chunked")) {
+                        RawClient.Response r = c.send(ResponseScrubTest.request(fx, path + framing, "")).read();
+                        assertEquals(502, r.status(), path + framing);
+                        assertTrue(r.bodyText().contains("\"error\":\"response_uninspectable\""), r.bodyText());
+                        assertFalse(r.bodyText().contains(SECRET.substring(0, 4)), r.bodyText());
+                        expected.add("response_uninspectable false");
+                    }
+                }
+            }
+            assertEquals(expected, fx.hook.unscannable);
+        }
+    }
+
+    @Test
+    void charsetsTheScrubReadsPassScrubbed() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
+            fx.upstream.respond(ResponseCharsetScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                for (String framing : List.of("", "-chunked")) {
+                    RawClient.Response sse = c.send(ResponseScrubTest.request(fx, "/sse8" + framing, "")).read();
+                    assertEquals(200, sse.status());
+                    assertEquals(PLACEHOLDER, sse.bodyText().replace("data: ", "").replace("\n", ""));
+                    RawClient.Response latin = c.send(ResponseScrubTest.request(fx, "/latin1" + framing, "")).read();
+                    assertEquals("key " + PLACEHOLDER, latin.bodyText());
+                    RawClient.Response wide = c.send(ResponseScrubTest.request(fx, "/text16" + framing, "")).read();
+                    assertEquals(200, wide.status());
+                    assertEquals("key " + PLACEHOLDER, new String(wide.body(), StandardCharsets.UTF_16LE));
+                }
+            }
+            assertEquals(List.of(), fx.hook.unscannable);
+        }
+    }
+
+    @Test
+    void anUnreadableCharsetIsRelayedWhenTheCredentialAllowsIt() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(true))) {
+            fx.upstream.respond(ResponseCharsetScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send(ResponseScrubTest.request(fx, "/utf7", "")).read();
+                assertEquals(200, r.status());
+                assertEquals("text/plain; charset=utf-7", r.header("content-type"));
+            }
+            assertEquals(List.of("response_uninspectable true"), fx.hook.unscannable);
+        }
+    }
+}
