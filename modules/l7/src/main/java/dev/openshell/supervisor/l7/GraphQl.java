@@ -184,7 +184,7 @@ final class GraphQl {
         }
         String query = optionalString(o, "query");
         String name = optionalString(o, "operationName");
-        JsonValue extensions = o.get("extensions");
+        JsonValue extensions = Bodies.member(o, "extensions");
         String hash = extensions == null || extensions == JsonValue.NULL ? null : hash(extensions);
         String id = null;
         for (String k : ID_KEYS) {
@@ -204,14 +204,14 @@ final class GraphQl {
         if (!(extensions instanceof JsonObject e)) {
             throw ambiguous("extensions is not a JSON object");
         }
-        JsonValue pq = e.get("persistedQuery");
+        JsonValue pq = Bodies.member(e, "persistedQuery");
         if (pq == null || pq == JsonValue.NULL) {
             return null;
         }
         if (!(pq instanceof JsonObject p)) {
             throw ambiguous("extensions.persistedQuery is not a JSON object");
         }
-        JsonValue h = p.get("sha256Hash");
+        JsonValue h = Bodies.member(p, "sha256Hash");
         if (h == null || h == JsonValue.NULL) {
             return null;
         }
@@ -222,7 +222,7 @@ final class GraphQl {
     }
 
     private static String optionalString(JsonObject o, String key) throws Invalid {
-        JsonValue v = o.get(key);
+        JsonValue v = Bodies.member(o, key);
         if (v == null || v == JsonValue.NULL) {
             return null;
         }
