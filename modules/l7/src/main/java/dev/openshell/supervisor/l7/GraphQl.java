@@ -88,8 +88,8 @@ final class GraphQl {
      */
     record Operation(String type, String name, List<String> fields, boolean persisted) {
         String describe() {
-            return (type.isEmpty() ? "persisted" : type) + (name.isEmpty() ? "" : " " + name) + " {"
-                    + String.join(",", fields) + "}";
+            return (type.isEmpty() ? "persisted" : type) + (name.isEmpty() ? "" : " " + AuditNames.safe(name)) + " {"
+                    + String.join(",", fields.stream().map(AuditNames::safe).toList()) + "}";
         }
     }
 
@@ -114,7 +114,7 @@ final class GraphQl {
             return getEnvelope(query, endpoint);
         }
         if (!m.equals("POST")) {
-            throw new Invalid("GraphQL request rejected: unsupported GraphQL HTTP method " + printable(m));
+            throw new Invalid("GraphQL request rejected: unsupported GraphQL HTTP method " + AuditNames.safe(m));
         }
         for (String key : CONTROL) {
             if (query.containsKey(key)) {
@@ -449,14 +449,5 @@ final class GraphQl {
 
     static String utf8(byte[] body) throws Invalid {
         return Bodies.utf8(body).orElseThrow(() -> new Invalid("GraphQL request rejected: the body is not UTF-8"));
-    }
-
-    static String printable(String s) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < s.length() && i < 32; i++) {
-            char c = s.charAt(i);
-            b.append(c >= 0x21 && c < 0x7F ? c : '?');
-        }
-        return b.toString();
     }
 }

@@ -50,7 +50,8 @@ final class JsonRpc {
      */
     record Call(Optional<String> method, Optional<String> tool, boolean response) {
         String describe() {
-            return response ? "(response)" : method.orElse("?") + tool.map(t -> "[" + t + "]").orElse("");
+            return response ? "(response)" : method.map(AuditNames::safe).orElse("?")
+                    + tool.map(t -> "[" + AuditNames.safe(t) + "]").orElse("");
         }
     }
 
