@@ -5,11 +5,15 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import jakarta.json.Json;
 import jakarta.json.JsonConfig;
+import jakarta.json.JsonObject;
 import jakarta.json.JsonReader;
 import jakarta.json.JsonReaderFactory;
 import jakarta.json.JsonValue;
@@ -21,7 +25,12 @@ import jakarta.json.stream.JsonParserFactory;
  * without replacement, and JSON read as exactly one value with nothing but whitespace after it (a second message after
  * the first is never left for the upstream to read unchecked), at most {@value #MAX_DEPTH} levels of nesting, numbers
  * of at most {@value #MAX_NUMBER_CHARS} characters, and no duplicate object key (two readers of one body must never
- * see different methods or operations). Every JSON body the L7 policy reads goes through {@link #json}.
+ * see different methods or operations). Keys are compared folded ({@link #fold}): Go's {@code encoding/json} and
+ * ASP.NET Core match member names to fields without regard to case and keep the last match, so {@code "query"} and
+ * {@code "Query"} (or {@code "params"} and {@code "param"} ending in U+017F, which folds to the letter s) in one object
+ * are a duplicate. Every JSON body the L7 policy reads goes through {@link #json}, and its readers look members up
+ * with {@link #member}, so a member named in another case ({@code "Method"} alone) is read as the member a
+ * case-insensitive server reads.
  *
  * <p>The body is read twice: a streaming pass that checks the limits and the end without building anything (so no
  * number is converted and no deep structure is built), then the tree.
@@ -83,20 +92,82 @@ final class Bodies {
         }
     }
 
-    /** The streaming pass: one value, its depth and its numbers, then only whitespace. */
+    /**
+     * {@return the member of {@code o} named {@code name} as a case-insensitive reader names it}: the member whose key
+     * is {@code name}, else the one whose key folds ({@link #fold}) to the same text, else null. At most one member
+     * folds to a name in an object {@link #json} returned.
+     *
+     * @param o an object read by {@link #json}
+     * @param name the governed member name (ASCII)
+     */
+    static JsonValue member(JsonObject o, String name) {
+        JsonValue exact = o.get(name);
+        if (exact != null) {
+            return exact;
+        }
+        String folded = fold(name);
+        for (Map.Entry<String, JsonValue> m : o.entrySet()) {
+            if (fold(m.getKey()).equals(folded)) {
+                return m.getValue();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * {@return {@code name} folded for comparison without regard to case}: every code point mapped to the upper case
+     * of its lower case ({@link Character#toLowerCase(int)}, {@link Character#toUpperCase(int)}: Unicode simple case
+     * mappings). Two names equal under Go's {@code encoding/json} folding (each rune to the smallest rune of its
+     * {@code unicode.SimpleFold} orbit, so {@code U+017F} reads as the letter s and {@code U+212A} KELVIN SIGN as
+     * the letter k) fold to the same text here (checked for every code point in {@code CaseFoldedKeysTest}); a few
+     * more do ({@code U+0130} and {@code U+0131} fold to the letter I), which refuses or judges more, never less.
+     */
+    static String fold(String name) {
+        int i = 0;
+        while (i < name.length() && name.charAt(i) < 0x80 && !(name.charAt(i) >= 'a' && name.charAt(i) <= 'z')) {
+            i++;
+        }
+        if (i == name.length()) {
+            return name; // nothing to fold: the common case of an upper-case or symbol-only key
+        }
+        StringBuilder b = new StringBuilder(name.length());
+        name.codePoints().forEach(cp -> b.appendCodePoint(foldCodePoint(cp)));
+        return b.toString();
+    }
+
+    private static int foldCodePoint(int cp) {
+        if (cp < 0x80) {
+            return cp >= 'a' && cp <= 'z' ? cp - ('a' - 'A') : cp;
+        }
+        return Character.toUpperCase(Character.toLowerCase(cp));
+    }
+
+    /** The streaming pass: one value, its depth and its numbers, no key twice in an object, then only whitespace. */
     private static void check(String text) throws Malformed {
         int depth = 0;
         boolean complete = false;
+        ArrayDeque<Set<String>> keys = new ArrayDeque<>(); // the folded keys of each open object
         try (JsonParser p = PARSERS.createParser(new StringReader(text))) {
             while (p.hasNext()) {
-                switch (p.next()) {
+                JsonParser.Event event = p.next();
+                switch (event) {
                     case START_ARRAY, START_OBJECT -> {
                         if (++depth > MAX_DEPTH) {
                             throw new Malformed("json_too_deep", "the JSON body nests deeper than " + MAX_DEPTH
                                     + " levels");
                         }
+                        keys.push(event == JsonParser.Event.START_OBJECT ? new HashSet<>() : Set.of());
                     }
-                    case END_ARRAY, END_OBJECT -> depth--;
+                    case END_ARRAY, END_OBJECT -> {
+                        depth--;
+                        keys.pop();
+                    }
+                    case KEY_NAME -> {
+                        if (!keys.peek().add(fold(p.getString()))) {
+                            throw new Malformed("json_duplicate_key", "a JSON object has a duplicate key (keys are"
+                                    + " compared without regard to case)");
+                        }
+                    }
                     case VALUE_NUMBER -> {
                         if (p.getString().length() > MAX_NUMBER_CHARS) {
                             throw new Malformed("json_number_too_long", "a JSON number is longer than "

@@ -88,8 +88,8 @@ final class GraphQl {
      */
     record Operation(String type, String name, List<String> fields, boolean persisted) {
         String describe() {
-            return (type.isEmpty() ? "persisted" : type) + (name.isEmpty() ? "" : " " + name) + " {"
-                    + String.join(",", fields) + "}";
+            return (type.isEmpty() ? "persisted" : type) + (name.isEmpty() ? "" : " " + AuditNames.safe(name)) + " {"
+                    + String.join(",", fields.stream().map(AuditNames::safe).toList()) + "}";
         }
     }
 
@@ -114,7 +114,7 @@ final class GraphQl {
             return getEnvelope(query, endpoint);
         }
         if (!m.equals("POST")) {
-            throw new Invalid("GraphQL request rejected: unsupported GraphQL HTTP method " + printable(m));
+            throw new Invalid("GraphQL request rejected: unsupported GraphQL HTTP method " + AuditNames.safe(m));
         }
         for (String key : CONTROL) {
             if (query.containsKey(key)) {
@@ -184,7 +184,7 @@ final class GraphQl {
         }
         String query = optionalString(o, "query");
         String name = optionalString(o, "operationName");
-        JsonValue extensions = o.get("extensions");
+        JsonValue extensions = Bodies.member(o, "extensions");
         String hash = extensions == null || extensions == JsonValue.NULL ? null : hash(extensions);
         String id = null;
         for (String k : ID_KEYS) {
@@ -204,14 +204,14 @@ final class GraphQl {
         if (!(extensions instanceof JsonObject e)) {
             throw ambiguous("extensions is not a JSON object");
         }
-        JsonValue pq = e.get("persistedQuery");
+        JsonValue pq = Bodies.member(e, "persistedQuery");
         if (pq == null || pq == JsonValue.NULL) {
             return null;
         }
         if (!(pq instanceof JsonObject p)) {
             throw ambiguous("extensions.persistedQuery is not a JSON object");
         }
-        JsonValue h = p.get("sha256Hash");
+        JsonValue h = Bodies.member(p, "sha256Hash");
         if (h == null || h == JsonValue.NULL) {
             return null;
         }
@@ -222,7 +222,7 @@ final class GraphQl {
     }
 
     private static String optionalString(JsonObject o, String key) throws Invalid {
-        JsonValue v = o.get(key);
+        JsonValue v = Bodies.member(o, key);
         if (v == null || v == JsonValue.NULL) {
             return null;
         }
@@ -449,14 +449,5 @@ final class GraphQl {
 
     static String utf8(byte[] body) throws Invalid {
         return Bodies.utf8(body).orElseThrow(() -> new Invalid("GraphQL request rejected: the body is not UTF-8"));
-    }
-
-    static String printable(String s) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < s.length() && i < 32; i++) {
-            char c = s.charAt(i);
-            b.append(c >= 0x21 && c < 0x7F ? c : '?');
-        }
-        return b.toString();
     }
 }

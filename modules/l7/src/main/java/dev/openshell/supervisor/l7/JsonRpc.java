@@ -50,7 +50,8 @@ final class JsonRpc {
      */
     record Call(Optional<String> method, Optional<String> tool, boolean response) {
         String describe() {
-            return response ? "(response)" : method.orElse("?") + tool.map(t -> "[" + t + "]").orElse("");
+            return response ? "(response)" : method.map(AuditNames::safe).orElse("?")
+                    + tool.map(t -> "[" + AuditNames.safe(t) + "]").orElse("");
         }
     }
 
@@ -95,13 +96,13 @@ final class JsonRpc {
         if (!(v instanceof JsonObject o)) {
             throw new Invalid("a message is not a JSON object");
         }
-        if (!(o.get("jsonrpc") instanceof JsonString version) || !version.getString().equals("2.0")) {
+        if (!(Bodies.member(o, "jsonrpc") instanceof JsonString version) || !version.getString().equals("2.0")) {
             throw new Invalid("a message lacks \"jsonrpc\": \"2.0\"");
         }
-        boolean hasResult = o.containsKey("result");
-        boolean hasError = o.containsKey("error");
-        JsonValue method = o.get("method");
-        JsonValue id = o.get("id");
+        boolean hasResult = Bodies.member(o, "result") != null;
+        boolean hasError = Bodies.member(o, "error") != null;
+        JsonValue method = Bodies.member(o, "method");
+        JsonValue id = Bodies.member(o, "id");
         if (id != null && !(id instanceof JsonString) && id.getValueType() != JsonValue.ValueType.NUMBER
                 && id != JsonValue.NULL) {
             throw new Invalid("id is not a string, a number or null");
@@ -113,7 +114,7 @@ final class JsonRpc {
             if (!(method instanceof JsonString m) || m.getString().isEmpty()) {
                 throw new Invalid("method is not a non-empty string");
             }
-            JsonValue params = o.get("params");
+            JsonValue params = Bodies.member(o, "params");
             if (params != null && !(params instanceof JsonObject) && !(params instanceof JsonArray)) {
                 throw new Invalid("params is not an object or an array");
             }
@@ -123,7 +124,7 @@ final class JsonRpc {
                     throw new Invalid("MCP params is not an object");
                 }
                 if (m.getString().equals("tools/call")) {
-                    if (!(params instanceof JsonObject p) || !(p.get("name") instanceof JsonString name)) {
+                    if (!(params instanceof JsonObject p) || !(Bodies.member(p, "name") instanceof JsonString name)) {
                         throw new Invalid("tools/call needs params.name, a string");
                     }
                     if (strict && !STRICT_TOOL.matcher(name.getString()).matches()) {
@@ -137,7 +138,7 @@ final class JsonRpc {
         if (hasResult == hasError) {
             throw new Invalid("a message is neither a request (method) nor a response (result or error)");
         }
-        if (hasError && !(o.get("error") instanceof JsonObject)) {
+        if (hasError && !(Bodies.member(o, "error") instanceof JsonObject)) {
             throw new Invalid("error is not an object");
         }
         if (id == null) {

@@ -308,7 +308,7 @@ public final class L7Engine {
             return hard(selected, 403, "GraphQL WebSocket message rejected: " + e.getMessage(), target.path(), "",
                     Optional.of(e.code()));
         }
-        if (!(json instanceof JsonObject o) || !(o.get("type") instanceof JsonString t)) {
+        if (!(json instanceof JsonObject o) || !(Bodies.member(o, "type") instanceof JsonString t)) {
             return hard(selected, 403, "GraphQL WebSocket message rejected: not a JSON object with a type",
                     target.path(), "");
         }
@@ -318,8 +318,8 @@ public final class L7Engine {
                         target.path(), t.getString());
             }
             case "subscribe", "start" -> {
-                if (!(o.get("id") instanceof JsonString id) || id.getString().isEmpty()
-                        || !(o.get("payload") instanceof JsonObject payload)) {
+                if (!(Bodies.member(o, "id") instanceof JsonString id) || id.getString().isEmpty()
+                        || !(Bodies.member(o, "payload") instanceof JsonObject payload)) {
                     return hard(selected, 403, "GraphQL WebSocket message rejected: " + t.getString()
                             + " needs a non-empty string id and an object payload", target.path(), "");
                 }

@@ -354,6 +354,33 @@ class L7HardeningIT {
         assertTrue(audited("json_trailing_data"));
     }
 
+    /**
+     * Keys equal without regard to case (attacker pass 3, L1): a Go or ASP.NET Core upstream reads {@code Query} as
+     * {@code query}, the last one winning, so two of them are a duplicate and one alone is judged as the member.
+     */
+    @Test
+    void keysEqualWithoutRegardToCaseAreOneKeyAsGoServersReadThem() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            RawUpstream up = upstream(https);
+            up.drain();
+            int before = up.count();
+            refused(json(https, "POST", GQL, "/graphql", "{\"query\":\"{ viewer { login } }\","
+                    + "\"Query\":\"mutation { deleteRepository }\"}"), up, before, "json_duplicate_key");
+            refused(json(https, "POST", RPC, "/rpc", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"reports.search\","
+                    + "\"Method\":\"reports.delete\"}"), up, before, "json_duplicate_key");
+            refused(json(https, "POST", MCP, "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                    + "\"params\":{\"name\":\"read_status\"},\"param\u017f\":{\"name\":\"delete_all\"}}"), up, before,
+                    "json_duplicate_key");
+            Curl.Result lone = json(https, "POST", MCP, "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":1,\"Method\":"
+                    + "\"tools/call\",\"Params\":{\"NAME\":\"delete_all\"}}");
+            assertEquals(403, lone.status(), lone.toString());
+            assertEquals(before, up.count(), "the denied call never reached the upstream");
+            forwarded(json(https, "POST", RPC, "/rpc", "{\"jsonrpc\":\"2.0\",\"id\":1,\"METHOD\":"
+                    + "\"reports.search\"}"), up, "POST /rpc ");
+        }
+        assertTrue(audited("json_duplicate_key"));
+    }
+
     // --------------------------------------------------------------------------------- item 7: GraphQL shapes
 
     private static String q(String value) {

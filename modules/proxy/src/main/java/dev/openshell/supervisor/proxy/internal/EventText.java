@@ -17,11 +17,13 @@ import java.util.Map;
  * A piece belongs to a channel: raw {@code data}
  * values all share one; a JSON string value's channel is its path of keys and array indices (e.g.
  * {@code choices.0.delta.content}), so the strings a token stream delivers in one field join across events while
- * other fields ({@code id}, {@code model}) do not come between them. A key that repeats within one object is read as
- * a client's JSON parser reads it, the last occurrence being the member ({@link JsonStrings}). Piece text is held as
- * ISO-8859-1 of the UTF-8 bytes, so string positions are byte positions. Data that is not strict JSON but starts
- * like JSON (a bracket or a quote, after white space and comments) is read as lenient readers read it
- * ({@link LenientJson}: its string values on their paths, the bytes between them raw); other data (and a number,
+ * other fields ({@code id}, {@code model}) do not come between them. Keys are compared without regard to case
+ * ({@link #fold}): a Go client reads {@code content} and {@code Content} as one field. A key that repeats within one
+ * object (in any case) is read as a client's JSON parser reads it, the last occurrence being the member
+ * ({@link JsonStrings}). Piece text is held as ISO-8859-1 of the UTF-8 bytes, so string positions are byte
+ * positions. Data that is not strict JSON but starts like JSON (a bracket or a quote, after white space and comments)
+ * is read as lenient readers read it ({@link LenientJson}: its string values on their paths, the bytes between them
+ * raw); other data (and a number,
  * {@code true}, {@code false} or {@code null} alone) is taken as raw values.
  */
 final class EventText {
@@ -403,7 +405,7 @@ final class EventText {
             if (i < 0) {
                 return -1;
             }
-            Node node = new Node(level.parent, name[0]);
+            Node node = new Node(level.parent, fold(name[0]));
             Node earlier = level.members.put(node.name, node);
             if (earlier != null) {
                 node.before = earlier.before + 1;
@@ -412,6 +414,31 @@ final class EventText {
             level.at = node;
             return i;
         }
+    }
+
+    /**
+     * {@return a key folded as a case-insensitive JSON reader matches it to a field}: every code point mapped to the
+     * upper case of its lower case (Unicode simple case mappings), so {@code content}, {@code Content} and
+     * {@code CONTENT} are one step of a path. Go's {@code encoding/json} (go-openai and other Go clients) fills one
+     * field from each spelling, the last in an object winning; two names equal under Go's folding ({@code U+017F}
+     * with the letter s, {@code U+212A} with the letter k) fold to the same text here. The same folding as the L7 JSON
+     * readers' ({@code docs/policy-reference.md}, "JSON bodies").
+     */
+    static String fold(String key) {
+        StringBuilder b = null;
+        for (int i = 0; i < key.length(); ) {
+            int cp = key.codePointAt(i);
+            int f = cp < 0x80 ? (cp >= 'a' && cp <= 'z' ? cp - ('a' - 'A') : cp)
+                    : Character.toUpperCase(Character.toLowerCase(cp));
+            if (f != cp && b == null) {
+                b = new StringBuilder(key.length()).append(key, 0, i);
+            }
+            if (b != null) {
+                b.appendCodePoint(f);
+            }
+            i += Character.charCount(cp);
+        }
+        return b == null ? key : b.toString();
     }
 
     /** {@return the index after the colon of an object member's key at {@code i} (its name set as {@code name[0]})} */

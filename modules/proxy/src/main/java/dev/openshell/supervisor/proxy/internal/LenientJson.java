@@ -159,10 +159,13 @@ final class LenientJson {
         }
     }
 
-    /** Names the current member of an object; an earlier member of the same name gets a path of its own. */
+    /**
+     * Names the current member of an object, its name folded as strict data's are ({@link EventText#fold}); an earlier
+     * member of the same folded name gets a path of its own.
+     */
     private static void member(Level level, String name) {
-        Node node = new Node(level.parent, name);
-        Node earlier = level.members.put(name, node);
+        Node node = new Node(level.parent, EventText.fold(name));
+        Node earlier = level.members.put(node.name, node);
         if (earlier != null) {
             node.before = earlier.before + 1;
             earlier.name = earlier.name + "\u0000" + earlier.before;
