@@ -249,20 +249,17 @@ public final class RegexProvider implements MiddlewareProvider {
      */
     static List<Finding> findings(SecretScanner.Scan scan) {
         Selection s = scan.selection();
-        int[] counts = scan.counts();
-        long kinds = java.util.Arrays.stream(counts).filter(c -> c > 0).count();
-        int listed = kinds <= EnvelopeLimits.MAX_FINDINGS ? (int) kinds : EnvelopeLimits.MAX_FINDINGS - 1;
-        List<Finding> out = new ArrayList<>();
+        int kinds = scan.kindCount();
+        int listed = kinds <= EnvelopeLimits.MAX_FINDINGS ? kinds : EnvelopeLimits.MAX_FINDINGS - 1;
+        List<Finding> out = new ArrayList<>(Math.min(kinds, EnvelopeLimits.MAX_FINDINGS));
         long rest = 0;
-        for (int t = 0; t < counts.length; t++) {
-            if (counts[t] == 0) {
-                continue;
-            }
-            if (out.size() < listed) {
-                String confidence = s.checksummed(t) && scan.unverified()[t] == 0 ? "high" : "";
-                out.add(new Finding("secret." + s.id(t), s.label(t), counts[t], confidence, "high"));
+        for (int k = 0; k < kinds; k++) {
+            int t = scan.type(k);
+            if (k < listed) {
+                String confidence = s.checksummed(t) && scan.unverified(k) == 0 ? "high" : "";
+                out.add(new Finding("secret." + s.id(t), s.label(t), scan.count(k), confidence, "high"));
             } else {
-                rest += counts[t];
+                rest += scan.count(k);
             }
         }
         if (rest > 0) {

@@ -319,8 +319,12 @@ final class RunGate {
 
     /** {@return the high bit of each byte of the word {@code w} that is no token character for the words' test} */
     private long outside(long w) {
-        long x = w & LOWS;
-        return (~(x + ABOVE_SPACE) | w) & HIGHS | delimiters(x);
+        return spaces(w) | delimiters(w & LOWS);
+    }
+
+    /** {@return the high bit of each byte of the word {@code w} below 0x21 or not ASCII: it ends any run} */
+    private static long spaces(long w) {
+        return (~((w & LOWS) + ABOVE_SPACE) | w) & HIGHS;
     }
 
     /** {@return the high bit of each byte of the word {@code w} that is a {@code -}} */
@@ -330,8 +334,9 @@ final class RunGate {
 
     /**
      * {@return as {@link #runFrom}, for the window at {@code k} whose 8 bytes are token characters and no dash} The
-     * run's ends are found in the words just before and just after the window; a run that reaches past either is
-     * read a byte at a time.
+     * run's ends are found in the words just before and just after the window, first by spaces, controls and
+     * non-ASCII bytes only (cheaper, and enough to pass over a long word of prose), then with the delimiters too; a
+     * run that reaches past either word is read a byte at a time.
      */
     private long around(ByteBuffer text, int k, int from) {
         if (k - Long.BYTES < from || k + 2 * Long.BYTES > text.limit()) {
@@ -339,8 +344,21 @@ final class RunGate {
         }
         long back = text.getLong(k - Long.BYTES);
         long ahead = text.getLong(k + Long.BYTES);
-        long backOut = outside(back);
-        long aheadOut = outside(ahead);
+        long backEnds = spaces(back);
+        long aheadEnds = spaces(ahead);
+        if (backEnds != 0 && aheadEnds != 0) {
+            // ends by spaces, controls and non-ASCII bytes only: a run that holds the exact one; a word of prose is
+            // too short even so and holds no dash, and then no position up to its space starts a run that qualifies
+            int trail = Long.numberOfTrailingZeros(aheadEnds) >>> 3;
+            int length = (Long.numberOfLeadingZeros(backEnds) >>> 3) + Long.BYTES + trail;
+            long dash = dashes(back) & -(Long.highestOneBit(backEnds) << 1)
+                    | dashes(ahead) & (Long.lowestOneBit(aheadEnds) - 1);
+            if (length < least && dash == 0) {
+                return ~(long) (k + Long.BYTES + trail);
+            }
+        }
+        long backOut = backEnds | delimiters(back & LOWS);
+        long aheadOut = aheadEnds | delimiters(ahead & LOWS);
         if (backOut == 0 || aheadOut == 0) {
             return runFrom(text, runStart(text, k, from), k + Long.BYTES);
         }

@@ -40,7 +40,7 @@ final class SecretScanner {
     private static final String ESCAPE_LETTERS = "nrtbfv";
     private static final Catalog CATALOG = Catalog.get();
     private static final int[] NO_SPANS = new int[0];
-    /** The counts of a scan that found nothing: no type needs a slot (zero length, so never written). */
+    /** The types found by a scan that found nothing (zero length, so never written). */
     private static final int[] NO_COUNTS = new int[0];
     private static final int NO_MATCH = -1;
     /** {@link Prefilter#flags} of every byte, as a constant table for the scan's inner loop. */
@@ -56,40 +56,79 @@ final class SecretScanner {
      * The result of a scan.
      *
      * @param selection what was looked for
-     * @param counts matches per secret type ({@link Selection} numbering); empty when nothing matched
-     * @param unverified per type: how many matches of a checksummed format failed its checksum; empty when nothing
-     *     matched
+     * @param kinds the types found, as triples (type in {@link Selection} numbering, matches, matches of a
+     *     checksummed format that failed its checksum), in increasing type order; a body holds few types, so the
+     *     result is as small as they are, not as large as the catalog
+     * @param kindInts how many ints of {@code kinds} are used (three per type found)
      * @param spans the matches as triples (start, end exclusive, type), in increasing order and never overlapping;
      *     only filled when the scan was asked to redact
      * @param spanInts how many ints of {@code spans} are used (three per match)
      */
-    record Scan(Selection selection, int[] counts, int[] unverified, int[] spans, int spanInts) {
+    record Scan(Selection selection, int[] kinds, int kindInts, int[] spans, int spanInts) {
         /** {@return the total number of matches} */
         int total() {
             int total = 0;
-            for (int c : counts) {
-                total += c;
+            for (int k = 1; k < kindInts; k += 3) {
+                total += kinds[k];
             }
             return total;
         }
 
         /** {@return whether nothing matched} */
         boolean isEmpty() {
-            for (int c : counts) {
-                if (c != 0) {
-                    return false;
-                }
+            return kindInts == 0;
+        }
+
+        /** {@return how many types were found} */
+        int kindCount() {
+            return kindInts / 3;
+        }
+
+        /** {@return the type of the {@code k}-th type found, in type order} @param k 0 to {@link #kindCount()} - 1 */
+        int type(int k) {
+            return kinds[3 * k];
+        }
+
+        /** {@return the matches of the {@code k}-th type found} @param k 0 to {@link #kindCount()} - 1 */
+        int count(int k) {
+            return kinds[3 * k + 1];
+        }
+
+        /**
+         * {@return how many matches of the {@code k}-th type found failed its format's checksum}
+         *
+         * @param k 0 to {@link #kindCount()} - 1
+         */
+        int unverified(int k) {
+            return kinds[3 * k + 2];
+        }
+
+        /** {@return matches per type, indexed by type ({@link Selection} numbering); empty when nothing matched} */
+        int[] counts() {
+            return perType(1);
+        }
+
+        /** {@return per type, the matches that failed a checksum; empty when nothing matched} */
+        int[] unverified() {
+            return perType(2);
+        }
+
+        private int[] perType(int field) {
+            if (kindInts == 0) {
+                return NO_COUNTS;
             }
-            return true;
+            int[] out = new int[selection.types()];
+            for (int k = 0; k < kindInts; k += 3) {
+                out[kinds[k]] = kinds[k + field];
+            }
+            return out;
         }
 
         /** {@return the counts of the types found, in type order: id to count} */
         Map<String, Integer> byId() {
             Map<String, Integer> m = new java.util.LinkedHashMap<>();
-            for (int t = 0; t < counts.length; t++) {
-                if (counts[t] > 0) {
-                    m.put(selection.id(t), counts[t]);
-                }
+            for (int k = 0; k < kindInts; k += 3) {
+                m.put(selection.id(kinds[k]), kinds[k + 1]);
             }
             return m;
         }
@@ -111,35 +150,43 @@ final class SecretScanner {
 
     /** Collects matches during one scan. */
     private static final class Found {
-        final int types;
-        /** Allocated at the first match: most texts hold none, and the catalog has hundreds of types. */
-        int[] counts;
-        int[] unverified;
+        /** The types found so far, as {@link Scan#kinds} holds them. */
+        int[] kinds = NO_COUNTS;
+        int kindInts;
         final boolean keepSpans;
         int[] spans = NO_SPANS;
         int used;
         /** Where the last match ends: no later match starts before it. */
         int resume;
 
-        Found(int types, boolean keepSpans) {
-            this.types = types;
+        Found(boolean keepSpans) {
             this.keepSpans = keepSpans;
         }
 
-        /** {@return the counts per type, allocated now if no match was added yet} */
-        int[] counts() {
-            if (counts == null) {
-                counts = new int[types];
-                unverified = new int[types];
+        /** Counts one match of {@code type}, as one that failed its checksum unless {@code verifiedOrNoChecksum}. */
+        void count(int type, boolean verifiedOrNoChecksum) {
+            int k = 0;
+            while (k < kindInts && kinds[k] < type) {
+                k += 3;
             }
-            return counts;
+            if (k == kindInts || kinds[k] != type) { // a new type, kept in type order
+                if (kindInts + 3 > kinds.length) {
+                    kinds = Arrays.copyOf(kinds, Math.max(12, kinds.length * 2));
+                }
+                System.arraycopy(kinds, k, kinds, k + 3, kindInts - k);
+                kinds[k] = type;
+                kinds[k + 1] = 0;
+                kinds[k + 2] = 0;
+                kindInts += 3;
+            }
+            kinds[k + 1]++;
+            if (!verifiedOrNoChecksum) {
+                kinds[k + 2]++;
+            }
         }
 
         void add(int type, int start, int end, boolean verifiedOrNoChecksum) {
-            counts()[type]++;
-            if (!verifiedOrNoChecksum) {
-                unverified[type]++;
-            }
+            count(type, verifiedOrNoChecksum);
             if (keepSpans) {
                 if (used + 3 > spans.length) {
                     spans = Arrays.copyOf(spans, Math.max(48, spans.length * 2));
@@ -181,7 +228,7 @@ final class SecretScanner {
 
     private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte) {
         boolean custom = !selection.custom().isEmpty();
-        Found found = new Found(selection.types(), redact || custom);
+        Found found = new Found(redact || custom);
         RunGate gate = selection.gate();
         ByteBuffer words = RunGate.littleEndian(text);
         int n = text.limit();
@@ -202,13 +249,10 @@ final class SecretScanner {
         if (custom) {
             scanCustom(text, selection, found);
         }
-        if (found.counts == null) {
-            return new Scan(selection, NO_COUNTS, NO_COUNTS, NO_SPANS, 0);
+        if (found.kindInts == 0 || !redact) {
+            return new Scan(selection, found.kinds, found.kindInts, NO_SPANS, 0);
         }
-        if (!redact) {
-            return new Scan(selection, found.counts, found.unverified, NO_SPANS, 0);
-        }
-        return new Scan(selection, found.counts, found.unverified, found.spans, found.used);
+        return new Scan(selection, found.kinds, found.kindInts, found.spans, found.used);
     }
 
     /**
@@ -469,7 +513,7 @@ final class SecretScanner {
                         || (after != null && after.getKey() < end);
                 if (!overlaps) {
                     taken.put(start, new int[] {end, type});
-                    found.counts()[type]++;
+                    found.count(type, true);
                 }
             };
             if (cp.keyword() == null) {

@@ -4,6 +4,8 @@ import io.helidon.common.buffers.BufferData;
 import io.helidon.common.buffers.DataReader;
 import io.helidon.common.buffers.DataWriter;
 import io.helidon.common.concurrency.limits.Limit;
+import io.helidon.common.socket.HelidonSocket;
+import io.helidon.common.socket.NioSocket;
 import io.helidon.webserver.ConnectionContext;
 import io.helidon.webserver.spi.ServerConnection;
 import java.io.BufferedOutputStream;
@@ -64,7 +66,7 @@ final class ProxyConnection implements ServerConnection {
     }
 
     private void serve() {
-        HttpInput in = new HttpInput(new ReaderStream(ctx.dataReader()));
+        HttpInput in = new HttpInput(new ReaderStream(ctx.dataReader(), ctx.serverSocket()));
         OutputStream out = new BufferedOutputStream(new WriterStream(ctx.dataWriter(), connection.auditBarrier()),
                 16 * 1024);
         try {
@@ -119,12 +121,36 @@ final class ProxyConnection implements ServerConnection {
         }
     }
 
-    /** Helidon's reader as a stream; end of data is -1, socket failures are IOExceptions. */
-    private static final class ReaderStream extends InputStream {
+    /**
+     * Helidon's reader as a stream; end of data is -1, socket failures are IOExceptions.
+     *
+     * <p>On Helidon's plain (non-TLS) NIO socket, once the reader has handed out what it buffered while the connection
+     * was chosen, the stream reads the socket itself ({@link HelidonSocket#read(BufferData)}) into one buffer of its
+     * own, reused: the reader's way ({@code NioSocket.get()}) makes a new array of every read, up to 8 KiB each, which
+     * was a third to a half of the bytes allocated while buffering 1 MiB bodies (docs/BENCHMARKS.md, issue 41, "POST 1
+     * MiB"). That read reads the channel only when the socket's own buffer has nothing left, and that buffer holds
+     * stale bytes (zeros, or the last {@code get()}'s) until a read takes them: the first direct read takes and drops
+     * them. From then on the reader is never asked again: its {@code get()} expects the buffer cleared, and a direct
+     * read leaves it drained. {@code ReaderStreamTest} pins this reading of Helidon's socket.
+     */
+    static final class ReaderStream extends InputStream {
+        /** The socket's own read buffer's size in Helidon 4 ({@code NioSocket}), in bytes. */
+        private static final int SOCKET_BUFFER = 8 * 1024;
         private final DataReader reader;
+        /** The socket, when it is read directly; {@code null}: every read goes through {@link #reader}. */
+        private final HelidonSocket socket;
+        /** What the last direct read brought, not yet consumed; {@code null} when reads go through the reader. */
+        private final BufferData direct;
+        /** Whether the socket's stale buffer was taken (the first direct read). */
+        private boolean drained;
 
-        ReaderStream(DataReader reader) {
+        ReaderStream(DataReader reader, HelidonSocket socket) {
             this.reader = reader;
+            // exactly Helidon's plain NIO socket: a TLS socket's read is another algorithm, and this reading of the
+            // buffer's state is NioSocket's own
+            boolean plain = socket != null && socket.getClass() == NioSocket.class;
+            this.socket = plain ? socket : null;
+            this.direct = plain ? BufferData.create(2 * SOCKET_BUFFER).reset() : null;
         }
 
         @Override
@@ -139,6 +165,9 @@ final class ProxyConnection implements ServerConnection {
                 return 0;
             }
             try {
+                if (direct != null && reader.available() == 0) {
+                    return readDirect(b, off, len);
+                }
                 reader.ensureAvailable();
                 int n = Math.min(len, reader.available());
                 // a view of the reader's own arrays: one copy, into the caller's buffer
@@ -159,6 +188,28 @@ final class ProxyConnection implements ServerConnection {
             } catch (RuntimeException e) {
                 throw new IOException("client connection failed", e);
             }
+        }
+
+        /**
+         * Reads from what the last socket read brought, reading the socket when that is used up. Helidon 4.5 marks
+         * {@link HelidonSocket#read(BufferData)} for removal (its readers use {@code get()}); {@code ReaderStreamTest}
+         * fails to compile or to pass the day it goes or changes, and then the reader's way is the only one.
+         */
+        @SuppressWarnings("removal")
+        private int readDirect(byte[] b, int off, int len) {
+            if (direct.available() == 0) {
+                if (!drained) {
+                    direct.reset();
+                    socket.read(direct); // the socket buffer's stale bytes, without reading the channel: dropped
+                    drained = true;
+                }
+                direct.reset();
+                // a blocking read into free space: 0 only at end of stream (NioSocket drops the channel's -1)
+                if (socket.read(direct) <= 0) {
+                    return -1;
+                }
+            }
+            return direct.read(b, off, len);
         }
     }
 
