@@ -3,6 +3,7 @@ package dev.openshell.builtin.regex;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 
@@ -162,7 +163,7 @@ final class XmlText {
      * @param input text (UTF-8, or ASCII-compatible)
      */
     static TextView view(ByteBuffer input) {
-        return view(input, false);
+        return view(input, null);
     }
 
     /**
@@ -170,15 +171,21 @@ final class XmlText {
      * decodes nothing} As {@link #view}, except for the markup read as nothing: a comment ends at the first
      * {@code -->} or {@code --!>}; {@code <!} not followed by {@code --} (a doctype, and {@code <![CDATA[} in HTML
      * content), {@code <?}, and {@code </} not followed by an ASCII letter open a bogus comment that ends at the first
-     * {@code >}; there are no CDATA sections. Python's {@code html.parser} drops the same units.
+     * {@code >}; there are no CDATA sections. Python's {@code html.parser} drops the same units. A {@code <} inside a
+     * tag (an attribute value: {@code <p title="<!--">}) or inside the text of a raw-text element ({@code script},
+     * {@code style}, {@code textarea}, {@code title}, ...: {@link #literalOpeners}) opens nothing.
      *
      * @param input text (UTF-8, or ASCII-compatible)
      */
     static TextView htmlView(ByteBuffer input) {
-        return view(input, true);
+        return view(input, literalOpeners(input));
     }
 
-    private static TextView view(ByteBuffer input, boolean html) {
+    /**
+     * @param html for HTML, the positions of the {@code <} that open nothing ({@link #literalOpeners}); {@code null}
+     *     for XML
+     */
+    private static TextView view(ByteBuffer input, BitSet html) {
         int n = input.limit();
         byte[] out = new byte[n + 4];
         int o = 0;
@@ -193,7 +200,7 @@ final class XmlText {
             } else {
                 changed |= kind != NOTHING || cdata || startsWith(input, i, CDATA_OPEN) || joins(input, i);
                 if (kind == NOTHING) {
-                    cdata = !html && stateAfter(input, i, cdata);
+                    cdata = html == null && stateAfter(input, i, cdata);
                 } else {
                     o = Charsets.Transcoded.putUtf8(out, o, kind);
                 }
@@ -232,13 +239,13 @@ final class XmlText {
      * {@return the unit at {@code i}: its input length times 2^32 plus its kind ({@link #LITERAL}, {@link #NOTHING}
      * or the code point it reads as)}
      */
-    private static long step(ByteBuffer b, int i, boolean cdata, boolean html) {
+    private static long step(ByteBuffer b, int i, boolean cdata, BitSet html) {
         byte c = b.get(i);
         if (cdata) {
             return c == ']' && startsWith(b, i, CDATA_CLOSE) ? pack(3, NOTHING) : pack(1, LITERAL);
         }
-        if (c == '<' && html) {
-            return htmlMarkup(b, i);
+        if (c == '<' && html != null) {
+            return html.get(i) ? pack(1, LITERAL) : htmlMarkup(b, i);
         }
         if (c == '<') {
             if (startsWith(b, i, CDATA_OPEN)) {
@@ -285,6 +292,103 @@ final class XmlText {
                     return j + 4;
                 }
             }
+        }
+        return n;
+    }
+
+    /** Elements whose text a WHATWG tokenizer reads as raw text or RCDATA: no markup in it but its end tag. */
+    private static final java.util.Set<String> RAW_TEXT = java.util.Set.of("script", "style", "xmp", "iframe",
+            "noembed", "noframes", "noscript", "textarea", "title", "plaintext");
+
+    /**
+     * {@return the positions of the {@code <} of HTML that open no comment: those inside a tag (its attributes, quoted
+     * or not) and inside the text of a raw-text or RCDATA element up to its end tag} One pass, the comments and bogus
+     * comments skipped as {@link #htmlMarkup} reads them, so a {@code <!--} in an attribute value or a script does not
+     * hide the next real comment.
+     */
+    static BitSet literalOpeners(ByteBuffer b) {
+        int n = b.limit();
+        BitSet literal = new BitSet();
+        int i = 0;
+        while (i < n) {
+            if (b.get(i) != '<') {
+                i++;
+                continue;
+            }
+            long u = htmlMarkup(b, i);
+            if ((int) u == NOTHING) {
+                i += (int) (u >>> 32);
+                continue;
+            }
+            boolean end = i + 1 < n && b.get(i + 1) == '/';
+            int name = i + (end ? 2 : 1);
+            if (name >= n || !isAsciiLetter(b.get(name))) {
+                i++;
+                continue;
+            }
+            int j = name;
+            while (j < n && !tagNameEnd(b.get(j))) {
+                j++;
+            }
+            String tag = ascii(b, name, j).toLowerCase(java.util.Locale.ROOT);
+            j = tagEnd(b, j, literal);
+            i = !end && RAW_TEXT.contains(tag) ? rawTextEnd(b, j, tag, literal) : j;
+        }
+        return literal;
+    }
+
+    private static boolean tagNameEnd(byte c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '/' || c == '>';
+    }
+
+    /**
+     * {@return the index after the {@code >} ending a tag whose name ends at {@code j} (or the limit)}, each
+     * {@code <} in it marked literal; a quote after {@code =} (and white space) opens a value that runs to the same
+     * quote, a {@code >} in it ending nothing
+     */
+    private static int tagEnd(ByteBuffer b, int j, BitSet literal) {
+        int n = b.limit();
+        byte last = 0;
+        for (; j < n; j++) {
+            byte c = b.get(j);
+            if (c == '>') {
+                return j + 1;
+            }
+            if (c == '<') {
+                literal.set(j);
+            } else if ((c == '"' || c == '\'') && last == '=') {
+                int k = j + 1;
+                while (k < n && b.get(k) != c) {
+                    if (b.get(k) == '<') {
+                        literal.set(k);
+                    }
+                    k++;
+                }
+                j = k;
+            }
+            if (c != ' ' && c != '\t' && c != '\n' && c != '\f' && c != '\r') {
+                last = c;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * {@return the index of the end tag of raw-text element {@code tag} from {@code j} (or the limit)}, each
+     * {@code <} before it marked literal
+     */
+    private static int rawTextEnd(ByteBuffer b, int j, String tag, BitSet literal) {
+        int n = b.limit();
+        for (; j < n; j++) {
+            if (b.get(j) != '<') {
+                continue;
+            }
+            int k = j + 2 + tag.length();
+            if (k <= n && b.get(j + 1) == '/' && ascii(b, j + 2, k).equalsIgnoreCase(tag)
+                    && (k == n || tagNameEnd(b.get(k)))) {
+                return j;
+            }
+            literal.set(j);
         }
         return n;
     }
@@ -382,9 +486,9 @@ final class XmlText {
     private static final class Decoded extends TextView {
         private final ByteBuffer input;
         private final ByteBuffer text;
-        private final boolean html;
+        private final BitSet html;
 
-        Decoded(ByteBuffer input, ByteBuffer text, boolean html) {
+        Decoded(ByteBuffer input, ByteBuffer text, BitSet html) {
             this.input = input;
             this.text = text;
             this.html = html;
@@ -426,7 +530,7 @@ final class XmlText {
         }
 
         private boolean next(int i, long u, boolean cdata) {
-            return (int) u == NOTHING ? !html && stateAfter(input, i, cdata) : cdata;
+            return (int) u == NOTHING ? html == null && stateAfter(input, i, cdata) : cdata;
         }
 
         private static int textLength(long u) {

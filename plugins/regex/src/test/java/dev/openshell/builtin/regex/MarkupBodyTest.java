@@ -225,6 +225,25 @@ class MarkupBodyTest {
         untouched("<p>" + head + "<!--!>" + tail + "</p>", "content-type", "text/html");
     }
 
+    /**
+     * The attacker's inputs: {@code <!--} in an attribute value or in a raw-text element opens no comment for an HTML
+     * tokenizer, so the next real comment still joins the runs around it.
+     */
+    @Test
+    void markupInsideTagsAndRawTextOpensNoCommentInHtml() {
+        String head = KEY.substring(0, 12);
+        String tail = KEY.substring(12);
+        for (String before : new String[] {"<p title=\"<!--\">", "<p title='<!--' id=x>", "<p title = \"a>b<!--\">",
+            "<script>var a = \"<!--\";</script>", "<STYLE>/*<!--*/</STYLE >", "<textarea><!--</textarea>",
+            "<title><!-- x</title>", "<p data-x=<!-->"}) {
+            String body = before + "<p>" + head + "<!-- x -->" + tail + "</p>";
+            denied(body, "content-type", "text/html");
+            String out = redacted(body, "content-type", "text/html");
+            assertTrue(out.contains(PLACEHOLDER) && !out.contains(tail), out);
+            assertTrue(out.startsWith(before), out);
+        }
+    }
+
     @Test
     void nearMissesStayUntouched() {
         String half = KEY.substring(0, 12);
