@@ -141,4 +141,47 @@ final class EventMembers {
         }
         return b.toString();
     }
+
+    /**
+     * {@return {@code method} as {@code http_request.http_method} writes it}: a standard method as sent; any other
+     * token is the agent's choice and is written in the safe form of agent-chosen names ({@code docs/observability.md},
+     * "Agent-controlled names", the rule of the L7 policy's names): at most 64 characters (longer ones cut, then
+     * {@code ...}), every character outside printable ASCII as {@code ?}, and every run of at least 16 ASCII letters
+     * and digits holding both a letter and a digit as {@code [redacted]}.
+     *
+     * @param method the method, upper case
+     */
+    static String httpMethod(String method) {
+        if (HTTP_ACTIVITY_IDS.containsKey(method)) {
+            return method;
+        }
+        StringBuilder b = new StringBuilder(Math.min(method.length(), 80));
+        int i = 0;
+        while (i < method.length() && b.length() < 64) {
+            int run = i;
+            boolean letter = false;
+            boolean digit = false;
+            while (run < method.length() && isAsciiAlnum(method.charAt(run))) {
+                letter |= Character.isLetter(method.charAt(run));
+                digit |= Character.isDigit(method.charAt(run));
+                run++;
+            }
+            if (run - i >= 16 && letter && digit) {
+                b.append("[redacted]");
+                i = run;
+            } else if (run > i) {
+                int end = Math.min(run, i + 64 - b.length());
+                b.append(method, i, end);
+                i = end;
+            } else {
+                char c = method.charAt(i++);
+                b.append(c >= 0x21 && c <= 0x7E ? c : '?');
+            }
+        }
+        return i < method.length() ? b.append("...").toString() : b.toString();
+    }
+
+    private static boolean isAsciiAlnum(char c) {
+        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9';
+    }
 }

@@ -6,6 +6,7 @@ import static dev.openshell.supervisor.audit.EventMembers.caption;
 import static dev.openshell.supervisor.audit.EventMembers.HTTP_ACTIVITY_IDS;
 import static dev.openshell.supervisor.audit.EventMembers.endpoint;
 import static dev.openshell.supervisor.audit.EventMembers.openshell;
+import static dev.openshell.supervisor.audit.EventMembers.httpMethod;
 import static dev.openshell.supervisor.audit.EventMembers.policyText;
 import static dev.openshell.supervisor.audit.EventMembers.randomUid;
 import static dev.openshell.supervisor.audit.EventMembers.safeDetail;
@@ -124,7 +125,7 @@ public final class OcsfEvents {
         e.add("duration", stage.latencyNanos() / 1_000_000L);
         String decision = stage.result().name().toLowerCase(Locale.ROOT);
         e.add("message", "middleware " + stage.configKey() + " " + stage.bindingId() + ": " + decision);
-        e.open("http_request").add("http_method", method);
+        e.open("http_request").add("http_method", httpMethod(method));
         url(e.open("url"), request).end().end();
         if (responseStatus > 0) {
             e.open("http_response").add("code", responseStatus).end();
@@ -167,7 +168,7 @@ public final class OcsfEvents {
         e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
         e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
         e.add("message", "l7 " + d.engine() + " " + d.decision() + ": " + policyText(d.reason(), 300));
-        e.open("http_request").add("http_method", method);
+        e.open("http_request").add("http_method", httpMethod(method));
         url(e.open("url"), request).add("path", policyText(d.path(), 1024)).end().end();
         endpoint(e.open("dst_endpoint"), request).end();
         JsonText rule = e.open("firewall_rule").add("uid", safeText(d.policyKey(), 128))
@@ -260,7 +261,7 @@ public final class OcsfEvents {
         e.add("disposition_id", 2).add("disposition", "Blocked");
         e.add("message", "request refused: " + Syntax.safeCode(code));
         e.add("status_detail", safeText(detail, 300));
-        e.open("http_request").add("http_method", method);
+        e.open("http_request").add("http_method", httpMethod(method));
         url(e.open("url"), request).end().end();
         endpoint(e.open("dst_endpoint"), request).end();
         requestBase(e.open("unmapped").open("openshell"), request).add("code", Syntax.safeCode(code)).add("decision", "deny");

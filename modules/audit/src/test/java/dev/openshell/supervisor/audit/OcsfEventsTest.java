@@ -264,6 +264,25 @@ class OcsfEventsTest {
         assertFalse(f.getBoolean("is_alert"));
     }
 
+    /** A custom method is the agent's token: written in the safe form of agent-chosen names (attacker pass 4, A1b). */
+    @Test
+    void aCustomMethodIsWrittenInItsSafeForm() {
+        RequestFacts key = new RequestFacts("r", "AKIAQWERTYUIOP0017ZX", "https", "h", 443, Optional.empty());
+        for (JsonObject e : List.of(EVENTS.l7Decision(key, new OcsfEvents.L7Outcome("deny", false, 403, "rest", "l7",
+                "p", Optional.empty(), "x", "/x", Optional.empty())), EVENTS.httpActivity(key,
+                stage(StageResult.ALLOWED)), EVENTS.requestRefused(key, "credential_unknown", "d"))) {
+            SCHEMA.validate("http_activity", e);
+            assertEquals("[redacted]", e.getJsonObject("http_request").getString("http_method"));
+            assertFalse(e.toString().contains("AKIAQWERTYUIOP0017ZX"), e.toString());
+        }
+        RequestFacts custom = new RequestFacts("r", "PROPFIND", "https", "h", 443, Optional.empty());
+        assertEquals("PROPFIND", EVENTS.httpActivity(custom, stage(StageResult.ALLOWED))
+                .getJsonObject("http_request").getString("http_method"));
+        assertEquals("X?Y", EventMembers.httpMethod("X\u00e9Y"));
+        assertEquals("GET", EventMembers.httpMethod("GET"));
+        assertEquals("A".repeat(64) + "...", EventMembers.httpMethod("A".repeat(70)));
+    }
+
     @Test
     void anL7RefusalCarriesItsCode() {
         JsonObject e = EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("deny", true, 400, "rest", "l7", "p",

@@ -24,13 +24,14 @@ import jakarta.json.stream.JsonParserFactory;
  * Strict decoding of request bodies for policy ({@code docs/policy-reference.md}, "L7 policy", "JSON bodies"): UTF-8
  * without replacement, and JSON read as exactly one value with nothing but whitespace after it (a second message after
  * the first is never left for the upstream to read unchecked), at most {@value #MAX_DEPTH} levels of nesting, numbers
- * of at most {@value #MAX_NUMBER_CHARS} characters, and no duplicate object key (two readers of one body must never
- * see different methods or operations). Keys are compared folded ({@link #fold}): Go's {@code encoding/json} and
- * ASP.NET Core match member names to fields without regard to case and keep the last match, so {@code "query"} and
- * {@code "Query"} (or {@code "params"} and {@code "param"} ending in U+017F, which folds to the letter s) in one object
- * are a duplicate. Every JSON body the L7 policy reads goes through {@link #json}, and its readers look members up
- * with {@link #member}, so a member named in another case ({@code "Method"} alone) is read as the member a
- * case-insensitive server reads.
+ * of at most {@value #MAX_NUMBER_CHARS} characters, and no key twice in an object (two readers of one body must never
+ * see different methods or operations). The L7 readers look their governed members up with {@link #member}, which
+ * compares names folded ({@link #fold}): Go's {@code encoding/json} and ASP.NET Core match member names to fields
+ * without regard to case and keep the last match, so a member named in another case ({@code "Method"} alone) is read
+ * as the member a case-insensitive server reads, and two members that fold to a governed name in one object
+ * ({@code "query"} and {@code "Query"}, or {@code "params"} and {@code "param"} ending in U+017F, which folds to the
+ * letter s) are a duplicate. Keys that only differ in case elsewhere (inside GraphQL {@code variables}, MCP
+ * {@code arguments}, any data no rule judges) are ordinary data and never refused: no governed value is read there.
  *
  * <p>The body is read twice: a streaming pass that checks the limits and the end without building anything (so no
  * number is converted and no deep structure is built), then the tree.
@@ -93,25 +94,27 @@ final class Bodies {
     }
 
     /**
-     * {@return the member of {@code o} named {@code name} as a case-insensitive reader names it}: the member whose key
-     * is {@code name}, else the one whose key folds ({@link #fold}) to the same text, else null. At most one member
-     * folds to a name in an object {@link #json} returned.
+     * {@return the member of {@code o} named {@code name} as a case-insensitive reader names it}: the one member whose
+     * key folds ({@link #fold}) to the text {@code name} folds to, else null.
      *
      * @param o an object read by {@link #json}
      * @param name the governed member name (ASCII)
+     * @throws Malformed ({@code json_duplicate_key}) if two members of {@code o} fold to it: a case-insensitive
+     *     reader could take either value
      */
-    static JsonValue member(JsonObject o, String name) {
-        JsonValue exact = o.get(name);
-        if (exact != null) {
-            return exact;
-        }
+    static JsonValue member(JsonObject o, String name) throws Malformed {
         String folded = fold(name);
+        JsonValue found = null;
         for (Map.Entry<String, JsonValue> m : o.entrySet()) {
             if (fold(m.getKey()).equals(folded)) {
-                return m.getValue();
+                if (found != null) {
+                    throw new Malformed("json_duplicate_key", "a JSON object has two members named " + name
+                            + " (names are compared without regard to case)");
+                }
+                found = m.getValue();
             }
         }
-        return null;
+        return found;
     }
 
     /**
@@ -146,7 +149,7 @@ final class Bodies {
     private static void check(String text) throws Malformed {
         int depth = 0;
         boolean complete = false;
-        ArrayDeque<Set<String>> keys = new ArrayDeque<>(); // the folded keys of each open object
+        ArrayDeque<Set<String>> keys = new ArrayDeque<>(); // the keys of each open object
         try (JsonParser p = PARSERS.createParser(new StringReader(text))) {
             while (p.hasNext()) {
                 JsonParser.Event event = p.next();
@@ -163,9 +166,8 @@ final class Bodies {
                         keys.pop();
                     }
                     case KEY_NAME -> {
-                        if (!keys.peek().add(fold(p.getString()))) {
-                            throw new Malformed("json_duplicate_key", "a JSON object has a duplicate key (keys are"
-                                    + " compared without regard to case)");
+                        if (!keys.peek().add(p.getString())) {
+                            throw new Malformed("json_duplicate_key", "a JSON object has a duplicate key");
                         }
                     }
                     case VALUE_NUMBER -> {

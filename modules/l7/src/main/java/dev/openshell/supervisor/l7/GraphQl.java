@@ -184,7 +184,7 @@ final class GraphQl {
         }
         String query = optionalString(o, "query");
         String name = optionalString(o, "operationName");
-        JsonValue extensions = Bodies.member(o, "extensions");
+        JsonValue extensions = member(o, "extensions");
         String hash = extensions == null || extensions == JsonValue.NULL ? null : hash(extensions);
         String id = null;
         for (String k : ID_KEYS) {
@@ -204,14 +204,14 @@ final class GraphQl {
         if (!(extensions instanceof JsonObject e)) {
             throw ambiguous("extensions is not a JSON object");
         }
-        JsonValue pq = Bodies.member(e, "persistedQuery");
+        JsonValue pq = member(e, "persistedQuery");
         if (pq == null || pq == JsonValue.NULL) {
             return null;
         }
         if (!(pq instanceof JsonObject p)) {
             throw ambiguous("extensions.persistedQuery is not a JSON object");
         }
-        JsonValue h = Bodies.member(p, "sha256Hash");
+        JsonValue h = member(p, "sha256Hash");
         if (h == null || h == JsonValue.NULL) {
             return null;
         }
@@ -221,8 +221,17 @@ final class GraphQl {
         return s.getString();
     }
 
+    /** {@return the governed member {@code name} of {@code o}, read as {@link Bodies#member} reads it} */
+    private static JsonValue member(JsonObject o, String name) throws Invalid {
+        try {
+            return Bodies.member(o, name);
+        } catch (Bodies.Malformed e) {
+            throw new Invalid(e.code(), "GraphQL request rejected: " + e.getMessage());
+        }
+    }
+
     private static String optionalString(JsonObject o, String key) throws Invalid {
-        JsonValue v = Bodies.member(o, key);
+        JsonValue v = member(o, key);
         if (v == null || v == JsonValue.NULL) {
             return null;
         }

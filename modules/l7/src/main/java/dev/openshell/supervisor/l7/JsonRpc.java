@@ -75,7 +75,7 @@ final class JsonRpc {
                 try {
                     calls.add(message(item, mcp, strictToolNames));
                 } catch (Invalid e) {
-                    throw new Invalid(prefix(mcp) + "batch item invalid: " + e.getMessage());
+                    throw new Invalid(e.code().orElse(null), prefix(mcp) + "batch item invalid: " + e.getMessage());
                 }
             }
             return calls;
@@ -83,9 +83,18 @@ final class JsonRpc {
         try {
             calls.add(message(v, mcp, strictToolNames));
         } catch (Invalid e) {
-            throw new Invalid(prefix(mcp) + e.getMessage());
+            throw new Invalid(e.code().orElse(null), prefix(mcp) + e.getMessage());
         }
         return calls;
+    }
+
+    /** {@return the governed member {@code name} of {@code o}, read as {@link Bodies#member} reads it} */
+    private static JsonValue member(JsonObject o, String name) throws Invalid {
+        try {
+            return Bodies.member(o, name);
+        } catch (Bodies.Malformed e) {
+            throw new Invalid(e.code(), e.getMessage());
+        }
     }
 
     private static String prefix(boolean mcp) {
@@ -96,13 +105,13 @@ final class JsonRpc {
         if (!(v instanceof JsonObject o)) {
             throw new Invalid("a message is not a JSON object");
         }
-        if (!(Bodies.member(o, "jsonrpc") instanceof JsonString version) || !version.getString().equals("2.0")) {
+        if (!(member(o, "jsonrpc") instanceof JsonString version) || !version.getString().equals("2.0")) {
             throw new Invalid("a message lacks \"jsonrpc\": \"2.0\"");
         }
-        boolean hasResult = Bodies.member(o, "result") != null;
-        boolean hasError = Bodies.member(o, "error") != null;
-        JsonValue method = Bodies.member(o, "method");
-        JsonValue id = Bodies.member(o, "id");
+        boolean hasResult = member(o, "result") != null;
+        boolean hasError = member(o, "error") != null;
+        JsonValue method = member(o, "method");
+        JsonValue id = member(o, "id");
         if (id != null && !(id instanceof JsonString) && id.getValueType() != JsonValue.ValueType.NUMBER
                 && id != JsonValue.NULL) {
             throw new Invalid("id is not a string, a number or null");
@@ -114,7 +123,7 @@ final class JsonRpc {
             if (!(method instanceof JsonString m) || m.getString().isEmpty()) {
                 throw new Invalid("method is not a non-empty string");
             }
-            JsonValue params = Bodies.member(o, "params");
+            JsonValue params = member(o, "params");
             if (params != null && !(params instanceof JsonObject) && !(params instanceof JsonArray)) {
                 throw new Invalid("params is not an object or an array");
             }
@@ -124,7 +133,7 @@ final class JsonRpc {
                     throw new Invalid("MCP params is not an object");
                 }
                 if (m.getString().equals("tools/call")) {
-                    if (!(params instanceof JsonObject p) || !(Bodies.member(p, "name") instanceof JsonString name)) {
+                    if (!(params instanceof JsonObject p) || !(member(p, "name") instanceof JsonString name)) {
                         throw new Invalid("tools/call needs params.name, a string");
                     }
                     if (strict && !STRICT_TOOL.matcher(name.getString()).matches()) {
@@ -138,7 +147,7 @@ final class JsonRpc {
         if (hasResult == hasError) {
             throw new Invalid("a message is neither a request (method) nor a response (result or error)");
         }
-        if (hasError && !(Bodies.member(o, "error") instanceof JsonObject)) {
+        if (hasError && !(member(o, "error") instanceof JsonObject)) {
             throw new Invalid("error is not an object");
         }
         if (id == null) {

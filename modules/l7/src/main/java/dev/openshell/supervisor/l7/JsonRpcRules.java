@@ -31,8 +31,8 @@ final class JsonRpcRules {
         boolean mcp = ep.protocol() == EndpointProtocol.MCP;
         Optional<Denial> restDenied = L7Engine.restDeny(route, r);
         if (restDenied.isPresent()) {
-            return L7Engine.violation(selected, restDenied.get().rule(), r.method() + " " + r.path()
-                    + " blocked by deny rule", r.path(), "");
+            return L7Engine.violation(selected, restDenied.get().rule(), AuditNames.safe(r.method()) + " "
+                    + r.path() + " blocked by deny rule", r.path(), "");
         }
         if (!r.method().equals("POST")) {
             if (mcp && r.method().equals("GET") && request.body().map(b -> b.length == 0).orElse(true)
@@ -40,8 +40,8 @@ final class JsonRpcRules {
                 return L7Engine.decision(selected, Outcome.ALLOW, 200, Optional.empty(), "MCP receive stream", r.path(),
                         "receive_stream");
             }
-            return L7Engine.violation(selected, Optional.of("POST " + r.path()), r.method() + " " + r.path()
-                    + " not permitted by policy: " + (mcp ? "MCP" : "JSON-RPC") + " requests are POST", r.path(),
+            return L7Engine.violation(selected, Optional.of("POST " + r.path()), AuditNames.safe(r.method()) + " "
+                    + r.path() + " not permitted by policy: " + (mcp ? "MCP" : "JSON-RPC") + " requests are POST", r.path(),
                     "");
         }
         List<JsonRpc.Call> calls;

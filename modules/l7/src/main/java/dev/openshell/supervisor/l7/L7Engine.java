@@ -308,7 +308,16 @@ public final class L7Engine {
             return hard(selected, 403, "GraphQL WebSocket message rejected: " + e.getMessage(), target.path(), "",
                     Optional.of(e.code()));
         }
-        if (!(json instanceof JsonObject o) || !(Bodies.member(o, "type") instanceof JsonString t)) {
+        JsonValue[] governed = new JsonValue[3]; // type, id, payload
+        try {
+            for (int i = 0; i < 3 && json instanceof JsonObject o; i++) {
+                governed[i] = Bodies.member(o, List.of("type", "id", "payload").get(i));
+            }
+        } catch (Bodies.Malformed e) {
+            return hard(selected, 403, "GraphQL WebSocket message rejected: " + e.getMessage(), target.path(), "",
+                    Optional.of(e.code()));
+        }
+        if (!(governed[0] instanceof JsonString t)) {
             return hard(selected, 403, "GraphQL WebSocket message rejected: not a JSON object with a type",
                     target.path(), "");
         }
@@ -318,8 +327,8 @@ public final class L7Engine {
                         target.path(), t.getString());
             }
             case "subscribe", "start" -> {
-                if (!(Bodies.member(o, "id") instanceof JsonString id) || id.getString().isEmpty()
-                        || !(Bodies.member(o, "payload") instanceof JsonObject payload)) {
+                if (!(governed[1] instanceof JsonString id) || id.getString().isEmpty()
+                        || !(governed[2] instanceof JsonObject payload)) {
                     return hard(selected, 403, "GraphQL WebSocket message rejected: " + t.getString()
                             + " needs a non-empty string id and an object payload", target.path(), "");
                 }
@@ -371,8 +380,8 @@ public final class L7Engine {
     private static L7Decision rest(Route route, Governing selected, Rest r) {
         Optional<Denial> denied = restDeny(route, r);
         if (denied.isPresent()) {
-            return violation(selected, denied.get().rule(), r.method() + " " + r.path() + " blocked by deny rule",
-                    r.path(), "");
+            return violation(selected, denied.get().rule(), AuditNames.safe(r.method()) + " " + r.path()
+                    + " blocked by deny rule", r.path(), "");
         }
         for (Governing g : sameProtocol(route, selected)) {
             for (L7Rule rule : g.l7().allow()) {
@@ -382,7 +391,8 @@ public final class L7Engine {
                 }
             }
         }
-        return violation(selected, Optional.of(r.method() + " " + r.path()), r.method() + " " + r.path()
+        String method = AuditNames.safe(r.method()); // the token as sent may be any agent-chosen text
+        return violation(selected, Optional.of(method + " " + r.path()), method + " " + r.path()
                 + " not permitted by policy", r.path(), "");
     }
 
@@ -489,7 +499,7 @@ public final class L7Engine {
         String detail = "graphql_ops=" + String.join(";", ops.stream().map(GraphQl.Operation::describe).toList());
         Optional<Denial> restDenied = restDeny(route, r);
         if (restDenied.isPresent()) {
-            return violation(selected, restDenied.get().rule(), r.method() + " " + r.path()
+            return violation(selected, restDenied.get().rule(), AuditNames.safe(r.method()) + " " + r.path()
                     + " blocked by deny rule", r.path(), detail);
         }
         for (GraphQl.Operation op : ops) {

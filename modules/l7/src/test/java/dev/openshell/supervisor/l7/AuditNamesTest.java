@@ -38,6 +38,26 @@ class AuditNamesTest {
         assertTrue(d.reason().contains("tools/call[[redacted]]"), d.reason());
     }
 
+    /** A custom HTTP method token is the agent's choice too (attacker pass 4, A1b): REST, JSON-RPC and MCP denials. */
+    @Test
+    void aCustomMethodInADenialIsInItsSafeForm() {
+        L7Engine engine = L7EngineTest.engine(CaseFoldedKeysTest.ENDPOINTS + """
+                  r:
+                    endpoints:
+                      - {host: api.test, port: 443, path: /public/**, protocol: rest, enforcement: enforce,
+                         rules: [{allow: {method: GET, path: /public/**}}],
+                         deny_rules: [{method: "*", path: /public/secret}]}
+                """);
+        for (String path : new String[] {"/public/x", "/public/secret", "/rpc", "/mcp"}) {
+            L7Decision d = L7EngineTest.decide(engine, "AKIAQWERTYUIOP0017ZX", path, null);
+            assertEquals(Outcome.DENY, d.outcome(), path);
+            assertFalse((d.reason() + d.rule() + d.detail()).contains("AKIAQWERTYUIOP0017ZX"), d.toString());
+            assertTrue(d.reason().startsWith("[redacted] " + path), d.reason());
+        }
+        L7Decision propfind = L7EngineTest.decide(engine, "PROPFIND", "/public/x", null);
+        assertEquals("PROPFIND /public/x", propfind.rule().orElseThrow());
+    }
+
     @Property(tries = 500)
     void theSafeFormIsBoundedAndPrintable(@ForAll String name) {
         String s = AuditNames.safe(name);

@@ -26,9 +26,10 @@ import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
 /**
- * Member names equal without regard to case (attacker pass 3, L1): Go's {@code encoding/json} reads {@code "Query"},
- * {@code "QUERY"} and {@code "query"} as one field and keeps the last, so two of them in one object are a duplicate and
- * one alone is the member, in every L7 JSON reader (GraphQL, JSON-RPC, MCP, GraphQL over WebSocket).
+ * Governed member names equal without regard to case (attacker pass 3, L1): Go's {@code encoding/json} reads
+ * {@code "Query"}, {@code "QUERY"} and {@code "query"} as one field and keeps the last, so two of them in the object an
+ * L7 reader looks the member up in are a duplicate and one alone is the member, in every L7 JSON reader (GraphQL,
+ * JSON-RPC, MCP, GraphQL over WebSocket). Keys of data no rule judges: {@link CaseFoldedDataKeysTest}.
  */
 class CaseFoldedKeysTest {
     static final String ENDPOINTS = """
@@ -86,12 +87,20 @@ class CaseFoldedKeysTest {
     }
 
     @Test
-    void keysEqualWithoutRegardToCaseAreDuplicatesAtEveryLevel() {
-        assertEquals("json_duplicate_key", code("{\"query\":\"{viewer}\",\"Query\":\"mutation{x}\"}"));
-        assertEquals("json_duplicate_key", code("{\"params\":{},\"param\u017f\":{}}"));
-        assertEquals("json_duplicate_key", code("{\"kind\":1,\"\u212aIND\":2}"));
-        assertEquals("json_duplicate_key", code("[{\"a\":{\"name\":\"x\",\"NAME\":\"y\"}}]"));
-        assertEquals("json_duplicate_key", code("{\"M\u00c9THOD\":1,\"m\u00e9thod\":2}"));
+    void governedMembersEqualWithoutRegardToCaseAreDuplicates() throws Exception {
+        assertEquals("json_duplicate_key", duplicate("{\"query\":\"{viewer}\",\"Query\":\"mutation{x}\"}", "query"));
+        assertEquals("json_duplicate_key", duplicate("{\"params\":{},\"param\u017f\":{}}", "params"));
+        assertEquals("json_duplicate_key", duplicate("{\"kind\":1,\"\u212aIND\":2}", "kind"));
+        assertEquals("json_duplicate_key", duplicate("{\"name\":\"x\",\"NAME\":\"y\"}", "name"));
+        assertEquals("json_duplicate_key", duplicate("{\"Id\":1,\"iD\":2}", "id"));
+        // an exact duplicate is refused by the reading itself, at every level
+        assertEquals("json_duplicate_key", code("[{\"a\":{\"name\":\"x\",\"name\":\"y\"}}]"));
+    }
+
+    /** {@return the code {@link Bodies#member} refuses {@code name} of {@code text} with; the text itself reads} */
+    private static String duplicate(String text, String name) throws Exception {
+        JsonObject o = (JsonObject) Bodies.json(text);
+        return assertThrows(Bodies.Malformed.class, () -> Bodies.member(o, name)).code();
     }
 
     @Test

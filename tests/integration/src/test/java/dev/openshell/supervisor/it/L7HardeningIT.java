@@ -377,8 +377,36 @@ class L7HardeningIT {
             assertEquals(before, up.count(), "the denied call never reached the upstream");
             forwarded(json(https, "POST", RPC, "/rpc", "{\"jsonrpc\":\"2.0\",\"id\":1,\"METHOD\":"
                     + "\"reports.search\"}"), up, "POST /rpc ");
+            // keys of data that differ only in case are data (attacker pass 4, L1-reg): admitted
+            for (String body : List.of("{\"payment_method\":\"card\",\"metadata\":{\"Key\":\"a\",\"key\":\"b\"}}",
+                    "{\"method\":\"GET\",\"url\":\"https://x\",\"headers\":{\"ETag\":\"1\",\"etag\":\"2\"}}",
+                    "{\"text\":\"the method works\",\"tags\":{\"A\":1,\"a\":2}}",
+                    "{\"\\u0041\":1,\"a\":2,\"note\":\"\\u00e9\"}")) {
+                forwarded(json(https, "POST", REST, "/repos/x", body), up, "POST /repos/x ");
+            }
+            forwarded(json(https, "POST", GQL, "/graphql", "{\"query\":\"query($a:Int,$A:Int){ viewer { login } }\","
+                    + "\"variables\":{\"a\":1,\"A\":2}}"), up, "POST /graphql ");
+            forwarded(json(https, "POST", MCP, "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                    + "\"params\":{\"name\":\"read_status\",\"arguments\":{\"headers\":{\"ETag\":\"1\","
+                    + "\"etag\":\"2\"}}}}"), up, "POST /mcp ");
         }
         assertTrue(audited("json_duplicate_key"));
+    }
+
+    /** A custom method token is written in the safe form of agent-chosen names (attacker pass 4, A1b). */
+    @Test
+    void aCustomMethodTokenIsNeverWrittenAsSent() throws Exception {
+        for (boolean https : new boolean[] {false, true}) {
+            RawUpstream up = upstream(https);
+            up.drain();
+            int before = up.count();
+            Curl.Result r = json(https, "AKIAQWERTYUIOP0017ZX", RPC, "/rpc", "{}");
+            assertEquals(403, r.status(), r.toString());
+            assertEquals(before, up.count(), "the denied request never reached the upstream");
+        }
+        assertTrue(L7EnforcementIT.l7EventsOf(supervisor).stream().anyMatch(e -> e.toString()
+                .contains("[redacted] /rpc not permitted")), "the denial is audited");
+        assertFalse(supervisor.auditText().contains("AKIAQWERTYUIOP0017ZX"), "the token is in no audit line");
     }
 
     // --------------------------------------------------------------------------------- item 7: GraphQL shapes
