@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import dev.openshell.middleware.spi.internal.AuditNames;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -152,36 +153,7 @@ final class EventMembers {
      * @param method the method, upper case
      */
     static String httpMethod(String method) {
-        if (HTTP_ACTIVITY_IDS.containsKey(method)) {
-            return method;
-        }
-        StringBuilder b = new StringBuilder(Math.min(method.length(), 80));
-        int i = 0;
-        while (i < method.length() && b.length() < 64) {
-            int run = i;
-            boolean letter = false;
-            boolean digit = false;
-            while (run < method.length() && isAsciiAlnum(method.charAt(run))) {
-                letter |= Character.isLetter(method.charAt(run));
-                digit |= Character.isDigit(method.charAt(run));
-                run++;
-            }
-            if (run - i >= 16 && letter && digit) {
-                b.append("[redacted]");
-                i = run;
-            } else if (run > i) {
-                int end = Math.min(run, i + 64 - b.length());
-                b.append(method, i, end);
-                i = end;
-            } else {
-                char c = method.charAt(i++);
-                b.append(c >= 0x21 && c <= 0x7E ? c : '?');
-            }
-        }
-        return i < method.length() ? b.append("...").toString() : b.toString();
+        return HTTP_ACTIVITY_IDS.containsKey(method) ? method : AuditNames.safe(method);
     }
 
-    private static boolean isAsciiAlnum(char c) {
-        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9';
-    }
 }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.AuditNames;
 import dev.openshell.supervisor.policy.GraphQlOperationSpec;
 import dev.openshell.supervisor.policy.L7Endpoint;
 

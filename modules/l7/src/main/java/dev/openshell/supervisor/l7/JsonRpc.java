@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.AuditNames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.AuditNames;
 import dev.openshell.supervisor.l7.L7Decision.Outcome;
 import dev.openshell.supervisor.l7.L7Engine.Denial;
 import dev.openshell.supervisor.l7.L7Engine.Governing;

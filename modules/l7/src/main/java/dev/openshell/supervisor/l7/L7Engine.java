@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.AuditNames;
 import dev.openshell.middleware.spi.internal.Syntax;
 import dev.openshell.supervisor.l7.L7Decision.Outcome;
 import dev.openshell.supervisor.policy.EndpointProtocol;

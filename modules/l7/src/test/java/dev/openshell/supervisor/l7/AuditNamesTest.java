@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.openshell.middleware.spi.internal.AuditNames;
 import dev.openshell.supervisor.l7.L7Decision.Outcome;
 
 import net.jqwik.api.ForAll;

@@ -1,4 +1,4 @@
-package dev.openshell.supervisor.l7;
+package dev.openshell.middleware.spi.internal;
 
 /**
  * The safe form of a name the agent chose (a JSON-RPC method, an MCP tool name, a GraphQL operation or root field
@@ -8,19 +8,20 @@ package dev.openshell.supervisor.l7;
  * {@value #MIN_TOKEN} ASCII letters and digits that holds both a letter and a digit (the shape of an access key, an
  * API key or a token: {@code AKIA...}, the tail of {@code sk-proj-...} or {@code ghp_...}) as {@code [redacted]}.
  * Names as methods and tools are written ({@code tools/call}, {@code github.create_issue}, {@code getUser2}) are
- * unchanged. Rules are matched against the names as sent; only what is written is this form.
+ * unchanged. Rules are matched against the names as sent; only what is written is this form. The one home of the
+ * rule: the L7 engine's reasons and rules and the audit module's {@code http_request.http_method} both use it.
  */
-final class AuditNames {
+public final class AuditNames {
     /** The most characters of a name written. */
-    static final int MAX_CHARS = 64;
+    public static final int MAX_CHARS = 64;
     /** The shortest run of letters and digits redacted. */
-    static final int MIN_TOKEN = 16;
+    public static final int MIN_TOKEN = 16;
 
     private AuditNames() {
     }
 
     /** {@return {@code name} in its safe form} */
-    static String safe(String name) {
+    public static String safe(String name) {
         StringBuilder b = new StringBuilder(Math.min(name.length(), MAX_CHARS + 16));
         int i = 0;
         while (i < name.length() && b.length() < MAX_CHARS) {
