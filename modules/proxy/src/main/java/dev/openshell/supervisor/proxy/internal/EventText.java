@@ -21,7 +21,8 @@ import java.util.Map;
  * ({@link #fold}): a Go client reads {@code content} and {@code Content} as one field. A key that repeats within one
  * object (in any case) is read as a client's JSON parser reads it, the last occurrence being the member
  * ({@link JsonStrings}). Piece text is held as ISO-8859-1 of the UTF-8 bytes, so string positions are byte
- * positions. Data that is not strict JSON but starts like JSON (a bracket or a quote, after white space and comments)
+ * positions; a key is decoded from those bytes before it is folded ({@link #foldKey}). A UTF-8 byte order mark that
+ * starts the data is skipped before it is read as JSON ({@link #bom}), as Gson skips it. Data that is not strict JSON but starts like JSON (a bracket or a quote, after white space and comments)
  * is read as lenient readers read it ({@link LenientJson}: its string values on their paths, the bytes between them
  * raw); other data (and a number,
  * {@code true}, {@code false} or {@code null} alone) is taken as raw values.
