@@ -21,7 +21,8 @@ import java.util.Map;
  * ({@link #fold}): a Go client reads {@code content} and {@code Content} as one field. A key that repeats within one
  * object (in any case) is read as a client's JSON parser reads it, the last occurrence being the member
  * ({@link JsonStrings}). Piece text is held as ISO-8859-1 of the UTF-8 bytes, so string positions are byte
- * positions. Data that is not strict JSON but starts like JSON (a bracket or a quote, after white space and comments)
+ * positions; a key is decoded from those bytes before it is folded ({@link #foldKey}). A UTF-8 byte order mark that
+ * starts the data is skipped before it is read as JSON ({@link #bom}), as Gson skips it. Data that is not strict JSON but starts like JSON (a bracket or a quote, after white space and comments)
  * is read as lenient readers read it ({@link LenientJson}: its string values on their paths, the bytes between them
  * raw); other data (and a number,
  * {@code true}, {@code false} or {@code null} alone) is taken as raw values.
@@ -40,7 +41,10 @@ final class EventText {
         final int end;
         final boolean json;
         final String channel;
-        /** The quote a JSON piece's string token is in: {@code "}, or {@code '} as lenient readers take it. */
+        /**
+         * The quote a JSON piece's string token is in: {@code "}, or {@code '} as lenient readers take it; 0 for an
+         * unquoted value read as a string ({@link LenientJson}), whose replaced text is written quoted.
+         */
         final byte quote;
         String text;
         boolean dirty;
@@ -69,7 +73,7 @@ final class EventText {
             StringBuilder out = new StringBuilder(s.length() + 8);
             for (int i = 0; i < s.length(); i++) {
                 char c = s.charAt(i);
-                if (c == '"' || c == '\\' || c == quote) {
+                if (c == '"' || c == '\\' || quote != 0 && c == quote) {
                     out.append('\\').append(c);
                 } else if (c < 0x20) {
                     out.append(String.format("\\u%04x", (int) c));
@@ -77,7 +81,7 @@ final class EventText {
                     out.append(c);
                 }
             }
-            return out.toString().getBytes(StandardCharsets.UTF_8);
+            return (quote == 0 ? "\"" + out + "\"" : out.toString()).getBytes(StandardCharsets.UTF_8);
         }
     }
 
@@ -264,7 +268,7 @@ final class EventText {
      * (RFC 8259) whose value is an object, an array or a string} A string's channel is its path of keys and indices.
      */
     private static List<Piece> json(byte[] e, int from, int to, long seq) {
-        int i = ws(e, from, to);
+        int i = ws(e, bom(e, from, to), to);
         if (i == to || e[i] != '{' && e[i] != '[' && e[i] != '"') {
             return null;
         }
@@ -405,7 +409,7 @@ final class EventText {
             if (i < 0) {
                 return -1;
             }
-            Node node = new Node(level.parent, fold(name[0]));
+            Node node = new Node(level.parent, foldKey(name[0]));
             Node earlier = level.members.put(node.name, node);
             if (earlier != null) {
                 node.before = earlier.before + 1;
@@ -439,6 +443,25 @@ final class EventText {
             i += Character.charCount(cp);
         }
         return b == null ? key : b.toString();
+    }
+
+    /**
+     * {@return a key held as piece text is (ISO-8859-1 of its UTF-8 bytes) folded as {@link #fold} folds its code
+     * points} The bytes are decoded first, so {@code U+017F} ({@code C5 BF}) and {@code U+212A} ({@code E2 84 AA})
+     * fold with {@code s} and {@code k} whether written raw or escaped.
+     */
+    static String foldKey(String latin1OfUtf8) {
+        for (int i = 0; i < latin1OfUtf8.length(); i++) {
+            if (latin1OfUtf8.charAt(i) >= 0x80) {
+                return fold(new String(latin1OfUtf8.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8));
+            }
+        }
+        return fold(latin1OfUtf8);
+    }
+
+    /** {@return {@code from + 3} when a UTF-8 byte order mark starts {@code [from, to)}, which lenient readers skip} */
+    static int bom(byte[] e, int from, int to) {
+        return to - from >= 3 && Arrays.equals(e, from, from + 3, BOM, 0, 3) ? from + 3 : from;
     }
 
     /** {@return the index after the colon of an object member's key at {@code i} (its name set as {@code name[0]})} */

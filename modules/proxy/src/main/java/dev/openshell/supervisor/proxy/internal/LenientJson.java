@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * The string values of event or message data that is not a strict JSON text (RFC 8259) but that lenient JSON readers
@@ -16,8 +17,11 @@ import java.util.Map;
  * commas, {@code ;} and {@code =} separators (Gson's lenient mode, JSON5).
  *
  * <p>A tolerant tokenizer that never fails: each string token closed on its line is a value (its unescaped content a
- * JSON piece, {@link EventText.Piece#quote} its quote) or a member name; an unquoted run of other characters is a
- * literal or, where a name is expected, a name; brackets open and close levels ({@code }} and {@code ]} close the
+ * JSON piece, {@link EventText.Piece#quote} its quote) or a member name; an unquoted run of other characters is, where
+ * a name is expected, a name, else a literal when it is {@code true}, {@code false}, {@code null} (in any case) or a
+ * JSON number, else a string value as Gson's lenient reader takes it (attacker pass 4, R1b: {@code "content":k9Q}; a
+ * run that ends the data stays raw, as no reader completes that value); a UTF-8 byte order mark that starts the data
+ * is skipped (Gson skips it); brackets open and close levels ({@code }} and {@code ]} close the
  * innermost whichever it is, one with nothing open is ignored). A string value's channel is its path of names and
  * indices as {@link EventText} gives a strict text's (so a field's text joins across strict and lenient events); a
  * name repeated within one object is read last-wins, an earlier occurrence's strings on a path of their own. Every
@@ -35,7 +39,7 @@ final class LenientJson {
 
     /** {@return whether {@code [from, to)} starts, after white space and comments, with a bracket or a quote} */
     static boolean applies(byte[] e, int from, int to) {
-        int i = skip(e, from, to);
+        int i = skip(e, EventText.bom(e, from, to), to);
         return i < to && (e[i] == '{' || e[i] == '[' || e[i] == '"' || e[i] == '\'');
     }
 
@@ -81,7 +85,7 @@ final class LenientJson {
         List<Node> nodes = new ArrayList<>(); // each string value's node, in order
         ArrayDeque<Level> open = new ArrayDeque<>();
         int raw = from;
-        int i = from;
+        int i = EventText.bom(e, from, to);
         while (i < to) {
             int s = skip(e, i, to);
             if (s > i) {
@@ -130,6 +134,12 @@ final class LenientJson {
                 end = Math.max(end, i + 1);
                 if (top != null && top.name) {
                     member(top, new String(e, i, end - i, StandardCharsets.ISO_8859_1));
+                } else if (skip(e, end, to) < to && !literal(e, i, end)) {
+                    addRaw(out, e, raw, i, seq);
+                    out.add(new EventText.Piece(seq, i, end, true, null,
+                            new String(e, i, end - i, StandardCharsets.ISO_8859_1), (byte) 0));
+                    nodes.add(top == null ? null : top.at);
+                    raw = end;
                 }
                 i = end;
             }
@@ -164,7 +174,7 @@ final class LenientJson {
      * member of the same folded name gets a path of its own.
      */
     private static void member(Level level, String name) {
-        Node node = new Node(level.parent, EventText.fold(name));
+        Node node = new Node(level.parent, EventText.foldKey(name));
         Node earlier = level.members.put(node.name, node);
         if (earlier != null) {
             node.before = earlier.before + 1;
@@ -184,6 +194,25 @@ final class LenientJson {
             path.append(steps.get(k)).append(k > 0 ? "." : "");
         }
         return path.append("\u0000json").toString();
+    }
+
+    /** The keywords lenient readers take as literals, in any case (Gson's {@code JsonReader}). */
+    private static final String[] KEYWORDS = {"true", "false", "null"};
+    /** A JSON number (RFC 8259, section 6). */
+    private static final Pattern NUMBER = Pattern.compile("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
+
+    /**
+     * {@return whether the unquoted token {@code [from, to)} is a literal}: {@code true}, {@code false} or
+     * {@code null} in any case, or a JSON number (RFC 8259, section 6); any other unquoted value is read as a string
+     */
+    private static boolean literal(byte[] e, int from, int to) {
+        String t = new String(e, from, to - from, StandardCharsets.ISO_8859_1);
+        for (String k : KEYWORDS) {
+            if (t.equalsIgnoreCase(k)) {
+                return true;
+            }
+        }
+        return NUMBER.matcher(t).matches();
     }
 
     /** {@return whether {@code b} ends an unquoted name or literal} */

@@ -4,7 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.HttpRequestTarget;
+import dev.openshell.supervisor.proxy.EndpointFacts;
 import dev.openshell.supervisor.proxy.ExchangeRecord;
+import dev.openshell.supervisor.proxy.InjectedCredentials;
+import dev.openshell.supervisor.proxy.ProxyRequest;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -12,6 +17,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import net.jqwik.api.Arbitraries;
@@ -29,6 +36,8 @@ import org.junit.jupiter.api.Test;
  * comments, unquoted names, trailing commas): the string values are joined per field path as for strict JSON
  * ({@link LenientJson}), so the client's field reads the placeholder. The client here reads the {@code content}
  * field's string (either quote) out of each event, as Python's {@code json}, Jackson, Go's decoder or Gson would.
+ * Attacker pass 4 (R1b): an unquoted string value ({@code "content":k9Q}) and a UTF-8 byte order mark starting each
+ * event's or message's data, both of which Gson's default {@code fromJson} reads.
  */
 class EventLenientJsonTest {
     private static final String PLACEHOLDER = "openshell:resolve:env:TOKEN";
@@ -194,6 +203,108 @@ class EventLenientJsonTest {
                 }
             }
             assertEquals(placeholder, clientContent(text.toString()), shape + "\n" + text);
+        }
+    }
+
+    /** A client field read as Gson's lenient reader reads it: a quoted string, or an unquoted run of characters. */
+    private static final Pattern LENIENT_CONTENT = Pattern.compile(
+            "content['\"]?\\s*[:=]\\s*(?:(['\"])((?:\\\\.|(?!\\1).)*)\\1|([^\\s,;:=}\\]'\"]+))");
+
+    /** The attacker pass 4 shapes (R1b): an unquoted string value, and a byte order mark before the data. */
+    static final List<String> PASS4_SHAPES = List.of(
+            "{\"choices\":[{\"delta\":{\"content\":%s}}]}",
+            "{\"choices\":[{\"delta\":{\"content\":%s,\"n\":NaN}}]}",
+            "{choices:[{delta:{content:%s}}]}",
+            "\uFEFF{\"choices\":[{\"delta\":{\"content\":\"%s\"}}]}",
+            "\uFEFF{\"choices\":[{\"delta\":{\"content\":\"%s\"}}],\"x\":NaN}",
+            "\uFEFF{\"choices\":[{\"delta\":{\"content\":%s}}]}");
+
+    private static ResponseScrub scrub() {
+        ProxyRequest req = new ProxyRequest("r1", new HttpRequestTarget("http", "h.test", 80, "GET", "/", ""),
+                List.<HttpHeader>of(), Set.of(), EndpointFacts.of("p"), OptionalLong.empty(), false, true);
+        return new ResponseScrub(req, InjectedCredentials.of(List.of(new InjectedCredentials.Entry("TOKEN", SECRET,
+                PLACEHOLDER, false))), r -> { });
+    }
+
+    /** {@return what a Gson client's {@code content} field reads across {@code text}, quoted or not, joined} */
+    static String gsonContent(String text) {
+        StringBuilder out = new StringBuilder();
+        Matcher m = LENIENT_CONTENT.matcher(text);
+        while (m.find()) {
+            out.append(m.group(2) != null ? m.group(2) : m.group(3));
+        }
+        return out.toString();
+    }
+
+    @Test
+    void unquotedValuesAndALeadingByteOrderMarkAreReadAsGsonReadsThem() throws IOException {
+        List<String> parts = List.of(SECRET.substring(0, 3), SECRET.substring(3, 9), SECRET.substring(9));
+        for (String shape : PASS4_SHAPES) {
+            assertEquals(SECRET, gsonContent(sse(shape, parts)), "the client reads the value unscrubbed");
+            SecretScrubber s = new SecretScrubber(Map.of(SECRET, PLACEHOLDER));
+            String out = EventSplitsTest.stream(s, sse(shape, parts), List.of());
+            assertEquals(PLACEHOLDER, gsonContent(out), shape + "\n" + out);
+            assertEquals(3, out.split("\n\n", -1).length - 1, "every event arrives: " + out);
+        }
+    }
+
+    @Test
+    void anUnquotedValueJoinsWithQuotedOnesOnItsPath() throws IOException {
+        SecretScrubber s = new SecretScrubber(Map.of(SECRET, PLACEHOLDER));
+        String in = sse("{\"content\":\"%s\"}", List.of(SECRET.substring(0, 8)))
+                + sse("{\"content\":%s}", List.of(SECRET.substring(8, 20)))
+                + sse("{'content':'%s'}", List.of(SECRET.substring(20)));
+        String out = EventSplitsTest.stream(s, in, List.of(5, 11));
+        assertEquals(PLACEHOLDER, gsonContent(out), out);
+        assertTrue(out.contains("{\"content\":\"\"}"), "a removed unquoted part is written as an empty string: " + out);
+    }
+
+    /** Numbers and the keywords stay literals; a run that ends the data stays raw (no reader completes that value). */
+    @Test
+    void literalsAndARunEndingTheDataAreNotStringValues() {
+        List<EventText.Piece> p = LenientJson.pieces(
+                "{\"a\":12.5e3,\"b\":TRUE,\"c\":null,\"d\":-0,\"e\":x1,\"f\":k9Q".getBytes(StandardCharsets.UTF_8),
+                0, 48, 0);
+        List<String> json = p.stream().filter(x -> x.json).map(x -> x.text).toList();
+        assertEquals(List.of("x1"), json, p.toString());
+    }
+
+    /** Any split, any chunking, unquoted or BOM-led shapes mixed: the Gson client's field reads the placeholder. */
+    @Property(tries = 300)
+    void anySplitOverUnquotedOrByteOrderMarkedEventsIsReplaced(@ForAll @IntRange(min = 1, max = 30) int split,
+                                                               @ForAll @IntRange(min = 0, max = 5) int shapeA,
+                                                               @ForAll @IntRange(min = 0, max = 5) int shapeB,
+                                                               @ForAll @Size(max = 8) List<@IntRange(min = 1,
+                                                                       max = 13) Integer> cuts) throws IOException {
+        String in = sse(PASS4_SHAPES.get(shapeA), List.of(SECRET.substring(0, split)))
+                + sse(PASS4_SHAPES.get(shapeB), List.of(SECRET.substring(split)));
+        SecretScrubber s = new SecretScrubber(Map.of(SECRET, PLACEHOLDER));
+        String out = EventSplitsTest.stream(s, in, cuts);
+        assertEquals(PLACEHOLDER, gsonContent(out), in + "\n->\n" + out);
+    }
+
+    @Test
+    void unquotedAndByteOrderMarkedWebSocketMessagesAreReplaced() throws IOException {
+        String secret = SECRET; // unquoted: letters and digits, as an unquoted run holds them
+        String placeholder = PLACEHOLDER;
+        for (String shape : PASS4_SHAPES) {
+            ByteArrayOutputStream wire = new ByteArrayOutputStream();
+            for (String part : List.of(secret.substring(0, 4), secret.substring(4, 12), secret.substring(12))) {
+                wire.writeBytes(ScrubbedMessagesPropertyTest.frame(0x81,
+                        shape.replace("%s", part).getBytes(StandardCharsets.UTF_8)));
+            }
+            wire.writeBytes(ScrubbedMessagesPropertyTest.frame(0x88, new byte[] {3, (byte) 0xE8}));
+            ByteArrayOutputStream client = new ByteArrayOutputStream();
+            WebSocketFrames.Ended ended = MessageRelay.relay(new ByteArrayInputStream(wire.toByteArray()), client,
+                    false, new ScrubbedMessages(scrub(), null));
+            assertEquals(0, ended.closeStatus(), ended.reason());
+            StringBuilder text = new StringBuilder();
+            for (ScrubbedMessagesPropertyTest.Read f : ScrubbedMessagesPropertyTest.frames(client.toByteArray())) {
+                if ((f.b0() & 0x0F) == 1) {
+                    text.append(new String(f.payload(), StandardCharsets.UTF_8)).append('\n');
+                }
+            }
+            assertEquals(placeholder, gsonContent(text.toString()), shape + "\n" + text);
         }
     }
 }
