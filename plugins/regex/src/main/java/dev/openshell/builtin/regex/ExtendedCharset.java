@@ -87,8 +87,9 @@ final class ExtendedCharset {
 
     /** {@return the value of the ASCII hex digit {@code c}, or -1} */
     private static int hex(char c) {
-        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                : -1;
+        return c >= '0' && c <= '9' ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
     }
 
     /** {@return {@code s} when it is a non-empty run of printable ASCII without white space} */

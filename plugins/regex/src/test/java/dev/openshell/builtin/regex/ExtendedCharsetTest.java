@@ -61,7 +61,8 @@ class ExtendedCharsetTest {
     @ParameterizedTest
     @ValueSource(strings = {"text/plain; charset*=utf-16", "text/plain; charset*=utf-8'utf-16",
         "text/plain; charset*=''", "text/plain; charset*=''utf%2", "text/plain; charset*=''utf%zz16",
-        "text/plain; charset*=''utf%0016", "text/plain; charset*=''utf%C3%A916", "text/plain; charset*=''utf%EF%BC%9116",
+        "text/plain; charset*=''utf%0016", "text/plain; charset*=''utf%C3%A916",
+        "text/plain; charset*=''utf%EF%BC%9116",
         "text/plain; charset*=''utf%\uff11\uff10", "text/plain; charset*0=utf; charset*2=-16",
         "text/plain; charset*1=utf; charset*2=-16", "text/plain; charset*0=utf; charset*0*=''-16",
         "text/plain; charset*01=utf", "text/plain; charset*x=utf-16", "text/plain; charset*=''utf-16; charset*0=x",
