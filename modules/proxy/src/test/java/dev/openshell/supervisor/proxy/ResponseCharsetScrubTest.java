@@ -19,7 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the secret in ({@code utf-7}, the ISO-2022 family, a name nobody registered) and an event stream whose text is
  * UTF-16 or UTF-32 (declared as {@code text/event-stream}, or sniffed from its decoded first line) are refused with
  * {@code 502 response_uninspectable} and audited, unless the credential allows unscanned responses; the charsets the
- * scrub reads pass as before.
+ * scrub reads pass as before. A charset given as an RFC 2231 {@code charset*} parameter (attacker pass 4, R3b/R4b)
+ * is judged the same way, and one that disagrees with a {@code charset} is refused.
  */
 class ResponseCharsetScrubTest {
     private static final String SECRET = ResponseScrubTest.SECRET;
@@ -81,6 +82,14 @@ class ResponseCharsetScrubTest {
                     chunked);
             case "/plain16be" -> response("application/json; charset=utf-16", events(value,
                     StandardCharsets.UTF_16BE), chunked);
+            case "/utf7ext" -> response("text/plain; charset*=utf-8''utf-7", utf7("key " + value), chunked);
+            case "/utf7cont" -> response("text/plain; charset*0=utf; charset*1=-7", utf7("key " + value), chunked);
+            case "/sse16ext" -> response("text/event-stream; charset*=''utf-16le", events(value,
+                    StandardCharsets.UTF_16LE), chunked);
+            case "/extdiffers" -> response("text/plain; charset=utf-8; charset*=''utf-16le", ("key " + value)
+                    .getBytes(StandardCharsets.UTF_16LE), chunked);
+            case "/ansi" -> response("text/plain; charset=ANSI_X3.4-1968", ("key " + value)
+                    .getBytes(StandardCharsets.US_ASCII), chunked);
             case "/sse8" -> response("text/event-stream; charset=UTF-8", events(value, StandardCharsets.UTF_8),
                     chunked);
             case "/latin1" -> response("text/plain; charset=\"ISO-8859-1\"", ("key " + value)
@@ -94,7 +103,7 @@ class ResponseCharsetScrubTest {
     @Test
     void aCharsetTheScrubCannotReadOrWideEventsAreRefusedAndAudited() throws Exception {
         List<String> refused = List.of("/utf7", "/twotypes", "/unknown", "/iso2022", "/sse16", "/sse32", "/plain32",
-                "/plain16be");
+                "/plain16be", "/utf7ext", "/utf7cont", "/sse16ext", "/extdiffers");
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
             fx.upstream.respond(ResponseCharsetScrubTest::echo);
             List<String> expected = new ArrayList<>();
@@ -124,6 +133,8 @@ class ResponseCharsetScrubTest {
                     assertEquals(PLACEHOLDER, sse.bodyText().replace("data: ", "").replace("\n", ""));
                     RawClient.Response latin = c.send(ResponseScrubTest.request(fx, "/latin1" + framing, "")).read();
                     assertEquals("key " + PLACEHOLDER, latin.bodyText());
+                    RawClient.Response ansi = c.send(ResponseScrubTest.request(fx, "/ansi" + framing, "")).read();
+                    assertEquals("key " + PLACEHOLDER, ansi.bodyText());
                     RawClient.Response wide = c.send(ResponseScrubTest.request(fx, "/text16" + framing, "")).read();
                     assertEquals(200, wide.status());
                     assertEquals("key " + PLACEHOLDER, new String(wide.body(), StandardCharsets.UTF_16LE));

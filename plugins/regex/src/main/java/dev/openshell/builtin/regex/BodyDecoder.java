@@ -15,7 +15,10 @@ import java.util.Locale;
  *       supports before the stage runs and removes the header, so one still present is a coding nobody decoded.</li>
  *   <li>More than one {@code Content-Type} value is undecodable (the upstream's choice is unknown).</li>
  *   <li>A media type that repeats a parameter (RFC 6838 section 4.3: {@code charset="utf-8"; charset=utf-7}) is
- *       undecodable, in the request's header and in a part's: readers disagree on which one counts.</li>
+ *       undecodable, in the request's header and in a part's: readers disagree on which one counts. A charset given
+ *       as an RFC 2231 extended parameter ({@code charset*=utf-8''utf-16}, continuations {@code charset*0},
+ *       {@code charset*1}, ...) is the declared charset ({@link ExtendedCharset}); one next to a {@code charset}
+ *       naming another charset is a repeat, and one that cannot be decoded is undecodable.</li>
  *   <li>{@code multipart/*}: split into parts by its boundary, each part decoded by its own headers.</li>
  *   <li>Otherwise the charset layer runs ({@link Charsets}: a byte order mark is honoured where the media type's
  *       reader honours it, JSON's detection of UTF-16 and UTF-32, XML's (XML 1.0 Appendix F, whose declaration must
@@ -91,8 +94,8 @@ final class BodyDecoder {
      * @throws Undecodable if it cannot be read
      */
     static TextView content(ByteBuffer input, MediaType type, int depth, boolean inFormData) throws Undecodable {
-        if (type != null && type.repeatedParameter()) {
-            throw Undecodable.because("media type repeats a parameter (RFC 6838 section 4.3)");
+        if (type != null && type.unclear() != null) {
+            throw Undecodable.because(type.unclear());
         }
         if (type != null && type.isMultipart()) {
             return MimeText.multipart(input, type.boundary(), depth, inFormData || type.isFormData());

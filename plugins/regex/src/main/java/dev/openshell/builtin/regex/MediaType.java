@@ -8,13 +8,18 @@ import java.util.Locale;
  *
  * @param type the top-level type, for example {@code application}
  * @param subtype the subtype, for example {@code json} or {@code vnd.api+json}
- * @param charset the {@code charset} parameter, or {@code null}
+ * @param charset the {@code charset} parameter, else the one its RFC 2231 extended form gives ({@code charset*},
+ *     {@code charset*0}, ...: {@link ExtendedCharset}), or {@code null}
  * @param boundary the {@code boundary} parameter, or {@code null}
- * @param repeatedParameter whether some parameter name (ASCII case ignored) is given more than once, which RFC 6838
- *     section 4.3 forbids: readers disagree on which one counts (the first, the last, or an error), so the body's
- *     reading is unknown ({@link BodyDecoder#content} refuses it)
+ * @param unclear why the body's reading is unknown, or {@code null}: some parameter name (ASCII case ignored) is
+ *     given more than once, which RFC 6838 section 4.3 forbids (readers disagree on which one counts: the first, the
+ *     last, or an error), and so is a {@code charset} whose extended form names another charset (ASCII case
+ *     ignored); or the extended form cannot be decoded. {@link BodyDecoder#content} refuses such a body
  */
-record MediaType(String type, String subtype, String charset, String boundary, boolean repeatedParameter) {
+record MediaType(String type, String subtype, String charset, String boundary, String unclear) {
+    /** Why a media type that repeats a parameter is refused. */
+    static final String REPEATED = "media type repeats a parameter (RFC 6838 section 4.3)";
+
     /**
      * {@return the media type, or {@code null} when the value is not one (no slash, an empty type or subtype)}
      *
@@ -30,6 +35,7 @@ record MediaType(String type, String subtype, String charset, String boundary, b
         String charset = null;
         String boundary = null;
         java.util.Set<String> names = new java.util.HashSet<>();
+        java.util.List<String[]> extended = new java.util.ArrayList<>();
         boolean repeated = false;
         int at = semi;
         while (at < value.length()) {
@@ -40,7 +46,9 @@ record MediaType(String type, String subtype, String charset, String boundary, b
                 String name = param.substring(0, eq).strip().toLowerCase(Locale.ROOT);
                 String v = unquote(param.substring(eq + 1).strip());
                 repeated |= !names.add(name);
-                if (name.equals("charset") && charset == null) {
+                if (name.startsWith("charset*")) {
+                    extended.add(new String[] {name, v});
+                } else if (name.equals("charset") && charset == null) {
                     charset = v;
                 } else if (name.equals("boundary") && boundary == null) {
                     boundary = v;
@@ -48,8 +56,18 @@ record MediaType(String type, String subtype, String charset, String boundary, b
             }
             at = next;
         }
+        String unclear = repeated ? REPEATED : null;
+        if (!extended.isEmpty() && !repeated) {
+            try {
+                String named = ExtendedCharset.decode(extended);
+                unclear = charset != null && !charset.strip().equalsIgnoreCase(named) ? REPEATED : unclear;
+                charset = charset == null ? named : charset;
+            } catch (IllegalArgumentException e) {
+                unclear = "media type's " + e.getMessage();
+            }
+        }
         return new MediaType(essence.substring(0, slash).strip(), essence.substring(slash + 1).strip(), charset,
-                boundary, repeated);
+                boundary, unclear);
     }
 
     /** {@return whether the body is JSON: {@code application/json} or any {@code +json} subtype} */

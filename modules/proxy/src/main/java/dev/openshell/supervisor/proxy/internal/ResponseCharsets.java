@@ -10,14 +10,16 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
- * Which declared charsets (the {@code charset} parameter of {@code Content-Type}, RFC 9110 section 8.3.2) a scrubbed
+ * Which declared charsets (the {@code charset} parameter of {@code Content-Type}, RFC 9110 section 8.3.2, also in
+ * its RFC 2231 extended form {@code charset*}, which Python's {@code email} package and so httpx read) a scrubbed
  * response may carry (attacker pass 3, findings R3 and R4): one rule, whatever the media type. A charset is
  * readable when a client decoding the body by it reads the secret only where {@link SecretScrubber} searches a form
  * of it: UTF-8 and the charsets that encode ASCII as ASCII, one byte sequence per character and without shift
- * states (US-ASCII, ISO-8859-1 to -16, windows-1250 to -1258, KOI8-R/-U, Shift_JIS, windows-31j, EUC-JP, EUC-KR,
- * GBK, GB2312, GB18030, Big5), UTF-16 and UTF-32 in either byte order, and IBM037. Any other name, known to the JDK
- * or not ({@code utf-7}, where one text has many spellings, the ISO-2022 family with its escape sequences, HZ,
- * other EBCDIC pages, a name nobody registered) is not: the response is refused as uninspectable.
+ * states (US-ASCII and its aliases such as ANSI_X3.4-1968, ISO-8859-1 to -16, windows-1250 to -1258, KOI8-R/-U,
+ * Shift_JIS, windows-31j, EUC-JP, EUC-KR, GBK, GB2312, GB18030, Big5), UTF-16 and UTF-32 in either byte order,
+ * and IBM037. Any other name, known to the JDK or not ({@code utf-7}, where one text has many spellings, the
+ * ISO-2022 family with its escape sequences, HZ, other EBCDIC pages, a name nobody registered) is not: the response
+ * is refused as uninspectable.
  *
  * <p>An event stream is joined across events on its bytes ({@link EventSplits}), so it is readable only in the
  * charsets above that encode ASCII as ASCII: a {@code text/event-stream} declaring UTF-16, UTF-32 or IBM037 is
@@ -27,15 +29,19 @@ import java.util.regex.Pattern;
  */
 final class ResponseCharsets {
     /** Charsets that encode ASCII as ASCII, statelessly. */
-    private static final Pattern ASCII = Pattern.compile("utf-?8|(us-)?ascii|iso[-_]?8859[-_]?([1-9]|1[0-6])"
-            + "|latin-?1|(windows|cp)-?125[0-8]|koi8-[ru]|shift[-_]jis|sjis|windows-31j|cp932|euc-(jp|kr)|gbk"
-            + "|gb2312|gb18030|big5");
+    private static final Pattern ASCII = Pattern.compile("utf-?8|(us-)?ascii|ansi-x3\\.4-1968|iso646-us|us"
+            + "|iso[-_]?8859[-_]?([1-9]|1[0-6])|latin-?1|l1|(cp|ibm)819|(windows|cp)-?125[0-8]|koi8-[ru]"
+            + "|shift[-_]jis|sjis|windows-31j|cp932|euc-(jp|kr)|gbk|gb2312|gb18030|big5");
     /** UTF-16 and UTF-32, either byte order. */
     private static final Pattern WIDE = Pattern.compile("utf-?(16|32)(-?(le|be))?");
     /** IBM037 (EBCDIC), whose value form is searched. */
     private static final Pattern EBCDIC = Pattern.compile("(ibm|cp)0?37");
     /** Why an event stream in UTF-16, UTF-32 or EBCDIC is not relayed. */
     static final String WIDE_EVENTS = "it is an event stream in a charset other than UTF-8";
+    /** Why a response whose RFC 2231 {@code charset*} parameter cannot be decoded is not relayed. */
+    static final String UNDECODABLE = "its declared charset (RFC 2231 charset*) cannot be decoded";
+    /** Why a response declaring {@code charset*} and another, different charset is not relayed. */
+    static final String DISAGREE = "it declares different charsets in charset and charset*";
     /** The most body bytes read to decide whether wide text starts an event stream (9 characters of UTF-32). */
     private static final int SNIFF = 40;
 
@@ -43,33 +49,73 @@ final class ResponseCharsets {
     }
 
     /**
+     * The charsets a response declares and why they leave its reading unknown.
+     *
+     * @param names every declared charset, lower-cased, unquoted, {@code _} read as {@code -}
+     * @param unclear why a client's reading is unknown ({@link #UNDECODABLE}, {@link #DISAGREE}), or {@code null}
+     */
+    private record Declared(List<String> names, String unclear) {
+    }
+
+    /**
      * {@return every charset the response declares, lower-cased, unquoted, {@code _} read as {@code -}}: each
-     * {@code charset} parameter of each {@code Content-Type} field (a client may take any of them)
+     * {@code charset} parameter of each {@code Content-Type} field and the charset each field's RFC 2231 extended
+     * parameters give ({@code charset*}, {@code charset*0}, ...: {@link ExtendedCharset}; a client may take any)
      */
     static List<String> declared(ResponseHead r) {
+        return reading(r).names();
+    }
+
+    private static Declared reading(ResponseHead r) {
         List<String> out = new ArrayList<>();
+        boolean extendedSeen = false;
+        String unclear = null;
         for (HeaderField f : r.all("content-type")) {
+            List<String[]> extended = new ArrayList<>();
             for (String param : f.value().split(";")) {
                 int eq = param.indexOf('=');
-                if (eq > 0 && param.substring(0, eq).strip().equalsIgnoreCase("charset")) {
-                    String v = param.substring(eq + 1).strip();
-                    if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
-                        v = v.substring(1, v.length() - 1).strip();
-                    }
+                if (eq <= 0) {
+                    continue;
+                }
+                String name = param.substring(0, eq).strip().toLowerCase(Locale.ROOT);
+                String v = param.substring(eq + 1).strip();
+                if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
+                    v = v.substring(1, v.length() - 1).strip();
+                }
+                if (name.equals("charset")) {
                     out.add(v.toLowerCase(Locale.ROOT).replace('_', '-'));
+                } else if (name.startsWith("charset*")) {
+                    extended.add(new String[] {name, v});
+                }
+            }
+            if (!extended.isEmpty()) {
+                try {
+                    out.add(ExtendedCharset.decode(extended).toLowerCase(Locale.ROOT).replace('_', '-'));
+                    extendedSeen = true;
+                } catch (IllegalArgumentException e) {
+                    unclear = UNDECODABLE;
                 }
             }
         }
-        return out;
+        if (unclear == null && extendedSeen && out.stream().distinct().count() > 1) {
+            unclear = DISAGREE;
+        }
+        return new Declared(out, unclear);
     }
 
     /**
      * {@return why the response's declared charsets cannot be read for the secret; {@code null} when they can (or
-     * none is declared)} The reason names no value and not the upstream's charset name.
+     * none is declared)} The reason names no value and not the upstream's charset name. An RFC 2231
+     * {@code charset*} parameter that cannot be decoded, or that names another charset than a {@code charset} the
+     * response declares too, leaves the client's reading unknown.
      */
     static String unreadable(ResponseHead r) {
+        Declared d = reading(r);
+        if (d.unclear() != null) {
+            return d.unclear();
+        }
         String why = null;
-        for (String cs : declared(r)) {
+        for (String cs : d.names()) {
             if (ASCII.matcher(cs).matches()) {
                 continue;
             }
