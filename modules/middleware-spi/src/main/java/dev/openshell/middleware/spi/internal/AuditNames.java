@@ -1,5 +1,9 @@
 package dev.openshell.middleware.spi.internal;
 
+import static org.apiguardian.api.API.Status.INTERNAL;
+
+import org.apiguardian.api.API;
+
 /**
  * The safe form of a name the agent chose (a JSON-RPC method, an MCP tool name, a GraphQL operation or root field
  * name) as an L7 decision's reason, rule and detail carry it into the audit log ({@code docs/observability.md},
@@ -11,6 +15,7 @@ package dev.openshell.middleware.spi.internal;
  * unchanged. Rules are matched against the names as sent; only what is written is this form. The one home of the
  * rule: the L7 engine's reasons and rules and the audit module's {@code http_request.http_method} both use it.
  */
+@API(status = INTERNAL, since = "0.2")
 public final class AuditNames {
     /** The most characters of a name written. */
     public static final int MAX_CHARS = 64;
