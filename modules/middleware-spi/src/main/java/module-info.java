@@ -49,5 +49,6 @@ module dev.openshell.middleware.spi {
             dev.openshell.supervisor.policy,
             dev.openshell.supervisor.proxy,
             dev.openshell.supervisor.runtime,
+            dev.openshell.builtin.regex,
             dev.openshell.benchmarks;
 }

@@ -17,8 +17,9 @@ import java.util.Locale;
  *   <li>A media type that repeats a parameter (RFC 6838 section 4.3: {@code charset="utf-8"; charset=utf-7}) is
  *       undecodable, in the request's header and in a part's: readers disagree on which one counts. A charset given
  *       as an RFC 2231 extended parameter ({@code charset*=utf-8''utf-16}, continuations {@code charset*0},
- *       {@code charset*1}, ...) is the declared charset ({@link ExtendedCharset}); one next to a {@code charset}
- *       naming another charset is a repeat, and one that cannot be decoded is undecodable.</li>
+ *       {@code charset*1}, ...) is the declared charset
+ *       ({@link dev.openshell.middleware.spi.internal.ExtendedCharset}); one next to a {@code charset} naming another
+ *       charset is a repeat, and one that cannot be decoded is undecodable.</li>
  *   <li>{@code multipart/*}: split into parts by its boundary, each part decoded by its own headers.</li>
  *   <li>Otherwise the charset layer runs ({@link Charsets}: a byte order mark is honoured where the media type's
  *       reader honours it, JSON's detection of UTF-16 and UTF-32, XML's (XML 1.0 Appendix F, whose declaration must

@@ -1,5 +1,6 @@
 package dev.openshell.builtin.regex;
 
+import dev.openshell.middleware.spi.internal.ExtendedCharset;
 import java.util.Locale;
 
 /**

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.internal.ExtendedCharset;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import java.nio.charset.Charset;

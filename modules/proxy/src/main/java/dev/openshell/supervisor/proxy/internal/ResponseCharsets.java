@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.ExtendedCharset;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.Charset;

@@ -1,19 +1,24 @@
-package dev.openshell.builtin.regex;
+package dev.openshell.middleware.spi.internal;
+
+import static org.apiguardian.api.API.Status.INTERNAL;
 
 import java.util.List;
+import org.apiguardian.api.API;
 
 /**
  * The {@code charset} of a media type given as an RFC 2231 (RFC 8187) extended parameter: {@code charset*} (value
  * {@code charset'language'} then percent-encoded octets, RFC 2231 section 4) or continuations {@code charset*0},
  * {@code charset*1}, ... (section 3), each of which may be extended too ({@code charset*N*}: percent-encoded, the
  * {@code charset'language'} prefix on the first one only, section 4.1). Readers such as Python's {@code email} package
- * (httpx, requests) and Django read it as the {@code charset} parameter, so the scan must too.
+ * (httpx, requests) and Django read it as the {@code charset} parameter, so the response scrub (the proxy's
+ * {@code ResponseCharsets}) and the regex plugin's request reading ({@code MediaType}) both take it from here.
  *
  * <p>A charset name is ASCII (RFC 2978 section 2.3), so the decoded value must be printable ASCII without white
  * space; anything else (a missing prefix, a bad percent escape, a continuation number missing or given twice, a name
  * such as {@code charset*x}, an empty value) cannot be decoded: its readers disagree. Static methods only.
  */
-final class ExtendedCharset {
+@API(status = INTERNAL, since = "0.2")
+public final class ExtendedCharset {
     /** The highest continuation number read (RFC 2231 sets none; a charset name is short). */
     private static final int MAX_SEGMENTS = 64;
 
@@ -27,7 +32,7 @@ final class ExtendedCharset {
      *     in the order given, the value unquoted; not empty
      * @throws IllegalArgumentException if they cannot be decoded (the message names no value)
      */
-    static String decode(List<String[]> parts) {
+    public static String decode(List<String[]> parts) {
         if (parts.size() == 1 && parts.get(0)[0].equals("charset*")) {
             return ascii(extended(parts.get(0)[1], true));
         }
@@ -72,8 +77,8 @@ final class ExtendedCharset {
         for (int i = from; i < v.length(); i++) {
             char c = v.charAt(i);
             if (c == '%') {
-                int hi = i + 2 < v.length() ? hex(v.charAt(i + 1)) : -1;
-                int lo = hi < 0 ? -1 : hex(v.charAt(i + 2));
+                int hi = i + 2 < v.length() ? Syntax.hexDigit(v.charAt(i + 1)) : -1;
+                int lo = hi < 0 ? -1 : Syntax.hexDigit(v.charAt(i + 2));
                 if (lo < 0) {
                     throw bad();
                 }
@@ -83,13 +88,6 @@ final class ExtendedCharset {
             b.append(c);
         }
         return b.toString();
-    }
-
-    /** {@return the value of the ASCII hex digit {@code c}, or -1} */
-    private static int hex(char c) {
-        return c >= '0' && c <= '9' ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
     }
 
     /** {@return {@code s} when it is a non-empty run of printable ASCII without white space} */
