@@ -54,7 +54,7 @@ final class HeaderScan {
         for (HttpHeader h : headers) {
             all.append(h.value()).append('\n');
         }
-        SecretScanner.Scan found = SecretScanner.scan(utf8(all.toString()), config.selection(), false);
+        Scan found = SecretScanner.scan(utf8(all.toString()), config.selection(), false);
         if (found.isEmpty()) {
             return Outcome.CLEAN;
         }

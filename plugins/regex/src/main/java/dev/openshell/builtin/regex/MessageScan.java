@@ -49,7 +49,7 @@ final class MessageScan implements WebSocketSession {
         ByteBuffer bytes = ByteBuffer.wrap(utf8).asReadOnlyBuffer();
         TextView view = view(message.text(), bytes);
         boolean redact = config.mode() == RegexConfig.Mode.REDACT;
-        SecretScanner.Scan scan = SecretScanner.scan(view.text(), config.selection(), redact);
+        Scan scan = SecretScanner.scan(view.text(), config.selection(), redact);
         if (scan.isEmpty()) {
             return WebSocketMessageResult.allow(message.sequence());
         }

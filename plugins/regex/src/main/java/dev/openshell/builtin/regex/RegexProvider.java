@@ -179,7 +179,7 @@ public final class RegexProvider implements MiddlewareProvider {
             throw new MiddlewareException(e.code(), e.getMessage());
         }
         boolean redact = config.mode() == RegexConfig.Mode.REDACT;
-        SecretScanner.Scan scan = SecretScanner.scan(view.text(), config.selection(), redact);
+        Scan scan = SecretScanner.scan(view.text(), config.selection(), redact);
         if (scan.isEmpty()) {
             return HttpRequestResult.allow();
         }
@@ -227,7 +227,7 @@ public final class RegexProvider implements MiddlewareProvider {
     /** The most secret types a deny reason names; the rest are counted. */
     static final int REASON_TYPES = 16;
 
-    private static String denyReason(SecretScanner.Scan scan) {
+    private static String denyReason(Scan scan) {
         StringJoiner kinds = new StringJoiner(", ", "request body contains secrets: ", "");
         int named = 0;
         int more = 0;
@@ -247,7 +247,7 @@ public final class RegexProvider implements MiddlewareProvider {
      * A result carries at most {@link EnvelopeLimits#MAX_FINDINGS} findings: past that, the last one is
      * {@value #OTHER_TYPE}, counting the matches of every type not listed.
      */
-    static List<Finding> findings(SecretScanner.Scan scan) {
+    static List<Finding> findings(Scan scan) {
         Selection s = scan.selection();
         int kinds = scan.kindCount();
         int listed = kinds <= EnvelopeLimits.MAX_FINDINGS ? kinds : EnvelopeLimits.MAX_FINDINGS - 1;

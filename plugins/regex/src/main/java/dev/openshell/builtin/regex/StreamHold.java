@@ -90,7 +90,7 @@ final class StreamHold {
             throw new MiddlewareException(first.code(), first.getMessage());
         }
         int cut = end - tail;
-        SecretScanner.Scan scan = SecretScanner.scan(view.text(), selection, true);
+        Scan scan = SecretScanner.scan(view.text(), selection, true);
         if (!scan.isEmpty()) {
             for (Edit e : view.toInput(scan.edits())) {
                 if (e.start() < cut && e.end() > cut) {

@@ -47,7 +47,7 @@ class BenignTextTest {
     @ParameterizedTest
     @MethodSource("benign")
     void theDefaultCatalogFindsNothing(String text) {
-        SecretScanner.Scan scan = SecretScanner.scan(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)),
+        Scan scan = SecretScanner.scan(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)),
                 Selection.defaults(), true);
         assertEquals(Map.of(), scan.byId(), text);
     }

@@ -64,7 +64,7 @@ class CatalogPropertyTest {
         String body = "one " + longer + " two";
         int runStart = 4 + start;
         int runEnd = runStart + before.length() + s.secret().length() + after.length();
-        SecretScanner.Scan scan = SecretScanner.scan(ByteBuffer.wrap(body.getBytes(StandardCharsets.UTF_8)),
+        Scan scan = SecretScanner.scan(ByteBuffer.wrap(body.getBytes(StandardCharsets.UTF_8)),
                 Selection.of(List.of(s.rule())), true);
         for (int k = 0; k < scan.spanInts(); k += 3) {
             int ms = scan.spans()[k];

@@ -33,11 +33,11 @@ class CatalogSamplesTest {
         return CatalogSamples.nearMisses();
     }
 
-    static SecretScanner.Scan scan(String text, Selection selection) {
+    static Scan scan(String text, Selection selection) {
         return SecretScanner.scan(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)), selection, true);
     }
 
-    static String redacted(String text, SecretScanner.Scan scan) {
+    static String redacted(String text, Scan scan) {
         byte[] out = scan.redacted(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
         return out == null ? text : new String(out, StandardCharsets.UTF_8);
     }
@@ -67,7 +67,7 @@ class CatalogSamplesTest {
     @MethodSource("positives")
     void theEntryAloneFindsExactlyItsSecret(CatalogSamples.Sample s) {
         String text = "see: " + s.text() + " (end)";
-        SecretScanner.Scan scan = scan(text, Selection.of(List.of(s.rule())));
+        Scan scan = scan(text, Selection.of(List.of(s.rule())));
         assertEquals(Map.of(s.id(), 1), scan.byId(), s + ": " + text);
         assertEquals("see: " + s.redacted() + " (end)", redacted(text, scan), s.toString());
     }
@@ -76,7 +76,7 @@ class CatalogSamplesTest {
     @MethodSource("positives")
     void theWholeCatalogRedactsTheSecret(CatalogSamples.Sample s) {
         String text = "line one\n" + s.text() + "\nline three";
-        SecretScanner.Scan scan = scan(text, Selection.everything());
+        Scan scan = scan(text, Selection.everything());
         assertFalse(scan.isEmpty(), s.toString());
         assertFalse(redacted(text, scan).contains(s.secret()), s + ": the secret survived");
     }
@@ -85,7 +85,7 @@ class CatalogSamplesTest {
     @MethodSource("nearMisses")
     void aNearMissIsNotFoundByItsEntry(CatalogSamples.Sample s) {
         String text = "see: " + s.text() + " (end)";
-        SecretScanner.Scan scan = scan(text, Selection.of(List.of(s.rule())));
+        Scan scan = scan(text, Selection.of(List.of(s.rule())));
         assertEquals(Map.of(), scan.byId(), s + ": " + text);
     }
 

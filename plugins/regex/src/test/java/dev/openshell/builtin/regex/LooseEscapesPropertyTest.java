@@ -27,7 +27,7 @@ class LooseEscapesPropertyTest {
 
     @Provide
     Arbitrary<String> keys() {
-        return Arbitraries.of(Samples.LEGACY_IDS).filter(k -> !k.equals("private_key")).map(Samples.ONE_OF_EACH::get);
+        return Samples.oneLineLegacyKeys();
     }
 
     @Provide

@@ -46,8 +46,8 @@ class RunGatePropertyTest {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         for (Selection selection : List.of(Selection.defaults(), Selection.everything())) {
             for (ByteBuffer buffer : List.of(ByteBuffer.wrap(bytes), ByteBuffer.wrap(bytes).asReadOnlyBuffer())) {
-                SecretScanner.Scan gated = SecretScanner.scan(buffer, selection, true);
-                SecretScanner.Scan every = SecretScanner.scanEveryByte(buffer, selection);
+                Scan gated = SecretScanner.scan(buffer, selection, true);
+                Scan every = SecretScanner.scanEveryByte(buffer, selection);
                 assertArrayEquals(every.counts(), gated.counts(), text);
                 assertArrayEquals(every.unverified(), gated.unverified(), text);
                 assertEquals(every.spanInts(), gated.spanInts(), text);
@@ -117,8 +117,8 @@ class RunGatePropertyTest {
         for (String sample : SAMPLES) {
             byte[] bytes = (padding + sample + padding).getBytes(StandardCharsets.UTF_8);
             ByteBuffer buffer = ByteBuffer.wrap(bytes).asReadOnlyBuffer();
-            SecretScanner.Scan gated = SecretScanner.scan(buffer, Selection.everything(), true);
-            SecretScanner.Scan every = SecretScanner.scanEveryByte(buffer, Selection.everything());
+            Scan gated = SecretScanner.scan(buffer, Selection.everything(), true);
+            Scan every = SecretScanner.scanEveryByte(buffer, Selection.everything());
             assertArrayEquals(every.counts(), gated.counts(), sample);
             assertArrayEquals(Arrays.copyOf(every.spans(), every.spanInts()),
                     Arrays.copyOf(gated.spans(), gated.spanInts()), sample);

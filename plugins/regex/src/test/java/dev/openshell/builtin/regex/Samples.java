@@ -2,6 +2,8 @@ package dev.openshell.builtin.regex;
 
 import java.util.List;
 import java.util.Map;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
 
 /** Fake secrets in the seven formats the built-in has always known (none is a real credential). */
 final class Samples {
@@ -27,5 +29,10 @@ final class Samples {
     /** {@return {@code [REDACTED:<id>]}} @param id an id */
     static String placeholder(String id) {
         return "[REDACTED:" + id + "]";
+    }
+
+    /** {@return one sample of each legacy kind written on one line (every kind but {@code private_key})} */
+    static Arbitrary<String> oneLineLegacyKeys() {
+        return Arbitraries.of(LEGACY_IDS).filter(k -> !k.equals("private_key")).map(ONE_OF_EACH::get);
     }
 }

@@ -27,7 +27,7 @@ class SecretScannerPropertyTest {
 
     private static TextScan scan(String text, Selection selection, boolean redact) {
         ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)).asReadOnlyBuffer();
-        SecretScanner.Scan s = SecretScanner.scan(bytes, selection, redact);
+        Scan s = SecretScanner.scan(bytes, selection, redact);
         byte[] redacted = s.redacted(bytes);
         return new TextScan(s.byId(), redacted == null ? text : new String(redacted, StandardCharsets.UTF_8));
     }
@@ -77,7 +77,7 @@ class SecretScannerPropertyTest {
     @Property(tries = 1000)
     void textWithoutMatchesIsReturnedUntouched(@ForAll String text) {
         ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
-        SecretScanner.Scan s = SecretScanner.scan(bytes, Selection.everything(), true);
+        Scan s = SecretScanner.scan(bytes, Selection.everything(), true);
         if (s.isEmpty()) {
             assertNull(s.redacted(bytes), "no copy is made when nothing matched");
         }
