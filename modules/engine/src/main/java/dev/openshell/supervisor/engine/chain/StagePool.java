@@ -62,7 +62,8 @@ public final class StagePool implements AutoCloseable {
 
     /**
      * What the pool reports to the operator. Calls come from request threads and pool threads; implementations must be
-     * quick and must not throw.
+     * quick and must not throw. The calls for one binding come one at a time, in the order of its counts, so the
+     * count of the last call is the count now (a gauge set from each call stays right).
      */
     public interface Listener {
         /** A listener that ignores everything. */
@@ -304,10 +305,12 @@ public final class StagePool implements AutoCloseable {
                 if (inTime) {
                     done.countDown();
                 } else {
-                    int now = state.stuck.decrementAndGet();
-                    listener.released(binding, now);
-                    if (now == maxStuck - 1) {
-                        listener.availability(binding, true, now);
+                    synchronized (state) { // reports in the order of the counts (see abandon)
+                        int now = state.stuck.decrementAndGet();
+                        listener.released(binding, now);
+                        if (now == maxStuck - 1) {
+                            listener.availability(binding, true, now);
+                        }
                     }
                 }
             }
@@ -319,7 +322,6 @@ public final class StagePool implements AutoCloseable {
 
         /** {@return the outcome for a caller that stops waiting} */
         Outcome<T> abandon() {
-            int now;
             synchronized (this) {
                 if (phase.compareAndSet(QUEUED, ABANDONED)) {
                     return new Outcome.TimedOut<>(false);
@@ -330,13 +332,18 @@ public final class StagePool implements AutoCloseable {
                 if (runner != null) {
                     runner.interrupt();
                 }
-                // counted under the lock, so the stage's return (which takes it) can only count down afterwards
-                now = state.stuck.incrementAndGet();
-                state.stuckTotal.incrementAndGet();
-            }
-            listener.stuck(binding, now);
-            if (now == maxStuck) {
-                listener.availability(binding, false, now);
+                // counted under the job's lock, so the stage's return (which takes it) can only count down afterwards;
+                // counted and reported under the binding's lock, so that two stages abandoned at once (or one
+                // abandoned as another returns) report their counts in the order they were made: the last report,
+                // which a gauge keeps, is the count now
+                synchronized (state) {
+                    int now = state.stuck.incrementAndGet();
+                    state.stuckTotal.incrementAndGet();
+                    listener.stuck(binding, now);
+                    if (now == maxStuck) {
+                        listener.availability(binding, false, now);
+                    }
+                }
             }
             return new Outcome.TimedOut<>(true);
         }

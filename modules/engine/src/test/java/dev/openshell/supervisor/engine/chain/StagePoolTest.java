@@ -198,6 +198,80 @@ class StagePoolTest {
         }
     }
 
+    /**
+     * Eight stages of one binding abandoned at once, then released at once, in five rounds: the listener hears the
+     * counts one at a time and in order (each call one more or one less than the one before), so a gauge set from
+     * each call ends at the pool's count. Before the counts were reported in order, two stuck threads could leave the
+     * gauge at 1 ({@code StuckStageIT}).
+     */
+    @Test
+    void countsReachTheListenerInTheOrderTheyWereMade() throws Exception {
+        List<Integer> heard = new CopyOnWriteArrayList<>();
+        AtomicReference<StagePool> pool8 = new AtomicReference<>();
+        StagePool.Listener gauge = new StagePool.Listener() {
+            @Override
+            public void stuck(BindingId binding, int stuckThreads) {
+                if (stuckThreads == 1) {
+                    // the schedule that lost a count: give another abandonment up to 0.3 s to count before this
+                    // call is heard (it must not be able to: counts and calls are made in one order)
+                    long until = System.nanoTime() + 300_000_000L;
+                    while (pool8.get().stuckThreads(ACME) == 1 && System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                }
+                heard.add(stuckThreads);
+            }
+
+            @Override
+            public void released(BindingId binding, int stuckThreads) {
+                heard.add(stuckThreads);
+            }
+        };
+        try (StagePool eight = StagePool.create(8, 8, gauge)) {
+            pool8.set(eight);
+            for (int round = 0; round < 5; round++) {
+                heard.clear();
+                CountDownLatch go = new CountDownLatch(1);
+                CountDownLatch started = new CountDownLatch(8);
+                List<Thread> callers = new java.util.ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    // each caller stops waiting when interrupted, which abandons its running stage at once
+                    callers.add(Thread.ofPlatform().start(() -> eight.run(ACME, 60_000, () -> {
+                        started.countDown();
+                        awaitIgnoringInterrupts(go);
+                        return null;
+                    })));
+                }
+                assertTrue(started.await(30, TimeUnit.SECONDS));
+                callers.forEach(Thread::interrupt);
+                for (Thread t : callers) {
+                    t.join(30_000);
+                }
+                assertEquals(8, eight.stuckThreads(ACME));
+                assertEquals(8, heard.get(heard.size() - 1), "the last count heard is the count now: " + heard);
+                go.countDown();
+                while (heard.size() < 16) {
+                    Thread.onSpinWait(); // the releases are told by the pool threads as they return
+                }
+                for (int i = 1; i < heard.size(); i++) {
+                    assertEquals(1, Math.abs(heard.get(i) - heard.get(i - 1)), "in order: " + heard);
+                }
+                assertEquals(0, heard.get(15), heard.toString());
+            }
+        }
+    }
+
+    private static void awaitIgnoringInterrupts(CountDownLatch latch) {
+        while (true) {
+            try {
+                latch.await();
+                return;
+            } catch (InterruptedException ignored) {
+                // as a stuck stage does
+            }
+        }
+    }
+
     @Test
     void aFullPoolFailsTheStageAtOnce() throws Exception {
         AtomicInteger calls = new AtomicInteger();
