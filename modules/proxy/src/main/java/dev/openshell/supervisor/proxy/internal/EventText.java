@@ -277,17 +277,9 @@ final class EventText {
             return null;
         }
         List<Piece> out = new ArrayList<>(r.found.size());
-        List<String> steps = new ArrayList<>();
+        JsonPaths paths = new JsonPaths();
         for (JsonStrings.Found f : r.found) {
-            steps.clear();
-            for (JsonStrings.Node n = f.node(); n != null; n = n.parent) {
-                steps.add(n.name);
-            }
-            StringBuilder path = new StringBuilder();
-            for (int k = steps.size() - 1; k >= 0; k--) {
-                path.append(steps.get(k)).append(k > 0 ? "." : "");
-            }
-            out.add(new Piece(seq, f.start(), f.end(), true, path.append("\u0000json").toString(), f.text()));
+            out.add(new Piece(seq, f.start(), f.end(), true, paths.channel(f.step()), f.text()));
         }
         return out;
     }
@@ -300,31 +292,18 @@ final class EventText {
      * neither join the member's text nor come between its parts, at every nesting level.
      */
     private static final class JsonStrings {
-        /** One step of a path: a key or an array index, under its container's step ({@code null} at the top). */
-        static final class Node {
-            final Node parent;
-            String name;
-            /** For a member: the occurrences of its key before it in its object. */
-            int before;
-
-            Node(Node parent, String name) {
-                this.parent = parent;
-                this.name = name;
-            }
-        }
-
         /** A string value's content {@code [start, end)}, unescaped {@code text}, and path's last step. */
-        record Found(int start, int end, String text, Node node) {
+        record Found(int start, int end, String text, JsonPaths.Step step) {
         }
 
         /** One open object or array: its members by key (objects), and the current member's or element's step. */
         private static final class Level {
-            final Node parent;
-            final Map<String, Node> members;
-            Node at;
+            final JsonPaths.Step parent;
+            final Map<String, JsonPaths.Step> members;
+            JsonPaths.Step at;
             int index;
 
-            Level(Node parent, boolean object) {
+            Level(JsonPaths.Step parent, boolean object) {
                 this.parent = parent;
                 this.members = object ? new HashMap<>() : null;
             }
@@ -395,7 +374,7 @@ final class EventText {
 
         /** {@return {@code i}, the next element of an array having begun} */
         private int element(Level level, int i) {
-            level.at = new Node(level.parent, String.valueOf(level.index++));
+            level.at = new JsonPaths.Step(level.parent, String.valueOf(level.index++));
             return i;
         }
 
@@ -409,13 +388,7 @@ final class EventText {
             if (i < 0) {
                 return -1;
             }
-            Node node = new Node(level.parent, foldKey(name[0]));
-            Node earlier = level.members.put(node.name, node);
-            if (earlier != null) {
-                node.before = earlier.before + 1;
-                earlier.name = earlier.name + "\u0000" + earlier.before;
-            }
-            level.at = node;
+            level.at = JsonPaths.member(level.members, level.parent, foldKey(name[0]));
             return i;
         }
     }

@@ -45,32 +45,20 @@ final class LenientJson {
 
     /** One open object or array. */
     private static final class Level {
-        final Node parent;
-        final Map<String, Node> members;
-        Node at;
+        final JsonPaths.Step parent;
+        final Map<String, JsonPaths.Step> members;
+        JsonPaths.Step at;
         int index;
         boolean name;
 
-        Level(Node parent, boolean object) {
+        Level(JsonPaths.Step parent, boolean object) {
             this.parent = parent;
             this.members = object ? new HashMap<>() : null;
             this.name = object;
             if (!object) {
-                at = new Node(parent, "0");
+                at = new JsonPaths.Step(parent, "0");
                 index = 1;
             }
-        }
-    }
-
-    /** One step of a path. */
-    private static final class Node {
-        final Node parent;
-        String name;
-        int before;
-
-        Node(Node parent, String name) {
-            this.parent = parent;
-            this.name = name;
         }
     }
 
@@ -82,7 +70,7 @@ final class LenientJson {
      */
     static List<EventText.Piece> pieces(byte[] e, int from, int to, long seq) {
         List<EventText.Piece> out = new ArrayList<>();
-        List<Node> nodes = new ArrayList<>(); // each string value's node, in order
+        List<JsonPaths.Step> nodes = new ArrayList<>(); // each string value's node, in order
         ArrayDeque<Level> open = new ArrayDeque<>();
         int raw = from;
         int i = EventText.bom(e, from, to);
@@ -104,7 +92,7 @@ final class LenientJson {
                 if (top != null && top.members != null) {
                     top.name = true;
                 } else if (top != null) {
-                    top.at = new Node(top.parent, String.valueOf(top.index++));
+                    top.at = new JsonPaths.Step(top.parent, String.valueOf(top.index++));
                 }
                 i++;
             } else if (c == ':' || c == '=') {
@@ -152,12 +140,13 @@ final class LenientJson {
      * {@return the pieces with each string value's channel set from its node}, once the data is read: a name repeated
      * later in its object renamed the earlier occurrence's node after its strings were found
      */
-    private static List<EventText.Piece> channels(List<EventText.Piece> pieces, List<Node> nodes) {
+    private static List<EventText.Piece> channels(List<EventText.Piece> pieces, List<JsonPaths.Step> nodes) {
         List<EventText.Piece> out = new ArrayList<>(pieces.size());
+        JsonPaths paths = new JsonPaths();
         int k = 0;
         for (EventText.Piece p : pieces) {
-            out.add(!p.json ? p : new EventText.Piece(p.event, p.start, p.end, true, channel(nodes.get(k++)), p.text,
-                    p.quote));
+            out.add(!p.json ? p : new EventText.Piece(p.event, p.start, p.end, true, paths.channel(nodes.get(k++)),
+                    p.text, p.quote));
         }
         return out;
     }
@@ -169,31 +158,9 @@ final class LenientJson {
         }
     }
 
-    /**
-     * Names the current member of an object, its name folded as strict data's are ({@link EventText#fold}); an earlier
-     * member of the same folded name gets a path of its own.
-     */
+    /** Names the current member of an object, its name folded as strict data's are ({@link EventText#fold}). */
     private static void member(Level level, String name) {
-        Node node = new Node(level.parent, EventText.foldKey(name));
-        Node earlier = level.members.put(node.name, node);
-        if (earlier != null) {
-            node.before = earlier.before + 1;
-            earlier.name = earlier.name + "\u0000" + earlier.before;
-        }
-        level.at = node;
-    }
-
-    /** {@return the channel of a string value under {@code node}: as {@link EventText} names a strict one's} */
-    private static String channel(Node node) {
-        List<String> steps = new ArrayList<>();
-        for (Node n = node; n != null; n = n.parent) {
-            steps.add(n.name);
-        }
-        StringBuilder path = new StringBuilder();
-        for (int k = steps.size() - 1; k >= 0; k--) {
-            path.append(steps.get(k)).append(k > 0 ? "." : "");
-        }
-        return path.append("\u0000json").toString();
+        level.at = JsonPaths.member(level.members, level.parent, EventText.foldKey(name));
     }
 
     /** The keywords lenient readers take as literals, in any case (Gson's {@code JsonReader}). */
