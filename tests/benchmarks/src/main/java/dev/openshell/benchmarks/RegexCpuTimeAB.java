@@ -24,8 +24,9 @@ import java.util.Locale;
  * {@link RegexCpuTime} for two or more builds of {@code openshell/regex} in one JVM, interleaved: each build's JAR is
  * loaded by its own class loader, and every round times one batch of each build in turn, so load from other
  * processes on a shared machine falls on all builds alike. Prints, per body, the minimum thread CPU time per
- * {@code RegexProvider.evaluate} call (default config) over the rounds (30 rounds; batches of 1,000 calls at 2 KiB and
- * of 10 at 1 MiB), after 5 untimed rounds over every body and build. Bodies: {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain})
+ * {@code RegexProvider.evaluate} call (default config) over the rounds (30 rounds; batches of about 10 MiB of body, at
+ * most 1,000 calls: 1,000 at 2 KiB, 10 at 1 MiB), after 5 untimed rounds over every body and build. Sizes: 2 KiB and
+ * 1 MiB, or those the system property {@code sizes} lists ({@code -Dsizes=1024,65536,4194304}). Bodies: {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain})
  * and {@link RegexChainBenchmark}'s chat completion ({@code application/json}); every JIT profile holds all three,
  * as a proxy's does. Arguments: the regex JARs, then the re2j JAR last:
  * <pre>
@@ -60,7 +61,7 @@ public final class RegexCpuTimeAB {
         List<String> names = new ArrayList<>();
         List<HttpRequestEvaluation> bodies = new ArrayList<>();
         for (String kind : new String[] {"prose", "code", "chat"}) {
-            for (int size : new int[] {2048, 1 << 20}) {
+            for (int size : sizes()) {
                 names.add(kind + ", " + size + " bytes:");
                 bodies.add(evaluation(kind, size));
             }
@@ -107,9 +108,18 @@ public final class RegexCpuTimeAB {
                 List.of(new HttpHeader("content-type", type)), Body.ofUtf8(text));
     }
 
-    /** {@return the calls per timed batch: 1,000 at 2 KiB, 10 at 1 MiB} */
+    /**
+     * {@return the body sizes in bytes: the system property {@code sizes} (comma-separated, such as
+     * {@code -Dsizes=1024,65536,4194304}), 2 KiB and 1 MiB without it}
+     */
+    private static int[] sizes() {
+        return Arrays.stream(System.getProperty("sizes", "2048,1048576").split(","))
+                .mapToInt(v -> Integer.parseInt(v.strip())).toArray();
+    }
+
+    /** {@return the calls per timed batch: about 10 MiB of body, at most 1,000 calls (1,000 at 2 KiB, 10 at 1 MiB)} */
     private static int batch(HttpRequestEvaluation e) {
-        return e.body().size() > 4096 ? 10 : 1000;
+        return (int) Math.max(1, Math.min(1000, (10L << 20) / Math.max(1, e.body().size())));
     }
 
     /** Evaluates one request {@code calls} times; throws if the benchmark text held a secret. */
