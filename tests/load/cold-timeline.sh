@@ -77,7 +77,7 @@ one_run() {
   pid=$!
   pids+=("$pid")
   for _ in $(seq 1 3000); do
-    if grep -q 'listening on' "$dir/sup.out"; then t1=$(date +%s%N); break; fi
+    if grep -q 'listening on' "$dir/sup.out" 2>/dev/null; then t1=$(date +%s%N); break; fi
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.01
   done

@@ -3,7 +3,8 @@
 
 Per run: requests and req/s over the window, p99 (ms), the slowest first request of a connection (ms), requests
 completed by 1 s and 2 s into the window, the p99 of the requests started after 1 s and after 2 s, the request
-carriers' CPU per request (us; the virtual threads' carrier pool) and the JIT compiler threads' CPU (s) by the end
+carriers' CPU per request (us; the virtual threads' carrier pool), the share of the requests at or above the
+p99 that started in the first second and in the first two, and the JIT compiler threads' CPU (s) by the end
 of the window, ready (launch to the listening line, ms) and the load average. Then the median of each label, and its
 timeline in 250 ms steps (median over runs of each step's request count and p99). With CLIENT=wrk: req/s and p99
 from wrk's report instead."""
@@ -57,6 +58,9 @@ def run_row(d):
             'p99_after_2s': round(pct([l for s, l in rows if s >= 2e6], 99) / 1000, 1),
             'carrier_us_per_req': round(carriers * 1e6 / n) if n else 0,
         })
+        slow = [s for s, l in rows if l >= pct(lats, 99)]
+        row['slow_in_1s'] = round(sum(1 for s in slow if s < 1e6) / len(slow), 2) if slow else 0
+        row['slow_in_2s'] = round(sum(1 for s in slow if s < 2e6) / len(slow), 2) if slow else 0
         row['steps'] = {}
         for s, l in rows:
             row['steps'].setdefault(int(s // 250000), []).append(l)
@@ -74,6 +78,7 @@ def run_row(d):
 def main():
     out, labels = sys.argv[1], [s.split('=', 1)[0] for s in sys.argv[2:]]
     keys = ['requests', 'p99_ms', 'first_max_ms', 'done_1s', 'done_2s', 'p99_after_1s', 'p99_after_2s',
+            'slow_in_1s', 'slow_in_2s',
             'carrier_us_per_req', 'jit_s', 'wrk_rps', 'wrk_p99_ms', 'ready_ms', 'load']
     for label in labels:
         dirs = sorted(glob.glob(os.path.join(out, label + '-*')), key=lambda d: int(d.rsplit('-', 1)[1]))
