@@ -71,7 +71,9 @@ public final class AotTraining {
      * No method profiles (JEP 515) either: replayed at start-up, they sent the JIT's C2 compiler at the hot methods of
      * the training early, on the second of two cores, while the start-up ran on the first; without them the start
      * to the listening line took about 0.1 s less, the cache is 4 MB smaller, and the JIT's warm-up under load took
-     * as long as with them (docs/BENCHMARKS.md, "Issue 23, third round").
+     * as long as with them. Measured again for the first 5 s after start (docs/BENCHMARKS.md, "Issue 41: the first 5 s
+     * after start"): with them the request threads spent about a fifth less CPU per request over the 5 s, but the
+     * compilers' replayed work held back the first second, whose requests are the window's p99.
      */
     private static final String TRAINING_OPTIONS = "-XX:+UnlockDiagnosticVMOptions -XX:-AOTAdapterCaching"
             + " -XX:-AOTRecordTraining";
