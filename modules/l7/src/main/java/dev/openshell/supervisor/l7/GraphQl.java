@@ -412,7 +412,14 @@ final class GraphQl {
         return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
     }
 
-    private static void collect(SelectionSet set, Map<String, FragmentDefinition> fragments, Set<String> visiting,
+    /**
+     * Adds the root fields of {@code set} to {@code out}: its fields' names, and those of its inline fragments and of
+     * the fragments it spreads, each fragment expanded once per operation ({@code expanded}): the root fields are a
+     * set, so a fragment spread again (or in a cycle, which the GraphQL specification makes invalid, section
+     * 5.5.2.2) adds nothing new. Expanding a spread each time it appears would cost {@code 2^D} for a document of
+     * {@code D} fragments each spreading the next twice.
+     */
+    private static void collect(SelectionSet set, Map<String, FragmentDefinition> fragments, Set<String> expanded,
                                 Set<String> out, int depth) throws Invalid {
         if (set == null) {
             return;
@@ -424,15 +431,14 @@ final class GraphQl {
             if (s instanceof Field f) {
                 out.add(f.getName());
             } else if (s instanceof InlineFragment i) {
-                collect(i.getSelectionSet(), fragments, visiting, out, depth + 1);
+                collect(i.getSelectionSet(), fragments, expanded, out, depth + 1);
             } else if (s instanceof FragmentSpread spread) {
                 FragmentDefinition def = fragments.get(spread.getName());
                 if (def == null) {
                     throw new Invalid("GraphQL request rejected: unknown fragment");
                 }
-                if (visiting.add(spread.getName())) {
-                    collect(def.getSelectionSet(), fragments, visiting, out, depth + 1);
-                    visiting.remove(spread.getName());
+                if (expanded.add(spread.getName())) {
+                    collect(def.getSelectionSet(), fragments, expanded, out, depth + 1);
                 }
             }
         }
