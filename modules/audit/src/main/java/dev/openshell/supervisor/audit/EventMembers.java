@@ -36,7 +36,7 @@ final class EventMembers {
     }
 
     /** {@return the {@code actor} member for {@code p}, as {@link JsonText#raw} splices it into an event} */
-    static String actorMember(ProcessFacts p) {
+    static byte[] actorMember(ProcessFacts p) {
         JsonText e = new JsonText();
         e.open("actor").open("process").add("pid", p.pid());
         file(e.open("file"), p.binary()).openArray("hashes").openElement().add("algorithm_id", 3)
@@ -74,15 +74,16 @@ final class EventMembers {
     }
 
     /**
-     * {@return a random (version 4) UUID for {@code metadata.uid} and {@code finding_info.uid}} The IDs only need to be
-     * unique, not unpredictable, so they come from {@link ThreadLocalRandom} rather than {@link UUID#randomUUID()}'s
-     * {@code SecureRandom}, which reads the OS entropy source and serialises callers.
+     * {@return a random (version 4) UUID for {@code metadata.uid} and {@code finding_info.uid}, for
+     * {@link JsonText#addUuid}} The IDs only need to be unique, not unpredictable, so they come from
+     * {@link ThreadLocalRandom} rather than {@link UUID#randomUUID()}'s {@code SecureRandom}, which reads the OS
+     * entropy source and serialises callers.
      */
-    static String randomUid() {
+    static UUID randomUid() {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         long msb = (r.nextLong() & ~0xF000L) | 0x4000L;
         long lsb = (r.nextLong() & 0x3FFF_FFFF_FFFF_FFFFL) | 0x8000_0000_0000_0000L;
-        return new UUID(msb, lsb).toString();
+        return new UUID(msb, lsb);
     }
 
     static String caption(String method) {

@@ -63,22 +63,22 @@ public final class OcsfEvents {
     private final String productVersion;
     private final String hostname;
     private final Clock clock;
-    /** {@code metadata.product}: the same for every event, so built once. */
-    private final JsonObject product;
+    /** The member {@code metadata.product}, {@code "product":{...}}: the same for every event, so rendered once. */
+    private final byte[] product;
     /**
-     * The rendered {@code actor} member per process: the block is about half of an event and the same on every event
-     * of a connection. Bounded by size, not by count ({@value #ACTOR_CACHE_CHARS} characters of members and their
+     * The rendered {@code actor} member per process (UTF-8): the block is about half of an event and the same on every
+     * event of a connection. Bounded by size, not by count ({@value #ACTOR_CACHE_BYTES} bytes of members and their
      * keys, Caffeine's size eviction), since one member may carry 64 ancestors of 4,096-character paths; a member
-     * longer than {@value #MAX_CACHED_MEMBER_CHARS} characters is rendered for its event and not kept. Package-private
-     * for the tests.
+     * longer than {@value #MAX_CACHED_MEMBER_BYTES} bytes is rendered for its event and not kept. Package-private for
+     * the tests.
      */
-    final Cache<ProcessFacts, String> actors = Caffeine.newBuilder().maximumWeight(ACTOR_CACHE_CHARS)
-            .weigher((ProcessFacts k, String v) -> 2 * v.length()) // the key holds the same paths as the member
+    final Cache<ProcessFacts, byte[]> actors = Caffeine.newBuilder().maximumWeight(ACTOR_CACHE_BYTES)
+            .weigher((ProcessFacts k, byte[] v) -> 2 * v.length) // the key holds the same paths as the member
             .executor(Runnable::run).build();
-    /** The weight bound of {@link #actors}: about 4 MiB of characters (8 MiB of text at worst). */
-    static final int ACTOR_CACHE_CHARS = 4 << 20;
-    /** The longest {@code actor} member kept rendered, in characters (a typical one is about 700). */
-    static final int MAX_CACHED_MEMBER_CHARS = 16 * 1024;
+    /** The weight bound of {@link #actors}: about 4 MiB (the members' bytes, counted twice for their keys). */
+    static final int ACTOR_CACHE_BYTES = 4 << 20;
+    /** The longest {@code actor} member kept rendered, in bytes (a typical one is about 700). */
+    static final int MAX_CACHED_MEMBER_BYTES = 16 * 1024;
 
     /**
      * @param productVersion the supervisor version, for {@code metadata.product.version}
@@ -89,8 +89,8 @@ public final class OcsfEvents {
         this.productVersion = Objects.requireNonNull(productVersion, "productVersion");
         this.hostname = Objects.requireNonNull(hostname, "hostname");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.product = JsonText.json().createObjectBuilder().add("name", PRODUCT).add("vendor_name", "OpenShell")
-                .add("version", productVersion).build();
+        this.product = new JsonText(128).open("product").add("name", PRODUCT).add("vendor_name", "OpenShell")
+                .add("version", productVersion).end().member();
     }
 
     /**
@@ -511,7 +511,7 @@ public final class OcsfEvents {
         e.add("status_id", 1).add("status", "New");
         e.add("is_alert", severity == Severity.HIGH);
         e.add("message", title);
-        e.open("finding_info").add("uid", randomUid()).add("title", title)
+        e.open("finding_info").addUuid("uid", randomUid()).add("title", title)
                 .addSingletonArray("types", "middleware.unavailable").end();
         e.open("unmapped").open("openshell").add("binding_id", safeText(bindingId, 128))
                 .add("code", available ? "middleware_available" : "middleware_unavailable")
@@ -552,7 +552,7 @@ public final class OcsfEvents {
         e.add("status_id", 1).add("status", "New");
         e.add("is_alert", severity == Severity.HIGH);
         e.add("message", title);
-        e.open("finding_info").add("uid", randomUid()).add("title", title).addSingletonArray("types", type).end();
+        e.open("finding_info").addUuid("uid", randomUid()).add("title", title).addSingletonArray("types", type).end();
         endpoint(e.open("dst_endpoint"), request).end();
         actor(e, request);
         openshellMembers.accept(e.open("unmapped").open("openshell"));
@@ -570,8 +570,8 @@ public final class OcsfEvents {
                 .add("severity_id", severity.id()).add("severity", severity.caption())
                 .open("metadata")
                 .add("version", SCHEMA_VERSION)
-                .add("uid", randomUid())
-                .add("product", product)
+                .addUuid("uid", randomUid())
+                .raw(product)
                 .end();
     }
 
@@ -579,17 +579,17 @@ public final class OcsfEvents {
      * Writes {@code actor.process} when the process is known: {@code pid}, {@code file} (path, name, SHA-256),
      * {@code lineage} (the executables from the oldest ancestor down to the process itself, as OCSF's example orders
      * them) and {@code parent_process} (PID and executable). Paths pass through {@link EventMembers#safeText}. The member is
-     * rendered once per process and kept ({@link #actors}); callers write it after their event's first member.
+     * rendered once per process and kept ({@link #actors}).
      */
     private void actor(JsonText e, RequestFacts request) {
         if (request.process().isEmpty()) {
             return;
         }
         ProcessFacts p = request.process().get();
-        String member = actors.getIfPresent(p);
+        byte[] member = actors.getIfPresent(p);
         if (member == null) {
             member = actorMember(p);
-            if (member.length() <= MAX_CACHED_MEMBER_CHARS) {
+            if (member.length <= MAX_CACHED_MEMBER_BYTES) {
                 actors.put(p, member);
             }
         }
