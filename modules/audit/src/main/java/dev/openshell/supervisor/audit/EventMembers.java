@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import com.github.benmanes.caffeine.cache.Cache;
 import dev.openshell.middleware.spi.internal.AuditNames;
 import java.util.List;
 import java.util.Locale;
@@ -157,4 +158,32 @@ final class EventMembers {
         return HTTP_ACTIVITY_IDS.containsKey(method) ? method : AuditNames.safe(method);
     }
 
+    /**
+     * {@return the {@code actor} member ({@code null}: the process is not known)}: {@code actor.process} with
+     * {@code pid}, {@code file} (path, name, SHA-256), {@code lineage} (the executables from the oldest ancestor
+     * down to the process itself, as OCSF's example orders them) and {@code parent_process} (PID and executable).
+     * Paths pass through {@link #safeText}. Rendered once per process and kept in {@code actors}
+     * ({@link OcsfEvents#actors}).
+     */
+    static byte[] actor(Cache<ProcessFacts, byte[]> actors, RequestFacts request) {
+        if (request.process().isEmpty()) {
+            return null;
+        }
+        ProcessFacts p = request.process().get();
+        byte[] member = actors.getIfPresent(p);
+        if (member == null) {
+            member = actorMember(p);
+            if (member.length <= OcsfEvents.MAX_CACHED_MEMBER_BYTES) {
+                actors.put(p, member);
+            }
+        }
+        return member;
+    }
+
+    /** Writes the {@code actor} member made by {@link #actor(Cache, RequestFacts)}, if any. */
+    static void actor(JsonText e, byte[] actor) {
+        if (actor != null) {
+            e.raw(actor);
+        }
+    }
 }

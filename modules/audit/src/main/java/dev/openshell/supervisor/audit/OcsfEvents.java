@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.audit;
 
-import static dev.openshell.supervisor.audit.EventMembers.actorMember;
+import static dev.openshell.supervisor.audit.EventMembers.actor;
 import static dev.openshell.supervisor.audit.EventMembers.requestBase;
 import static dev.openshell.supervisor.audit.EventMembers.caption;
 import static dev.openshell.supervisor.audit.EventMembers.HTTP_ACTIVITY_IDS;
@@ -41,8 +41,6 @@ import java.util.function.Consumer;
  * </ul>
  * HTTP Activity and Detection Finding events carry {@code actor.process} (PID, executable with its SHA-256, lineage,
  * parent) when the process behind the connection was identified; a changed binary is a High Detection Finding.
- * <ul>
- * </ul>
  * Supervisor-specific fields go under {@code unmapped.openshell}. Events are written straight to JSON text (the audit
  * hot path: one HTTP Activity per stage invocation); the returned {@link JsonObject} reads that text. Every string that reaches an event is either
  * supervisor-owned (config keys, binding IDs, platform codes) or passed through {@link #safeText}; nothing here
@@ -117,8 +115,10 @@ public final class OcsfEvents {
                 || stage.result() == StageResult.BYPASSED;
         String method = request.method().toUpperCase(Locale.ROOT);
         int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
+        byte[] actor = actor(actors, request);
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
-                activity == 99 ? "Other" : caption(method), allowed ? Severity.INFORMATIONAL : Severity.MEDIUM);
+                activity == 99 ? "Other" : caption(method), allowed ? Severity.INFORMATIONAL : Severity.MEDIUM,
+                actor);
         e.add("status_id", allowed ? 1 : 2).add("status", allowed ? "Success" : "Failure");
         e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
         e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
@@ -131,7 +131,7 @@ public final class OcsfEvents {
             e.open("http_response").add("code", responseStatus).end();
         }
         endpoint(e.open("dst_endpoint"), request).end();
-        actor(e, request);
+        actor(e, actor);
         openshell(e.open("unmapped").open("openshell"), request, stage.configKey(), stage.bindingId())
                 .add("decision", decision)
                 .add("transformed", stage.transformed())
@@ -162,8 +162,9 @@ public final class OcsfEvents {
         boolean allowed = !d.decision().equals("deny");
         Severity sev = d.decision().equals("allow") ? Severity.INFORMATIONAL
                 : allowed ? Severity.LOW : Severity.MEDIUM;
+        byte[] actor = actor(actors, request);
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
-                activity == 99 ? "Other" : caption(method), sev);
+                activity == 99 ? "Other" : caption(method), sev, actor);
         e.add("status_id", allowed ? 1 : 2).add("status", allowed ? "Success" : "Failure");
         e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
         e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
@@ -175,7 +176,7 @@ public final class OcsfEvents {
                 .add("type", safeText(d.engine(), 32));
         d.rule().ifPresent(r -> rule.add("name", policyText(r, 256)));
         rule.end();
-        actor(e, request);
+        actor(e, actor);
         JsonText os = requestBase(e.open("unmapped").open("openshell"), request).add("layer", "l7")
                 .add("decision", d.decision()).add("protocol", d.protocol()).add("engine", d.engine())
                 .add("policy", safeText(d.policyKey(), 128)).add("status_code", d.status());
@@ -255,7 +256,7 @@ public final class OcsfEvents {
         String method = request.method().toUpperCase(Locale.ROOT);
         int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
-                activity == 99 ? "Other" : caption(method), Severity.MEDIUM);
+                activity == 99 ? "Other" : caption(method), Severity.MEDIUM, null);
         e.add("status_id", 2).add("status", "Failure");
         e.add("action_id", 2).add("action", "Denied");
         e.add("disposition_id", 2).add("disposition", "Blocked");
@@ -298,7 +299,7 @@ public final class OcsfEvents {
         boolean policy = r.category().equals("network_policy") || r.category().equals("ssrf")
                 || r.category().equals("credential");
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
-                activityName, policy ? Severity.MEDIUM : Severity.LOW);
+                activityName, policy ? Severity.MEDIUM : Severity.LOW, null);
         e.add("status_id", 2).add("status", "Failure");
         e.add("action_id", 2).add("action", "Denied");
         e.add("disposition_id", 2).add("disposition", "Blocked");
@@ -330,7 +331,7 @@ public final class OcsfEvents {
         } else {
             e.open("src_endpoint").add("name", "unknown").end(); // OCSF: at least one endpoint
         }
-        r.request().ifPresent(q -> actor(e, q));
+        r.request().ifPresent(q -> actor(e, actor(actors, q)));
         JsonText os = e.open("unmapped").open("openshell");
         r.request().ifPresent(q -> requestBase(os, q));
         os.add("code", code).add("category", r.category());
@@ -507,7 +508,7 @@ public final class OcsfEvents {
                 : "middleware binding unavailable: its stages are stuck past their timeout; its stages fail per"
                         + " on_error";
         JsonText e = base(CATEGORY_FINDINGS, "Findings", DETECTION_FINDING, "Detection Finding", 1, "Create",
-                severity);
+                severity, null);
         e.add("status_id", 1).add("status", "New");
         e.add("is_alert", severity == Severity.HIGH);
         e.add("message", title);
@@ -533,7 +534,7 @@ public final class OcsfEvents {
                 || change == ConfigChange.UNINSPECTED_UPGRADES;
         Severity sev = atRisk ? Severity.MEDIUM : success ? Severity.INFORMATIONAL : Severity.HIGH;
         JsonText e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
-                "Device Config State Change", 1, "Log", sev);
+                "Device Config State Change", 1, "Log", sev, null);
         e.add("status_id", success ? 1 : 2).add("status", success ? "Success" : "Failure");
         e.add("message", change.title() + " " + (success ? "succeeded" : "failed") + ": "
                 + safeDetail(subject, 200));
@@ -547,21 +548,23 @@ public final class OcsfEvents {
 
     private JsonObject finding(RequestFacts request, Severity severity, String title, String type,
                                Consumer<JsonText> openshellMembers) {
+        byte[] actor = actor(actors, request);
         JsonText e = base(CATEGORY_FINDINGS, "Findings", DETECTION_FINDING, "Detection Finding", 1,
-                "Create", severity);
+                "Create", severity, actor);
         e.add("status_id", 1).add("status", "New");
         e.add("is_alert", severity == Severity.HIGH);
         e.add("message", title);
         e.open("finding_info").addUuid("uid", randomUid()).add("title", title).addSingletonArray("types", type).end();
         endpoint(e.open("dst_endpoint"), request).end();
-        actor(e, request);
+        actor(e, actor);
         openshellMembers.accept(e.open("unmapped").open("openshell"));
         return e.end().end().build();
     }
 
+    /** The event's first members; {@code actor}: the member it splices in later, made room for ({@code null}: none). */
     private JsonText base(int category, String categoryName, int classUid, String className, int activity,
-                          String activityName, Severity severity) {
-        return new JsonText()
+                          String activityName, Severity severity, byte[] actor) {
+        return new JsonText(JsonText.CAPACITY + (actor == null ? 0 : actor.length))
                 .add("time", clock.millis())
                 .add("category_uid", category).add("category_name", categoryName)
                 .add("class_uid", classUid).add("class_name", className)
@@ -573,26 +576,5 @@ public final class OcsfEvents {
                 .addUuid("uid", randomUid())
                 .raw(product)
                 .end();
-    }
-
-    /**
-     * Writes {@code actor.process} when the process is known: {@code pid}, {@code file} (path, name, SHA-256),
-     * {@code lineage} (the executables from the oldest ancestor down to the process itself, as OCSF's example orders
-     * them) and {@code parent_process} (PID and executable). Paths pass through {@link EventMembers#safeText}. The member is
-     * rendered once per process and kept ({@link #actors}).
-     */
-    private void actor(JsonText e, RequestFacts request) {
-        if (request.process().isEmpty()) {
-            return;
-        }
-        ProcessFacts p = request.process().get();
-        byte[] member = actors.getIfPresent(p);
-        if (member == null) {
-            member = actorMember(p);
-            if (member.length <= MAX_CACHED_MEMBER_BYTES) {
-                actors.put(p, member);
-            }
-        }
-        e.raw(member);
     }
 }

@@ -15,21 +15,22 @@ import java.util.Set;
 /**
  * An event already written as its JSONL record (UTF-8) by {@link JsonText}. The audit sink writes the record as it
  * is; reading it as text or as a {@link JsonObject} (tests, in-process consumers) decodes and parses it once, on first
- * use, so the object and the written line can never disagree. Equal to any {@link JsonObject} with the same members ({@link AbstractMap} equality).
+ * use, so the object and the written line can never disagree. Equal to any {@link JsonObject} with the same members
+ * ({@link AbstractMap} equality).
  */
 final class RenderedEvent extends AbstractMap<String, JsonValue> implements JsonObject {
-    /** The JSON text and a newline, UTF-8 encoded: the JSONL record. */
-    private final byte[] line;
+    /** The JSON text and a newline, UTF-8 encoded: the JSONL record (the writer's buffer, not copied). */
+    private final JsonLine.Line line;
     private volatile String text;
     private volatile JsonObject parsed;
 
     /** @param line the JSON text and a newline, UTF-8 encoded, as {@link JsonText} wrote it; kept, not copied */
-    RenderedEvent(byte[] line) {
+    RenderedEvent(JsonLine.Line line) {
         this.line = line;
     }
 
     /** {@return the JSON text and a newline, UTF-8 encoded: one JSONL record; shared, never to be modified} */
-    byte[] line() {
+    JsonLine.Line record() {
         return line;
     }
 
@@ -37,7 +38,7 @@ final class RenderedEvent extends AbstractMap<String, JsonValue> implements Json
     private String text() {
         String t = text;
         if (t == null) {
-            t = new String(line, 0, line.length - 1, StandardCharsets.UTF_8);
+            t = new String(line.bytes(), 0, line.length() - 1, StandardCharsets.UTF_8);
             text = t;
         }
         return t;

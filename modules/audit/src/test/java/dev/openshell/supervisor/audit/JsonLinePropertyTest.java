@@ -150,7 +150,7 @@ class JsonLinePropertyTest {
         g.writeEnd();
         g.close();
         byte[] expected = (w + "\n").getBytes(StandardCharsets.UTF_8);
-        byte[] written = t.build().line();
+        byte[] written = JsonLine.encode(t.build());
         assertEquals(new String(expected, StandardCharsets.ISO_8859_1), new String(written, StandardCharsets.ISO_8859_1));
         assertEquals(parse(expected), parse(written));
     }
