@@ -165,10 +165,10 @@ final class JsonText {
     }
 
     /**
-     * {@return this} Writes a member rendered earlier by {@link #member}, as it is: a block that repeats across
-     * events (the process behind a connection) is rendered once.
+     * {@return this} Writes members rendered earlier by {@link #member}, as they are: a block that repeats across
+     * events (the process behind a connection, the class and severity members) is rendered once.
      *
-     * @param member the member's UTF-8 bytes, {@code "name":value}; read, not kept
+     * @param member the members' UTF-8 bytes, {@code "name":value}, separated by commas; read, not kept
      */
     JsonText raw(byte[] member) {
         comma();
@@ -177,8 +177,8 @@ final class JsonText {
     }
 
     /**
-     * {@return the bytes of the only member of this object, {@code "name":value}, to be written with {@link #raw}}
-     * Closes the object; call after writing exactly one member.
+     * {@return the bytes of the members of this object, {@code "name":value} (separated by commas), to be written with
+     * {@link #raw}} Closes the object; call after writing at least one member.
      */
     byte[] member() {
         end();

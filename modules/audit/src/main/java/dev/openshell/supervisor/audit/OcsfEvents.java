@@ -63,6 +63,8 @@ public final class OcsfEvents {
     private final Clock clock;
     /** The member {@code metadata.product}, {@code "product":{...}}: the same for every event, so rendered once. */
     private final byte[] product;
+    /** The members from {@code category_uid} to {@code severity}, rendered once per kind of event. */
+    private final EventHeads heads = new EventHeads();
     /**
      * The rendered {@code actor} member per process (UTF-8): the block is about half of an event and the same on every
      * event of a connection. Bounded by size, not by count ({@value #ACTOR_CACHE_BYTES} bytes of members and their
@@ -566,11 +568,7 @@ public final class OcsfEvents {
                           String activityName, Severity severity, byte[] actor) {
         return new JsonText(JsonText.CAPACITY + (actor == null ? 0 : actor.length))
                 .add("time", clock.millis())
-                .add("category_uid", category).add("category_name", categoryName)
-                .add("class_uid", classUid).add("class_name", className)
-                .add("activity_id", activity).add("activity_name", activityName)
-                .add("type_uid", classUid * 100L + activity).add("type_name", className + ": " + activityName)
-                .add("severity_id", severity.id()).add("severity", severity.caption())
+                .raw(heads.head(category, categoryName, classUid, className, activity, activityName, severity))
                 .open("metadata")
                 .add("version", SCHEMA_VERSION)
                 .addUuid("uid", randomUid())
