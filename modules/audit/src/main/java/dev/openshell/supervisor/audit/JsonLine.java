@@ -17,7 +17,9 @@ final class JsonLine {
 
     /**
      * A record as the sink queues it: the first {@code length} bytes of {@code bytes}, which may be longer (the
-     * event writer's buffer, handed over without a copy). Never modified once made.
+     * event writer's buffer, handed over without a copy). Never modified once made. The sink's bound on queued bytes
+     * counts the records' lengths: the unused room after them (typically a few hundred bytes, at most about the
+     * record's length when the buffer grew) is held besides until the line is written.
      *
      * @param bytes the record's bytes, and possibly unused room after them
      * @param length the record's length in bytes, its newline included
