@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.audit;
 
+import com.github.benmanes.caffeine.cache.Cache;
 import dev.openshell.middleware.spi.internal.AuditNames;
 import java.util.List;
 import java.util.Locale;
@@ -36,7 +37,7 @@ final class EventMembers {
     }
 
     /** {@return the {@code actor} member for {@code p}, as {@link JsonText#raw} splices it into an event} */
-    static String actorMember(ProcessFacts p) {
+    static byte[] actorMember(ProcessFacts p) {
         JsonText e = new JsonText();
         e.open("actor").open("process").add("pid", p.pid());
         file(e.open("file"), p.binary()).openArray("hashes").openElement().add("algorithm_id", 3)
@@ -74,15 +75,16 @@ final class EventMembers {
     }
 
     /**
-     * {@return a random (version 4) UUID for {@code metadata.uid} and {@code finding_info.uid}} The IDs only need to be
-     * unique, not unpredictable, so they come from {@link ThreadLocalRandom} rather than {@link UUID#randomUUID()}'s
-     * {@code SecureRandom}, which reads the OS entropy source and serialises callers.
+     * {@return a random (version 4) UUID for {@code metadata.uid} and {@code finding_info.uid}, for
+     * {@link JsonText#addUuid}} The IDs only need to be unique, not unpredictable, so they come from
+     * {@link ThreadLocalRandom} rather than {@link UUID#randomUUID()}'s {@code SecureRandom}, which reads the OS
+     * entropy source and serialises callers.
      */
-    static String randomUid() {
+    static UUID randomUid() {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         long msb = (r.nextLong() & ~0xF000L) | 0x4000L;
         long lsb = (r.nextLong() & 0x3FFF_FFFF_FFFF_FFFFL) | 0x8000_0000_0000_0000L;
-        return new UUID(msb, lsb).toString();
+        return new UUID(msb, lsb);
     }
 
     static String caption(String method) {
@@ -156,4 +158,32 @@ final class EventMembers {
         return HTTP_ACTIVITY_IDS.containsKey(method) ? method : AuditNames.safe(method);
     }
 
+    /**
+     * {@return the {@code actor} member ({@code null}: the process is not known)}: {@code actor.process} with
+     * {@code pid}, {@code file} (path, name, SHA-256), {@code lineage} (the executables from the oldest ancestor
+     * down to the process itself, as OCSF's example orders them) and {@code parent_process} (PID and executable).
+     * Paths pass through {@link #safeText}. Rendered once per process and kept in {@code actors}
+     * ({@link OcsfEvents#actors}).
+     */
+    static byte[] actor(Cache<ProcessFacts, byte[]> actors, RequestFacts request) {
+        if (request.process().isEmpty()) {
+            return null;
+        }
+        ProcessFacts p = request.process().get();
+        byte[] member = actors.getIfPresent(p);
+        if (member == null) {
+            member = actorMember(p);
+            if (member.length <= OcsfEvents.MAX_CACHED_MEMBER_BYTES) {
+                actors.put(p, member);
+            }
+        }
+        return member;
+    }
+
+    /** Writes the {@code actor} member made by {@link #actor(Cache, RequestFacts)}, if any. */
+    static void actor(JsonText e, byte[] actor) {
+        if (actor != null) {
+            e.raw(actor);
+        }
+    }
 }

@@ -76,7 +76,7 @@ public final class JsonlAuditSink implements AuditSink {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition queued = lock.newCondition();
     private final Condition written = lock.newCondition();
-    private ArrayList<byte[]> queue = new ArrayList<>();
+    private ArrayList<JsonLine.Line> queue = new ArrayList<>();
     private int queuedBytes;
     /** Sequence number of the last line queued; of the last line the writer has finished with. */
     private long lastQueued;
@@ -204,7 +204,7 @@ public final class JsonlAuditSink implements AuditSink {
     @Override
     public long emit(JsonObject event) {
         // encoded once, on the caller's thread; the writer only copies bytes
-        byte[] line = JsonLine.encode(event);
+        JsonLine.Line line = JsonLine.line(event);
         long sequence = 0;
         String drop = null;
         boolean warnOverflow = false;
@@ -213,7 +213,7 @@ public final class JsonlAuditSink implements AuditSink {
         try {
             if (closed || writerDead) {
                 drop = closed ? "closed" : "writer_failed";
-            } else if (queuedBytes > 0 && (long) queuedBytes + line.length > maxQueuedBytes) {
+            } else if (queuedBytes > 0 && (long) queuedBytes + line.length() > maxQueuedBytes) {
                 drop = "overflow";
                 if (!overflowing) {
                     overflowing = true;
@@ -222,7 +222,7 @@ public final class JsonlAuditSink implements AuditSink {
                 }
             } else {
                 queue.add(line);
-                queuedBytes += line.length;
+                queuedBytes += line.length();
                 sequence = ++lastQueued;
                 if (writerIdle) {
                     queued.signal(); // a busy writer takes this line with its next batch without being told
@@ -311,9 +311,9 @@ public final class JsonlAuditSink implements AuditSink {
     }
 
     private void writeBatches() {
-        ArrayList<byte[]> spare = new ArrayList<>();
+        ArrayList<JsonLine.Line> spare = new ArrayList<>();
         while (true) {
-            ArrayList<byte[]> batch;
+            ArrayList<JsonLine.Line> batch;
             long upTo;
             boolean last;
             lock.lock();
@@ -351,14 +351,14 @@ public final class JsonlAuditSink implements AuditSink {
     }
 
     /** Writes one batch and flushes it; runs on the writer thread only. */
-    private void write(List<byte[]> batch) {
+    private void write(List<JsonLine.Line> batch) {
         if (batch.isEmpty()) {
             return;
         }
         try {
-            for (byte[] line : batch) {
+            for (JsonLine.Line line : batch) {
                 if (file != null) {
-                    long bytes = line.length;
+                    long bytes = line.length();
                     long today = Math.floorDiv(clock.millis(), MILLIS_PER_DAY); // the UTC day, without a LocalDate
                     if ((size > 0 && size + bytes > maxBytes) || today != day.toEpochDay()) {
                         out.flush();
@@ -366,7 +366,7 @@ public final class JsonlAuditSink implements AuditSink {
                     }
                     size += bytes;
                 }
-                out.write(line);
+                out.write(line.bytes(), 0, line.length());
             }
             out.flush();
             if (failing) {

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.audit;
 
-import static dev.openshell.supervisor.audit.EventMembers.actorMember;
+import static dev.openshell.supervisor.audit.EventMembers.actor;
 import static dev.openshell.supervisor.audit.EventMembers.requestBase;
 import static dev.openshell.supervisor.audit.EventMembers.caption;
 import static dev.openshell.supervisor.audit.EventMembers.HTTP_ACTIVITY_IDS;
@@ -41,8 +41,6 @@ import java.util.function.Consumer;
  * </ul>
  * HTTP Activity and Detection Finding events carry {@code actor.process} (PID, executable with its SHA-256, lineage,
  * parent) when the process behind the connection was identified; a changed binary is a High Detection Finding.
- * <ul>
- * </ul>
  * Supervisor-specific fields go under {@code unmapped.openshell}. Events are written straight to JSON text (the audit
  * hot path: one HTTP Activity per stage invocation); the returned {@link JsonObject} reads that text. Every string that reaches an event is either
  * supervisor-owned (config keys, binding IDs, platform codes) or passed through {@link #safeText}; nothing here
@@ -63,22 +61,24 @@ public final class OcsfEvents {
     private final String productVersion;
     private final String hostname;
     private final Clock clock;
-    /** {@code metadata.product}: the same for every event, so built once. */
-    private final JsonObject product;
+    /** The member {@code metadata.product}, {@code "product":{...}}: the same for every event, so rendered once. */
+    private final byte[] product;
+    /** The members from {@code category_uid} to {@code severity}, rendered once per kind of event. */
+    private final EventHeads heads = new EventHeads();
     /**
-     * The rendered {@code actor} member per process: the block is about half of an event and the same on every event
-     * of a connection. Bounded by size, not by count ({@value #ACTOR_CACHE_CHARS} characters of members and their
+     * The rendered {@code actor} member per process (UTF-8): the block is about half of an event and the same on every
+     * event of a connection. Bounded by size, not by count ({@value #ACTOR_CACHE_BYTES} bytes of members and their
      * keys, Caffeine's size eviction), since one member may carry 64 ancestors of 4,096-character paths; a member
-     * longer than {@value #MAX_CACHED_MEMBER_CHARS} characters is rendered for its event and not kept. Package-private
-     * for the tests.
+     * longer than {@value #MAX_CACHED_MEMBER_BYTES} bytes is rendered for its event and not kept. Package-private for
+     * the tests.
      */
-    final Cache<ProcessFacts, String> actors = Caffeine.newBuilder().maximumWeight(ACTOR_CACHE_CHARS)
-            .weigher((ProcessFacts k, String v) -> 2 * v.length()) // the key holds the same paths as the member
+    final Cache<ProcessFacts, byte[]> actors = Caffeine.newBuilder().maximumWeight(ACTOR_CACHE_BYTES)
+            .weigher((ProcessFacts k, byte[] v) -> 2 * v.length) // the key holds the same paths as the member
             .executor(Runnable::run).build();
-    /** The weight bound of {@link #actors}: about 4 MiB of characters (8 MiB of text at worst). */
-    static final int ACTOR_CACHE_CHARS = 4 << 20;
-    /** The longest {@code actor} member kept rendered, in characters (a typical one is about 700). */
-    static final int MAX_CACHED_MEMBER_CHARS = 16 * 1024;
+    /** The weight bound of {@link #actors}: about 4 MiB (the members' bytes, counted twice for their keys). */
+    static final int ACTOR_CACHE_BYTES = 4 << 20;
+    /** The longest {@code actor} member kept rendered, in bytes (a typical one is about 700). */
+    static final int MAX_CACHED_MEMBER_BYTES = 16 * 1024;
 
     /**
      * @param productVersion the supervisor version, for {@code metadata.product.version}
@@ -89,8 +89,8 @@ public final class OcsfEvents {
         this.productVersion = Objects.requireNonNull(productVersion, "productVersion");
         this.hostname = Objects.requireNonNull(hostname, "hostname");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.product = JsonText.json().createObjectBuilder().add("name", PRODUCT).add("vendor_name", "OpenShell")
-                .add("version", productVersion).build();
+        this.product = new JsonText(128).open("product").add("name", PRODUCT).add("vendor_name", "OpenShell")
+                .add("version", productVersion).end().member();
     }
 
     /**
@@ -117,8 +117,10 @@ public final class OcsfEvents {
                 || stage.result() == StageResult.BYPASSED;
         String method = request.method().toUpperCase(Locale.ROOT);
         int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
+        byte[] actor = actor(actors, request);
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
-                activity == 99 ? "Other" : caption(method), allowed ? Severity.INFORMATIONAL : Severity.MEDIUM);
+                activity == 99 ? "Other" : caption(method), allowed ? Severity.INFORMATIONAL : Severity.MEDIUM,
+                actor);
         e.add("status_id", allowed ? 1 : 2).add("status", allowed ? "Success" : "Failure");
         e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
         e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
@@ -131,7 +133,7 @@ public final class OcsfEvents {
             e.open("http_response").add("code", responseStatus).end();
         }
         endpoint(e.open("dst_endpoint"), request).end();
-        actor(e, request);
+        actor(e, actor);
         openshell(e.open("unmapped").open("openshell"), request, stage.configKey(), stage.bindingId())
                 .add("decision", decision)
                 .add("transformed", stage.transformed())
@@ -162,8 +164,9 @@ public final class OcsfEvents {
         boolean allowed = !d.decision().equals("deny");
         Severity sev = d.decision().equals("allow") ? Severity.INFORMATIONAL
                 : allowed ? Severity.LOW : Severity.MEDIUM;
+        byte[] actor = actor(actors, request);
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
-                activity == 99 ? "Other" : caption(method), sev);
+                activity == 99 ? "Other" : caption(method), sev, actor);
         e.add("status_id", allowed ? 1 : 2).add("status", allowed ? "Success" : "Failure");
         e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
         e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
@@ -175,7 +178,7 @@ public final class OcsfEvents {
                 .add("type", safeText(d.engine(), 32));
         d.rule().ifPresent(r -> rule.add("name", policyText(r, 256)));
         rule.end();
-        actor(e, request);
+        actor(e, actor);
         JsonText os = requestBase(e.open("unmapped").open("openshell"), request).add("layer", "l7")
                 .add("decision", d.decision()).add("protocol", d.protocol()).add("engine", d.engine())
                 .add("policy", safeText(d.policyKey(), 128)).add("status_code", d.status());
@@ -255,7 +258,7 @@ public final class OcsfEvents {
         String method = request.method().toUpperCase(Locale.ROOT);
         int activity = HTTP_ACTIVITY_IDS.getOrDefault(method, 99);
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
-                activity == 99 ? "Other" : caption(method), Severity.MEDIUM);
+                activity == 99 ? "Other" : caption(method), Severity.MEDIUM, null);
         e.add("status_id", 2).add("status", "Failure");
         e.add("action_id", 2).add("action", "Denied");
         e.add("disposition_id", 2).add("disposition", "Blocked");
@@ -298,7 +301,7 @@ public final class OcsfEvents {
         boolean policy = r.category().equals("network_policy") || r.category().equals("ssrf")
                 || r.category().equals("credential");
         JsonText e = base(CATEGORY_NETWORK, "Network Activity", HTTP_ACTIVITY, "HTTP Activity", activity,
-                activityName, policy ? Severity.MEDIUM : Severity.LOW);
+                activityName, policy ? Severity.MEDIUM : Severity.LOW, null);
         e.add("status_id", 2).add("status", "Failure");
         e.add("action_id", 2).add("action", "Denied");
         e.add("disposition_id", 2).add("disposition", "Blocked");
@@ -330,7 +333,7 @@ public final class OcsfEvents {
         } else {
             e.open("src_endpoint").add("name", "unknown").end(); // OCSF: at least one endpoint
         }
-        r.request().ifPresent(q -> actor(e, q));
+        r.request().ifPresent(q -> actor(e, actor(actors, q)));
         JsonText os = e.open("unmapped").open("openshell");
         r.request().ifPresent(q -> requestBase(os, q));
         os.add("code", code).add("category", r.category());
@@ -507,11 +510,11 @@ public final class OcsfEvents {
                 : "middleware binding unavailable: its stages are stuck past their timeout; its stages fail per"
                         + " on_error";
         JsonText e = base(CATEGORY_FINDINGS, "Findings", DETECTION_FINDING, "Detection Finding", 1, "Create",
-                severity);
+                severity, null);
         e.add("status_id", 1).add("status", "New");
         e.add("is_alert", severity == Severity.HIGH);
         e.add("message", title);
-        e.open("finding_info").add("uid", randomUid()).add("title", title)
+        e.open("finding_info").addUuid("uid", randomUid()).add("title", title)
                 .addSingletonArray("types", "middleware.unavailable").end();
         e.open("unmapped").open("openshell").add("binding_id", safeText(bindingId, 128))
                 .add("code", available ? "middleware_available" : "middleware_unavailable")
@@ -533,7 +536,7 @@ public final class OcsfEvents {
                 || change == ConfigChange.UNINSPECTED_UPGRADES;
         Severity sev = atRisk ? Severity.MEDIUM : success ? Severity.INFORMATIONAL : Severity.HIGH;
         JsonText e = base(CATEGORY_DISCOVERY, "Discovery", DEVICE_CONFIG_STATE_CHANGE,
-                "Device Config State Change", 1, "Log", sev);
+                "Device Config State Change", 1, "Log", sev, null);
         e.add("status_id", success ? 1 : 2).add("status", success ? "Success" : "Failure");
         e.add("message", change.title() + " " + (success ? "succeeded" : "failed") + ": "
                 + safeDetail(subject, 200));
@@ -547,52 +550,29 @@ public final class OcsfEvents {
 
     private JsonObject finding(RequestFacts request, Severity severity, String title, String type,
                                Consumer<JsonText> openshellMembers) {
+        byte[] actor = actor(actors, request);
         JsonText e = base(CATEGORY_FINDINGS, "Findings", DETECTION_FINDING, "Detection Finding", 1,
-                "Create", severity);
+                "Create", severity, actor);
         e.add("status_id", 1).add("status", "New");
         e.add("is_alert", severity == Severity.HIGH);
         e.add("message", title);
-        e.open("finding_info").add("uid", randomUid()).add("title", title).addSingletonArray("types", type).end();
+        e.open("finding_info").addUuid("uid", randomUid()).add("title", title).addSingletonArray("types", type).end();
         endpoint(e.open("dst_endpoint"), request).end();
-        actor(e, request);
+        actor(e, actor);
         openshellMembers.accept(e.open("unmapped").open("openshell"));
         return e.end().end().build();
     }
 
+    /** The event's first members; {@code actor}: the member it splices in later, made room for ({@code null}: none). */
     private JsonText base(int category, String categoryName, int classUid, String className, int activity,
-                          String activityName, Severity severity) {
-        return new JsonText()
+                          String activityName, Severity severity, byte[] actor) {
+        return new JsonText(JsonText.CAPACITY + (actor == null ? 0 : actor.length))
                 .add("time", clock.millis())
-                .add("category_uid", category).add("category_name", categoryName)
-                .add("class_uid", classUid).add("class_name", className)
-                .add("activity_id", activity).add("activity_name", activityName)
-                .add("type_uid", classUid * 100L + activity).add("type_name", className + ": " + activityName)
-                .add("severity_id", severity.id()).add("severity", severity.caption())
+                .raw(heads.head(category, categoryName, classUid, className, activity, activityName, severity))
                 .open("metadata")
                 .add("version", SCHEMA_VERSION)
-                .add("uid", randomUid())
-                .add("product", product)
+                .addUuid("uid", randomUid())
+                .raw(product)
                 .end();
-    }
-
-    /**
-     * Writes {@code actor.process} when the process is known: {@code pid}, {@code file} (path, name, SHA-256),
-     * {@code lineage} (the executables from the oldest ancestor down to the process itself, as OCSF's example orders
-     * them) and {@code parent_process} (PID and executable). Paths pass through {@link EventMembers#safeText}. The member is
-     * rendered once per process and kept ({@link #actors}); callers write it after their event's first member.
-     */
-    private void actor(JsonText e, RequestFacts request) {
-        if (request.process().isEmpty()) {
-            return;
-        }
-        ProcessFacts p = request.process().get();
-        String member = actors.getIfPresent(p);
-        if (member == null) {
-            member = actorMember(p);
-            if (member.length() <= MAX_CACHED_MEMBER_CHARS) {
-                actors.put(p, member);
-            }
-        }
-        e.raw(member);
     }
 }

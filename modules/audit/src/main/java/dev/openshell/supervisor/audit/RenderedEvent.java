@@ -13,41 +13,24 @@ import java.util.AbstractMap;
 import java.util.Set;
 
 /**
- * An event already written as JSON text by {@link JsonText}. The audit sink writes the text as it is; reading it as a
- * {@link JsonObject} (tests, in-process consumers) parses the text once, on first use, so the object and the written
- * line can never disagree. Equal to any {@link JsonObject} with the same members ({@link AbstractMap} equality).
+ * An event already written as its JSONL record (UTF-8) by {@link JsonText}. The audit sink writes the record as it
+ * is; reading it as text or as a {@link JsonObject} (tests, in-process consumers) decodes and parses it once, on first
+ * use, so the object and the written line can never disagree. Equal to any {@link JsonObject} with the same members
+ * ({@link AbstractMap} equality).
  */
 final class RenderedEvent extends AbstractMap<String, JsonValue> implements JsonObject {
-    /** The JSON text and a newline, UTF-8 encoded: the JSONL record, made once from the generator's buffer. */
-    private final byte[] line;
+    /** The JSON text and a newline, UTF-8 encoded: the JSONL record (the writer's buffer, not copied). */
+    private final JsonLine.Line line;
     private volatile String text;
     private volatile JsonObject parsed;
 
-    /** @param json the JSON text as the generator wrote it (read here, not kept) */
-    RenderedEvent(CharSequence json) {
-        this.line = encode(json);
-    }
-
-    /**
-     * {@return the text and a newline, UTF-8} One copy from the generator's buffer for the ASCII text events nearly
-     * always are (no intermediate {@link String}); the general encoder for the rest.
-     */
-    private static byte[] encode(CharSequence json) {
-        int n = json.length();
-        byte[] out = new byte[n + 1];
-        for (int i = 0; i < n; i++) {
-            char c = json.charAt(i);
-            if (c >= 0x80) {
-                return (json + "\n").getBytes(StandardCharsets.UTF_8); // non-ASCII: the general encoder
-            }
-            out[i] = (byte) c;
-        }
-        out[n] = '\n';
-        return out;
+    /** @param line the JSON text and a newline, UTF-8 encoded, as {@link JsonText} wrote it; kept, not copied */
+    RenderedEvent(JsonLine.Line line) {
+        this.line = line;
     }
 
     /** {@return the JSON text and a newline, UTF-8 encoded: one JSONL record; shared, never to be modified} */
-    byte[] line() {
+    JsonLine.Line record() {
         return line;
     }
 
@@ -55,7 +38,7 @@ final class RenderedEvent extends AbstractMap<String, JsonValue> implements Json
     private String text() {
         String t = text;
         if (t == null) {
-            t = new String(line, 0, line.length - 1, StandardCharsets.UTF_8);
+            t = new String(line.bytes(), 0, line.length() - 1, StandardCharsets.UTF_8);
             text = t;
         }
         return t;

@@ -33,6 +33,18 @@ class JsonLinePropertyTest {
         }
     }
 
+    /** Any UTF-16 text: every char, lone surrogates and pairs (non-BMP) among them. */
+    @Provide
+    Arbitrary<String> anyChars() {
+        Arbitrary<String> surrogates = Arbitraries.strings().withCharRange('\ud800', '\udfff').ofMaxLength(6);
+        Arbitrary<String> pairs = Arbitraries.integers().between(0x10000, 0x10FFFF)
+                .map(cp -> new String(Character.toChars(cp)));
+        return Arbitraries.oneOf(Arbitraries.strings().all().ofMaxLength(40), anyText(), surrogates,
+                Arbitraries.strings().withChars('a', '"', '\\', '\u0001', '\u00e9', '\u0800', '\uffff', '\ud83d',
+                        '\ude00').ofMaxLength(20),
+                Arbitraries.oneOf(pairs, anyText()).list().ofMaxSize(5).map(l -> String.join("", l)));
+    }
+
     @Provide
     Arbitrary<String> anyText() {
         return Arbitraries.oneOf(Arbitraries.strings().ofMaxLength(30),
@@ -100,5 +112,46 @@ class JsonLinePropertyTest {
                 new String(JsonLine.encode(rendered), StandardCharsets.UTF_8));
         assertEquals(expected, rendered);
         assertEquals(expected.getJsonObject("nested"), rendered.getJsonObject("nested"));
+    }
+
+    /**
+     * The event writer's bytes ({@link JsonText}) are exactly the bytes today's records were made of: Parsson's
+     * generator writing the same members in the same order, encoded with {@link String#getBytes} in UTF-8 (lone
+     * surrogates as {@code ?}), for any names and values; and they parse back (jakarta.json) to those members.
+     */
+    @Property(tries = 2000)
+    void theEventWriterWritesParssonsBytes(@ForAll List<@From("anyChars") String> texts, @ForAll long number,
+                                           @ForAll boolean flag, @ForAll long msb, @ForAll long lsb) {
+        java.util.UUID uuid = new java.util.UUID(msb, lsb);
+        java.io.StringWriter w = new java.io.StringWriter();
+        jakarta.json.stream.JsonGenerator g = JsonText.GENERATORS.createGenerator(w);
+        JsonText t = new JsonText(16); // small: the buffer grows on the way
+        g.writeStartObject();
+        for (int i = 0; i < texts.size(); i++) {
+            String name = texts.get(i) + "#" + i; // unique names: a parse compares member by member
+            t.add(name, texts.get(i));
+            g.write(name, texts.get(i));
+        }
+        String s = texts.isEmpty() ? "" : texts.get(0);
+        JsonText spliced = new JsonText(8);
+        spliced.open(s).add("n", number).addArray(s, texts).end();
+        t.add("n", number).add("flag", flag).addUuid("uid", uuid).raw(spliced.member())
+                .openArray("objects").openElement().add(s, s).end().openElement().end().end()
+                .add("built", Json.createObjectBuilder().add(s + "=", s).add("a", Json.createArrayBuilder().add(number)
+                        .add(JsonValue.NULL).add(flag).add(1.5)).build());
+        g.write("n", number).write("flag", flag).write("uid", uuid.toString());
+        g.writeStartObject(s).write("n", number).writeStartArray(s);
+        texts.forEach(g::write);
+        g.writeEnd().writeEnd();
+        g.writeStartArray("objects").writeStartObject().write(s, s).writeEnd().writeStartObject().writeEnd()
+                .writeEnd();
+        g.writeStartObject("built").write(s + "=", s).writeStartArray("a").write(number).writeNull().write(flag)
+                .write(new java.math.BigDecimal("1.5")).writeEnd().writeEnd();
+        g.writeEnd();
+        g.close();
+        byte[] expected = (w + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] written = JsonLine.encode(t.build());
+        assertEquals(new String(expected, StandardCharsets.ISO_8859_1), new String(written, StandardCharsets.ISO_8859_1));
+        assertEquals(parse(expected), parse(written));
     }
 }
