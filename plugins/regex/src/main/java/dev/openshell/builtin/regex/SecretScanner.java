@@ -129,7 +129,28 @@ final class SecretScanner {
         return scan(text, selection, true, true);
     }
 
+    /**
+     * Scans text that is neither JSON nor YAML, searching it at the same time for what would give it more readings
+     * ({@link EscapeSearch}, in the run finder's windows): the text is read once.
+     *
+     * @param text as for {@link #scan}
+     * @param selection what to look for
+     * @param redact whether to record the matches' spans
+     * @param search a new search of this text; on return it holds what the text holds when the scan was cut short
+     * @param cut whether the scan stops (returning {@code null}) once the search has found something
+     * @return the scan, or {@code null} when cut short
+     */
+    static Scan scanSearching(ByteBuffer text, Selection selection, boolean redact, EscapeSearch search,
+            boolean cut) {
+        return scan(text, selection, redact, false, search, cut);
+    }
+
     private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte) {
+        return scan(text, selection, redact, everyByte, null, false);
+    }
+
+    private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte,
+            EscapeSearch search, boolean cut) {
         boolean custom = !selection.custom().isEmpty();
         Found found = new Found(redact || custom);
         RunGate gate = selection.gate();
@@ -138,7 +159,10 @@ final class SecretScanner {
         int i = 0;
         int k = 0;
         while (k < n) {
-            long run = everyByte ? n : gate.nextRun(words, k);
+            long run = everyByte ? n : search == null ? gate.nextRun(words, k) : gate.nextRun(words, k, search);
+            if (cut && search.holds() != 0) {
+                return null;
+            }
             if (run < 0) {
                 break;
             }
@@ -148,6 +172,12 @@ final class SecretScanner {
             int to = (int) Math.min(n, (long) runEnd + gate.after());
             i = scanRange(text, from, to, selection, found);
             k = i > to ? i : runEnd; // after a match beyond the range, no later match starts before its end
+        }
+        if (search != null) {
+            search.upTo(words, n);
+            if (cut && search.holds() != 0) {
+                return null;
+            }
         }
         if (custom) {
             scanCustom(text, selection, found);
