@@ -19,7 +19,6 @@ final class EscapeSearch {
     static final int ESCAPE = 1;
     /** {@link #holds()} bit: {@code &#} or {@code <![CDATA[}. */
     static final int MARKUP = 2;
-    private static final long ONES = 0x0101_0101_0101_0101L;
     private static final long HIGHS = 0x8080_8080_8080_8080L;
     private static final long LOWS = 0x7F7F_7F7F_7F7F_7F7FL;
 
@@ -81,29 +80,28 @@ final class EscapeSearch {
     }
 
     /**
-     * Tests the positions {@code from} (inclusive) to {@code to} (exclusive), eight bytes at a time to the next
-     * backslash, {@code &} or {@code <}; does not record them tested.
+     * Tests the positions {@code from} (inclusive) to {@code to} (exclusive), eight bytes at a time ({@link #marks},
+     * the last word's bytes at or after {@code to} masked off; the text's last bytes one at a time); does not record
+     * them tested.
      */
     void range(ByteBuffer littleEndian, int from, int to) {
+        int limit = littleEndian.limit();
         int i = from;
-        while (i < to) {
-            if (holds == (ESCAPE | MARKUP)) {
+        while (i < to && holds != (ESCAPE | MARKUP)) {
+            if (i + Long.BYTES > limit) {
+                for (; i < to; i++) {
+                    test(littleEndian, i);
+                }
                 return;
             }
-            while (i + Long.BYTES <= to) {
-                long w = littleEndian.getLong(i);
-                long p = w ^ JsonText.BACKSLASHES;
-                long q = w ^ XmlText.AMPERSANDS;
-                long r = w ^ XmlText.LESS_THANS;
-                if (((((p - ONES) & ~p) | ((q - ONES) & ~q) | ((r - ONES) & ~r)) & HIGHS) != 0) {
-                    break;
-                }
-                i += Long.BYTES;
+            long m = marks(littleEndian.getLong(i) & LOWS);
+            if (to - i < Long.BYTES) {
+                m &= (1L << ((to - i) << 3)) - 1;
             }
-            int end = Math.min(to, i + Long.BYTES);
-            for (; i < end; i++) {
-                test(littleEndian, i);
+            if (m != 0) {
+                window(littleEndian, i, m);
             }
+            i += Long.BYTES;
         }
     }
 

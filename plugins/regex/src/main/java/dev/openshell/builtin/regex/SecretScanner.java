@@ -142,15 +142,6 @@ final class SecretScanner {
      */
     static Scan scanSearching(ByteBuffer text, Selection selection, boolean redact, EscapeSearch search,
             boolean cut) {
-        return scan(text, selection, redact, false, search, cut);
-    }
-
-    private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte) {
-        return scan(text, selection, redact, everyByte, null, false);
-    }
-
-    private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte,
-            EscapeSearch search, boolean cut) {
         boolean custom = !selection.custom().isEmpty();
         Found found = new Found(redact || custom);
         RunGate gate = selection.gate();
@@ -159,10 +150,37 @@ final class SecretScanner {
         int i = 0;
         int k = 0;
         while (k < n) {
-            long run = everyByte ? n : search == null ? gate.nextRun(words, k) : gate.nextRun(words, k, search);
+            long run = gate.nextRun(words, k, search);
             if (cut && search.holds() != 0) {
                 return null;
             }
+            if (run < 0) {
+                break;
+            }
+            int runEnd = (int) run;
+            int runStart = (int) (run >>> 32);
+            int from = gate.windowStart(words, runStart, i);
+            int to = (int) Math.min(n, (long) runEnd + gate.after());
+            i = scanRange(text, from, to, selection, found);
+            k = i > to ? i : runEnd; // as in scan: no later match starts before the end of one beyond the range
+        }
+        search.upTo(words, n);
+        if (cut && search.holds() != 0) {
+            return null;
+        }
+        return finish(text, selection, redact, custom, found);
+    }
+
+    private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte) {
+        boolean custom = !selection.custom().isEmpty();
+        Found found = new Found(redact || custom);
+        RunGate gate = selection.gate();
+        ByteBuffer words = RunGate.littleEndian(text);
+        int n = text.limit();
+        int i = 0;
+        int k = 0;
+        while (k < n) {
+            long run = everyByte ? n : gate.nextRun(words, k);
             if (run < 0) {
                 break;
             }
@@ -173,12 +191,11 @@ final class SecretScanner {
             i = scanRange(text, from, to, selection, found);
             k = i > to ? i : runEnd; // after a match beyond the range, no later match starts before its end
         }
-        if (search != null) {
-            search.upTo(words, n);
-            if (cut && search.holds() != 0) {
-                return null;
-            }
-        }
+        return finish(text, selection, redact, custom, found);
+    }
+
+    /** {@return the scan of what {@code found} holds, with the operator patterns' matches added} */
+    private static Scan finish(ByteBuffer text, Selection selection, boolean redact, boolean custom, Found found) {
         if (custom) {
             scanCustom(text, selection, found);
         }
