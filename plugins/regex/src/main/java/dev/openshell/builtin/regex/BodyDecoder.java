@@ -54,23 +54,6 @@ final class BodyDecoder {
      * @throws Undecodable if the body cannot be read as its upstream would read it
      */
     static TextView decode(List<HttpHeader> headers, ByteBuffer body) throws Undecodable {
-        return decode(headers, body, false);
-    }
-
-    /**
-     * {@return the view of a request body, as {@link #decode(List, ByteBuffer)}; except that text that is neither
-     * JSON nor YAML nor markup, in an ASCII-compatible charset, is given as a {@link Deferred} view: its search for
-     * escapes and markup is left to the scan ({@link SecretScanner#scanSearching})}
-     *
-     * @param headers the headers the stage received (lowercase names)
-     * @param body the body, from 0 to its limit
-     * @throws Undecodable if the body cannot be read as its upstream would read it
-     */
-    static TextView decodeDeferring(List<HttpHeader> headers, ByteBuffer body) throws Undecodable {
-        return decode(headers, body, true);
-    }
-
-    private static TextView decode(List<HttpHeader> headers, ByteBuffer body, boolean defer) throws Undecodable {
         String contentType = null;
         for (HttpHeader h : headers) {
             if (h.name().equals("content-encoding")) {
@@ -87,7 +70,7 @@ final class BodyDecoder {
                 contentType = h.value();
             }
         }
-        return content(body, contentType == null ? null : MediaType.parse(contentType), 0, false, defer);
+        return content(body, contentType == null ? null : MediaType.parse(contentType), 0);
     }
 
     /**
@@ -112,11 +95,6 @@ final class BodyDecoder {
      * @throws Undecodable if it cannot be read
      */
     static TextView content(ByteBuffer input, MediaType type, int depth, boolean inFormData) throws Undecodable {
-        return content(input, type, depth, inFormData, false);
-    }
-
-    private static TextView content(ByteBuffer input, MediaType type, int depth, boolean inFormData, boolean defer)
-            throws Undecodable {
         if (type != null && type.unclear() != null) {
             throw Undecodable.because(type.unclear());
         }
@@ -131,13 +109,12 @@ final class BodyDecoder {
         if (xml && text instanceof Charsets.Transcoded transcoded) {
             transcoded.checkXmlDeclaration();
         }
+        TextView read = typed(text, type, charset);
         Charsets.Transcoded other = Charsets.Transcoded.otherOrder(input, charset, text);
-        TextView read = typed(text, type, charset,
-                defer && other == null && !(text instanceof Charsets.Transcoded));
         if (other != null) {
             TextView otherRead;
             try {
-                otherRead = typed(other, type, charset, false);
+                otherRead = typed(other, type, charset);
             } catch (Undecodable e) {
                 otherRead = other; // not of its media type in that order: scanned as text
             }
@@ -156,11 +133,9 @@ final class BodyDecoder {
      * @param text the content's text in its charset
      * @param type the media type, or {@code null}
      * @param charset the charset the content is read in, or {@code null}
-     * @param defer whether text that is neither JSON nor YAML nor markup is given as a {@link Deferred} view
      * @throws Undecodable if JSON is not valid, or XML declares entities
      */
-    private static TextView typed(TextView text, MediaType type, String charset, boolean defer)
-            throws Undecodable {
+    private static TextView typed(TextView text, MediaType type, String charset) throws Undecodable {
         ByteBuffer t = text.text();
         boolean xml = type != null && type.isXml();
         if (type != null && (type.isJson() || type.isJsonSequence())) {
@@ -174,11 +149,8 @@ final class BodyDecoder {
             throw Undecodable.because("request body is XML that declares entities (their expansion is not read)");
         }
         TextView sniffed = JsonText.sniff(t);
-        if (sniffed != null) {
-            return TextView.stacked(text, sniffed);
-        }
-        boolean markup = type != null && (xml || type.isHtml() || type.isYaml());
-        return defer && !markup ? new Deferred(text) : markupReading(text, type != null && (xml || type.isHtml()), type != null && type.isHtml(),
+        return sniffed != null ? TextView.stacked(text, sniffed)
+                : markupReading(text, type != null && (xml || type.isHtml()), type != null && type.isHtml(),
                         type != null && type.isYaml());
     }
 
@@ -258,7 +230,7 @@ final class BodyDecoder {
      *
      * @param input text (UTF-8, or ASCII-compatible)
      */
-    static int escapedOrMarkedUp(ByteBuffer input) {
+    private static int escapedOrMarkedUp(ByteBuffer input) {
         ByteBuffer b = input.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN);
         int n = b.limit();
         int holds = 0;
@@ -278,41 +250,6 @@ final class BodyDecoder {
                 }
             }
             i++;
-        }
-    }
-
-    /**
-     * Text that is neither JSON nor YAML nor markup, in an ASCII-compatible charset, whose search for escapes and
-     * markup ({@link #escapedOrMarkedUp}) is left to the scan of the text as it is ({@link SecretScanner#scanSearching},
-     * in the run finder's windows). When the text holds neither, that scan is the whole scan and this view reads the
-     * text as it is; else {@link #resolve} gives the view {@link #decode(List, ByteBuffer)} gives, which is scanned
-     * whole.
-     */
-    static final class Deferred extends TextView {
-        private final TextView text;
-
-        Deferred(TextView text) {
-            this.text = text;
-        }
-
-        @Override
-        ByteBuffer text() {
-            return text.text();
-        }
-
-        @Override
-        List<Edit> toInput(List<Edit> edits) {
-            return text.toInput(edits);
-        }
-
-        /** {@return the text as it is: its view when it holds no escape and no markup} */
-        TextView plain() {
-            return text;
-        }
-
-        /** {@return the view {@link #decode(List, ByteBuffer)} gives for this text} */
-        TextView resolve() {
-            return markupReading(text, false, false, false);
         }
     }
 

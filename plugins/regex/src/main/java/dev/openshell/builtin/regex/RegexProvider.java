@@ -174,20 +174,12 @@ public final class RegexProvider implements MiddlewareProvider {
         ByteBuffer bytes = body.asReadOnlyBuffer();
         TextView view;
         try {
-            view = BodyDecoder.decodeDeferring(evaluation.headers(), bytes);
+            view = BodyDecoder.decode(evaluation.headers(), bytes);
         } catch (Undecodable e) {
             throw new MiddlewareException(e.code(), e.getMessage());
         }
         boolean redact = config.mode() == RegexConfig.Mode.REDACT;
-        Scan scan = null;
-        if (view instanceof BodyDecoder.Deferred deferred) {
-            // the text read once: its escape-and-markup search made in the scan's run finder
-            scan = SecretScanner.scanSearching(view.text(), config.selection(), redact, new EscapeSearch(), true);
-            view = scan != null ? deferred.plain() : deferred.resolve();
-        }
-        if (scan == null) {
-            scan = SecretScanner.scan(view.text(), config.selection(), redact);
-        }
+        Scan scan = SecretScanner.scan(view.text(), config.selection(), redact);
         if (scan.isEmpty()) {
             return HttpRequestResult.allow();
         }

@@ -309,66 +309,6 @@ final class RunGate {
     }
 
     /**
-     * {@return as {@link #nextRun(ByteBuffer, int)}, while {@code search} also tests every position before where the
-     * next search starts} Each window is also tested for a backslash, {@code &} and {@code <} ({@link
-     * EscapeSearch#marks}: three compares on the word already loaded, folded into the window's one branch); the bytes
-     * passed over without a window (before {@code from}, the rest of a run, the last bytes) are searched by
-     * {@code search} itself. On return every position before {@link EscapeSearch#checked()} has been tested.
-     *
-     * @param text the text, from 0 to its limit, in little-endian byte order ({@link #littleEndian})
-     * @param from where to start
-     * @param search the escape-and-markup search of this text
-     */
-    long nextRun(ByteBuffer text, int from, EscapeSearch search) {
-        search.upTo(text, from);
-        if (step <= 0) {
-            return nextRunByBytes(text, from);
-        }
-        int n = text.limit();
-        int k = from;
-        while (k + Long.BYTES <= n) {
-            long w = text.getLong(k);
-            long x = w & LOWS;
-            long outside = (~(x + ABOVE_SPACE) | w) & HIGHS; // a byte below 0x21 or non-ASCII
-            long dash = ~((x ^ DASHES) + LOWS | w) & HIGHS;
-            long marks = EscapeSearch.marks(x);
-            if (outside != 0 && (dash | marks) == 0) {
-                k += step;
-                continue;
-            }
-            if (marks != 0) {
-                search.window(text, k, marks);
-                if (dash == 0 && (outside | delimiters(x)) != 0) {
-                    k += step;
-                    continue;
-                }
-            }
-            long r;
-            if (dash == 0) {
-                if ((outside | delimiters(x)) != 0) {
-                    k += step;
-                    continue;
-                }
-                r = around(text, k, from);
-            } else {
-                r = dashed(text, k, from, w, dash);
-            }
-            if (r >= 0) {
-                search.checkedTo(k + Long.BYTES);
-                return r;
-            }
-            int next = (int) ~r;
-            if (next > k + Long.BYTES) {
-                search.range(text, k + Long.BYTES, next);
-            }
-            k = next;
-        }
-        search.range(text, k, n);
-        search.checkedTo(n);
-        return nextRunByBytes(text, runStart(text, Math.min(k, n), from));
-    }
-
-    /**
      * {@return the high bit of each byte of {@code x} (8 bytes, high bits clear) that is a delimiter of the words'
      * test}
      */

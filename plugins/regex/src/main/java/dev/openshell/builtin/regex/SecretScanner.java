@@ -129,48 +129,6 @@ final class SecretScanner {
         return scan(text, selection, true, true);
     }
 
-    /**
-     * Scans text that is neither JSON nor YAML, searching it at the same time for what would give it more readings
-     * ({@link EscapeSearch}, in the run finder's windows): the text is read once.
-     *
-     * @param text as for {@link #scan}
-     * @param selection what to look for
-     * @param redact whether to record the matches' spans
-     * @param search a new search of this text; on return it holds what the text holds when the scan was cut short
-     * @param cut whether the scan stops (returning {@code null}) once the search has found something
-     * @return the scan, or {@code null} when cut short
-     */
-    static Scan scanSearching(ByteBuffer text, Selection selection, boolean redact, EscapeSearch search,
-            boolean cut) {
-        boolean custom = !selection.custom().isEmpty();
-        Found found = new Found(redact || custom);
-        RunGate gate = selection.gate();
-        ByteBuffer words = RunGate.littleEndian(text);
-        int n = text.limit();
-        int i = 0;
-        int k = 0;
-        while (k < n) {
-            long run = gate.nextRun(words, k, search);
-            if (cut && search.holds() != 0) {
-                return null;
-            }
-            if (run < 0) {
-                break;
-            }
-            int runEnd = (int) run;
-            int runStart = (int) (run >>> 32);
-            int from = gate.windowStart(words, runStart, i);
-            int to = (int) Math.min(n, (long) runEnd + gate.after());
-            i = scanRange(text, from, to, selection, found);
-            k = i > to ? i : runEnd; // as in scan: no later match starts before the end of one beyond the range
-        }
-        search.upTo(words, n);
-        if (cut && search.holds() != 0) {
-            return null;
-        }
-        return finish(text, selection, redact, custom, found);
-    }
-
     private static Scan scan(ByteBuffer text, Selection selection, boolean redact, boolean everyByte) {
         boolean custom = !selection.custom().isEmpty();
         Found found = new Found(redact || custom);
@@ -191,11 +149,6 @@ final class SecretScanner {
             i = scanRange(text, from, to, selection, found);
             k = i > to ? i : runEnd; // after a match beyond the range, no later match starts before its end
         }
-        return finish(text, selection, redact, custom, found);
-    }
-
-    /** {@return the scan of what {@code found} holds, with the operator patterns' matches added} */
-    private static Scan finish(ByteBuffer text, Selection selection, boolean redact, boolean custom, Found found) {
         if (custom) {
             scanCustom(text, selection, found);
         }
