@@ -1,8 +1,10 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.internal.Syntax;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -162,7 +164,8 @@ final class OverrideForms {
         return QueryReadings.phpName(name).equalsIgnoreCase(PARAMETER);
     }
 
-    private static void body(L7Request request, byte[] body, List<Form> found) throws Unreadable {
+    /** Reads the body for the forms its type gives: a form or multipart reading takes a copy, JSON reads in place. */
+    private static void body(L7Request request, Body body, List<Form> found) throws Unreadable {
         Optional<String> coding = request.header("Content-Encoding");
         if (coding.isPresent() && !coding.get().trim().equalsIgnoreCase("identity")) {
             throw new Unreadable("the body has a content coding, so its parameters cannot be read");
@@ -171,12 +174,12 @@ final class OverrideForms {
         String media = type.map(OverrideForms::mediaType).orElse("application/x-www-form-urlencoded");
         boolean asJson = json(media) || type.map(OverrideForms::laravelJson).orElse(false);
         if (media.startsWith("multipart/")) {
-            Multipart.read(type.get(), body, found);
+            Multipart.read(type.get(), body.toByteArray(), found);
         } else if (media.equals("application/x-www-form-urlencoded")) {
             if (type.isPresent()) {
                 charset(type.get(), true, "form");
             }
-            form(body, found);
+            form(body.toByteArray(), found);
         }
         if (asJson) { // also under a form or multipart type that names JSON to Laravel: every reading is made
             charset(type.get(), false, "JSON");
@@ -184,7 +187,7 @@ final class OverrideForms {
         }
     }
 
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
+    private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class,
             ByteOrder.LITTLE_ENDIAN);
 
     /** {@link #textBits} bit: a byte is not ASCII. */
@@ -199,9 +202,11 @@ final class OverrideForms {
      * a time: only a word holding {@code ho} (the middle of {@code method}, in any case) or a backslash before
      * {@code u} is looked at byte by byte for {@link #METHOD}; English text holds few of either, where a single
      * letter such as {@code m} is in every other word
+     *
+     * @param b the bytes from index 0 to the limit (the position is ignored and not moved); read in place
      */
-    static int textBits(byte[] b) {
-        int n = b.length;
+    static int textBits(ByteBuffer b) {
+        int n = b.limit();
         long high = 0;
         long zero = 0;
         boolean method = false;
@@ -220,8 +225,8 @@ final class OverrideForms {
         }
         boolean nul = (zero & HIGHS) != 0;
         for (int p = i; p < n; p++) {
-            high |= b[p];
-            nul |= b[p] == 0;
+            high |= b.get(p);
+            nul |= b.get(p) == 0;
         }
         // the rest: every start whose h or backslash lies at i or later
         for (int p = Math.max(0, i - 3); p < n && !method; p++) {
@@ -232,12 +237,12 @@ final class OverrideForms {
 
     /** {@return whether every byte is ASCII (so the bytes are well-formed UTF-8)} */
     static boolean ascii(byte[] b) {
-        return (textBits(b) & NOT_ASCII) == 0;
+        return (textBits(ByteBuffer.wrap(b)) & NOT_ASCII) == 0;
     }
 
     /** {@return whether any byte is 0} */
     static boolean hasNul(byte[] b) {
-        return (textBits(b) & NUL) != 0;
+        return (textBits(ByteBuffer.wrap(b)) & NUL) != 0;
     }
 
     /**
@@ -247,21 +252,21 @@ final class OverrideForms {
      * character is ASCII ({@link #textBits})
      */
     static boolean mayNameMethod(byte[] b) {
-        return (textBits(b) & METHOD) != 0;
+        return (textBits(ByteBuffer.wrap(b)) & METHOD) != 0;
     }
 
     /** {@return whether {@code method} (any case) or a backslash and {@code u} (any case) starts at {@code s}} */
-    private static boolean startsHere(byte[] b, int s) {
+    private static boolean startsHere(ByteBuffer b, int s) {
         if (s < 0) {
             return false;
         }
-        int n = b.length;
-        int c = b[s] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
-        if (c == 'm' && s + 6 <= n && (b[s + 1] | 0x20) == 'e' && (b[s + 2] | 0x20) == 't'
-                && (b[s + 3] | 0x20) == 'h' && (b[s + 4] | 0x20) == 'o' && (b[s + 5] | 0x20) == 'd') {
+        int n = b.limit();
+        int c = b.get(s) | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
+        if (c == 'm' && s + 6 <= n && (b.get(s + 1) | 0x20) == 'e' && (b.get(s + 2) | 0x20) == 't'
+                && (b.get(s + 3) | 0x20) == 'h' && (b.get(s + 4) | 0x20) == 'o' && (b.get(s + 5) | 0x20) == 'd') {
             return true;
         }
-        return b[s] == '\\' && s + 1 < n && (b[s + 1] | 0x20) == 'u';
+        return b.get(s) == '\\' && s + 1 < n && (b.get(s + 1) | 0x20) == 'u';
     }
 
     private static final long ONES = 0x0101010101010101L;
@@ -341,12 +346,18 @@ final class OverrideForms {
     /**
      * JSON: a top-level member named {@code _method}. A body whose text holds neither {@code method} (in any case)
      * nor a {@code \\u} escape cannot name it to any reader and is not parsed; any other must parse strictly, since a
-     * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one).
+     * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one). The bytes
+     * are read in place ({@link Body#asReadOnlyBuffer}: no copy of a body held as one array).
      */
-    private static void json(byte[] body, List<Form> found) throws Unreadable {
-        int bits = textBits(body); // one pass for the three tests
-        if ((bits & NOT_ASCII) != 0 && Bodies.utf8(body).isEmpty()) {
-            throw new Unreadable("the JSON body is not UTF-8");
+    private static void json(Body body, List<Form> found) throws Unreadable {
+        ByteBuffer bytes = body.asReadOnlyBuffer();
+        int bits = textBits(bytes); // one pass for the three tests
+        Optional<String> text = Optional.empty();
+        if ((bits & NOT_ASCII) != 0) {
+            text = Bodies.utf8(bytes.duplicate());
+            if (text.isEmpty()) {
+                throw new Unreadable("the JSON body is not UTF-8");
+            }
         }
         if ((bits & NUL) != 0) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or a raw NUL
             throw new Unreadable("the JSON body holds a NUL byte, so it may be UTF-16 or UTF-32");
@@ -356,7 +367,8 @@ final class OverrideForms {
         }
         JsonValue v;
         try {
-            v = Bodies.json(new String(body, StandardCharsets.UTF_8));
+            v = Bodies.json(text.isPresent() ? text.get() : StandardCharsets.US_ASCII.decode(bytes.duplicate())
+                    .toString());
         } catch (Bodies.Malformed e) {
             throw new Unreadable("the JSON body cannot be read strictly (" + e.getMessage() + ") and may name"
                     + " a _method member");

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -218,7 +219,7 @@ class OverrideScanPropertyTest {
         if (!type.isEmpty()) {
             h.add(new L7Request.Header("Content-Type", type));
         }
-        assertFalse(passedOver(new L7Request("POST", "/x", h, Optional.of(body))), type + " " + pairs);
+        assertFalse(passedOver(new L7Request("POST", "/x", h, Optional.of(Body.of(body)))), type + " " + pairs);
     }
 
     @Provide
@@ -309,7 +310,7 @@ class OverrideScanPropertyTest {
     private static boolean passedOver(String contentType, byte[] body) {
         return passedOver(new L7Request("POST", "/x", new ArrayList<>(List.of(new L7Request.Header("Content-Type",
                 contentType), new L7Request.Header("Content-Length", Integer.toString(body.length)))),
-                Optional.of(body)));
+                Optional.of(Body.of(body))));
     }
 
     private static boolean passedOver(L7Request r) {
