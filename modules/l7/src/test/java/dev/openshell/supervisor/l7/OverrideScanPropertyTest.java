@@ -100,6 +100,24 @@ class OverrideScanPropertyTest {
         return Arbitraries.strings().withChars("mMeEtThHoOdDuU\\x").ofMaxLength(100);
     }
 
+    /**
+     * A body read in chunks ({@link TextBits#of(Body, int)}, each repeating the last bytes of the one before) gives the
+     * bits of the whole array, for chunks of every size from one byte to more than the body: a needle across a chunk
+     * edge is found, a NUL or non-ASCII byte in any chunk counts.
+     */
+    @Property(tries = 3000)
+    void aBodyReadInChunksHasTheBitsOfTheWholeArray(@ForAll("chunked") byte[] body,
+                                                    @ForAll @IntRange(min = 1, max = 80) int chunk) {
+        assertEquals(TextBits.of(body, body.length), TextBits.of(Body.of(body), chunk));
+    }
+
+    @Provide
+    Arbitrary<byte[]> chunked() {
+        return Arbitraries.oneOf(bodies(), nearMisses().map(t -> t.getBytes(StandardCharsets.US_ASCII)),
+                needles().flatMap(n -> Arbitraries.integers().between(0, 70).map(k -> ("x".repeat(k) + n + "y")
+                        .getBytes(StandardCharsets.US_ASCII))));
+    }
+
     @Property(tries = 500)
     void asciiIsNoByteAbove0x7f(@ForAll("bodies") byte[] body) {
         boolean expected = true;
