@@ -53,15 +53,19 @@ final class TextBits {
      * whole in the next, and the bits of the chunks together are those of the whole body
      *
      * @param body the body
-     * @param chunk the bytes read per chunk, at least 1
+     * @param chunk the bytes read per chunk, at least 1 (a smaller body is read in one chunk of its own size)
      */
     static int of(Body body, int chunk) {
-        byte[] window = new byte[OVERLAP + chunk];
+        int step = Math.min(chunk, body.size()); // a small body takes an array of its own size, not a whole chunk
+        if (step == 0) {
+            return 0;
+        }
+        byte[] window = new byte[OVERLAP + step];
         int bits = 0;
         int carry = 0;
         try (InputStream in = body.newInputStream()) {
             int n;
-            while ((n = in.readNBytes(window, carry, chunk)) > 0) {
+            while ((n = in.readNBytes(window, carry, step)) > 0) {
                 int length = carry + n;
                 bits |= of(window, length);
                 carry = Math.min(OVERLAP, length);
