@@ -67,7 +67,7 @@ final class TextBits {
             int n;
             while ((n = in.readNBytes(window, carry, step)) > 0) {
                 int length = carry + n;
-                bits |= of(window, length);
+                bits |= of(window, length, (bits & METHOD) != 0); // once found, not looked for again
                 carry = Math.min(OVERLAP, length);
                 System.arraycopy(window, length - carry, window, 0, carry);
             }
@@ -88,9 +88,14 @@ final class TextBits {
      * @param n how many of them to read, from 0
      */
     static int of(byte[] b, int n) {
+        return of(b, n, false);
+    }
+
+    /** {@return {@link #of(byte[], int)}, with {@link #METHOD} set and not looked for when {@code method} holds} */
+    private static int of(byte[] b, int n, boolean found) {
         long high = 0;
         long zero = 0;
-        boolean method = false;
+        boolean method = found;
         int i = 0;
         for (; i + STEP + 1 <= n; i += STEP) {
             long w = (long) LONGS.get(b, i);
