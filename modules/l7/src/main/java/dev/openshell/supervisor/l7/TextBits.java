@@ -104,8 +104,15 @@ final class TextBits {
             long z = (long) LONGS.get(b, i + 24);
             high |= w | x | y | z;
             zero |= (w - ONES) & ~w | (x - ONES) & ~x | (y - ONES) & ~y | (z - ONES) & ~z;
-            if (!method && ((firsts(w) | firsts(x) | firsts(y) | firsts(z)) & HIGHS) != 0) {
-                method = inStep(b, i, n);
+            if (!method) {
+                long fw = firsts(w);
+                long fx = firsts(x);
+                long fy = firsts(y);
+                long fz = firsts(z);
+                if (((fw | fx | fy | fz) & HIGHS) != 0) {
+                    method = inWord(b, i, fw, n) || inWord(b, i + 8, fx, n) || inWord(b, i + 16, fy, n)
+                            || inWord(b, i + 24, fz, n);
+                }
             }
         }
         boolean nul = (zero & HIGHS) != 0;
@@ -120,17 +127,20 @@ final class TextBits {
         return ((high & HIGHS) != 0 ? NOT_ASCII : 0) | (nul ? NUL : 0) | (method ? METHOD : 0);
     }
 
-    /** {@return whether a pattern's {@code h} or backslash lies in the step of 32 bytes at {@code i}} */
-    private static boolean inStep(byte[] b, int i, int n) {
-        for (int j = i; j < i + STEP; j += Long.BYTES) {
-            // byte k of the second word is b[j + k + 1]: a pair is marked at the byte of its first character
-            long w = (long) LONGS.get(b, j);
-            if ((firsts(w) & HIGHS) != 0 && pairs(w, (long) LONGS.get(b, j + 1)) != 0) {
-                for (int p = j; p < j + Long.BYTES; p++) {
-                    if (startsHere(b, p - 3, n) || startsHere(b, p, n)) { // the h of method, or the backslash
-                        return true;
-                    }
-                }
+    /**
+     * {@return whether a pattern's {@code h} or backslash lies in the word at {@code j}}
+     *
+     * @param first the word's {@link #firsts}: only a word it marks is tested for the pairs, and only a word with a
+     *     pair byte by byte
+     */
+    private static boolean inWord(byte[] b, int j, long first, int n) {
+        // byte k of the second word is b[j + k + 1]: a pair is marked at the byte of its first character
+        if ((first & HIGHS) == 0 || pairs((long) LONGS.get(b, j), (long) LONGS.get(b, j + 1)) == 0) {
+            return false;
+        }
+        for (int p = j; p < j + Long.BYTES; p++) {
+            if (startsHere(b, p - 3, n) || startsHere(b, p, n)) { // the h of method, or the backslash
+                return true;
             }
         }
         return false;
