@@ -69,9 +69,14 @@ final class Bodies {
     }
 
     static Optional<String> utf8(byte[] body) {
+        return utf8(ByteBuffer.wrap(body));
+    }
+
+    /** {@return the bytes from the position to the limit as UTF-8 text, or empty when they are not} (moves it) */
+    static Optional<String> utf8(ByteBuffer body) {
         try {
             return Optional.of(StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body)).toString());
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(body).toString());
         } catch (CharacterCodingException e) {
             return Optional.empty();
         }

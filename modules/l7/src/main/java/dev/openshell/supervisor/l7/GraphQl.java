@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.internal.AuditNames;
 import dev.openshell.supervisor.policy.GraphQlOperationSpec;
 import dev.openshell.supervisor.policy.L7Endpoint;
@@ -108,7 +109,7 @@ final class GraphQl {
                                         L7Endpoint endpoint) throws Invalid {
         String m = method.toUpperCase(Locale.ROOT);
         if (m.equals("GET")) {
-            if (request.body().map(b -> b.length > 0).orElse(false)) {
+            if (request.body().map(b -> !b.isEmpty()).orElse(false)) {
                 throw ambiguous("a GET request carries a body, which some GraphQL servers read as well as the query"
                         + " string");
             }
@@ -124,7 +125,7 @@ final class GraphQl {
             }
         }
         checkBodyHeaders(request);
-        byte[] body = request.body().orElse(new byte[0]);
+        byte[] body = request.body().map(Body::toByteArray).orElse(new byte[0]);
         if (body.length == 0) {
             throw new Invalid("GraphQL request rejected: empty body");
         }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.internal.AuditNames;
 import dev.openshell.supervisor.l7.L7Decision.Outcome;
 import dev.openshell.supervisor.l7.L7Engine.Denial;
@@ -36,7 +37,7 @@ final class JsonRpcRules {
                     + r.path() + " blocked by deny rule", r.path(), "");
         }
         if (!r.method().equals("POST")) {
-            if (mcp && r.method().equals("GET") && request.body().map(b -> b.length == 0).orElse(true)
+            if (mcp && r.method().equals("GET") && request.body().map(Body::isEmpty).orElse(true)
                     && request.headerHasToken("Accept", "text/event-stream")) {
                 return L7Engine.decision(selected, Outcome.ALLOW, 200, Optional.empty(), "MCP receive stream", r.path(),
                         "receive_stream");
@@ -47,7 +48,7 @@ final class JsonRpcRules {
         }
         List<JsonRpc.Call> calls;
         try {
-            calls = JsonRpc.parse(request.body().orElse(new byte[0]), mcp, ep.strictToolNames());
+            calls = JsonRpc.parse(request.body().map(Body::toByteArray).orElse(new byte[0]), mcp, ep.strictToolNames());
         } catch (JsonRpc.Invalid e) {
             return L7Engine.hard(selected, 400, e.getMessage(), r.path(), "", e.code());
         }

@@ -251,7 +251,7 @@ public final class L7Engine {
                     + " percent-escape or not UTF-8)", target.path(), "");
         }
         Map<String, List<String>> query = rest.query();
-        if (ep.bodyAware() && request.body().map(b -> b.length > ep.maxBodyBytes()).orElse(false)) {
+        if (ep.bodyAware() && request.body().map(b -> b.size() > ep.maxBodyBytes()).orElse(false)) {
             return hard(selected, 413, "request body is larger than the endpoint's limit of " + ep.maxBodyBytes()
                     + " bytes", target.path(), "");
         }

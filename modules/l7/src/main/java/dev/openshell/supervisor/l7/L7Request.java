@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -12,9 +13,10 @@ import java.util.Optional;
  * @param method the request method as received (compared case-insensitively by rules)
  * @param target the request-target as received (origin or absolute form); canonicalized by the engine
  * @param headers the header fields, in order
- * @param body the body; empty when the request has none or the endpoint is not body-aware
+ * @param body the body, read in place (the decision copies none of a body held as one array, up to 1 MiB); empty when
+ *     the request has none or the endpoint is not body-aware
  */
-public record L7Request(String method, String target, List<Header> headers, Optional<byte[]> body) {
+public record L7Request(String method, String target, List<Header> headers, Optional<Body> body) {
     /** One header field. @param name the field name @param value the field value */
     public record Header(String name, String value) {
         /** Checks the components. @throws NullPointerException if any is {@code null} */

@@ -1,9 +1,7 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.internal.Syntax;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -162,7 +160,8 @@ final class OverrideForms {
         return QueryReadings.phpName(name).equalsIgnoreCase(PARAMETER);
     }
 
-    private static void body(L7Request request, byte[] body, List<Form> found) throws Unreadable {
+    /** Reads the body for the forms its type gives: a form or multipart reading takes a copy, JSON reads in place. */
+    private static void body(L7Request request, Body body, List<Form> found) throws Unreadable {
         Optional<String> coding = request.header("Content-Encoding");
         if (coding.isPresent() && !coding.get().trim().equalsIgnoreCase("identity")) {
             throw new Unreadable("the body has a content coding, so its parameters cannot be read");
@@ -171,12 +170,12 @@ final class OverrideForms {
         String media = type.map(OverrideForms::mediaType).orElse("application/x-www-form-urlencoded");
         boolean asJson = json(media) || type.map(OverrideForms::laravelJson).orElse(false);
         if (media.startsWith("multipart/")) {
-            Multipart.read(type.get(), body, found);
+            Multipart.read(type.get(), body.toByteArray(), found);
         } else if (media.equals("application/x-www-form-urlencoded")) {
             if (type.isPresent()) {
                 charset(type.get(), true, "form");
             }
-            form(body, found);
+            form(body.toByteArray(), found);
         }
         if (asJson) { // also under a form or multipart type that names JSON to Laravel: every reading is made
             charset(type.get(), false, "JSON");
@@ -184,115 +183,22 @@ final class OverrideForms {
         }
     }
 
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
-            ByteOrder.LITTLE_ENDIAN);
-
-    /** {@link #textBits} bit: a byte is not ASCII. */
-    static final int NOT_ASCII = 1;
-    /** {@link #textBits} bit: a byte is 0. */
-    static final int NUL = 2;
-    /** {@link #textBits} bit: the bytes may name a {@code _method} member ({@link #mayNameMethod}). */
-    static final int METHOD = 4;
-
-    /**
-     * {@return {@link #NOT_ASCII}, {@link #NUL} and {@link #METHOD} for what the bytes hold}, in one pass 8 bytes at
-     * a time: only a word holding {@code ho} (the middle of {@code method}, in any case) or a backslash before
-     * {@code u} is looked at byte by byte for {@link #METHOD}; English text holds few of either, where a single
-     * letter such as {@code m} is in every other word
-     */
-    static int textBits(byte[] b) {
-        int n = b.length;
-        long high = 0;
-        long zero = 0;
-        boolean method = false;
-        int i = 0;
-        for (; i + Long.BYTES + 1 <= n; i += Long.BYTES) {
-            long w = (long) LONGS.get(b, i);
-            high |= w;
-            zero |= (w - ONES) & ~w;
-            // byte k of the second word is b[i + k + 1]: a pair is marked at the byte of its first character; the
-            // second word is read only when this one holds an h or a backslash (pairs is 0 otherwise)
-            if (!method && firsts(w) != 0 && pairs(w, (long) LONGS.get(b, i + 1)) != 0) {
-                for (int p = i; p < i + Long.BYTES && !method; p++) {
-                    method = startsHere(b, p - 3) || startsHere(b, p); // the h of method, or the backslash
-                }
-            }
-        }
-        boolean nul = (zero & HIGHS) != 0;
-        for (int p = i; p < n; p++) {
-            high |= b[p];
-            nul |= b[p] == 0;
-        }
-        // the rest: every start whose h or backslash lies at i or later
-        for (int p = Math.max(0, i - 3); p < n && !method; p++) {
-            method = startsHere(b, p);
-        }
-        return ((high & HIGHS) != 0 ? NOT_ASCII : 0) | (nul ? NUL : 0) | (method ? METHOD : 0);
-    }
-
     /** {@return whether every byte is ASCII (so the bytes are well-formed UTF-8)} */
     static boolean ascii(byte[] b) {
-        return (textBits(b) & NOT_ASCII) == 0;
+        return (TextBits.of(b, b.length) & TextBits.NOT_ASCII) == 0;
     }
 
     /** {@return whether any byte is 0} */
     static boolean hasNul(byte[] b) {
-        return (textBits(b) & NUL) != 0;
+        return (TextBits.of(b, b.length) & TextBits.NUL) != 0;
     }
 
     /**
      * {@return whether UTF-8 text holds {@code method} in any case of its ASCII letters, or a backslash before
-     * {@code u} or {@code U}}: read on the bytes, the same as asking it of the decoded text lowercased, since no
-     * character but these ASCII letters lowercases to one of {@code m e t h o d u} and no byte of a multi-byte
-     * character is ASCII ({@link #textBits})
+     * {@code u} or {@code U}} ({@link TextBits#METHOD})
      */
     static boolean mayNameMethod(byte[] b) {
-        return (textBits(b) & METHOD) != 0;
-    }
-
-    /** {@return whether {@code method} (any case) or a backslash and {@code u} (any case) starts at {@code s}} */
-    private static boolean startsHere(byte[] b, int s) {
-        if (s < 0) {
-            return false;
-        }
-        int n = b.length;
-        int c = b[s] | 0x20; // ASCII letters to lowercase; other bytes never compare equal below
-        if (c == 'm' && s + 6 <= n && (b[s + 1] | 0x20) == 'e' && (b[s + 2] | 0x20) == 't'
-                && (b[s + 3] | 0x20) == 'h' && (b[s + 4] | 0x20) == 'o' && (b[s + 5] | 0x20) == 'd') {
-            return true;
-        }
-        return b[s] == '\\' && s + 1 < n && (b[s + 1] | 0x20) == 'u';
-    }
-
-    private static final long ONES = 0x0101010101010101L;
-    private static final long HIGHS = 0x8080808080808080L;
-    private static final long CASE = 0x2020202020202020L;
-
-    /**
-     * {@return a mask with the high bit set at least at each byte of {@code w} that is {@code h} or {@code H} before
-     * an {@code o} or {@code O}, or a backslash before {@code u} or {@code U} ({@code next}: the word one byte on)};
-     * 0 when there is none. A word has a zero byte exactly when {@code (w - 0x0101..01) & ~w & 0x8080..80} is not 0,
-     * and every zero byte is marked (bytes above one may be marked too: they are then read byte by byte)
-     */
-    private static long pairs(long w, long next) {
-        long lower = w | CASE;
-        long nextLower = next | CASE;
-        long ho = zeros(lower ^ 0x6868686868686868L) & zeros(nextLower ^ 0x6f6f6f6f6f6f6f6fL);
-        long bu = zeros(w ^ 0x5c5c5c5c5c5c5c5cL) & zeros(nextLower ^ 0x7575757575757575L);
-        return ho | bu;
-    }
-
-    /**
-     * {@return a mask with the high bit set at least at each byte of {@code w} that is {@code h}, {@code H} or a
-     * backslash}: 0 exactly when {@link #pairs} of {@code w} is 0 for every next word, since each of its two terms is
-     * one of these masks and another
-     */
-    private static long firsts(long w) {
-        return zeros((w | CASE) ^ 0x6868686868686868L) | zeros(w ^ 0x5c5c5c5c5c5c5c5cL);
-    }
-
-    private static long zeros(long v) {
-        return (v - ONES) & ~v & HIGHS;
+        return (TextBits.of(b, b.length) & TextBits.METHOD) != 0;
     }
 
     /** {@code application/x-www-form-urlencoded}: names and values split at {@code &} and {@code ;}. */
@@ -341,22 +247,28 @@ final class OverrideForms {
     /**
      * JSON: a top-level member named {@code _method}. A body whose text holds neither {@code method} (in any case)
      * nor a {@code \\u} escape cannot name it to any reader and is not parsed; any other must parse strictly, since a
-     * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one).
+     * lenient reader could still find the member in it (duplicate keys, comments, too deep for this one). The bytes
+     * are read in place ({@link TextBits#of(Body)}); only a body that may name the member is decoded.
      */
-    private static void json(byte[] body, List<Form> found) throws Unreadable {
-        int bits = textBits(body); // one pass for the three tests
-        if ((bits & NOT_ASCII) != 0 && Bodies.utf8(body).isEmpty()) {
-            throw new Unreadable("the JSON body is not UTF-8");
+    private static void json(Body body, List<Form> found) throws Unreadable {
+        int bits = TextBits.of(body); // one pass for the three tests, in place
+        Optional<String> text = Optional.empty();
+        if ((bits & TextBits.NOT_ASCII) != 0) {
+            text = Bodies.utf8(body.asReadOnlyBuffer());
+            if (text.isEmpty()) {
+                throw new Unreadable("the JSON body is not UTF-8");
+            }
         }
-        if ((bits & NUL) != 0) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or a raw NUL
+        if ((bits & TextBits.NUL) != 0) { // UTF-16 or UTF-32 without a byte order mark (RFC 4627 section 3), or NUL
             throw new Unreadable("the JSON body holds a NUL byte, so it may be UTF-16 or UTF-32");
         }
-        if ((bits & METHOD) == 0) {
+        if ((bits & TextBits.METHOD) == 0) {
             return; // no JSON reader finds a member named _method in it: not parsed at all
         }
         JsonValue v;
         try {
-            v = Bodies.json(new String(body, StandardCharsets.UTF_8));
+            v = Bodies.json(text.isPresent() ? text.get() : StandardCharsets.US_ASCII.decode(body.asReadOnlyBuffer())
+                    .toString());
         } catch (Bodies.Malformed e) {
             throw new Unreadable("the JSON body cannot be read strictly (" + e.getMessage() + ") and may name"
                     + " a _method member");

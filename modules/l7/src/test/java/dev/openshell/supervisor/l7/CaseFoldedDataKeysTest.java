@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -39,7 +40,7 @@ class CaseFoldedDataKeysTest {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         return ENGINE.decide("api.test", 443, new L7Request("POST", path, List.of(new L7Request.Header(
                 "Content-Type", contentType), new L7Request.Header("Content-Length", Integer.toString(bytes.length))),
-                Optional.of(bytes))).orElseThrow();
+                Optional.of(Body.of(bytes)))).orElseThrow();
     }
 
     private static L7Decision ws(String message) {

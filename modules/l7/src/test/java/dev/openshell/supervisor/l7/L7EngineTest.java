@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -28,7 +29,7 @@ class L7EngineTest {
 
     static L7Decision decide(L7Engine e, String method, String target, String body) {
         return e.decide("api.test", 443, new L7Request(method, target, List.of(),
-                body == null ? Optional.empty() : Optional.of(body.getBytes(StandardCharsets.UTF_8)))).orElseThrow();
+                body == null ? Optional.empty() : Optional.of(Body.ofUtf8(body)))).orElseThrow();
     }
 
     static String gql(String doc) {

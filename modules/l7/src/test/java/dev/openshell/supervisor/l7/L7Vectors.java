@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.OriginatingProcess;
 import dev.openshell.supervisor.policy.Caller;
 
@@ -200,8 +201,7 @@ final class L7Vectors {
             return new Concrete(host, port, new L7Request("GET", target, headers, Optional.empty()),
                     Optional.of(t[2]));
         }
-        Optional<byte[]> body = t[2].isEmpty() ? Optional.empty()
-                : Optional.of(t[2].getBytes(StandardCharsets.UTF_8));
+        Optional<Body> body = t[2].isEmpty() ? Optional.empty() : Optional.of(Body.ofUtf8(t[2]));
         return new Concrete(host, port, new L7Request(method, target, headers, body), Optional.empty());
     }
 

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import static dev.openshell.supervisor.l7.RequestShapesTest.refused;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -202,6 +203,6 @@ class OverrideEvasionTest {
             h.add(new L7Request.Header("Content-Length", Integer.toString(body.length)));
         }
         L7Engine e = RequestShapesTest.rest("enforce", "");
-        return e.decide("api.test", 443, new L7Request("POST", target, h, Optional.ofNullable(body))).orElseThrow();
+        return e.decide("api.test", 443, new L7Request("POST", target, h, Optional.ofNullable(body).map(Body::of))).orElseThrow();
     }
 }

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -28,7 +29,7 @@ class OverrideFormsTest {
         for (int i = 0; i < headers.length; i += 2) {
             h.add(new L7Request.Header(headers[i], headers[i + 1]));
         }
-        return new L7Request("POST", "/x", h, Optional.of(body.getBytes(StandardCharsets.ISO_8859_1)));
+        return new L7Request("POST", "/x", h, Optional.of(Body.of(body.getBytes(StandardCharsets.ISO_8859_1))));
     }
 
     private static List<String> values(L7Request r) throws OverrideForms.Unreadable {
@@ -86,7 +87,7 @@ class OverrideFormsTest {
     @Test
     void onlyAPostWithABodyIsRead() throws Exception {
         L7Request put = new L7Request("PUT", "/x", List.of(new L7Request.Header("Content-Length", "14")),
-                Optional.of("_method=DELETE".getBytes(StandardCharsets.US_ASCII)));
+                Optional.of(Body.of("_method=DELETE".getBytes(StandardCharsets.US_ASCII))));
         assertFalse(OverrideForms.bodyMayCarry(put));
         assertEquals(List.of(), values(put));
         assertFalse(OverrideForms.bodyMayCarry(new L7Request("POST", "/x", List.of(new L7Request.Header(

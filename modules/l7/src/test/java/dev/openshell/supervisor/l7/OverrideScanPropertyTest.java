@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -97,6 +98,24 @@ class OverrideScanPropertyTest {
     @Provide
     Arbitrary<String> nearMisses() {
         return Arbitraries.strings().withChars("mMeEtThHoOdDuU\\x").ofMaxLength(100);
+    }
+
+    /**
+     * A body read in chunks ({@link TextBits#of(Body, int)}, each repeating the last bytes of the one before) gives the
+     * bits of the whole array, for chunks of every size from one byte to more than the body: a needle across a chunk
+     * edge is found, a NUL or non-ASCII byte in any chunk counts.
+     */
+    @Property(tries = 3000)
+    void aBodyReadInChunksHasTheBitsOfTheWholeArray(@ForAll("chunked") byte[] body,
+                                                    @ForAll @IntRange(min = 1, max = 80) int chunk) {
+        assertEquals(TextBits.of(body, body.length), TextBits.of(Body.of(body), chunk));
+    }
+
+    @Provide
+    Arbitrary<byte[]> chunked() {
+        return Arbitraries.oneOf(bodies(), nearMisses().map(t -> t.getBytes(StandardCharsets.US_ASCII)),
+                needles().flatMap(n -> Arbitraries.integers().between(0, 70).map(k -> ("x".repeat(k) + n + "y")
+                        .getBytes(StandardCharsets.US_ASCII))));
     }
 
     @Property(tries = 500)
@@ -218,7 +237,7 @@ class OverrideScanPropertyTest {
         if (!type.isEmpty()) {
             h.add(new L7Request.Header("Content-Type", type));
         }
-        assertFalse(passedOver(new L7Request("POST", "/x", h, Optional.of(body))), type + " " + pairs);
+        assertFalse(passedOver(new L7Request("POST", "/x", h, Optional.of(Body.of(body)))), type + " " + pairs);
     }
 
     @Provide
@@ -309,7 +328,7 @@ class OverrideScanPropertyTest {
     private static boolean passedOver(String contentType, byte[] body) {
         return passedOver(new L7Request("POST", "/x", new ArrayList<>(List.of(new L7Request.Header("Content-Type",
                 contentType), new L7Request.Header("Content-Length", Integer.toString(body.length)))),
-                Optional.of(body)));
+                Optional.of(Body.of(body))));
     }
 
     private static boolean passedOver(L7Request r) {

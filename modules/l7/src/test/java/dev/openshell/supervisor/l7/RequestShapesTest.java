@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.Body;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -63,7 +64,7 @@ class RequestShapesTest {
             h.add(new L7Request.Header("Content-Length", Integer.toString(body.length())));
         }
         return e.decide("api.test", 443, new L7Request(method, target, h,
-                body == null ? Optional.empty() : Optional.of(body.getBytes(StandardCharsets.UTF_8)))).orElseThrow();
+                body == null ? Optional.empty() : Optional.of(Body.ofUtf8(body)))).orElseThrow();
     }
 
     static void refused(L7Decision d, int status, String code) {

@@ -55,8 +55,7 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
                 return new L7Verdict.NeedsBody(forwardPath, Math.min(need, EnvelopeLimits.MAX_BODY_BYTES));
             }
         }
-        L7Decision d = L7Engine.decide(route, l7Request(request.target(), request.headers(),
-                body.map(Body::toByteArray)));
+        L7Decision d = L7Engine.decide(route, l7Request(request.target(), request.headers(), body));
         audit.l7(request.client(), plan.facts(), d, Optional.empty());
         if (!d.forwards()) {
             return new L7Verdict.Deny(answer(d));
@@ -107,7 +106,7 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
         L7Engine.Route route = plan.l7().get();
         return r -> {
             L7Decision again = L7Engine.decide(route, l7Request(request.target(), r.headers(),
-                    Optional.of(r.body().toByteArray())));
+                    Optional.of(r.body())));
             audit.l7(request.client(), plan.facts(), again, Optional.of(r.configKey()));
             return switch (again.outcome()) {
                 case ALLOW -> BodyRecheck.Verdict.PASS;
@@ -144,7 +143,7 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
         return new Answer(status, error, d.reason(), extra, true);
     }
 
-    static L7Request l7Request(HttpRequestTarget t, List<HttpHeader> headers, Optional<byte[]> body) {
+    static L7Request l7Request(HttpRequestTarget t, List<HttpHeader> headers, Optional<Body> body) {
         List<L7Request.Header> h = new ArrayList<>(headers.size());
         for (HttpHeader x : headers) {
             h.add(new L7Request.Header(x.name(), x.value()));
