@@ -233,11 +233,7 @@ public final class SupervisorProxy implements AutoCloseable {
         private Builder() {
         }
 
-        /**
-         * {@return this}
-         *
-         * @param address the listen address; default {@code 127.0.0.1:3128}; port 0 picks one
-         */
+        /** {@return this} @param address the listen address; default {@code 127.0.0.1:3128}; port 0 picks one */
         public Builder listen(InetSocketAddress address) {
             this.listen = Objects.requireNonNull(address, "address");
             return this;
