@@ -13,43 +13,7 @@ BODY_BYTES=${BODY_BYTES:-2048}
 seconds=${1:-8}; conns=${2:-16}; rounds=${3:-3}; max=100000000; threads=2
 . tests/load/load-lib.sh
 load_setup
-"$JAVA_HOME/bin/java" tests/load/LoadUpstream.java >"$work/upstream.out" 2>&1 &
-pids+=($!)
-up=$(await_port "$work/upstream.out" 'upstream listening on 127\.0\.0\.1:[0-9]+')
-cat >"$work/policy.yaml" <<YAML
-version: 1
-network_policies:
-  load:
-    name: load check
-    endpoints:
-      - host: "**"
-        ports: [$up]
-  rest:
-    name: L7 REST endpoint
-    endpoints:
-      - host: l7.test
-        ports: [$up]
-        protocol: rest
-        enforcement: enforce
-        access: read-write
-network_middlewares:
-  secrets:
-    name: Redact known secret formats
-    middleware: openshell/regex
-    order: 10
-    config:
-      mode: redact
-    on_error: fail_closed
-    endpoints:
-      include: ["**"]
-YAML
-cat >"$work/gateway.toml" <<TOML
-[openshell.supervisor.network]
-allow_loopback_upstreams = true
-[openshell.supervisor.network.static_hosts]
-"load.test" = "127.0.0.1"
-"l7.test" = "127.0.0.1"
-TOML
+load_regex_l7_files
 if [ "${AUDIT:-on}" = off ]; then
   "$image/bin/supervisor" run --policy "$work/policy.yaml" --gateway-config "$work/gateway.toml" \
     --listen 127.0.0.1:0 --state-dir "$work/state" --audit-log off --admin-listen off \

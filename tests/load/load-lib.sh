@@ -118,3 +118,46 @@ measure() {
     echo "  (stopped at the request cap before ${4} s: req/s above is understated)"
   fi
 }
+
+# Starts tests/load/LoadUpstream.java (its port in $up) and writes $work/policy.yaml and $work/gateway.toml:
+# openshell/regex redacting on every host (fail_closed), and the L7 REST host l7.test (supervisor-load.sh, l7-cpu.sh)
+load_regex_l7_files() {
+  "$JAVA_HOME/bin/java" tests/load/LoadUpstream.java >"$work/upstream.out" 2>&1 &
+  pids+=($!)
+  up=$(await_port "$work/upstream.out" 'upstream listening on 127\.0\.0\.1:[0-9]+')
+
+  cat >"$work/policy.yaml" <<YAML
+version: 1
+network_policies:
+  load:
+    name: load check
+    endpoints:
+      - host: "**"
+        ports: [$up]
+  rest:
+    name: L7 REST endpoint
+    endpoints:
+      - host: l7.test
+        ports: [$up]
+        protocol: rest
+        enforcement: enforce
+        access: read-write
+network_middlewares:
+  secrets:
+    name: Redact known secret formats
+    middleware: openshell/regex
+    order: 10
+    config:
+      mode: redact
+    on_error: fail_closed
+    endpoints:
+      include: ["**"]
+YAML
+  cat >"$work/gateway.toml" <<TOML
+[openshell.supervisor.network]
+allow_loopback_upstreams = true
+[openshell.supervisor.network.static_hosts]
+"load.test" = "127.0.0.1"
+"l7.test" = "127.0.0.1"
+TOML
+}
