@@ -313,7 +313,11 @@ final class HeaderReadings {
         }
         for (List<Part> parts : parameters(raw).values()) {
             parts.sort(Comparator.comparingInt(Part::number).thenComparingInt(Part::start));
-            Text t = new Text(raw.length); // a: raw start, c: part index
+            int size = 0;
+            for (Part part : parts) {
+                size += part.end() - part.start();
+            }
+            Text t = new Text(size); // a: raw start, c: part index; sized by the parts, so the groups stay linear
             for (int p = 0; p < parts.size(); p++) {
                 read(raw, parts.get(p), p, p == 0, t);
             }

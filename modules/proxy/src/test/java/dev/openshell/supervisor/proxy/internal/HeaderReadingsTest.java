@@ -138,6 +138,19 @@ class HeaderReadingsTest {
         assertEquals(0, s.matches());
     }
 
+    /** Inputs that would cost quadratic work read naively (no timing here: they only have to come back unchanged). */
+    @Test
+    void pathologicalValuesComeBackUnchanged() {
+        SecretScrubber s = scrubber(SECRET);
+        List<String> values = List.of("=?a?Q?".repeat(10_000), "=?".repeat(20_000) + "?Q?",
+                "p*0=\\x; ".repeat(5_000), "=?a?Q?x?= ".repeat(5_000), "a".repeat(60_000) + "*");
+        for (String v : values) {
+            assertSame(v, HeaderReadings.scrub(v, s));
+        }
+        String many = "q*0=x; ".repeat(3_000) + "f*1=" + SECRET.substring(5) + "; f*0=" + SECRET.substring(0, 5);
+        assertEquals("q*0=x; ".repeat(3_000) + "f*1=; f*0=" + PH, HeaderReadings.scrub(many, s));
+    }
+
     @Test
     void aValueHoldingMoreThanTheBoundIsDropped() {
         SecretScrubber s = scrubber(SECRET);
