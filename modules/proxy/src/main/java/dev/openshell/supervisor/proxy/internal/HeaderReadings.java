@@ -11,8 +11,8 @@ import java.util.Map;
 
 /**
  * Reads a response header field value the ways HTTP and mail clients decode its escapes, so that a value hidden by
- * them is scrubbed like one in the bytes ({@link ScrubbingRelay#scrubHead}; attacker pass 5, finding 4). Three readings,
- * each searched with the response's {@link SecretScrubber} for every form it searches in bytes:
+ * them is scrubbed like one in the bytes ({@link ScrubbingRelay#scrubHead}; attacker pass 5, finding 4). Three
+ * readings, each searched with the response's {@link SecretScrubber} for every form it searches in bytes:
  * <ul>
  *   <li>quoted-pairs (RFC 9110 section 5.6.4; comments, section 5.6.5): every {@code \x} read as {@code x}, wherever
  *       it stands, so a quoted-string's content is read as a client unquoting it reads it;</li>
@@ -29,8 +29,9 @@ import java.util.Map;
  * <p>A value found in a reading is replaced where it stands, as in the bytes, by the text the scrubber puts for it
  * (its placeholder), so that the reading reads the placeholder: between quoted-pairs by the placeholder quoted; in
  * encoded words by a Q-encoded word holding the decoded text before the value and the placeholder in the charset
- * of the word it started in, then one holding the text after it in its own word's; across continuations the parts
- * in later parts are removed and the first part holds the placeholder (percent-encoded in an extended part). Each
+ * of the word it started in, then one holding the text after it in its own word's (a value starting in plain text
+ * gets the placeholder there as it is); across continuations the value's text in later parts is removed and the
+ * part where it starts holds the placeholder (percent-encoded in an extended part, escaped in a quoted one). Each
  * replacement counts as a match of the head. The readings are built again after each replacement, at most
  * {@value #ROUNDS} times per value; a value still holding a value after that is dropped ({@code null}).
  *

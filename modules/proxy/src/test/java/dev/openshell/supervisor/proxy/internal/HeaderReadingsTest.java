@@ -111,7 +111,8 @@ class HeaderReadingsTest {
     void rfc2231ContinuationsAreJoined() {
         SecretScrubber s = scrubber(SECRET);
         String value = "attachment; filename*1*=" + q(SECRET.substring(8, 16)).replace('=', '%')
-                + "; filename*0*=UTF-8'en'%6B" + SECRET.substring(1, 8) + "; filename*2=\"" + escapeAll(SECRET.substring(16, 20))
+                + "; filename*0*=UTF-8'en'%6B" + SECRET.substring(1, 8)
+                + "; filename*2=\"" + escapeAll(SECRET.substring(16, 20))
                 + "\"; filename*3=" + SECRET.substring(20) + "x; size=3";
         String out = scrub(value, s);
         assertEquals(PH + "x", Decode.continued(out, "filename"), out);
@@ -175,7 +176,8 @@ class HeaderReadingsTest {
             char c = secret.charAt(i);
             int h = how.get(i);
             if (words) {
-                b.append(h == 0 && c != '=' && c != '?' && c != '_' && c != ' ' ? String.valueOf(c) : q(String.valueOf(c)));
+                boolean plain = h == 0 && c != '=' && c != '?' && c != '_' && c != ' ';
+                b.append(plain ? String.valueOf(c) : q(String.valueOf(c)));
                 if (h == 3) {
                     b.append("?= =?utf-8?").append(i % 2 == 0 ? "q" : "Q").append('?');
                 }
