@@ -192,6 +192,47 @@ class HeaderReadingsTest {
         assertTrue(read.contains(PH) && s.matches() > 0, out);
     }
 
+    /**
+     * However a random secret is cut into RFC 2231 continuations, written in any order, each part extended
+     * (percent-encoding any characters) or quoted (quoted-pairs for any characters), the joined parameter reads the
+     * placeholder and never the secret.
+     */
+    @Property(tries = 200)
+    void everyContinuationIsScrubbed(@ForAll @StringLength(min = 4, max = 40) @CharRange(from = '!', to = '~')
+                                     String secret,
+                                     @ForAll @Size(min = 40, max = 40) List<@IntRange(min = 0, max = 3) Integer> how,
+                                     @ForAll boolean reversed) {
+        SecretScrubber s = scrubber(secret);
+        List<String> parts = new ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        for (int i = 0; i < secret.length(); i++) {
+            cur.append(secret.charAt(i));
+            if (how.get(i) == 3 || i == secret.length() - 1) {
+                parts.add(cur.toString());
+                cur.setLength(0);
+            }
+        }
+        List<String> params = new ArrayList<>();
+        for (int k = 0; k < parts.size(); k++) {
+            String part = parts.get(k);
+            boolean quoted = k % 2 == 1 && part.chars().noneMatch(c -> ";,\"\\".indexOf(c) >= 0);
+            StringBuilder v = new StringBuilder(quoted ? "\"" : k == 0 ? "UTF-8''" : "");
+            for (int i = 0; i < part.length(); i++) {
+                char c = part.charAt(i);
+                boolean escape = how.get(i) % 2 == 1 || !quoted && !Character.isLetterOrDigit(c);
+                v.append(!escape ? String.valueOf(c) : quoted ? "\\" + c : String.format("%%%02X", (int) c));
+            }
+            params.add("f*" + k + (quoted ? "=" : "*=") + v + (quoted ? "\"" : ""));
+        }
+        if (reversed) {
+            java.util.Collections.reverse(params);
+        }
+        String out = scrub("attachment; " + String.join("; ", params), s);
+        String read = Decode.continued(out, "f");
+        assertFalse(read.contains(secret), out);
+        assertTrue(read.contains(PH) && s.matches() > 0, out);
+    }
+
     /** Independent client-side readings, as Python's {@code email} package has them. */
     static final class Decode {
         private static final Pattern WORD = Pattern.compile("=\\?([^?]*)\\?([bBqQ])\\?(.*?)\\?=");
