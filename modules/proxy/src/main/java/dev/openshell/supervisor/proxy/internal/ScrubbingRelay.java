@@ -20,8 +20,9 @@ import java.util.zip.ZipException;
 /**
  * Relays a response that must be scrubbed (its request carried a credential, or went to a host a credential is bound
  * to), with every such value replaced by its placeholder (issue 22, item 2; issue 39, items 3 and 4;
- * {@link SecretScrubber} for the forms searched): in the status line's reason phrase, in every header field value (a
- * field whose name holds a value is dropped; a value split across two field values is replaced too), and in the body,
+ * {@link SecretScrubber} for the forms searched): in the status line's reason phrase, in every header field value,
+ * also as its quoted-pairs, RFC 2047 encoded words and RFC 2231 continuations read ({@link HeaderReadings}; a field
+ * whose name holds a value is dropped; a value split across two field values is replaced too), and in the body,
  * whatever its framing (the trailer section is dropped).
  *
  * <p>The body's length changes with each replacement, so it is re-framed (RFC 9112 section 6): a Content-Length body
@@ -98,7 +99,10 @@ final class ScrubbingRelay {
             if (scrubber.matches() != before) {
                 continue; // a field named after a secret: the name cannot hold a placeholder, so the field goes
             }
-            String value = scrub(f.value(), scrubber);
+            String value = HeaderReadings.scrub(scrub(f.value(), scrubber), scrubber); // quoted, encoded words
+            if (value == null) {
+                continue; // a value that a reading still finds after every replacement: the field goes
+            }
             fields.add(scrubber.matches() == before ? f : HeaderField.of(name, value));
         }
         reason = scrubSplits(reason, fields, scrubber);

@@ -192,7 +192,6 @@ final class SecretScrubber {
         }
     }
 
-
     /** Compiled form sets by secret list: a credential-bearing request costs no compilation after the first. */
     private static final com.github.benmanes.caffeine.cache.Cache<List<Secret>, Compiled> COMPILED =
             com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(256).build();
@@ -520,6 +519,17 @@ final class SecretScrubber {
         return best < 0 ? 0 : ((long) bestLength << 32) | (best + 1);
     }
 
+    /** {@return the first match from {@code from} in {@code buf[0, n)}: (start << 32 | length), -1 for none} */
+    long nextMatch(byte[] buf, int from, int n) {
+        for (int i = from; (i = nextCandidate(buf, i, n, n)) < n; i++) {
+            long f = longestAt(buf, i, n, byFirst[buf[i] & 0xff], jsonByFirst[buf[i] & 0xff]);
+            if (f != 0) {
+                return (long) i << 32 | (f >>> 32);
+            }
+        }
+        return -1;
+    }
+
     void count(int secret) {
         matches++;
         matchesBy[secret]++;
@@ -564,16 +574,6 @@ final class SecretScrubber {
      */
     static String percent(byte[] raw, boolean upper, String keep) {
         return Syntax.percentEncode(raw, upper, keep);
-    }
-
-    /** RFC 3986 percent-encoding, unreserved characters kept. */
-    static String percent(byte[] raw, boolean upper) {
-        return percent(raw, upper, "");
-    }
-
-    /** JSON string escaping (RFC 8259 section 7), non-ASCII as {@code \\uXXXX}, {@code /} as {@code \/} or kept. */
-    static String json(String s, boolean slash) {
-        return json(s, slash, false);
     }
 
     private static String json(String s, boolean slash, boolean upperHex) {

@@ -135,7 +135,7 @@ class SecretScrubberTest {
             assertTrue(out.contains(PLACEHOLDER), "alignment of user '" + user + "': " + out);
         }
         assertEquals(3, s.matches());
-        assertTrue(s.window() >= SecretScrubber.percent(secret.getBytes(StandardCharsets.UTF_8), true).length());
+        assertTrue(s.window() >= SecretScrubber.percent(secret.getBytes(StandardCharsets.UTF_8), true, "").length());
     }
 
     /** A JSON string spelling of {@code secret}: each character literal or escaped, as {@code pick} chooses. */

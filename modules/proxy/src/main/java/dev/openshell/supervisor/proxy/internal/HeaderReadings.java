@@ -1,0 +1,516 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads a response header field value the ways HTTP and mail clients decode its escapes, so that a value hidden by
+ * them is scrubbed like one in the bytes ({@link ScrubbingRelay#scrubHead}; attacker pass 5, finding 4). Three
+ * readings, each searched with the response's {@link SecretScrubber} for every form it searches in bytes:
+ * <ul>
+ *   <li>quoted-pairs (RFC 9110 section 5.6.4; comments, section 5.6.5): every {@code \x} read as {@code x}, wherever
+ *       it stands, so a quoted-string's content is read as a client unquoting it reads it;</li>
+ *   <li>RFC 2047 encoded words {@code =?charset?B|Q?text?=}, wherever they stand (as Python's {@code email} package
+ *       finds them, with or without white space around), decoded in B (base64, non-alphabet characters skipped) and Q
+ *       (section 4.2: {@code _} is a space, {@code =XX} a byte) to their bytes, which are searched as they are (a
+ *       value in UTF-8, UTF-16, UTF-32 or IBM037, as the scrubber's forms have it), white space between two encoded
+ *       words dropped (section 6.2) so adjacent words are read joined, other text read as it is;</li>
+ *   <li>RFC 2231 parameter continuations ({@code name*0=}, {@code name*1*=}, ...): the parts of each parameter in
+ *       number order, joined, a quoted part unquoted, an extended part percent-decoded and the first one's
+ *       {@code charset'language'} prefix dropped.</li>
+ * </ul>
+ *
+ * <p>A value found in a reading is replaced where it stands, as in the bytes, by the text the scrubber puts for it
+ * (its placeholder), so that the reading reads the placeholder: between quoted-pairs by the placeholder quoted; in
+ * encoded words by a Q-encoded word holding the decoded text before the value and the placeholder in the charset
+ * of the word it started in, then one holding the text after it in its own word's (a value starting in plain text
+ * gets the placeholder there as it is); across continuations the value's text in later parts is removed and the
+ * part where it starts holds the placeholder (percent-encoded in an extended part, escaped in a quoted one). Each
+ * replacement counts as a match of the head. The readings are built again after each replacement, at most
+ * {@value #ROUNDS} times per value; a value still holding a value after that is dropped ({@code null}).
+ *
+ * <p>Each reading is linear in the value's length (a failed encoded-word candidate never rescans: a word missing its
+ * {@code ?} or {@code ?=} means none can follow), so a value costs at most {@value #ROUNDS} + 1 scans of each
+ * reading. Not thread-safe (the scrubber is not).
+ */
+final class HeaderReadings {
+    /** Replacements per header value before the field is dropped instead. */
+    static final int ROUNDS = 32;
+
+    private HeaderReadings() {
+    }
+
+    /**
+     * {@return {@code value} with every secret a reading finds replaced, or {@code null} when the field must go}
+     * Returns {@code value} itself when no reading finds one.
+     *
+     * @param value a header field value as ISO-8859-1 text, already scrubbed as bytes
+     * @param scrubber the response's scrubber; its count grows by one per replacement
+     */
+    static String scrub(String value, SecretScrubber scrubber) {
+        if (value.indexOf('\\') < 0 && !value.contains("=?") && value.indexOf('*') < 0) {
+            return value;
+        }
+        byte[] raw = value.getBytes(StandardCharsets.ISO_8859_1);
+        for (int round = 0; ; round++) {
+            byte[] next = replaceOne(raw, scrubber);
+            if (next == null) {
+                return round == 0 ? value : new String(scrubber.scrubAll(raw), StandardCharsets.ISO_8859_1);
+            }
+            if (round == ROUNDS) {
+                return null;
+            }
+            raw = next;
+        }
+    }
+
+    /** {@return {@code raw} with the first value one reading finds replaced, or null when none finds one} */
+    private static byte[] replaceOne(byte[] raw, SecretScrubber s) {
+        byte[] out = quotedPairs(raw, s);
+        if (out == null) {
+            out = encodedWords(raw, s);
+        }
+        if (out == null) {
+            out = continuations(raw, s);
+        }
+        return out;
+    }
+
+    /** A decoded reading: byte {@code k} of {@code b} came from {@code a[k]} and {@code c[k]}, per reading. */
+    private static final class Text {
+        byte[] b;
+        int[] a;
+        int[] c;
+        int n;
+
+        Text(int capacity) {
+            b = new byte[Math.max(8, capacity)];
+            a = new int[b.length];
+            c = new int[b.length];
+        }
+
+        void add(int value, int x, int y) {
+            if (n == b.length) {
+                b = Arrays.copyOf(b, n * 2);
+                a = Arrays.copyOf(a, n * 2);
+                c = Arrays.copyOf(c, n * 2);
+            }
+            b[n] = (byte) value;
+            a[n] = x;
+            c[n++] = y;
+        }
+
+        /** {@return the first match as (start << 32 | length), -1 for none} */
+        long match(SecretScrubber s) {
+            return s.nextMatch(b, 0, n);
+        }
+
+        /** {@return what the scrubber puts for the match, counting it} */
+        byte[] replacement(SecretScrubber s, long m) {
+            int start = (int) (m >>> 32);
+            return s.scrubAll(Arrays.copyOfRange(b, start, start + (int) m));
+        }
+    }
+
+    // ---- quoted-pairs ----------------------------------------------------------------------------------------------
+
+    private static byte[] quotedPairs(byte[] raw, SecretScrubber s) {
+        if (indexOf(raw, (byte) '\\') < 0) {
+            return null;
+        }
+        Text t = new Text(raw.length); // a: raw start, c: raw end
+        for (int i = 0; i < raw.length; i++) {
+            if (raw[i] == '\\' && i + 1 < raw.length) {
+                t.add(raw[i + 1], i, i + 2);
+                i++;
+            } else {
+                t.add(raw[i], i, i + 1);
+            }
+        }
+        long m = t.match(s);
+        if (m < 0) {
+            return null;
+        }
+        int first = (int) (m >>> 32);
+        int last = first + (int) m - 1;
+        ByteArrayOutputStream put = new ByteArrayOutputStream();
+        for (byte x : t.replacement(s, m)) {
+            if (x == '"' || x == '\\') {
+                put.write('\\');
+            }
+            put.write(x);
+        }
+        return splice(raw, t.a[first], t.c[last], put.toByteArray());
+    }
+
+    // ---- RFC 2047 encoded words ------------------------------------------------------------------------------------
+
+    /** One encoded word: raw {@code [start, end)}, its charset text as written, its decoded bytes. */
+    private record Word(int start, int end, String charset, byte[] bytes) {
+    }
+
+    private static byte[] encodedWords(byte[] raw, SecretScrubber s) {
+        List<Word> words = findWords(raw);
+        if (words.isEmpty()) {
+            return null;
+        }
+        Text t = new Text(raw.length); // a: word index, or -1 - raw index for other text; c: offset in the word
+        int at = 0;
+        for (int w = 0; w < words.size(); w++) {
+            Word word = words.get(w);
+            if (w == 0 || !blank(raw, at, word.start())) {
+                for (int i = at; i < word.start(); i++) {
+                    t.add(raw[i], -1 - i, 0);
+                }
+            }
+            for (int k = 0; k < word.bytes().length; k++) {
+                t.add(word.bytes()[k], w, k);
+            }
+            at = word.end();
+        }
+        for (int i = at; i < raw.length; i++) {
+            t.add(raw[i], -1 - i, 0);
+        }
+        long m = t.match(s);
+        return m < 0 ? null : replaceInWords(raw, words, t, m, t.replacement(s, m));
+    }
+
+    /** {@return the text with the match replaced: see the class comment} */
+    private static byte[] replaceInWords(byte[] raw, List<Word> words, Text t, long m, byte[] put) {
+        int first = (int) (m >>> 32);
+        int last = first + (int) m - 1;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(raw.length + put.length + 32);
+        boolean wordBefore;
+        if (t.a[first] >= 0) {
+            Word w = words.get(t.a[first]);
+            out.write(raw, 0, w.start());
+            byte[] text = Arrays.copyOf(w.bytes(), t.c[first] + put.length);
+            System.arraycopy(put, 0, text, t.c[first], put.length);
+            writeWord(out, w.charset(), text, 0, text.length);
+            wordBefore = true;
+        } else {
+            out.write(raw, 0, -1 - t.a[first]);
+            out.writeBytes(put);
+            wordBefore = false;
+        }
+        if (t.a[last] >= 0) {
+            Word w = words.get(t.a[last]);
+            int from = t.c[last] + 1;
+            if (from < w.bytes().length) {
+                if (wordBefore) {
+                    out.write(' ');
+                }
+                writeWord(out, w.charset(), w.bytes(), from, w.bytes().length);
+            }
+            out.write(raw, w.end(), raw.length - w.end());
+        } else {
+            int from = -1 - t.a[last] + 1;
+            out.write(raw, from, raw.length - from);
+        }
+        return out.toByteArray();
+    }
+
+    /** Writes {@code =?charset?Q?...?=} holding {@code b[from, to)}: letters and digits as they are, others =XX. */
+    private static void writeWord(ByteArrayOutputStream out, String charset, byte[] b, int from, int to) {
+        out.writeBytes(("=?" + charset + "?Q?").getBytes(StandardCharsets.ISO_8859_1));
+        for (int i = from; i < to; i++) {
+            int x = b[i] & 0xff;
+            if (x < 0x80 && Character.isLetterOrDigit(x)) {
+                out.write(x);
+            } else {
+                out.writeBytes(String.format("=%02X", x).getBytes(StandardCharsets.ISO_8859_1));
+            }
+        }
+        out.writeBytes("?=".getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    /**
+     * {@return every encoded word {@code =?charset?B|Q?text?=} in {@code raw}, in order} The charset runs to the first
+     * {@code ?}, the text to the first {@code ?=} after the encoding's {@code ?} (as Python's {@code email.header}
+     * finds them). Linear: when no {@code ?} or no {@code ?=} follows a candidate, none follows a later one either.
+     */
+    private static List<Word> findWords(byte[] raw) {
+        List<Word> words = new ArrayList<>();
+        int i = 0;
+        while (i + 1 < raw.length) {
+            if (raw[i] != '=' || raw[i + 1] != '?') {
+                i++;
+                continue;
+            }
+            int q = indexOf(raw, (byte) '?', i + 2);
+            if (q < 0) {
+                break;
+            }
+            if (q + 2 >= raw.length || raw[q + 2] != '?' || "BbQq".indexOf(raw[q + 1]) < 0) {
+                i++;
+                continue;
+            }
+            int close = indexOf(raw, (byte) '?', (byte) '=', q + 3);
+            if (close < 0) {
+                break;
+            }
+            String charset = new String(raw, i + 2, q - i - 2, StandardCharsets.ISO_8859_1);
+            boolean b64 = raw[q + 1] == 'B' || raw[q + 1] == 'b';
+            byte[] bytes = b64 ? decodeB(raw, q + 3, close) : decodeQ(raw, q + 3, close);
+            words.add(new Word(i, close + 2, charset, bytes));
+            i = close + 2;
+        }
+        return words;
+    }
+
+    /** RFC 2047 section 4.2: {@code _} is 0x20, {@code =XX} (hex in either case) a byte, anything else itself. */
+    static byte[] decodeQ(byte[] raw, int from, int to) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(to - from);
+        for (int i = from; i < to; i++) {
+            int h1 = i + 2 < to ? Character.digit(raw[i + 1], 16) : -1;
+            int h2 = i + 2 < to ? Character.digit(raw[i + 2], 16) : -1;
+            if (raw[i] == '=' && h1 >= 0 && h2 >= 0) {
+                out.write(h1 << 4 | h2);
+                i += 2;
+            } else {
+                out.write(raw[i] == '_' ? ' ' : raw[i]);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /** Base64 as Python's lenient decoder reads it: characters outside the standard alphabet skipped. */
+    static byte[] decodeB(byte[] raw, int from, int to) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream((to - from) * 3 / 4 + 1);
+        int bits = 0;
+        int count = 0;
+        for (int i = from; i < to; i++) {
+            int c = raw[i];
+            int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26
+                    : c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
+            if (v < 0) {
+                continue;
+            }
+            bits = bits << 6 | v;
+            count += 6;
+            if (count >= 8) {
+                count -= 8;
+                out.write(bits >>> count & 0xff);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    // ---- RFC 2231 continuations ------------------------------------------------------------------------------------
+
+    /** One part of a continued parameter: its number, raw value {@code [start, end)}, how it is written. */
+    private record Part(int number, int start, int end, boolean extended, boolean quoted) {
+    }
+
+    private static byte[] continuations(byte[] raw, SecretScrubber s) {
+        if (indexOf(raw, (byte) '*') < 0) {
+            return null;
+        }
+        for (List<Part> parts : parameters(raw).values()) {
+            parts.sort(Comparator.comparingInt(Part::number).thenComparingInt(Part::start));
+            int size = 0;
+            for (Part part : parts) {
+                size += part.end() - part.start();
+            }
+            Text t = new Text(size); // a: raw start, c: part index; sized by the parts, so the groups stay linear
+            for (int p = 0; p < parts.size(); p++) {
+                read(raw, parts.get(p), p, p == 0, t);
+            }
+            long m = t.match(s);
+            if (m >= 0) {
+                return replaceInParts(raw, parts, t, m, t.replacement(s, m));
+            }
+        }
+        return null;
+    }
+
+    /** Adds one part's decoded bytes to {@code t}. */
+    private static void read(byte[] raw, Part part, int index, boolean first, Text t) {
+        int i = part.start();
+        int end = part.end();
+        if (part.quoted()) {
+            i++;
+            end--;
+        }
+        if (part.extended() && first) {
+            int q1 = indexOf(raw, (byte) '\'', i);
+            int q2 = q1 < 0 || q1 >= end ? -1 : indexOf(raw, (byte) '\'', q1 + 1);
+            if (q2 >= 0 && q2 < end) {
+                i = q2 + 1; // charset'language'
+            }
+        }
+        for (; i < end; i++) {
+            if (part.quoted() && raw[i] == '\\' && i + 1 < end) {
+                t.add(raw[i + 1], i, index);
+                i++;
+            } else if (part.extended() && raw[i] == '%' && i + 2 < end && Character.digit(raw[i + 1], 16) >= 0
+                    && Character.digit(raw[i + 2], 16) >= 0) {
+                t.add(Character.digit(raw[i + 1], 16) << 4 | Character.digit(raw[i + 2], 16), i, index);
+                i += 2;
+            } else {
+                t.add(raw[i], i, index);
+            }
+        }
+    }
+
+    /**
+     * {@return the text with the match replaced: the matched bytes of each part removed, the replacement in the part
+     * the match starts in (percent-encoded in an extended part, quoted-pair-escaped in a quoted one)}
+     */
+    private static byte[] replaceInParts(byte[] raw, List<Part> parts, Text t, long m, byte[] put) {
+        int first = (int) (m >>> 32);
+        int last = first + (int) m - 1;
+        List<int[]> edits = new ArrayList<>(); // raw start, raw end, part index (the first one gets the replacement)
+        for (int k = first; k <= last; k++) {
+            int[] e = edits.isEmpty() ? null : edits.get(edits.size() - 1);
+            int end = k + 1 < t.n && t.c[k + 1] == t.c[k] ? t.a[k + 1] : contentEnd(parts.get(t.c[k]));
+            if (e != null && e[2] == t.c[k]) {
+                e[1] = end;
+            } else {
+                edits.add(new int[] {t.a[k], end, t.c[k]});
+            }
+        }
+        int startPart = edits.get(0)[2];
+        edits.sort(Comparator.comparingInt((int[] e) -> e[0]).reversed());
+        byte[] out = raw;
+        for (int[] e : edits) {
+            out = splice(out, e[0], e[1], e[2] == startPart ? encodeFor(parts.get(e[2]), put) : new byte[0]);
+        }
+        return out;
+    }
+
+    /** {@return where a part's content ends in the raw text: before a closing quote} */
+    private static int contentEnd(Part part) {
+        return part.quoted() ? part.end() - 1 : part.end();
+    }
+
+    private static byte[] encodeFor(Part part, byte[] put) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(put.length * 3);
+        for (byte x : put) {
+            int v = x & 0xff;
+            if (part.extended() && !(v < 0x80 && Character.isLetterOrDigit(v))) {
+                out.writeBytes(String.format("%%%02X", v).getBytes(StandardCharsets.ISO_8859_1));
+                continue;
+            }
+            if (part.quoted() && (v == '"' || v == '\\')) {
+                out.write('\\');
+            }
+            out.write(v);
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * {@return the continued parameters of a value, by lower-case name, each with its parts} A parameter is
+     * {@code name*N=value} or {@code name*N*=value} between {@code ;} separators outside quoted-strings; the value a
+     * quoted-string or a token.
+     */
+    private static Map<String, List<Part>> parameters(byte[] raw) {
+        Map<String, List<Part>> out = new LinkedHashMap<>();
+        int i = 0;
+        while (i < raw.length) {
+            int eq = i;
+            while (eq < raw.length && raw[eq] != '=' && raw[eq] != ';' && raw[eq] != ',') {
+                eq++;
+            }
+            if (eq >= raw.length || raw[eq] != '=') {
+                i = eq + 1;
+                continue;
+            }
+            int v = eq + 1;
+            while (v < raw.length && (raw[v] == ' ' || raw[v] == '\t')) {
+                v++;
+            }
+            int end = valueEnd(raw, v);
+            boolean quoted = v < raw.length && raw[v] == '"' && end - v >= 2 && raw[end - 1] == '"';
+            addPart(out, new String(raw, i, eq - i, StandardCharsets.ISO_8859_1).strip(), v, end, quoted);
+            i = end + 1;
+        }
+        return out;
+    }
+
+    /** {@return where the value at {@code v} ends: after its closing quote, or at {@code ;}, {@code ,} or the end} */
+    private static int valueEnd(byte[] raw, int v) {
+        if (v < raw.length && raw[v] == '"') {
+            for (int k = v + 1; k < raw.length; k++) {
+                if (raw[k] == '\\') {
+                    k++;
+                } else if (raw[k] == '"') {
+                    return k + 1;
+                }
+            }
+            return raw.length;
+        }
+        int k = v;
+        while (k < raw.length && raw[k] != ';' && raw[k] != ',') {
+            k++;
+        }
+        while (k > v && (raw[k - 1] == ' ' || raw[k - 1] == '\t')) {
+            k--;
+        }
+        return k;
+    }
+
+    private static void addPart(Map<String, List<Part>> out, String attribute, int start, int end, boolean quoted) {
+        boolean extended = attribute.endsWith("*");
+        String a = extended ? attribute.substring(0, attribute.length() - 1) : attribute;
+        int star = a.lastIndexOf('*');
+        if (star <= 0 || a.length() - star - 1 < 1 || a.length() - star - 1 > 6) {
+            return;
+        }
+        for (int k = star + 1; k < a.length(); k++) {
+            if (a.charAt(k) < '0' || a.charAt(k) > '9') {
+                return;
+            }
+        }
+        out.computeIfAbsent(a.substring(0, star).toLowerCase(java.util.Locale.ROOT), k -> new ArrayList<>())
+                .add(new Part(Integer.parseInt(a.substring(star + 1)), start, end, extended, quoted));
+    }
+
+    // ---- bytes -----------------------------------------------------------------------------------------------------
+
+    private static boolean blank(byte[] raw, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\r' && raw[i] != '\n') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int indexOf(byte[] raw, byte b) {
+        return indexOf(raw, b, 0);
+    }
+
+    private static int indexOf(byte[] raw, byte b, int from) {
+        for (int i = from; i < raw.length; i++) {
+            if (raw[i] == b) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int indexOf(byte[] raw, byte b0, byte b1, int from) {
+        for (int i = from; i + 1 < raw.length; i++) {
+            if (raw[i] == b0 && raw[i + 1] == b1) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static byte[] splice(byte[] raw, int from, int to, byte[] put) {
+        byte[] out = new byte[raw.length - (to - from) + put.length];
+        System.arraycopy(raw, 0, out, 0, from);
+        System.arraycopy(put, 0, out, from, put.length);
+        System.arraycopy(raw, to, out, from + put.length, raw.length - to);
+        return out;
+    }
+}
