@@ -33,6 +33,10 @@ import java.util.List;
  * lets them come between); the held messages go before the peer's close frame, at the end of its stream and when the
  * caller sees the peer silent ({@link #releaseHeld}), and a read timeout (the peer's idle limit) while messages are
  * held ends the relay as the policy says ({@link Policy#quiet}).
+ *
+ * <p>Memory: every byte the relay holds (a frame being read, the message being assembled, its assembled copy while
+ * the policy decides, and what the policy holds, {@link Policy#heldBytes}) is reserved from the body budget before it
+ * is read ({@link MessageMemory}); without room the relay ends with 1013 (Try Again Later).
  */
 final class MessageRelay {
     private static final SecureRandom KEYS = new SecureRandom();
