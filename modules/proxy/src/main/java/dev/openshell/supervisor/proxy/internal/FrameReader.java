@@ -27,8 +27,8 @@ final class FrameReader {
 
         /** {@return the unmasked payload, a new array} */
         byte[] payload() {
-            byte[] p = java.util.Arrays.copyOfRange(raw, offset, raw.length);
-            unmask(p, 0);
+            byte[] p = new byte[length()];
+            payloadInto(p, 0);
             return p;
         }
 
@@ -38,14 +38,6 @@ final class FrameReader {
             if (key != null) {
                 for (int i = 0; i < length(); i++) {
                     to[at + i] ^= key[i & 3];
-                }
-            }
-        }
-
-        private void unmask(byte[] p, int at) {
-            if (key != null) {
-                for (int i = 0; i < p.length - at; i++) {
-                    p[at + i] ^= key[i & 3];
                 }
             }
         }

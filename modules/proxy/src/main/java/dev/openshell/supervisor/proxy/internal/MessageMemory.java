@@ -4,6 +4,7 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -14,9 +15,10 @@ import java.util.function.Supplier;
  *
  * <p>Each relayed direction ({@link MessageRelay}) takes one {@link Held} and reserves, before it reads a frame's
  * payload, the bytes it is about to hold: the frames of the message being assembled, the assembled copy of a complete
- * message while the policy decides on it, and the messages a holding policy keeps ({@link MessageRelay.Policy#heldBytes},
- * the scrub of server messages). What is delivered, refused or dropped is given back as soon as the relay holds it no
- * longer, and everything when the direction ends, on every path ({@link Held#close()} in a {@code finally}).
+ * message while the policy decides on it, and the messages a holding policy keeps
+ * ({@link MessageRelay.Policy#heldBytes}, the scrub of server messages). What is delivered, refused or dropped is
+ * given back as soon as the relay holds it no longer, and everything when the direction ends, on every path
+ * ({@link Held#close()} in a {@code finally}).
  *
  * <p>When the budget (or the client's share of it) stays full past {@code body_buffer_wait}, the reservation is
  * refused: the refusal is reported once per session ({@code body_buffer_busy} or {@code client_body_buffer_limit},
@@ -29,7 +31,7 @@ final class MessageMemory {
     private final Supplier<OptionalLong> owner;
     private final Consumer<String> refused;
     /** Whether the session's refusal was reported (once per session). */
-    private final java.util.concurrent.atomic.AtomicBoolean reported = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean reported = new AtomicBoolean();
 
     /**
      * @param budget the process-wide budget, or {@code null} for no bound (tests of framing only)

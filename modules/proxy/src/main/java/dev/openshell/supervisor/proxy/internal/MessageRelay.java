@@ -369,8 +369,8 @@ final class MessageRelay {
         }
 
         /** Assembles a binary message the policy reads; at its last fragment, forwards what the policy returns. */
-        private WebSocketFrames.Ended binaryFrame(FrameReader.Frame f, OutputStream to, boolean fromClient, Policy policy)
-                throws IOException {
+        private WebSocketFrames.Ended binaryFrame(FrameReader.Frame f, OutputStream to, boolean fromClient,
+                                                  Policy policy) throws IOException {
             if ((long) size + f.length() > WebSocketFrames.MAX_TEXT_BYTES) {
                 return new WebSocketFrames.Ended(WebSocketFrames.TOO_BIG,
                         "a binary message is larger than " + WebSocketFrames.MAX_TEXT_BYTES + " bytes");
