@@ -60,6 +60,18 @@ final class ProxyFixture implements AutoCloseable {
         return new ProxyFixture(tmp, true, steps, b -> { });
     }
 
+    /**
+     * A fixture whose policy steps {@code steps} configures and whose proxy {@code custom} configures.
+     *
+     * @param tmp a temporary directory
+     * @param steps sets the steps' answers
+     * @param custom sets the proxy's options
+     */
+    static ProxyFixture withSteps(Path tmp, java.util.function.Consumer<RecordingSteps> steps,
+                                  java.util.function.Consumer<SupervisorProxy.Builder> custom) throws Exception {
+        return new ProxyFixture(tmp, true, steps, custom);
+    }
+
     ProxyFixture(Path tmp, boolean allowLoopback, java.util.function.Consumer<SupervisorProxy.Builder> custom)
             throws Exception {
         this(tmp, allowLoopback, s -> { }, custom);

@@ -14,6 +14,8 @@ import java.util.function.Function;
 final class RecordingSteps {
     volatile PolicySteps.Admit admission;
     volatile Function<ProxyRequest, ChainSelection> selector = r -> ChainSelection.none();
+    /** The L7 step: unruled unless a test sets a decision. */
+    volatile PolicySteps.L7<Void> l7 = (plan, request, body) -> new L7Verdict.Unruled();
     /** The response stages' selection of each request's host. */
     volatile Function<ProxyRequest, ChainSelection> responseSelector = r -> ChainSelection.none();
     volatile BiFunction<ProxyRequest, Body, RequestVerdict> evaluator = (r, b) -> new RequestVerdict.Forward(
@@ -54,7 +56,7 @@ final class RecordingSteps {
                     selected.add(request);
                     return new Planned<>(null, select.apply(request), selectResponses.apply(request));
                 },
-                (plan, request, body) -> new L7Verdict.Unruled(),
+                l7,
                 (plan, request, body) -> {
                     evaluatedBodies.add(body);
                     return evaluate.apply(request, body);

@@ -1,7 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
 import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -34,6 +33,10 @@ import java.util.List;
  * lets them come between); the held messages go before the peer's close frame, at the end of its stream and when the
  * caller sees the peer silent ({@link #releaseHeld}), and a read timeout (the peer's idle limit) while messages are
  * held ends the relay as the policy says ({@link Policy#quiet}).
+ *
+ * <p>Memory: every byte the relay holds (a frame being read, the message being assembled, its assembled copy while
+ * the policy decides, and what the policy holds, {@link Policy#heldBytes}) is reserved from the body budget before it
+ * is read ({@link MessageMemory}); without room the relay ends with 1013 (Try Again Later).
  */
 final class MessageRelay {
     private static final SecureRandom KEYS = new SecureRandom();
@@ -118,6 +121,14 @@ final class MessageRelay {
         default WebSocketFrames.Ended quiet() {
             return null;
         }
+
+        /**
+         * {@return the heap the policy holds for messages it has not released yet, in bytes} Reserved from the body
+         * budget with the message being assembled ({@link MessageMemory}); 0 for a policy that holds nothing.
+         */
+        default long heldBytes() {
+            return 0;
+        }
     }
 
     /**
@@ -142,81 +153,160 @@ final class MessageRelay {
         }
     }
 
-    /** One parsed frame: its original bytes and its unmasked payload. */
-    private record Frame(boolean fin, int opcode, byte[] raw, byte[] payload) {
+    /**
+     * Relays one direction until a close frame, the end of the stream, a protocol violation or a policy close,
+     * holding no more than it can reserve: as {@link #relay(InputStream, OutputStream, boolean, Policy,
+     * MessageMemory.Held)} with a memory that reserves nothing (framing tests).
+     */
+    static WebSocketFrames.Ended relay(InputStream from, OutputStream to, boolean fromClient, Policy policy)
+            throws IOException {
+        return relay(from, to, fromClient, policy, MessageMemory.unbounded().direction());
     }
 
     /**
-     * Relays one direction until a close frame, the end of the stream, a protocol violation or a policy close.
+     * Relays one direction until a close frame, the end of the stream, a protocol violation, a policy close or a
+     * refused reservation. Every frame's bytes are reserved in {@code memory} before its payload is read, with the
+     * message being assembled and what the policy holds ({@link Policy#heldBytes}); what the relay no longer holds is
+     * given back after each frame, and everything when it returns or throws.
      *
      * @param from the sending peer's bytes after the 101
      * @param to the receiving peer
      * @param fromClient whether {@code from} is the client (its frames are masked; replacements toward the upstream
      *     are masked)
      * @param policy the message chain of this direction
-     * @return how it ended (status 0: the peer closed or ended the stream)
+     * @param memory this direction's share of the body budget; closed here
+     * @return how it ended (status 0: the peer closed or ended the stream; 1013 when the budget had no room)
      */
-    static WebSocketFrames.Ended relay(InputStream from, OutputStream to, boolean fromClient, Policy policy)
-            throws IOException {
-        Assembly m = new Assembly();
-        while (true) {
-            Frame f;
-            try {
-                f = read(from, fromClient);
-            } catch (Violation v) {
-                return new WebSocketFrames.Ended(v.status, v.getMessage());
-            } catch (Stopped s) { // messages released while the peer was silent ended the relay
-                return s.ended;
-            } catch (IOException e) { // a read timeout: the peer's idle limit (wrapped when upstream)
-                WebSocketFrames.Ended quiet = UpstreamPool.isTimeout(e) ? policy.quiet() : null;
-                if (quiet == null) {
-                    throw e;
+    static WebSocketFrames.Ended relay(InputStream from, OutputStream to, boolean fromClient, Policy policy,
+                                       MessageMemory.Held memory) throws IOException {
+        try (memory) {
+            Assembly m = new Assembly(memory);
+            while (true) {
+                WebSocketFrames.Ended stop = step(from, to, fromClient, policy, m);
+                if (stop != null) {
+                    return stop;
                 }
-                return quiet;
-            }
-            if (f == null) {
-                WebSocketFrames.Ended stop = drain(to, policy);
-                return stop != null ? stop : new WebSocketFrames.Ended(0,
-                        (fromClient ? "the client" : "the upstream") + " ended the stream");
-            }
-            int op = f.opcode();
-            if (op >= 8) {
-                boolean plainClose = op == 8 && f.payload().length <= 2;
-                if (!plainClose && f.payload().length > 0 && !policy.uninspectedAllowed()) {
-                    return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
-                            "a control frame carries a payload no middleware stage reads");
-                }
-                if (op == 8) {
-                    WebSocketFrames.Ended stop = drain(to, policy);
-                    if (stop != null) {
-                        return stop;
-                    }
-                }
-                byte[] p = policy.control(op, f.payload());
-                send(to, p == f.payload() ? f.raw() : frame(op, p, fromClient));
-                if (op == 8) {
-                    return new WebSocketFrames.Ended(0, (fromClient ? "the client" : "the upstream")
-                            + " closed the connection");
-                }
-                continue;
-            }
-            WebSocketFrames.Ended stop = m.dataFrame(f, to, fromClient, policy);
-            if (stop != null) {
-                return stop;
+                memory.settle(m.heldBytes() + policy.heldBytes());
             }
         }
     }
 
-    /** The message being assembled from its data frames (text, or binary when the policy reads binary). */
+    /** Relays one frame; {@return how the relay ends, or null to go on} */
+    private static WebSocketFrames.Ended step(InputStream from, OutputStream to, boolean fromClient, Policy policy,
+                                              Assembly m) throws IOException {
+        FrameReader.Frame f;
+        try {
+            f = FrameReader.read(from, fromClient, m.memory, m.heldBytes() + policy.heldBytes());
+        } catch (FrameReader.Violation v) {
+            return new WebSocketFrames.Ended(v.status, v.getMessage());
+        } catch (Stopped s) { // messages released while the peer was silent ended the relay
+            return s.ended;
+        } catch (IOException e) { // a read timeout: the peer's idle limit (wrapped when upstream)
+            WebSocketFrames.Ended quiet = UpstreamPool.isTimeout(e) ? policy.quiet() : null;
+            if (quiet == null) {
+                throw e;
+            }
+            return quiet;
+        }
+        if (f == null) {
+            WebSocketFrames.Ended stop = drain(to, policy);
+            return stop != null ? stop : new WebSocketFrames.Ended(0,
+                    (fromClient ? "the client" : "the upstream") + " ended the stream");
+        }
+        int op = f.opcode();
+        if (op < 8) {
+            return m.dataFrame(f, to, fromClient, policy);
+        }
+        byte[] payload = f.payload();
+        boolean plainClose = op == 8 && payload.length <= 2;
+        if (!plainClose && payload.length > 0 && !policy.uninspectedAllowed()) {
+            return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
+                    "a control frame carries a payload no middleware stage reads");
+        }
+        if (op == 8) {
+            WebSocketFrames.Ended stop = drain(to, policy);
+            if (stop != null) {
+                return stop;
+            }
+        }
+        byte[] p = policy.control(op, payload);
+        send(to, p == payload ? f.raw() : frame(op, p, fromClient));
+        if (op == 8) {
+            return new WebSocketFrames.Ended(0, (fromClient ? "the client" : "the upstream")
+                    + " closed the connection");
+        }
+        return null;
+    }
+
+    /** How a relay ends when the body budget had no room for a message's bytes. */
+    static WebSocketFrames.Ended noRoom() {
+        return new WebSocketFrames.Ended(WebSocketFrames.TRY_AGAIN_LATER,
+                "the proxy is holding as many message bytes as it may (body buffer budget)");
+    }
+
+    /**
+     * The message being assembled from its data frames (text, or binary when the policy reads binary): its frames
+     * as they arrived, the payload copied out once, when the message is complete.
+     */
     private static final class Assembly {
-        private final List<byte[]> held = new ArrayList<>();
-        private ByteArrayOutputStream text;
-        private ByteArrayOutputStream binary;
+        private final MessageMemory.Held memory;
+        private final List<FrameReader.Frame> frames = new ArrayList<>();
+        /** The frames' bytes (what they hold on the heap). */
+        private long rawBytes;
+        /** The payload bytes of the message so far. */
+        private int size;
+        private boolean textOpen;
         private boolean binaryOpen;
         private int fragments;
 
+        Assembly(MessageMemory.Held memory) {
+            this.memory = memory;
+        }
+
+        /** {@return the bytes the message being assembled holds} */
+        long heldBytes() {
+            return rawBytes;
+        }
+
+        private void add(FrameReader.Frame f) {
+            frames.add(f);
+            rawBytes += f.raw().length;
+            size += f.length();
+        }
+
+        private List<byte[]> raws() {
+            List<byte[]> out = new ArrayList<>(frames.size());
+            for (FrameReader.Frame f : frames) {
+                out.add(f.raw());
+            }
+            return out;
+        }
+
+        private void clear() {
+            frames.clear();
+            rawBytes = 0;
+            size = 0;
+        }
+
+        /**
+         * {@return the message's payload, assembled, or {@code null} when the budget had no room for the copy} The
+         * copy is reserved with everything the direction holds while the policy decides on it.
+         */
+        private byte[] assemble(Policy policy) throws IOException {
+            if (!memory.hold(rawBytes + policy.heldBytes() + size)) {
+                return null;
+            }
+            byte[] out = new byte[size];
+            int at = 0;
+            for (FrameReader.Frame f : frames) {
+                f.payloadInto(out, at);
+                at += f.length();
+            }
+            return out;
+        }
+
         /** {@return how the relay ends after one data frame, or null to go on} */
-        WebSocketFrames.Ended dataFrame(Frame f, OutputStream to, boolean fromClient, Policy policy)
+        WebSocketFrames.Ended dataFrame(FrameReader.Frame f, OutputStream to, boolean fromClient, Policy policy)
                 throws IOException {
             int op = f.opcode();
             boolean continuation = op == 0;
@@ -236,22 +326,23 @@ final class MessageRelay {
                 }
                 return binaryFrame(f, to, fromClient, policy);
             }
-            if (text == null) {
-                text = new ByteArrayOutputStream();
-            }
-            if (text.size() + f.payload().length > WebSocketFrames.MAX_TEXT_BYTES) {
+            textOpen = true;
+            if ((long) size + f.length() > WebSocketFrames.MAX_TEXT_BYTES) {
                 return new WebSocketFrames.Ended(WebSocketFrames.TOO_BIG,
                         "a text message is larger than " + WebSocketFrames.MAX_TEXT_BYTES + " bytes");
             }
-            text.write(f.payload());
-            held.add(f.raw());
+            add(f);
             if (!f.fin()) {
                 return null;
             }
-            WebSocketFrames.Ended stop = deliver(text, held, to, fromClient, policy);
-            text = null;
-            held.clear();
-            return stop;
+            textOpen = false;
+            byte[] bytes = assemble(policy);
+            if (bytes == null) {
+                return noRoom();
+            }
+            List<byte[]> held = raws();
+            clear();
+            return deliver(bytes, held, to, fromClient, policy);
         }
 
         /**
@@ -259,11 +350,11 @@ final class MessageRelay {
          * {@return how the relay ends, or null when the frame may go on}
          */
         private WebSocketFrames.Ended sequence(boolean continuation) {
-            if (continuation && text == null && !binaryOpen) {
+            if (continuation && !textOpen && !binaryOpen) {
                 return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR,
                         "a continuation frame without a started message");
             }
-            if (!continuation && (text != null || binaryOpen)) {
+            if (!continuation && (textOpen || binaryOpen)) {
                 return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR,
                         "a new message before the last one finished");
             }
@@ -278,45 +369,41 @@ final class MessageRelay {
         }
 
         /** Assembles a binary message the policy reads; at its last fragment, forwards what the policy returns. */
-        private WebSocketFrames.Ended binaryFrame(Frame f, OutputStream to, boolean fromClient, Policy policy)
-                throws IOException {
-            if (binary == null) {
-                binary = new ByteArrayOutputStream();
-            }
-            if (binary.size() + f.payload().length > WebSocketFrames.MAX_TEXT_BYTES) {
+        private WebSocketFrames.Ended binaryFrame(FrameReader.Frame f, OutputStream to, boolean fromClient,
+                                                  Policy policy) throws IOException {
+            if ((long) size + f.length() > WebSocketFrames.MAX_TEXT_BYTES) {
                 return new WebSocketFrames.Ended(WebSocketFrames.TOO_BIG,
                         "a binary message is larger than " + WebSocketFrames.MAX_TEXT_BYTES + " bytes");
             }
-            binary.write(f.payload());
-            held.add(f.raw());
+            add(f);
             if (!f.fin()) {
                 return null;
             }
-            byte[] message = binary.toByteArray();
-            binary = null;
+            byte[] message = assemble(policy);
+            if (message == null) {
+                return noRoom();
+            }
+            List<byte[]> held = raws();
+            clear();
             if (policy.holds()) {
-                Delivery d = policy.message(2, message, List.copyOf(held));
-                held.clear();
+                Delivery d = policy.message(2, message, held);
                 send(to, d.frames());
                 return d.stop();
             }
             byte[] out = policy.binary(message);
             if (out == null) {
-                held.clear();
                 return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
                         "a binary message was denied by middleware or policy");
             }
-            send(to, out == message ? List.copyOf(held) : List.of(frame(2, out, fromClient)));
-            held.clear();
+            send(to, out == message ? held : List.of(frame(2, out, fromClient)));
             return null;
         }
     }
 
     /** Decodes a complete text message, asks the policy and forwards it; {@return how the relay ends, or null} */
-    private static WebSocketFrames.Ended deliver(ByteArrayOutputStream text, List<byte[]> held, OutputStream to,
+    private static WebSocketFrames.Ended deliver(byte[] bytes, List<byte[]> held, OutputStream to,
                                                  boolean fromClient, Policy policy) throws IOException {
         String message;
-        byte[] bytes = text.toByteArray();
         try {
             message = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
@@ -325,7 +412,7 @@ final class MessageRelay {
             return new WebSocketFrames.Ended(WebSocketFrames.INVALID_PAYLOAD, "a text message is not UTF-8");
         }
         if (policy.holds()) {
-            Delivery d = policy.message(1, bytes, List.copyOf(held));
+            Delivery d = policy.message(1, bytes, held);
             send(to, d.frames());
             return d.stop();
         }
@@ -392,93 +479,6 @@ final class MessageRelay {
         }
     }
 
-    /** A protocol violation found while reading a frame. */
-    private static final class Violation extends Exception {
-        private static final long serialVersionUID = 1L;
-        final int status;
-
-        Violation(String message) {
-            this(WebSocketFrames.PROTOCOL_ERROR, message);
-        }
-
-        Violation(int status, String message) {
-            super(message, null, false, false);
-            this.status = status;
-        }
-    }
-
-    /** {@return the next frame, or {@code null} at the end of the stream} */
-    private static Frame read(InputStream in, boolean fromClient) throws IOException, Violation {
-        int b0 = in.read();
-        if (b0 < 0) {
-            return null;
-        }
-        int b1 = readByte(in);
-        ByteArrayOutputStream raw = new ByteArrayOutputStream(14);
-        raw.write(b0);
-        raw.write(b1);
-        long len = b1 & 0x7F;
-        if (len == 126) {
-            int hi = readByte(in);
-            int lo = readByte(in);
-            raw.write(hi);
-            raw.write(lo);
-            len = (hi << 8) | lo;
-        } else if (len == 127) {
-            len = 0;
-            for (int i = 0; i < 8; i++) {
-                int x = readByte(in);
-                raw.write(x);
-                len = (len << 8) | x;
-            }
-        }
-        boolean masked = (b1 & 0x80) != 0;
-        int opcode = b0 & 0x0F;
-        long limit = opcode == 1 || opcode == 0 ? WebSocketFrames.MAX_TEXT_BYTES
-                : WebSocketFrames.MAX_BINARY_FRAME_BYTES;
-        if (len < 0 || len > limit) {
-            throw new Violation(WebSocketFrames.TOO_BIG, "a frame is longer than " + limit + " bytes");
-        }
-        byte[] key = masked ? readFully(in, 4) : null;
-        if (key != null) {
-            raw.write(key);
-        }
-        // the whole frame is read before a violation is reported: closing a socket with unread bytes resets it,
-        // and the peer could lose the close frame
-        byte[] body = readFully(in, (int) len);
-        raw.write(body);
-        String violation = violation(b0, opcode, len, masked, fromClient);
-        if (violation != null) {
-            throw new Violation(violation);
-        }
-        byte[] payload = body;
-        if (key != null) {
-            payload = body.clone();
-            for (int i = 0; i < payload.length; i++) {
-                payload[i] ^= key[i & 3];
-            }
-        }
-        return new Frame((b0 & 0x80) != 0, opcode, raw.toByteArray(), payload);
-    }
-
-    /** {@return what a frame's header breaks (RFC 6455, sections 5.1, 5.2, 5.5), or {@code null}} */
-    private static String violation(int b0, int opcode, long len, boolean masked, boolean fromClient) {
-        if (masked != fromClient) {
-            return fromClient ? "a client frame is not masked (RFC 6455, section 5.1)"
-                    : "an upstream frame is masked (RFC 6455, section 5.1)";
-        }
-        if ((b0 & 0x70) != 0) {
-            return "a frame sets RSV bits, but every extension was negotiated away";
-        }
-        if ((opcode > 2 && opcode < 8) || opcode > 10) {
-            return "a frame uses a reserved opcode";
-        }
-        if (opcode >= 8 && ((b0 & 0x80) == 0 || len > 125)) {
-            return "a control frame is fragmented or longer than 125 bytes";
-        }
-        return null;
-    }
-
     /**
      * {@return one final text frame carrying {@code text}}, masked with a fresh key when it goes to the upstream
      * (RFC 6455, section 5.3).
@@ -520,19 +520,4 @@ final class MessageRelay {
         return out.toByteArray();
     }
 
-    private static int readByte(InputStream in) throws IOException {
-        int b = in.read();
-        if (b < 0) {
-            throw new EOFException("the WebSocket stream ended inside a frame");
-        }
-        return b;
-    }
-
-    private static byte[] readFully(InputStream in, int n) throws IOException {
-        byte[] b = in.readNBytes(n);
-        if (b.length != n) {
-            throw new EOFException("the WebSocket stream ended inside a frame");
-        }
-        return b;
-    }
 }

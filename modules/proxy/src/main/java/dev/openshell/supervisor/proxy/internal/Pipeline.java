@@ -297,7 +297,24 @@ final class Pipeline<P> implements AutoCloseable {
                 out.mode(), out.buffered(), framesInspected(req, l7) ? ((L7Verdict.Allow) l7).messages()
                         : Optional.empty(), scrub, session, response -> responseStep(response),
                 withholdsInterim() ? status -> audit(new ExchangeRecord.InterimWithheld(
-                        request, status)) : null));
+                        request, status)) : null, req.websocket() ? messageMemory(req) : null));
+    }
+
+    /**
+     * {@return the body budget as a WebSocket session's messages use it} A refused reservation is this exchange's
+     * refusal ({@code LIMIT}, status 0: the session is closed with 1013, not answered), counted with the body
+     * budget's other refusals.
+     */
+    private MessageMemory messageMemory(ParsedRequest req) {
+        ProxyRequest r = request;
+        return new MessageMemory(core.bodyBudget(), client.connection.client()
+                .map(java.net.InetSocketAddress::getAddress).orElse(null), () -> core.owner(client.connection),
+                code -> audit(new ExchangeRecord.Refused(new ProxyRefusal(ProxyRefusal.Kind.LIMIT, 0, code,
+                        Optional.empty(), "the proxy is holding as many WebSocket message bytes as it may; the"
+                        + " session was closed with 1013 (try again later)", client.connection,
+                        Optional.of(req.head().method()), Optional.of(new ProxyRefusal.Destination(
+                                r.target().scheme(), r.target().host(), r.target().port())),
+                        Optional.of(r.requestId())))));
     }
 
     /**

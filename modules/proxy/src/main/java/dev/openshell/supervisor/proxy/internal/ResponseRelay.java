@@ -89,7 +89,7 @@ final class ResponseRelay {
      * @return whether the client connection stays open for another request
      */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r) throws IOException, Refusal {
-        return relay(c, req, r, java.util.Optional.empty(), null, null, null);
+        return relay(c, req, r, java.util.Optional.empty(), null, null, null, MessageMemory.unbounded());
     }
 
     /**
@@ -108,7 +108,7 @@ final class ResponseRelay {
                   java.util.Optional<dev.openshell.supervisor.proxy.WebSocketMessages> websocketMessages,
                   ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session,
                   java.util.function.Function<dev.openshell.supervisor.proxy.ProxyResponse,
-                          dev.openshell.supervisor.proxy.ResponseVerdict> responses)
+                          dev.openshell.supervisor.proxy.ResponseVerdict> responses, MessageMemory memory)
             throws IOException, Refusal {
         RequestHead head = req.head();
         if (session != null && r.status() != 101) {
@@ -149,13 +149,13 @@ final class ResponseRelay {
                 session.start(r.fields().stream().filter(f -> f.lowerName().equals("sec-websocket-protocol"))
                         .map(HeaderField::value).findFirst().orElse("").trim());
                 SessionRelay.relay(client, c, core.timeouts().upstreamRead(), websocketMessages, session,
-                        core.maskKeys(), scrub);
+                        core.maskKeys(), scrub, memory);
             } else if (websocketMessages.isPresent()) {
                 UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get(),
-                        core.maskKeys(), scrub == null ? null : new ScrubbedMessages(scrub, null));
+                        core.maskKeys(), scrub == null ? null : new ScrubbedMessages(scrub, null), memory);
             } else {
                 UpgradeRelay.relay(client, c, core.timeouts().upstreamRead(),
-                        scrub == null ? null : new ScrubbedMessages(scrub, null), core.maskKeys());
+                        scrub == null ? null : new ScrubbedMessages(scrub, null), core.maskKeys(), memory);
             }
             return false;
         }

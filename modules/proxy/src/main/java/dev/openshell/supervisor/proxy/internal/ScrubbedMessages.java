@@ -62,6 +62,8 @@ final class ScrubbedMessages implements MessageRelay.Policy {
     final HeldText joined;
     /** The held messages, oldest first, as {@link #joined} holds them. */
     private final ArrayDeque<Held> pending = new ArrayDeque<>();
+    /** The heap the held messages take: their frames, their bytes and their joined text ({@link #heldBytes}). */
+    private long heldHeap;
     /** Whether the relay ended at a bound while messages were held. */
     private boolean heldTooLong;
     /** Values the whole-message scrub replaced and reported since the last {@link #forward}. */
@@ -87,7 +89,9 @@ final class ScrubbedMessages implements MessageRelay.Policy {
     public MessageRelay.Delivery message(int opcode, byte[] payload, List<byte[]> frames) {
         long before = scrubber.matches();
         byte[] clean = scrubbed(payload);
-        pending.add(new Held(opcode, clean, frames, clean != payload));
+        Held held = new Held(opcode, clean, frames, clean != payload);
+        pending.add(held);
+        heldHeap += heap(held);
         List<byte[]> released = joined.add(clean, EventText.message(clean, joined.next()));
         MessageRelay.Delivery d = forward(released, scrubber.matches() - before);
         if (d.stop() != null) {
@@ -163,6 +167,7 @@ final class ScrubbedMessages implements MessageRelay.Policy {
         List<byte[]> frames = new ArrayList<>();
         for (byte[] r : released) {
             Held h = pending.removeFirst();
+            heldHeap -= heap(h);
             boolean changed = h.changed() || r != h.payload();
             if (h.opcode() == 1) {
                 String text = new String(r, StandardCharsets.UTF_8);
@@ -191,6 +196,23 @@ final class ScrubbedMessages implements MessageRelay.Policy {
             }
         }
         return new MessageRelay.Delivery(frames, null);
+    }
+
+    /**
+     * {@return the heap the held messages take, in bytes} Each held message counts its original frames, its bytes
+     * (once more when the scrub changed them) and its text as {@link HeldText} keeps it (at most two bytes a byte).
+     */
+    @Override
+    public long heldBytes() {
+        return heldHeap;
+    }
+
+    private static long heap(Held h) {
+        long frames = 0;
+        for (byte[] f : h.frames()) {
+            frames += f.length;
+        }
+        return frames + 3L * h.payload().length;
     }
 
     /** Not called: a holding policy gets every data message through {@link #message}. */

@@ -30,10 +30,14 @@ final class SessionRelay {
     private final ResponseScrub scrub;
     /** The upstream read side's idle limit (restored after a wait for held messages). */
     private final Duration idle;
+    /** The body budget each direction's held messages are reserved from. */
+    private final MessageMemory memory;
 
     private SessionRelay(ClientStream client, UpstreamPool.Connection upstream, Optional<WebSocketMessages> l7,
-                         MessageSession session, SecureRandom maskKeys, ResponseScrub scrub, Duration idle) {
+                         MessageSession session, SecureRandom maskKeys, ResponseScrub scrub, Duration idle,
+                         MessageMemory memory) {
         this.client = client;
+        this.memory = memory;
         this.idle = idle;
         this.maskKeys = maskKeys;
         this.scrub = scrub;
@@ -52,11 +56,13 @@ final class SessionRelay {
      * @param session the message chain
      * @param maskKeys the masking keys of the close frame toward the upstream
      * @param scrub what the server's messages are scrubbed of before the chain reads them, or {@code null}
+     * @param memory the body budget every message held is reserved from; without room the session closes with
+     *     1013 and ends with {@code CANCELLATION}
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Optional<WebSocketMessages> l7,
-                      MessageSession session, SecureRandom maskKeys, ResponseScrub scrub) {
+                      MessageSession session, SecureRandom maskKeys, ResponseScrub scrub, MessageMemory memory) {
         c.readTimeout(idle);
-        new SessionRelay(client, c, l7, session, maskKeys, scrub, idle).run();
+        new SessionRelay(client, c, l7, session, maskKeys, scrub, idle, memory).run();
     }
 
     private void run() {
@@ -80,11 +86,11 @@ final class SessionRelay {
             if (!toUpstream && scrub != null) {
                 ScrubbedMessages scrubbed = new ScrubbedMessages(scrub, session.inspects(d) ? policy(d) : null);
                 from.silence(scrubbed.silence(upstream, to, idle));
-                ended = MessageRelay.relay(from, to, false, scrubbed);
+                ended = MessageRelay.relay(from, to, false, scrubbed, memory.direction());
                 from.silence(null);
                 scrubbed.ended(ended);
             } else if (session.inspects(d) || (toUpstream && l7.isPresent())) {
-                ended = MessageRelay.relay(from, to, toUpstream, policy(d));
+                ended = MessageRelay.relay(from, to, toUpstream, policy(d), memory.direction());
             } else {
                 from.transferToEnd(to); // flushes after every read
                 ended = new WebSocketFrames.Ended(0, "the stream ended");
@@ -97,7 +103,8 @@ final class SessionRelay {
         // connections before both close frames are written
         synchronized (this) {
             if (ended.closeStatus() > 0) {
-                if (ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION && toUpstream && l7.isPresent()) {
+                if (ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION
+                        && ended.closeStatus() != WebSocketFrames.TRY_AGAIN_LATER && toUpstream && l7.isPresent()) {
                     l7.get().closed(ended.closeStatus(), ended.reason());
                 }
                 ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
@@ -134,6 +141,7 @@ final class SessionRelay {
                     : SessionEndReason.UPSTREAM_DISCONNECT;
             case -1 -> d == Direction.TO_UPSTREAM ? SessionEndReason.DOWNSTREAM_DISCONNECT
                     : SessionEndReason.UPSTREAM_DISCONNECT;
+            case WebSocketFrames.TRY_AGAIN_LATER -> SessionEndReason.CANCELLATION;
             case WebSocketFrames.POLICY_VIOLATION -> e.reason().startsWith("a text message was denied")
                     ? SessionEndReason.MIDDLEWARE_DENIAL : SessionEndReason.POLICY_DENIAL;
             default -> SessionEndReason.PROTOCOL_ERROR;

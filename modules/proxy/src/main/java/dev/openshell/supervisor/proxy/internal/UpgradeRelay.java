@@ -27,7 +27,7 @@ final class UpgradeRelay {
      * @param idle the idle limit of the upstream read side
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle) {
-        relay(client, c, idle, null, null);
+        relay(client, c, idle, null, null, MessageMemory.unbounded());
     }
 
     /**
@@ -39,9 +39,10 @@ final class UpgradeRelay {
      * @param idle the idle limit of the upstream read side
      * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
      * @param maskKeys the masking keys of a close frame toward the upstream; needed with {@code toClient}
+     * @param memory the body budget the scrubbed server messages are held in
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, ScrubbedMessages toClient,
-                      SecureRandom maskKeys) {
+                      SecureRandom maskKeys, MessageMemory memory) {
         c.readTimeout(idle);
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-up").start(() -> {
             try {
@@ -52,7 +53,7 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle);
+        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle, memory);
     }
 
     /**
@@ -68,9 +69,12 @@ final class UpgradeRelay {
      *     every other close the supervisor makes
      * @param maskKeys the masking keys of the close frame toward the upstream
      * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
+     * @param memory the body budget every message held is reserved from; without room the session closes with
+     *     1013 (the refusal is reported by {@code memory})
      */
     static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
-                               WebSocketMessages messages, SecureRandom maskKeys, ScrubbedMessages toClient) {
+                               WebSocketMessages messages, SecureRandom maskKeys, ScrubbedMessages toClient,
+                               MessageMemory memory) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
@@ -89,8 +93,9 @@ final class UpgradeRelay {
                     public boolean uninspectedAllowed() {
                         return true; // L7 rules read text messages only; binary and control frames pass
                     }
-                });
-                if (ended.closeStatus() != 0 && ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION) {
+                }, memory.direction());
+                if (ended.closeStatus() != 0 && ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION
+                        && ended.closeStatus() != WebSocketFrames.TRY_AGAIN_LATER) {
                     messages.closed(ended.closeStatus(), ended.reason());
                     client.connection.auditBarrier().await();
                 }
@@ -108,7 +113,7 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle);
+        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle, memory);
     }
 
     /**
@@ -119,13 +124,14 @@ final class UpgradeRelay {
      */
     private static void finish(ClientStream client, UpstreamPool.Connection c, Thread toUpstream,
                                AtomicInteger closeStatus, ScrubbedMessages toClient, SecureRandom maskKeys,
-                               Duration idle) {
+                               Duration idle, MessageMemory memory) {
         try {
             if (toClient == null) {
                 c.in().transferToEnd(client.out);
             } else {
                 c.in().silence(toClient.silence(c, client.out, idle));
-                WebSocketFrames.Ended ended = MessageRelay.relay(c.in(), client.out, false, toClient);
+                WebSocketFrames.Ended ended = MessageRelay.relay(c.in(), client.out, false, toClient,
+                        memory.direction());
                 c.in().silence(null);
                 toClient.ended(ended);
                 if (ended.closeStatus() == 0 && ended.reason().endsWith("closed the connection")) {

@@ -37,7 +37,7 @@ final class UpstreamForwarder {
                     ResponseScrub scrub, dev.openshell.supervisor.proxy.MessageSession session,
                     java.util.function.Function<dev.openshell.supervisor.proxy.ProxyResponse,
                             dev.openshell.supervisor.proxy.ResponseVerdict> responses,
-                    java.util.function.IntConsumer interimWithheld) {
+                    java.util.function.IntConsumer interimWithheld, MessageMemory memory) {
     }
 
     private final ProxyCore core;
@@ -107,7 +107,8 @@ final class UpstreamForwarder {
             }
         }
         try {
-            return relay.relay(c, req, response, o.websocketMessages(), o.scrub(), o.session(), o.responses());
+            return relay.relay(c, req, response, o.websocketMessages(), o.scrub(), o.session(), o.responses(),
+                    o.memory() == null ? MessageMemory.unbounded() : o.memory());
         } catch (IOException | RuntimeException e) {
             c.close();
             throw e;

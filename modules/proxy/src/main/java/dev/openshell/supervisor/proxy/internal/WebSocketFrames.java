@@ -29,6 +29,11 @@ public final class WebSocketFrames {
     public static final int POLICY_VIOLATION = 1008;
     /** Close status: message too big. */
     public static final int TOO_BIG = 1009;
+    /**
+     * Close status: try again later (RFC 6455, section 7.4.1, registered in the IANA WebSocket Close Code Number
+     * Registry): the body buffer budget had no room for a message's bytes ({@link MessageMemory}).
+     */
+    public static final int TRY_AGAIN_LATER = 1013;
 
     private WebSocketFrames() {
     }
