@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -264,12 +265,17 @@ final class HeaderReadings {
         return words;
     }
 
+    /** {@return the value of a hex digit byte, -1 for any other} */
+    private static int hex(byte b) {
+        return Syntax.hexDigit((char) (b & 0xff));
+    }
+
     /** RFC 2047 section 4.2: {@code _} is 0x20, {@code =XX} (hex in either case) a byte, anything else itself. */
     static byte[] decodeQ(byte[] raw, int from, int to) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(to - from);
         for (int i = from; i < to; i++) {
-            int h1 = i + 2 < to ? Character.digit(raw[i + 1], 16) : -1;
-            int h2 = i + 2 < to ? Character.digit(raw[i + 2], 16) : -1;
+            int h1 = i + 2 < to ? hex(raw[i + 1]) : -1;
+            int h2 = i + 2 < to ? hex(raw[i + 2]) : -1;
             if (raw[i] == '=' && h1 >= 0 && h2 >= 0) {
                 out.write(h1 << 4 | h2);
                 i += 2;
@@ -349,9 +355,9 @@ final class HeaderReadings {
             if (part.quoted() && raw[i] == '\\' && i + 1 < end) {
                 t.add(raw[i + 1], i, index);
                 i++;
-            } else if (part.extended() && raw[i] == '%' && i + 2 < end && Character.digit(raw[i + 1], 16) >= 0
-                    && Character.digit(raw[i + 2], 16) >= 0) {
-                t.add(Character.digit(raw[i + 1], 16) << 4 | Character.digit(raw[i + 2], 16), i, index);
+            } else if (part.extended() && raw[i] == '%' && i + 2 < end && hex(raw[i + 1]) >= 0
+                    && hex(raw[i + 2]) >= 0) {
+                t.add(hex(raw[i + 1]) << 4 | hex(raw[i + 2]), i, index);
                 i += 2;
             } else {
                 t.add(raw[i], i, index);
