@@ -26,4 +26,5 @@ echo "privacy-guard pid $pg on 127.0.0.1:$port; $(nproc) CPU(s); load: $(cut -d'
 "$JAVA_HOME/bin/java" -Djava.util.logging.config.file=/dev/null --enable-native-access=io.grpc.netty.shaded \
   --module-path "$modules" \
   --add-modules dev.openshell.supervisor.grpc,org.eclipse.parsson \
+  --add-exports dev.openshell.supervisor.engine/dev.openshell.supervisor.engine=ALL-UNNAMED \
   tests/bench/ExternalStageLatency.java "$port" "$@"
