@@ -147,7 +147,7 @@ final class HeaderReadings {
             }
             put.write(x);
         }
-        return splice(raw, t.a[first], t.c[last], put.toByteArray());
+        return HeldText.splice(raw, t.a[first], t.c[last], put.toByteArray());
     }
 
     // ---- RFC 2047 encoded words ------------------------------------------------------------------------------------
@@ -386,7 +386,7 @@ final class HeaderReadings {
         edits.sort(Comparator.comparingInt((int[] e) -> e[0]).reversed());
         byte[] out = raw;
         for (int[] e : edits) {
-            out = splice(out, e[0], e[1], e[2] == startPart ? encodeFor(parts.get(e[2]), put) : new byte[0]);
+            out = HeldText.splice(out, e[0], e[1], e[2] == startPart ? encodeFor(parts.get(e[2]), put) : new byte[0]);
         }
         return out;
     }
@@ -510,13 +510,5 @@ final class HeaderReadings {
             }
         }
         return -1;
-    }
-
-    private static byte[] splice(byte[] raw, int from, int to, byte[] put) {
-        byte[] out = new byte[raw.length - (to - from) + put.length];
-        System.arraycopy(raw, 0, out, 0, from);
-        System.arraycopy(put, 0, out, from, put.length);
-        System.arraycopy(raw, to, out, from + put.length, raw.length - to);
-        return out;
     }
 }

@@ -262,7 +262,7 @@ final class HeldText {
     }
 
     /** {@return {@code text} with {@code [from, to)} replaced by {@code part}} */
-    private static byte[] splice(byte[] text, int from, int to, byte[] part) {
+    static byte[] splice(byte[] text, int from, int to, byte[] part) {
         byte[] out = new byte[text.length - (to - from) + part.length];
         System.arraycopy(text, 0, out, 0, from);
         System.arraycopy(part, 0, out, from, part.length);
