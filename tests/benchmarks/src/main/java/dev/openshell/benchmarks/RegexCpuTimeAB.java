@@ -132,7 +132,7 @@ public final class RegexCpuTimeAB {
     }
 
     /** {@return the provider of one regex JAR, its classes and re2j's loaded by a loader of their own} */
-    private static MiddlewareProvider load(URL jar, URL re2j) throws ReflectiveOperationException {
+    static MiddlewareProvider load(URL jar, URL re2j) throws ReflectiveOperationException {
         ClassLoader parent = RegexCpuTimeAB.class.getClassLoader();
         URLClassLoader loader = new URLClassLoader(new URL[] {jar, re2j}, parent) {
             @Override
