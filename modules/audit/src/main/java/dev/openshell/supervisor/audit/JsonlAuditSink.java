@@ -277,7 +277,7 @@ public final class JsonlAuditSink implements AuditSink {
         } finally {
             lock.unlock();
             if (failure != null) {
-                failed(failure);
+                failed(failure, false); // never into the request path, an Error neither
             }
         }
     }
@@ -314,6 +314,7 @@ public final class JsonlAuditSink implements AuditSink {
             queuedBytes = 0;
             // counted before anyone waiting is released: a caller of awaitWritten then sees the loss counted
             dropped("writer_failed", lost);
+            queued.signal(); // the writer thread, if waiting, ends
         } else {
             lastWritten = upTo;
         }
@@ -323,11 +324,14 @@ public final class JsonlAuditSink implements AuditSink {
         return failure;
     }
 
-    /** Reports an unexpected write failure, outside the lock; rethrows an {@link Error} but a stack overflow. */
-    private static void failed(Throwable t) {
+    /**
+     * Reports an unexpected write failure, outside the lock; on the writer thread ({@code rethrow}) rethrows an
+     * {@link Error} but a stack overflow, so that the thread ends on it.
+     */
+    private static void failed(Throwable t, boolean rethrow) {
         LOG.log(System.Logger.Level.ERROR, "the audit log writer stopped (" + t.getClass().getSimpleName()
                 + "); audit events are dropped and counted from now on");
-        if (t instanceof Error e && !(t instanceof StackOverflowError)) {
+        if (rethrow && t instanceof Error e && !(t instanceof StackOverflowError)) {
             throw e;
         }
     }
@@ -372,7 +376,7 @@ public final class JsonlAuditSink implements AuditSink {
         } finally {
             lock.unlock();
             if (failure != null) {
-                failed(failure);
+                failed(failure, true);
             }
         }
     }

@@ -202,6 +202,22 @@ class JsonlAuditSinkCombiningTest {
     }
 
     @Test
+    void anErrorInACallersWriteIsNotThrownIntoTheRequestPath() {
+        OutputStream erring = new OutputStream() {
+            @Override
+            public void write(int b) {
+                throw new InternalError("an Error, not an IOException");
+            }
+        };
+        List<String> reasons = new CopyOnWriteArrayList<>();
+        JsonlAuditSink sink = JsonlAuditSink.toStream(erring, reasons::add, 1 << 20, 60_000, NEVER);
+        assertTrue(sink.awaitWritten(sink.emit(event(1))));
+        assertEquals(List.of("writer_failed"), reasons);
+        assertEquals(0, sink.emit(event(2)), "the sink stopped");
+        // not closed: close() flushes the stream again, and this stream answers with the Error
+    }
+
+    @Test
     void aWriteErrorOfACallersBatchIsCountedPerLine() {
         List<String> reasons = new CopyOnWriteArrayList<>();
         OutputStream failing = new OutputStream() {
