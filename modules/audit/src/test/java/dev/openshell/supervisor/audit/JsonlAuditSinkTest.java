@@ -196,7 +196,7 @@ class JsonlAuditSinkTest {
         Stalling stalling = new Stalling();
         List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
         // a queue of 300 bytes: one event of about 120 waits, the third does not fit; emitters wait 50 ms at most
-        JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, reasons::add, 300, 50);
+        JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, reasons::add, 300, 50, 5);
         sink.emit(event(1));     // taken by the writer, which then blocks in the stream; emit returns at once
         assertTrue(stalling.writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
         long second = sink.emit(event(2)); // queued behind it
@@ -224,7 +224,7 @@ class JsonlAuditSinkTest {
         };
         List<String> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
         // awaitWritten would wait up to 60 s for a live writer: returning at all shows it was released
-        JsonlAuditSink sink = JsonlAuditSink.toStream(exploding, reasons::add, 1 << 20, 60_000);
+        JsonlAuditSink sink = JsonlAuditSink.toStream(exploding, reasons::add, 1 << 20, 60_000, 5);
         sink.awaitWritten(sink.emit(event(1)));
         assertEquals(List.of("writer_failed"), reasons, "the event the writer was writing is lost and counted");
         sink.emit(event(2));
@@ -251,7 +251,7 @@ class JsonlAuditSinkTest {
     void emitReturnsBeforeTheWriteAndAwaitWrittenWaitsForTheLinesUpToItsSequenceOnly() throws Exception {
         Stalling stalling = new Stalling();
         // awaitWritten may wait up to 60 s: a wait that ends shows the line was written, not that time ran out
-        JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, null, 1 << 20, 60_000);
+        JsonlAuditSink sink = JsonlAuditSink.toStream(stalling, null, 1 << 20, 60_000, 5);
         long first = sink.emit(event(1)); // returns although the writer is stuck in the stream with this very line
         assertTrue(first > 0);
         assertTrue(stalling.writing.await(10, java.util.concurrent.TimeUnit.SECONDS));
