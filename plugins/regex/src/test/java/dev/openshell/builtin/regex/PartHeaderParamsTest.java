@@ -85,7 +85,8 @@ class PartHeaderParamsTest {
 
     @Test
     void cleanEncodedParametersPass() {
-        HttpRequestResult r = run(DENY, body("form-data; name*0=\"a\"; name*1=\"b\"; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf"));
+        HttpRequestResult r = run(DENY,
+                body("form-data; name*0=\"a\"; name*1=\"b\"; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf"));
         assertEquals(Decision.ALLOW, r.decision());
     }
 }

@@ -32,7 +32,8 @@ import org.apiguardian.api.API;
  *       4.1): the parts present joined in number order (numbers read as integers, so {@code *00} is {@code *0}; gaps
  *       skipped, as Python's {@code email} joins them), extended parts percent-decoded, plain parts as their
  *       octets, the whole decoded in the charset of the first part's prefix and in UTF-8; a number given twice is
- *       read with the first and with the last of its parts;</li>
+ *       read with the first and with the last of its parts; and all parameters of the name (plain ones too) joined
+ *       in the order written, as Werkzeug joins them, percent-decoded and as written;</li>
  *   <li>every reading above holding {@code =?} once more with its RFC 2047 encoded words decoded ({@link
  *       #decodeWords}).</li>
  * </ul>
@@ -41,10 +42,10 @@ import org.apiguardian.api.API;
  * parameter keeps its whole name). No reading is dropped (a cap would let decoys hide the one that matters); instead
  * every reading is at most as long as the text it is read from (percent, base64, Q and quoted-pair decoding only
  * shrink text, and a charset decodes at least one octet per character), a plain parameter gives at most 2 readings,
- * an extended one 3, the continuations of a name 4, each at most doubled by its RFC 2047 reading, so the readings of
- * a value total at most 12 times its length and cost time linear in it. Parameters are split at {@code ;} (and, when asked, at {@code ,}, for fields that list
- * several values) outside quoted-strings; a parameter name is lower-cased. Static methods only; never throws on any
- * input.
+ * an extended one 3, the continuations of a name 7, each at most doubled by its RFC 2047 reading, so the readings of
+ * a value total at most 20 times its length and cost time linear in it. Parameters are split at {@code ;} (and, when
+ * asked, at {@code ,}, for fields that list several values) outside quoted-strings; a parameter name is lower-cased.
+ * Static methods only; never throws on any input.
  */
 @API(status = INTERNAL, since = "0.2")
 public final class HeaderParameters {
@@ -91,7 +92,8 @@ public final class HeaderParameters {
         int n = value.length();
         while (i < n) {
             int eq = i;
-            while (eq < n && value.charAt(eq) != '=' && value.charAt(eq) != ';' && !(commas && value.charAt(eq) == ',')) {
+            while (eq < n && value.charAt(eq) != '=' && value.charAt(eq) != ';'
+                    && !(commas && value.charAt(eq) == ',')) {
                 eq++;
             }
             if (eq >= n || value.charAt(eq) != '=') {
@@ -179,6 +181,7 @@ public final class HeaderParameters {
             }
             if (!sections.isEmpty()) {
                 joinedReadings(value, sections, r);
+                appearanceReadings(value, e.getValue(), r);
             }
             Set<String> all = new LinkedHashSet<>();
             for (String s : r) {
@@ -235,6 +238,35 @@ public final class HeaderParameters {
             }
             decoded(charset, octets.toByteArray(), r);
         }
+    }
+
+    /**
+     * Adds the parameters of one name joined in the order written, plain ones included, as Werkzeug joins them
+     * ({@code name="x"; name*0="_me"} reads {@code x_me}, {@code name*1=a; name*0=b} reads {@code ab}): extended parts
+     * percent-decoded (their {@code charset'language'} prefix dropped, the first charset given counting for all) and,
+     * once more, as written (Werkzeug keeps the percent text of a charset it does not decode).
+     */
+    private static void appearanceReadings(String value, List<Parameter> all, Set<String> r) {
+        String charset = null;
+        ByteArrayOutputStream octets = new ByteArrayOutputStream(value.length());
+        StringBuilder written = new StringBuilder();
+        for (Parameter p : all) {
+            String t = p.content(value);
+            written.append(t);
+            int from = 0;
+            if (p.extended()) {
+                int q1 = t.indexOf('\'');
+                int q2 = q1 < 0 ? -1 : t.indexOf('\'', q1 + 1);
+                if (q2 >= 0) {
+                    charset = charset == null && q1 > 0 ? t.substring(0, q1) : charset;
+                    from = q2 + 1;
+                }
+            }
+            octets.writeBytes(p.extended() ? percentDecode(t, from, t.length())
+                    : t.getBytes(StandardCharsets.ISO_8859_1));
+        }
+        decoded(charset, octets.toByteArray(), r);
+        r.add(written.toString());
     }
 
     /** Adds {@code octets} decoded in {@code charset} (when the JDK knows it) and in UTF-8. */

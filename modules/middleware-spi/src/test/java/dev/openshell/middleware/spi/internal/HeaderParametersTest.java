@@ -52,7 +52,8 @@ class HeaderParametersTest {
         assertEquals("Keith Moore", HeaderParameters.decodeWords("=?US-ASCII?Q?Keith_Moore?="));
         assertEquals("Andr\u00e9 Pirard", HeaderParameters.decodeWords("=?ISO-8859-1?Q?Andr=E9?= Pirard"));
         assertEquals("If you can read this you understand the example.", HeaderParameters.decodeWords(
-                "=?ISO-8859-1?B?SWYgeW91IGNhbiByZWFkIHRoaXMgeW8=?= =?ISO-8859-2?B?dSB1bmRlcnN0YW5kIHRoZSBleGFtcGxlLg==?="));
+                "=?ISO-8859-1?B?SWYgeW91IGNhbiByZWFkIHRoaXMgeW8=?= "
+                + "=?ISO-8859-2?B?dSB1bmRlcnN0YW5kIHRoZSBleGFtcGxlLg==?="));
         assertEquals("(a)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?=)"));
         assertEquals("(a b)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?= b)"));
         assertEquals("(ab)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?= =?ISO-8859-1?Q?b?=)"));
@@ -77,6 +78,15 @@ class HeaderParametersTest {
         has("form-data; filename=\"=?utf-8?Q?sk-=70roj?=\"", "filename", "sk-proj");
     }
 
+    /** Werkzeug 3.1 joins in the order written, a plain value first, and keeps percent text without a charset. */
+    @Test
+    void werkzeugJoinsInTheOrderWritten() {
+        has("form-data; name=\"x\"; name*0=\"_method\"", "name", "x_method");
+        has("form-data; name*1=\"thod\"; name*0=\"_me\"", "name", "thod_me");
+        has("form-data; name*0*=%5Fmethod", "name", "%5Fmethod");
+        has("form-data; name*0*=%5Fmethod", "name", "_method");
+    }
+
     @Test
     void repeatedSectionsAndMalformedKeepEveryReading() {
         List<String> r = read("a; n*0=x; n*0=y; n*1=z", "n");
@@ -86,7 +96,7 @@ class HeaderParametersTest {
         has("a; n*=bogus-charset''%41%42", "n", "AB");
         has("a; n*='';x", "n", "");
         Map<String, List<String>> m = HeaderParameters.readings("\"; ;=; \\", false);
-        assertTrue(m.values().stream().allMatch(l -> l.size() <= 12), m::toString);
+        assertTrue(m.values().stream().allMatch(l -> l.size() <= 20), m::toString);
     }
 
     @Test
@@ -97,7 +107,7 @@ class HeaderParametersTest {
         }
         long total = HeaderParameters.readings(v.toString(), false).values().stream().flatMap(List::stream)
                 .mapToLong(String::length).sum();
-        assertTrue(total <= 12L * v.length(), () -> "total " + total);
+        assertTrue(total <= 20L * v.length(), () -> "total " + total);
     }
 
     static String pct(byte[] b) {
