@@ -77,11 +77,11 @@ final class Multipart {
      * {@return every boundary a parser takes from a multipart {@code Content-Type}, distinct, the {@code boundary}
      * parameter ({@link #boundary}) first; empty when there is no such parameter}: also PHP's (the value after the
      * first {@code boundary} substring, any case, up to {@code ,} or {@code ;}), Rack's (after the last {@code
-     * boundary=} substring, {@link #RACK}) and Commons FileUpload's (the last {@code boundary} or RFC 2231 {@code
-     * boundary*} parameter, parameters split at {@code ;} and {@code ,}; every such parameter is taken, not only the
-     * last), and every reading {@link HeaderParameters#readings} gives of {@code boundary} (continuations
-     * {@code boundary*0=} joined, as Python's {@code email} reads them). A value is unquoted and stripped; an empty
-     * one is left out.
+     * boundary=} substring, {@link #RACK}) and Commons FileUpload's (the last {@code boundary} parameter, parameters
+     * split at {@code ;} and {@code ,}; every such parameter is taken, not only the last), and every reading {@link
+     * HeaderParameters#readings} gives of {@code boundary} (its RFC 2231 {@code boundary*} form as FileUpload reads
+     * it, continuations {@code boundary*0=} joined as Python's {@code email} reads them). A value is unquoted and
+     * stripped; an empty one is left out.
      *
      * @param contentType the {@code Content-Type} field value
      */
@@ -107,9 +107,8 @@ final class Multipart {
         for (String param : contentType.split("[;,]")) {
             int e = param.indexOf('=');
             String k = e > 0 ? param.substring(0, e).trim().toLowerCase(Locale.ROOT) : "";
-            if (k.equals("boundary") || k.equals("boundary*")) {
-                String v = unquoted(param.substring(e + 1).trim());
-                out.add((k.endsWith("*") ? extended(v) : v).strip());
+            if (k.equals("boundary")) {
+                out.add(unquoted(param.substring(e + 1).trim()).strip());
             }
         }
         for (String v : HeaderParameters.readings(contentType, true).getOrDefault("boundary", List.of())) {
@@ -207,8 +206,6 @@ final class Multipart {
                             throw unreadable("a part name is percent- or RFC 2047-encoded");
                         }
                         names.add(p[1]);
-                    } else if (p[0].equals("name*")) {
-                        names.add(extended(p[1]));
                     }
                 }
             }
@@ -268,14 +265,6 @@ final class Multipart {
             out.add(new String[] {k, k.endsWith("*") ? v.toString() : v.toString().trim()});
         }
         return out;
-    }
-
-    /** {@return an RFC 8187 value ({@code UTF-8''%5Fmethod}) decoded, or as is when it has no charset part} */
-    private static String extended(String v) {
-        int quote = v.indexOf("''");
-        String encoded = quote < 0 ? v : v.substring(quote + 2);
-        byte[] b = encoded.getBytes(StandardCharsets.ISO_8859_1);
-        return OverrideForms.decode(b, 0, b.length, false);
     }
 
     /**

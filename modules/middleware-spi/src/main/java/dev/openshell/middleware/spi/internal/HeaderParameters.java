@@ -65,6 +65,7 @@ public final class HeaderParameters {
      * @param end where the value ends (after its closing quote, if quoted)
      * @param quoted whether the value is a quoted-string
      */
+    @API(status = INTERNAL, since = "0.2")
     public record Parameter(String name, int section, boolean extended, int start, int end, boolean quoted) {
         /** {@return the value's content: between the quotes when quoted, quoted-pairs kept} @param v the value */
         public String content(String v) {
@@ -197,15 +198,26 @@ public final class HeaderParameters {
 
     /** Adds the readings of one extended value {@code charset'language'%XX...}. */
     private static void extendedReadings(String v, Set<String> r) {
-        int q1 = v.indexOf('\'');
-        int q2 = q1 < 0 ? -1 : v.indexOf('\'', q1 + 1);
-        if (q2 < 0) {
+        int from = prefixEnd(v);
+        if (from < 0) {
             r.add(v);
             r.add(new String(percentDecode(v, 0, v.length()), StandardCharsets.UTF_8));
             return;
         }
-        byte[] octets = percentDecode(v, q2 + 1, v.length());
-        decoded(v.substring(0, q1), octets, r);
+        decoded(v.substring(0, v.indexOf('\'')), percentDecode(v, from, v.length()), r);
+    }
+
+    /**
+     * {@return where the octets of an RFC 2231 extended value start: after its {@code charset'language'} prefix (RFC
+     * 2231 section 4, RFC 8187 section 3.2.1), or -1 when it has none (no two {@code '})} The charset is the text
+     * before the first {@code '}.
+     *
+     * @param v the extended value, unquoted
+     */
+    public static int prefixEnd(String v) {
+        int q1 = v.indexOf('\'');
+        int q2 = q1 < 0 ? -1 : v.indexOf('\'', q1 + 1);
+        return q2 < 0 ? -1 : q2 + 1;
     }
 
     /** Adds the continuations joined (first and last part of each repeated number), see the class comment. */
@@ -225,13 +237,9 @@ public final class HeaderParameters {
                 Parameter p = parts.get(k);
                 String t = p.text(value);
                 int from = 0;
-                if (p.extended() && k == 0) {
-                    int q1 = t.indexOf('\'');
-                    int q2 = q1 < 0 ? -1 : t.indexOf('\'', q1 + 1);
-                    if (q2 >= 0) {
-                        charset = t.substring(0, q1);
-                        from = q2 + 1;
-                    }
+                if (p.extended() && k == 0 && prefixEnd(t) >= 0) {
+                    charset = t.substring(0, t.indexOf('\''));
+                    from = prefixEnd(t);
                 }
                 octets.writeBytes(p.extended() ? percentDecode(t, from, t.length())
                         : t.getBytes(StandardCharsets.ISO_8859_1));
@@ -254,13 +262,9 @@ public final class HeaderParameters {
             String t = p.content(value);
             written.append(t);
             int from = 0;
-            if (p.extended()) {
-                int q1 = t.indexOf('\'');
-                int q2 = q1 < 0 ? -1 : t.indexOf('\'', q1 + 1);
-                if (q2 >= 0) {
-                    charset = charset == null && q1 > 0 ? t.substring(0, q1) : charset;
-                    from = q2 + 1;
-                }
+            if (p.extended() && prefixEnd(t) >= 0) {
+                charset = charset == null && t.indexOf('\'') > 0 ? t.substring(0, t.indexOf('\'')) : charset;
+                from = prefixEnd(t);
             }
             octets.writeBytes(p.extended() ? percentDecode(t, from, t.length())
                     : t.getBytes(StandardCharsets.ISO_8859_1));
@@ -316,6 +320,19 @@ public final class HeaderParameters {
      * @param to the index after the last
      */
     public static byte[] percentDecode(String s, int from, int to) {
+        return percentDecode(s, from, to, false);
+    }
+
+    /**
+     * {@return the octets of {@code s[from, to)} with each {@code %XX} decoded, or {@code null} when {@code strict}
+     * and a {@code %} is not followed by two hex digits} Otherwise as {@link #percentDecode(String, int, int)}.
+     *
+     * @param s the text
+     * @param from the first index
+     * @param to the index after the last
+     * @param strict whether a bad escape makes the text undecodable
+     */
+    public static byte[] percentDecode(String s, int from, int to, boolean strict) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(0, to - from));
         for (int i = from; i < to; i++) {
             char c = s.charAt(i);
@@ -324,6 +341,8 @@ public final class HeaderParameters {
             if (lo >= 0) {
                 out.write(hi << 4 | lo);
                 i += 2;
+            } else if (strict && c == '%') {
+                return null;
             } else {
                 out.write(c);
             }

@@ -338,11 +338,8 @@ final class HeaderReadings {
             end--;
         }
         if (part.extended() && first) {
-            int q1 = indexOf(raw, (byte) '\'', i);
-            int q2 = q1 < 0 || q1 >= end ? -1 : indexOf(raw, (byte) '\'', q1 + 1);
-            if (q2 >= 0 && q2 < end) {
-                i = q2 + 1; // charset'language'
-            }
+            int from = HeaderParameters.prefixEnd(new String(raw, i, end - i, StandardCharsets.ISO_8859_1));
+            i += Math.max(0, from); // charset'language'
         }
         for (; i < end; i++) {
             if (part.quoted() && raw[i] == '\\' && i + 1 < end) {
