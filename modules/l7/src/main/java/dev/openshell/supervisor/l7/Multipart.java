@@ -206,6 +206,8 @@ final class Multipart {
                             throw unreadable("a part name is percent- or RFC 2047-encoded");
                         }
                         names.add(p[1]);
+                    } else if (p[0].equals("name*")) {
+                        names.addAll(HeaderParameters.extendedReadings(p[1])); // PHP's cut at white space too
                     }
                 }
             }

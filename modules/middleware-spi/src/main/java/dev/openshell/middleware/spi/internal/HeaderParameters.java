@@ -196,6 +196,17 @@ public final class HeaderParameters {
         return out;
     }
 
+    /**
+     * {@return every reading of one extended value {@code charset'language'%XX...}, unquoted (see the class comment)}
+     *
+     * @param v the value, one character per octet
+     */
+    public static List<String> extendedReadings(String v) {
+        Set<String> r = new LinkedHashSet<>();
+        extendedReadings(v, r);
+        return List.copyOf(r);
+    }
+
     /** Adds the readings of one extended value {@code charset'language'%XX...}. */
     private static void extendedReadings(String v, Set<String> r) {
         int from = prefixEnd(v);
