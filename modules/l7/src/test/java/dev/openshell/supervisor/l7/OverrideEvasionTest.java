@@ -66,6 +66,9 @@ class OverrideEvasionTest {
                 c("application/x-www-form-urlencoded; charset=\"UTF-16\"", "a=1", UNREADABLE),
                 c("application/x-www-form-urlencoded;charset=shift_jis", "a=1", UNREADABLE),
                 c("application/x-www-form-urlencoded; charset=utf-7", "a=1", UNREADABLE),
+                c("application/x-www-form-urlencoded; charset*=UTF-8''utf-16le", "a=1", UNREADABLE),
+                c("application/x-www-form-urlencoded; charset*0=utf-; charset*1=16", "a=1", UNREADABLE),
+                c("application/json; charset*=''utf%2D32", JSON, UNREADABLE),
                 // 3. every multipart subtype
                 c("multipart/mixed; boundary=b", part("Content-Disposition: form-data; name=\"_method\""), OVERRIDE),
                 c("multipart/related; boundary=b", part("Content-Disposition: form-data; name=_method"), OVERRIDE),
