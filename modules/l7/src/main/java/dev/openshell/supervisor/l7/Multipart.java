@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.l7;
 
+import dev.openshell.middleware.spi.internal.HeaderParameters;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -15,7 +16,10 @@ import java.util.regex.Pattern;
  * the start of a line, has header fields up to an empty line, and the body ends with {@code --boundary--}. A part's
  * names are every {@code name} and {@code name*} parameter of every {@code Content-Disposition} field, read after
  * unfolding continuation lines (obs-fold), the disposition type optional (PHP reads a {@code name=} pair in the first
- * place too), once as RFC 7578 reads them and once as PHP's {@code rfc1867.c} does
+ * place too): every reading {@link HeaderParameters#readings} gives of {@code name} (RFC 2231 / RFC 8187 values in
+ * any charset, continuations {@code name*0=}, {@code name*1*=}, {@code name*00=} or a lone {@code name*0} joined,
+ * RFC 2047 words decoded, quoted-pairs unescaped, as Werkzeug and Python's {@code email} read them), once as RFC 7578
+ * reads them and once as PHP's {@code rfc1867.c} does
  * (single quotes quote too, an unquoted value ends at white space, the last {@code name} wins): the part counts as
  * {@code _method} if any of them reads so. A plain name with an RFC 2047 encoded word, or one whose percent-decoding
  * reads as {@code _method}, is unreadable. Anything else (no delimiter, a part without the empty line, no closing delimiter) is
@@ -73,9 +77,11 @@ final class Multipart {
      * {@return every boundary a parser takes from a multipart {@code Content-Type}, distinct, the {@code boundary}
      * parameter ({@link #boundary}) first; empty when there is no such parameter}: also PHP's (the value after the
      * first {@code boundary} substring, any case, up to {@code ,} or {@code ;}), Rack's (after the last {@code
-     * boundary=} substring, {@link #RACK}) and Commons FileUpload's (the last {@code boundary} or RFC 2231 {@code
-     * boundary*} parameter, parameters split at {@code ;} and {@code ,}; every such parameter is taken, not only the
-     * last). A value is unquoted and stripped; an empty one is left out.
+     * boundary=} substring, {@link #RACK}) and Commons FileUpload's (the last {@code boundary} parameter, parameters
+     * split at {@code ;} and {@code ,}; every such parameter is taken, not only the last), and every reading {@link
+     * HeaderParameters#readings} gives of {@code boundary} (its RFC 2231 {@code boundary*} form as FileUpload reads
+     * it, continuations {@code boundary*0=} joined as Python's {@code email} reads them). A value is unquoted and
+     * stripped; an empty one is left out.
      *
      * @param contentType the {@code Content-Type} field value
      */
@@ -101,10 +107,12 @@ final class Multipart {
         for (String param : contentType.split("[;,]")) {
             int e = param.indexOf('=');
             String k = e > 0 ? param.substring(0, e).trim().toLowerCase(Locale.ROOT) : "";
-            if (k.equals("boundary") || k.equals("boundary*")) {
-                String v = unquoted(param.substring(e + 1).trim());
-                out.add((k.endsWith("*") ? extended(v) : v).strip());
+            if (k.equals("boundary")) {
+                out.add(unquoted(param.substring(e + 1).trim()).strip());
             }
+        }
+        for (String v : HeaderParameters.readings(contentType, true).getOrDefault("boundary", List.of())) {
+            out.add(v.strip()); // RFC 2231 boundary*0=..., as Python's email reads it
         }
         out.remove("");
         return List.copyOf(out);
@@ -190,15 +198,16 @@ final class Multipart {
                 continue;
             }
             String value = ";" + line.substring(colon + 1); // PHP reads a name= pair in the first place too
+            names.addAll(HeaderParameters.readings(value, false).getOrDefault("name", List.of()));
             for (boolean php : new boolean[] {false, true}) {
                 for (String[] p : parameters(value, php)) {
                     if (p[0].equals("name")) {
-                        if (encoded(p[1])) {
+                        if (encoded(p[1]) && names.stream().noneMatch(OverrideForms::isFormParameter)) {
                             throw unreadable("a part name is percent- or RFC 2047-encoded");
                         }
                         names.add(p[1]);
                     } else if (p[0].equals("name*")) {
-                        names.add(extended(p[1]));
+                        names.addAll(HeaderParameters.extendedReadings(p[1])); // PHP's cut at white space too
                     }
                 }
             }
@@ -258,14 +267,6 @@ final class Multipart {
             out.add(new String[] {k, k.endsWith("*") ? v.toString() : v.toString().trim()});
         }
         return out;
-    }
-
-    /** {@return an RFC 8187 value ({@code UTF-8''%5Fmethod}) decoded, or as is when it has no charset part} */
-    private static String extended(String v) {
-        int quote = v.indexOf("''");
-        String encoded = quote < 0 ? v : v.substring(quote + 2);
-        byte[] b = encoded.getBytes(StandardCharsets.ISO_8859_1);
-        return OverrideForms.decode(b, 0, b.length, false);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.l7;
 
 import dev.openshell.middleware.spi.Body;
+import dev.openshell.middleware.spi.internal.HeaderParameters;
 import dev.openshell.middleware.spi.internal.Syntax;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -299,6 +300,7 @@ final class OverrideForms {
     private static void charset(String contentType, boolean latin1, String what) throws Unreadable {
         // the parameters after the media type, split at ; or , (Rack splits them at either); a loop, not
         // String.split with a character class, which compiles a pattern on every call
+        List<String> declared = new ArrayList<>();
         int end = nextSeparator(contentType, 0);
         while (end < contentType.length()) {
             int start = end + 1;
@@ -306,13 +308,18 @@ final class OverrideForms {
             String param = contentType.substring(start, end);
             int eq = param.indexOf('=');
             if (eq > 0 && param.substring(0, eq).trim().equalsIgnoreCase("charset")) {
-                String cs = param.substring(eq + 1).trim().replace("\"", "").toLowerCase(Locale.ROOT);
-                boolean readable = cs.equals("utf-8") || cs.equals("utf8") || cs.equals("us-ascii")
-                        || latin1 && (cs.equals("iso-8859-1") || cs.equals("latin1"));
-                if (!readable) {
-                    throw new Unreadable("the " + what + " body declares a charset other than UTF-8"
-                            + (latin1 ? ", US-ASCII or ISO-8859-1" : " or US-ASCII"));
-                }
+                declared.add(param.substring(eq + 1).trim().replace("\"", ""));
+            }
+        }
+        // and every reading of its RFC 2231 forms (charset*=utf-8''utf-16le, charset*0=...), as Python's email reads
+        declared.addAll(HeaderParameters.readings(contentType, true).getOrDefault("charset", List.of()));
+        for (String d : declared) {
+            String cs = d.strip().toLowerCase(Locale.ROOT);
+            boolean readable = cs.equals("utf-8") || cs.equals("utf8") || cs.equals("us-ascii")
+                    || latin1 && (cs.equals("iso-8859-1") || cs.equals("latin1"));
+            if (!readable) {
+                throw new Unreadable("the " + what + " body declares a charset other than UTF-8"
+                        + (latin1 ? ", US-ASCII or ISO-8859-1" : " or US-ASCII"));
             }
         }
     }

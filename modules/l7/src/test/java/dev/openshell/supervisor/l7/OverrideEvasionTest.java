@@ -66,6 +66,9 @@ class OverrideEvasionTest {
                 c("application/x-www-form-urlencoded; charset=\"UTF-16\"", "a=1", UNREADABLE),
                 c("application/x-www-form-urlencoded;charset=shift_jis", "a=1", UNREADABLE),
                 c("application/x-www-form-urlencoded; charset=utf-7", "a=1", UNREADABLE),
+                c("application/x-www-form-urlencoded; charset*=UTF-8''utf-16le", "a=1", UNREADABLE),
+                c("application/x-www-form-urlencoded; charset*0=utf-; charset*1=16", "a=1", UNREADABLE),
+                c("application/json; charset*=''utf%2D32", JSON, UNREADABLE),
                 // 3. every multipart subtype
                 c("multipart/mixed; boundary=b", part("Content-Disposition: form-data; name=\"_method\""), OVERRIDE),
                 c("multipart/related; boundary=b", part("Content-Disposition: form-data; name=_method"), OVERRIDE),
@@ -80,9 +83,29 @@ class OverrideEvasionTest {
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=\"%5fMETHOD\""),
                         UNREADABLE),
                 c("multipart/form-data; boundary=b",
-                        part("Content-Disposition: form-data; name=\"=?utf-8?Q?=5Fmethod?=\""), UNREADABLE),
+                        part("Content-Disposition: form-data; name=\"=?utf-8?Q?=5Fmethod?=\""), OVERRIDE),
                 c("multipart/form-data; boundary=b",
-                        part("Content-Disposition: form-data; name=\"=?UTF-8?B?X21ldGhvZA==?=\""), UNREADABLE),
+                        part("Content-Disposition: form-data; name=\"=?UTF-8?B?X21ldGhvZA==?=\""), OVERRIDE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name=\"=?utf-8?Q?x?=\""), UNREADABLE),
+                // 4b. RFC 2231 continuations and extended values in any charset (attacker pass 8, P8-2)
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name*0=\"_me\"; name*1=\"thod\""), OVERRIDE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name*0*=UTF-8''%5Fme; name*1*=thod"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*0=\"_method\""),
+                        OVERRIDE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name*00=\"_me\"; name*01=thod"), OVERRIDE),
+                c("multipart/form-data; boundary=b",
+                        part("Content-Disposition: form-data; name*1=thod; name*0=_me"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name=x;\r\n name*0=_me;"
+                        + "\r\n\tname*1=thod"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=UTF-16LE''"
+                        + "%5F%00m%00e%00t%00h%00o%00d%00"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=IBM037''"
+                        + "%6D%94%85%A3%88%96%84"), OVERRIDE),
+                c("multipart/form-data; boundary=x; boundary*0=e; boundary*1=vil", HIDDEN, OVERRIDE),
                 // 5. a query split at ';', a JSON member name with control characters
                 c("/repos/x?a=1;_method=DELETE", null, null, OVERRIDE),
                 c("/repos/x?a=1&b=2;%5Fmethod=DELETE", null, null, OVERRIDE),

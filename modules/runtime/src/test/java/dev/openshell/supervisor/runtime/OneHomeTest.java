@@ -29,6 +29,8 @@ class OneHomeTest {
     private static final String HEADER_TABLE = "modules/middleware-spi/src/main/java/dev/openshell/middleware/spi/"
             + "HeaderTable.java";
     private static final String GLOB = "modules/policy/src/main/java/dev/openshell/supervisor/policy/Glob.java";
+    private static final String HEADER_PARAMETERS = "modules/middleware-spi/src/main/java/dev/openshell/middleware/spi/"
+            + "internal/HeaderParameters.java";
     /**
      * Built-in plugins are built as any plugin is, against the public SPI only ({@code spi.internal} is not exported
      * to them): the generic helpers (hex digits, percent-encoding, printable text) have no home they may call, so
@@ -59,7 +61,10 @@ class OneHomeTest {
                 "(?:Set|List)\\.of\\(\\s*(?:\"[^\"]*\"\\s*,\\s*)*" + TABLE_NAME + "\\s*,\\s*(?:\"[^\"]*\"\\s*,\\s*)*"
                         + TABLE_NAME, Set.of(HEADER_TABLE)),
         GLOB_ENGINE("the glob engine (Glob.path / Glob.value)",
-                "\\bclass\\s+\\w*Glob\\b", Set.of(GLOB));
+                "\\bclass\\s+\\w*Glob\\b", Set.of(GLOB)),
+        HEADER_PARAMETER_READING("the reading of RFC 2231 / RFC 8187 header parameters: the charset'language' prefix "
+                + "split (HeaderParameters.prefixEnd / readings)",
+                "indexOf\\(\\s*(?:'\\\\''|\"''\")|\\(byte\\)\\s*'\\\\''", Set.of(HEADER_PARAMETERS));
 
         final String what;
         final Pattern copy;

@@ -6,6 +6,7 @@ import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.internal.HeaderParameters;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -16,11 +17,12 @@ import java.util.Set;
 /**
  * The response-header scan of {@code openshell/regex-response} at preflight: every header value the stage sees (the
  * supervisor hides credential, routing and hop-by-hop fields, {@code set-cookie} among them) is scanned as text, as
- * it is (no percent or other decoding).
+ * it is (no percent or other decoding), and with its parameters read as clients decode them ({@link #readable}).
  * <ul>
  *   <li>{@code mode: deny}: a match blocks the delivery ({@link RegexProvider#DENY_CODE}).</li>
  *   <li>{@code mode: redact}: each field with a match is removed and its lines written again with each match replaced
- *       by {@code [REDACTED:<id>]} (at the end of the head, in their order); an integrity field ({@code etag},
+ *       by {@code [REDACTED:<id>]} (at the end of the head, in their order; a line whose parameter readings still
+ *       hold a match after that is removed only); an integrity field ({@code etag},
  *       {@code digest}, ...) may only be removed, so it is removed. A match in a field stages may neither write nor
  *       remove (framing, coding, range), or more rewrites than a decision may carry
  *       ({@link EnvelopeLimits#headerMutationsFit}: count and bytes), blocks the delivery.</li>
@@ -52,7 +54,7 @@ final class HeaderScan {
     static Outcome scan(List<HttpHeader> headers, RegexConfig config) {
         StringBuilder all = new StringBuilder();
         for (HttpHeader h : headers) {
-            all.append(h.value()).append('\n');
+            all.append(readable(h.value())).append('\n');
         }
         Scan found = SecretScanner.scan(utf8(all.toString()), config.selection(), false);
         if (found.isEmpty()) {
@@ -64,7 +66,7 @@ final class HeaderScan {
         }
         Set<String> names = new LinkedHashSet<>();
         for (HttpHeader h : headers) {
-            if (!SecretScanner.scan(utf8(h.value()), config.selection(), false).isEmpty()) {
+            if (!SecretScanner.scan(utf8(readable(h.value())), config.selection(), false).isEmpty()) {
                 names.add(h.name());
             }
         }
@@ -78,15 +80,34 @@ final class HeaderScan {
                 continue;
             }
             for (HttpHeader h : headers) {
-                if (h.name().equals(name)) {
-                    mutations.add(HeaderMutation.write(name, redacted(h.value(), config), ExistingHeaderAction.APPEND));
-                }
+                String r = h.name().equals(name) ? redacted(h.value(), config) : null;
+                if (r != null && SecretScanner.scan(utf8(readable(r)), config.selection(), false).isEmpty()) {
+                    mutations.add(HeaderMutation.write(name, r, ExistingHeaderAction.APPEND));
+                } // a value still found in a decoded parameter reading: that line is removed only
             }
         }
         // nothing to rewrite (a match only across fields), or more rewrites than a decision may carry (the host would
         // refuse them as a stage failure): block rather than deliver it
         boolean block = names.isEmpty() || !EnvelopeLimits.headerMutationsFit(mutations);
         return new Outcome(findings, block, block ? List.of() : mutations);
+    }
+
+    /**
+     * {@return the value, then every reading of its parameters ({@link HeaderParameters#readings}: RFC 2231 / RFC
+     * 8187 values in any charset, continuations joined, RFC 2047 words, quoted-pairs), one a line}
+     */
+    static String readable(String value) {
+        if (value.indexOf('*') < 0 && value.indexOf('\\') < 0 && !value.contains("=?")) {
+            return value;
+        }
+        StringBuilder b = new StringBuilder(value);
+        String latin1 = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
+        for (List<String> readings : HeaderParameters.readings(latin1, true).values()) {
+            for (String r : readings) {
+                b.append('\n').append(r);
+            }
+        }
+        return b.toString();
     }
 
     private static String redacted(String value, RegexConfig config) {

@@ -14,7 +14,8 @@ import java.util.Locale;
  * <p>A multipart body's text is its preamble, each delimiter line, each part's header block, each part's content
  * decoded by that part's own headers ({@code Content-Transfer-Encoding}, then {@code Content-Type} with its charset,
  * JSON or form syntax, exactly as a body: {@link BodyDecoder#content}), and the epilogue, separated by NUL bytes so no
- * match crosses from one into the next. Delimiter lines may end in CRLF or a bare LF. A body without its boundary, a
+ * match crosses from one into the next; a header block also with its parameters decoded ({@link PartHeaderText}).
+ * Delimiter lines may end in CRLF or a bare LF. A body without its boundary, a
  * delimiter line that never closes, an unknown transfer encoding, or a part that does not decode is undecodable.
  * A transfer-encoded part of a {@code multipart/form-data} body is also read as sent ({@link TwoReadings}): form-data
  * receivers ignore the deprecated field (RFC 7578 section 4.7).
@@ -68,7 +69,8 @@ final class MimeText {
             if (contentStart < 0) {
                 throw Undecodable.because("multipart request body part has no end of headers");
             }
-            textLength = add(segments, textLength, input, headers, contentStart, null);
+            textLength = add(segments, textLength, input, headers, contentStart,
+                    PartHeaderText.of(input.slice(headers, contentStart - headers)));
             int next = findDelimiter(input, contentStart, delimiter, false);
             if (next < 0) {
                 throw Undecodable.because("multipart request body has no closing delimiter");

@@ -293,6 +293,28 @@ class RegexResponseStageTest {
         }
     }
 
+    /** A key in an encoded response-header parameter (RFC 2231 in UTF-16LE, continuations, RFC 2047). */
+    @Test
+    void aKeyInAnEncodedHeaderParameterIsFoundAndItsLineRemoved() {
+        StringBuilder pct = new StringBuilder();
+        for (byte x : KEY.getBytes(java.nio.charset.StandardCharsets.UTF_16LE)) {
+            pct.append(String.format("%%%02X", x & 0xff));
+        }
+        for (String v : List.of("attachment; filename*=UTF-16LE''" + pct,
+                "attachment; filename*0=\"" + KEY.substring(0, 9) + "\"; filename*1=\"" + KEY.substring(9) + "\"",
+                "attachment; filename=\"=?utf-8?B?" + java.util.Base64.getEncoder().encodeToString(
+                        KEY.getBytes(java.nio.charset.StandardCharsets.UTF_8)) + "?=\"")) {
+            List<HttpHeader> head = List.of(new HttpHeader("content-disposition", v), new HttpHeader("x-a", "b"));
+            HttpResponsePreflightDecision deny = provider.openResponse(RESPONSE).preflight(preflight(
+                    config("deny", null), "GET", 200, head, ALL, true));
+            assertEquals(HttpResponsePreflightDecision.Action.BLOCK_DELIVERY, deny.action(), v);
+            HttpResponsePreflightDecision redact = provider.openResponse(RESPONSE).preflight(preflight(
+                    config("redact", null), "GET", 200, head, ALL, true));
+            assertEquals(List.of(dev.openshell.middleware.spi.HeaderMutation.remove("content-disposition")),
+                    redact.headerMutations(), v);
+        }
+    }
+
     @Test
     void aKeyInAFieldStagesMayNotRewriteBlocksAndACleanHeadChangesNothing() {
         List<HttpHeader> head = List.of(new HttpHeader("content-range", "bytes 0-1/2 " + KEY));

@@ -344,7 +344,41 @@ class BodyReadingIT {
                         "application/yaml"), OPENAI, BodyReadingIT::yaml),
                 new Parsed(new Input("form-data part declared base64", ascii("--b0und\r\nContent-Disposition: form-data; "
                         + "name=\"a\"\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: base64"
-                        + "\r\n\r\n" + aws + "\r\n--b0und--\r\n"), "multipart/form-data; boundary=b0und"), aws, s -> s));
+                        + "\r\n\r\n" + aws + "\r\n--b0und--\r\n"), "multipart/form-data; boundary=b0und"), aws, s -> s),
+                partHeader("part filename*=UTF-16LE''", "form-data; name=\"f\"; filename*=UTF-16LE''"
+                        + pct(OPENAI.getBytes(StandardCharsets.UTF_16LE))),
+                partHeader("part filename*0/*1", "form-data; name=\"f\"; filename*0=\"" + OPENAI.substring(0, 12)
+                        + "\"; filename*1=\"" + OPENAI.substring(12) + "\""),
+                partHeader("part filename RFC 2047 B", "form-data; name=\"f\"; filename=\"=?utf-8?B?"
+                        + java.util.Base64.getEncoder().encodeToString(ascii(OPENAI)) + "?=\""));
+    }
+
+    /** A multipart body whose one part's {@code Content-Disposition} is {@code disposition} (attacker pass 8, P8-1). */
+    private static Parsed partHeader(String name, String disposition) {
+        return new Parsed(new Input(name, ascii("--b0und\r\nContent-Disposition: " + disposition
+                + "\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b0und--\r\n"), "multipart/form-data; boundary=b0und"),
+                OPENAI, BodyReadingIT::partHeaders);
+    }
+
+    private static String pct(byte[] b) {
+        StringBuilder s = new StringBuilder();
+        for (byte x : b) {
+            s.append(String.format("%%%02X", x & 0xff));
+        }
+        return s.toString();
+    }
+
+    /** {@return the body, then every reading of every header line's parameters, as Python's email reads them} */
+    private static String partHeaders(String body) {
+        StringBuilder b = new StringBuilder(body);
+        for (String line : body.split("\r\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0) {
+                dev.openshell.middleware.spi.internal.HeaderParameters.readings(line.substring(colon + 1), false)
+                        .values().forEach(l -> l.forEach(r -> b.append('\n').append(r)));
+            }
+        }
+        return b.toString();
     }
 
     @Test

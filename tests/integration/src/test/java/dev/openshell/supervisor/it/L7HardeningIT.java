@@ -281,6 +281,14 @@ class L7HardeningIT {
             // CGI-style servers read X_HTTP_METHOD_OVERRIDE as X-HTTP-Method-Override
             refused(send(https, "POST", REST, "/repos/x", List.of("X_HTTP_METHOD_OVERRIDE: DELETE"), null), up,
                     before, "method_override");
+            // RFC 2231 continuations and RFC 8187 values of a part's name, as Werkzeug and Python's email read them
+            for (String name : List.of("name*0=\"_me\"; name*1=\"thod\"", "name*0*=UTF-8''%5Fme; name*1*=thod",
+                    "name*0=\"_method\"", "name*00=_me; name*01=thod",
+                    "name*=UTF-16LE''%5F%00m%00e%00t%00h%00o%00d%00")) {
+                refused(send(https, "POST", REST, "/repos/x", List.of("Content-Type: multipart/form-data; boundary=b"),
+                        "--b\r\nContent-Disposition: form-data; " + name + "\r\n\r\nDELETE\r\n--b--\r\n"), up, before,
+                        "method_override");
+            }
         }
         // a POST without Content-Type is a form to Rack (Rails)
         String authority = REST + ":" + plain.port();

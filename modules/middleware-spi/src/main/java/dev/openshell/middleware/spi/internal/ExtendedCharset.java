@@ -2,6 +2,7 @@ package dev.openshell.middleware.spi.internal;
 
 import static org.apiguardian.api.API.Status.INTERNAL;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apiguardian.api.API;
 
@@ -64,30 +65,12 @@ public final class ExtendedCharset {
 
     /** {@return {@code v} percent-decoded (one char per octet), after its {@code charset'language'} prefix} */
     private static String extended(String v, boolean prefixed) {
-        int from = 0;
-        if (prefixed) {
-            int first = v.indexOf('\'');
-            int second = first < 0 ? -1 : v.indexOf('\'', first + 1);
-            if (second < 0) {
-                throw bad();
-            }
-            from = second + 1;
+        int from = prefixed ? HeaderParameters.prefixEnd(v) : 0;
+        byte[] octets = from < 0 ? null : HeaderParameters.percentDecode(v, from, v.length(), true);
+        if (octets == null) {
+            throw bad();
         }
-        StringBuilder b = new StringBuilder(v.length() - from);
-        for (int i = from; i < v.length(); i++) {
-            char c = v.charAt(i);
-            if (c == '%') {
-                int hi = i + 2 < v.length() ? Syntax.hexDigit(v.charAt(i + 1)) : -1;
-                int lo = hi < 0 ? -1 : Syntax.hexDigit(v.charAt(i + 2));
-                if (lo < 0) {
-                    throw bad();
-                }
-                c = (char) (hi << 4 | lo);
-                i += 2;
-            }
-            b.append(c);
-        }
-        return b.toString();
+        return new String(octets, StandardCharsets.ISO_8859_1);
     }
 
     /** {@return {@code s} when it is a non-empty run of printable ASCII without white space} */

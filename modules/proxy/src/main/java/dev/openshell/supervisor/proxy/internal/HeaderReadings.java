@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.HeaderParameters;
 import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -22,10 +23,17 @@ import java.util.Map;
  *       (section 4.2: {@code _} is a space, {@code =XX} a byte) to their bytes, which are searched as they are (a
  *       value in UTF-8, UTF-16, UTF-32 or IBM037, as the scrubber's forms have it), white space between two encoded
  *       words dropped (section 6.2) so adjacent words are read joined, other text read as it is;</li>
- *   <li>RFC 2231 parameter continuations ({@code name*0=}, {@code name*1*=}, ...): the parts of each parameter in
+ *   <li>RFC 2231 parameters, found by {@link HeaderParameters#parse} (the one reading of header parameters):
+ *       continuations ({@code name*0=}, {@code name*1*=}, {@code name*00=}, ...): the parts of each parameter in
  *       number order, joined, a quoted part unquoted, an extended part percent-decoded and the first one's
- *       {@code charset'language'} prefix dropped.</li>
+ *       {@code charset'language'} prefix dropped; and a single extended parameter ({@code name*=UTF-16LE''%6B%00...})
+ *       read the same way on its own; the decoded octets searched as they are (a value in UTF-8, UTF-16, UTF-32 or
+ *       IBM037 octets).</li>
  * </ul>
+ *
+ * <p>Last, every reading {@link HeaderParameters#readings} gives of the value's parameters, each decoded to text in
+ * its declared charset (and in UTF-8), is searched: a value still found in one (a reading the three above cannot map
+ * back to a position) drops the field ({@code null}), as a value left after {@value #ROUNDS} replacements does.
  *
  * <p>A value found in a reading is replaced where it stands, as in the bytes, by the text the scrubber puts for it
  * (its placeholder), so that the reading reads the placeholder: between quoted-pairs by the placeholder quoted; in
@@ -62,13 +70,31 @@ final class HeaderReadings {
         for (int round = 0; ; round++) {
             byte[] next = replaceOne(raw, scrubber);
             if (next == null) {
-                return round == 0 ? value : new String(scrubber.scrubAll(raw), StandardCharsets.ISO_8859_1);
+                String out = round == 0 ? value : new String(scrubber.scrubAll(raw), StandardCharsets.ISO_8859_1);
+                return decodedReadingHolds(out, scrubber) ? null : out;
             }
             if (round == ROUNDS) {
                 return null;
             }
             raw = next;
         }
+    }
+
+    /**
+     * {@return whether a reading of the value's parameters decoded in its declared charset ({@link
+     * HeaderParameters#readings}: an RFC 2231 value in IBM037 or UTF-16, RFC 2047 words joined, ...) still holds a
+     * value} Such a reading has no position in the value to replace it at, so the field goes.
+     */
+    private static boolean decodedReadingHolds(String value, SecretScrubber s) {
+        for (List<String> readings : HeaderParameters.readings(value, true).values()) {
+            for (String r : readings) {
+                byte[] b = r.getBytes(StandardCharsets.UTF_8);
+                if (s.nextMatch(b, 0, b.length) >= 0) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** {@return {@code raw} with the first value one reading finds replaced, or null when none finds one} */
@@ -258,7 +284,7 @@ final class HeaderReadings {
             }
             String charset = new String(raw, i + 2, q - i - 2, StandardCharsets.ISO_8859_1);
             boolean b64 = raw[q + 1] == 'B' || raw[q + 1] == 'b';
-            byte[] bytes = b64 ? decodeB(raw, q + 3, close) : decodeQ(raw, q + 3, close);
+            byte[] bytes = b64 ? HeaderParameters.decodeB(raw, q + 3, close) : decodeQ(raw, q + 3, close);
             words.add(new Word(i, close + 2, charset, bytes));
             i = close + 2;
         }
@@ -270,42 +296,9 @@ final class HeaderReadings {
         return Syntax.hexDigit((char) (b & 0xff));
     }
 
-    /** RFC 2047 section 4.2: {@code _} is 0x20, {@code =XX} (hex in either case) a byte, anything else itself. */
+    /** RFC 2047 section 4.2 Q text decoded ({@link HeaderParameters#decodeQ}). */
     static byte[] decodeQ(byte[] raw, int from, int to) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(to - from);
-        for (int i = from; i < to; i++) {
-            int h1 = i + 2 < to ? hex(raw[i + 1]) : -1;
-            int h2 = i + 2 < to ? hex(raw[i + 2]) : -1;
-            if (raw[i] == '=' && h1 >= 0 && h2 >= 0) {
-                out.write(h1 << 4 | h2);
-                i += 2;
-            } else {
-                out.write(raw[i] == '_' ? ' ' : raw[i]);
-            }
-        }
-        return out.toByteArray();
-    }
-
-    /** Base64 as Python's lenient decoder reads it: characters outside the standard alphabet skipped. */
-    static byte[] decodeB(byte[] raw, int from, int to) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream((to - from) * 3 / 4 + 1);
-        int bits = 0;
-        int count = 0;
-        for (int i = from; i < to; i++) {
-            int c = raw[i];
-            int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26
-                    : c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
-            if (v < 0) {
-                continue;
-            }
-            bits = bits << 6 | v;
-            count += 6;
-            if (count >= 8) {
-                count -= 8;
-                out.write(bits >>> count & 0xff);
-            }
-        }
-        return out.toByteArray();
+        return HeaderParameters.decodeQ(raw, from, to);
     }
 
     // ---- RFC 2231 continuations ------------------------------------------------------------------------------------
@@ -345,11 +338,8 @@ final class HeaderReadings {
             end--;
         }
         if (part.extended() && first) {
-            int q1 = indexOf(raw, (byte) '\'', i);
-            int q2 = q1 < 0 || q1 >= end ? -1 : indexOf(raw, (byte) '\'', q1 + 1);
-            if (q2 >= 0 && q2 < end) {
-                i = q2 + 1; // charset'language'
-            }
+            int from = HeaderParameters.prefixEnd(new String(raw, i, end - i, StandardCharsets.ISO_8859_1));
+            i += Math.max(0, from); // charset'language'
         }
         for (; i < end; i++) {
             if (part.quoted() && raw[i] == '\\' && i + 1 < end) {
@@ -413,70 +403,25 @@ final class HeaderReadings {
     }
 
     /**
-     * {@return the continued parameters of a value, by lower-case name, each with its parts} A parameter is
-     * {@code name*N=value} or {@code name*N*=value} between {@code ;} separators outside quoted-strings; the value a
-     * quoted-string or a token.
+     * {@return the RFC 2231 parameters of a value ({@link HeaderParameters#parse}, {@code ,} separating too), by
+     * lower-case name, each with its parts} A single extended parameter {@code name*=charset'language'%XX} is a group
+     * of its own (named {@code name*}, one extended part numbered 0), so its percent-decoded octets are searched in
+     * whatever charset they are written (UTF-16, UTF-32, IBM037 forms included); continuations {@code name*N=} and
+     * {@code name*N*=} of one name form one group.
      */
     private static Map<String, List<Part>> parameters(byte[] raw) {
         Map<String, List<Part>> out = new LinkedHashMap<>();
-        int i = 0;
-        while (i < raw.length) {
-            int eq = i;
-            while (eq < raw.length && raw[eq] != '=' && raw[eq] != ';' && raw[eq] != ',') {
-                eq++;
+        for (HeaderParameters.Parameter p : HeaderParameters.parse(new String(raw, StandardCharsets.ISO_8859_1),
+                true)) {
+            if (p.section() >= 0) {
+                out.computeIfAbsent(p.name(), k -> new ArrayList<>())
+                        .add(new Part(p.section(), p.start(), p.end(), p.extended(), p.quoted()));
+            } else if (p.extended()) {
+                out.computeIfAbsent(p.name() + "*", k -> new ArrayList<>())
+                        .add(new Part(0, p.start(), p.end(), true, p.quoted()));
             }
-            if (eq >= raw.length || raw[eq] != '=') {
-                i = eq + 1;
-                continue;
-            }
-            int v = eq + 1;
-            while (v < raw.length && (raw[v] == ' ' || raw[v] == '\t')) {
-                v++;
-            }
-            int end = valueEnd(raw, v);
-            boolean quoted = v < raw.length && raw[v] == '"' && end - v >= 2 && raw[end - 1] == '"';
-            addPart(out, new String(raw, i, eq - i, StandardCharsets.ISO_8859_1).strip(), v, end, quoted);
-            i = end + 1;
         }
         return out;
-    }
-
-    /** {@return where the value at {@code v} ends: after its closing quote, or at {@code ;}, {@code ,} or the end} */
-    private static int valueEnd(byte[] raw, int v) {
-        if (v < raw.length && raw[v] == '"') {
-            for (int k = v + 1; k < raw.length; k++) {
-                if (raw[k] == '\\') {
-                    k++;
-                } else if (raw[k] == '"') {
-                    return k + 1;
-                }
-            }
-            return raw.length;
-        }
-        int k = v;
-        while (k < raw.length && raw[k] != ';' && raw[k] != ',') {
-            k++;
-        }
-        while (k > v && (raw[k - 1] == ' ' || raw[k - 1] == '\t')) {
-            k--;
-        }
-        return k;
-    }
-
-    private static void addPart(Map<String, List<Part>> out, String attribute, int start, int end, boolean quoted) {
-        boolean extended = attribute.endsWith("*");
-        String a = extended ? attribute.substring(0, attribute.length() - 1) : attribute;
-        int star = a.lastIndexOf('*');
-        if (star <= 0 || a.length() - star - 1 < 1 || a.length() - star - 1 > 6) {
-            return;
-        }
-        for (int k = star + 1; k < a.length(); k++) {
-            if (a.charAt(k) < '0' || a.charAt(k) > '9') {
-                return;
-            }
-        }
-        out.computeIfAbsent(a.substring(0, star).toLowerCase(java.util.Locale.ROOT), k -> new ArrayList<>())
-                .add(new Part(Integer.parseInt(a.substring(star + 1)), start, end, extended, quoted));
     }
 
     // ---- bytes -----------------------------------------------------------------------------------------------------

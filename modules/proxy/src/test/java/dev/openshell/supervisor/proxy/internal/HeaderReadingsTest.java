@@ -291,4 +291,31 @@ class HeaderReadingsTest {
             return b.toString();
         }
     }
+
+    /** Attacker pass 8, P8-0: one extended parameter in a charset other than UTF-8 held the secret unread. */
+    @Test
+    void aSingleExtendedParameterInAnyCharsetIsScrubbed() {
+        for (String cs : List.of("UTF-16LE", "UTF-16BE", "UTF-16", "UTF-32LE", "UTF-32BE", "IBM037", "IBM290",
+                "ISO-8859-1", "UTF-8")) {
+            byte[] octets = SECRET.getBytes(java.nio.charset.Charset.forName(cs));
+            StringBuilder pct = new StringBuilder();
+            for (byte x : octets) {
+                pct.append(String.format("%%%02X", x & 0xff));
+            }
+            for (String v : List.of("attachment; filename*=" + cs + "''" + pct,
+                    "attachment; filename*=\"" + cs + "'en'" + pct + "\"; size=1")) {
+                String out = scrub(v, scrubber(SECRET));
+                if (out != null) {
+                    for (List<String> r : dev.openshell.middleware.spi.internal.HeaderParameters.readings(out, true)
+                            .values()) {
+                        assertFalse(r.stream().anyMatch(x -> x.contains(SECRET)), () -> cs + ": " + out);
+                    }
+                    assertFalse(out.contains(SECRET), out);
+                }
+                if (!cs.equals("IBM290")) {
+                    assertTrue(out != null && out.contains("filename*="), () -> cs + " kept in place: " + out);
+                }
+            }
+        }
+    }
 }

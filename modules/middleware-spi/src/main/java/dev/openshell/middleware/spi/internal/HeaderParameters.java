@@ -1,0 +1,465 @@
+package dev.openshell.middleware.spi.internal;
+
+import static org.apiguardian.api.API.Status.INTERNAL;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.apiguardian.api.API;
+
+/**
+ * The parameters of a header field value ({@code attachment; filename*=UTF-8''%6B...}, {@code form-data;
+ * name*0="_me"; name*1="thod"}) and every text a lenient reader may take from each: the one home of this reading, used
+ * by the response header scrub (the proxy's {@code HeaderReadings}), the regex plugin's multipart part headers and
+ * the L7 {@code _method} check. Readers disagree (Python's {@code email} and {@code urllib}, Werkzeug, Node's busboy,
+ * Go's {@code mime}, Jakarta Mail), so every plausible reading is kept, none dropped:
+ * <ul>
+ *   <li>a plain parameter ({@code name=value}, {@code name="value"}): its text as written between the quotes, with
+ *       its quoted-pairs unescaped (RFC 9110 section 5.6.4);</li>
+ *   <li>an extended parameter ({@code name*=charset'language'%XX}, RFC 2231 section 4, RFC 8187 section 3.2): the
+ *       percent-decoded octets decoded in the declared charset (any charset the JDK knows: UTF-16 with its byte
+ *       order mark, UTF-16LE/BE, UTF-32, IBM037, ...) and in UTF-8; without the {@code '} prefix the whole value
+ *       percent-decoded as UTF-8, and the value as written;</li>
+ *   <li>continuations ({@code name*0=}, {@code name*1*=}, {@code name*00=}, a lone {@code name*0}, section 3 and
+ *       4.1): the parts present joined in number order (numbers read as integers, so {@code *00} is {@code *0}; gaps
+ *       skipped, as Python's {@code email} joins them), extended parts percent-decoded, plain parts as their
+ *       octets, the whole decoded in the charset of the first part's prefix and in UTF-8; a number given twice is
+ *       read with the first and with the last of its parts; and all parameters of the name (plain ones too) joined
+ *       in the order written, as Werkzeug joins them, percent-decoded and as written;</li>
+ *   <li>every reading above holding {@code =?} once more with its RFC 2047 encoded words decoded ({@link
+ *       #decodeWords}).</li>
+ * </ul>
+ *
+ * <p>Bounds: a section number has at most {@value #MAX_SECTION_DIGITS} digits (a longer one is no section: the
+ * parameter keeps its whole name). No reading is dropped (a cap would let decoys hide the one that matters); instead
+ * every reading is at most as long as the text it is read from (percent, base64, Q and quoted-pair decoding only
+ * shrink text, and a charset decodes at least one octet per character), a plain parameter gives at most 2 readings,
+ * an extended one 3, the continuations of a name 7, each at most doubled by its RFC 2047 reading, so the readings of
+ * a value total at most 20 times its length and cost time linear in it. Parameters are split at {@code ;} (and, when
+ * asked, at {@code ,}, for fields that list several values) outside quoted-strings; a parameter name is lower-cased.
+ * Static methods only; never throws on any input.
+ */
+@API(status = INTERNAL, since = "0.2")
+public final class HeaderParameters {
+    /** The most digits a continuation number has. */
+    public static final int MAX_SECTION_DIGITS = 4;
+
+    private HeaderParameters() {
+    }
+
+    /**
+     * One parameter as written.
+     *
+     * @param name the name without its {@code *N} and {@code *} suffixes, lower case
+     * @param section the continuation number, or -1 for none
+     * @param extended whether the name ends in {@code *} (RFC 2231 extended value)
+     * @param start where the value starts in the field value (its opening quote, if quoted)
+     * @param end where the value ends (after its closing quote, if quoted)
+     * @param quoted whether the value is a quoted-string
+     */
+    @API(status = INTERNAL, since = "0.2")
+    public record Parameter(String name, int section, boolean extended, int start, int end, boolean quoted) {
+        /** {@return the value's content: between the quotes when quoted, quoted-pairs kept} @param v the value */
+        public String content(String v) {
+            return quoted ? v.substring(start + 1, end - 1) : v.substring(start, end);
+        }
+
+        /** {@return the content with quoted-pairs unescaped when quoted} @param v the field value */
+        public String text(String v) {
+            return quoted ? unescape(content(v)) : content(v);
+        }
+    }
+
+    /**
+     * {@return the parameters of a field value, in the order written} A parameter is {@code name=value} between
+     * separators outside quoted-strings: text before the first separator without {@code =} (a disposition or media
+     * type) is none; the value a quoted-string (to its closing quote, quoted-pairs skipped, or the end) or a token
+     * (trailing white space removed).
+     *
+     * @param value the field value, one character per octet (ISO-8859-1)
+     * @param commas whether {@code ,} separates parameters too
+     */
+    public static List<Parameter> parse(String value, boolean commas) {
+        List<Parameter> out = new ArrayList<>();
+        int i = 0;
+        int n = value.length();
+        while (i < n) {
+            int eq = i;
+            while (eq < n && value.charAt(eq) != '=' && value.charAt(eq) != ';'
+                    && !(commas && value.charAt(eq) == ',')) {
+                eq++;
+            }
+            if (eq >= n || value.charAt(eq) != '=') {
+                i = eq + 1;
+                continue;
+            }
+            int v = eq + 1;
+            while (v < n && (value.charAt(v) == ' ' || value.charAt(v) == '\t')) {
+                v++;
+            }
+            int end = valueEnd(value, v, commas);
+            boolean quoted = v < n && value.charAt(v) == '"' && end - v >= 2 && value.charAt(end - 1) == '"';
+            Parameter p = named(value.substring(i, eq).strip().toLowerCase(Locale.ROOT), v, end, quoted);
+            if (p != null) {
+                out.add(p);
+            }
+            i = end + 1;
+        }
+        return out;
+    }
+
+    private static int valueEnd(String s, int v, boolean commas) {
+        int n = s.length();
+        if (v < n && s.charAt(v) == '"') {
+            for (int k = v + 1; k < n; k++) {
+                if (s.charAt(k) == '\\') {
+                    k++;
+                } else if (s.charAt(k) == '"') {
+                    return k + 1;
+                }
+            }
+            return n;
+        }
+        int k = v;
+        while (k < n && s.charAt(k) != ';' && !(commas && s.charAt(k) == ',')) {
+            k++;
+        }
+        while (k > v && (s.charAt(k - 1) == ' ' || s.charAt(k - 1) == '\t')) {
+            k--;
+        }
+        return k;
+    }
+
+    private static Parameter named(String attribute, int start, int end, boolean quoted) {
+        if (attribute.isEmpty()) {
+            return null;
+        }
+        boolean extended = attribute.endsWith("*");
+        String a = extended ? attribute.substring(0, attribute.length() - 1) : attribute;
+        int star = a.lastIndexOf('*');
+        int digits = a.length() - star - 1;
+        if (star > 0 && digits >= 1 && digits <= MAX_SECTION_DIGITS && a.substring(star + 1).chars().allMatch(
+                c -> c >= '0' && c <= '9')) {
+            return new Parameter(a.substring(0, star), Integer.parseInt(a.substring(star + 1)), extended, start, end,
+                    quoted);
+        }
+        return a.isEmpty() ? null : new Parameter(a, -1, extended, start, end, quoted);
+    }
+
+    /**
+     * {@return every reading of each parameter of a field value, by lower-case name (without {@code *} suffixes), in
+     * the order the names first appear} See the class comment for the readings.
+     *
+     * @param value the field value, one character per octet (ISO-8859-1)
+     * @param commas whether {@code ,} separates parameters too
+     */
+    public static Map<String, List<String>> readings(String value, boolean commas) {
+        Map<String, List<Parameter>> byName = new LinkedHashMap<>();
+        for (Parameter p : parse(value, commas)) {
+            byName.computeIfAbsent(p.name(), k -> new ArrayList<>()).add(p);
+        }
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        for (Map.Entry<String, List<Parameter>> e : byName.entrySet()) {
+            Set<String> r = new LinkedHashSet<>();
+            List<Parameter> sections = new ArrayList<>();
+            for (Parameter p : e.getValue()) {
+                if (p.section() >= 0) {
+                    sections.add(p);
+                } else if (p.extended()) {
+                    extendedReadings(p.text(value), r);
+                } else {
+                    r.add(p.content(value));
+                    r.add(p.text(value));
+                }
+            }
+            if (!sections.isEmpty()) {
+                joinedReadings(value, sections, r);
+                appearanceReadings(value, e.getValue(), r);
+            }
+            Set<String> all = new LinkedHashSet<>();
+            for (String s : r) {
+                all.add(s);
+                if (s.contains("=?")) {
+                    all.add(decodeWords(s));
+                }
+            }
+            out.put(e.getKey(), List.copyOf(all));
+        }
+        return out;
+    }
+
+    /**
+     * {@return every reading of one extended value {@code charset'language'%XX...}, unquoted (see the class comment)}
+     *
+     * @param v the value, one character per octet
+     */
+    public static List<String> extendedReadings(String v) {
+        Set<String> r = new LinkedHashSet<>();
+        extendedReadings(v, r);
+        return List.copyOf(r);
+    }
+
+    /** Adds the readings of one extended value {@code charset'language'%XX...}. */
+    private static void extendedReadings(String v, Set<String> r) {
+        int from = prefixEnd(v);
+        if (from < 0) {
+            r.add(v);
+            r.add(new String(percentDecode(v, 0, v.length()), StandardCharsets.UTF_8));
+            return;
+        }
+        decoded(v.substring(0, v.indexOf('\'')), percentDecode(v, from, v.length()), r);
+    }
+
+    /**
+     * {@return where the octets of an RFC 2231 extended value start: after its {@code charset'language'} prefix (RFC
+     * 2231 section 4, RFC 8187 section 3.2.1), or -1 when it has none (no two {@code '})} The charset is the text
+     * before the first {@code '}.
+     *
+     * @param v the extended value, unquoted
+     */
+    public static int prefixEnd(String v) {
+        int q1 = v.indexOf('\'');
+        int q2 = q1 < 0 ? -1 : v.indexOf('\'', q1 + 1);
+        return q2 < 0 ? -1 : q2 + 1;
+    }
+
+    /** Adds the continuations joined (first and last part of each repeated number), see the class comment. */
+    private static void joinedReadings(String value, List<Parameter> sections, Set<String> r) {
+        for (boolean last : new boolean[] {false, true}) {
+            Map<Integer, Parameter> pick = new LinkedHashMap<>();
+            for (Parameter p : sections) {
+                if (last || !pick.containsKey(p.section())) {
+                    pick.put(p.section(), p);
+                }
+            }
+            List<Parameter> parts = new ArrayList<>(pick.values());
+            parts.sort(Comparator.comparingInt(Parameter::section));
+            String charset = null;
+            ByteArrayOutputStream octets = new ByteArrayOutputStream(value.length());
+            for (int k = 0; k < parts.size(); k++) {
+                Parameter p = parts.get(k);
+                String t = p.text(value);
+                int from = 0;
+                if (p.extended() && k == 0 && prefixEnd(t) >= 0) {
+                    charset = t.substring(0, t.indexOf('\''));
+                    from = prefixEnd(t);
+                }
+                octets.writeBytes(p.extended() ? percentDecode(t, from, t.length())
+                        : t.getBytes(StandardCharsets.ISO_8859_1));
+            }
+            decoded(charset, octets.toByteArray(), r);
+        }
+    }
+
+    /**
+     * Adds the parameters of one name joined in the order written, plain ones included, as Werkzeug joins them
+     * ({@code name="x"; name*0="_me"} reads {@code x_me}, {@code name*1=a; name*0=b} reads {@code ab}): extended parts
+     * percent-decoded (their {@code charset'language'} prefix dropped, the first charset given counting for all) and,
+     * once more, as written (Werkzeug keeps the percent text of a charset it does not decode).
+     */
+    private static void appearanceReadings(String value, List<Parameter> all, Set<String> r) {
+        String charset = null;
+        ByteArrayOutputStream octets = new ByteArrayOutputStream(value.length());
+        StringBuilder written = new StringBuilder();
+        for (Parameter p : all) {
+            String t = p.content(value);
+            written.append(t);
+            int from = 0;
+            if (p.extended() && prefixEnd(t) >= 0) {
+                charset = charset == null && t.indexOf('\'') > 0 ? t.substring(0, t.indexOf('\'')) : charset;
+                from = prefixEnd(t);
+            }
+            octets.writeBytes(p.extended() ? percentDecode(t, from, t.length())
+                    : t.getBytes(StandardCharsets.ISO_8859_1));
+        }
+        decoded(charset, octets.toByteArray(), r);
+        r.add(written.toString());
+    }
+
+    /** Adds {@code octets} decoded in {@code charset} (when the JDK knows it) and in UTF-8. */
+    private static void decoded(String charset, byte[] octets, Set<String> r) {
+        Charset cs = charset(charset);
+        if (cs != null) {
+            r.add(new String(octets, cs));
+        }
+        r.add(new String(octets, StandardCharsets.UTF_8));
+    }
+
+    /** {@return the charset of that name, or null when the JDK knows none} @param name a name, or null */
+    public static Charset charset(String name) {
+        if (name == null || name.isBlank()) {
+            return null;
+        }
+        try {
+            return Charset.forName(name.strip());
+        } catch (RuntimeException e) {
+            return null; // an unknown or illegal name: the other readings stand
+        }
+    }
+
+    /** {@return {@code s} with every quoted-pair {@code \x} read as {@code x}} @param s quoted-string content */
+    public static String unescape(String s) {
+        if (s.indexOf('\\') < 0) {
+            return s;
+        }
+        StringBuilder b = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '\\' && i + 1 < s.length()) {
+                c = s.charAt(++i);
+            }
+            b.append(c);
+        }
+        return b.toString();
+    }
+
+    /**
+     * {@return the octets of {@code s[from, to)} with each {@code %XX} (hex in either case) decoded} Leniently: a
+     * {@code %} not followed by two hex digits is itself, as Python's {@code unquote} reads it; other characters are
+     * their octet (ISO-8859-1).
+     *
+     * @param s the text
+     * @param from the first index
+     * @param to the index after the last
+     */
+    public static byte[] percentDecode(String s, int from, int to) {
+        return percentDecode(s, from, to, false);
+    }
+
+    /**
+     * {@return the octets of {@code s[from, to)} with each {@code %XX} decoded, or {@code null} when {@code strict}
+     * and a {@code %} is not followed by two hex digits} Otherwise as {@link #percentDecode(String, int, int)}.
+     *
+     * @param s the text
+     * @param from the first index
+     * @param to the index after the last
+     * @param strict whether a bad escape makes the text undecodable
+     */
+    public static byte[] percentDecode(String s, int from, int to, boolean strict) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(0, to - from));
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            int hi = c == '%' && i + 2 < to ? Syntax.hexDigit(s.charAt(i + 1)) : -1;
+            int lo = hi < 0 ? -1 : Syntax.hexDigit(s.charAt(i + 2));
+            if (lo >= 0) {
+                out.write(hi << 4 | lo);
+                i += 2;
+            } else if (strict && c == '%') {
+                return null;
+            } else {
+                out.write(c);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * {@return {@code s} with each RFC 2047 encoded word {@code =?charset?B|Q?text?=} (section 2; an RFC 2231 section
+     * 5 {@code *language} suffix dropped) decoded in its charset (UTF-8 when the JDK knows none), wherever it stands,
+     * white space between two words dropped (section 6.2), the octets of adjacent words of one charset decoded
+     * together (a UTF-16 unit split between two words reads whole, as Python's {@code email} reads it)} B is base64
+     * with non-alphabet characters skipped, Q is section 4.2 ({@code _} a space, {@code =XX} an octet).
+     *
+     * @param s the text, one character per octet
+     */
+    public static String decodeWords(String s) {
+        byte[] raw = s.getBytes(StandardCharsets.ISO_8859_1);
+        StringBuilder out = new StringBuilder(s.length());
+        ByteArrayOutputStream pending = new ByteArrayOutputStream();
+        String pendingCharset = null;
+        int i = 0;
+        while (i < raw.length) {
+            int start = s.indexOf("=?", i);
+            int q = start < 0 ? -1 : s.indexOf('?', start + 2);
+            int close = q < 0 || q + 2 >= raw.length || raw[q + 2] != '?' || "BbQq".indexOf(raw[q + 1]) < 0 ? -1
+                    : s.indexOf("?=", q + 3);
+            if (close < 0) {
+                break;
+            }
+            String name = s.substring(start + 2, q);
+            int star = name.indexOf('*');
+            name = (star < 0 ? name : name.substring(0, star)).toLowerCase(Locale.ROOT);
+            String gap = s.substring(i, start);
+            if (pendingCharset == null || !gap.isBlank() || !name.equals(pendingCharset)) {
+                flush(out, pending, pendingCharset);
+                if (pendingCharset == null || !gap.isBlank()) {
+                    out.append(gap);
+                }
+            }
+            boolean b64 = raw[q + 1] == 'B' || raw[q + 1] == 'b';
+            pending.writeBytes(b64 ? decodeB(raw, q + 3, close) : decodeQ(raw, q + 3, close));
+            pendingCharset = name;
+            i = close + 2;
+        }
+        flush(out, pending, pendingCharset);
+        return out.append(s, Math.min(i, s.length()), s.length()).toString();
+    }
+
+    /** Appends the octets of adjacent encoded words of one charset, decoded together (as Python's email does). */
+    private static void flush(StringBuilder out, ByteArrayOutputStream pending, String charset) {
+        if (pending.size() > 0) {
+            Charset cs = charset(charset);
+            out.append(new String(pending.toByteArray(), cs == null ? StandardCharsets.UTF_8 : cs));
+            pending.reset();
+        }
+    }
+
+    /**
+     * {@return RFC 2047 section 4.2 Q text decoded: {@code _} is 0x20, {@code =XX} (hex in either case) an octet,
+     * anything else itself}
+     *
+     * @param raw the octets
+     * @param from the first index
+     * @param to the index after the last
+     */
+    public static byte[] decodeQ(byte[] raw, int from, int to) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(0, to - from));
+        for (int i = from; i < to; i++) {
+            int h1 = i + 2 < to ? Syntax.hexDigit((char) (raw[i + 1] & 0xff)) : -1;
+            int h2 = i + 2 < to ? Syntax.hexDigit((char) (raw[i + 2] & 0xff)) : -1;
+            if (raw[i] == '=' && h1 >= 0 && h2 >= 0) {
+                out.write(h1 << 4 | h2);
+                i += 2;
+            } else {
+                out.write(raw[i] == '_' ? ' ' : raw[i]);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * {@return base64 decoded as Python's lenient decoder reads it: characters outside the standard alphabet skipped}
+     *
+     * @param raw the octets
+     * @param from the first index
+     * @param to the index after the last
+     */
+    public static byte[] decodeB(byte[] raw, int from, int to) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(0, (to - from) * 3 / 4 + 1));
+        int bits = 0;
+        int count = 0;
+        for (int i = from; i < to; i++) {
+            int c = raw[i];
+            int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26
+                    : c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
+            if (v < 0) {
+                continue;
+            }
+            bits = bits << 6 | v;
+            count += 6;
+            if (count >= 8) {
+                count -= 8;
+                out.write(bits >>> count & 0xff);
+            }
+        }
+        return out.toByteArray();
+    }
+}

@@ -1,0 +1,124 @@
+package dev.openshell.middleware.spi.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The readings of header parameters, with the examples of RFC 2231, RFC 2047 and RFC 8187. */
+class HeaderParametersTest {
+    private static List<String> read(String value, String name) {
+        return HeaderParameters.readings(value, false).getOrDefault(name, List.of());
+    }
+
+    private static void has(String value, String name, String expected) {
+        List<String> r = read(value, name);
+        assertTrue(r.contains(expected), () -> name + " of " + value + " reads " + r + ", not " + expected);
+    }
+
+    @Test
+    void rfc2231Section3Continuations() {
+        has("message/external-body; access-type=URL; URL*0=\"ftp://\";"
+                + " URL*1=\"cs.utk.edu/pub/moore/bulk-mailer/bulk-mailer.tar\"", "url",
+                "ftp://cs.utk.edu/pub/moore/bulk-mailer/bulk-mailer.tar");
+    }
+
+    @Test
+    void rfc2231Section4ExtendedValue() {
+        has("application/x-stuff; title*=us-ascii'en-us'This%20is%20%2A%2A%2Afun%2A%2A%2A", "title",
+                "This is ***fun***");
+    }
+
+    @Test
+    void rfc2231Section41Mixed() {
+        has("application/x-stuff; title*0*=us-ascii'en'This%20is%20even%20more%20;"
+                + " title*1*=%2A%2A%2Afun%2A%2A%2A%20; title*2=\"isn't it!\"", "title",
+                "This is even more ***fun*** isn't it!");
+    }
+
+    @Test
+    void rfc8187Section322Examples() {
+        has("attachment; title*=iso-8859-1'en'%A3%20rates", "title", "\u00a3 rates");
+        has("attachment; title*=UTF-8''%c2%a3%20and%20%e2%82%ac%20rates", "title", "\u00a3 and \u20ac rates");
+    }
+
+    @Test
+    void rfc2047Section8Examples() {
+        assertEquals("Keith Moore", HeaderParameters.decodeWords("=?US-ASCII?Q?Keith_Moore?="));
+        assertEquals("Andr\u00e9 Pirard", HeaderParameters.decodeWords("=?ISO-8859-1?Q?Andr=E9?= Pirard"));
+        assertEquals("If you can read this you understand the example.", HeaderParameters.decodeWords(
+                "=?ISO-8859-1?B?SWYgeW91IGNhbiByZWFkIHRoaXMgeW8=?= "
+                + "=?ISO-8859-2?B?dSB1bmRlcnN0YW5kIHRoZSBleGFtcGxlLg==?="));
+        assertEquals("(a)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?=)"));
+        assertEquals("(a b)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?= b)"));
+        assertEquals("(ab)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?= =?ISO-8859-1?Q?b?=)"));
+        assertEquals("(ab)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?=\r\n    =?ISO-8859-1?Q?b?=)"));
+        assertEquals("(a b)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a_b?=)"));
+        assertEquals("(a b)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?= =?ISO-8859-2?Q?_b?=)"));
+        has("form-data; name=\"=?utf-8?B?X21ldGhvZA==?=\"", "name", "_method");
+    }
+
+    @Test
+    void attackerPass8Forms() {
+        String k = "k9Q7zR2mW4xT8vN1pL6sJ3hF5dG0bCq";
+        has("attachment; filename*=UTF-16LE''" + pct(k.getBytes(StandardCharsets.UTF_16LE)), "filename", k);
+        has("attachment; filename*=UTF-16''" + pct(k.getBytes(StandardCharsets.UTF_16)), "filename", k);
+        has("attachment; filename*=IBM037''" + pct(k.getBytes(Charset.forName("IBM037"))), "filename", k);
+        has("form-data; name*0=\"_me\"; name*1=\"thod\"", "name", "_method");
+        has("form-data; name*0*=UTF-8''%5Fme; name*1*=thod", "name", "_method");
+        has("form-data; name*0=\"_method\"", "name", "_method");
+        has("form-data; name*00=\"_me\"; name*01=\"thod\"", "name", "_method");
+        has("form-data; name*1=\"thod\"; name*0=\"_me\"", "name", "_method");
+        has("form-data; name=\"f\"; filename=\"\\s\\k\\-\\x\"", "filename", "sk-x");
+        has("form-data; filename=\"=?utf-8?Q?sk-=70roj?=\"", "filename", "sk-proj");
+    }
+
+    /** Werkzeug 3.1 joins in the order written, a plain value first, and keeps percent text without a charset. */
+    @Test
+    void werkzeugJoinsInTheOrderWritten() {
+        has("form-data; name=\"x\"; name*0=\"_method\"", "name", "x_method");
+        has("form-data; name*1=\"thod\"; name*0=\"_me\"", "name", "thod_me");
+        has("form-data; name*0*=%5Fmethod", "name", "%5Fmethod");
+        has("form-data; name*0*=%5Fmethod", "name", "_method");
+    }
+
+    @Test
+    void repeatedSectionsAndMalformedKeepEveryReading() {
+        List<String> r = read("a; n*0=x; n*0=y; n*1=z", "n");
+        assertTrue(r.contains("xz") && r.contains("yz"), r::toString);
+        has("a; n*=no-prefix%41", "n", "no-prefixA");
+        has("a; n*=no-prefix%41", "n", "no-prefix%41");
+        has("a; n*=bogus-charset''%41%42", "n", "AB");
+        has("a; n*='';x", "n", "");
+        Map<String, List<String>> m = HeaderParameters.readings("\"; ;=; \\", false);
+        assertTrue(m.values().stream().allMatch(l -> l.size() <= 20), m::toString);
+    }
+
+    @Test
+    void readingsStayLinearInTheValue() {
+        StringBuilder v = new StringBuilder("a");
+        for (int i = 0; i < 2000; i++) {
+            v.append("; n*").append(i).append("*=%41%42");
+        }
+        long total = HeaderParameters.readings(v.toString(), false).values().stream().flatMap(List::stream)
+                .mapToLong(String::length).sum();
+        assertTrue(total <= 20L * v.length(), () -> "total " + total);
+    }
+
+    static String pct(byte[] b) {
+        StringBuilder s = new StringBuilder();
+        for (byte x : b) {
+            s.append(String.format("%%%02X", x & 0xff));
+        }
+        return s.toString();
+    }
+
+    static String b64(byte[] b) {
+        return Base64.getEncoder().encodeToString(b);
+    }
+}

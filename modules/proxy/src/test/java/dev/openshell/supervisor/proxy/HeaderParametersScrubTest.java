@@ -1,0 +1,63 @@
+package dev.openshell.supervisor.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.openshell.middleware.spi.internal.HeaderParameters;
+import java.nio.charset.Charset;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The injected value reflected in one RFC 2231 / RFC 8187 extended parameter in a charset other than UTF-8 (attacker
+ * pass 8, P8-0: {@code filename*=UTF-16LE''%6B%00...}, Python's {@code email} and {@code urllib} read the value),
+ * through the real proxy on loopback: the client reads no reading of the field's parameters that holds it.
+ */
+class HeaderParametersScrubTest {
+    private static final String SECRET = ResponseScrubTest.SECRET;
+    private static final List<String> CHARSETS = List.of("UTF-16LE", "UTF-16BE", "UTF-16", "UTF-32LE", "IBM037");
+
+    @TempDir
+    Path tmp;
+
+    private static String pct(String s, String charset) {
+        StringBuilder b = new StringBuilder();
+        for (byte x : s.getBytes(Charset.forName(charset))) {
+            b.append(String.format("%%%02X", x & 0xff));
+        }
+        return b.toString();
+    }
+
+    private static byte[] echo(TestUpstream.Received r) {
+        String value = r.head().lines().filter(l -> l.toLowerCase().startsWith("x-reflect:")).findFirst()
+                .map(l -> l.substring(l.indexOf(':') + 1).strip()).orElse("none");
+        StringBuilder fields = new StringBuilder();
+        for (int i = 0; i < CHARSETS.size(); i++) {
+            fields.append("X-P").append(i).append(": attachment; filename*=").append(CHARSETS.get(i)).append("'en'")
+                    .append(pct(value, CHARSETS.get(i))).append("\r\n");
+        }
+        return TestUpstream.bytes("HTTP/1.1 200 OK\r\n" + fields + "Content-Length: 2\r\n\r\nok");
+    }
+
+    @Test
+    void aSingleExtendedParameterInAnyCharsetIsScrubbed() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
+            fx.upstream.respond(HeaderParametersScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                RawClient.Response last = c.send(ResponseScrubTest.request(fx, "/h", "")).read();
+                assertEquals(200, last.status(), last.head());
+                for (int i = 0; i < CHARSETS.size(); i++) {
+                    String v = last.header("x-p" + i);
+                    String field = v == null ? "" : v;
+                    for (List<String> readings : HeaderParameters.readings(field, true).values()) {
+                        assertFalse(readings.stream().anyMatch(x -> x.contains(SECRET)), CHARSETS.get(i) + ": " + v);
+                    }
+                    assertFalse(field.contains(pct(SECRET, CHARSETS.get(i))), field);
+                }
+                assertEquals("ok", last.bodyText());
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package dev.openshell.builtin.regex;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.internal.HeaderParameters;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A key hidden in a multipart part header's parameters, written as receivers decode them (attacker pass 8, P8-1):
+ * denied in deny mode; in redact mode the parameter's values are replaced whole and nothing decodes to the key.
+ */
+class PartHeaderParamsTest {
+    static final String KEY = DecodedBodyTest.OPENAI;
+    private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
+    private final RegexProvider provider = new RegexProvider();
+
+    static String pct(byte[] b) {
+        StringBuilder s = new StringBuilder();
+        for (byte x : b) {
+            s.append(String.format("%%%02X", x & 0xff));
+        }
+        return s.toString();
+    }
+
+    static List<String> dispositions() {
+        byte[] u8 = KEY.getBytes(StandardCharsets.UTF_8);
+        return List.of(
+                "form-data; name=\"f\"; filename*=UTF-8''" + pct(u8),
+                "form-data; name=\"f\"; filename*=UTF-16LE''" + pct(KEY.getBytes(StandardCharsets.UTF_16LE)),
+                "form-data; name=\"f\"; filename*=IBM037''" + pct(KEY.getBytes(Charset.forName("IBM037"))),
+                "form-data; name=\"f\"; filename*0=\"" + KEY.substring(0, 17) + "\"; filename*1=\""
+                        + KEY.substring(17) + "\"",
+                "form-data; name=\"f\"; filename*0*=UTF-8''" + pct(KEY.substring(0, 9).getBytes(StandardCharsets.UTF_8))
+                        + "; filename*1*=" + pct(KEY.substring(9).getBytes(StandardCharsets.UTF_8)),
+                "form-data; name*=UTF-8''" + pct(u8),
+                "form-data; name=\"f\"; filename=\"=?utf-8?B?" + Base64.getEncoder().encodeToString(u8) + "?=\"",
+                "form-data; name=\"f\"; filename=\"=?utf-8?Q?" + pct(u8).replace('%', '=') + "?=\"",
+                "form-data; name=\"f\"; filename=\"" + KEY.replaceAll("(.)", "\\\\$1") + "\"",
+                "form-data; name=\"f\";\r\n filename*0=\"" + KEY.substring(0, 17) + "\";\r\n\tfilename*1=\""
+                        + KEY.substring(17) + "\"");
+    }
+
+    private static byte[] body(String disposition) {
+        return ("--b0und\r\nContent-Disposition: " + disposition + "\r\nContent-Type: text/plain\r\n\r\nhello\r\n"
+                + "--b0und--\r\n").getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private HttpRequestResult run(JsonObject config, byte[] body) {
+        return DecodedBodyTest.evaluate(provider, config, body, "content-type",
+                "multipart/form-data; boundary=b0und");
+    }
+
+    @Test
+    void deniedInDenyMode() {
+        for (String d : dispositions()) {
+            HttpRequestResult r = run(DENY, body(d));
+            assertEquals(Decision.DENY, r.decision(), d);
+            assertEquals("secret_detected", r.reasonCode().orElseThrow(), d);
+        }
+    }
+
+    @Test
+    void redactedWholeInRedactMode() {
+        for (String d : dispositions()) {
+            HttpRequestResult r = run(JsonObject.EMPTY_JSON_OBJECT, body(d));
+            assertEquals(Decision.ALLOW, r.decision(), d);
+            String out = new String(r.body().orElseThrow(() -> new AssertionError("not redacted: " + d))
+                    .toByteArray(), StandardCharsets.ISO_8859_1);
+            assertFalse(out.contains(KEY.substring(8)), out);
+            String field = out.substring(out.indexOf(':') + 1, out.indexOf("\r\nContent-Type")).replace("\r\n", "");
+            HeaderParameters.readings(field, false).values().forEach(list -> list.forEach(
+                    v -> assertFalse(v.contains(KEY.substring(8)), () -> d + " -> " + out)));
+            assertEquals(Decision.ALLOW, run(DENY, out.getBytes(StandardCharsets.ISO_8859_1)).decision(), out);
+        }
+    }
+
+    @Test
+    void cleanEncodedParametersPass() {
+        HttpRequestResult r = run(DENY,
+                body("form-data; name*0=\"a\"; name*1=\"b\"; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf"));
+        assertEquals(Decision.ALLOW, r.decision());
+    }
+}
