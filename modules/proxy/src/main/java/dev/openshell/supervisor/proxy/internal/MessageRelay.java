@@ -129,6 +129,15 @@ final class MessageRelay {
         default long heldBytes() {
             return 0;
         }
+
+        /**
+         * {@return whether the policy records a 1009 close itself} The scrub of a server's messages records a message
+         * over the limits as {@code response_uninspectable} ({@link ScrubbedMessages#ended}); for any other policy
+         * the relay's refusal record is {@code websocket_protocol_error} ({@link WebSocketCloses#ended}).
+         */
+        default boolean recordsTooBig() {
+            return false;
+        }
     }
 
     /**
@@ -167,7 +176,9 @@ final class MessageRelay {
      * Relays one direction until a close frame, the end of the stream, a protocol violation, a policy close or a
      * refused reservation. Every frame's bytes are reserved in {@code memory} before its payload is read, with the
      * message being assembled and what the policy holds ({@link Policy#heldBytes}); what the relay no longer holds is
-     * given back after each frame, and everything when it returns or throws.
+     * given back after each frame, and everything when it returns or throws. A close for the sending peer's breach of
+     * RFC 6455 is recorded before this returns ({@link WebSocketCloses#ended}), so the caller's close frames follow
+     * the audit line once it awaits the connection's barrier.
      *
      * @param from the sending peer's bytes after the 101
      * @param to the receiving peer
@@ -184,6 +195,7 @@ final class MessageRelay {
             while (true) {
                 WebSocketFrames.Ended stop = step(from, to, fromClient, policy, m);
                 if (stop != null) {
+                    memory.closes().ended(stop, fromClient, policy); // written before any close frame goes
                     return stop;
                 }
                 memory.settle(m.heldBytes() + policy.heldBytes());
