@@ -82,6 +82,9 @@ class WebSocketClosesAuditTest {
             {"reserved opcode", frame(0x83, utf8("hi"), true), 1002, "protocol_violation"},
             {"a ping of 126 bytes", frame(0x89, new byte[126], true), 1002, "protocol_violation"},
             {"a continuation first", frame(0x80, utf8("hi"), true), 1002, "protocol_violation"},
+            {"a close of one byte", frame(0x88, new byte[] {0x03}, true), 1002, "protocol_violation"},
+            {"close code 1005", frame(0x88, new byte[] {0x03, (byte) 0xED}, true), 1002, "protocol_violation"},
+            {"close code 2999", frame(0x88, new byte[] {0x0B, (byte) 0xB7}, true), 1002, "protocol_violation"},
         };
         for (Path7 p : Path7.values()) {
             for (Object[] c : cases) {
@@ -200,6 +203,17 @@ class WebSocketClosesAuditTest {
             }
             assertEquals(List.of(), fx.hook.refusals, "no websocket_protocol_error beside the scrub's record");
             assertEquals(List.of("response_uninspectable false"), fx.hook.unscannable);
+        }
+    }
+
+    /** A peer's own close (a code it may send) ends the session without a refusal. */
+    @Test
+    void aPeersCloseIsNoRefusal() throws Exception {
+        try (ProxyFixture fx = fixture(Path7.BOTH, false); RawClient c = WebSocketBudgetTest.upgraded(fx, "")) {
+            WebSocketBudgetTest.sendAsync(c, frame(0x88, new byte[] {0x0F, (byte) 0xA0}, true)); // 4000
+            // the echo upstream answers with the same close frame: it went through
+            assertEquals(4000, WebSocketBudgetTest.closeStatus(WebSocketBudgetTest.next(c)));
+            assertEquals(List.of(), fx.hook.refusals);
         }
     }
 

@@ -21,7 +21,8 @@ import java.util.List;
  * <p>Rules (each a close with the RFC status): frames from the client must be masked and frames from the upstream
  * must not be (5.1, 1002); RSV bits must be zero, since every extension ({@code permessage-deflate}) was negotiated
  * away (5.2, 1002), so a compressed message never passes; reserved opcodes, fragmented or long control frames, a
- * continuation without a message and a message before the last one finished are refused (1002); a text message must be
+ * continuation without a message, a message before the last one finished and a close frame whose status code may not
+ * be sent (RFC 6455, 5.5.1 and 7.4) are refused (1002); a text message must be
  * UTF-8 (1007) and at most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes and {@link WebSocketFrames#MAX_FRAGMENTS}
  * fragments (1009). Binary messages and control-frame payloads are not read by any stage: unless
  * {@link Policy#uninspectedAllowed()} they close the session with 1008. A policy that reads binary messages
@@ -230,6 +231,10 @@ final class MessageRelay {
             return m.dataFrame(f, to, fromClient, policy);
         }
         byte[] payload = f.payload();
+        String badClose = op == 8 ? WebSocketFrames.closeViolation(payload) : null;
+        if (badClose != null) {
+            return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR, badClose);
+        }
         boolean plainClose = op == 8 && payload.length <= 2;
         if (!plainClose && payload.length > 0 && !policy.uninspectedAllowed()) {
             return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,
