@@ -13,18 +13,9 @@ public interface WebSocketMessages {
      *
      * @param message the message, decoded as UTF-8 (at most 4 MiB)
      * @return whether to relay it; {@code false} closes both sides with status 1008 (policy violation), and the
-     *     message never reaches the upstream
+     *     message never reaches the upstream. A close the proxy makes because the client broke RFC 6455 (1002,
+     *     1007, 1009) is the proxy's own refusal, recorded by it ({@code websocket_protocol_error},
+     *     {@link ExchangeRecord.Refused})
      */
     boolean allow(String message);
-
-    /**
-     * Reports that the proxy closed the connection because the client broke RFC 6455 (status 1002 protocol error,
-     * 1007 a text message that is not UTF-8, 1009 a message over the limits), so that the refusal is visible to the
-     * operator. Not called for a message {@link #allow} refused. The default does nothing.
-     *
-     * @param closeStatus the close status sent to both sides
-     * @param reason why, without message content
-     */
-    default void closed(int closeStatus, String reason) {
-    }
 }

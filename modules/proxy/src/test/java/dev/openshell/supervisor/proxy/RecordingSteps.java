@@ -23,6 +23,8 @@ final class RecordingSteps {
     volatile PolicySteps.Credentials<Void> credentials = (p, r, out) -> new CredentialVerdict.Forward(out.headers(),
             out.rawQuery());
     volatile long generation;
+    /** The WebSocket message chain step: no stage joins a session unless a test sets one. */
+    volatile PolicySteps.Sessions<Void> sessions = (p, r) -> new SessionVerdict.None();
     /** The response step; {@code null} answers mean no response stage. */
     volatile PolicySteps.ResponseChain<Void> responses = (p, r, response) -> null;
     /** Every response head the response step saw. */
@@ -51,6 +53,7 @@ final class RecordingSteps {
         Function<ProxyRequest, ChainSelection> selectResponses = responseSelector;
         BiFunction<ProxyRequest, Body, RequestVerdict> evaluate = evaluator;
         PolicySteps.ResponseChain<Void> respond = responses;
+        PolicySteps.Sessions<Void> open = sessions;
         return new PolicySteps<>(generation, admit,
                 request -> {
                     selected.add(request);
@@ -80,6 +83,7 @@ final class RecordingSteps {
                         }
                     }
                 },
+                open,
                 new PolicySteps.ResponseChain<>() {
                     @Override
                     public ResponseVerdict open(Void plan, ProxyRequest request, ProxyResponse response) {

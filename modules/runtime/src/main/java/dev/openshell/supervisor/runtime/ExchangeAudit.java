@@ -59,15 +59,31 @@ record ExchangeAudit(OcsfEvents events, AuditSink sink, SupervisorMetrics metric
             Optional<String> code = r.failure().map(f -> f.code()).or(r::reasonCode);
             StageOutcome o = new StageOutcome(r.configKey(), r.bindingId().value(), r.outcome(), r.transformed(),
                     r.latencyNanos(), code.map(ExchangeAudit::safeCode), r.onError() == OnError.FAIL_CLOSED);
-            emit(c, events.httpActivity(facts, o, responseStatus));
-            if (o.result() == StageResult.FAILED_CLOSED || o.result() == StageResult.BYPASSED) {
-                emit(c, events.stageFailure(facts, o));
-            }
-            for (Finding f : r.findings()) {
-                emit(c, events.middlewareFinding(facts, o.configKey(), o.bindingId(), f.type(), f.count()));
-            }
-            metrics.stage(o);
+            stage(c, facts, o, r.findings(), responseStatus);
         }
+    }
+
+    /**
+     * The records of one stage invocation, for every phase (request and response stages, WebSocket session preflight
+     * and messages): one OCSF HTTP Activity event (decision {@code allowed}, {@code denied}, {@code failed_closed}
+     * or {@code bypassed}; {@code transformed} when the stage replaced what it read; {@code on_error} the stage's
+     * setting), a Detection Finding per failure or bypass and per finding, and the stage metrics.
+     *
+     * @param c the client connection
+     * @param facts the request facts
+     * @param o what the stage did
+     * @param findings what the stage found
+     * @param responseStatus the final upstream status for a response stage; 0 otherwise
+     */
+    void stage(ClientConnection c, RequestFacts facts, StageOutcome o, List<Finding> findings, int responseStatus) {
+        emit(c, events.httpActivity(facts, o, responseStatus));
+        if (o.result() == StageResult.FAILED_CLOSED || o.result() == StageResult.BYPASSED) {
+            emit(c, events.stageFailure(facts, o));
+        }
+        for (Finding f : findings) {
+            emit(c, events.middlewareFinding(facts, o.configKey(), o.bindingId(), f.type(), f.count()));
+        }
+        metrics.stage(o);
     }
 
     /** One OCSF HTTP Activity event and one count of {@code supervisor_l7_decisions_total} per L7 decision. */

@@ -35,8 +35,6 @@ import java.util.concurrent.atomic.AtomicReference;
  * @param audit where decisions go
  */
 record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
-    /** The code of a WebSocket connection the supervisor closed because the client broke RFC 6455. */
-    static final String WEBSOCKET_PROTOCOL_ERROR = "websocket_protocol_error";
     /** The reason code of an L7 policy denial (a rule denies, or none allows). */
     static final String L7_DENIED = "l7_policy_denied";
     /** The reason code of a hard L7 denial (refused target, unparseable body, ...), which audit mode does not lift. */
@@ -77,14 +75,6 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
                 L7Decision m = L7Engine.decideText(route, message);
                 audit.l7(client, messageFacts, m, Optional.empty());
                 return m.forwards();
-            }
-
-            @Override
-            public void closed(int closeStatus, String reason) {
-                // an RFC 6455 violation by the client: refused, and the operator sees it
-                audit.metrics().failure(WEBSOCKET_PROTOCOL_ERROR);
-                audit.emit(client, audit.events().requestRefused(messageFacts, WEBSOCKET_PROTOCOL_ERROR,
-                        "WebSocket closed with " + closeStatus + ": " + reason));
             }
         };
     }

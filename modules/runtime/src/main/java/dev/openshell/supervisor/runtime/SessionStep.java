@@ -1,6 +1,5 @@
 package dev.openshell.supervisor.runtime;
 
-import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.middleware.spi.Phase;
@@ -9,6 +8,7 @@ import dev.openshell.middleware.spi.SessionEndReason;
 import dev.openshell.middleware.spi.WebSocketPreflight;
 import dev.openshell.middleware.spi.internal.OnError;
 import dev.openshell.middleware.spi.internal.StageResult;
+import dev.openshell.supervisor.audit.RefusalFacts;
 import dev.openshell.supervisor.audit.StageOutcome;
 import dev.openshell.supervisor.engine.chain.MessageChain;
 import dev.openshell.supervisor.engine.chain.SessionSlots;
@@ -45,6 +45,8 @@ import java.util.concurrent.atomic.AtomicLong;
 record SessionStep(MessageChain chain, ExchangeAudit audit, java.util.function.Supplier<Generation> current)
         implements PolicySteps.Sessions<ExchangePlan> {
     private static final System.Logger LOG = System.getLogger(SessionStep.class.getName());
+    /** The code of a session closed because a reload replaced the policy it was opened under. */
+    static final String RELOADED = "websocket_policy_reloaded";
 
     @Override
     public SessionVerdict open(ExchangePlan p, ProxyRequest request) {
@@ -96,29 +98,31 @@ record SessionStep(MessageChain chain, ExchangeAudit audit, java.util.function.S
         return new SessionVerdict.Inspect(new Live(p, request, session, failClosed), covers);
     }
 
-    /** One OCSF HTTP Activity event, findings and metrics per stage outcome. */
+    /**
+     * The records of each stage outcome, as for request stages ({@link ExchangeAudit#stage}): a stage that replaced
+     * a message is {@code allowed} and {@code transformed}, a denial {@code denied}, a failure {@code failed_closed}
+     * or {@code bypassed}; {@code on_error} is the config's own setting.
+     */
     private void record(ExchangePlan p, ProxyRequest request, List<MessageChain.Event> events) {
         for (MessageChain.Event e : events) {
             StageResult result = switch (e.kind()) {
                 case DENIED -> StageResult.DENIED;
                 case FAILED -> StageResult.FAILED_CLOSED;
                 case BYPASSED -> StageResult.BYPASSED;
-                default -> StageResult.ALLOWED;
+                case INSPECTING, SKIPPED, ALLOWED, REPLACED -> StageResult.ALLOWED;
             };
             StageOutcome o = new StageOutcome(e.configKey(), e.bindingId().value(), result,
                     e.kind() == MessageChain.Kind.REPLACED, e.nanos(),
                     e.reasonCode().isEmpty() ? Optional.empty() : Optional.of(ExchangeAudit.safeCode(e.reasonCode())),
-                    result == StageResult.FAILED_CLOSED);
-            audit.emit(request.client(), audit.events().httpActivity(p.facts(), o));
-            if (result == StageResult.FAILED_CLOSED || result == StageResult.BYPASSED) {
-                audit.emit(request.client(), audit.events().stageFailure(p.facts(), o));
-            }
-            for (Finding f : e.findings()) {
-                audit.emit(request.client(), audit.events().middlewareFinding(p.facts(), o.configKey(),
-                        o.bindingId(), f.type(), f.count()));
-            }
-            audit.metrics().stage(o);
+                    failClosed(p, e.configKey()));
+            audit.stage(request.client(), p.facts(), o, e.findings(), 0);
         }
+    }
+
+    /** {@return whether the config's {@code on_error} is {@code fail_closed}} */
+    static boolean failClosed(ExchangePlan p, String configKey) {
+        return p.chain().stages().stream().anyMatch(s -> s.configKey().equals(configKey)
+                && s.onError() == OnError.FAIL_CLOSED);
     }
 
     /** The proxy's view of one open session. */
@@ -130,6 +134,7 @@ record SessionStep(MessageChain chain, ExchangeAudit audit, java.util.function.S
         private final AtomicLong sequence = new AtomicLong();
         private final AtomicBoolean coverage = new AtomicBoolean();
         private final AtomicBoolean ended = new AtomicBoolean();
+        private final AtomicBoolean reloadRecorded = new AtomicBoolean();
 
         Live(ExchangePlan plan, ProxyRequest request, MessageChain.Session session, boolean failClosed) {
             this.plan = plan;
@@ -152,10 +157,18 @@ record SessionStep(MessageChain chain, ExchangeAudit audit, java.util.function.S
             session.start(selectedSubprotocol);
         }
 
-        /** {@return whether a reload replaced the generation this session was opened under; ends it then} */
+        /**
+         * {@return whether a reload replaced the generation this session was opened under} Ends it then, and records
+         * the close (1008) once: a refusal, category {@code network_policy}, code {@value #RELOADED}.
+         */
         private boolean reloaded() {
             if (current.get() == plan.generation()) {
                 return false;
+            }
+            if (reloadRecorded.compareAndSet(false, true)) {
+                audit.refused(request.client(), new RefusalFacts("network_policy", RELOADED, Optional.empty(), 0,
+                        "the policy was reloaded; the WebSocket session opened under the previous policy was closed"
+                                + " with 1008", ExchangeAudit.clientIp(request.client()), Optional.of(plan.facts())));
             }
             end(SessionEndReason.POLICY_RELOAD);
             return true;

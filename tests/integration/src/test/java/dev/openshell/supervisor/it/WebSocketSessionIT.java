@@ -191,8 +191,10 @@ class WebSocketSessionIT {
         assertEquals(List.of("realtime", "chat"), pf.getRequestedSubprotocolsList());
         assertEquals(List.of(1L, 2L, 3L), main.seen.stream().map(SessionService.Seen::sequence).toList());
         List<JsonObject> events = supervisor.auditEvents();
-        assertTrue(events.stream().anyMatch(e -> e.toString().contains("marker_denied")),
-                "the denial is audited with the stage's reason code");
+        assertTrue(events.stream().anyMatch(e -> e.toString().contains("marker_denied")
+                        && AuditLog.openshell(e).getString("decision", "").equals("denied")
+                        && AuditLog.openshell(e).getString("on_error", "").equals("fail_closed")),
+                "the denial is audited with the stage's reason code and its config's on_error");
         assertFalse(supervisor.auditText().contains(SessionService.SECRET), "no payload in the audit log");
     }
 
@@ -350,6 +352,47 @@ class WebSocketSessionIT {
         }
     }
 
+    /**
+     * Attacker pass 8: on a session whose messages go only through the message chain, the proxy's own closes are
+     * refusal events (P8-3: 1007 and 1009 were not recorded), and the message stage's records carry the config's
+     * {@code on_error} and what it did (P8-4: {@code fail_open} was written for a {@code fail_closed} config).
+     */
+    @Test
+    @Order(7)
+    void aChainOnlySessionRecordsTheProxysClosesAndTheStagesRealSettings() throws Exception {
+        try (WsPeers.Client c = session("regex.test")) {
+            c.send(WsPeers.text("key " + InspectionIntegrityIT.OPENAI, true));
+            assertTrue(upstream.next().text().contains("[REDACTED:"));
+            c.send(WsPeers.frame(1, true, new byte[] {(byte) 0xFF, (byte) 0xFE, 'x'}, true));
+            assertClosedWith(1007, c.read());
+        }
+        try (WsPeers.Client c = session("regex.test")) {
+            java.io.ByteArrayOutputStream frames = new java.io.ByteArrayOutputStream();
+            frames.writeBytes(WsPeers.frame(1, false, new byte[] {'a'}, true));
+            for (int i = 0; i < 4096; i++) {
+                frames.writeBytes(WsPeers.frame(0, false, new byte[] {'a'}, true));
+            }
+            c.send(frames.toByteArray());
+            assertClosedWith(1009, c.read());
+        }
+        List<JsonObject> events = supervisor.auditEvents();
+        List<JsonObject> stage = events.stream().filter(e -> AuditLog.openshell(e).getString("config_key", "")
+                .equals("secrets") && e.getInt("class_uid") == 4002).toList();
+        assertFalse(stage.isEmpty(), "the message stage's records");
+        assertTrue(stage.stream().allMatch(e -> AuditLog.openshell(e).getString("on_error").equals("fail_closed")),
+                "on_error is the config's own: " + stage);
+        assertTrue(stage.stream().anyMatch(e -> AuditLog.openshell(e).getBoolean("transformed")
+                && AuditLog.openshell(e).getString("decision").equals("allowed")), "the redaction: allowed, transformed");
+        List<JsonObject> closes = events.stream().filter(e -> AuditLog.openshell(e).getString("code", "")
+                .equals("websocket_protocol_error")).toList();
+        for (String cause : List.of("invalid_payload", "message_too_big")) {
+            assertEquals(1, closes.stream().filter(e -> AuditLog.openshell(e).getString("cause").equals(cause))
+                    .count(), "one refusal per close: " + closes);
+        }
+        assertTrue(closes.stream().allMatch(e -> AuditLog.openshell(e).getString("category").equals("framing")
+                && e.getString("action").equals("Denied")));
+    }
+
     @Test
     @Order(8)
     void aRequestOnlyFailClosedConfigRefusesTheUpgradeUnlessTheEndpointOptsIn() throws Exception {
@@ -457,6 +500,8 @@ class WebSocketSessionIT {
             assertClosedWith(1008, c.read());
             assertClosedWith(1008, upstream.next());
         }
+        assertTrue(supervisor.auditEvents().stream().anyMatch(e -> AuditLog.openshell(e).getString("code", "")
+                .equals("websocket_policy_reloaded")), "the reload's close is a refusal event");
         // an earlier test's session may report its end late: this session's end is the POLICY_RELOAD among them
         List<MiddlewareSessionEndReason> heard = new ArrayList<>();
         while (!heard.contains(MiddlewareSessionEndReason.MIDDLEWARE_SESSION_END_REASON_POLICY_RELOAD)) {

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -23,13 +22,14 @@ import java.util.function.Supplier;
  * <p>When the budget (or the client's share of it) stays full past {@code body_buffer_wait}, the reservation is
  * refused: the refusal is reported once per session ({@code body_buffer_busy} or {@code client_body_buffer_limit},
  * the body budget's codes, so the same metric counts it) and the relay closes both peers with status 1013 (RFC 6455,
- * section 7.4.1, "Try Again Later": a transient lack of room, not a fault of the message).
+ * section 7.4.1, "Try Again Later": a transient lack of room, not a fault of the message). The session's other
+ * closes are recorded in the same home ({@link #closes()}, {@link WebSocketCloses}).
  */
 final class MessageMemory {
     private final BodyBudget budget;
     private final InetAddress client;
     private final Supplier<OptionalLong> owner;
-    private final Consumer<String> refused;
+    private final WebSocketCloses closes;
     /** Whether the session's refusal was reported (once per session). */
     private final AtomicBoolean reported = new AtomicBoolean();
 
@@ -37,18 +37,24 @@ final class MessageMemory {
      * @param budget the process-wide budget, or {@code null} for no bound (tests of framing only)
      * @param client the client address the reservations count against, or {@code null} when unknown
      * @param owner the PID of the process behind the client connection (asked only past the client's share)
-     * @param refused hears the refusal code, once per session
+     * @param closes where the session's refusals are recorded: a refused reservation once per session
+     *     ({@link WebSocketCloses#busy}), and how each direction ended ({@link WebSocketCloses#ended})
      */
-    MessageMemory(BodyBudget budget, InetAddress client, Supplier<OptionalLong> owner, Consumer<String> refused) {
+    MessageMemory(BodyBudget budget, InetAddress client, Supplier<OptionalLong> owner, WebSocketCloses closes) {
         this.budget = budget;
         this.client = client;
         this.owner = owner;
-        this.refused = refused;
+        this.closes = closes;
     }
 
-    /** {@return a memory that reserves nothing} For relays whose bytes are bounded elsewhere (tests of framing). */
+    /** {@return a memory that reserves nothing and records nothing} For relays of tests that read framing only. */
     static MessageMemory unbounded() {
-        return new MessageMemory(null, null, OptionalLong::empty, code -> { });
+        return new MessageMemory(null, null, OptionalLong::empty, WebSocketCloses.none());
+    }
+
+    /** {@return where the session's refusals are recorded} */
+    WebSocketCloses closes() {
+        return closes;
     }
 
     /** {@return the accounting of one direction} Used by that direction's thread only. */
@@ -64,6 +70,11 @@ final class MessageMemory {
         private long held;
 
         private Held() {
+        }
+
+        /** {@return where the session's refusals are recorded} */
+        WebSocketCloses closes() {
+            return closes;
         }
 
         /** {@return the bytes reserved now} */
@@ -91,7 +102,7 @@ final class MessageMemory {
             }
             if (claim.reservation() == null) {
                 if (reported.compareAndSet(false, true)) {
-                    refused.accept(claim.refusal());
+                    closes.busy(claim.refusal());
                 }
                 return false;
             }

@@ -21,7 +21,8 @@ import java.util.List;
  * <p>Rules (each a close with the RFC status): frames from the client must be masked and frames from the upstream
  * must not be (5.1, 1002); RSV bits must be zero, since every extension ({@code permessage-deflate}) was negotiated
  * away (5.2, 1002), so a compressed message never passes; reserved opcodes, fragmented or long control frames, a
- * continuation without a message and a message before the last one finished are refused (1002); a text message must be
+ * continuation without a message, a message before the last one finished and a close frame whose status code may not
+ * be sent (RFC 6455, 5.5.1 and 7.4) are refused (1002); a text message must be
  * UTF-8 (1007) and at most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes and {@link WebSocketFrames#MAX_FRAGMENTS}
  * fragments (1009). Binary messages and control-frame payloads are not read by any stage: unless
  * {@link Policy#uninspectedAllowed()} they close the session with 1008. A policy that reads binary messages
@@ -129,6 +130,15 @@ final class MessageRelay {
         default long heldBytes() {
             return 0;
         }
+
+        /**
+         * {@return whether the policy records a 1009 close itself} The scrub of a server's messages records a message
+         * over the limits as {@code response_uninspectable} ({@link ScrubbedMessages#ended}); for any other policy
+         * the relay's refusal record is {@code websocket_protocol_error} ({@link WebSocketCloses#ended}).
+         */
+        default boolean recordsTooBig() {
+            return false;
+        }
     }
 
     /**
@@ -167,7 +177,9 @@ final class MessageRelay {
      * Relays one direction until a close frame, the end of the stream, a protocol violation, a policy close or a
      * refused reservation. Every frame's bytes are reserved in {@code memory} before its payload is read, with the
      * message being assembled and what the policy holds ({@link Policy#heldBytes}); what the relay no longer holds is
-     * given back after each frame, and everything when it returns or throws.
+     * given back after each frame, and everything when it returns or throws. A close for the sending peer's breach of
+     * RFC 6455 is recorded before this returns ({@link WebSocketCloses#ended}), so the caller's close frames follow
+     * the audit line once it awaits the connection's barrier.
      *
      * @param from the sending peer's bytes after the 101
      * @param to the receiving peer
@@ -184,6 +196,7 @@ final class MessageRelay {
             while (true) {
                 WebSocketFrames.Ended stop = step(from, to, fromClient, policy, m);
                 if (stop != null) {
+                    memory.closes().ended(stop, fromClient, policy); // written before any close frame goes
                     return stop;
                 }
                 memory.settle(m.heldBytes() + policy.heldBytes());
@@ -218,6 +231,10 @@ final class MessageRelay {
             return m.dataFrame(f, to, fromClient, policy);
         }
         byte[] payload = f.payload();
+        String badClose = op == 8 ? WebSocketFrames.closeViolation(payload) : null;
+        if (badClose != null) {
+            return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR, badClose);
+        }
         boolean plainClose = op == 8 && payload.length <= 2;
         if (!plainClose && payload.length > 0 && !policy.uninspectedAllowed()) {
             return new WebSocketFrames.Ended(WebSocketFrames.POLICY_VIOLATION,

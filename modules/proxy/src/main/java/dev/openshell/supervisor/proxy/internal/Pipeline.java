@@ -301,20 +301,20 @@ final class Pipeline<P> implements AutoCloseable {
     }
 
     /**
-     * {@return the body budget as a WebSocket session's messages use it} A refused reservation is this exchange's
-     * refusal ({@code LIMIT}, status 0: the session is closed with 1013, not answered), counted with the body
-     * budget's other refusals.
+     * {@return the body budget as a WebSocket session's messages use it, with the one home of the session's
+     * refusals} A refused reservation ({@code LIMIT}, status 0: the session is closed with 1013, not answered) and a
+     * close for a peer's breach of RFC 6455 ({@link WebSocketCloses}) are this exchange's refusals, counted with the
+     * proxy's other refusals.
      */
     private MessageMemory messageMemory(ParsedRequest req) {
         ProxyRequest r = request;
         return new MessageMemory(core.bodyBudget(), client.connection.client()
                 .map(java.net.InetSocketAddress::getAddress).orElse(null), () -> core.owner(client.connection),
-                code -> audit(new ExchangeRecord.Refused(new ProxyRefusal(ProxyRefusal.Kind.LIMIT, 0, code,
-                        Optional.empty(), "the proxy is holding as many WebSocket message bytes as it may; the"
-                        + " session was closed with 1013 (try again later)", client.connection,
-                        Optional.of(req.head().method()), Optional.of(new ProxyRefusal.Destination(
-                                r.target().scheme(), r.target().host(), r.target().port())),
-                        Optional.of(r.requestId())))));
+                new WebSocketCloses((kind, code, cause, detail) -> audit(new ExchangeRecord.Refused(
+                        new ProxyRefusal(kind, 0, code, cause, detail, client.connection,
+                                Optional.of(req.head().method()), Optional.of(new ProxyRefusal.Destination(
+                                        r.target().scheme(), r.target().host(), r.target().port())),
+                                Optional.of(r.requestId()))))));
     }
 
     /**

@@ -142,6 +142,12 @@ final class ScrubbedMessages implements MessageRelay.Policy {
         };
     }
 
+    /** A server message over the limits is recorded as {@code response_uninspectable} ({@link #ended}). */
+    @Override
+    public boolean recordsTooBig() {
+        return true;
+    }
+
     @Override
     public WebSocketFrames.Ended quiet() {
         if (joined.isEmpty()) {

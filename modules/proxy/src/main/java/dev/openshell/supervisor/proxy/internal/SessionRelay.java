@@ -102,17 +102,15 @@ final class SessionRelay {
         // one direction at a time: the other one's end (caused by this one's close frame) must not close the
         // connections before both close frames are written
         synchronized (this) {
+            // every refusal's line (recorded where it was decided, or by the relay: WebSocketCloses) before the
+            // close frames
+            client.connection.auditBarrier().await();
             if (ended.closeStatus() > 0) {
-                if (ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION
-                        && ended.closeStatus() != WebSocketFrames.TRY_AGAIN_LATER && toUpstream && l7.isPresent()) {
-                    l7.get().closed(ended.closeStatus(), ended.reason());
-                }
                 ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                         ended.closeStatus(), ended.reason());
                 closeFrame(client.out, WebSocketFrames.closeFrame(ended.closeStatus()));
                 closeFrame(upstream.out(), WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
             }
-            client.connection.auditBarrier().await();
             if (ended.closeStatus() == 0 && toUpstream) {
                 upstream.shutdownOutput(); // the upstream answers the close (or sees the end); the other side ends
                 return;

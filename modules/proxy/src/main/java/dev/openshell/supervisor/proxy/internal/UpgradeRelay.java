@@ -65,8 +65,8 @@ final class UpgradeRelay {
      * @param client the client side
      * @param c the upstream connection
      * @param idle the idle limit of the upstream read side
-     * @param messages decides on each complete client text message ({@code false} closes with 1008), and hears of
-     *     every other close the supervisor makes
+     * @param messages decides on each complete client text message ({@code false} closes with 1008); every other
+     *     close the supervisor makes is recorded by the relay ({@link WebSocketCloses})
      * @param maskKeys the masking keys of the close frame toward the upstream
      * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
      * @param memory the body budget every message held is reserved from; without room the session closes with
@@ -94,12 +94,8 @@ final class UpgradeRelay {
                         return true; // L7 rules read text messages only; binary and control frames pass
                     }
                 }, memory.direction());
-                if (ended.closeStatus() != 0 && ended.closeStatus() != WebSocketFrames.POLICY_VIOLATION
-                        && ended.closeStatus() != WebSocketFrames.TRY_AGAIN_LATER) {
-                    messages.closed(ended.closeStatus(), ended.reason());
-                    client.connection.auditBarrier().await();
-                }
                 if (ended.closeStatus() != 0) {
+                    client.connection.auditBarrier().await(); // the refusal's line before the close frames
                     closeStatus.set(ended.closeStatus());
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                             ended.closeStatus(), ended.reason());
@@ -140,6 +136,7 @@ final class UpgradeRelay {
                     c.in().transferToEnd(java.io.OutputStream.nullOutputStream());
                 }
                 if (ended.closeStatus() > 0 && closeStatus.compareAndSet(0, ended.closeStatus())) {
+                    client.connection.auditBarrier().await(); // the refusal's line before the close frames
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                             ended.closeStatus(), ended.reason());
                     synchronized (c.out()) {

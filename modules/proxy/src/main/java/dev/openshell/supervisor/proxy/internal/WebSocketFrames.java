@@ -49,6 +49,25 @@ public final class WebSocketFrames {
     }
 
     /**
+     * {@return what a close frame's payload breaks, or {@code null}} RFC 6455, section 5.5.1: a payload is empty or
+     * starts with a 2-byte status code; section 7.4: the codes a peer may send are 1000 to 1003, 1007 to 1014 (the
+     * IANA registry's) and 3000 to 4999 (1004 to 1006 and 1015 are reserved, the rest unassigned).
+     *
+     * @param payload the unmasked payload of a close frame
+     */
+    static String closeViolation(byte[] payload) {
+        if (payload.length == 0) {
+            return null;
+        }
+        if (payload.length == 1) {
+            return "a close frame's payload is one byte, not a status code (RFC 6455, section 5.5.1)";
+        }
+        int code = ((payload[0] & 0xFF) << 8) | (payload[1] & 0xFF);
+        boolean valid = code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999;
+        return valid ? null : "a close frame carries a status code a peer may not send (RFC 6455, section 7.4)";
+    }
+
+    /**
      * {@return an unmasked close frame} Server-to-client frames are unmasked (RFC 6455, section 5.1).
      *
      * @param status the close status

@@ -30,7 +30,7 @@ class MessageMemoryTest {
     private final BodyBudget budget = new BodyBudget(TOTAL, Duration.ZERO, 100);
     private final List<String> refusals = new ArrayList<>();
     private final MessageMemory memory = new MessageMemory(budget, InetAddress.getLoopbackAddress(),
-            OptionalLong::empty, refusals::add);
+            OptionalLong::empty, new WebSocketCloses((kind, code, cause, detail) -> refusals.add(code)));
 
     /** {@return a masked client frame (key 1 2 3 4)} */
     private static byte[] frame(int b0, byte[] payload) {
