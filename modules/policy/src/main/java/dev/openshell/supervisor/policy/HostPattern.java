@@ -166,7 +166,7 @@ public final class HostPattern {
                 + " ports (a ':' appears in a host pattern only in an IPv6 address, written without brackets)";
     }
 
-    /** {@return whether a pattern with a {@code :} can be an IPv6 literal: two colons or more, hex digits, wildcards} */
+    /** {@return whether a pattern with a {@code :} can be an IPv6 literal: two colons or more, hex digits} */
     private static boolean isIpv6Shaped(String text) {
         int colons = 0;
         for (int i = 0; i < text.length(); i++) {

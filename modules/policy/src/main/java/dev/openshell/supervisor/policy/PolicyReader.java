@@ -404,7 +404,8 @@ final class PolicyReader {
      */
     private boolean selectsNothing(HostPattern include) {
         try {
-            return !admitted.isEmpty() && admitted.stream().noneMatch(at -> include.overlaps(at.endpoint().reachableHosts()));
+            return !admitted.isEmpty()
+                    && admitted.stream().noneMatch(at -> include.overlaps(at.endpoint().reachableHosts()));
         } catch (IllegalStateException tooComplex) {
             return false; // checkUninspectedOverlap reports the analysis budget where it matters
         }
