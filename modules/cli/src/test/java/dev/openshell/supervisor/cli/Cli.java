@@ -57,8 +57,8 @@ final class Cli {
               api:
                 name: API
                 endpoints:
-                  - { host: api.example.com, port: 443, upgrades: allow_uninspected }
-                  # upgrades opted in: these tests are about other warnings
+                  - { host: api.example.com, port: 443, upgrades: allow_uninspected } # opted in: other warnings
+                  - { host: other.test, port: 443, upgrades: allow_uninspected } # the "other" config selects it
             network_middlewares:
               tag:
                 middleware: examples/tagger

@@ -24,7 +24,10 @@ import java.util.Optional;
  * </ul>
  * Rejected, each with a message saying why: the empty pattern; whitespace; brace alternates ({@code {a,b}}: list each
  * alternative as its own pattern); character classes ({@code [...]}); empty labels (a leading, trailing or doubled
- * {@code .}); any other character, including non-ASCII (write internationalised names in their {@code xn--} form).
+ * {@code .}); URL and authority parts (a scheme {@code https://}, userinfo {@code user@}, a path or fragment, a port
+ * {@code :443} or {@code :*}: a {@code :} is kept only in a pattern shaped like an IPv6 address, two {@code :} or
+ * more with hex digits and wildcards); any other character, including non-ASCII (write internationalised names in
+ * their {@code xn--} form).
  * Patterns are compared case-insensitively: {@link #source()} is the lowercase form, and two patterns are equal when
  * their lowercase forms are.
  *
@@ -103,6 +106,10 @@ public final class HostPattern {
             return "character classes ('[...]') are not supported: list each alternative as its own pattern"
                     + " (write IPv6 addresses without brackets)";
         }
+        String shape = urlPart(text);
+        if (shape != null) {
+            return shape;
+        }
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
             if (c > 0x7e) {
@@ -128,6 +135,49 @@ public final class HostPattern {
             }
         }
         return null;
+    }
+
+    /**
+     * {@return why {@code text} is a URL or an authority rather than a host name (a scheme, userinfo, a path, a
+     * fragment or a port), or {@code null}} A {@code :} belongs only to an IPv6 literal: a pattern with a {@code :}
+     * must have at least two and otherwise only hex digits, {@code .} (an embedded IPv4 tail) and wildcards, so
+     * {@code api.example.com:443} and {@code api.example.com:*} are refused (they would match no host: hosts are
+     * matched without their port) while {@code fe80::*} and {@code ::ffff:10.0.0.1} are kept.
+     */
+    private static String urlPart(String text) {
+        int scheme = text.indexOf("://");
+        if (scheme >= 0) {
+            return "it has a scheme (" + Texts.quote(text.substring(0, scheme + 3)) + "): write the host name only";
+        }
+        if (text.indexOf('@') >= 0) {
+            return "it has userinfo (text before '@'): write the host name only";
+        }
+        int path = Math.max(text.indexOf('/'), text.indexOf('#'));
+        if (path >= 0) {
+            return "it has a path or fragment ('/' or '#'): write the host name only";
+        }
+        int colon = text.indexOf(':');
+        if (colon < 0 || isIpv6Shaped(text)) {
+            return null;
+        }
+        int last = text.lastIndexOf(':');
+        return "it has a port (" + Texts.quote(text.substring(last)) + "): host patterns match the host name"
+                + " without its port, so this one would match no host; give the port in the endpoint's port or"
+                + " ports (a ':' appears in a host pattern only in an IPv6 address, written without brackets)";
+    }
+
+    /** {@return whether a pattern with a {@code :} can be an IPv6 literal: two colons or more, hex digits} */
+    private static boolean isIpv6Shaped(String text) {
+        int colons = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == ':') {
+                colons++;
+            } else if (!isHexDigit(c) && c != '.' && c != STAR && c != ANY) {
+                return false;
+            }
+        }
+        return colons >= 2;
     }
 
     /**
@@ -345,6 +395,10 @@ public final class HostPattern {
             }
         }
         return out;
+    }
+
+    private static boolean isHexDigit(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
     }
 
     private static boolean isPatternChar(char c) {

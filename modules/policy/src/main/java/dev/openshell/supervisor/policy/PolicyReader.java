@@ -50,6 +50,8 @@ final class PolicyReader {
     private final Problems problems;
     private final Optional<BindingCatalog> catalog;
     private final EndpointReader endpointReader;
+    /** The endpoints of network_policies read without error, for the checks of middleware include patterns. */
+    private List<EndpointAt> admitted = List.of();
 
     /** A middleware entry as far as it could be read, for the cross-entry rules. */
     private record MiddlewareDraft(Entry entry, Map<String, Entry> fields, OptionalLong order,
@@ -109,6 +111,7 @@ final class PolicyReader {
                 }
             }
         }
+        admitted = endpoints;
         SortedMap<String, NetworkMiddlewareConfig> middlewares = new TreeMap<>();
         List<MiddlewareDraft> drafts = new ArrayList<>();
         Entry nm = top.get("network_middlewares");
@@ -350,8 +353,8 @@ final class PolicyReader {
         }
         int errors = problems.errorCount();
         yaml.rejectUnknown(f, SELECTOR_KEYS);
-        List<HostPattern> include = patterns(f.get("include"));
-        List<HostPattern> exclude = patterns(f.get("exclude"));
+        List<HostPattern> include = patterns(f.get("include"), true);
+        List<HostPattern> exclude = patterns(f.get("exclude"), false);
         Entry in = f.get("include");
         if (in == null) {
             problems.error(yaml.at(endpoints.value()), endpoints.path(), "include must list at least one host pattern");
@@ -374,7 +377,7 @@ final class PolicyReader {
         return list != null && list.value() instanceof SequenceNode s ? s.getValue().size() : 0;
     }
 
-    private List<HostPattern> patterns(Entry list) {
+    private List<HostPattern> patterns(Entry list, boolean include) {
         List<HostPattern> out = new ArrayList<>();
         if (list == null) {
             return out;
@@ -384,10 +387,28 @@ final class PolicyReader {
             return out;
         }
         for (Item item : items) {
-            yaml.string(item.node(), item.path()).flatMap(t -> endpointReader.pattern(t, item.node(), item.path()))
-                    .ifPresent(out::add);
+            Optional<HostPattern> p = yaml.string(item.node(), item.path())
+                    .flatMap(t -> endpointReader.pattern(t, item.node(), item.path()));
+            p.ifPresent(out::add);
+            p.filter(pattern -> include && selectsNothing(pattern)).ifPresent(pattern -> problems.warning(
+                    yaml.at(item.node()), item.path(), "include pattern " + Texts.quote(pattern.source())
+                            + " selects no host that an endpoint of network_policies admits, so this middleware"
+                            + " never runs for it; name a host of an endpoint"));
         }
         return out;
+    }
+
+    /**
+     * {@return whether endpoints were read and none admits a host {@code include} matches (undecidable: no)} A
+     * policy without endpoints (middleware configs only) admits nothing at all: no warning per pattern then.
+     */
+    private boolean selectsNothing(HostPattern include) {
+        try {
+            return !admitted.isEmpty()
+                    && admitted.stream().noneMatch(at -> include.overlaps(at.endpoint().reachableHosts()));
+        } catch (IllegalStateException tooComplex) {
+            return false; // checkUninspectedOverlap reports the analysis budget where it matters
+        }
     }
 
     // ---------------------------------------------------------------------------------------- cross-entry rules

@@ -23,7 +23,14 @@ class HostPatternTest {
             api[12].example.com           | character classes ('[...]') are not supported: list each alternative as its own pattern (write IPv6 addresses without brackets)
             [::1]                         | character classes ('[...]') are not supported: list each alternative as its own pattern (write IPv6 addresses without brackets)
             api,example.com               | it contains ',', which cannot appear in a host name
-            api/v1.example.com            | it contains '/', which cannot appear in a host name
+            api/v1.example.com            | it has a path or fragment ('/' or '#'): write the host name only
+            api.example.com#x             | it has a path or fragment ('/' or '#'): write the host name only
+            https://api.example.com       | it has a scheme ('https://'): write the host name only
+            user@api.example.com          | it has userinfo (text before '@'): write the host name only
+            api.example.com:443           | it has a port (':443'): host patterns match the host name without its port, so this one would match no host; give the port in the endpoint's port or ports (a ':' appears in a host pattern only in an IPv6 address, written without brackets)
+            api.example.com:*             | it has a port (':*'): host patterns match the host name without its port, so this one would match no host; give the port in the endpoint's port or ports (a ':' appears in a host pattern only in an IPv6 address, written without brackets)
+            *.example.com:8080            | it has a port (':8080'): host patterns match the host name without its port, so this one would match no host; give the port in the endpoint's port or ports (a ':' appears in a host pattern only in an IPv6 address, written without brackets)
+            api:t::1                      | it has a port (':1'): host patterns match the host name without its port, so this one would match no host; give the port in the endpoint's port or ports (a ':' appears in a host pattern only in an IPv6 address, written without brackets)
             bücher.example                | it contains the non-ASCII character 'ü': write internationalised names in their ASCII ('xn--') form
             .example.com                  | it has an empty DNS label (a leading, trailing or doubled '.')
             api.example.com.              | it has an empty DNS label (a leading, trailing or doubled '.')
@@ -35,6 +42,12 @@ class HostPatternTest {
         assertEquals(reason, HostPattern.problem(pattern));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HostPattern.parse(pattern));
         assertEquals("invalid host pattern '" + pattern.replace("\t", "\\u0009") + "': " + reason, e.getMessage());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"::1", "fe80::*", "2001:DB8::?", "::ffff:10.0.0.1", "*::1"})
+    void ipv6ShapedPatternsKeepTheirColons(String pattern) {
+        assertNull(HostPattern.problem(pattern));
     }
 
     @Test

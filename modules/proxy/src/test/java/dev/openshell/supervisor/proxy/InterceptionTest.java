@@ -177,7 +177,8 @@ class InterceptionTest {
         try (RawClient c = fx.client()) {
             SSLSocket tls = intercepted(c, fx.tlsUpstream.port());
             tls.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.tlsUpstream.port()
-                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             tls.getOutputStream().flush();
             StringBuilder head = new StringBuilder();
             while (!head.toString().endsWith("\r\n\r\n")) {
@@ -201,7 +202,8 @@ class InterceptionTest {
         try (RawClient c = fx.client()) {
             SSLSocket tls = intercepted(c, fx.tlsUpstream.port());
             tls.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.tlsUpstream.port()
-                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nframe with a key")
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\nframe with a key")
                     .getBytes(StandardCharsets.US_ASCII));
             tls.getOutputStream().flush();
             StringBuilder head = new StringBuilder();

@@ -102,6 +102,19 @@ final class TestUpstream implements AutoCloseable {
         return bytes("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + b.length + "\r\n\r\n" + body);
     }
 
+    /** {@return the Sec-WebSocket-Accept answering the Sec-WebSocket-Key of {@code head} (RFC 6455 section 4.2.2)} */
+    static String accept(String head) {
+        java.util.regex.Matcher m = java.util.regex.Pattern
+                .compile("(?im)^sec-websocket-key:[ \t]*([^\r\n]*?)[ \t]*\r?$").matcher(head);
+        String key = m.find() ? m.group(1) : "";
+        try {
+            return java.util.Base64.getEncoder().encodeToString(java.security.MessageDigest.getInstance("SHA-1")
+                    .digest((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").getBytes(StandardCharsets.ISO_8859_1)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.ISO_8859_1);
     }
@@ -153,7 +166,7 @@ final class TestUpstream implements AutoCloseable {
                 }
                 if (lower.contains("\r\nupgrade: websocket")) {
                     out.write(bytes("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                            + "\r\n"));
+                            + "Sec-WebSocket-Accept: " + accept(head) + "\r\n\r\n"));
                     out.flush();
                     in.transferTo(out);
                     return;

@@ -89,10 +89,11 @@ record OutgoingRequest(List<HttpHeader> headers, boolean fromChain, boolean rebu
                 ? (path.equals(t.path()) ? t.originForm() : t.query() == null ? path : path + "?" + t.query())
                 : sent.rawQuery().isEmpty() ? path : path + "?" + sent.rawQuery();
         String requestLine = req.head().method() + " " + originForm + " HTTP/1.1\r\n";
+        String host = OutboundHead.hostValue(req.head(), t);
         String head = !rebuilt && sent.headers().equals(headers)
-                ? OutboundHead.raw(requestLine, req.head(), req.nominated(), req.websocket())
+                ? OutboundHead.raw(requestLine, req.head(), req.nominated(), req.websocket(), host, req.framing())
                 : OutboundHead.rebuilt(requestLine, req.head(), sent.headers(), req.nominated(), req.websocket(),
-                        mode, buffered == null ? 0 : buffered.size(), req.framing());
+                        host, mode, buffered == null ? 0 : buffered.size(), req.framing());
         return OutboundHead.encode(head);
     }
 

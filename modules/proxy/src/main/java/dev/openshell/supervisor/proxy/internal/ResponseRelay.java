@@ -124,14 +124,17 @@ final class ResponseRelay {
             return new ScrubbingRelay(core, client, this, scrub, scrubber(scrub)).relay(c, req, r);
         }
         if (r.status() == 101) {
-            if ((session != null || websocketMessages.isPresent() || scrub != null)
+            String failed = UpgradeHandshake.problem(head, r);
+            if (failed == null && (session != null || websocketMessages.isPresent() || scrub != null)
                     && !r.all("sec-websocket-extensions").isEmpty()) {
                 // the request went without Sec-WebSocket-Extensions (frames are parsed here): RFC 6455 section 4.1
+                failed = "the upstream accepted a WebSocket extension that was not offered (RFC 6455 section 4.1)";
+            }
+            if (failed != null) {
                 if (session != null) {
                     session.end(dev.openshell.middleware.spi.SessionEndReason.UPSTREAM_FAILURE);
                 }
-                throw new Refusal(502, "invalid_upstream_response", "the upstream accepted a WebSocket extension"
-                        + " that was not offered (RFC 6455 section 4.1)");
+                throw new Refusal(502, "invalid_upstream_response", failed);
             }
             if (scrub != null) {
                 // the head here; the server's messages by the relay (ScrubbedMessages)
