@@ -198,7 +198,7 @@ final class ResponseRelay {
                     new ChunkedDecoder(c.in()).relay(client.out, client10);
                 } catch (FramingException e) {
                     LOG.log(System.Logger.Level.DEBUG, "upstream sent a malformed chunked body; closing");
-                    throw new UpstreamIOException(new IOException("malformed upstream chunked body"));
+                    throw c.in().malformed(e); // no last chunk is made up (ResponseFailure)
                 }
             }
             case UNTIL_CLOSE -> c.in().transferToEnd(client.out);
