@@ -53,6 +53,7 @@ final class ProxySession {
                     core.report(ProxyRefusal.Kind.FRAMING, e.status(), e.code(), Optional.empty(), e.getMessage(),
                             client.connection, Optional.empty(), tunnelDestination(), Optional.empty());
                     client.send(ErrorResponses.response(e.status(), e.code(), e.getMessage(), true));
+                    client.state.lingerOnClose();
                 }
                 return;
             } catch (IOException e) {
@@ -120,6 +121,7 @@ final class ProxySession {
         }
         if (answered) {
             client.send(ErrorResponses.response(r.status(), r.error(), r.detail(), true));
+            client.state.lingerOnClose(); // the client may still be sending its body (LingeringClose)
         }
     }
 

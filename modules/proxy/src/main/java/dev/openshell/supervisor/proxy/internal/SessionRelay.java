@@ -118,7 +118,15 @@ final class SessionRelay {
                 return;
             }
             upstream.close();
-            client.closer.run();
+            if (toUpstream && ended.closeStatus() > 0) {
+                // the proxy closed the client's side (1013, 1008, ...): the client may still be sending frames, so
+                // the connection closes through LingeringClose once the session ends, and the close frame arrives
+                client.state.lingerOnClose();
+                return;
+            }
+            if (!client.state.lingers()) {
+                client.closer.run();
+            }
         }
     }
 

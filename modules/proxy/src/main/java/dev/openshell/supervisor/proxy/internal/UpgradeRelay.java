@@ -100,6 +100,7 @@ final class UpgradeRelay {
                     client.connection.auditBarrier().await();
                 }
                 if (ended.closeStatus() != 0) {
+                    client.state.lingerOnClose(); // the client may still be sending: closed by LingeringClose
                     closeStatus.set(ended.closeStatus());
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                             ended.closeStatus(), ended.reason());
@@ -163,7 +164,9 @@ final class UpgradeRelay {
                 // client gone
             }
             c.close();
-            client.closer.run();
+            if (!client.state.lingers()) {
+                client.closer.run(); // ends the client-to-upstream side too
+            }
         }
         joinQuietly(toUpstream);
     }
