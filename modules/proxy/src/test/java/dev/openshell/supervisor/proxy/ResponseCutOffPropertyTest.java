@@ -19,10 +19,10 @@ import net.jqwik.api.lifecycle.BeforeContainer;
 /**
  * Whatever breaks the framing of a scrubbed chunked response from a hostile upstream (a bare LF after a size or
  * after data, a size that is not hex, a missing CRLF, a size larger than the data, the stream cut anywhere before its
- * end), and wherever it breaks (the first chunk or a later one): the client gets either a 502 with the JSON error
- * body or a 200 whose chunked body never ends with a last chunk (the connection closes), never a complete-looking
- * response; the injected credential never reaches it; and the failure is audited exactly once as an upstream
- * refusal.
+ * end), wherever it breaks (the first chunk or a later one), as an event stream or not: the client gets either a 502
+ * with the JSON error body or a 200 whose chunked body never ends with a last chunk (the connection closes), never a
+ * complete-looking response; the injected credential never reaches it; and the failure is audited exactly once as
+ * an upstream refusal.
  */
 class ResponseCutOffPropertyTest {
     private static Path dir;
@@ -44,13 +44,14 @@ class ResponseCutOffPropertyTest {
 
     @Provide
     Arbitrary<List<String>> pieces() {
-        return Arbitraries.strings().withChars("abc \n:").ofMinLength(1).ofMaxLength(60)
+        return Arbitraries.strings().withChars("abc \n:").ofMinLength(1).ofMaxLength(60) // ':' is the value
                 .map(p -> p.replace(":", ResponseScrubTest.SECRET)).list().ofMinSize(1).ofMaxSize(6);
     }
 
     @Property(tries = 50)
     void aBrokenScrubbedChunkedBodyIsNeverCompleteNorLeaksTheValue(@ForAll("pieces") List<String> pieces,
-            @ForAll Break how, @ForAll @IntRange(min = 0, max = 5) int at, @ForAll @IntRange(max = 10_000) int cut)
+            @ForAll Break how, @ForAll @IntRange(min = 0, max = 5) int at, @ForAll @IntRange(max = 10_000) int cut,
+            @ForAll boolean events)
             throws Exception {
         fx.hook.refusals.clear();
         fx.hook.unscannable.clear();
@@ -74,8 +75,8 @@ class ResponseCutOffPropertyTest {
         }
         String framed = body.append("0\r\n\r\n").toString();
         String sent = how == Break.CUT ? framed.substring(0, cut % framed.length()) : framed;
-        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                + sent));
+        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\n"
+                + (events ? "Content-Type: text/event-stream\r\n" : "") + "Transfer-Encoding: chunked\r\n\r\n" + sent));
         String raw;
         try (RawClient c = fx.client()) {
             c.send(ResponseCutOffTest.request(fx, fx.apiAuthority()));

@@ -79,6 +79,24 @@ class ResponseCutOffTest {
         }
     }
 
+    /** The same through response stages ({@code InspectingRelay}), without a credential. */
+    @Test
+    void aMalformedChunkedBodyThroughResponseStagesIs502() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.responses = (p, r, response) ->
+                new ResponseVerdict.Deliver(response.headers(), Optional.empty()))) {
+            fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "5\r\nhello\n0\r\n\r\n"));
+            try (RawClient c = fx.client()) {
+                c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                String raw = readToEnd(c);
+                assertTrue(raw.startsWith("HTTP/1.1 502 Bad Gateway\r\n"), raw);
+                assertTrue(raw.contains("\"error\":\"invalid_upstream_response\""), raw);
+                assertFalse(raw.contains("hello"), raw);
+            }
+            assertEquals(Optional.of("invalid_response"), only(fx).cause());
+        }
+    }
+
     /** The same inside an intercepted CONNECT (HTTPS). */
     @Test
     void aMalformedScrubbedChunkedBodyThroughInterceptionIs502() throws Exception {
