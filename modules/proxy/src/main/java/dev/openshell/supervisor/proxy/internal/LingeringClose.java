@@ -74,4 +74,17 @@ final class LingeringClose {
         }
         return total;
     }
+
+    /**
+     * Marks a WebSocket connection the proxy closed with a status of its own to close through {@link #drain} once its
+     * session ends, and closes it anyway {@link #TIME} later: a relay thread blocked writing to a client that does
+     * not read is freed as a close at once would have freed it.
+     *
+     * @param client the client side
+     * @param timer runs the backstop
+     */
+    static void lingerOnClose(ClientStream client, ScheduledExecutorService timer) {
+        client.state.lingerOnClose();
+        timer.schedule(client.closer, TIME.toNanos(), TimeUnit.NANOSECONDS);
+    }
 }

@@ -149,10 +149,11 @@ final class ResponseRelay {
                 session.start(r.fields().stream().filter(f -> f.lowerName().equals("sec-websocket-protocol"))
                         .map(HeaderField::value).findFirst().orElse("").trim());
                 SessionRelay.relay(client, c, core.timeouts().upstreamRead(), websocketMessages, session,
-                        core.maskKeys(), scrub, memory);
+                        core.maskKeys(), scrub, memory, core.watchdog());
             } else if (websocketMessages.isPresent()) {
                 UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get(),
-                        core.maskKeys(), scrub == null ? null : new ScrubbedMessages(scrub, null), memory);
+                        core.maskKeys(), scrub == null ? null : new ScrubbedMessages(scrub, null), memory,
+                        core.watchdog());
             } else {
                 UpgradeRelay.relay(client, c, core.timeouts().upstreamRead(),
                         scrub == null ? null : new ScrubbedMessages(scrub, null), core.maskKeys(), memory);

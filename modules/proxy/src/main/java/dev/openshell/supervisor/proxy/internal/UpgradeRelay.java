@@ -71,10 +71,11 @@ final class UpgradeRelay {
      * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
      * @param memory the body budget every message held is reserved from; without room the session closes with
      *     1013 (the refusal is reported by {@code memory})
+     * @param timer runs the backstop of a lingering close after the proxy closes the client's side with a status
      */
     static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
                                WebSocketMessages messages, SecureRandom maskKeys, ScrubbedMessages toClient,
-                               MessageMemory memory) {
+                               MessageMemory memory, java.util.concurrent.ScheduledExecutorService timer) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
@@ -100,7 +101,7 @@ final class UpgradeRelay {
                     client.connection.auditBarrier().await();
                 }
                 if (ended.closeStatus() != 0) {
-                    client.state.lingerOnClose(); // the client may still be sending: closed by LingeringClose
+                    LingeringClose.lingerOnClose(client, timer); // the client may still be sending
                     closeStatus.set(ended.closeStatus());
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                             ended.closeStatus(), ended.reason());
