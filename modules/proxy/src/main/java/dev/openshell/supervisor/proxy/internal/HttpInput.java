@@ -238,7 +238,7 @@ public final class HttpInput extends InputStream {
     /**
      * Reads exactly {@code len} bytes.
      *
-     * @throws EOFException if the stream ends first
+     * @throws EOFException if the stream ends first ({@link #ended}: for an upstream an {@link UpstreamIOException})
      */
     public void readFully(byte[] b, int off, int len) throws IOException {
         while (len > 0) {
@@ -254,7 +254,7 @@ public final class HttpInput extends InputStream {
     /**
      * Copies exactly {@code count} bytes to {@code out}.
      *
-     * @throws EOFException if the stream ends first
+     * @throws EOFException if the stream ends first ({@link #ended}: for an upstream an {@link UpstreamIOException})
      */
     public void transferExactly(long count, OutputStream out) throws IOException {
         transferExactly(count, out, false);
@@ -266,7 +266,7 @@ public final class HttpInput extends InputStream {
      * @param count the number of bytes
      * @param out the destination
      * @param flushEach flush after every read, so a slowly produced body reaches the recipient as it arrives
-     * @throws EOFException if the stream ends first
+     * @throws EOFException if the stream ends first ({@link #ended}: for an upstream an {@link UpstreamIOException})
      */
     public void transferExactly(long count, OutputStream out, boolean flushEach) throws IOException {
         while (count > 0) {
@@ -308,7 +308,7 @@ public final class HttpInput extends InputStream {
      * @return the line bytes without CRLF, decoded as ISO-8859-1 (one char per byte); {@code null} when the stream
      *     ends before the first byte
      * @throws FramingException on a bare LF, a bare CR, or a line over {@code maxBytes}
-     * @throws EOFException if the stream ends inside the line
+     * @throws EOFException if the stream ends inside the line ({@link #ended})
      */
     public String readLine(int maxBytes, FramingException tooLong) throws IOException, FramingException {
         if (fill()) {
