@@ -34,6 +34,12 @@ final class LingeringClose {
     static final long MAX_BYTES = 4L * 1024 * 1024;
     /** The drain's read buffer, in bytes. */
     static final int BUFFER = 8 * 1024;
+    /**
+     * How long after the proxy's own close frame a WebSocket connection is closed at the latest, drained or not: a
+     * relay thread blocked writing to a client that does not read is then freed; a client reading the messages still
+     * queued before the close frame has this long to read them.
+     */
+    static final Duration WEBSOCKET_BACKSTOP = Duration.ofSeconds(10);
 
     private LingeringClose() {
     }
@@ -77,14 +83,14 @@ final class LingeringClose {
 
     /**
      * Marks a WebSocket connection the proxy closed with a status of its own to close through {@link #drain} once its
-     * session ends, and closes it anyway {@link #TIME} later: a relay thread blocked writing to a client that does
-     * not read is freed as a close at once would have freed it.
+     * session ends, and closes it anyway {@link #WEBSOCKET_BACKSTOP} later: a relay thread blocked writing to a
+     * client that does not read is freed as a close at once would have freed it.
      *
      * @param client the client side
      * @param timer runs the backstop
      */
     static void lingerOnClose(ClientStream client, ScheduledExecutorService timer) {
         client.state.lingerOnClose();
-        timer.schedule(client.closer, TIME.toNanos(), TimeUnit.NANOSECONDS);
+        timer.schedule(client.closer, WEBSOCKET_BACKSTOP.toNanos(), TimeUnit.NANOSECONDS);
     }
 }
