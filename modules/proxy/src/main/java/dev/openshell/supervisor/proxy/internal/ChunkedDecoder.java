@@ -60,11 +60,15 @@ public final class ChunkedDecoder {
         }
         String line = in.readLine(MAX_SIZE_LINE, SIZE_LINE_TOO_LONG);
         if (line == null) {
-            throw new EOFException("stream ended before a chunk");
+            throw in.ended("stream ended before a chunk");
         }
         long size = parseSizeLine(line);
         if (size == 0) {
-            HeadParser.readFields(in, HeadParser.MAX_TRAILER_BYTES, 64, TRAILER_SECTION_TOO_LARGE);
+            try {
+                HeadParser.readFields(in, HeadParser.MAX_TRAILER_BYTES, 64, TRAILER_SECTION_TOO_LARGE);
+            } catch (EOFException e) {
+                throw in.ended("stream ended inside the trailer section");
+            }
             done = true;
         }
         remaining = size;
@@ -130,8 +134,9 @@ public final class ChunkedDecoder {
 
     /**
      * {@return the decoded chunk data as a stream} It ends after the last chunk and the trailer section (trailers
-     * are discarded); a framing error surfaces as an {@link IOException} whose cause is the
-     * {@link FramingException}. Closing it does nothing.
+     * are discarded); a framing error surfaces as {@link HttpInput#malformed} (for an upstream's stream an
+     * {@link UpstreamIOException} naming the rule), with the read that brought the chunk's data when its CRLF is
+     * buffered already. Closing it does nothing.
      */
     public java.io.InputStream dataStream() {
         return new java.io.InputStream() {
@@ -166,13 +171,23 @@ public final class ChunkedDecoder {
                         inChunk = true;
                     }
                 } catch (FramingException e) {
-                    throw new IOException("malformed chunked body", e);
+                    throw in.malformed(e);
                 }
                 int n = in.read(b, off, (int) Math.min(len, left));
                 if (n < 0) {
-                    throw new EOFException("stream ended inside a chunk");
+                    throw in.ended("stream ended inside a chunk");
                 }
                 left -= n;
+                if (left == 0 && in.buffered() >= 2) {
+                    // the chunk's CRLF is here already: a framing error surfaces with this read, so a body broken
+                    // right after its first chunk is refused before any of it is relayed (ResponseFailure)
+                    try {
+                        endChunk();
+                    } catch (FramingException e) {
+                        throw in.malformed(e);
+                    }
+                    inChunk = false;
+                }
                 return n;
             }
         };
@@ -182,7 +197,7 @@ public final class ChunkedDecoder {
         int cr = in.read();
         int lf = in.read();
         if (cr < 0 || lf < 0) {
-            throw new EOFException("stream ended inside a chunk");
+            throw in.ended("stream ended inside a chunk");
         }
         if (cr != '\r' || lf != '\n') {
             throw FramingException.badRequest("chunk_missing_crlf",

@@ -7,6 +7,8 @@ final class ConnectionState {
     private volatile boolean busy;
     private volatile boolean draining;
     private volatile long lastActivity = System.nanoTime();
+    /** Whether the proxy ends the connection while the client may still be sending ({@link LingeringClose}). */
+    private volatile boolean linger;
 
     /** Waiting for the next request head (idle, may be closed by shutdown or the idle timeout). */
     void waiting() {
@@ -38,5 +40,18 @@ final class ConnectionState {
 
     Duration idleTime() {
         return busy ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - lastActivity);
+    }
+
+    /**
+     * Notes that the proxy ends the connection with an answer or a close frame while the client may still be
+     * sending: it is closed through {@link LingeringClose}, not at once.
+     */
+    void lingerOnClose() {
+        linger = true;
+    }
+
+    /** {@return whether the connection is to close through {@link LingeringClose}} */
+    boolean lingers() {
+        return linger;
     }
 }

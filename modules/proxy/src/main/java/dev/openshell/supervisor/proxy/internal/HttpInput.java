@@ -24,9 +24,42 @@ public final class HttpInput extends InputStream {
     /** Whether the source's read timeout is the {@link #silence}'s wait (set once when holding starts). */
     private boolean waiting;
 
+    /** Whether this is an upstream's response stream: its failures are then {@link UpstreamIOException}s. */
+    private final boolean upstream;
+
     /** @param source the raw stream; reads block */
     public HttpInput(InputStream source) {
+        this(source, false);
+    }
+
+    /**
+     * @param source the raw stream; reads block
+     * @param upstream whether it is an upstream's response stream: a message that ends early, or a chunked body that
+     *     breaks its framing, is then an {@link UpstreamIOException} ({@link #ended}, {@link #malformed})
+     */
+    public HttpInput(InputStream source, boolean upstream) {
         this.source = source;
+        this.upstream = upstream;
+    }
+
+    /**
+     * {@return the failure of a stream that ended inside a message}: an {@link EOFException}, or for an upstream's
+     * stream an {@link UpstreamIOException#ended} (the session then tells it from the client's failures)
+     *
+     * @param where where it ended, in the proxy's words
+     */
+    public IOException ended(String where) {
+        return upstream ? UpstreamIOException.ended(where) : new EOFException(where);
+    }
+
+    /**
+     * {@return the failure of a message body that broke its framing (a chunked body): for an upstream's stream an
+     * {@link UpstreamIOException#invalidResponse} naming the rule, else an {@link IOException} whose cause is
+     * {@code e}}
+     */
+    public IOException malformed(FramingException e) {
+        return upstream ? UpstreamIOException.invalidResponse("the upstream's chunked body is malformed: "
+                + e.getMessage()) : new IOException("malformed chunked body", e);
     }
 
     /**
@@ -205,13 +238,13 @@ public final class HttpInput extends InputStream {
     /**
      * Reads exactly {@code len} bytes.
      *
-     * @throws EOFException if the stream ends first
+     * @throws EOFException if the stream ends first ({@link #ended}: for an upstream an {@link UpstreamIOException})
      */
     public void readFully(byte[] b, int off, int len) throws IOException {
         while (len > 0) {
             int n = read(b, off, len);
             if (n < 0) {
-                throw new EOFException("stream ended inside a message body");
+                throw ended("stream ended inside a message body");
             }
             off += n;
             len -= n;
@@ -221,7 +254,7 @@ public final class HttpInput extends InputStream {
     /**
      * Copies exactly {@code count} bytes to {@code out}.
      *
-     * @throws EOFException if the stream ends first
+     * @throws EOFException if the stream ends first ({@link #ended}: for an upstream an {@link UpstreamIOException})
      */
     public void transferExactly(long count, OutputStream out) throws IOException {
         transferExactly(count, out, false);
@@ -233,12 +266,12 @@ public final class HttpInput extends InputStream {
      * @param count the number of bytes
      * @param out the destination
      * @param flushEach flush after every read, so a slowly produced body reaches the recipient as it arrives
-     * @throws EOFException if the stream ends first
+     * @throws EOFException if the stream ends first ({@link #ended}: for an upstream an {@link UpstreamIOException})
      */
     public void transferExactly(long count, OutputStream out, boolean flushEach) throws IOException {
         while (count > 0) {
             if (!fill()) {
-                throw new EOFException("stream ended inside a message body");
+                throw ended("stream ended inside a message body");
             }
             int n = (int) Math.min(count, limit - pos);
             out.write(buf, pos, n);
@@ -275,7 +308,7 @@ public final class HttpInput extends InputStream {
      * @return the line bytes without CRLF, decoded as ISO-8859-1 (one char per byte); {@code null} when the stream
      *     ends before the first byte
      * @throws FramingException on a bare LF, a bare CR, or a line over {@code maxBytes}
-     * @throws EOFException if the stream ends inside the line
+     * @throws EOFException if the stream ends inside the line ({@link #ended})
      */
     public String readLine(int maxBytes, FramingException tooLong) throws IOException, FramingException {
         if (fill()) {
@@ -299,7 +332,7 @@ public final class HttpInput extends InputStream {
                 if (line == null) {
                     return null;
                 }
-                throw new EOFException("stream ended inside a line");
+                throw ended("stream ended inside a line");
             }
             if (line == null) {
                 line = new StringBuilder(64);
@@ -317,7 +350,7 @@ public final class HttpInput extends InputStream {
                         return line.toString();
                     }
                     if (next < 0) {
-                        throw new EOFException("stream ended inside a line");
+                        throw ended("stream ended inside a line");
                     }
                     throw FramingException.badRequest("bare_cr",
                             "a CR is not followed by LF (RFC 9112 section 2.2)");

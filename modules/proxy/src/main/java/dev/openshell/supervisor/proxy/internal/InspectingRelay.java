@@ -3,10 +3,12 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.supervisor.proxy.ProxyRefusal;
 import dev.openshell.supervisor.proxy.ProxyResponse;
 import dev.openshell.supervisor.proxy.ResponseBody;
 import dev.openshell.supervisor.proxy.ResponseVerdict;
 import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -17,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.Function;
@@ -150,7 +153,7 @@ final class InspectingRelay {
                     || client.state.draining();
         }
 
-        boolean run(Coding coding, SecretScrubber scrubber) throws IOException {
+        boolean run(Coding coding, SecretScrubber scrubber) throws IOException, Refusal {
             if (!rf.hasBody()) {
                 endStages();
                 commit(0);
@@ -186,15 +189,15 @@ final class InspectingRelay {
                 if (decoded) {
                     framed.transferTo(OutputStream.nullOutputStream()); // what follows the compressed data
                 }
-            } catch (ZipException e) {
+            } catch (ZipException | EOFException e) { // the decoder's: the framed body throws UpstreamIOException
+                c.close();
                 if (!committed) {
-                    c.close();
-                    client.send(ErrorResponses.response(502, "response_undecodable", "the upstream's response body"
-                            + " could not be decoded for inspection", req.clientClose()));
-                    ResponseRelay.log(req, 502);
-                    return !req.clientClose();
+                    throw new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "response_undecodable",
+                            Optional.of(ProxyRefusal.UpstreamCause.INVALID_RESPONSE.code()),
+                            "the upstream's response body could not be decoded for inspection");
                 }
-                throw new IOException("a compressed response body stopped decoding", e);
+                throw UpstreamIOException.invalidResponse("the upstream's compressed response body stopped"
+                        + " decoding"); // cut off (ResponseFailure)
             } catch (ResponseBody.Failure f) {
                 c.close();
                 if (committed) {

@@ -109,6 +109,9 @@ final class Pipeline<P> implements AutoCloseable {
             return forward(req, admitted, l7, out, sent);              // upstream, response, scrub, deliver
         } catch (Answered a) {
             endSession(SessionEndReason.POLICY_DENIAL);
+            if (!a.keepAlive()) {
+                client.state.lingerOnClose(); // answered before the body was read: the client may still send it
+            }
             return a.keepAlive();
         } catch (Refusal r) {
             endSession(SessionEndReason.POLICY_DENIAL);

@@ -71,6 +71,11 @@ final class ProxyConnection implements ServerConnection {
                 16 * 1024);
         try {
             new ProxySession(core, in, out, this::closeSocket, state, connection).loop();
+            if (state.lingers()) {
+                out.flush();
+                connection.auditBarrier().await(); // the timer closes the socket without waiting
+                LingeringClose.drain(in, core.watchdog(), this::closeSocketNow);
+            }
         } catch (IOException | UncheckedIOException e) {
             // the client went away
         } finally {
@@ -114,6 +119,10 @@ final class ProxyConnection implements ServerConnection {
     private void closeSocket() {
         // what was reported about the connection is written before the client sees it close
         connection.auditBarrier().await();
+        closeSocketNow();
+    }
+
+    private void closeSocketNow() {
         try {
             ctx.serverSocket().close();
         } catch (RuntimeException ignored) {

@@ -53,6 +53,7 @@ final class ProxySession {
                     core.report(ProxyRefusal.Kind.FRAMING, e.status(), e.code(), Optional.empty(), e.getMessage(),
                             client.connection, Optional.empty(), tunnelDestination(), Optional.empty());
                     client.send(ErrorResponses.response(e.status(), e.code(), e.getMessage(), true));
+                    client.state.lingerOnClose();
                 }
                 return;
             } catch (IOException e) {
@@ -90,7 +91,8 @@ final class ProxySession {
                 refuse(r, head, destination, exchange);
                 return;
             } catch (UpstreamIOException e) {
-                refuse(upstreamRefusal(e), head, destination, exchange);
+                Refusal r = ResponseFailure.refusal(e);
+                refuse(e.audited() ? r.reported() : r, head, destination, exchange);
                 return;
             } finally {
                 if (exchange != null) {
@@ -105,57 +107,26 @@ final class ProxySession {
     }
 
     /**
-     * Answers a refusal that ends the exchange (unless a response has begun: then the connection just closes) and
-     * reports it once ({@link ProxyCore#report}).
+     * Answers a refusal that ends the exchange (unless a response has begun: then the connection just closes,
+     * {@link ResponseFailure#cutOff}) and reports it once ({@link ProxyCore#report}).
      */
     private void refuse(Refusal r, RequestHead head, Optional<ProxyRefusal.Destination> destination,
                         Pipeline<?> exchange) throws IOException {
         boolean answered = !client.isResponseStarted();
-        if (answered || r.kind() != ProxyRefusal.Kind.UPSTREAM) {
-            if (exchange != null) {
-                exchange.report(r, head.method(), destination);
-            } else {
-                core.report(r, client.connection, Optional.of(head.method()), destination, Optional.empty());
-            }
+        Refusal reported = answered || r.isReported() ? r : ResponseFailure.cutOff(r);
+        if (exchange != null) {
+            exchange.report(reported, head.method(), destination);
+        } else {
+            core.report(reported, client.connection, Optional.of(head.method()), destination, Optional.empty());
         }
         if (answered) {
             client.send(ErrorResponses.response(r.status(), r.error(), r.detail(), true));
+            client.state.lingerOnClose(); // the client may still be sending its body (LingeringClose)
         }
     }
 
     private Optional<ProxyRefusal.Destination> tunnelDestination() {
         return tunnel == null ? Optional.empty()
                 : Optional.of(ProxyCore.destination(tunnel.scheme(), tunnel.admitted().authority()));
-    }
-
-    /**
-     * {@return the answer to an upstream failure, with its real cause}: 504 for a timeout; 502
-     * {@code upstream_tls_failed} naming what failed in TLS (an untrusted CA, a certificate for another host, an
-     * expired certificate, the handshake itself); 502 {@code upstream_failed} for a refused, unreachable or broken
-     * connection
-     */
-    static Refusal upstreamRefusal(UpstreamIOException e) {
-        ProxyRefusal.UpstreamCause cause = e.cause();
-        Optional<String> code = Optional.of(cause.code());
-        return switch (cause) {
-            case TIMEOUT -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 504, "upstream_timeout", code,
-                    "the upstream did not answer in time");
-            case UNTRUSTED_CERTIFICATE -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_tls_failed", code,
-                    "TLS with the upstream failed: its certificate is not issued by a trusted CA (a private CA goes"
-                            + " in the gateway's upstream_ca_bundle)");
-            case HOSTNAME_MISMATCH -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_tls_failed", code,
-                    "TLS with the upstream failed: its certificate does not name the requested host");
-            case CERTIFICATE_EXPIRED -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_tls_failed", code,
-                    "TLS with the upstream failed: its certificate has expired or is not yet valid");
-            case HANDSHAKE_FAILED -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_tls_failed", code,
-                    "TLS with the upstream failed: the handshake failed (protocol version, cipher suites, or an"
-                            + " alert from the upstream)");
-            case CONNECTION_REFUSED -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_failed", code,
-                    "the upstream refused the connection");
-            case UNREACHABLE -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502, "upstream_failed", code,
-                    "the upstream is unreachable");
-            case CONNECTION_CLOSED, INVALID_RESPONSE -> new Refusal(ProxyRefusal.Kind.UPSTREAM, 502,
-                    "upstream_failed", code, "the upstream connection failed");
-        };
     }
 }

@@ -152,10 +152,11 @@ final class ResponseRelay {
                 session.start(r.fields().stream().filter(f -> f.lowerName().equals("sec-websocket-protocol"))
                         .map(HeaderField::value).findFirst().orElse("").trim());
                 SessionRelay.relay(client, c, core.timeouts().upstreamRead(), websocketMessages, session,
-                        core.maskKeys(), scrub, memory);
+                        core.maskKeys(), scrub, memory, core.watchdog());
             } else if (websocketMessages.isPresent()) {
                 UpgradeRelay.relayInspected(client, c, core.timeouts().upstreamRead(), websocketMessages.get(),
-                        core.maskKeys(), scrub == null ? null : new ScrubbedMessages(scrub, null), memory);
+                        core.maskKeys(), scrub == null ? null : new ScrubbedMessages(scrub, null), memory,
+                        core.watchdog());
             } else {
                 UpgradeRelay.relay(client, c, core.timeouts().upstreamRead(),
                         scrub == null ? null : new ScrubbedMessages(scrub, null), core.maskKeys(), memory);
@@ -201,7 +202,7 @@ final class ResponseRelay {
                     new ChunkedDecoder(c.in()).relay(client.out, client10);
                 } catch (FramingException e) {
                     LOG.log(System.Logger.Level.DEBUG, "upstream sent a malformed chunked body; closing");
-                    throw new UpstreamIOException(new IOException("malformed upstream chunked body"));
+                    throw c.in().malformed(e); // no last chunk is made up (ResponseFailure)
                 }
             }
             case UNTIL_CLOSE -> c.in().transferToEnd(client.out);

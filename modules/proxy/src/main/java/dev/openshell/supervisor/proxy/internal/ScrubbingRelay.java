@@ -205,7 +205,7 @@ final class ScrubbingRelay {
                 && rf.length() <= SMALL_BODY) {
             byte[] body = framed.readNBytes((int) rf.length());
             if (body.length != rf.length()) {
-                throw new EOFException("stream ended inside a message body");
+                throw c.in().ended("stream ended inside a message body");
             }
             if (charset == null && ResponseCharsets.wide(received)
                     && ResponseCharsets.startsEvents(body, body.length) && !relayUnread()) {
@@ -279,7 +279,7 @@ final class ScrubbingRelay {
                             Arrays.copyOf(buf, n)), body), 8 * 1024);
                     n = body.read(buf);
                 }
-            } catch (ZipException e) {
+            } catch (ZipException | EOFException e) { // the decoder's: the framed body throws UpstreamIOException
                 scrub.uninspectable(UNINSPECTABLE, false);
                 return CODING;
             }
@@ -341,8 +341,8 @@ final class ScrubbingRelay {
     /**
      * Writes the decoded body through the scrub, {@code n} bytes of {@code buf} first, each read flushed at once.
      *
-     * @throws IOException when the body stops decoding or events are held past their bound (both audited as
-     *     {@value #UNINSPECTABLE}): the caller closes the connection
+     * @throws IOException when the body stops decoding (an {@link UpstreamIOException#uninspectable}) or events are
+     *     held past their bound (both audited as {@value #UNINSPECTABLE}): the caller closes the connection
      */
     private void copyScrubbed(InputStream body, byte[] buf, int n, SecretScrubber.Scrubbing out) throws IOException {
         try {
@@ -351,12 +351,12 @@ final class ScrubbingRelay {
                     out.write(buf, 0, n);
                     out.flush();
                 }
-                n = body.read(buf);
+                n = ResponseFailure.readDecoded(body, buf, scrub);
             }
-        } catch (ZipException | EventSplits.HeldTooLong e) { // stopped decoding, or events held past the bound
+        } catch (EventSplits.HeldTooLong e) { // events held past the bound
             scrub.uninspectable(UNINSPECTABLE, false);
             LOG.log(System.Logger.Level.DEBUG, "a response body could not be inspected to its end; closing");
-            throw e instanceof ZipException ? new IOException("a compressed response body stopped decoding", e) : e;
+            throw e;
         }
     }
 
@@ -493,7 +493,7 @@ final class ScrubbingRelay {
                     }
                     int n = in.read(b, off, (int) Math.min(len, left));
                     if (n < 0) {
-                        throw new EOFException("stream ended inside a message body");
+                        throw in.ended("stream ended inside a message body");
                     }
                     left -= n;
                     return n;

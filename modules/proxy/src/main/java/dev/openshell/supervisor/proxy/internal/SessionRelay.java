@@ -32,11 +32,14 @@ final class SessionRelay {
     private final Duration idle;
     /** The body budget each direction's held messages are reserved from. */
     private final MessageMemory memory;
+    /** Runs the backstop of a lingering close ({@link LingeringClose#lingerOnClose}). */
+    private final java.util.concurrent.ScheduledExecutorService timer;
 
     private SessionRelay(ClientStream client, UpstreamPool.Connection upstream, Optional<WebSocketMessages> l7,
                          MessageSession session, SecureRandom maskKeys, ResponseScrub scrub, Duration idle,
-                         MessageMemory memory) {
+                         MessageMemory memory, java.util.concurrent.ScheduledExecutorService timer) {
         this.client = client;
+        this.timer = timer;
         this.memory = memory;
         this.idle = idle;
         this.maskKeys = maskKeys;
@@ -58,11 +61,13 @@ final class SessionRelay {
      * @param scrub what the server's messages are scrubbed of before the chain reads them, or {@code null}
      * @param memory the body budget every message held is reserved from; without room the session closes with
      *     1013 and ends with {@code CANCELLATION}
+     * @param timer runs the backstop of a lingering close after the proxy closes the client's side with a status
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Optional<WebSocketMessages> l7,
-                      MessageSession session, SecureRandom maskKeys, ResponseScrub scrub, MessageMemory memory) {
+                      MessageSession session, SecureRandom maskKeys, ResponseScrub scrub, MessageMemory memory,
+                      java.util.concurrent.ScheduledExecutorService timer) {
         c.readTimeout(idle);
-        new SessionRelay(client, c, l7, session, maskKeys, scrub, idle, memory).run();
+        new SessionRelay(client, c, l7, session, maskKeys, scrub, idle, memory, timer).run();
     }
 
     private void run() {
@@ -116,7 +121,15 @@ final class SessionRelay {
                 return;
             }
             upstream.close();
-            client.closer.run();
+            if (toUpstream && ended.closeStatus() > 0) {
+                // the proxy closed the client's side (1013, 1008, ...): the client may still be sending frames, so
+                // the connection closes through LingeringClose once the session ends, and the close frame arrives
+                LingeringClose.lingerOnClose(client, timer);
+                return;
+            }
+            if (!client.state.lingers()) {
+                client.closer.run();
+            }
         }
     }
 

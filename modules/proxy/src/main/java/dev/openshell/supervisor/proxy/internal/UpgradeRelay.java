@@ -71,10 +71,11 @@ final class UpgradeRelay {
      * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
      * @param memory the body budget every message held is reserved from; without room the session closes with
      *     1013 (the refusal is reported by {@code memory})
+     * @param timer runs the backstop of a lingering close after the proxy closes the client's side with a status
      */
     static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
                                WebSocketMessages messages, SecureRandom maskKeys, ScrubbedMessages toClient,
-                               MessageMemory memory) {
+                               MessageMemory memory, java.util.concurrent.ScheduledExecutorService timer) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
@@ -96,6 +97,7 @@ final class UpgradeRelay {
                 }, memory.direction());
                 if (ended.closeStatus() != 0) {
                     client.connection.auditBarrier().await(); // the refusal's line before the close frames
+                    LingeringClose.lingerOnClose(client, timer); // the client may still be sending
                     closeStatus.set(ended.closeStatus());
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                             ended.closeStatus(), ended.reason());
@@ -160,7 +162,9 @@ final class UpgradeRelay {
                 // client gone
             }
             c.close();
-            client.closer.run();
+            if (!client.state.lingers()) {
+                client.closer.run(); // ends the client-to-upstream side too
+            }
         }
         joinQuietly(toUpstream);
     }

@@ -294,7 +294,7 @@ public final class UpstreamPool implements AutoCloseable {
             this.key = key;
             this.address = address;
             this.socket = socket;
-            this.in = new HttpInput(new UpstreamStreams.TaggedIn(socket.getInputStream()));
+            this.in = new HttpInput(new UpstreamStreams.TaggedIn(socket.getInputStream()), true);
             this.out = new BufferedOutputStream(new UpstreamStreams.TaggedOut(socket.getOutputStream()),
                     16 * 1024);
         }

@@ -1,0 +1,96 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The close of a client connection the proxy ends while the client may still be sending: an error answer (400, 413,
+ * 502, ...) written before the request body was read, or a WebSocket session the proxy closed with a status (1013,
+ * 1008, 1009, ...) while client frames were in flight. Closing a TCP socket with received data still unread makes the
+ * kernel send a reset (RFC 1122 section 4.2.2.13), and a reset can make the client's kernel discard the answer or the
+ * close frame before the client reads it. So, as nginx's {@code lingering_close}: the answer is written and flushed,
+ * then what the client still sends is read and discarded, then the socket is closed.
+ *
+ * <p>Bounds (a client cannot hold the connection, its thread or memory longer): the drain stops at the client's end
+ * of stream, after {@value #MAX_BYTES} bytes, after {@link #QUIET} without a byte, or {@link #TIME} after it began,
+ * whichever comes first; it reads into one buffer of {@value #BUFFER} bytes. A client still sending at the time or
+ * byte bound may then get the reset: it had {@link #TIME} to stop. The socket's output is not shut down first
+ * (Helidon's socket offers no half-close): the answer carries {@code Connection: close}, or the close frame ends the
+ * session, so the client knows the proxy is done; inside an intercepted CONNECT the TLS {@code close_notify} is sent
+ * first ({@link ConnectTunnel}).
+ */
+final class LingeringClose {
+    /** The longest drain, from its start. */
+    static final Duration TIME = Duration.ofSeconds(2);
+    /** The longest pause of the client's bytes the drain waits through. */
+    static final Duration QUIET = Duration.ofMillis(500);
+    /** The most bytes discarded. */
+    static final long MAX_BYTES = 4L * 1024 * 1024;
+    /** The drain's read buffer, in bytes. */
+    static final int BUFFER = 8 * 1024;
+    /**
+     * How long after the proxy's own close frame a WebSocket connection is closed at the latest, drained or not: a
+     * relay thread blocked writing to a client that does not read is then freed; a client reading the messages still
+     * queued before the close frame has this long to read them.
+     */
+    static final Duration WEBSOCKET_BACKSTOP = Duration.ofSeconds(10);
+
+    private LingeringClose() {
+    }
+
+    /**
+     * Reads and discards what the client still sends, within the bounds of the class description; the caller closes
+     * the socket afterwards (the bounds' timer may have closed it already).
+     *
+     * @param in the client connection's input (outside any TLS tunnel: the raw bytes)
+     * @param timer runs the time and quiet checks
+     * @param close closes the socket, which ends a read the drain is blocked in; called from the timer's thread
+     * @return the bytes discarded
+     */
+    static long drain(HttpInput in, ScheduledExecutorService timer, Runnable close) {
+        long start = System.nanoTime();
+        AtomicLong seen = new AtomicLong(in.received());
+        ScheduledFuture<?> check = timer.scheduleAtFixedRate(() -> {
+            long now = in.received();
+            if (System.nanoTime() - start >= TIME.toNanos() || seen.getAndSet(now) == now) {
+                close.run(); // over time, or quiet: the blocked read ends
+                throw new CancellationException("the drain ended"); // ends the periodic check
+            }
+        }, QUIET.toNanos(), QUIET.toNanos(), TimeUnit.NANOSECONDS);
+        long total = 0;
+        byte[] buf = new byte[BUFFER];
+        try {
+            while (total < MAX_BYTES) {
+                int n = in.read(buf, 0, (int) Math.min(buf.length, MAX_BYTES - total));
+                if (n < 0) {
+                    break;
+                }
+                total += n;
+            }
+        } catch (IOException | UncheckedIOException e) {
+            // closed by the check, or by the client
+        } finally {
+            check.cancel(false);
+        }
+        return total;
+    }
+
+    /**
+     * Marks a WebSocket connection the proxy closed with a status of its own to close through {@link #drain} once its
+     * session ends, and closes it anyway {@link #WEBSOCKET_BACKSTOP} later: a relay thread blocked writing to a
+     * client that does not read is freed as a close at once would have freed it.
+     *
+     * @param client the client side
+     * @param timer runs the backstop
+     */
+    static void lingerOnClose(ClientStream client, ScheduledExecutorService timer) {
+        client.state.lingerOnClose();
+        timer.schedule(client.closer, WEBSOCKET_BACKSTOP.toNanos(), TimeUnit.NANOSECONDS);
+    }
+}
