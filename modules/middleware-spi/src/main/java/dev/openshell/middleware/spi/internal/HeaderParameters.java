@@ -38,8 +38,8 @@ import org.apiguardian.api.API;
  *       #decodeWords}).</li>
  * </ul>
  *
- * <p>Bounds: a section number has at most {@value #MAX_SECTION_DIGITS} digits (a longer one is no section: the
- * parameter keeps its whole name). No reading is dropped (a cap would let decoys hide the one that matters); instead
+ * <p>Bounds: a section number has any number of digits (Python's {@code email} and Werkzeug read any, as an
+ * integer), ordered as an integer without being parsed. No reading is dropped (a cap would let decoys hide the one that matters); instead
  * every reading is at most as long as the text it is read from (percent, base64, Q and quoted-pair decoding only
  * shrink text, and a charset decodes at least one octet per character), a plain parameter gives at most 2 readings,
  * an extended one 3, the continuations of a name 7, each at most doubled by its RFC 2047 reading, so the readings of
@@ -49,9 +49,6 @@ import org.apiguardian.api.API;
  */
 @API(status = INTERNAL, since = "0.2")
 public final class HeaderParameters {
-    /** The most digits a continuation number has. */
-    public static final int MAX_SECTION_DIGITS = 4;
-
     private HeaderParameters() {
     }
 
@@ -59,14 +56,17 @@ public final class HeaderParameters {
      * One parameter as written.
      *
      * @param name the name without its {@code *N} and {@code *} suffixes, lower case
-     * @param section the continuation number, or -1 for none
+     * @param section the continuation number's rank among the distinct numbers of the field value (0 for the
+     *     lowest; numbers of any length, ordered as integers), or -1 for none
      * @param extended whether the name ends in {@code *} (RFC 2231 extended value)
      * @param start where the value starts in the field value (its opening quote, if quoted)
      * @param end where the value ends (after its closing quote, if quoted)
      * @param quoted whether the value is a quoted-string
+     * @param number the continuation number as written, leading zeros dropped ({@code ""} for none)
      */
     @API(status = INTERNAL, since = "0.2")
-    public record Parameter(String name, int section, boolean extended, int start, int end, boolean quoted) {
+    public record Parameter(String name, int section, boolean extended, int start, int end, boolean quoted,
+                            String number) {
         /** {@return the value's content: between the quotes when quoted, quoted-pairs kept} @param v the value */
         public String content(String v) {
             return quoted ? v.substring(start + 1, end - 1) : v.substring(start, end);
@@ -113,6 +113,35 @@ public final class HeaderParameters {
             }
             i = end + 1;
         }
+        return ranked(out);
+    }
+
+    /**
+     * {@return the parameters with each section number replaced by its rank among the distinct numbers of the value}
+     * Numbers of any length are read as Python's {@code email} and Werkzeug read them ({@code int()}: leading zeros
+     * dropped, {@code *00001} is 1, {@code *10000} comes after {@code *9999}, and a number past any integer type is
+     * still ordered), without parsing them: by digit count, then digit by digit. Equal numbers keep equal ranks.
+     */
+    private static List<Parameter> ranked(List<Parameter> params) {
+        java.util.TreeMap<String, Integer> ranks = new java.util.TreeMap<>(
+                Comparator.comparingInt(String::length).thenComparing(Comparator.naturalOrder()));
+        for (Parameter p : params) {
+            if (p.section() >= 0) {
+                ranks.put(p.number(), 0);
+            }
+        }
+        if (ranks.isEmpty()) {
+            return params;
+        }
+        int rank = 0;
+        for (Map.Entry<String, Integer> e : ranks.entrySet()) {
+            e.setValue(rank++);
+        }
+        List<Parameter> out = new ArrayList<>(params.size());
+        for (Parameter p : params) {
+            out.add(p.section() < 0 ? p : new Parameter(p.name(), ranks.get(p.number()), p.extended(), p.start(),
+                    p.end(), p.quoted(), p.number()));
+        }
         return out;
     }
 
@@ -146,12 +175,11 @@ public final class HeaderParameters {
         String a = extended ? attribute.substring(0, attribute.length() - 1) : attribute;
         int star = a.lastIndexOf('*');
         int digits = a.length() - star - 1;
-        if (star > 0 && digits >= 1 && digits <= MAX_SECTION_DIGITS && a.substring(star + 1).chars().allMatch(
-                c -> c >= '0' && c <= '9')) {
-            return new Parameter(a.substring(0, star), Integer.parseInt(a.substring(star + 1)), extended, start, end,
-                    quoted);
+        if (star > 0 && digits >= 1 && a.substring(star + 1).chars().allMatch(c -> c >= '0' && c <= '9')) {
+            String number = a.substring(star + 1).replaceFirst("^0+(?=.)", "");
+            return new Parameter(a.substring(0, star), 0, extended, start, end, quoted, number);
         }
-        return a.isEmpty() ? null : new Parameter(a, -1, extended, start, end, quoted);
+        return a.isEmpty() ? null : new Parameter(a, -1, extended, start, end, quoted, "");
     }
 
     /**

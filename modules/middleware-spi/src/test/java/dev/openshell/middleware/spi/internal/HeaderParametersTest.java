@@ -21,6 +21,20 @@ class HeaderParametersTest {
         assertTrue(r.contains(expected), () -> name + " of " + value + " reads " + r + ", not " + expected);
     }
 
+    /**
+     * Section numbers of any length are joined in integer order, as Python's {@code email} ({@code int()}) and
+     * Werkzeug read them (attacker pass 7: {@code *10000}, {@code *00001}, 2^63 and 10^20 were left unjoined).
+     */
+    @Test
+    void sectionNumbersOfAnyLengthJoinInIntegerOrder() {
+        has("attachment; filename*0=\"sk-\"; filename*10000=\"def\"; filename*9999=\"abc\"", "filename",
+                "sk-abcdef");
+        has("form-data; name*0=\"_me\"; name*00001=\"thod\"", "name", "_method");
+        has("attachment; filename*0=\"a\"; filename*100000000000000000000=\"c\";"
+                + " filename*9223372036854775808=\"b\"", "filename", "abc");
+        has("attachment; filename*0*=UTF-8''%73%6B-; filename*2147483648*=%61%62", "filename", "sk-ab");
+    }
+
     @Test
     void rfc2231Section3Continuations() {
         has("message/external-body; access-type=URL; URL*0=\"ftp://\";"
