@@ -33,18 +33,20 @@ import org.apiguardian.api.API;
  *       skipped, as Python's {@code email} joins them), extended parts percent-decoded, plain parts as their
  *       octets, the whole decoded in the charset of the first part's prefix and in UTF-8; a number given twice is
  *       read with the first and with the last of its parts; and all parameters of the name (plain ones too) joined
- *       in the order written, as Werkzeug joins them, percent-decoded and as written;</li>
+ *       in the order written, as Werkzeug joins them, percent-decoded and as written; and all of them in number order
+ *       with an unnumbered one as section 0, as Python's {@code email} default policy joins them;</li>
  *   <li>every reading above holding {@code =?} once more with its RFC 2047 encoded words decoded ({@link
  *       #decodeWords}).</li>
  * </ul>
  *
  * <p>Bounds: a section number has any number of digits (Python's {@code email} and Werkzeug read any, as an
- * integer), ordered as an integer without being parsed. No reading is dropped (a cap would let decoys hide the one that matters); instead
- * every reading is at most as long as the text it is read from (percent, base64, Q and quoted-pair decoding only
- * shrink text, and a charset decodes at least one octet per character), a plain parameter gives at most 2 readings,
- * an extended one 3, the continuations of a name 7, each at most doubled by its RFC 2047 reading, so the readings of
- * a value total at most 20 times its length and cost time linear in it. Parameters are split at {@code ;} (and, when
- * asked, at {@code ,}, for fields that list several values) outside quoted-strings; a parameter name is lower-cased.
+ * integer), ordered as an integer without being parsed. No reading is dropped (a cap would let decoys hide the one
+ * that matters); instead every reading is at most as long as the text it is read from (percent, base64, Q and
+ * quoted-pair decoding only shrink text, and a charset decodes at least one octet per character), a plain parameter
+ * gives at most 2 readings, an extended one 3, the continuations of a name 9, each at most doubled by its RFC 2047
+ * reading, so the readings of a value total at most 20 times its length and cost time linear in it. Parameters are
+ * split at {@code ;} (and, when asked, at {@code ,}, for fields that list several values) outside quoted-strings; a
+ * parameter name is lower-cased.
  * Static methods only; never throws on any input.
  */
 @API(status = INTERNAL, since = "0.2")
@@ -211,6 +213,7 @@ public final class HeaderParameters {
             if (!sections.isEmpty()) {
                 joinedReadings(value, sections, r);
                 appearanceReadings(value, e.getValue(), r);
+                pythonReading(value, e.getValue(), r);
             }
             Set<String> all = new LinkedHashSet<>();
             for (String s : r) {
@@ -285,6 +288,45 @@ public final class HeaderParameters {
             }
             decoded(charset, octets.toByteArray(), r);
         }
+    }
+
+    /**
+     * Adds the reading of Python's {@code email} with its default policy ({@code MimeParameters}): every parameter of
+     * the name, an unnumbered one as section 0, in number order (written order among equal numbers), a plain part
+     * whose number is not the next one skipped, an extended one kept; each extended part percent-decoded and decoded on
+     * its own in the first part's charset (UTF-8 when the JDK knows none), a plain part as written
+     * ({@code filename*=UTF-8''%73%6B; filename*1="-rest"} reads
+     * {@code sk-rest}: attacker pass 7, P9-5).
+     */
+    private static void pythonReading(String value, List<Parameter> all, Set<String> r) {
+        boolean zero = all.stream().anyMatch(p -> p.number().equals("0"));
+        List<Parameter> parts = new ArrayList<>(all);
+        // an unnumbered part is section 0: it ties with a written *0 and comes before every other number
+        parts.sort(Comparator.comparingInt(p -> p.section() < 0 ? 0 : p.section() + (zero ? 0 : 1)));
+        Charset charset = null;
+        StringBuilder out = new StringBuilder(value.length());
+        int next = 0;
+        for (int k = 0; k < parts.size(); k++) {
+            Parameter p = parts.get(k);
+            int number = p.section() < 0 ? 0 : p.section() + (zero ? 0 : 1);
+            if (number != next && !p.extended()) {
+                continue;
+            }
+            next++;
+            String t = p.text(value);
+            if (!p.extended()) {
+                out.append(t);
+                continue;
+            }
+            int from = Math.max(0, prefixEnd(t));
+            if (k == 0 && from > 0) {
+                charset = charset(t.substring(0, t.indexOf('\'')));
+            }
+            // each part decoded on its own in the first part's charset, as Python decodes them
+            out.append(new String(percentDecode(t, from, t.length()), charset == null ? StandardCharsets.UTF_8
+                    : charset));
+        }
+        r.add(out.toString());
     }
 
     /**

@@ -35,6 +35,18 @@ class HeaderParametersTest {
         has("attachment; filename*0*=UTF-8''%73%6B-; filename*2147483648*=%61%62", "filename", "sk-ab");
     }
 
+    /**
+     * An unnumbered extended parameter joins numbered ones as section 0, as Python's {@code email} default policy
+     * reads it (attacker pass 7, P9-5); a plain part whose number is not the next one is skipped there.
+     */
+    @Test
+    void unnumberedPartIsSectionZeroAsPythonEmailReadsIt() {
+        has("attachment; filename*=UTF-8''%73%6B-abc; filename*1=\"def\"", "filename", "sk-abcdef");
+        has("attachment; filename*=UTF-16LE''%73%00%6B%00%2D%00; filename*1=\"abc\"", "filename", "sk-abc");
+        has("attachment; filename*=UTF-8''%73%6B-; filename*0=\"x\"; filename*1=\"abc\"", "filename", "sk-abc");
+        has("form-data; name*1=\"thod\"; name=\"_me\"", "name", "_method");
+    }
+
     @Test
     void rfc2231Section3Continuations() {
         has("message/external-body; access-type=URL; URL*0=\"ftp://\";"
