@@ -122,7 +122,9 @@ public final class HeaderParameters {
      * {@return the parameters with each section number replaced by its rank among the distinct numbers of the value}
      * Numbers of any length are read as Python's {@code email} and Werkzeug read them ({@code int()}: leading zeros
      * dropped, {@code *00001} is 1, {@code *10000} comes after {@code *9999}, and a number past any integer type is
-     * still ordered), without parsing them: by digit count, then digit by digit. Equal numbers keep equal ranks.
+     * still ordered), without parsing them: by digit count, then digit by digit. Equal numbers keep equal ranks, and
+     * 0 always ranks 0 (counted whether written or not), so a name's {@code *0} and its unnumbered part tie at 0 and
+     * every other number ranks above it, whatever the other names of the value are numbered.
      */
     private static List<Parameter> ranked(List<Parameter> params) {
         java.util.TreeMap<String, Integer> ranks = new java.util.TreeMap<>(
@@ -135,6 +137,7 @@ public final class HeaderParameters {
         if (ranks.isEmpty()) {
             return params;
         }
+        ranks.put("0", 0);
         int rank = 0;
         for (Map.Entry<String, Integer> e : ranks.entrySet()) {
             e.setValue(rank++);
@@ -176,9 +179,12 @@ public final class HeaderParameters {
         boolean extended = attribute.endsWith("*");
         String a = extended ? attribute.substring(0, attribute.length() - 1) : attribute;
         int star = a.lastIndexOf('*');
-        int digits = a.length() - star - 1;
-        if (star > 0 && digits >= 1 && a.substring(star + 1).chars().allMatch(c -> c >= '0' && c <= '9')) {
-            String number = a.substring(star + 1).replaceFirst("^0+(?=.)", "");
+        if (star > 0 && star < a.length() - 1 && a.substring(star + 1).chars().allMatch(c -> c >= '0' && c <= '9')) {
+            int first = star + 1;
+            while (first < a.length() - 1 && a.charAt(first) == '0') {
+                first++; // leading zeros dropped, as int() reads them; "0" stays
+            }
+            String number = a.substring(first);
             return new Parameter(a.substring(0, star), 0, extended, start, end, quoted, number);
         }
         return a.isEmpty() ? null : new Parameter(a, -1, extended, start, end, quoted, "");
@@ -299,17 +305,15 @@ public final class HeaderParameters {
      * {@code sk-rest}: attacker pass 7, P9-5).
      */
     private static void pythonReading(String value, List<Parameter> all, Set<String> r) {
-        boolean zero = all.stream().anyMatch(p -> p.number().equals("0"));
         List<Parameter> parts = new ArrayList<>(all);
-        // an unnumbered part is section 0: it ties with a written *0 and comes before every other number
-        parts.sort(Comparator.comparingInt(p -> p.section() < 0 ? 0 : p.section() + (zero ? 0 : 1)));
+        // an unnumbered part is section 0: it ties with a written *0 (rank 0) and comes before every other number
+        parts.sort(Comparator.comparingInt(p -> Math.max(0, p.section())));
         Charset charset = null;
         StringBuilder out = new StringBuilder(value.length());
         int next = 0;
         for (int k = 0; k < parts.size(); k++) {
             Parameter p = parts.get(k);
-            int number = p.section() < 0 ? 0 : p.section() + (zero ? 0 : 1);
-            if (number != next && !p.extended()) {
+            if (Math.max(0, p.section()) != next && !p.extended()) {
                 continue;
             }
             next++;

@@ -45,6 +45,9 @@ class HeaderParametersTest {
         has("attachment; filename*=UTF-16LE''%73%00%6B%00%2D%00; filename*1=\"abc\"", "filename", "sk-abc");
         has("attachment; filename*=UTF-8''%73%6B-; filename*0=\"x\"; filename*1=\"abc\"", "filename", "sk-abc");
         has("form-data; name*1=\"thod\"; name=\"_me\"", "name", "_method");
+        // another name's numbering does not shift this name's: its *1 is still the part after its unnumbered one
+        has("attachment; a*0=\"x\"; filename*=UTF-16LE''%73%00%6B%00%2D%00; filename*1=\"abc\"", "filename",
+                "sk-abc");
     }
 
     @Test
