@@ -4,9 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -420,12 +417,8 @@ final class MessageRelay {
     /** Decodes a complete text message, asks the policy and forwards it; {@return how the relay ends, or null} */
     private static WebSocketFrames.Ended deliver(byte[] bytes, List<byte[]> held, OutputStream to,
                                                  boolean fromClient, Policy policy) throws IOException {
-        String message;
-        try {
-            message = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
+        String message = WebSocketFrames.utf8(bytes, 0, bytes.length);
+        if (message == null) {
             return new WebSocketFrames.Ended(WebSocketFrames.INVALID_PAYLOAD, "a text message is not UTF-8");
         }
         if (policy.holds()) {

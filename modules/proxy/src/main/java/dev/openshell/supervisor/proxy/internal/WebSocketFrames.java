@@ -75,15 +75,31 @@ public final class WebSocketFrames {
             return new Ended(PROTOCOL_ERROR,
                     "a close frame carries a status code a peer may not send (RFC 6455, section 7.4)");
         }
-        try {
-            StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(payload, 2, payload.length - 2));
-        } catch (CharacterCodingException e) {
+        if (utf8(payload, 2, payload.length - 2) == null) {
             return new Ended(INVALID_PAYLOAD,
                     "a close frame's reason is not UTF-8 (RFC 6455, sections 5.5.1 and 7.1.6)");
         }
         return null;
+    }
+
+    /**
+     * {@return {@code bytes[off, off + len)} decoded as UTF-8, or null when they are not well-formed UTF-8} The one
+     * strict reading of text payloads and close reasons (RFC 6455, sections 5.6 and 8.1: a text message or a close
+     * reason that is not UTF-8 fails the connection with 1007). No replacement characters: a surrogate encoded in
+     * UTF-8, an overlong form or a truncated sequence is an error.
+     *
+     * @param bytes the payload
+     * @param off where the text starts
+     * @param len its length in bytes
+     */
+    static String utf8(byte[] bytes, int off, int len) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes, off, len)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
     }
 
     /**
