@@ -102,7 +102,7 @@ final class HeaderScan {
         }
         StringBuilder b = new StringBuilder(value);
         String latin1 = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
-        for (List<String> readings : HeaderParameters.readings(latin1, true).values()) {
+        for (List<String> readings : HeaderParameters.readings(latin1, true).byName().values()) {
             for (String r : readings) {
                 b.append('\n').append(r);
             }
