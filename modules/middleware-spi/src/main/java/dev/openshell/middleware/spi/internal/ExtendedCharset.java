@@ -67,7 +67,7 @@ public final class ExtendedCharset {
     /** {@return {@code v} percent-decoded (one char per octet), after its {@code charset'language'} prefix} */
     private static String extended(String v, boolean prefixed) {
         int from = prefixed ? HeaderParameters.prefixEnd(v) : 0;
-        if (from > 0 && !HeaderCharsets.readable(v.substring(0, v.indexOf('\'')))) {
+        if (prefixed && HeaderParameters.prefixUnreadable(v)) {
             throw bad(); // declared in a charset that cannot be read (UTF-7, unicode_escape: HeaderCharsets)
         }
         byte[] octets = from < 0 ? null : HeaderParameters.percentDecode(v, from, v.length(), true);

@@ -316,6 +316,16 @@ public final class HeaderParameters {
         return q2 < 0 ? -1 : q2 + 1;
     }
 
+    /**
+     * {@return whether the {@code charset'language'} prefix of an RFC 2231 extended value names a charset that cannot
+     * be read ({@link HeaderCharsets#readable}); false without a prefix}
+     *
+     * @param v the extended value, unquoted
+     */
+    public static boolean prefixUnreadable(String v) {
+        return prefixEnd(v) > 0 && !HeaderCharsets.readable(v.substring(0, v.indexOf('\'')));
+    }
+
     /** Adds the continuations joined (first and last part of each repeated number), see the class comment. */
     private static void joinedReadings(String value, List<Parameter> sections, Sink r) {
         for (boolean last : new boolean[] {false, true}) {

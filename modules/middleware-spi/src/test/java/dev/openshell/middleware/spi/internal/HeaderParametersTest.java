@@ -200,6 +200,15 @@ class HeaderParametersTest {
     }
 
     @Test
+    void anExtendedCharsetParameterInACharsetThatCannotBeReadIsNotDecoded() {
+        assertEquals("utf-16", ExtendedCharset.decode(List.<String[]>of(new String[] {"charset*", "UTF-8''utf-16"})));
+        for (String v : List.of("UTF-7''utf-8", "unicode_escape''utf-8", "x-unknown''utf-8")) {
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> ExtendedCharset.decode(List.<String[]>of(new String[] {"charset*", v})), v);
+        }
+    }
+
+    @Test
     void pythonNormalisesCodecNames() {
         assertEquals("utf_7", HeaderCharsets.pythonName(" UTF--7 "));
         assertEquals("unicode_escape", HeaderCharsets.pythonName("Unicode Escape"));
