@@ -118,6 +118,8 @@ class OverrideEvasionTest {
                         + " name*1=thod"), UNREADABLE),
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data;"
                         + " name=\"=?UTF-7?Q?+AF8-method?=\""), UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=utf-16''"
+                        + "%5F%00m%00e%00t%00h%00o%00d%00"), OVERRIDE), // Python: no byte order mark, little-endian
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=cp037''"
                         + "%6D%94%85%A3%88%96%84"), OVERRIDE),
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=x-unknown''a;"

@@ -3,6 +3,7 @@ package dev.openshell.middleware.spi.internal;
 import static org.apiguardian.api.API.Status.INTERNAL;
 
 import java.nio.charset.Charset;
+import java.util.List;
 import java.util.Locale;
 import org.apiguardian.api.API;
 
@@ -52,6 +53,26 @@ public final class HeaderCharsets {
             cs = cs != null || python.isEmpty() ? cs : lookup(python.replace("_", ""));
         }
         return cs;
+    }
+
+    /**
+     * {@return the charsets a value declared in this charset is read in: none when it declares none or cannot be read;
+     * the charset; and for {@code UTF-16} and {@code UTF-32} (no byte order in the name) also as Python reads them
+     * without a byte order mark, little-endian (the JDK reads them big-endian): {@code x-UTF-16LE-BOM} (a byte order
+     * mark honoured, else little-endian, as Python's {@code utf-16}) and {@code UTF-32LE}} Python's reading is last.
+     *
+     * @param name the declared name as written, or null
+     */
+    public static List<Charset> decoders(String name) {
+        Charset cs = charset(name);
+        if (cs == null) {
+            return List.of();
+        }
+        return switch (cs.name()) {
+            case "UTF-16" -> List.of(cs, Charset.forName("x-UTF-16LE-BOM"));
+            case "UTF-32" -> List.of(cs, Charset.forName("UTF-32LE"));
+            default -> List.of(cs);
+        };
     }
 
     /** {@return the name as Python's {@code encodings.normalize_encoding} reads it, lower case} */

@@ -26,7 +26,8 @@ import org.apiguardian.api.API;
  *       its quoted-pairs unescaped (RFC 9110 section 5.6.4);</li>
  *   <li>an extended parameter ({@code name*=charset'language'%XX}, RFC 2231 section 4, RFC 8187 section 3.2): the
  *       percent-decoded octets decoded in the declared charset (any charset this runtime decodes, {@link
- *       HeaderCharsets}: UTF-16 with its byte order mark, UTF-16LE/BE, UTF-32, IBM037, Shift_JIS, ...) and in UTF-8; without the {@code '} prefix the whole value
+ *       HeaderCharsets#decoders}: UTF-16 with its byte order mark or without it both big- and little-endian,
+ *       UTF-16LE/BE, UTF-32, IBM037, Shift_JIS, ...) and in UTF-8; without the {@code '} prefix the whole value
  *       percent-decoded as UTF-8, and the value as written;</li>
  *   <li>continuations ({@code name*0=}, {@code name*1*=}, {@code name*00=}, a lone {@code name*0}, section 3 and
  *       4.1): the parts present joined in number order (numbers read as integers, so {@code *00} is {@code *0}; gaps
@@ -51,7 +52,9 @@ import org.apiguardian.api.API;
  * that matters); instead every reading is at most as long as the text it is read from (percent, base64, Q and
  * quoted-pair decoding only shrink text, and a charset decodes at least one octet per character), a plain parameter
  * gives at most 2 readings, an extended one 3, the continuations of a name 9, each at most doubled by its RFC 2047
- * reading, so the readings of a value total at most 20 times its length and cost time linear in it. Parameters are
+ * reading, so the readings of a value total at most 20 times its length and cost time linear in it (a value declared
+ * {@code UTF-16} or {@code UTF-32} is also read little-endian, as Python reads it without a byte order mark: at most
+ * 13 readings of a name, 26 times the length). Parameters are
  * split at {@code ;} (and, when asked, at {@code ,}, for fields that list several values) outside quoted-strings; a
  * parameter name is lower-cased.
  * Static methods only; never throws on any input.
@@ -383,7 +386,8 @@ public final class HeaderParameters {
             int from = Math.max(0, prefixEnd(t));
             if (k == 0 && from > 0) {
                 String name = t.substring(0, t.indexOf('\''));
-                charset = HeaderCharsets.charset(name);
+                List<Charset> decoders = HeaderCharsets.decoders(name);
+                charset = decoders.isEmpty() ? null : decoders.get(decoders.size() - 1); // Python's reading
                 r.unreadable |= !HeaderCharsets.readable(name);
             }
             // each part decoded on its own in the first part's charset, as Python decodes them
@@ -424,8 +428,7 @@ public final class HeaderParameters {
      * name it does not know either, is still added, for whoever scans what can be read).
      */
     private static void decoded(String charset, byte[] octets, Sink r) {
-        Charset cs = HeaderCharsets.charset(charset);
-        if (cs != null) {
+        for (Charset cs : HeaderCharsets.decoders(charset)) {
             r.add(new String(octets, cs));
         }
         r.unreadable |= !HeaderCharsets.readable(charset);

@@ -209,6 +209,15 @@ class HeaderParametersTest {
     }
 
     @Test
+    void utf16AndUtf32WithoutAByteOrderMarkAreAlsoReadLittleEndianAsPythonReadsThem() {
+        has("form-data; name*=utf-16''" + pct("_method".getBytes(StandardCharsets.UTF_16LE)), "name", "_method");
+        has("form-data; name*=UTF-32''" + pct("_method".getBytes(Charset.forName("UTF-32LE"))), "name", "_method");
+        has("form-data; name*=utf-16''" + pct("_method".getBytes(StandardCharsets.UTF_16BE)), "name", "_method");
+        has("form-data; name*0*=utf-16''" + pct("_me".getBytes(StandardCharsets.UTF_16LE)) + "; name*1*="
+                + pct("thod".getBytes(StandardCharsets.UTF_16LE)), "name", "_method");
+    }
+
+    @Test
     void pythonNormalisesCodecNames() {
         assertEquals("utf_7", HeaderCharsets.pythonName(" UTF--7 "));
         assertEquals("unicode_escape", HeaderCharsets.pythonName("Unicode Escape"));
