@@ -22,7 +22,8 @@ import java.util.regex.Pattern;
  * reads them and once as PHP's {@code rfc1867.c} does
  * (single quotes quote too, an unquoted value ends at white space, the last {@code name} wins): the part counts as
  * {@code _method} if any of them reads so. A plain name with an RFC 2047 encoded word, or one whose percent-decoding
- * reads as {@code _method}, is unreadable. Anything else (no delimiter, a part without the empty line, no closing delimiter) is
+ * reads as {@code _method}, is unreadable; so is a name (or {@code boundary*}) declared in a charset that cannot be
+ * decoded ({@link HeaderParameters.Readings#unreadable}: UTF-7, {@code unicode_escape}, an unknown name). Anything else (no delimiter, a part without the empty line, no closing delimiter) is
  * {@link OverrideForms.Unreadable}: a lenient parser upstream might still find a part in it.
  */
 final class Multipart {
@@ -47,10 +48,14 @@ final class Multipart {
      * @param body the body
      * @param found where the forms go
      * @throws OverrideForms.Unreadable if the body is not a complete multipart body under its {@code boundary}
-     *     parameter, or the field admits more than one boundary and no reading finds a {@code _method} part
+     *     parameter, or the field admits more than one boundary and no reading finds a {@code _method} part, or its
+     *     {@code boundary*} is declared in a charset that cannot be decoded ({@link HeaderParameters.Readings#unreadable})
      */
     static void read(String contentType, byte[] body, List<OverrideForms.Form> found)
             throws OverrideForms.Unreadable {
+        if (HeaderParameters.readings(contentType, true).unreadable().contains("boundary")) {
+            throw unreadable("its boundary parameter is in a charset that cannot be decoded");
+        }
         List<String> readings = boundaries(contentType);
         if (readings.isEmpty()) {
             throw new OverrideForms.Unreadable("the multipart body has no boundary parameter");
@@ -111,7 +116,7 @@ final class Multipart {
                 out.add(unquoted(param.substring(e + 1).trim()).strip());
             }
         }
-        for (String v : HeaderParameters.readings(contentType, true).getOrDefault("boundary", List.of())) {
+        for (String v : HeaderParameters.readings(contentType, true).of("boundary")) {
             out.add(v.strip()); // RFC 2231 boundary*0=..., as Python's email reads it
         }
         out.remove("");
@@ -187,7 +192,10 @@ final class Multipart {
      * {@return every name a part's header fields may give it: each {@code name} and decoded {@code name*} parameter
      * of each {@code Content-Disposition} field, read both as RFC 7578 and as PHP reads them}
      *
-     * @throws OverrideForms.Unreadable if a plain name is percent- or RFC 2047-encoded
+     * @throws OverrideForms.Unreadable if a plain name is percent- or RFC 2047-encoded, or a name is declared in a
+     *     charset that cannot be decoded ({@link HeaderParameters.Readings#unreadable}: UTF-7, an unknown name; even
+     *     when its UTF-8 reading or another name reads as {@code _method}: the precise answer is that it cannot be
+     *     read)
      */
     static List<String> names(String head) throws OverrideForms.Unreadable {
         String unfolded = head.replaceAll("\r\n[ \t]+", " "); // obs-fold (RFC 9112 section 5.2)
@@ -198,7 +206,11 @@ final class Multipart {
                 continue;
             }
             String value = ";" + line.substring(colon + 1); // PHP reads a name= pair in the first place too
-            names.addAll(HeaderParameters.readings(value, false).getOrDefault("name", List.of()));
+            HeaderParameters.Readings read = HeaderParameters.readings(value, false);
+            names.addAll(read.of("name"));
+            if (read.unreadable().contains("name")) {
+                throw unreadable("a part name is in a charset that cannot be decoded");
+            }
             for (boolean php : new boolean[] {false, true}) {
                 for (String[] p : parameters(value, php)) {
                     if (p[0].equals("name")) {
@@ -207,7 +219,11 @@ final class Multipart {
                         }
                         names.add(p[1]);
                     } else if (p[0].equals("name*")) {
-                        names.addAll(HeaderParameters.extendedReadings(p[1])); // PHP's cut at white space too
+                        HeaderParameters.Readings ext = HeaderParameters.extendedReadings(p[1]);
+                        names.addAll(ext.of("")); // PHP's cut at white space too
+                        if (ext.anyUnreadable()) {
+                            throw unreadable("a part name is in a charset that cannot be decoded");
+                        }
                     }
                 }
             }

@@ -34,7 +34,8 @@ import jakarta.json.JsonValue;
  * NUL, as PHP cuts it ({@link QueryReadings#phpName}). A body that cannot be read for such a name (a
  * coding other than {@code identity}, a multipart body without its boundary or closing delimiter or with more than one
  * boundary reading and no {@code _method} part under any, a part name that is
- * percent- or RFC 2047-encoded, a form body declared in a charset other than UTF-8, US-ASCII or ISO-8859-1, a JSON
+ * percent- or RFC 2047-encoded or declared in a charset that cannot be decoded, a form body declared in a charset
+ * other than UTF-8, US-ASCII or ISO-8859-1 (its {@code charset*} prefix in a charset that cannot be decoded too), a JSON
  * body declared in a charset other than UTF-8 or US-ASCII, not UTF-8, holding a
  * NUL byte (UTF-16 or UTF-32 without a byte order mark, RFC 4627 section 3), not parsing strictly while it could name
  * the parameter, or with a member name that reads as {@code _method} once its control characters are dropped) is
@@ -312,7 +313,11 @@ final class OverrideForms {
             }
         }
         // and every reading of its RFC 2231 forms (charset*=utf-8''utf-16le, charset*0=...), as Python's email reads
-        declared.addAll(HeaderParameters.readings(contentType, true).getOrDefault("charset", List.of()));
+        HeaderParameters.Readings rfc2231 = HeaderParameters.readings(contentType, true);
+        if (rfc2231.unreadable().contains("charset")) {
+            throw new Unreadable("the " + what + " body's charset parameter is in a charset that cannot be decoded");
+        }
+        declared.addAll(rfc2231.of("charset"));
         for (String d : declared) {
             String cs = d.strip().toLowerCase(Locale.ROOT);
             boolean readable = cs.equals("utf-8") || cs.equals("utf8") || cs.equals("us-ascii")

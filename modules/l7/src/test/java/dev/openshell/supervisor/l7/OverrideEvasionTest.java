@@ -106,6 +106,28 @@ class OverrideEvasionTest {
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=IBM037''"
                         + "%6D%94%85%A3%88%96%84"), OVERRIDE),
                 c("multipart/form-data; boundary=x; boundary*0=e; boundary*1=vil", HIDDEN, OVERRIDE),
+                // 4b. a name, charset or boundary in a charset that cannot be decoded (attacker pass 7, P9-4: Python's
+                // email reads UTF-7 and unicode_escape, so what it finds there is not known); cp037 is read
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=x-unknown''_method"),
+                        UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=UTF-7''"
+                        + "+AF8-method"), UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=unicode_escape''"
+                        + "%5Cx5fmethod"), UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*0*=utf_7''+AF8-me;"
+                        + " name*1=thod"), UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data;"
+                        + " name=\"=?UTF-7?Q?+AF8-method?=\""), UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=utf-16''"
+                        + "%5F%00m%00e%00t%00h%00o%00d%00"), OVERRIDE), // Python: no byte order mark, little-endian
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=cp037''"
+                        + "%6D%94%85%A3%88%96%84"), OVERRIDE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=x-unknown''a;"
+                        + " name=_method"), UNREADABLE),
+                c("multipart/form-data; boundary=x; boundary*=UTF-7''b", part("Content-Disposition: form-data;"
+                        + " name=a"), UNREADABLE),
+                c("application/x-www-form-urlencoded; charset*=x-unknown''utf-8", "a=1", UNREADABLE),
+                c("application/json; charset*=unicode_escape''utf-8", "{\"a\":1}", UNREADABLE),
                 // 5. a query split at ';', a JSON member name with control characters
                 c("/repos/x?a=1;_method=DELETE", null, null, OVERRIDE),
                 c("/repos/x?a=1&b=2;%5Fmethod=DELETE", null, null, OVERRIDE),

@@ -31,6 +31,8 @@ class OneHomeTest {
     private static final String GLOB = "modules/policy/src/main/java/dev/openshell/supervisor/policy/Glob.java";
     private static final String HEADER_PARAMETERS = "modules/middleware-spi/src/main/java/dev/openshell/middleware/spi/"
             + "internal/HeaderParameters.java";
+    private static final String ENCODED_WORDS = "modules/middleware-spi/src/main/java/dev/openshell/middleware/spi/"
+            + "internal/EncodedWords.java";
     /**
      * Built-in plugins are built as any plugin is, against the public SPI only ({@code spi.internal} is not exported
      * to them): the generic helpers (hex digits, percent-encoding, printable text) have no home they may call, so
@@ -64,7 +66,10 @@ class OneHomeTest {
                 "\\bclass\\s+\\w*Glob\\b", Set.of(GLOB)),
         HEADER_PARAMETER_READING("the reading of RFC 2231 / RFC 8187 header parameters: the charset'language' prefix "
                 + "split (HeaderParameters.prefixEnd / readings)",
-                "indexOf\\(\\s*(?:'\\\\''|\"''\")|\\(byte\\)\\s*'\\\\''", Set.of(HEADER_PARAMETERS));
+                "indexOf\\(\\s*(?:'\\\\''|\"''\")|\\(byte\\)\\s*'\\\\''", Set.of(HEADER_PARAMETERS)),
+        ENCODED_WORD_FINDING("finding RFC 2047 encoded words =?charset?B|Q?text?= (EncodedWords.find / decode)",
+                "\"BbQq\"|'\\?'\\s*&&\\s*\\w+\\[[^\\]]+\\]\\s*==\\s*'='|indexOf\\(\\s*\"\\?=\""
+                        + "|\\(byte\\)\\s*'\\?'\\s*,\\s*\\(byte\\)\\s*'='", Set.of(ENCODED_WORDS));
 
         final String what;
         final Pattern copy;

@@ -6,6 +6,8 @@ import dev.openshell.middleware.spi.Finding;
 import dev.openshell.middleware.spi.HeaderMutation;
 import dev.openshell.middleware.spi.HeaderTable;
 import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.MiddlewareException;
+import dev.openshell.middleware.spi.internal.EncodedWords;
 import dev.openshell.middleware.spi.internal.HeaderParameters;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +29,9 @@ import java.util.Set;
  *       remove (framing, coding, range), or more rewrites than a decision may carry
  *       ({@link EnvelopeLimits#headerMutationsFit}: count and bytes), blocks the delivery.</li>
  * </ul>
- * Findings as for bodies: one per secret type, counted over all fields.
+ * Findings as for bodies: one per secret type, counted over all fields. A field with a parameter or RFC 2047 word
+ * declared in a charset that cannot be decoded ({@link #unreadable}) cannot be scanned as its client reads it: the
+ * stage fails with {@code body_undecodable}, so its {@code on_error} decides.
  */
 final class HeaderScan {
 
@@ -50,10 +54,15 @@ final class HeaderScan {
      *
      * @param headers the head as the stage sees it
      * @param config the stage's config
+     * @throws MiddlewareException ({@code body_undecodable}) if a field is {@link #unreadable}
      */
     static Outcome scan(List<HttpHeader> headers, RegexConfig config) {
         StringBuilder all = new StringBuilder();
         for (HttpHeader h : headers) {
+            if (unreadable(h.value())) {
+                throw new MiddlewareException(RegexProvider.UNDECODABLE_CODE, "a response header field has a parameter"
+                        + " or encoded word in a charset that cannot be decoded");
+            }
             all.append(readable(h.value())).append('\n');
         }
         Scan found = SecretScanner.scan(utf8(all.toString()), config.selection(), false);
@@ -102,12 +111,26 @@ final class HeaderScan {
         }
         StringBuilder b = new StringBuilder(value);
         String latin1 = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
-        for (List<String> readings : HeaderParameters.readings(latin1, true).values()) {
+        for (List<String> readings : HeaderParameters.readings(latin1, true).byName().values()) {
             for (String r : readings) {
                 b.append('\n').append(r);
             }
         }
         return b.toString();
+    }
+
+    /**
+     * {@return whether a parameter or RFC 2047 word of the value is declared in a charset that cannot be decoded}
+     * ({@link HeaderParameters.Readings#unreadable}, {@link EncodedWords.Decoded#unreadable}: UTF-7,
+     * {@code unicode_escape}, an unknown name; Python's {@code email} and {@code urllib} decode some of them)
+     */
+    static boolean unreadable(String value) {
+        if (value.indexOf('*') < 0 && !value.contains("=?")) {
+            return false;
+        }
+        String latin1 = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
+        return HeaderParameters.readings(latin1, true).anyUnreadable()
+                || latin1.contains("=?") && EncodedWords.decode(latin1).unreadable();
     }
 
     private static String redacted(String value, RegexConfig config) {

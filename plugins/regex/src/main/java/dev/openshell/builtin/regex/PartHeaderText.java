@@ -18,7 +18,9 @@ import java.util.Set;
  * filename*0="sk-"; filename*1="proj..."}, {@code Content-Type: ...; name="=?utf-8?B?...?="}) are read by {@link
  * HeaderParameters#readings} (RFC 2231 / RFC 8187 values in any charset the JDK knows, continuations joined, RFC 2047
  * words decoded, quoted-pairs unescaped: what Python's {@code email}, Werkzeug and busboy hand the application). Folded
- * lines (obs-fold) are joined first.
+ * lines (obs-fold) are joined first. A parameter or encoded word declared in a charset that cannot be decoded (UTF-7,
+ * {@code unicode_escape}, an unknown name) makes the part {@link Undecodable}: the stage fails, its {@code on_error}
+ * decides.
  *
  * <p>The text is the block as it is, then, after a NUL each, every reading that differs from each value as written.
  * A match in the block is replaced where it stands. A match in a decoded reading cannot be replaced in place (its
@@ -42,8 +44,14 @@ final class PartHeaderText extends TextView {
         this.extras = extras;
     }
 
-    /** {@return the view of a part's header block; the block itself when no parameter reads otherwise} */
-    static TextView of(ByteBuffer block) {
+    /**
+     * {@return the view of a part's header block; the block itself when no parameter reads otherwise}
+     *
+     * @throws Undecodable if a parameter or RFC 2047 word of a field is declared in a charset that cannot be decoded
+     *     ({@link HeaderParameters.Readings#unreadable}: UTF-7, {@code unicode_escape}, an unknown name; Python's
+     *     {@code email} decodes some of them, so what the upstream reads there is not known)
+     */
+    static TextView of(ByteBuffer block) throws Undecodable {
         byte[] raw = new byte[block.limit()];
         block.get(0, raw);
         char[] c = new String(raw, StandardCharsets.ISO_8859_1).toCharArray();
@@ -75,7 +83,8 @@ final class PartHeaderText extends TextView {
     }
 
     /** Adds the readings of one field value (starting at {@code base} in the block) that differ from it. */
-    private static void readField(String value, int base, ByteArrayOutputStream out, List<Extra> extras) {
+    private static void readField(String value, int base, ByteArrayOutputStream out, List<Extra> extras)
+            throws Undecodable {
         if (value.indexOf('*') < 0 && value.indexOf('\\') < 0 && !value.contains("=?")) {
             return; // every reading is a value as written
         }
@@ -85,7 +94,12 @@ final class PartHeaderText extends TextView {
             spans.computeIfAbsent(p.name(), k -> new ArrayList<>()).add(new int[] {base + p.start(), base + p.end()});
             written.computeIfAbsent(p.name(), k -> new HashSet<>()).add(p.content(value));
         }
-        for (Map.Entry<String, List<String>> e : HeaderParameters.readings(value, false).entrySet()) {
+        HeaderParameters.Readings readings = HeaderParameters.readings(value, false);
+        if (readings.anyUnreadable()) {
+            throw Undecodable.because("multipart request body part header has a parameter in a charset that cannot"
+                    + " be decoded");
+        }
+        for (Map.Entry<String, List<String>> e : readings.byName().entrySet()) {
             for (String r : e.getValue()) {
                 if (r.isEmpty() || written.get(e.getKey()).contains(r)) {
                     continue;

@@ -2,9 +2,12 @@ package dev.openshell.builtin.regex;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.openshell.middleware.spi.Decision;
 import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.internal.HeaderParameters;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
@@ -77,7 +80,7 @@ class PartHeaderParamsTest {
                     .toByteArray(), StandardCharsets.ISO_8859_1);
             assertFalse(out.contains(KEY.substring(8)), out);
             String field = out.substring(out.indexOf(':') + 1, out.indexOf("\r\nContent-Type")).replace("\r\n", "");
-            HeaderParameters.readings(field, false).values().forEach(list -> list.forEach(
+            HeaderParameters.readings(field, false).byName().values().forEach(list -> list.forEach(
                     v -> assertFalse(v.contains(KEY.substring(8)), () -> d + " -> " + out)));
             assertEquals(Decision.ALLOW, run(DENY, out.getBytes(StandardCharsets.ISO_8859_1)).decision(), out);
         }
@@ -88,5 +91,26 @@ class PartHeaderParamsTest {
         HttpRequestResult r = run(DENY,
                 body("form-data; name*0=\"a\"; name*1=\"b\"; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf"));
         assertEquals(Decision.ALLOW, r.decision());
+    }
+
+    /**
+     * A part header parameter or encoded word in a charset that cannot be decoded (attacker pass 7, P9-4 / P9-6:
+     * UTF-7, unicode_escape, which Python's email reads; an unknown name) is not scanned as UTF-8 and passed: the part
+     * is undecodable, the stage fails with {@code body_undecodable} (its on_error refuses under fail_closed, audited).
+     */
+    @Test
+    void aParameterInACharsetThatCannotBeDecodedFailsTheStage() {
+        for (String d : List.of("form-data; name=\"f\"; filename*=UTF-7''+AHMAawAt-",
+                "form-data; name=\"f\"; filename*=unicode_escape''%5Cu0073k",
+                "form-data; name*=x-unknown''abc", "form-data; name=\"f\"; filename*0*=utf_7''x; filename*1=y",
+                "form-data; name=\"=?UTF-7?B?K0FITUFhd0F0LQ==?=\"",
+                "form-data; name=\"f\"; filename=\"=?raw_unicode_escape?Q?x?=\"")) {
+            for (JsonObject config : List.of(DENY, JsonObject.EMPTY_JSON_OBJECT)) {
+                MiddlewareException e = assertThrows(MiddlewareException.class, () -> run(config, body(d)), d);
+                assertEquals(RegexProvider.UNDECODABLE_CODE, e.code(), d);
+                assertTrue(e.getMessage().contains("charset that cannot be decoded"), e::getMessage);
+            }
+        }
+        assertEquals(Decision.ALLOW, run(DENY, body("form-data; name=\"f\"; filename*=Shift_JIS''%82%A0")).decision());
     }
 }

@@ -315,6 +315,28 @@ class RegexResponseStageTest {
         }
     }
 
+    /**
+     * A response-header parameter or encoded word in a charset that cannot be decoded (attacker pass 7, P9-4 / P9-6:
+     * UTF-7 and unicode_escape, which Python's urllib and email decode) fails the stage (body_undecodable: on_error
+     * decides), in either mode; one in a charset the runtime decodes is scanned.
+     */
+    @Test
+    void aHeaderParameterInACharsetThatCannotBeDecodedFailsTheStage() {
+        for (String v : List.of("attachment; filename*=UTF-7''+AHMAaw-", "attachment; filename*=unicode_escape''x",
+                "=?UTF-7?B?K0FITUFhdy0=?=", "attachment; filename=\"=?raw-unicode-escape?Q?x?=\"")) {
+            for (String mode : List.of("deny", "redact")) {
+                List<HttpHeader> head = List.of(new HttpHeader("content-disposition", v));
+                MiddlewareException e = assertThrows(MiddlewareException.class, () -> provider.openResponse(RESPONSE)
+                        .preflight(preflight(config(mode, null), "GET", 200, head, ALL, true)), v);
+                assertEquals(RegexProvider.UNDECODABLE_CODE, e.code(), v);
+            }
+        }
+        HttpResponsePreflightDecision sjis = provider.openResponse(RESPONSE).preflight(preflight(config("deny", null),
+                "GET", 200, List.of(new HttpHeader("content-disposition", "attachment; filename*=Shift_JIS''%82%A0")),
+                ALL, true));
+        assertEquals(HttpResponsePreflightDecision.Action.INSPECT, sjis.action());
+    }
+
     @Test
     void aKeyInAFieldStagesMayNotRewriteBlocksAndACleanHeadChangesNothing() {
         List<HttpHeader> head = List.of(new HttpHeader("content-range", "bytes 0-1/2 " + KEY));

@@ -375,7 +375,7 @@ class BodyReadingIT {
             int colon = line.indexOf(':');
             if (colon > 0) {
                 dev.openshell.middleware.spi.internal.HeaderParameters.readings(line.substring(colon + 1), false)
-                        .values().forEach(l -> l.forEach(r -> b.append('\n').append(r)));
+                        .byName().values().forEach(l -> l.forEach(r -> b.append('\n').append(r)));
             }
         }
         return b.toString();

@@ -16,7 +16,8 @@ import org.apiguardian.api.API;
  *
  * <p>A charset name is ASCII (RFC 2978 section 2.3), so the decoded value must be printable ASCII without white
  * space; anything else (a missing prefix, a bad percent escape, a continuation number missing or given twice, a name
- * such as {@code charset*x}, an empty value) cannot be decoded: its readers disagree. Static methods only.
+ * such as {@code charset*x}, an empty value, a {@code charset'} prefix naming a charset {@link HeaderCharsets}
+ * cannot read) cannot be decoded: its readers disagree. Static methods only.
  */
 @API(status = INTERNAL, since = "0.2")
 public final class ExtendedCharset {
@@ -66,6 +67,9 @@ public final class ExtendedCharset {
     /** {@return {@code v} percent-decoded (one char per octet), after its {@code charset'language'} prefix} */
     private static String extended(String v, boolean prefixed) {
         int from = prefixed ? HeaderParameters.prefixEnd(v) : 0;
+        if (prefixed && HeaderParameters.prefixUnreadable(v)) {
+            throw bad(); // declared in a charset that cannot be read (UTF-7, unicode_escape: HeaderCharsets)
+        }
         byte[] octets = from < 0 ? null : HeaderParameters.percentDecode(v, from, v.length(), true);
         if (octets == null) {
             throw bad();

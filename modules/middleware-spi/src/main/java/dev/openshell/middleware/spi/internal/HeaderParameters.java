@@ -25,8 +25,9 @@ import org.apiguardian.api.API;
  *   <li>a plain parameter ({@code name=value}, {@code name="value"}): its text as written between the quotes, with
  *       its quoted-pairs unescaped (RFC 9110 section 5.6.4);</li>
  *   <li>an extended parameter ({@code name*=charset'language'%XX}, RFC 2231 section 4, RFC 8187 section 3.2): the
- *       percent-decoded octets decoded in the declared charset (any charset the JDK knows: UTF-16 with its byte
- *       order mark, UTF-16LE/BE, UTF-32, IBM037, ...) and in UTF-8; without the {@code '} prefix the whole value
+ *       percent-decoded octets decoded in the declared charset (any charset this runtime decodes, {@link
+ *       HeaderCharsets#decoders}: UTF-16 with its byte order mark or without it both big- and little-endian,
+ *       UTF-16LE/BE, UTF-32, IBM037, Shift_JIS, ...) and in UTF-8; without the {@code '} prefix the whole value
  *       percent-decoded as UTF-8, and the value as written;</li>
  *   <li>continuations ({@code name*0=}, {@code name*1*=}, {@code name*00=}, a lone {@code name*0}, section 3 and
  *       4.1): the parts present joined in number order (numbers read as integers, so {@code *00} is {@code *0}; gaps
@@ -36,15 +37,24 @@ import org.apiguardian.api.API;
  *       in the order written, as Werkzeug joins them, percent-decoded and as written; and all of them in number order
  *       with an unnumbered one as section 0, as Python's {@code email} default policy joins them;</li>
  *   <li>every reading above holding {@code =?} once more with its RFC 2047 encoded words decoded ({@link
- *       #decodeWords}).</li>
+ *       EncodedWords#decode}).</li>
  * </ul>
+ *
+ * <p><b>Unreadable.</b> A value, continuation join or encoded word declared in a charset this runtime cannot decode
+ * (an unknown name, UTF-7, a Python codec that is no charset such as {@code unicode_escape}: {@link HeaderCharsets})
+ * is not read as UTF-8 in its stead: its name is in {@link Readings#unreadable}, and every user acts on it (the
+ * response header scrub drops the field, the regex plugin fails the part as undecodable, L7 answers
+ * {@code method_override_unreadable}). Its UTF-8 reading is still among the readings, for a scan of what can be
+ * read.
  *
  * <p>Bounds: a section number has any number of digits (Python's {@code email} and Werkzeug read any, as an
  * integer), ordered as an integer without being parsed. No reading is dropped (a cap would let decoys hide the one
  * that matters); instead every reading is at most as long as the text it is read from (percent, base64, Q and
  * quoted-pair decoding only shrink text, and a charset decodes at least one octet per character), a plain parameter
  * gives at most 2 readings, an extended one 3, the continuations of a name 9, each at most doubled by its RFC 2047
- * reading, so the readings of a value total at most 20 times its length and cost time linear in it. Parameters are
+ * reading, so the readings of a value total at most 20 times its length and cost time linear in it (a value declared
+ * {@code UTF-16} or {@code UTF-32} is also read little-endian, as Python reads it without a byte order mark: at most
+ * 13 readings of a name, 26 times the length). Parameters are
  * split at {@code ;} (and, when asked, at {@code ,}, for fields that list several values) outside quoted-strings; a
  * parameter name is lower-cased.
  * Static methods only; never throws on any input.
@@ -191,20 +201,55 @@ public final class HeaderParameters {
     }
 
     /**
-     * {@return every reading of each parameter of a field value, by lower-case name (without {@code *} suffixes), in
-     * the order the names first appear} See the class comment for the readings.
+     * The readings of a field value's parameters.
+     *
+     * @param byName every reading of each parameter, by lower-case name (without {@code *} suffixes), in the order the
+     *     names first appear (see the class comment)
+     * @param unreadable the names (a subset of {@code byName}'s keys, in the same order) with a value, continuation
+     *     join or RFC 2047 word declared in a charset this runtime cannot decode ({@link HeaderCharsets}): what a
+     *     reader that knows that charset finds in it is not known, so a user must not treat its readings as complete
+     */
+    @API(status = INTERNAL, since = "0.2")
+    public record Readings(Map<String, List<String>> byName, Set<String> unreadable) {
+        /** {@return whether any parameter is unreadable} */
+        public boolean anyUnreadable() {
+            return !unreadable.isEmpty();
+        }
+
+        /** {@return every reading of one parameter, empty when it is absent} @param name lower case */
+        public List<String> of(String name) {
+            return byName.getOrDefault(name, List.of());
+        }
+    }
+
+    /**
+     * Readings being collected for one name, and whether one of them could not be made.
+     */
+    private static final class Sink {
+        final Set<String> texts = new LinkedHashSet<>();
+        boolean unreadable;
+
+        void add(String s) {
+            texts.add(s);
+        }
+    }
+
+    /**
+     * {@return every reading of each parameter of a field value, and which cannot be read} See the class comment
+     * for the readings, {@link HeaderCharsets} for when a charset cannot be read.
      *
      * @param value the field value, one character per octet (ISO-8859-1)
      * @param commas whether {@code ,} separates parameters too
      */
-    public static Map<String, List<String>> readings(String value, boolean commas) {
+    public static Readings readings(String value, boolean commas) {
         Map<String, List<Parameter>> byName = new LinkedHashMap<>();
         for (Parameter p : parse(value, commas)) {
             byName.computeIfAbsent(p.name(), k -> new ArrayList<>()).add(p);
         }
         Map<String, List<String>> out = new LinkedHashMap<>();
+        Set<String> unreadable = new LinkedHashSet<>();
         for (Map.Entry<String, List<Parameter>> e : byName.entrySet()) {
-            Set<String> r = new LinkedHashSet<>();
+            Sink r = new Sink();
             List<Parameter> sections = new ArrayList<>();
             for (Parameter p : e.getValue()) {
                 if (p.section() >= 0) {
@@ -222,30 +267,36 @@ public final class HeaderParameters {
                 pythonReading(value, e.getValue(), r);
             }
             Set<String> all = new LinkedHashSet<>();
-            for (String s : r) {
+            for (String s : r.texts) {
                 all.add(s);
                 if (s.contains("=?")) {
-                    all.add(decodeWords(s));
+                    EncodedWords.Decoded d = EncodedWords.decode(s);
+                    all.add(d.text());
+                    r.unreadable |= d.unreadable();
                 }
             }
             out.put(e.getKey(), List.copyOf(all));
+            if (r.unreadable) {
+                unreadable.add(e.getKey());
+            }
         }
-        return out;
+        return new Readings(out, java.util.Collections.unmodifiableSet(unreadable));
     }
 
     /**
-     * {@return every reading of one extended value {@code charset'language'%XX...}, unquoted (see the class comment)}
+     * {@return every reading of one extended value {@code charset'language'%XX...}, unquoted (see the class comment),
+     * under the name {@code ""}; unreadable when its charset cannot be read ({@link HeaderCharsets})}
      *
      * @param v the value, one character per octet
      */
-    public static List<String> extendedReadings(String v) {
-        Set<String> r = new LinkedHashSet<>();
+    public static Readings extendedReadings(String v) {
+        Sink r = new Sink();
         extendedReadings(v, r);
-        return List.copyOf(r);
+        return new Readings(Map.of("", List.copyOf(r.texts)), r.unreadable ? Set.of("") : Set.of());
     }
 
     /** Adds the readings of one extended value {@code charset'language'%XX...}. */
-    private static void extendedReadings(String v, Set<String> r) {
+    private static void extendedReadings(String v, Sink r) {
         int from = prefixEnd(v);
         if (from < 0) {
             r.add(v);
@@ -268,8 +319,18 @@ public final class HeaderParameters {
         return q2 < 0 ? -1 : q2 + 1;
     }
 
+    /**
+     * {@return whether the {@code charset'language'} prefix of an RFC 2231 extended value names a charset that cannot
+     * be read ({@link HeaderCharsets#readable}); false without a prefix}
+     *
+     * @param v the extended value, unquoted
+     */
+    public static boolean prefixUnreadable(String v) {
+        return prefixEnd(v) > 0 && !HeaderCharsets.readable(v.substring(0, v.indexOf('\'')));
+    }
+
     /** Adds the continuations joined (first and last part of each repeated number), see the class comment. */
-    private static void joinedReadings(String value, List<Parameter> sections, Set<String> r) {
+    private static void joinedReadings(String value, List<Parameter> sections, Sink r) {
         for (boolean last : new boolean[] {false, true}) {
             Map<Integer, Parameter> pick = new LinkedHashMap<>();
             for (Parameter p : sections) {
@@ -300,11 +361,11 @@ public final class HeaderParameters {
      * Adds the reading of Python's {@code email} with its default policy ({@code MimeParameters}): every parameter of
      * the name, an unnumbered one as section 0, in number order (written order among equal numbers), a plain part
      * whose number is not the next one skipped, an extended one kept; each extended part percent-decoded and decoded on
-     * its own in the first part's charset (UTF-8 when the JDK knows none), a plain part as written
+     * its own in the first part's charset (UTF-8 when it cannot be read, which marks the name unreadable), a plain part as written
      * ({@code filename*=UTF-8''%73%6B; filename*1="-rest"} reads
      * {@code sk-rest}: attacker pass 7, P9-5).
      */
-    private static void pythonReading(String value, List<Parameter> all, Set<String> r) {
+    private static void pythonReading(String value, List<Parameter> all, Sink r) {
         List<Parameter> parts = new ArrayList<>(all);
         // an unnumbered part is section 0: it ties with a written *0 (rank 0) and comes before every other number
         parts.sort(Comparator.comparingInt(p -> Math.max(0, p.section())));
@@ -324,7 +385,10 @@ public final class HeaderParameters {
             }
             int from = Math.max(0, prefixEnd(t));
             if (k == 0 && from > 0) {
-                charset = charset(t.substring(0, t.indexOf('\'')));
+                String name = t.substring(0, t.indexOf('\''));
+                List<Charset> decoders = HeaderCharsets.decoders(name);
+                charset = decoders.isEmpty() ? null : decoders.get(decoders.size() - 1); // Python's reading
+                r.unreadable |= !HeaderCharsets.readable(name);
             }
             // each part decoded on its own in the first part's charset, as Python decodes them
             out.append(new String(percentDecode(t, from, t.length()), charset == null ? StandardCharsets.UTF_8
@@ -339,7 +403,7 @@ public final class HeaderParameters {
      * percent-decoded (their {@code charset'language'} prefix dropped, the first charset given counting for all) and,
      * once more, as written (Werkzeug keeps the percent text of a charset it does not decode).
      */
-    private static void appearanceReadings(String value, List<Parameter> all, Set<String> r) {
+    private static void appearanceReadings(String value, List<Parameter> all, Sink r) {
         String charset = null;
         ByteArrayOutputStream octets = new ByteArrayOutputStream(value.length());
         StringBuilder written = new StringBuilder();
@@ -358,25 +422,17 @@ public final class HeaderParameters {
         r.add(written.toString());
     }
 
-    /** Adds {@code octets} decoded in {@code charset} (when the JDK knows it) and in UTF-8. */
-    private static void decoded(String charset, byte[] octets, Set<String> r) {
-        Charset cs = charset(charset);
-        if (cs != null) {
+    /**
+     * Adds {@code octets} decoded in {@code charset} (when it is readable, {@link HeaderCharsets}) and in UTF-8; a
+     * charset declared and not readable marks the readings unreadable (the UTF-8 reading, Python's fallback for a
+     * name it does not know either, is still added, for whoever scans what can be read).
+     */
+    private static void decoded(String charset, byte[] octets, Sink r) {
+        for (Charset cs : HeaderCharsets.decoders(charset)) {
             r.add(new String(octets, cs));
         }
+        r.unreadable |= !HeaderCharsets.readable(charset);
         r.add(new String(octets, StandardCharsets.UTF_8));
-    }
-
-    /** {@return the charset of that name, or null when the JDK knows none} @param name a name, or null */
-    public static Charset charset(String name) {
-        if (name == null || name.isBlank()) {
-            return null;
-        }
-        try {
-            return Charset.forName(name.strip());
-        } catch (RuntimeException e) {
-            return null; // an unknown or illegal name: the other readings stand
-        }
     }
 
     /** {@return {@code s} with every quoted-pair {@code \x} read as {@code x}} @param s quoted-string content */
@@ -430,108 +486,6 @@ public final class HeaderParameters {
                 return null;
             } else {
                 out.write(c);
-            }
-        }
-        return out.toByteArray();
-    }
-
-    /**
-     * {@return {@code s} with each RFC 2047 encoded word {@code =?charset?B|Q?text?=} (section 2; an RFC 2231 section
-     * 5 {@code *language} suffix dropped) decoded in its charset (UTF-8 when the JDK knows none), wherever it stands,
-     * white space between two words dropped (section 6.2), the octets of adjacent words of one charset decoded
-     * together (a UTF-16 unit split between two words reads whole, as Python's {@code email} reads it)} B is base64
-     * with non-alphabet characters skipped, Q is section 4.2 ({@code _} a space, {@code =XX} an octet).
-     *
-     * @param s the text, one character per octet
-     */
-    public static String decodeWords(String s) {
-        byte[] raw = s.getBytes(StandardCharsets.ISO_8859_1);
-        StringBuilder out = new StringBuilder(s.length());
-        ByteArrayOutputStream pending = new ByteArrayOutputStream();
-        String pendingCharset = null;
-        int i = 0;
-        while (i < raw.length) {
-            int start = s.indexOf("=?", i);
-            int q = start < 0 ? -1 : s.indexOf('?', start + 2);
-            int close = q < 0 || q + 2 >= raw.length || raw[q + 2] != '?' || "BbQq".indexOf(raw[q + 1]) < 0 ? -1
-                    : s.indexOf("?=", q + 3);
-            if (close < 0) {
-                break;
-            }
-            String name = s.substring(start + 2, q);
-            int star = name.indexOf('*');
-            name = (star < 0 ? name : name.substring(0, star)).toLowerCase(Locale.ROOT);
-            String gap = s.substring(i, start);
-            if (pendingCharset == null || !gap.isBlank() || !name.equals(pendingCharset)) {
-                flush(out, pending, pendingCharset);
-                if (pendingCharset == null || !gap.isBlank()) {
-                    out.append(gap);
-                }
-            }
-            boolean b64 = raw[q + 1] == 'B' || raw[q + 1] == 'b';
-            pending.writeBytes(b64 ? decodeB(raw, q + 3, close) : decodeQ(raw, q + 3, close));
-            pendingCharset = name;
-            i = close + 2;
-        }
-        flush(out, pending, pendingCharset);
-        return out.append(s, Math.min(i, s.length()), s.length()).toString();
-    }
-
-    /** Appends the octets of adjacent encoded words of one charset, decoded together (as Python's email does). */
-    private static void flush(StringBuilder out, ByteArrayOutputStream pending, String charset) {
-        if (pending.size() > 0) {
-            Charset cs = charset(charset);
-            out.append(new String(pending.toByteArray(), cs == null ? StandardCharsets.UTF_8 : cs));
-            pending.reset();
-        }
-    }
-
-    /**
-     * {@return RFC 2047 section 4.2 Q text decoded: {@code _} is 0x20, {@code =XX} (hex in either case) an octet,
-     * anything else itself}
-     *
-     * @param raw the octets
-     * @param from the first index
-     * @param to the index after the last
-     */
-    public static byte[] decodeQ(byte[] raw, int from, int to) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(0, to - from));
-        for (int i = from; i < to; i++) {
-            int h1 = i + 2 < to ? Syntax.hexDigit((char) (raw[i + 1] & 0xff)) : -1;
-            int h2 = i + 2 < to ? Syntax.hexDigit((char) (raw[i + 2] & 0xff)) : -1;
-            if (raw[i] == '=' && h1 >= 0 && h2 >= 0) {
-                out.write(h1 << 4 | h2);
-                i += 2;
-            } else {
-                out.write(raw[i] == '_' ? ' ' : raw[i]);
-            }
-        }
-        return out.toByteArray();
-    }
-
-    /**
-     * {@return base64 decoded as Python's lenient decoder reads it: characters outside the standard alphabet skipped}
-     *
-     * @param raw the octets
-     * @param from the first index
-     * @param to the index after the last
-     */
-    public static byte[] decodeB(byte[] raw, int from, int to) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(0, (to - from) * 3 / 4 + 1));
-        int bits = 0;
-        int count = 0;
-        for (int i = from; i < to; i++) {
-            int c = raw[i];
-            int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26
-                    : c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
-            if (v < 0) {
-                continue;
-            }
-            bits = bits << 6 | v;
-            count += 6;
-            if (count >= 8) {
-                count -= 8;
-                out.write(bits >>> count & 0xff);
             }
         }
         return out.toByteArray();

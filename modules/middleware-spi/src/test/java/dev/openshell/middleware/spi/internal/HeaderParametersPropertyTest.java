@@ -33,7 +33,7 @@ class HeaderParametersPropertyTest {
         Random rnd = new Random(seed);
         String param = encode(secret, form, charset, rnd);
         String value = "attachment; x=\"y;z\"; " + param + "; size=3";
-        List<String> r = HeaderParameters.readings(value, false).get("filename");
+        List<String> r = HeaderParameters.readings(value, false).byName().get("filename");
         assertTrue(r != null && r.contains(secret), () -> value + " reads " + r);
     }
 
@@ -43,8 +43,42 @@ class HeaderParametersPropertyTest {
     }
 
     static String encode(String secret, Form form, String charset, Random rnd) {
-        Charset cs = Charset.forName(charset);
-        byte[] octets = secret.getBytes(cs);
+        return encode(secret, secret.getBytes(Charset.forName(charset)), form, charset, rnd);
+    }
+
+    /**
+     * Any charset name this runtime has no decoder for (Python's codecs that are no JDK charset, any case and
+     * separator, and made-up names), declared by any form that declares one, makes the parameter unreadable: never
+     * read as UTF-8 alone (attacker pass 7, P9-4 / P9-6).
+     */
+    @Property(tries = 300)
+    void aCharsetNoDecoderHereKnowsIsUnreadable(@ForAll("secrets") String secret, @ForAll("declaring") Form form,
+            @ForAll("undecodable") String charset, @ForAll long seed) {
+        String value = "attachment; x=\"y\"; " + encode(secret, secret.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                form, charset, new Random(seed)) + "; size=3";
+        HeaderParameters.Readings r = HeaderParameters.readings(value, false);
+        assertTrue(r.unreadable().contains("filename") && !r.unreadable().contains("size"),
+                () -> value + " reads " + r);
+    }
+
+    @Provide
+    Arbitrary<Form> declaring() {
+        return Arbitraries.of(Form.EXTENDED, Form.EXTENDED_QUOTED, Form.CONTINUATION_EXTENDED,
+                Form.CONTINUATION_PADDED, Form.CONTINUATION_SHUFFLED, Form.LONE_SECTION, Form.WORD_B, Form.WORD_Q,
+                Form.WORDS_SPLIT);
+    }
+
+    @Provide
+    Arbitrary<String> undecodable() {
+        Arbitrary<String> python = Arbitraries.of("utf_7", "utf-7", "UTF7", "U7", "unicode_escape",
+                "raw_unicode_escape", "punycode", "idna", "rot13", "rot_13", "utf_8_sig", "unicode_internal", "mbcs",
+                "base64_codec", "hex", "zlib", "uu", "quopri", "x-unknown");
+        Arbitrary<String> made = Arbitraries.strings().withCharRange('a', 'z').withChars('-', '_', ' ')
+                .ofMinLength(3).ofMaxLength(12).map(x -> "zz" + x).filter(n -> !HeaderCharsets.readable(n));
+        return Arbitraries.oneOf(python, made);
+    }
+
+    static String encode(String secret, byte[] octets, Form form, String charset, Random rnd) {
         String pct = HeaderParametersTest.pct(octets);
         switch (form) {
             case EXTENDED:

@@ -1,6 +1,7 @@
 package dev.openshell.middleware.spi.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.Charset;
@@ -13,7 +14,15 @@ import org.junit.jupiter.api.Test;
 /** The readings of header parameters, with the examples of RFC 2231, RFC 2047 and RFC 8187. */
 class HeaderParametersTest {
     private static List<String> read(String value, String name) {
-        return HeaderParameters.readings(value, false).getOrDefault(name, List.of());
+        return HeaderParameters.readings(value, false).byName().getOrDefault(name, List.of());
+    }
+
+    private static String words(String s) {
+        return EncodedWords.decode(s).text();
+    }
+
+    private static boolean unreadable(String value, String name) {
+        return HeaderParameters.readings(value, false).unreadable().contains(name);
     }
 
     private static void has(String value, String name, String expected) {
@@ -78,17 +87,17 @@ class HeaderParametersTest {
 
     @Test
     void rfc2047Section8Examples() {
-        assertEquals("Keith Moore", HeaderParameters.decodeWords("=?US-ASCII?Q?Keith_Moore?="));
-        assertEquals("Andr\u00e9 Pirard", HeaderParameters.decodeWords("=?ISO-8859-1?Q?Andr=E9?= Pirard"));
-        assertEquals("If you can read this you understand the example.", HeaderParameters.decodeWords(
+        assertEquals("Keith Moore", words("=?US-ASCII?Q?Keith_Moore?="));
+        assertEquals("Andr\u00e9 Pirard", words("=?ISO-8859-1?Q?Andr=E9?= Pirard"));
+        assertEquals("If you can read this you understand the example.", words(
                 "=?ISO-8859-1?B?SWYgeW91IGNhbiByZWFkIHRoaXMgeW8=?= "
                 + "=?ISO-8859-2?B?dSB1bmRlcnN0YW5kIHRoZSBleGFtcGxlLg==?="));
-        assertEquals("(a)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?=)"));
-        assertEquals("(a b)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?= b)"));
-        assertEquals("(ab)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?= =?ISO-8859-1?Q?b?=)"));
-        assertEquals("(ab)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?=\r\n    =?ISO-8859-1?Q?b?=)"));
-        assertEquals("(a b)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a_b?=)"));
-        assertEquals("(a b)", HeaderParameters.decodeWords("(=?ISO-8859-1?Q?a?= =?ISO-8859-2?Q?_b?=)"));
+        assertEquals("(a)", words("(=?ISO-8859-1?Q?a?=)"));
+        assertEquals("(a b)", words("(=?ISO-8859-1?Q?a?= b)"));
+        assertEquals("(ab)", words("(=?ISO-8859-1?Q?a?= =?ISO-8859-1?Q?b?=)"));
+        assertEquals("(ab)", words("(=?ISO-8859-1?Q?a?=\r\n    =?ISO-8859-1?Q?b?=)"));
+        assertEquals("(a b)", words("(=?ISO-8859-1?Q?a_b?=)"));
+        assertEquals("(a b)", words("(=?ISO-8859-1?Q?a?= =?ISO-8859-2?Q?_b?=)"));
         has("form-data; name=\"=?utf-8?B?X21ldGhvZA==?=\"", "name", "_method");
     }
 
@@ -124,7 +133,7 @@ class HeaderParametersTest {
         has("a; n*=no-prefix%41", "n", "no-prefix%41");
         has("a; n*=bogus-charset''%41%42", "n", "AB");
         has("a; n*='';x", "n", "");
-        Map<String, List<String>> m = HeaderParameters.readings("\"; ;=; \\", false);
+        Map<String, List<String>> m = HeaderParameters.readings("\"; ;=; \\", false).byName();
         assertTrue(m.values().stream().allMatch(l -> l.size() <= 20), m::toString);
     }
 
@@ -134,7 +143,7 @@ class HeaderParametersTest {
         for (int i = 0; i < 2000; i++) {
             v.append("; n*").append(i).append("*=%41%42");
         }
-        long total = HeaderParameters.readings(v.toString(), false).values().stream().flatMap(List::stream)
+        long total = HeaderParameters.readings(v.toString(), false).byName().values().stream().flatMap(List::stream)
                 .mapToLong(String::length).sum();
         assertTrue(total <= 20L * v.length(), () -> "total " + total);
     }
@@ -145,6 +154,77 @@ class HeaderParametersTest {
             s.append(String.format("%%%02X", x & 0xff));
         }
         return s.toString();
+    }
+
+    @Test
+    void aCharsetThatCannotBeDecodedIsUnreadableNotUtf8() {
+        // attacker pass 7, P9-4 / P9-6: Python's urllib and email decode these and return the credential
+        String utf7 = "+AHMAawAtAHAAcgBvAGo-"; // "sk-proj" in UTF-7 (RFC 2152)
+        for (String v : List.of("attachment; filename*=UTF-7''" + utf7, "attachment; filename*=utf_7''" + utf7,
+                "attachment; filename*=unicode_escape''%5Cu0073k-proj",
+                "attachment; filename*=Raw-Unicode-Escape''x", "attachment; filename*=punycode''x",
+                "attachment; filename*=idna''x", "attachment; filename*=rot13''fx-cebw",
+                "attachment; filename*=x-unknown''%41", "attachment; filename*0*=UTF-7''" + utf7 + "; filename*1=b",
+                "attachment; filename*0*=x-unknown''a; filename*1*=b",
+                "attachment; filename=\"=?UTF-7?B?K0FITUFhd0F0QUhBQWNnQnZBR28t?=\"",
+                "attachment; filename=\"=?unicode_escape?Q?=5Cu0073k?=\"",
+                "attachment; filename=\"=?UTF-7*en?Q?x?=\"")) {
+            assertTrue(unreadable(v, "filename"), v);
+        }
+        assertTrue(EncodedWords.decode("Subject =?UTF-7?B?K0FITUFhdy0=?= x").unreadable());
+        assertTrue(EncodedWords.decode("=?unicode-escape?Q?=5Cu0073k?=").unreadable());
+    }
+
+    @Test
+    void aCharsetThisRuntimeDecodesIsReadable() {
+        for (String v : List.of("attachment; filename*=UTF-8''%41", "attachment; filename*=''%41",
+                "attachment; filename*=utf_8''%41", "attachment; filename*=\"UTF 8\"''%41",
+                "attachment; filename*=%41", "attachment; filename=\"=?utf-8?B?QQ==?=\"", "attachment; filename=A",
+                "attachment; filename*0*=UTF-16LE''%41%00; filename*1*=%42%00")) {
+            assertFalse(unreadable(v, "filename"), v);
+        }
+        assertFalse(EncodedWords.decode("=?ISO-8859-1?Q?a?= =?utf-8?B?QQ==?=").unreadable());
+        assertFalse(HeaderParameters.readings("attachment; filename*=x-unknown''a; size=1", false).unreadable()
+                .contains("size"));
+    }
+
+    @Test
+    void ebcdicIsReadWhereTheRuntimeHasIt() {
+        // cp037 is in jdk.charsets: the runtime image links it (docs/BENCHMARKS.md, "Image size"), so it is read
+        byte[] ebcdic = "_method".getBytes(Charset.forName("IBM037"));
+        String v = "form-data; name*=cp037''" + pct(ebcdic);
+        has(v, "name", "_method");
+        assertFalse(unreadable(v, "name"));
+        assertTrue(HeaderCharsets.readable("IBM037") && HeaderCharsets.readable("Shift_JIS")
+                && HeaderCharsets.readable("shift-jis") && HeaderCharsets.readable("GBK"));
+    }
+
+    @Test
+    void anExtendedCharsetParameterInACharsetThatCannotBeReadIsNotDecoded() {
+        assertEquals("utf-16", ExtendedCharset.decode(List.<String[]>of(new String[] {"charset*", "UTF-8''utf-16"})));
+        for (String v : List.of("UTF-7''utf-8", "unicode_escape''utf-8", "x-unknown''utf-8")) {
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> ExtendedCharset.decode(List.<String[]>of(new String[] {"charset*", v})), v);
+        }
+    }
+
+    @Test
+    void utf16AndUtf32WithoutAByteOrderMarkAreAlsoReadLittleEndianAsPythonReadsThem() {
+        has("form-data; name*=utf-16''" + pct("_method".getBytes(StandardCharsets.UTF_16LE)), "name", "_method");
+        has("form-data; name*=UTF-32''" + pct("_method".getBytes(Charset.forName("UTF-32LE"))), "name", "_method");
+        has("form-data; name*=utf-16''" + pct("_method".getBytes(StandardCharsets.UTF_16BE)), "name", "_method");
+        has("form-data; name*0*=utf-16''" + pct("_me".getBytes(StandardCharsets.UTF_16LE)) + "; name*1*="
+                + pct("thod".getBytes(StandardCharsets.UTF_16LE)), "name", "_method");
+    }
+
+    @Test
+    void pythonNormalisesCodecNames() {
+        assertEquals("utf_7", HeaderCharsets.pythonName(" UTF--7 "));
+        assertEquals("unicode_escape", HeaderCharsets.pythonName("Unicode Escape"));
+        assertEquals("latin.1", HeaderCharsets.pythonName("-Latin.1-"));
+        assertFalse(HeaderCharsets.readable("unicode escape"));
+        assertTrue(HeaderCharsets.readable(" utf_8 "));
+        assertTrue(HeaderCharsets.readable(null) && HeaderCharsets.readable(" "));
     }
 
     static String b64(byte[] b) {

@@ -1,5 +1,7 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.EncodedWords;
+import dev.openshell.middleware.spi.internal.EncodedWords.Word;
 import dev.openshell.middleware.spi.internal.HeaderParameters;
 import dev.openshell.middleware.spi.internal.Syntax;
 import java.io.ByteArrayOutputStream;
@@ -18,8 +20,8 @@ import java.util.Map;
  * <ul>
  *   <li>quoted-pairs (RFC 9110 section 5.6.4; comments, section 5.6.5): every {@code \x} read as {@code x}, wherever
  *       it stands, so a quoted-string's content is read as a client unquoting it reads it;</li>
- *   <li>RFC 2047 encoded words {@code =?charset?B|Q?text?=}, wherever they stand (as Python's {@code email} package
- *       finds them, with or without white space around), decoded in B (base64, non-alphabet characters skipped) and Q
+ *   <li>RFC 2047 encoded words {@code =?charset?B|Q?text?=}, wherever they stand (found by {@link EncodedWords#find},
+ *       as Python's {@code email} package finds them, with or without white space around), decoded in B (base64, non-alphabet characters skipped) and Q
  *       (section 4.2: {@code _} is a space, {@code =XX} a byte) to their bytes, which are searched as they are (a
  *       value in UTF-8, UTF-16, UTF-32 or IBM037, as the scrubber's forms have it), white space between two encoded
  *       words dropped (section 6.2) so adjacent words are read joined, other text read as it is;</li>
@@ -33,7 +35,10 @@ import java.util.Map;
  *
  * <p>Last, every reading {@link HeaderParameters#readings} gives of the value's parameters, each decoded to text in
  * its declared charset (and in UTF-8), is searched: a value still found in one (a reading the three above cannot map
- * back to a position) drops the field ({@code null}), as a value left after {@value #ROUNDS} replacements does.
+ * back to a position) drops the field ({@code null}), as a value left after {@value #ROUNDS} replacements does; so
+ * does a parameter or RFC 2047 word (anywhere in the value) declared in a charset this runtime cannot decode ({@link
+ * HeaderParameters.Readings#unreadable}, {@link EncodedWords.Decoded#unreadable}: UTF-7, {@code unicode_escape}, an
+ * unknown name), whose reading by a client that knows it is not known.
  *
  * <p>A value found in a reading is replaced where it stands, as in the bytes, by the text the scrubber puts for it
  * (its placeholder), so that the reading reads the placeholder: between quoted-pairs by the placeholder quoted; in
@@ -83,10 +88,15 @@ final class HeaderReadings {
     /**
      * {@return whether a reading of the value's parameters decoded in its declared charset ({@link
      * HeaderParameters#readings}: an RFC 2231 value in IBM037 or UTF-16, RFC 2047 words joined, ...) still holds a
-     * value} Such a reading has no position in the value to replace it at, so the field goes.
+     * value, or a parameter or encoded word of the value is declared in a charset that cannot be read} Such a reading
+     * has no position in the value to replace it at, and an unreadable one cannot be searched, so the field goes.
      */
     private static boolean decodedReadingHolds(String value, SecretScrubber s) {
-        for (List<String> readings : HeaderParameters.readings(value, true).values()) {
+        HeaderParameters.Readings all = HeaderParameters.readings(value, true);
+        if (all.anyUnreadable() || value.contains("=?") && EncodedWords.decode(value).unreadable()) {
+            return true; // a charset this runtime cannot decode (UTF-7, unicode_escape, ...): what it holds is unknown
+        }
+        for (List<String> readings : all.byName().values()) {
             for (String r : readings) {
                 byte[] b = r.getBytes(StandardCharsets.UTF_8);
                 if (s.nextMatch(b, 0, b.length) >= 0) {
@@ -178,12 +188,8 @@ final class HeaderReadings {
 
     // ---- RFC 2047 encoded words ------------------------------------------------------------------------------------
 
-    /** One encoded word: raw {@code [start, end)}, its charset text as written, its decoded bytes. */
-    private record Word(int start, int end, String charset, byte[] bytes) {
-    }
-
     private static byte[] encodedWords(byte[] raw, SecretScrubber s) {
-        List<Word> words = findWords(raw);
+        List<Word> words = EncodedWords.find(raw);
         if (words.isEmpty()) {
             return null;
         }
@@ -257,48 +263,14 @@ final class HeaderReadings {
         out.writeBytes("?=".getBytes(StandardCharsets.ISO_8859_1));
     }
 
-    /**
-     * {@return every encoded word {@code =?charset?B|Q?text?=} in {@code raw}, in order} The charset runs to the first
-     * {@code ?}, the text to the first {@code ?=} after the encoding's {@code ?} (as Python's {@code email.header}
-     * finds them). Linear: when no {@code ?} or no {@code ?=} follows a candidate, none follows a later one either.
-     */
-    private static List<Word> findWords(byte[] raw) {
-        List<Word> words = new ArrayList<>();
-        int i = 0;
-        while (i + 1 < raw.length) {
-            if (raw[i] != '=' || raw[i + 1] != '?') {
-                i++;
-                continue;
-            }
-            int q = indexOf(raw, (byte) '?', i + 2);
-            if (q < 0) {
-                break;
-            }
-            if (q + 2 >= raw.length || raw[q + 2] != '?' || "BbQq".indexOf(raw[q + 1]) < 0) {
-                i++;
-                continue;
-            }
-            int close = indexOf(raw, (byte) '?', (byte) '=', q + 3);
-            if (close < 0) {
-                break;
-            }
-            String charset = new String(raw, i + 2, q - i - 2, StandardCharsets.ISO_8859_1);
-            boolean b64 = raw[q + 1] == 'B' || raw[q + 1] == 'b';
-            byte[] bytes = b64 ? HeaderParameters.decodeB(raw, q + 3, close) : decodeQ(raw, q + 3, close);
-            words.add(new Word(i, close + 2, charset, bytes));
-            i = close + 2;
-        }
-        return words;
-    }
-
     /** {@return the value of a hex digit byte, -1 for any other} */
     private static int hex(byte b) {
         return Syntax.hexDigit((char) (b & 0xff));
     }
 
-    /** RFC 2047 section 4.2 Q text decoded ({@link HeaderParameters#decodeQ}). */
+    /** RFC 2047 section 4.2 Q text decoded ({@link EncodedWords#decodeQ}). */
     static byte[] decodeQ(byte[] raw, int from, int to) {
-        return HeaderParameters.decodeQ(raw, from, to);
+        return EncodedWords.decodeQ(raw, from, to);
     }
 
     // ---- RFC 2231 continuations ------------------------------------------------------------------------------------
@@ -442,15 +414,6 @@ final class HeaderReadings {
     private static int indexOf(byte[] raw, byte b, int from) {
         for (int i = from; i < raw.length; i++) {
             if (raw[i] == b) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static int indexOf(byte[] raw, byte b0, byte b1, int from) {
-        for (int i = from; i + 1 < raw.length; i++) {
-            if (raw[i] == b0 && raw[i + 1] == b1) {
                 return i;
             }
         }
