@@ -1,9 +1,9 @@
 package dev.openshell.supervisor.runtime;
 
-import dev.openshell.middleware.spi.Body;
 import dev.openshell.supervisor.engine.chain.BodyRecheck;
 import dev.openshell.supervisor.l7.L7Decision;
 import dev.openshell.supervisor.l7.L7Engine;
+import dev.openshell.supervisor.l7.L7Request;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,15 +51,15 @@ final class L7BodyDecisions {
      * @param plan the exchange's plan
      * @param request the request
      * @param route the L7 route, which reads the body
-     * @param body the buffered body
+     * @param received the request as L7 reads it, with the buffered body
      */
-    L7BodyDecisions(ExchangeAudit audit, ExchangePlan plan, ProxyRequest request, L7Engine.Route route, Body body) {
+    L7BodyDecisions(ExchangeAudit audit, ExchangePlan plan, ProxyRequest request, L7Engine.Route route,
+                    L7Request received) {
         this.audit = Objects.requireNonNull(audit, "audit");
         this.plan = Objects.requireNonNull(plan, "plan");
         this.request = Objects.requireNonNull(request, "request");
         this.route = Objects.requireNonNull(route, "route");
-        this.first = L7Engine.decide(route, L7Step.l7Request(request.target(), request.headers(),
-                Optional.of(body)));
+        this.first = L7Engine.decide(route, received);
     }
 
     /** {@return the decision on the body as received} */

@@ -46,16 +46,15 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
         }
         L7Engine.Route route = plan.l7().get();
         Optional<String> forwardPath = plan.forwardPath(request.target());
-        if (body.isEmpty()) {
-            int need = L7Engine.bodyLimit(route, l7Request(request.target(), request.headers(), Optional.empty()));
-            if (need > 0) {
-                return new L7Verdict.NeedsBody(forwardPath, Math.min(need, EnvelopeLimits.MAX_BODY_BYTES));
-            }
+        L7Request head = l7Request(request.target(), request.headers(), Optional.empty());
+        int need = L7Engine.bodyLimit(route, head);
+        if (body.isEmpty() && need > 0) {
+            return new L7Verdict.NeedsBody(forwardPath, Math.min(need, EnvelopeLimits.MAX_BODY_BYTES));
         }
-        if (body.isPresent() && decidedWithChain(plan, request)) {
+        if (body.isPresent() && need > 0 && !plan.chain().isEmpty()) {
             return new L7Verdict.Allow(forwardPath, Optional.empty()); // decided by the chain step (withChain)
         }
-        L7Decision d = L7Engine.decide(route, l7Request(request.target(), request.headers(), body));
+        L7Decision d = L7Engine.decide(route, body.map(b -> withBody(head, b)).orElse(head));
         audit.l7(request.client(), plan.facts(), d, Optional.empty());
         if (!d.forwards()) {
             return new L7Verdict.Deny(answer(d));
@@ -93,19 +92,14 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
      * @param body the buffered body
      */
     Optional<L7BodyDecisions> withChain(ExchangePlan plan, ProxyRequest request, Body body) {
-        if (!decidedWithChain(plan, request)) {
+        if (plan.chain().isEmpty() || plan.l7().isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(new L7BodyDecisions(audit, plan, request, plan.l7().get(), body));
-    }
-
-    /**
-     * {@return whether the decision on the body goes with the chain}: a chain is selected (refused or not) and the L7
-     * route reads the body of this request ({@link L7Engine#bodyLimit}, on the head as received)
-     */
-    private static boolean decidedWithChain(ExchangePlan plan, ProxyRequest request) {
-        return !plan.chain().isEmpty() && plan.l7().isPresent() && L7Engine.bodyLimit(plan.l7().get(),
-                l7Request(request.target(), request.headers(), Optional.empty())) > 0;
+        L7Request head = l7Request(request.target(), request.headers(), Optional.empty());
+        if (L7Engine.bodyLimit(plan.l7().get(), head) == 0) {
+            return Optional.empty();
+        }
+        return Optional.of(new L7BodyDecisions(audit, plan, request, plan.l7().get(), withBody(head, body)));
     }
 
     /**
@@ -138,6 +132,11 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
             h.add(new L7Request.Header(x.name(), x.value()));
         }
         return new L7Request(t.method(), rawTarget(t), h, body);
+    }
+
+    /** {@return {@code head} with a body: its header list shared, not copied} */
+    static L7Request withBody(L7Request head, Body body) {
+        return new L7Request(head.method(), head.target(), head.headers(), Optional.of(body));
     }
 
     /** {@return the request-target as received: path, and query when there is one} */
