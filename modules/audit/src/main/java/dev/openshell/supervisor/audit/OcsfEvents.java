@@ -153,7 +153,8 @@ public final class OcsfEvents {
      * {@code audit}; a denial is Medium, Denied. {@code firewall_rule} names the policy key ({@code uid}), the
      * engine ({@code type}: {@code l7}, {@code l7-graphql}, {@code l7-jsonrpc}, {@code l7-mcp}, {@code l7-websocket})
      * and the rule that decided ({@code name}, as written in the policy); {@code url.path} is the canonical path,
-     * never the query. Paths and rules pass through {@link #policyText}.
+     * never the query; {@code message} is {@code "<engine> <decision>: <reason>"}, e.g.
+     * {@code "l7-graphql deny: mutation not permitted"}. Paths and rules pass through {@link #policyText}.
      *
      * @param request the request facts
      * @param d what was decided
@@ -170,7 +171,8 @@ public final class OcsfEvents {
         e.add("status_id", allowed ? 1 : 2).add("status", allowed ? "Success" : "Failure");
         e.add("action_id", allowed ? 1 : 2).add("action", allowed ? "Allowed" : "Denied");
         e.add("disposition_id", allowed ? 1 : 2).add("disposition", allowed ? "Allowed" : "Blocked");
-        e.add("message", "l7 " + d.engine() + " " + d.decision() + ": " + policyText(d.reason(), 300));
+        // the engine names the layer already ("l7", "l7-graphql", ...): "l7 deny: ...", never "l7 l7 deny: ..."
+        e.add("message", safeText(d.engine(), 32) + " " + d.decision() + ": " + policyText(d.reason(), 300));
         e.open("http_request").add("http_method", httpMethod(method));
         url(e.open("url"), request).add("path", policyText(d.path(), 1024)).end().end();
         endpoint(e.open("dst_endpoint"), request).end();

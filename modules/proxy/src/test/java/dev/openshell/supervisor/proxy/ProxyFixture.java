@@ -125,6 +125,64 @@ final class ProxyFixture implements AutoCloseable {
         return API + ":" + upstream.port();
     }
 
+    /** {@return the API upstream a plain request ({@code false}) or an intercepted HTTPS one ({@code true}) reaches} */
+    TestUpstream apiUpstream(boolean tls) {
+        return tls ? tlsUpstream : upstream;
+    }
+
+    /** {@return the API authority as a request names it: the plain or the HTTPS upstream's port} */
+    String apiAuthority(boolean tls) {
+        return API + ":" + apiUpstream(tls).port();
+    }
+
+    /** {@return the request-target of {@code path}: absolute-form for a plain request, origin-form in a tunnel} */
+    String apiTarget(boolean tls, String path) {
+        return tls ? path : apiUrl(path);
+    }
+
+    /** The client's trust in the proxy's CA, made on first use. */
+    private SSLContext trustProxyCa;
+
+    /** {@return a TLS context that trusts the proxy's CA, as a sandbox with the supervisor's bundle does} */
+    synchronized SSLContext trustProxyCa() throws Exception {
+        if (trustProxyCa == null) {
+            KeyStore ks = KeyStore.getInstance("PKCS12");
+            ks.load(null, null);
+            ks.setCertificateEntry("proxy-ca", proxy.caCertificate());
+            javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+                    javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(ks);
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(null, tmf.getTrustManagers(), null);
+            trustProxyCa = ctx;
+        }
+        return trustProxyCa;
+    }
+
+    /**
+     * {@return a raw client of the API upstream} Plain: a connection to the proxy (send absolute-form targets,
+     * {@link #apiTarget}). TLS: a CONNECT tunnel the proxy intercepts, already past its TLS handshake (send
+     * origin-form targets); closing it closes the tunnel. Either way the upstream is {@link #apiUpstream}, whose
+     * responder scripts the raw bytes it answers with.
+     */
+    RawClient apiClient(boolean tls) throws Exception {
+        RawClient c = client();
+        if (!tls) {
+            return c;
+        }
+        String auth = apiAuthority(true);
+        c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
+        String head = c.readHead();
+        if (!head.startsWith("HTTP/1.1 200 ")) {
+            c.close();
+            throw new IOException("CONNECT was not established: " + head);
+        }
+        javax.net.ssl.SSLSocket s = (javax.net.ssl.SSLSocket) trustProxyCa().getSocketFactory()
+                .createSocket(c.socket(), API, tlsUpstream.port(), true);
+        s.startHandshake();
+        return new RawClient(s);
+    }
+
     @Override
     public void close() throws IOException {
         proxy.stop();

@@ -6,10 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -31,18 +27,10 @@ class UpstreamHandshakeTest {
     @TempDir
     static Path tmp;
     static ProxyFixture fx;
-    static SSLContext trustProxyCa;
 
     @BeforeAll
     static void start() throws Exception {
         fx = new ProxyFixture(tmp);
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        ks.setCertificateEntry("proxy-ca", fx.proxy.caCertificate());
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        trustProxyCa = SSLContext.getInstance("TLS");
-        trustProxyCa.init(null, tmf.getTrustManagers(), null);
     }
 
     @AfterAll
@@ -89,6 +77,25 @@ class UpstreamHandshakeTest {
         }
     }
 
+    /**
+     * Attacker pass 9, P9-8: an HTTP/1.0 {@code 101}, otherwise a complete handshake, was relayed. RFC 6455 section
+     * 4.1 requires HTTP/1.1, and HTTP/1.0 defines no 1xx (RFC 9110 section 15.2).
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void anHttp10SwitchIsRefused(boolean tls) throws Exception {
+        fx.apiUpstream(tls).upgrade = r -> TestUpstream.bytes("HTTP/1.0 101 Switching Protocols\r\n"
+                + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + ACCEPT + "\r\n\r\n" + AFTER);
+        String answer = exchange(tls, "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + KEY
+                + "\r\nSec-WebSocket-Version: 13\r\n");
+        assertTrue(answer.startsWith("HTTP/1.1 502 "), answer);
+        assertTrue(answer.contains("invalid_upstream_response"), answer);
+        assertFalse(answer.contains(AFTER) || answer.contains("Switching Protocols"), answer);
+        assertEquals(1, fx.hook.refusals.size(), fx.hook.refusals.toString());
+        assertEquals("invalid_upstream_response", fx.hook.refusals.get(0).code());
+        assertTrue(fx.hook.refusals.get(0).detail().contains("101 is HTTP/1.0"), fx.hook.refusals.get(0).detail());
+    }
+
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
     void aCompleteHandshakeIsRelayed(boolean tls) throws Exception {
@@ -120,22 +127,10 @@ class UpstreamHandshakeTest {
 
     /** Sends one GET /ws with {@code fields} (plain absolute-form, or origin-form in an intercepted tunnel). */
     private static String exchange(boolean tls, String fields) throws Exception {
-        try (RawClient c = fx.client()) {
-            if (!tls) {
-                c.send("GET " + fx.apiUrl("/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n" + fields
-                        + "\r\n");
-                return readAnswer(c.in());
-            }
-            String auth = ProxyFixture.API + ":" + fx.tlsUpstream.port();
-            c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
-            assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
-            SSLSocket s = (SSLSocket) trustProxyCa.getSocketFactory().createSocket(c.socket(), ProxyFixture.API,
-                    fx.tlsUpstream.port(), false);
-            s.startHandshake();
-            s.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + auth + "\r\n" + fields + "\r\n")
-                    .getBytes(StandardCharsets.ISO_8859_1));
-            s.getOutputStream().flush();
-            return readAnswer(s.getInputStream());
+        try (RawClient c = fx.apiClient(tls)) {
+            c.send("GET " + fx.apiTarget(tls, "/ws") + " HTTP/1.1\r\nHost: " + fx.apiAuthority(tls) + "\r\n" + fields
+                    + "\r\n");
+            return readAnswer(c.in());
         }
     }
 

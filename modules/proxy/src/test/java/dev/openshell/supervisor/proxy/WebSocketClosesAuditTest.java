@@ -85,6 +85,11 @@ class WebSocketClosesAuditTest {
             {"a close of one byte", frame(0x88, new byte[] {0x03}, true), 1002, "protocol_violation"},
             {"close code 1005", frame(0x88, new byte[] {0x03, (byte) 0xED}, true), 1002, "protocol_violation"},
             {"close code 2999", frame(0x88, new byte[] {0x0B, (byte) 0xB7}, true), 1002, "protocol_violation"},
+            // RFC 6455 sections 5.5.1 and 7.1.6: a close frame's reason is UTF-8, else 1007
+            {"a close reason not UTF-8", frame(0x88, new byte[] {0x03, (byte) 0xE8, 'a', (byte) 0xFF, (byte) 0xFE},
+                    true), 1007, "invalid_payload"},
+            {"a close reason cut inside a character", frame(0x88, new byte[] {0x03, (byte) 0xE8, (byte) 0xE2,
+                    (byte) 0x82}, true), 1007, "invalid_payload"},
         };
         for (Path7 p : Path7.values()) {
             for (Object[] c : cases) {
@@ -179,7 +184,9 @@ class WebSocketClosesAuditTest {
                 Arguments.of("masked", frame(0x81, utf8("hi"), true), 1002, "protocol_violation"),
                 Arguments.of("invalid UTF-8", frame(0x81, new byte[] {(byte) 0xC3, '('}, false), 1007,
                         "invalid_payload"),
-                Arguments.of("a frame over 4 MiB", oversizedHead(false), 1009, "message_too_big"));
+                Arguments.of("a frame over 4 MiB", oversizedHead(false), 1009, "message_too_big"),
+                Arguments.of("a close reason not UTF-8", frame(0x88, new byte[] {0x03, (byte) 0xE8, (byte) 0xC3, '('},
+                        false), 1007, "invalid_payload"));
     }
 
     /**
@@ -203,6 +210,12 @@ class WebSocketClosesAuditTest {
             }
             assertEquals(List.of(), fx.hook.refusals, "no websocket_protocol_error beside the scrub's record");
             assertEquals(List.of("response_uninspectable false"), fx.hook.unscannable);
+            fx.upstream.upgrade = WebSocketScrubTest.switched("", frame(0x88, new byte[] {0x03, (byte) 0xE8,
+                (byte) 0xED, (byte) 0xA0, (byte) 0x80}, false)); // a UTF-16 surrogate encoded: not UTF-8
+            try (RawClient c = WebSocketScrubTest.upgraded(fx, "")) {
+                assertEquals(1007, WebSocketBudgetTest.closeStatus(WebSocketBudgetTest.next(c)));
+            }
+            assertEquals(Optional.of("invalid_payload"), only(fx).cause());
         }
     }
 
@@ -213,6 +226,16 @@ class WebSocketClosesAuditTest {
             WebSocketBudgetTest.sendAsync(c, frame(0x88, new byte[] {0x0F, (byte) 0xA0}, true)); // 4000
             // the echo upstream answers with the same close frame: it went through
             assertEquals(4000, WebSocketBudgetTest.closeStatus(WebSocketBudgetTest.next(c)));
+            assertEquals(List.of(), fx.hook.refusals);
+        }
+        try (ProxyFixture fx = fixture(Path7.CHAIN, false); RawClient c = WebSocketBudgetTest.upgraded(fx, "")) {
+            byte[] reason = utf8("au revoir \u00e9\u20ac");
+            byte[] payload = new byte[reason.length + 2];
+            payload[0] = 0x03;
+            payload[1] = (byte) 0xE8;
+            System.arraycopy(reason, 0, payload, 2, reason.length);
+            WebSocketBudgetTest.sendAsync(c, frame(0x88, payload, true)); // 1000 with a UTF-8 reason
+            assertEquals(1000, WebSocketBudgetTest.closeStatus(WebSocketBudgetTest.next(c)));
             assertEquals(List.of(), fx.hook.refusals);
         }
     }

@@ -122,10 +122,15 @@ public record BodyFraming(Kind kind, long length) {
      * @param head the response head
      * @param requestMethod the method of the request it answers
      * @return the framing
-     * @throws FramingException when Content-Length is invalid or conflicting, or Transfer-Encoding is anything but
-     *     {@code chunked} (an unrecoverable upstream error)
+     * @throws FramingException when Content-Length is invalid or conflicting, Transfer-Encoding is anything but
+     *     {@code chunked}, or an HTTP/1.0 response carries Transfer-Encoding at all (RFC 9112 section 6.1: its framing
+     *     is faulty, even with a Content-Length and whatever the status or method) — an unrecoverable upstream error
      */
     public static BodyFraming forResponse(ResponseHead head, String requestMethod) throws FramingException {
+        if (head.isHttp10() && !head.all("transfer-encoding").isEmpty()) {
+            throw FramingException.badRequest("transfer_encoding_in_http10",
+                    "the upstream sent Transfer-Encoding in an HTTP/1.0 response (RFC 9112 section 6.1)");
+        }
         int status = head.status();
         if (requestMethod.equals("HEAD") || status < 200 || status == 204 || status == 304) {
             return NONE;

@@ -4,9 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -18,21 +15,21 @@ import java.util.List;
  * its fragments (control frames may interleave), asks the {@link Policy} and forwards the result as the original
  * frames (unchanged) or as one new text frame (replaced: masked toward the upstream, unmasked toward the client).
  *
- * <p>Rules (each a close with the RFC status): frames from the client must be masked and frames from the upstream
- * must not be (5.1, 1002); RSV bits must be zero, since every extension ({@code permessage-deflate}) was negotiated
- * away (5.2, 1002), so a compressed message never passes; reserved opcodes, fragmented or long control frames, a
- * continuation without a message, a message before the last one finished and a close frame whose status code may not
- * be sent (RFC 6455, 5.5.1 and 7.4) are refused (1002); a text message must be
- * UTF-8 (1007) and at most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes and {@link WebSocketFrames#MAX_FRAGMENTS}
- * fragments (1009). Binary messages and control-frame payloads are not read by any stage: unless
- * {@link Policy#uninspectedAllowed()} they close the session with 1008. A policy that reads binary messages
- * ({@link Policy#readsBinary}: the scrub of a server's messages, {@link ScrubbedMessages}) gets each one assembled (at
- * most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes, else 1009) and may replace it, and may replace a control frame's
- * payload ({@link Policy#control}); a replacement is sent as one new frame. A policy that holds messages
- * ({@link Policy#holds}: the same scrub, for values split across messages) gets every complete data message through
- * {@link Policy#message} and forwards the frames it releases; control frames are never held (RFC 6455, section 5.4,
- * lets them come between); the held messages go before the peer's close frame, at the end of its stream and when the
- * caller sees the peer silent ({@link #releaseHeld}), and a read timeout (the peer's idle limit) while messages are
+ * <p>Rules (each a close with the RFC status): frames from the client must be masked and frames from the upstream must
+ * not be (5.1, 1002); RSV bits must be zero, since every extension ({@code permessage-deflate}) was negotiated away
+ * (5.2, 1002), so a compressed message never passes; reserved opcodes, fragmented or long control frames, a
+ * continuation without a message, a message before the last one finished and a close frame whose status code may not be
+ * sent (RFC 6455, 5.5.1 and 7.4) are refused (1002); a text message and a close frame's reason must be UTF-8 (5.5.1,
+ * 7.1.6; 1007); a text message is at most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes and {@link
+ * WebSocketFrames#MAX_FRAGMENTS} fragments (1009). Binary messages and control-frame payloads are not read by any
+ * stage: unless {@link Policy#uninspectedAllowed()} they close the session with 1008. A policy that reads binary
+ * messages ({@link Policy#readsBinary}: the scrub of a server's messages, {@link ScrubbedMessages}) gets each one
+ * assembled (at most {@link WebSocketFrames#MAX_TEXT_BYTES} bytes, else 1009) and may replace it, and may replace a
+ * control frame's payload ({@link Policy#control}); a replacement is sent as one new frame. A policy that holds
+ * messages ({@link Policy#holds}: the same scrub, for values split across messages) gets every complete data message
+ * through {@link Policy#message} and forwards the frames it releases; control frames are never held (RFC 6455, section
+ * 5.4, lets them come between); the held messages go before the peer's close frame, at the end of its stream and when
+ * the caller sees the peer silent ({@link #releaseHeld}), and a read timeout (the peer's idle limit) while messages are
  * held ends the relay as the policy says ({@link Policy#quiet}).
  *
  * <p>Memory: every byte the relay holds (a frame being read, the message being assembled, its assembled copy while
@@ -231,9 +228,9 @@ final class MessageRelay {
             return m.dataFrame(f, to, fromClient, policy);
         }
         byte[] payload = f.payload();
-        String badClose = op == 8 ? WebSocketFrames.closeViolation(payload) : null;
+        WebSocketFrames.Ended badClose = op == 8 ? WebSocketFrames.closeViolation(payload) : null;
         if (badClose != null) {
-            return new WebSocketFrames.Ended(WebSocketFrames.PROTOCOL_ERROR, badClose);
+            return badClose;
         }
         boolean plainClose = op == 8 && payload.length <= 2;
         if (!plainClose && payload.length > 0 && !policy.uninspectedAllowed()) {
@@ -420,12 +417,8 @@ final class MessageRelay {
     /** Decodes a complete text message, asks the policy and forwards it; {@return how the relay ends, or null} */
     private static WebSocketFrames.Ended deliver(byte[] bytes, List<byte[]> held, OutputStream to,
                                                  boolean fromClient, Policy policy) throws IOException {
-        String message;
-        try {
-            message = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
+        String message = WebSocketFrames.utf8(bytes, 0, bytes.length);
+        if (message == null) {
             return new WebSocketFrames.Ended(WebSocketFrames.INVALID_PAYLOAD, "a text message is not UTF-8");
         }
         if (policy.holds()) {

@@ -65,7 +65,8 @@ final class RequestReader {
         Set<String> nominated = nominated(head);
         boolean expectContinue = expectContinue(head);
         boolean clientClose = head.isHttp10() || head.listElements("connection").contains("close");
-        boolean websocket = head.method().equals("GET") && nominated.contains("upgrade")
+        // RFC 9110 section 7.8: an Upgrade in an HTTP/1.0 request is ignored (and dropped as hop-by-hop)
+        boolean websocket = !head.isHttp10() && head.method().equals("GET") && nominated.contains("upgrade")
                 && head.listElements("upgrade").equals(List.of("websocket"));
         return new ParsedRequest(head, t, framing, nominated, expectContinue, clientClose, websocket);
     }

@@ -37,8 +37,8 @@ final class ResponseRelay {
      *     dev.openshell.supervisor.proxy.PolicySteps.ResponseChain#withholdsInterim}), told the status of the first;
      *     {@code null} to relay them
      * @throws UpstreamIOException when the upstream closed before a head (a reused connection may then be retried)
-     * @throws Refusal 502 for a malformed head, an unasked {@code 101} or more than {@value #MAX_INTERIM_RESPONSES}
-     *     interim responses
+     * @throws Refusal 502 for a malformed head, an unasked {@code 101}, an interim response in HTTP/1.0 or more than
+     *     {@value #MAX_INTERIM_RESPONSES} interim responses
      */
     ResponseHead finalResponse(UpstreamPool.Connection c, RequestHead head, boolean websocket, ResponseScrub scrub,
                                java.util.function.IntConsumer withheld) throws IOException, Refusal {
@@ -50,6 +50,12 @@ final class ResponseRelay {
                 throw new Refusal(502, "invalid_upstream_response", "the upstream sent a malformed response");
             } catch (EOFException e) {
                 throw new UpstreamIOException(e);
+            }
+            if (r.status() < 200 && r.isHttp10() && !(r.status() == 101 && websocket)) {
+                // 1xx is not defined for HTTP/1.0 (RFC 9110 section 15.2); a 101 to an upgrade is refused with the
+                // handshake's other checks (UpgradeHandshake)
+                throw new Refusal(502, "invalid_upstream_response", "the upstream sent an interim (1xx) response"
+                        + " in HTTP/1.0, which does not define them (RFC 9110 section 15.2)");
             }
             if (r.status() == 101) {
                 if (websocket) {

@@ -8,7 +8,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,7 +23,9 @@ import java.util.TreeSet;
  *
  * <p>Forms searched for each secret ({@link #forms}): the value as UTF-8; its base64 (standard and URL-safe
  * alphabets, at each of the three byte alignments, only the characters that carry secret bits only, so the value is
- * found inside a longer encoded text such as Basic {@code user:password}); its percent-encodings (RFC 3986 with only
+ * found inside a longer encoded text such as Basic {@code user:password}; and, where the value ends an encoded text
+ * with padding (RFC 4648 section 4), also its last character and the {@code =} padding, which then carry only the
+ * secret's last bits and zero bits); its percent-encodings (RFC 3986 with only
  * unreserved characters kept, JavaScript's {@code encodeURIComponent} and {@code encodeURI}, form encoding;
  * upper- and lowercase hex); its JSON string escapings (RFC 8259 section 7: {@code \/} or {@code /}, {@code \\u}
  * escapes in either hex case); each of these in UTF-16LE and UTF-16BE as well (replaced by the placeholder in the same
@@ -258,19 +259,7 @@ final class SecretScrubber {
         List<String> out = new ArrayList<>();
         byte[] raw = secret.getBytes(StandardCharsets.UTF_8);
         out.add(secret);
-        for (Base64.Encoder enc : List.of(Base64.getEncoder().withoutPadding(),
-                Base64.getUrlEncoder().withoutPadding())) {
-            for (int k = 0; k < 3; k++) {
-                byte[] shifted = new byte[k + raw.length];
-                System.arraycopy(raw, 0, shifted, k, raw.length);
-                String e = enc.encodeToString(shifted);
-                int start = k == 0 ? 0 : k + 1; // characters carrying only secret bits
-                int end = (shifted.length * 8) / 6;
-                if (end - start >= 4) {
-                    out.add(e.substring(start, end));
-                }
-            }
-        }
+        Base64Forms.addTo(raw, out);
         for (boolean upper : new boolean[] {true, false}) {
             out.add(percent(raw, upper, ""));
             out.add(percent(raw, upper, "!*'()"));             // encodeURIComponent

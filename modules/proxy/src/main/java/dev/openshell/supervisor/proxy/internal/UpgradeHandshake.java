@@ -13,10 +13,11 @@ import java.util.List;
  * {@code invalid_upstream_response} with the reason this class gives), since the proxy would otherwise start a
  * session it cannot frame.
  *
- * <p>A {@code 101} completes the handshake when its {@code Upgrade} is exactly {@code websocket} (any case), its
- * {@code Connection} lists {@code upgrade}, it has exactly one {@code Sec-WebSocket-Accept} equal to the base64 SHA-1
- * of the request's {@code Sec-WebSocket-Key} and the RFC's GUID, and any {@code Sec-WebSocket-Protocol} it names is
- * one the request offered. (A {@code Sec-WebSocket-Extensions} the request did not offer is checked by the relay.)
+ * <p>A {@code 101} completes the handshake when it is HTTP/1.1, its {@code Upgrade} is exactly {@code websocket} (any
+ * case), its {@code Connection} lists {@code upgrade}, it has exactly one {@code Sec-WebSocket-Accept} equal to the
+ * base64 SHA-1 of the request's {@code Sec-WebSocket-Key} and the RFC's GUID, and any {@code Sec-WebSocket-Protocol}
+ * it names is one the request offered. (A {@code Sec-WebSocket-Extensions} the request did not offer is checked by the
+ * relay.)
  */
 final class UpgradeHandshake {
     /** RFC 6455 section 1.3: the GUID appended to the key. */
@@ -33,6 +34,10 @@ final class UpgradeHandshake {
      * @param response the upstream's {@code 101} head
      */
     static String problem(RequestHead request, ResponseHead response) {
+        if (response.isHttp10()) {
+            return "the upstream's 101 is HTTP/1.0; the WebSocket handshake requires HTTP/1.1 (RFC 6455 section 4.1,"
+                    + " RFC 9110 section 15.2)";
+        }
         if (!response.listElements("upgrade").equals(List.of("websocket"))) {
             return "the upstream switched to another protocol than the WebSocket the request asked for"
                     + " (Upgrade is not websocket; RFC 6455 section 4.1)";

@@ -11,12 +11,13 @@ import java.util.Optional;
  *
  * <ul>
  *   <li>A peer that breaks RFC 6455 ({@link #ended}, called by {@link MessageRelay#relay} when a direction ends):
- *       1002 (masking, RSV bits, reserved opcodes, control frames, message sequence), 1007 (a text message that is
- *       not UTF-8) and 1009 (a message or frame over the limits, more than {@link WebSocketFrames#MAX_FRAGMENTS}
- *       fragments) are one refusal with code {@value #PROTOCOL_ERROR}, category {@code framing} when the client broke
- *       it and {@code upstream} when the server did, {@code cause} naming the close ({@code protocol_violation},
- *       {@code invalid_payload}, {@code message_too_big}). A server message over the limits of a scrubbed session
- *       is recorded by the scrub instead ({@link MessageRelay.Policy#recordsTooBig}: {@code response_uninspectable}).</li>
+ *       1002 (masking, RSV bits, reserved opcodes, control frames, message sequence), 1007 (a text message or a close
+ *       frame's reason that is not UTF-8) and 1009 (a message or frame over the limits, more than
+ *       {@link WebSocketFrames#MAX_FRAGMENTS} fragments) are one refusal with code {@value #PROTOCOL_ERROR},
+ *       category {@code framing} when the client broke it and {@code upstream} when the server did, {@code cause}
+ *       naming the close ({@code protocol_violation}, {@code invalid_payload}, {@code message_too_big}). A server
+ *       message over the limits of a scrubbed session is recorded by the scrub instead
+ *       ({@link MessageRelay.Policy#recordsTooBig}: {@code response_uninspectable}).</li>
  *   <li>No room in the body budget ({@link #busy}, by {@link MessageMemory}, once per session): 1013, category
  *       {@code limit}, the budget's own code.</li>
  * </ul>

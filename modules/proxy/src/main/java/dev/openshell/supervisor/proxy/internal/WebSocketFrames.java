@@ -1,5 +1,9 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 
 /**
@@ -49,22 +53,53 @@ public final class WebSocketFrames {
     }
 
     /**
-     * {@return what a close frame's payload breaks, or {@code null}} RFC 6455, section 5.5.1: a payload is empty or
-     * starts with a 2-byte status code; section 7.4: the codes a peer may send are 1000 to 1003, 1007 to 1014 (the
-     * IANA registry's) and 3000 to 4999 (1004 to 1006 and 1015 are reserved, the rest unassigned).
+     * {@return how a close frame's payload ends the relay, or {@code null} when the frame is well formed} RFC 6455,
+     * section 5.5.1: a payload is empty or starts with a 2-byte status code, and any reason after it is UTF-8 (section
+     * 7.1.6: else the endpoint fails the connection with {@value #INVALID_PAYLOAD}); section 7.4: the codes a peer may
+     * send are 1000 to 1003, 1007 to 1014 (the IANA registry's) and 3000 to 4999 (1004 to 1006 and 1015 are reserved,
+     * the rest unassigned). A wrong length or code ends with {@value #PROTOCOL_ERROR}.
      *
      * @param payload the unmasked payload of a close frame
      */
-    static String closeViolation(byte[] payload) {
+    static Ended closeViolation(byte[] payload) {
         if (payload.length == 0) {
             return null;
         }
         if (payload.length == 1) {
-            return "a close frame's payload is one byte, not a status code (RFC 6455, section 5.5.1)";
+            return new Ended(PROTOCOL_ERROR,
+                    "a close frame's payload is one byte, not a status code (RFC 6455, section 5.5.1)");
         }
         int code = ((payload[0] & 0xFF) << 8) | (payload[1] & 0xFF);
         boolean valid = code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999;
-        return valid ? null : "a close frame carries a status code a peer may not send (RFC 6455, section 7.4)";
+        if (!valid) {
+            return new Ended(PROTOCOL_ERROR,
+                    "a close frame carries a status code a peer may not send (RFC 6455, section 7.4)");
+        }
+        if (utf8(payload, 2, payload.length - 2) == null) {
+            return new Ended(INVALID_PAYLOAD,
+                    "a close frame's reason is not UTF-8 (RFC 6455, sections 5.5.1 and 7.1.6)");
+        }
+        return null;
+    }
+
+    /**
+     * {@return {@code bytes[off, off + len)} decoded as UTF-8, or null when they are not well-formed UTF-8} The one
+     * strict reading of text payloads and close reasons (RFC 6455, sections 5.6 and 8.1: a text message or a close
+     * reason that is not UTF-8 fails the connection with 1007). No replacement characters: a surrogate encoded in
+     * UTF-8, an overlong form or a truncated sequence is an error.
+     *
+     * @param bytes the payload
+     * @param off where the text starts
+     * @param len its length in bytes
+     */
+    static String utf8(byte[] bytes, int off, int len) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes, off, len)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
     }
 
     /**

@@ -138,6 +138,27 @@ class SecretScrubberTest {
         assertTrue(s.window() >= SecretScrubber.percent(secret.getBytes(StandardCharsets.UTF_8), true, "").length());
     }
 
+    /**
+     * A padded base64 encoding that the value ends leaves nothing of it: the last character (the value's last bits and
+     * zero bits) and its {@code =} padding go with the rest, at every length and byte alignment (the residue
+     * {@code g==} of a 25-byte value once reached a WebSocket client).
+     */
+    @Property(tries = 300)
+    void aPaddedEncodingTheValueEndsIsReplacedWhole(@ForAll("secrets") String secret,
+                                                    @ForAll @IntRange(min = 0, max = 2) int lead,
+                                                    @ForAll boolean urlSafe) {
+        SecretScrubber s = new SecretScrubber(Map.of(secret, PLACEHOLDER));
+        Base64.Encoder enc = urlSafe ? Base64.getUrlEncoder() : Base64.getEncoder();
+        byte[] value = secret.getBytes(StandardCharsets.UTF_8);
+        byte[] shifted = new byte[lead + value.length];
+        System.arraycopy(value, 0, shifted, lead, value.length);
+        String encoded = enc.encodeToString(shifted);
+        String out = new String(s.scrubAll(("b64 " + encoded + " end").getBytes(StandardCharsets.US_ASCII)),
+                StandardCharsets.US_ASCII);
+        String head = lead == 0 ? "" : encoded.substring(0, lead + 1);
+        assertEquals("b64 " + head + PLACEHOLDER + " end", out);
+    }
+
     /** A JSON string spelling of {@code secret}: each character literal or escaped, as {@code pick} chooses. */
     private static String jsonMix(String secret, List<Integer> pick) {
         StringBuilder b = new StringBuilder();
