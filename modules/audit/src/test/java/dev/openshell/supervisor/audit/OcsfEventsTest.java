@@ -78,7 +78,8 @@ class OcsfEventsTest {
         assertEquals("l7 " + decision + ": POST /repos/x not permitted by policy", e.getString("message"),
                 "the engine once, then the decision and reason (attacker pass, P9-9: was \"l7 l7 ...\")");
         assertEquals("l7-graphql deny: x", EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("deny", false, 403,
-                "graphql", "l7-graphql", "p", Optional.empty(), "x", "/x", Optional.empty())).getString("message"));
+                "graphql", "l7-graphql", "p", Optional.empty(), "x", "/x", Optional.empty(), Optional.empty()))
+                .getString("message"));
         assertEquals("GET /repos/**", rule.getString("name"), "the rule as written, globs kept");
         assertEquals("/repos/x", e.getJsonObject("http_request").getJsonObject("url").getString("path"));
         JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
