@@ -189,6 +189,9 @@ public final class OcsfEvents {
             os.add("hard_deny", true);
         }
         d.stage().ifPresent(k -> os.add("after_config_key", safeText(k, 128)));
+        if (!d.rechecked().isEmpty()) {
+            os.addArray("rechecked_after_config_keys", d.rechecked().stream().map(k -> safeText(k, 128)).toList());
+        }
         d.code().ifPresent(c -> os.add("code", Syntax.safeCode(c)));
         return e.end().end().build();
     }
@@ -209,10 +212,13 @@ public final class OcsfEvents {
      * @param path the canonical path, {@code -} when the target was refused
      * @param stage the config key of the stage whose body replacement was re-evaluated, for a re-evaluation
      * @param code the refusal's own code, when it has one ({@code method_override}, {@code json_too_deep}, ...)
+     * @param rechecked the config keys of the stages, in chain order, whose body replacement was re-evaluated with
+     *     this decision's result (decision, rule, reason, code), recorded in this event instead of one of their own
+     *     ({@code unmapped.openshell.rechecked_after_config_keys}); empty when none was
      */
     public record L7Outcome(String decision, boolean hard, int status, String protocol, String engine,
                             String policyKey, Optional<String> rule, String reason, String path,
-                            Optional<String> stage, Optional<String> code) {
+                            Optional<String> stage, Optional<String> code, List<String> rechecked) {
         /** @throws NullPointerException if a part is {@code null} */
         public L7Outcome {
             Objects.requireNonNull(decision, "decision");
@@ -224,10 +230,11 @@ public final class OcsfEvents {
             Objects.requireNonNull(path, "path");
             Objects.requireNonNull(stage, "stage");
             Objects.requireNonNull(code, "code");
+            rechecked = List.copyOf(rechecked);
         }
 
         /**
-         * An outcome without a code.
+         * An outcome that records no re-check of its own.
          *
          * @param decision {@code allow}, {@code audit} or {@code deny}
          * @param hard whether a denial ignored {@code enforcement: audit}
@@ -239,12 +246,14 @@ public final class OcsfEvents {
          * @param reason the short reason
          * @param path the canonical path
          * @param stage the config key of the stage whose replacement was re-evaluated
+         * @param code the refusal's own code, when it has one
          */
         public L7Outcome(String decision, boolean hard, int status, String protocol, String engine,
                          String policyKey, Optional<String> rule, String reason, String path,
-                         Optional<String> stage) {
-            this(decision, hard, status, protocol, engine, policyKey, rule, reason, path, stage, Optional.empty());
+                         Optional<String> stage, Optional<String> code) {
+            this(decision, hard, status, protocol, engine, policyKey, rule, reason, path, stage, code, List.of());
         }
+
     }
 
     /**

@@ -64,7 +64,7 @@ class OcsfEventsTest {
     void anL7DecisionIsOneHttpActivityNamingPolicyEngineRuleAndCanonicalPath(String decision) {
         JsonObject e = EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome(decision, false,
                 decision.equals("deny") ? 403 : 200, "rest", "l7", "github_api", Optional.of("GET /repos/**"),
-                "POST /repos/x not permitted by policy", "/repos/x", Optional.empty()));
+                "POST /repos/x not permitted by policy", "/repos/x", Optional.empty(), Optional.empty()));
         SCHEMA.validate("http_activity", e);
         assertEquals(switch (decision) {
             case "allow" -> 1;
@@ -78,7 +78,8 @@ class OcsfEventsTest {
         assertEquals("l7 " + decision + ": POST /repos/x not permitted by policy", e.getString("message"),
                 "the engine once, then the decision and reason (attacker pass, P9-9: was \"l7 l7 ...\")");
         assertEquals("l7-graphql deny: x", EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("deny", false, 403,
-                "graphql", "l7-graphql", "p", Optional.empty(), "x", "/x", Optional.empty())).getString("message"));
+                "graphql", "l7-graphql", "p", Optional.empty(), "x", "/x", Optional.empty(), Optional.empty()))
+                .getString("message"));
         assertEquals("GET /repos/**", rule.getString("name"), "the rule as written, globs kept");
         assertEquals("/repos/x", e.getJsonObject("http_request").getJsonObject("url").getString("path"));
         JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
@@ -90,11 +91,31 @@ class OcsfEventsTest {
     @Test
     void anL7PathWithControlBytesIsKeptPrintable() {
         JsonObject e = EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("deny", true, 400, "rest", "l7", "p",
-                Optional.empty(), "invalid request-target", "/a\u0000\n\u00e9", Optional.of("secrets")));
+                Optional.empty(), "invalid request-target", "/a\u0000\n\u00e9", Optional.of("secrets"), Optional.empty()));
         assertEquals("/a___", e.getJsonObject("http_request").getJsonObject("url").getString("path"));
         JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
         assertTrue(os.getBoolean("hard_deny"));
         assertEquals("secrets", os.getString("after_config_key"));
+    }
+
+    /**
+     * One L7 event per exchange (issue 41): the re-checks of replaced bodies that agreed with the decision are listed
+     * in its event, by config key, in chain order; an event that records none has no such member.
+     */
+    @Test
+    void anL7DecisionListsTheAgreeingRechecksItRecords() {
+        JsonObject e = EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("allow", false, 200, "rest", "l7", "p",
+                Optional.of("POST /v1/**"), "allowed", "/v1/x", Optional.empty(), Optional.empty(),
+                List.of("secrets", "pii\n")));
+        SCHEMA.validate("http_activity", e);
+        JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
+        assertEquals(List.of("secrets", "pii_"), os.getJsonArray("rechecked_after_config_keys")
+                .getValuesAs(jakarta.json.JsonString::getString));
+        assertFalse(os.containsKey("after_config_key"));
+        assertEquals("POST /v1/**", os.getString("rule"));
+        assertFalse(EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("allow", false, 200, "rest", "l7", "p",
+                Optional.empty(), "x", "/x", Optional.empty(), Optional.empty())).getJsonObject("unmapped")
+                .getJsonObject("openshell").containsKey("rechecked_after_config_keys"));
     }
 
     @Test
@@ -273,7 +294,7 @@ class OcsfEventsTest {
     void aCustomMethodIsWrittenInItsSafeForm() {
         RequestFacts key = new RequestFacts("r", "AKIAQWERTYUIOP0017ZX", "https", "h", 443, Optional.empty());
         for (JsonObject e : List.of(EVENTS.l7Decision(key, new OcsfEvents.L7Outcome("deny", false, 403, "rest", "l7",
-                "p", Optional.empty(), "x", "/x", Optional.empty())), EVENTS.httpActivity(key,
+                "p", Optional.empty(), "x", "/x", Optional.empty(), Optional.empty())), EVENTS.httpActivity(key,
                 stage(StageResult.ALLOWED)), EVENTS.requestRefused(key, "credential_unknown", "d"))) {
             SCHEMA.validate("http_activity", e);
             assertEquals("[redacted]", e.getJsonObject("http_request").getString("http_method"));
@@ -294,7 +315,8 @@ class OcsfEventsTest {
         SCHEMA.validate("http_activity", e);
         assertEquals("method_override", e.getJsonObject("unmapped").getJsonObject("openshell").getString("code"));
         assertFalse(EVENTS.l7Decision(REQUEST, new OcsfEvents.L7Outcome("deny", true, 400, "rest", "l7", "p",
-                Optional.empty(), "x", "/x", Optional.empty())).getJsonObject("unmapped").getJsonObject("openshell")
+                Optional.empty(), "x", "/x", Optional.empty(), Optional.empty())).getJsonObject("unmapped")
+                .getJsonObject("openshell")
                 .containsKey("code"));
     }
 

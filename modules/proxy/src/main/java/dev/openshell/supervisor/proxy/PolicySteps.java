@@ -152,7 +152,9 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
      * Step 4, L7 policy ({@code docs/policy-reference.md}, "L7 policy"; RFC 0009: "L7 policy (when protocol set)"
      * after admission, before the middleware chain): on the head (the canonical request-target, a denial, or the need
      * for the body), and again with the buffered body when the head's verdict was {@link L7Verdict.NeedsBody}.
-     * Every decision is audited by the step.
+     * Every decision is audited by the step. When a chain follows, the step may let the body through undecided
+     * ({@link L7Verdict.Allow}) and leave the decision on it to {@link RequestChain}, which the pipeline calls next
+     * with the same body: the decision and the re-checks of the bodies stages put in place are then one record.
      *
      * @param <P> the plan type
      */
@@ -169,8 +171,9 @@ public record PolicySteps<P>(long generation, Admit admit, Plan<P> plan, L7<P> l
 
     /**
      * Step 6, the pre-credentials middleware chain on the buffered body (RFC 0009, "Chain semantics"), with the
-     * body-aware L7 re-check after every replacement (decision 7 of {@code docs/policy-reference.md}, "L7 policy").
-     * Called only when the plan selected a chain or the L7 decision needed the body.
+     * body-aware L7 re-check after every replacement (decision 7 of {@code docs/policy-reference.md}, "L7 policy"),
+     * and the L7 decision on the body when {@link L7} left it to this step (a denial is a {@link RequestVerdict.Refuse}
+     * with the L7 answer). Called only when the plan selected a chain or the L7 decision needed the body.
      *
      * @param <P> the plan type
      */

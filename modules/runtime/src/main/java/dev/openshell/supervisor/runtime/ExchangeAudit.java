@@ -88,11 +88,28 @@ record ExchangeAudit(OcsfEvents events, AuditSink sink, SupervisorMetrics metric
 
     /** One OCSF HTTP Activity event and one count of {@code supervisor_l7_decisions_total} per L7 decision. */
     void l7(ClientConnection c, RequestFacts facts, L7Decision d, Optional<String> afterStage) {
+        l7(c, facts, d, afterStage, List.of());
+    }
+
+    /**
+     * One OCSF HTTP Activity event for an L7 decision and the re-checks of replaced bodies that had its result
+     * ({@link L7BodyDecisions}), and one count of {@code supervisor_l7_decisions_total} for each of them.
+     *
+     * @param c the client connection
+     * @param facts the request facts
+     * @param d the decision
+     * @param afterStage the config key of the stage whose replacement {@code d} re-checked, for a re-check
+     * @param rechecked the config keys of the stages whose replacements were re-checked with {@code d}'s result
+     */
+    void l7(ClientConnection c, RequestFacts facts, L7Decision d, Optional<String> afterStage,
+            List<String> rechecked) {
         String decision = d.outcome().label();
         emit(c, events.l7Decision(facts, new OcsfEvents.L7Outcome(decision, d.hard(), d.status(),
                 d.protocol().policyName(), d.engine(), d.policyKey(), d.rule(), d.reason(), d.path(), afterStage,
-                d.code())));
-        metrics.l7Decision(d.policyKey(), d.protocol().policyName(), decision);
+                d.code(), rechecked)));
+        for (int i = 0; i <= rechecked.size(); i++) {
+            metrics.l7Decision(d.policyKey(), d.protocol().policyName(), decision);
+        }
     }
 
     /** {@return a stage's code as it may appear in security output, else {@code middleware_error}} */

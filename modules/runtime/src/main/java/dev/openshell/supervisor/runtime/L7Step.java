@@ -5,7 +5,6 @@ import dev.openshell.middleware.spi.EnvelopeLimits;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.HttpRequestTarget;
 import dev.openshell.supervisor.audit.RequestFacts;
-import dev.openshell.supervisor.engine.chain.BodyRecheck;
 import dev.openshell.supervisor.l7.L7Decision;
 import dev.openshell.supervisor.l7.L7Engine;
 import dev.openshell.supervisor.l7.L7Request;
@@ -21,7 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * L7 policy ({@link PolicySteps.L7}; {@code docs/policy-reference.md}, "L7 policy"; RFC 0009: "L7 policy (when
@@ -29,8 +27,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * holds: on the head, the canonical request-target and a denial; for GraphQL, JSON-RPC and MCP, the need for the body
  * (buffered up to the endpoint's limit, never streamed past it) and then the decision on it. A WebSocket upgrade to a
  * {@code protocol: websocket} endpoint gets a message policy that decides on every client text message. Every L7
- * decision is one OCSF HTTP Activity event and one count of {@code supervisor_l7_decisions_total}; every body a stage
- * puts in place is decided again ({@link #recheck}, decision 7).
+ * decision is one OCSF HTTP Activity event and one count of {@code supervisor_l7_decisions_total}, except that the
+ * decision on a body that goes through a chain is made with the chain ({@link #withChain}): every body a stage puts in
+ * place is decided again (decision 7), and a re-check with the decision's result is recorded in its event.
  *
  * @param audit where decisions go
  */
@@ -47,13 +46,15 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
         }
         L7Engine.Route route = plan.l7().get();
         Optional<String> forwardPath = plan.forwardPath(request.target());
-        if (body.isEmpty()) {
-            int need = L7Engine.bodyLimit(route, l7Request(request.target(), request.headers(), Optional.empty()));
-            if (need > 0) {
-                return new L7Verdict.NeedsBody(forwardPath, Math.min(need, EnvelopeLimits.MAX_BODY_BYTES));
-            }
+        L7Request head = l7Request(request.target(), request.headers(), Optional.empty());
+        int need = L7Engine.bodyLimit(route, head);
+        if (body.isEmpty() && need > 0) {
+            return new L7Verdict.NeedsBody(forwardPath, Math.min(need, EnvelopeLimits.MAX_BODY_BYTES));
         }
-        L7Decision d = L7Engine.decide(route, l7Request(request.target(), request.headers(), body));
+        if (body.isPresent() && need > 0 && !plan.chain().isEmpty()) {
+            return new L7Verdict.Allow(forwardPath, Optional.empty()); // decided by the chain step (withChain)
+        }
+        L7Decision d = L7Engine.decide(route, body.map(b -> withBody(head, b)).orElse(head));
         audit.l7(request.client(), plan.facts(), d, Optional.empty());
         if (!d.forwards()) {
             return new L7Verdict.Deny(answer(d));
@@ -80,33 +81,25 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
     }
 
     /**
-     * {@return the re-check of every body a stage puts in place (decision 7), on the headers it left} An enforced
-     * denial denies (and is kept in {@code denied}, for the client's answer), an audited one stops the chain and
-     * forwards, an unparseable replacement is a hard denial. None when the route does not read bodies.
+     * {@return the L7 decisions on the body of a request that goes through the chain, the first one made} When a
+     * chain is selected and the route reads the body, the decision on the body is made here, by the request chain
+     * step, rather than by {@link #decide} (which lets such a body through to the chain undecided): it and the
+     * re-checks of the bodies the stages put in place are one record ({@link L7BodyDecisions}). Empty when the route
+     * does not read the body or no chain is selected: {@link #decide} decided alone, and nothing is re-checked.
      *
      * @param plan the exchange's plan
      * @param request the request
-     * @param denied receives the denying decision
+     * @param body the buffered body
      */
-    BodyRecheck recheck(ExchangePlan plan, ProxyRequest request, AtomicReference<L7Decision> denied) {
-        if (plan.l7().isEmpty() || L7Engine.bodyLimit(plan.l7().get(), l7Request(request.target(),
-                request.headers(), Optional.empty())) == 0) {
-            return BodyRecheck.none();
+    Optional<L7BodyDecisions> withChain(ExchangePlan plan, ProxyRequest request, Body body) {
+        if (plan.chain().isEmpty() || plan.l7().isEmpty()) {
+            return Optional.empty();
         }
-        L7Engine.Route route = plan.l7().get();
-        return r -> {
-            L7Decision again = L7Engine.decide(route, l7Request(request.target(), r.headers(),
-                    Optional.of(r.body())));
-            audit.l7(request.client(), plan.facts(), again, Optional.of(r.configKey()));
-            return switch (again.outcome()) {
-                case ALLOW -> BodyRecheck.Verdict.PASS;
-                case AUDIT -> new BodyRecheck.Verdict.AuditDeny(L7_DENIED);
-                case DENY -> {
-                    denied.set(again);
-                    yield new BodyRecheck.Verdict.Deny(again.hard() ? L7_HARD_DENIED : L7_DENIED);
-                }
-            };
-        };
+        L7Request head = l7Request(request.target(), request.headers(), Optional.empty());
+        if (L7Engine.bodyLimit(plan.l7().get(), head) == 0) {
+            return Optional.empty();
+        }
+        return Optional.of(new L7BodyDecisions(audit, plan, request, plan.l7().get(), withBody(head, body)));
     }
 
     /**
@@ -139,6 +132,11 @@ record L7Step(ExchangeAudit audit) implements PolicySteps.L7<ExchangePlan> {
             h.add(new L7Request.Header(x.name(), x.value()));
         }
         return new L7Request(t.method(), rawTarget(t), h, body);
+    }
+
+    /** {@return {@code head} with a body: its header list shared, not copied} */
+    static L7Request withBody(L7Request head, Body body) {
+        return new L7Request(head.method(), head.target(), head.headers(), Optional.of(body));
     }
 
     /** {@return the request-target as received: path, and query when there is one} */

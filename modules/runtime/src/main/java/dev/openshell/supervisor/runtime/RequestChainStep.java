@@ -2,6 +2,7 @@ package dev.openshell.supervisor.runtime;
 
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.RequestContext;
+import dev.openshell.supervisor.engine.chain.BodyRecheck;
 import dev.openshell.supervisor.engine.chain.ChainEngine;
 import dev.openshell.supervisor.engine.chain.ChainOutcome;
 import dev.openshell.supervisor.engine.chain.ChainRequest;
@@ -10,18 +11,18 @@ import dev.openshell.supervisor.engine.chain.DenyResponse;
 import dev.openshell.supervisor.engine.chain.HeaderRules;
 import dev.openshell.supervisor.engine.chain.RecheckRecord;
 import dev.openshell.supervisor.engine.chain.StageSpec;
-import dev.openshell.supervisor.l7.L7Decision;
 import dev.openshell.supervisor.proxy.Answer;
 import dev.openshell.supervisor.proxy.PolicySteps;
 import dev.openshell.supervisor.proxy.ProxyRequest;
 import dev.openshell.supervisor.proxy.RequestVerdict;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.Optional;
 
 /**
  * The pre-credentials chain on a buffered body ({@link PolicySteps.RequestChain}; RFC 0009, "Chain semantics"), with
- * the body-aware L7 re-check after every replacement ({@link L7Step#recheck}). Sandbox-supplied
+ * the L7 decision on the body before it and the body-aware L7 re-check after every replacement, recorded as one event
+ * unless a re-check's result differs ({@link L7Step#withChain}, {@link L7BodyDecisions}). Sandbox-supplied
  * {@code x-openshell-middleware-*} fields are stripped first. Every stage invocation becomes an OCSF HTTP Activity
  * event and a metric; failures, bypasses and body-policy failures become Detection Findings.
  *
@@ -43,10 +44,18 @@ record RequestChainStep(ChainEngine engine, L7Step l7, ExchangeAudit audit)
         if (p.chain().isEmpty()) {
             return new RequestVerdict.Forward(stripped.headers(), body);
         }
-        AtomicReference<L7Decision> denied = new AtomicReference<>();
-        ChainResult result = engine.run(p.chain(), new ChainRequest(p.target(request.target()), stripped.headers(),
-                body, new RequestContext(request.requestId(), "", "", "", p.process())),
-                l7.recheck(p, request, denied));
+        Optional<L7BodyDecisions> decisions = l7.withChain(p, request, body);
+        ChainResult result;
+        try {
+            if (decisions.isPresent() && !decisions.get().first().forwards()) {
+                return new RequestVerdict.Refuse(L7Step.answer(decisions.get().first()));
+            }
+            result = engine.run(p.chain(), new ChainRequest(p.target(request.target()), stripped.headers(), body,
+                    new RequestContext(request.requestId(), "", "", "", p.process())),
+                    decisions.<BodyRecheck>map(d -> d::recheck).orElse(BodyRecheck.none()));
+        } finally {
+            decisions.ifPresent(L7BodyDecisions::record); // exactly once, however the chain ended
+        }
         audit.stages(request.client(), p.facts(), result.stages());
         for (StageSpec s : result.skipped()) {
             audit.metrics().stageSkipped(s.configKey(), s.bindingId().value());
@@ -60,7 +69,8 @@ record RequestChainStep(ChainEngine engine, L7Step l7, ExchangeAudit audit)
             }
         }
         if (result.outcome() instanceof ChainOutcome.Deny d) {
-            return new RequestVerdict.Refuse(denied.get() != null ? L7Step.answer(denied.get()) : answer(d.response()));
+            return new RequestVerdict.Refuse(decisions.flatMap(L7BodyDecisions::denied).map(L7Step::answer)
+                    .orElseGet(() -> answer(d.response())));
         }
         return new RequestVerdict.Forward(result.headers(), result.body());
     }
