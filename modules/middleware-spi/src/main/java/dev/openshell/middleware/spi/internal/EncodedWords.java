@@ -47,10 +47,13 @@ public final class EncodedWords {
      * A text with its encoded words decoded.
      *
      * @param text the decoded text (a word in a charset that cannot be decoded is in it as UTF-8, as Python falls back)
+     * @param pythonText the text as Python's {@code email} decodes it: the same but for {@code UTF-16} and
+     *     {@code UTF-32} words without a byte order mark, which Python reads little-endian and the JDK big-endian
+     *     ({@link HeaderCharsets#decoders}: the last decoder)
      * @param unreadable whether a word declares a charset this runtime cannot decode ({@link HeaderCharsets})
      */
     @API(status = INTERNAL, since = "0.2")
-    public record Decoded(String text, boolean unreadable) {
+    public record Decoded(String text, String pythonText, boolean unreadable) {
     }
 
     /**
@@ -97,6 +100,7 @@ public final class EncodedWords {
     public static Decoded decode(String s) {
         byte[] raw = s.getBytes(StandardCharsets.ISO_8859_1);
         StringBuilder out = new StringBuilder(s.length());
+        StringBuilder python = new StringBuilder(s.length());
         ByteArrayOutputStream pending = new ByteArrayOutputStream();
         String pendingCharset = null;
         boolean unreadable = false;
@@ -104,26 +108,34 @@ public final class EncodedWords {
         for (Word w : find(raw)) {
             String gap = s.substring(at, w.start());
             if (pendingCharset == null || !gap.isBlank() || !w.charsetName().equals(pendingCharset)) {
-                unreadable |= flush(out, pending, pendingCharset);
+                unreadable |= flush(out, python, pending, pendingCharset);
                 if (pendingCharset == null || !gap.isBlank()) {
                     out.append(gap);
+                    python.append(gap);
                 }
             }
             pending.writeBytes(w.bytes());
             pendingCharset = w.charsetName();
             at = w.end();
         }
-        unreadable |= flush(out, pending, pendingCharset);
-        return new Decoded(out.append(s, at, s.length()).toString(), unreadable);
+        unreadable |= flush(out, python, pending, pendingCharset);
+        return new Decoded(out.append(s, at, s.length()).toString(), python.append(s, at, s.length()).toString(),
+                unreadable);
     }
 
-    /** Appends the pending octets decoded; {@return whether their charset cannot be decoded} */
-    private static boolean flush(StringBuilder out, ByteArrayOutputStream pending, String charset) {
+    /**
+     * Appends the pending octets decoded, to {@code out} in the charset and to {@code python} as Python reads them;
+     * {@return whether their charset cannot be decoded}
+     */
+    private static boolean flush(StringBuilder out, StringBuilder python, ByteArrayOutputStream pending,
+                                 String charset) {
         if (pending.size() == 0) {
             return false;
         }
-        Charset cs = HeaderCharsets.charset(charset);
-        out.append(new String(pending.toByteArray(), cs == null ? StandardCharsets.UTF_8 : cs));
+        List<Charset> decoders = HeaderCharsets.decoders(charset);
+        byte[] octets = pending.toByteArray();
+        out.append(new String(octets, decoders.isEmpty() ? StandardCharsets.UTF_8 : decoders.getFirst()));
+        python.append(new String(octets, decoders.isEmpty() ? StandardCharsets.UTF_8 : decoders.getLast()));
         pending.reset();
         return !HeaderCharsets.readable(charset);
     }

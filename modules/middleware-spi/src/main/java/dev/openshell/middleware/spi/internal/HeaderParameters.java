@@ -272,6 +272,7 @@ public final class HeaderParameters {
                 if (s.contains("=?")) {
                     EncodedWords.Decoded d = EncodedWords.decode(s);
                     all.add(d.text());
+                    all.add(d.pythonText());
                     r.unreadable |= d.unreadable();
                 }
             }

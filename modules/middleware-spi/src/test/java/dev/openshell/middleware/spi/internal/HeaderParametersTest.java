@@ -217,6 +217,21 @@ class HeaderParametersTest {
                 + pct("thod".getBytes(StandardCharsets.UTF_16LE)), "name", "_method");
     }
 
+    /** An encoded word in {@code utf-16} or {@code utf-32} without a byte order mark is read both ways too. */
+    @Test
+    void utf16AndUtf32EncodedWordsAreAlsoReadLittleEndian() {
+        java.util.Base64.Encoder b64 = java.util.Base64.getEncoder();
+        has("form-data; name=\"=?utf-16?B?" + b64.encodeToString("_method".getBytes(StandardCharsets.UTF_16LE))
+                + "?=\"", "name", "_method");
+        has("form-data; name=\"=?UTF-32?B?" + b64.encodeToString("_method".getBytes(Charset.forName("UTF-32LE")))
+                + "?=\"", "name", "_method");
+        has("form-data; name=\"=?utf-16?B?" + b64.encodeToString("_method".getBytes(StandardCharsets.UTF_16BE))
+                + "?=\"", "name", "_method");
+        EncodedWords.Decoded d = EncodedWords.decode("=?utf-16?Q?" + "a".repeat(0) + "_=00m=00?=");
+        assertEquals(" m", d.pythonText());
+        assertFalse(d.unreadable());
+    }
+
     @Test
     void pythonNormalisesCodecNames() {
         assertEquals("utf_7", HeaderCharsets.pythonName(" UTF--7 "));
