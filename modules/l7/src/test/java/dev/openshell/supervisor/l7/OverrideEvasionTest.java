@@ -118,6 +118,15 @@ class OverrideEvasionTest {
                         + " name*1=thod"), UNREADABLE),
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data;"
                         + " name=\"=?UTF-7?Q?+AF8-method?=\""), UNREADABLE),
+                // attacker pass 8, P10-5: escapes the JDK rejects and Python's iso2022_jp_2 / iso2022_kr read
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=iso-2022-jp-2''"
+                        + "%5F%1B%2E%41method"), UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=iso-2022-jp-2''"
+                        + "%5F%1B%24%41%1B%28%42method"), UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=iso-2022-kr''"
+                        + "%1B%24%29%43%5F%1B%28%42method"), UNREADABLE),
+                c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=iso-2022-jp''"
+                        + "%5F%1B%28%42method"), OVERRIDE), // clean ISO-2022-JP: read, the override found
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=utf-16''"
                         + "%5F%00m%00e%00t%00h%00o%00d%00"), OVERRIDE), // Python: no byte order mark, little-endian
                 c("multipart/form-data; boundary=b", part("Content-Disposition: form-data; name*=cp037''"

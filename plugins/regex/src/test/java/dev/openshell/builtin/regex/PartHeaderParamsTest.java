@@ -113,4 +113,23 @@ class PartHeaderParamsTest {
         }
         assertEquals(Decision.ALLOW, run(DENY, body("form-data; name=\"f\"; filename*=Shift_JIS''%82%A0")).decision());
     }
+
+    /**
+     * Attacker pass 8, P10-3: a token in a part header parameter in ISO-2022-JP-2 / ISO-2022-KR with an escape the
+     * JDK rejects (Python's codecs accept it and read the token) fails the stage as undecodable, not passed.
+     */
+    @Test
+    void escapesTheCharsetRejectsFailTheStage() {
+        String rest = "R8xq2LmT5vW9zK3nB7cF1hJ4pD6sG0aYeU2i";
+        for (String d : List.of("form-data; name=\"f\"; filename*=iso-2022-jp-2''ghp_%1B%2E%41" + rest,
+                "form-data; name=\"f\"; filename*=iso-2022-jp-2''ghp_%1B%24%41%1B%28%42" + rest,
+                "form-data; name=\"f\"; filename*=iso-2022-kr''%1B%24%29%43ghp_%1B%28%42" + rest)) {
+            MiddlewareException e = assertThrows(MiddlewareException.class, () -> run(DENY, body(d)), d);
+            assertEquals(RegexProvider.UNDECODABLE_CODE, e.code(), d);
+        }
+        assertEquals(Decision.ALLOW, run(DENY, body("form-data; name=\"f\"; filename*=iso-2022-jp''"
+                + "%1B%24%42%46%7C%4B%5C%1B%28%42.txt")).decision());
+        assertEquals(Decision.DENY, run(DENY, body("form-data; name=\"f\"; filename*=iso-2022-jp''ghp_%1B%28%42"
+                + rest)).decision());
+    }
 }

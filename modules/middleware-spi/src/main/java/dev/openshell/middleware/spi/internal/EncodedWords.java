@@ -16,7 +16,8 @@ import org.apiguardian.api.API;
  * them: the one home of finding and decoding them, for {@link HeaderParameters} (a parameter reading holding words)
  * and the proxy's response header scrub ({@code HeaderReadings}, which replaces a value inside them). B is base64 with
  * non-alphabet characters skipped, Q is section 4.2 ({@code _} a space, {@code =XX} an octet). A word's charset is
- * read by {@link HeaderCharsets}: a charset this runtime cannot decode makes the decoded text unreadable.
+ * read by {@link HeaderCharsets}: a charset this runtime cannot decode, or octets that do not decode cleanly in it
+ * ({@link HeaderCharsets#decode}), make the decoded text unreadable.
  *
  * <p>Linear in the text: when no {@code ?} or no {@code ?=} follows a candidate, none follows a later one either.
  * Decoding only shrinks text. Static methods only; never throws.
@@ -50,7 +51,8 @@ public final class EncodedWords {
      * @param pythonText the text as Python's {@code email} decodes it: the same but for {@code UTF-16} and
      *     {@code UTF-32} words without a byte order mark, which Python reads little-endian and the JDK big-endian
      *     ({@link HeaderCharsets#decoders}: the last decoder)
-     * @param unreadable whether a word declares a charset this runtime cannot decode ({@link HeaderCharsets})
+     * @param unreadable whether a word declares a charset this runtime cannot decode, or its octets do not decode
+     *     cleanly in it ({@link HeaderCharsets#decode}: ISO-2022-JP-2's {@code ESC . A}, ...)
      */
     @API(status = INTERNAL, since = "0.2")
     public record Decoded(String text, String pythonText, boolean unreadable) {
@@ -125,7 +127,7 @@ public final class EncodedWords {
 
     /**
      * Appends the pending octets decoded, to {@code out} in the charset and to {@code python} as Python reads them;
-     * {@return whether their charset cannot be decoded}
+     * {@return whether their charset cannot be decoded or rejects them ({@link HeaderCharsets#decode})}
      */
     private static boolean flush(StringBuilder out, StringBuilder python, ByteArrayOutputStream pending,
                                  String charset) {
@@ -134,10 +136,17 @@ public final class EncodedWords {
         }
         List<Charset> decoders = HeaderCharsets.decoders(charset);
         byte[] octets = pending.toByteArray();
-        out.append(new String(octets, decoders.isEmpty() ? StandardCharsets.UTF_8 : decoders.getFirst()));
-        python.append(new String(octets, decoders.isEmpty() ? StandardCharsets.UTF_8 : decoders.getLast()));
         pending.reset();
-        return !HeaderCharsets.readable(charset);
+        if (decoders.isEmpty()) {
+            out.append(new String(octets, StandardCharsets.UTF_8));
+            python.append(new String(octets, StandardCharsets.UTF_8));
+            return !HeaderCharsets.readable(charset);
+        }
+        String jdk = HeaderCharsets.decode(octets, decoders.getFirst());
+        String py = HeaderCharsets.decode(octets, decoders.getLast());
+        out.append(jdk != null ? jdk : new String(octets, decoders.getFirst()));
+        python.append(py != null ? py : new String(octets, decoders.getLast()));
+        return jdk == null || py == null; // not clean: unreadable (HeaderCharsets)
     }
 
     /**

@@ -2,7 +2,11 @@ package dev.openshell.middleware.spi.internal;
 
 import static org.apiguardian.api.API.Status.INTERNAL;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.Charset;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import org.apiguardian.api.API;
@@ -23,7 +27,15 @@ import org.apiguardian.api.API;
  * one {@code _}, leading and trailing ones dropped) with that {@code _} read as {@code -} and as nothing
  * ({@code UTF_8}, {@code utf 8} and {@code Shift-JIS} are read); a name found neither way is unreadable. A blank or
  * absent name declares none (Python reads such a value as US-ASCII or UTF-8): readable, in UTF-8. A charset the JDK
- * knows but cannot decode with is unreadable too. Static methods only; never throws.
+ * knows but cannot decode with is unreadable too.
+ *
+ * <p><b>Decoding that is not clean is unreadable</b> (attacker pass 8, P10-2, P10-3, P10-5): octets a charset's
+ * decoder rejects as malformed or unmappable ({@link #decode} returns null) make the value or word unreadable, never
+ * read with U+FFFD in their stead. Python's codecs accept input the JDK's decoders reject (ISO-2022-JP-2's
+ * {@code ESC . A} G2 designation, {@code ESC $ A}, {@code ESC $ ( C}, ISO-2022-KR's {@code ESC ( B}, ...), so a
+ * reading with replacement characters may miss what Python reads. UTF-8 and US-ASCII are the exceptions: every reader
+ * replaces a malformed sequence there without taking the ASCII octets after it, so their lenient reading is complete.
+ * Static methods only; never throws.
  */
 @API(status = INTERNAL, since = "0.2")
 public final class HeaderCharsets {
@@ -73,6 +85,26 @@ public final class HeaderCharsets {
             case "UTF-32" -> List.of(cs, Charset.forName("UTF-32LE"));
             default -> List.of(cs);
         };
+    }
+
+    /**
+     * {@return {@code octets} decoded in {@code cs}, or null when {@code cs} rejects them (malformed or unmappable
+     * input, a truncated sequence at the end)} UTF-8 and US-ASCII decode leniently (U+FFFD for a malformed sequence),
+     * never null: see the class comment.
+     *
+     * @param octets the octets, any length
+     * @param cs a charset that can decode ({@link #charset})
+     */
+    public static String decode(byte[] octets, Charset cs) {
+        if (cs.equals(StandardCharsets.UTF_8) || cs.equals(StandardCharsets.US_ASCII)) {
+            return new String(octets, cs);
+        }
+        try {
+            return cs.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(octets)).toString();
+        } catch (CharacterCodingException | RuntimeException e) {
+            return null; // not clean: what a more lenient reader (Python's codec) reads in it is not known
+        }
     }
 
     /** {@return the name as Python's {@code encodings.normalize_encoding} reads it, lower case} */

@@ -41,8 +41,10 @@ import org.apiguardian.api.API;
  * </ul>
  *
  * <p><b>Unreadable.</b> A value, continuation join or encoded word declared in a charset this runtime cannot decode
- * (an unknown name, UTF-7, a Python codec that is no charset such as {@code unicode_escape}: {@link HeaderCharsets})
- * is not read as UTF-8 in its stead: its name is in {@link Readings#unreadable}, and every user acts on it (the
+ * (an unknown name, UTF-7, a Python codec that is no charset such as {@code unicode_escape}: {@link HeaderCharsets}),
+ * or whose octets do not decode cleanly in its charset ({@link HeaderCharsets#decode}: ISO-2022-JP-2's
+ * {@code ESC . A}, which Python reads and the JDK rejects; UTF-8 and US-ASCII excepted), is not read as UTF-8 in its
+ * stead: its name is in {@link Readings#unreadable}, and every user acts on it (the
  * response header scrub drops the field, the regex plugin fails the part as undecodable, L7 answers
  * {@code method_override_unreadable}). Its UTF-8 reading is still among the readings, for a scan of what can be
  * read.
@@ -206,7 +208,8 @@ public final class HeaderParameters {
      * @param byName every reading of each parameter, by lower-case name (without {@code *} suffixes), in the order the
      *     names first appear (see the class comment)
      * @param unreadable the names (a subset of {@code byName}'s keys, in the same order) with a value, continuation
-     *     join or RFC 2047 word declared in a charset this runtime cannot decode ({@link HeaderCharsets}): what a
+     *     join or RFC 2047 word declared in a charset this runtime cannot decode, or not decoding cleanly in it
+     *     ({@link HeaderCharsets}, {@link HeaderCharsets#decode}): what a
      *     reader that knows that charset finds in it is not known, so a user must not treat its readings as complete
      */
     @API(status = INTERNAL, since = "0.2")
@@ -286,7 +289,7 @@ public final class HeaderParameters {
 
     /**
      * {@return every reading of one extended value {@code charset'language'%XX...}, unquoted (see the class comment),
-     * under the name {@code ""}; unreadable when its charset cannot be read ({@link HeaderCharsets})}
+     * under the name {@code ""}; unreadable when its charset cannot be read or rejects its octets ({@link HeaderCharsets})}
      *
      * @param v the value, one character per octet
      */
@@ -392,8 +395,10 @@ public final class HeaderParameters {
                 r.unreadable |= !HeaderCharsets.readable(name);
             }
             // each part decoded on its own in the first part's charset, as Python decodes them
-            out.append(new String(percentDecode(t, from, t.length()), charset == null ? StandardCharsets.UTF_8
-                    : charset));
+            byte[] octets = percentDecode(t, from, t.length());
+            String text = charset == null ? null : HeaderCharsets.decode(octets, charset);
+            r.unreadable |= charset != null && text == null; // not clean (HeaderCharsets#decode)
+            out.append(text != null ? text : new String(octets, charset == null ? StandardCharsets.UTF_8 : charset));
         }
         r.add(out.toString());
     }
@@ -425,12 +430,15 @@ public final class HeaderParameters {
 
     /**
      * Adds {@code octets} decoded in {@code charset} (when it is readable, {@link HeaderCharsets}) and in UTF-8; a
-     * charset declared and not readable marks the readings unreadable (the UTF-8 reading, Python's fallback for a
+     * charset declared and not readable, or octets it rejects ({@link HeaderCharsets#decode}), mark the readings
+     * unreadable (the UTF-8 reading, Python's fallback for a
      * name it does not know either, is still added, for whoever scans what can be read).
      */
     private static void decoded(String charset, byte[] octets, Sink r) {
         for (Charset cs : HeaderCharsets.decoders(charset)) {
-            r.add(new String(octets, cs));
+            String text = HeaderCharsets.decode(octets, cs);
+            r.unreadable |= text == null; // not clean: what Python's codec reads in it is not known
+            r.add(text != null ? text : new String(octets, cs));
         }
         r.unreadable |= !HeaderCharsets.readable(charset);
         r.add(new String(octets, StandardCharsets.UTF_8));

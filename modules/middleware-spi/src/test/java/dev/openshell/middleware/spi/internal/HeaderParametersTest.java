@@ -2,6 +2,7 @@ package dev.openshell.middleware.spi.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.Charset;
@@ -173,6 +174,31 @@ class HeaderParametersTest {
         }
         assertTrue(EncodedWords.decode("Subject =?UTF-7?B?K0FITUFhdy0=?= x").unreadable());
         assertTrue(EncodedWords.decode("=?unicode-escape?Q?=5Cu0073k?=").unreadable());
+    }
+
+    @Test
+    void octetsTheCharsetRejectsAreUnreadableNotReplaced() {
+        // attacker pass 8, P10-2 / P10-3 / P10-5: the JDK rejects these escapes (U+FFFD when read leniently), Python's
+        // iso2022_jp_2 / iso2022_kr codecs accept them and read the credential or _method
+        for (String v : List.of("attachment; filename*=iso-2022-jp-2''%6B%1B%2E%41%39%51%37%7A",
+                "attachment; filename*=iso-2022-jp-2''%6B%1B%24%41%1B%28%42%39%51",
+                "attachment; filename*=iso-2022-jp-2''%6B%1B%24%28%43%1B%28%42%39%51",
+                "form-data; name*=iso-2022-jp-2''%5F%1B%2E%41method",
+                "form-data; name*0*=iso-2022-jp-2''%5F%1B%2E%41; name*1=method",
+                "attachment; filename=\"=?iso-2022-jp-2?B?axsuQTlRN3o=?=\"",
+                "attachment; filename*=Shift_JIS''%81")) {
+            assertTrue(unreadable(v, "filename") || unreadable(v, "name"), v);
+        }
+        assertTrue(EncodedWords.decode("X =?iso-2022-jp-2?Q?k=1B.A9Q7z?= y").unreadable());
+        assertNull(HeaderCharsets.decode(new byte[] {'k', 0x1b, '.', 'A', '9'}, Charset.forName("ISO-2022-JP-2")));
+        // a clean ISO-2022-JP value is still read, and malformed UTF-8 stays readable (every reader replaces alike)
+        byte[] jp = "\u65e5\u672c-k".getBytes(Charset.forName("ISO-2022-JP"));
+        has("attachment; filename*=iso-2022-jp''" + pct(jp), "filename", "\u65e5\u672c-k");
+        assertFalse(unreadable("attachment; filename*=iso-2022-jp''" + pct(jp), "filename"));
+        assertFalse(EncodedWords.decode("=?iso-2022-jp?B?" + java.util.Base64.getEncoder().encodeToString(jp) + "?=")
+                .unreadable());
+        assertFalse(unreadable("attachment; filename*=UTF-8''%FFa", "filename"));
+        assertFalse(EncodedWords.decode("=?utf-8?Q?=FFa?=").unreadable());
     }
 
     @Test

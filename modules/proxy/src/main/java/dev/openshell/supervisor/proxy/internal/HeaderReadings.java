@@ -38,7 +38,11 @@ import java.util.Map;
  * back to a position) drops the field ({@code null}), as a value left after {@value #ROUNDS} replacements does; so
  * does a parameter or RFC 2047 word (anywhere in the value) declared in a charset this runtime cannot decode ({@link
  * HeaderParameters.Readings#unreadable}, {@link EncodedWords.Decoded#unreadable}: UTF-7, {@code unicode_escape}, an
- * unknown name), whose reading by a client that knows it is not known.
+ * unknown name, octets the charset rejects such as ISO-2022-JP-2's {@code ESC . A}), whose reading by a client that
+ * knows it is not known. The RFC 2047 words of the whole value are also read as text ({@link EncodedWords#decode},
+ * the JDK's and Python's reading): a value found there drops the field too (attacker pass 8, P10-1: in a stateful
+ * charset such as ISO-2022-JP, {@code k ESC ( B 9Q7z...}, escape sequences inside the octets hide a value the
+ * decoded text holds).
  *
  * <p>A value found in a reading is replaced where it stands, as in the bytes, by the text the scrubber puts for it
  * (its placeholder), so that the reading reads the placeholder: between quoted-pairs by the placeholder quoted; in
@@ -93,18 +97,29 @@ final class HeaderReadings {
      */
     private static boolean decodedReadingHolds(String value, SecretScrubber s) {
         HeaderParameters.Readings all = HeaderParameters.readings(value, true);
-        if (all.anyUnreadable() || value.contains("=?") && EncodedWords.decode(value).unreadable()) {
+        if (all.anyUnreadable()) {
             return true; // a charset this runtime cannot decode (UTF-7, unicode_escape, ...): what it holds is unknown
+        }
+        if (value.contains("=?")) {
+            EncodedWords.Decoded d = EncodedWords.decode(value);
+            if (d.unreadable() || holds(d.text(), s) || holds(d.pythonText(), s)) {
+                return true; // unreadable, or a value in the words' text hidden from their octets (ISO-2022 escapes)
+            }
         }
         for (List<String> readings : all.byName().values()) {
             for (String r : readings) {
-                byte[] b = r.getBytes(StandardCharsets.UTF_8);
-                if (s.nextMatch(b, 0, b.length) >= 0) {
+                if (holds(r, s)) {
                     return true;
                 }
             }
         }
         return false;
+    }
+
+    /** {@return whether the scrubber finds a value in the text's UTF-8 octets} */
+    private static boolean holds(String text, SecretScrubber s) {
+        byte[] b = text.getBytes(StandardCharsets.UTF_8);
+        return s.nextMatch(b, 0, b.length) >= 0;
     }
 
     /** {@return {@code raw} with the first value one reading finds replaced, or null when none finds one} */

@@ -158,6 +158,29 @@ class HeaderReadingsTest {
         }
     }
 
+    /**
+     * Attacker pass 8: P10-1, a value in ISO-2022-JP words with an escape sequence inside its octets (the decoded text
+     * holds it, the octets do not); P10-2, a parameter in ISO-2022-JP-2 with an escape the JDK rejects and Python
+     * reads. Both drop the field; a clean ISO-2022-JP word or parameter without a value is kept.
+     */
+    @Test
+    void iso2022EscapesInsideAValueDropTheField() {
+        SecretScrubber s = scrubber(SECRET);
+        String b64 = "axsoQjlRN3pSMm1XNHhUOHZOMXBMNnNKM2hGNWRHMGJDcQ=="; // k ESC ( B 9Q7z...
+        for (String v : List.of("=?iso-2022-jp?B?" + b64 + "?=", "Bearer realm=\"=?iso-2022-jp?B?" + b64 + "?=\"",
+                "=?iso-2022-jp?B?axsoQjlRN3pSMm1XNHhUOHZOMQ==?= =?iso-2022-jp?B?cEw2c0ozaEY1ZEcwYkNx?=",
+                "=?csISO2022JP?Q?k=1B(B" + SECRET.substring(1) + "?=",
+                "attachment; filename*=iso-2022-jp-2''%6B%1B%2E%41" + SECRET.substring(1),
+                "</x>; rel=next; title*=iso-2022-jp-2''%6B%1B%24%41%1B%28%42" + SECRET.substring(1),
+                "=?iso-2022-jp-2?Q?k=1B.A" + SECRET.substring(1) + "?=")) {
+            assertNull(scrub(v, s), v);
+        }
+        String clean = "=?iso-2022-jp?B?GyRCRnxLXBsoQg==?= x"; // Japanese text, no value
+        assertSame(clean, HeaderReadings.scrub(clean, s));
+        String param = "attachment; filename*=iso-2022-jp''%1B%24%42%46%7C%4B%5C%1B%28%42.txt";
+        assertSame(param, HeaderReadings.scrub(param, s));
+    }
+
     /** Inputs that would cost quadratic work read naively (no timing here: they only have to come back unchanged). */
     @Test
     void pathologicalValuesComeBackUnchanged() {
