@@ -16,15 +16,16 @@ import java.nio.charset.StandardCharsets;
  *       (RFC 1843); a {@code ~} of the secret may be spelled {@code ~~}.</li>
  * </ul>
  * Runs of them are skipped too, up to {@link #maxSkipped()} sequences in one match ({@value #PER_BYTE} per byte of the
- * secret, in any distribution): the bound keeps the longest spelling, and so the streaming window of
- * {@link SecretScrubber}, finite. A value with more inserted sequences than that is not found. Skipping is a superset
+ * secret, in any distribution, e.g. {@code ESC $ B ESC ( B} in every gap): the bound keeps the longest spelling, and so
+ * the streaming window of {@link SecretScrubber}, finite (for a 32-byte secret: 64 sequences, 385 bytes). A value with
+ * more inserted sequences than that is not found. Skipping is a superset
  * of what a decoder drops (a span shifted into a double-byte set is not the secret when decoded): over-replacing
  * such a span by the placeholder is harmless. A literal byte of the secret is preferred to reading it as the start of a
  * sequence, so a secret holding {@code ~}, ESC, SO or SI is found literally, and in mixes only where that reading fits.
  */
 final class Iso2022Spelling implements Spelling {
     /** Inserted sequences allowed per byte of the secret. */
-    static final int PER_BYTE = 4;
+    static final int PER_BYTE = 2;
     /** The most intermediate bytes of an escape sequence (ISO-2022 designations use one or two). */
     static final int MAX_INTERMEDIATES = 3;
     /** The longest skipped sequence: ESC, the intermediates, the final byte. */

@@ -305,7 +305,7 @@ class SecretScrubberTest {
     /** Attacker pass 8, P10-4: the key split by escape sequences, SO/SI or HZ shifts in an undeclared body. */
     @Property(tries = 300)
     void anyInsertionOfIso2022OrHzSequencesIsFound(@ForAll("secrets") String secret, @ForAll("filler") String before,
-                                                  @ForAll @Size(max = 8) List<@Size(max = 3) List<@IntRange(min = 0,
+                                                  @ForAll @Size(max = 8) List<@Size(max = 2) List<@IntRange(min = 0,
                                                           max = 9) Integer>> runs,
                                                   @ForAll @Size(max = 12) List<@IntRange(min = 0, max = 9) Integer>
                                                           cuts) {
@@ -321,7 +321,7 @@ class SecretScrubberTest {
 
     @Property(tries = 200)
     void textWithIso2022SequencesButNoSecretPassesUnchanged(@ForAll("filler") String text,
-                                                            @ForAll @Size(max = 8) List<@Size(max = 3)
+                                                            @ForAll @Size(max = 8) List<@Size(max = 2)
                                                                     List<@IntRange(min = 0, max = 9) Integer>> runs,
                                                             @ForAll @Size(max = 8) List<@IntRange(min = 0, max = 9)
                                                                     Integer> cuts) {
