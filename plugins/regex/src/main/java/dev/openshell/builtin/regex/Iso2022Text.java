@@ -28,8 +28,11 @@ final class Iso2022Text {
     static TextView view(ByteBuffer input) {
         int n = input.limit();
         int i = 0;
-        while (i < n && dropped(input, i) == 0) {
-            i++;
+        for (; i < n; i++) { // the common case: none of the four bytes that can start a sequence
+            byte x = input.get(i);
+            if ((x == 0x1b || x == 0x0e || x == 0x0f || x == '~') && dropped(input, i) > 0) {
+                break;
+            }
         }
         if (i >= n) {
             return null;
