@@ -174,6 +174,20 @@ class ResponseScrubTest {
                         value.getBytes(StandardCharsets.UTF_8)), "");
             }
             case "/gz-clean" -> unlabelled(gzip("clean data\n"), "");
+            case "/iso2022" -> { // no charset declared; one byte per chunk
+                byte[] body = iso2022Body(value).getBytes(StandardCharsets.ISO_8859_1);
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\n");
+                for (byte x : body) {
+                    b.append("1\r\n").append((char) (x & 0xff)).append("\r\n");
+                }
+                yield b.append("0\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
+            }
+            case "/iso2022-gzip" -> {
+                byte[] z = gzip(iso2022Body(value));
+                yield concat(TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: "
+                        + z.length + "\r\n\r\n"), z);
+            }
             case "/close" -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close " + value);
             case "/sse-split" -> {
                 // a token stream: the value's first 7 characters end one event, the rest starts the next
@@ -470,6 +484,36 @@ class ResponseScrubTest {
             }
             assertEquals(List.of("response_uninspectable true", "response_uninspectable true"),
                     fx.hook.unscannable);
+        }
+    }
+
+    /** {@return a body with ISO-2022-JP text, then {@code value} split by ISO 2022 escapes, SO/SI and HZ shifts} */
+    private static String iso2022Body(String value) {
+        String[] dropped = {"\u001b(B", "\u001b$B\u001b(B", "\u000e\u000f", "~{~}", "~\n"};
+        StringBuilder b = new StringBuilder("\u001b$B$3$s\u001b(B ");
+        for (int i = 0; i < value.length(); i++) {
+            b.append(i == 0 ? "" : dropped[i % dropped.length]).append(value.charAt(i));
+        }
+        return b.append("\n").toString();
+    }
+
+    /**
+     * Attacker pass 8, P10-4: a body without a declared charset, the value split by sequences an ISO-2022 or HZ
+     * decoder drops (a client sniffing the charset reads the value), chunked one byte per chunk or gzip-encoded.
+     */
+    @Test
+    void aValueSplitByIso2022OrHzSequencesIsScrubbed() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                for (String path : List.of("/iso2022", "/iso2022-gzip")) {
+                    RawClient.Response r = c.send(request(fx, path, "")).read();
+                    assertEquals(200, r.status(), path);
+                    assertClean(r);
+                    assertEquals("\u001b$B$3$s\u001b(B " + PLACEHOLDER + "\n",
+                            new String(r.body(), StandardCharsets.ISO_8859_1), path);
+                }
+            }
         }
     }
 

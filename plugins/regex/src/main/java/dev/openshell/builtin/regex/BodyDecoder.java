@@ -40,6 +40,9 @@ import java.util.Locale;
  *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}. Content declared
  *       {@code UTF-16} or {@code UTF-32} (no byte order) without a byte order mark is read in both byte orders too
  *       (RFC 2781 says big-endian, Python's and .NET's decoders read little-endian), the other one leniently.</li>
+ *   <li>Content read in an ASCII-compatible charset that holds ISO 2022 escape sequences, SO/SI or HZ shifts is
+ *       also read with them dropped ({@link Iso2022Text}), as a receiver sniffing an undeclared ISO-2022 or HZ
+ *       charset reads its ASCII; both readings are scanned.</li>
  * </ol>
  */
 final class BodyDecoder {
@@ -119,6 +122,10 @@ final class BodyDecoder {
                 otherRead = other; // not of its media type in that order: scanned as text
             }
             read = new TwoReadings(read, otherRead, other.codeUnit());
+        }
+        TextView dropped = text instanceof Charsets.Transcoded ? null : Iso2022Text.view(text.text());
+        if (dropped != null) { // ISO 2022 escapes, SO/SI or HZ shifts: also read without them (P10-6)
+            read = new TwoReadings(read, TextView.stacked(text, dropped), 1);
         }
         if (text instanceof Charsets.Transcoded transcoded) {
             return new TwoReadings(read, byteReading(input, type, json), transcoded.codeUnit());

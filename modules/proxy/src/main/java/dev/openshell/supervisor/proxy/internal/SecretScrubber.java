@@ -31,8 +31,9 @@ import java.util.TreeSet;
  * escapes in either hex case); each of these in UTF-16LE and UTF-16BE as well (replaced by the placeholder in the same
  * encoding); the value itself in UTF-32LE, UTF-32BE and EBCDIC ({@link FormEncodings}); and any mix of literal and
  * escaped characters in a JSON string ({@link JsonSpelling}) or of literal and {@code %XX} bytes
- * ({@link PercentSpelling}). At each position the longest matching form wins; each match is replaced by the secret's
- * placeholder.
+ * ({@link PercentSpelling}); and its bytes with ISO 2022 escape sequences, SO/SI or HZ shifts between them, which a
+ * client sniffing an undeclared charset drops ({@link Iso2022Spelling}, a bounded number per match). At each
+ * position the longest matching form wins; each match is replaced by the secret's placeholder.
  *
  * <p>One pass over the bytes for all secrets and forms: a byte-pair filter (a 64 Ki-bit set of the first two bytes
  * of every form) rejects nearly every position with two array reads; only positions that pass it compare the forms
@@ -43,6 +44,8 @@ import java.util.TreeSet;
  * upstream is silent ({@link ResponseScrub#SILENCE_MILLIS}). One instance per response; not thread-safe.
  */
 final class SecretScrubber {
+    /** Spelling matchers per secret: JSON, percent, ISO 2022 / HZ. */
+    private static final int SPELLINGS = 3;
     /**
      * One secret to scrub.
      *
@@ -81,28 +84,29 @@ final class SecretScrubber {
         /** Bit (b0 << 8 | b1) is set when some form starts with b0 b1 (or is b0 alone). */
         final long[] pairs = new long[1024];
         final int window;
-        /** Each secret's spelling matchers (any mix of literal and escaped characters): JSON, then percent. */
+        /** Each secret's spelling matchers (any mix of literal and escaped characters): JSON, percent, ISO 2022. */
         final Spelling[] json;
         /** Each secret's placeholder as UTF-8. */
         final byte[][] placeholders;
         /** Bit b is set when some form or JSON spelling can start with byte b. */
         final long[] firsts = new long[4];
-        /** Spelling indices (secret index * 2, + 1 for percent) that can start with a byte; null when none. */
+        /** Spelling indices (secret index * SPELLINGS, + 1 percent, + 2 ISO 2022) that start with a byte, or null. */
         final int[][] jsonByFirst = new int[256][];
         /** Per form, per byte: the split lengths whose prefix ends with that byte; null for NUL-holding forms. */
         final int[][][] splitEnds;
 
         Compiled(List<Secret> secrets) {
             names = new String[secrets.size()];
-            json = new Spelling[secrets.size() * 2];
+            json = new Spelling[secrets.size() * SPELLINGS];
             placeholders = new byte[secrets.size()][];
             // each form's bytes as ISO-8859-1 text (one char per byte): its UTF-8, UTF-16LE and UTF-16BE encodings
             Map<String, Integer> byForm = new LinkedHashMap<>();
             for (int s = 0; s < secrets.size(); s++) {
                 Secret secret = secrets.get(s);
                 names[s] = secret.name();
-                json[2 * s] = new JsonSpelling(secret.value());
-                json[2 * s + 1] = new PercentSpelling(secret.value());
+                json[SPELLINGS * s] = new JsonSpelling(secret.value());
+                json[SPELLINGS * s + 1] = new PercentSpelling(secret.value());
+                json[SPELLINGS * s + 2] = new Iso2022Spelling(secret.value());
                 placeholders[s] = secret.placeholder().getBytes(StandardCharsets.UTF_8);
                 List<String> all = forms(secret.value());
                 for (int f = 0; f < all.size(); f++) {
@@ -438,8 +442,8 @@ final class SecretScrubber {
                 out.write(replacements[who]);
                 count(owner[who]);
             } else {
-                out.write(placeholders[(who - forms.length) / 2]);
-                count((who - forms.length) / 2);
+                out.write(placeholders[(who - forms.length) / SPELLINGS]);
+                count((who - forms.length) / SPELLINGS);
             }
             i += length;
             run = i;

@@ -282,4 +282,71 @@ class SecretScrubberTest {
         }
         return b.toByteArray();
     }
+
+    /** Sequences an ISO-2022 or HZ decoder drops from the text. */
+    private static final String[] DROPPED = {"\u001b(B", "\u001b$B", "\u001b$)C", "\u001b$(D", "\u001b&@",
+            "\u000e", "\u000f", "~{", "~}", "~\n"};
+
+    /** {@return {@code secret}'s UTF-8 bytes with, before byte k > 0, the run {@code runs[k % size]} of DROPPED} */
+    private static byte[] withDropped(String secret, List<List<Integer>> runs) {
+        byte[] raw = secret.getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        for (int k = 0; k < raw.length; k++) {
+            if (k > 0 && !runs.isEmpty()) {
+                for (int d : runs.get(k % runs.size())) {
+                    b.writeBytes(DROPPED[d % DROPPED.length].getBytes(StandardCharsets.ISO_8859_1));
+                }
+            }
+            b.write(raw[k]);
+        }
+        return b.toByteArray();
+    }
+
+    /** Attacker pass 8, P10-4: the key split by escape sequences, SO/SI or HZ shifts in an undeclared body. */
+    @Property(tries = 300)
+    void anyInsertionOfIso2022OrHzSequencesIsFound(@ForAll("secrets") String secret, @ForAll("filler") String before,
+                                                  @ForAll @Size(max = 8) List<@Size(max = 2) List<@IntRange(min = 0,
+                                                          max = 9) Integer>> runs,
+                                                  @ForAll @Size(max = 12) List<@IntRange(min = 0, max = 9) Integer>
+                                                          cuts) {
+        ByteArrayOutputStream in = new ByteArrayOutputStream();
+        in.writeBytes(("\u001b$B" + before).getBytes(StandardCharsets.ISO_8859_1));
+        in.writeBytes(withDropped(secret, runs));
+        in.writeBytes("\u001b(B!".getBytes(StandardCharsets.ISO_8859_1));
+        SecretScrubber s = new SecretScrubber(Map.of(secret, PLACEHOLDER));
+        String text = new String(stream(s, in.toByteArray(), cuts), StandardCharsets.ISO_8859_1);
+        assertEquals("\u001b$B" + before + PLACEHOLDER + "\u001b(B!", text, "inserted " + runs);
+        assertEquals(1, s.matches());
+    }
+
+    @Property(tries = 200)
+    void textWithIso2022SequencesButNoSecretPassesUnchanged(@ForAll("filler") String text,
+                                                            @ForAll @Size(max = 8) List<@Size(max = 2)
+                                                                    List<@IntRange(min = 0, max = 9) Integer>> runs,
+                                                            @ForAll @Size(max = 8) List<@IntRange(min = 0, max = 9)
+                                                                    Integer> cuts) {
+        String secret = "k-secret-1";
+        byte[] in = ("k" + text + "x" + new String(withDropped(secret.substring(1), runs), StandardCharsets.ISO_8859_1)
+                + "~").getBytes(StandardCharsets.ISO_8859_1); // "k", filler, "x", the rest: never the secret
+        byte[] out = stream(new SecretScrubber(Map.of(secret, PLACEHOLDER)), in, cuts);
+        assertEquals(new String(in, StandardCharsets.ISO_8859_1), new String(out, StandardCharsets.ISO_8859_1));
+    }
+
+    @Test
+    void theReportedSpellingsAreReplacedWholeAndBoundedOnesNotOverReplaced() {
+        String key = "9Q7zKk2mXr4Lw8Vt";
+        for (String body : new String[] {"k\u001b(B" + key, "k\u001b$B\u001b(B" + key, "k\u000e\u000f" + key,
+                "k~{~}" + key, "k~\n" + key, "k" + "\u001b(B".repeat(4) + key}) {
+            byte[] in = ("\u001b$B$3$s\u001b(B " + body + "\n").getBytes(StandardCharsets.ISO_8859_1);
+            String out = new String(new SecretScrubber(Map.of("k" + key, PLACEHOLDER)).scrubAll(in),
+                    StandardCharsets.ISO_8859_1);
+            assertEquals("\u001b$B$3$s\u001b(B " + PLACEHOLDER + "\n", out);
+        }
+        SecretScrubber s = new SecretScrubber(Map.of("k" + key, PLACEHOLDER));
+        byte[] single = ("k\u001bN" + key).getBytes(StandardCharsets.ISO_8859_1); // a single shift changes the next
+        assertEquals(new String(single, StandardCharsets.ISO_8859_1),
+                new String(s.scrubAll(single), StandardCharsets.ISO_8859_1));
+        assertTrue(s.window() >= (key.length() + 1) * Iso2022Spelling.PER_BYTE * Iso2022Spelling.MAX_SEQUENCE,
+                "the window covers the most sequences one match may skip");
+    }
 }

@@ -1,0 +1,132 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A secret as a stateful-encoding decoder (ISO-2022-JP/-KR/-CN, HZ) may read it: its UTF-8 bytes with, between any
+ * two of them, sequences that such a decoder drops from the text (attacker pass 8, P10-4: {@code k ESC ( B 9Q7z...}
+ * in a body without a declared charset, which a client sniffing the charset reads as the key):
+ * <ul>
+ *   <li>an ECMA-35 / ISO 2022 escape sequence: ESC (0x1B), one to {@value #MAX_INTERMEDIATES} intermediate bytes
+ *       0x20-0x2F, one final byte 0x30-0x7E (designations such as {@code ESC ( B}, {@code ESC $ B},
+ *       {@code ESC $ ) C}, {@code ESC & @}); the single shifts {@code ESC N} / {@code ESC O} are not skipped, they
+ *       change the next character;</li>
+ *   <li>SO (0x0E) and SI (0x0F), the ISO-2022-KR shifts;</li>
+ *   <li>the HZ shifts <code>~&#123;</code> and <code>~&#125;</code> and the HZ line continuation {@code ~} LF
+ *       (RFC 1843); a {@code ~} of the secret may be spelled {@code ~~}.</li>
+ * </ul>
+ * Runs of them are skipped too, up to {@link #maxSkipped()} sequences in one match ({@value #PER_BYTE} per byte of the
+ * secret, in any distribution, e.g. {@code ESC $ B ESC ( B} in every gap): the bound keeps the longest spelling, and so
+ * the streaming window of {@link SecretScrubber}, finite (for a 32-byte secret: 64 sequences, 385 bytes). A value with
+ * more inserted sequences than that is not found. Skipping is a superset
+ * of what a decoder drops (a span shifted into a double-byte set is not the secret when decoded): over-replacing
+ * such a span by the placeholder is harmless. A literal byte of the secret is preferred to reading it as the start of a
+ * sequence, so a secret holding {@code ~}, ESC, SO or SI is found literally, and in mixes only where that reading fits.
+ */
+final class Iso2022Spelling implements Spelling {
+    /** Inserted sequences allowed per byte of the secret. */
+    static final int PER_BYTE = 2;
+    /** The most intermediate bytes of an escape sequence (ISO-2022 designations use one or two). */
+    static final int MAX_INTERMEDIATES = 3;
+    /** The longest skipped sequence: ESC, the intermediates, the final byte. */
+    static final int MAX_SEQUENCE = MAX_INTERMEDIATES + 2;
+    private static final byte ESC = 0x1b;
+    private static final byte SO = 0x0e;
+    private static final byte SI = 0x0f;
+
+    private final byte[] raw;
+
+    /** @param secret the secret value; not empty */
+    Iso2022Spelling(String secret) {
+        raw = secret.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** {@return the most sequences skipped in one match} */
+    int maxSkipped() {
+        return PER_BYTE * raw.length;
+    }
+
+    @Override
+    public int longest() {
+        return 2 * raw.length + maxSkipped() * MAX_SEQUENCE + 1; // 2: a ~ spelled ~~; 1: one byte of look-ahead
+    }
+
+    @Override
+    public void starts(Pairs pairs) {
+        int b0 = raw[0] & 0xff;
+        if (raw.length == 1) {
+            pairs.pair(b0, -1);
+            return;
+        }
+        pairs.pair(b0, raw[1] & 0xff);
+        for (int b1 : new int[] {ESC, SO, SI, '~'}) {
+            pairs.pair(b0, b1);
+        }
+    }
+
+    @Override
+    public int match(byte[] buf, int i, int n) {
+        int p = i;
+        int budget = maxSkipped();
+        for (int k = 0; k < raw.length; k++) {
+            while (k > 0) { // sequences between bytes: never before the first or after the last
+                if (p >= n) {
+                    return -1;
+                }
+                if (buf[p] == raw[k]) {
+                    break;
+                }
+                int s = skippable(buf, p, n);
+                if (s <= 0) {
+                    return s;
+                }
+                if (budget-- == 0) {
+                    return 0;
+                }
+                p += s;
+            }
+            if (p >= n) {
+                return -1;
+            }
+            if (buf[p] != raw[k]) {
+                return 0;
+            }
+            p++;
+            if (raw[k] == '~' && p < n && buf[p] == '~' && (k + 1 == raw.length || raw[k + 1] != '~')) {
+                p++; // HZ's ~~ for a ~
+            }
+        }
+        return p - i;
+    }
+
+    /** {@return the length of the sequence a decoder drops at {@code p}; 0 for none; -1 if {@code buf} ends first} */
+    static int skippable(byte[] buf, int p, int n) {
+        byte b = buf[p];
+        if (b == SO || b == SI) {
+            return 1;
+        }
+        if (b == '~') {
+            if (p + 1 >= n) {
+                return -1;
+            }
+            byte c = buf[p + 1];
+            return c == '{' || c == '}' || c == '\n' ? 2 : 0;
+        }
+        if (b != ESC) {
+            return 0;
+        }
+        for (int q = p + 1; q <= p + MAX_INTERMEDIATES + 1; q++) {
+            if (q >= n) {
+                return -1;
+            }
+            int c = buf[q] & 0xff;
+            if (c >= 0x30 && c <= 0x7e) {
+                return q == p + 1 ? 0 : q + 1 - p; // ESC F alone (a single shift, ...) is not dropped
+            }
+            if (c < 0x20 || c > 0x2f) {
+                return 0;
+            }
+        }
+        return 0; // too many intermediates
+    }
+}

@@ -1,0 +1,100 @@
+package dev.openshell.builtin.regex;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+
+/**
+ * Text as a decoder of a stateful encoding reads its ASCII (attacker pass 8, P10-6): ISO 2022 escape sequences (ESC
+ * 0x1B, one to three intermediate bytes 0x20-0x2F, a final byte 0x30-0x7E: {@code ESC ( B}, {@code ESC $ B},
+ * {@code ESC $ ) C}, ...), the ISO-2022-KR shifts SO and SI (0x0E, 0x0F), the HZ shifts <code>~&#123;</code> and
+ * <code>~&#125;</code> and the HZ line continuation {@code ~} LF dropped. A server that sniffs an undeclared charset
+ * (charset_normalizer: ISO-2022-JP, ISO-2022-KR, HZ) reads {@code ghp_ ESC ( B R8xq...} as the token; this reading
+ * has it too. Dropping every such sequence is a superset of what a decoder drops (text shifted into a double-byte set
+ * is not ASCII when decoded), so it finds at least what those readers find. The single shifts {@code ESC N} /
+ * {@code ESC O} are kept (they change the next character). One linear pass; the way back maps each dropped sequence
+ * to no text, so a redaction replaces the sequences inside a match with it.
+ */
+final class Iso2022Text {
+    private static final int MAX_INTERMEDIATES = 3;
+
+    private Iso2022Text() {
+    }
+
+    /**
+     * {@return the reading of {@code input} without those sequences, or {@code null} when it holds none}
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     */
+    static TextView view(ByteBuffer input) {
+        int n = input.limit();
+        int i = 0;
+        for (; i < n; i++) { // the common case: none of the four bytes that can start a sequence
+            byte x = input.get(i);
+            if ((x == 0x1b || x == 0x0e || x == 0x0f || x == '~') && dropped(input, i) > 0) {
+                break;
+            }
+        }
+        if (i >= n) {
+            return null;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(n);
+        for (int k = 0; k < i; k++) {
+            out.write(input.get(k));
+        }
+        while (i < n) {
+            int d = dropped(input, i);
+            if (d > 0) {
+                i += d;
+            } else {
+                out.write(input.get(i++));
+            }
+        }
+        return new Dropped(input, ByteBuffer.wrap(out.toByteArray()));
+    }
+
+    /** {@return the length of the sequence a decoder drops at {@code p}, 0 for none} */
+    static int dropped(ByteBuffer b, int p) {
+        int n = b.limit();
+        byte x = b.get(p);
+        if (x == 0x0e || x == 0x0f) {
+            return 1;
+        }
+        if (x == '~') {
+            if (p + 1 >= n) {
+                return 0;
+            }
+            byte c = b.get(p + 1);
+            return c == '{' || c == '}' || c == '\n' ? 2 : 0;
+        }
+        if (x != 0x1b) {
+            return 0;
+        }
+        for (int q = p + 1; q <= p + MAX_INTERMEDIATES + 1 && q < n; q++) {
+            int c = b.get(q) & 0xff;
+            if (c >= 0x30 && c <= 0x7e) {
+                return q == p + 1 ? 0 : q + 1 - p;
+            }
+            if (c < 0x20 || c > 0x2f) {
+                return 0;
+            }
+        }
+        return 0;
+    }
+
+    private static final class Dropped extends TextView.Escaped {
+        Dropped(ByteBuffer input, ByteBuffer text) {
+            super(input, text);
+        }
+
+        @Override
+        long unit(int i) {
+            int d = dropped(input, i);
+            return d > 0 ? unit(d, 0) : unit(1, 1);
+        }
+
+        @Override
+        byte[] encode(byte[] ascii) {
+            return ascii;
+        }
+    }
+}
