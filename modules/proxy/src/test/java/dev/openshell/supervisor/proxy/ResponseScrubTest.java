@@ -183,6 +183,17 @@ class ResponseScrubTest {
                 }
                 yield b.append("0\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
             }
+            case "/iso2022-overlong" -> { // 70 sequences in one gap: past the streamed bound, 512-byte chunks
+                String body = "x".repeat(4096) + value.charAt(0) + "\u001b(B".repeat(70) + value.substring(1) + "\n"
+                        + "y".repeat(4096);
+                StringBuilder b = new StringBuilder("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\n");
+                for (int i = 0; i < body.length(); i += 512) {
+                    String piece = body.substring(i, Math.min(body.length(), i + 512));
+                    b.append(Integer.toHexString(piece.length())).append("\r\n").append(piece).append("\r\n");
+                }
+                yield b.append("0\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
+            }
             case "/iso2022-gzip" -> {
                 byte[] z = gzip(iso2022Body(value));
                 yield concat(TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: "
@@ -513,6 +524,28 @@ class ResponseScrubTest {
                     assertEquals("\u001b$B$3$s\u001b(B " + PLACEHOLDER + "\n",
                             new String(r.body(), StandardCharsets.ISO_8859_1), path);
                 }
+            }
+        }
+    }
+
+    /**
+     * A streamed value split by more ISO 2022 sequences than the scrub's window holds (attacker pass 8: 70 in one gap)
+     * cannot be decided: the response is cut before the value's first byte, never relayed past it.
+     */
+    @Test
+    void aValueSplitByMoreSequencesThanTheWindowHoldsCutsTheResponse() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = inject(false))) {
+            fx.upstream.respond(ResponseScrubTest::echo);
+            try (RawClient c = fx.client()) {
+                c.socket().setSoTimeout(10_000);
+                c.send(request(fx, "/iso2022-overlong", ""));
+                String head = c.readHead();
+                assertTrue(head.startsWith("HTTP/1.1 200"), head);
+                String rest = new String(c.in().readAllBytes(), StandardCharsets.ISO_8859_1);
+                String read = rest.replace("\u001b(B", "");
+                assertFalse(read.contains(SECRET.substring(1, 9)), "no part of the value after its first byte");
+                assertFalse(rest.endsWith("0\r\n\r\n"), "the response is cut, not completed");
+                assertTrue(rest.contains("xxxx"), "what came before the value was relayed");
             }
         }
     }

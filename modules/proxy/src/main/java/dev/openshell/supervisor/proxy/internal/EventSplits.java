@@ -37,12 +37,20 @@ final class EventSplits extends OutputStream {
     /** The oldest held event goes once this many bytes of events follow it. */
     static final int AFTER_BYTES = MAX_HELD / 2;
 
-    /** The stream went past the bound while events were held: it is closed. */
+    /**
+     * The stream went past a bound of what the scrub may hold while a value could be split there (held events, or a
+     * spelling longer than the scrubber's window: {@link Spelling#OVERLONG}): it is closed, and audited as uninspectable.
+     */
     static final class HeldTooLong extends IOException {
         private static final long serialVersionUID = 1L;
 
         HeldTooLong() {
-            super("event stream closed: past 64 KiB or 4096 held events, the held text could be part of a value");
+            this("event stream closed: past 64 KiB or 4096 held events, the held text could be part of a value");
+        }
+
+        /** @param message what went past which bound (no content) */
+        HeldTooLong(String message) {
+            super(message);
         }
     }
 

@@ -17,8 +17,10 @@ import java.nio.charset.StandardCharsets;
  * </ul>
  * Runs of them are skipped too, up to {@link #maxSkipped()} sequences in one match ({@value #PER_BYTE} per byte of the
  * secret, in any distribution, e.g. {@code ESC $ B ESC ( B} in every gap): the bound keeps the longest spelling, and so
- * the streaming window of {@link SecretScrubber}, finite (for a 32-byte secret: 64 sequences, 385 bytes). A value with
- * more inserted sequences than that is not found. Skipping is a superset
+ * the streaming window of {@link SecretScrubber}, finite (for a 32-byte secret: 64 sequences, 385 bytes). A streamed
+ * value with more inserted sequences than that is {@link #OVERLONG}: the scrub closes the stream there (it cannot hold
+ * the rest); a complete text (a header value, a WebSocket message, the held tail at the end) is matched whatever their
+ * number. Skipping is a superset
  * of what a decoder drops (a span shifted into a double-byte set is not the secret when decoded): over-replacing
  * such a span by the placeholder is harmless. A literal byte of the secret is preferred to reading it as the start of a
  * sequence, so a secret holding {@code ~}, ESC, SO or SI is found literally, and in mixes only where that reading fits.
@@ -66,8 +68,18 @@ final class Iso2022Spelling implements Spelling {
 
     @Override
     public int match(byte[] buf, int i, int n) {
+        return match(buf, i, n, false);
+    }
+
+    /**
+     * {@inheritDoc} A streamed text whose start of the secret is followed by more than {@link #maxSkipped()}
+     * sequences in one match is {@link #OVERLONG} (attacker pass 8: 70 {@code ESC ( B} in one gap, or 3 in every gap,
+     * went past the bound); a complete text is matched whatever their number.
+     */
+    @Override
+    public int match(byte[] buf, int i, int n, boolean complete) {
         int p = i;
-        int budget = maxSkipped();
+        long budget = complete ? Long.MAX_VALUE : maxSkipped();
         for (int k = 0; k < raw.length; k++) {
             while (k > 0) { // sequences between bytes: never before the first or after the last
                 if (p >= n) {
@@ -81,7 +93,7 @@ final class Iso2022Spelling implements Spelling {
                     return s;
                 }
                 if (budget-- == 0) {
-                    return 0;
+                    return OVERLONG;
                 }
                 p += s;
             }

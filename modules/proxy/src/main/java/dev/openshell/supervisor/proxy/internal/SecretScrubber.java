@@ -430,7 +430,10 @@ final class SecretScrubber {
         int run = 0;
         while ((i = nextCandidate(buf, i, limit, n)) < limit) {
             int b0 = buf[i] & 0xff;
-            long found = longestAt(buf, i, n, byFirst[b0], jsonByFirst[b0]);
+            long found = longestAt(buf, i, n, byFirst[b0], jsonByFirst[b0], limit == n);
+            if (found < 0) { // nothing from the start of that value on is written
+                throw new EventSplits.HeldTooLong("stream closed: a spelling of an injected value is past the bound");
+            }
             if (found == 0) {
                 i++;
                 continue;
@@ -480,9 +483,10 @@ final class SecretScrubber {
 
     /**
      * {@return the longest match at {@code i}: (length << 32 | 1 + index), the index being a form's or, past the forms,
-     * a secret's JSON matcher; 0 for none} Only the bytes up to {@code n} are read: a form cut off there does not match
+     * a secret's JSON matcher; 0 for none; -1 when a streamed text cannot be decided ({@link Spelling#OVERLONG})} Only
+     * the bytes up to {@code n} are read: a form cut off there does not match
      */
-    private long longestAt(byte[] buf, int i, int n, int[] candidates, int[] jsonCandidates) {
+    private long longestAt(byte[] buf, int i, int n, int[] candidates, int[] jsonCandidates, boolean complete) {
         int avail = n - i;
         int bestLength = 0;
         int best = -1;
@@ -502,7 +506,10 @@ final class SecretScrubber {
         }
         if (jsonCandidates != null) {
             for (int s : jsonCandidates) {
-                int m = json[s].match(buf, i, n); // negative: not decided by the bytes up to n
+                int m = json[s].match(buf, i, n, complete); // -1: not decided by the bytes up to n
+                if (m == Spelling.OVERLONG) {
+                    return -1;
+                }
                 if (m > bestLength) {
                     bestLength = m;
                     best = forms.length + s;
@@ -515,7 +522,7 @@ final class SecretScrubber {
     /** {@return the first match from {@code from} in {@code buf[0, n)}: (start << 32 | length), -1 for none} */
     long nextMatch(byte[] buf, int from, int n) {
         for (int i = from; (i = nextCandidate(buf, i, n, n)) < n; i++) {
-            long f = longestAt(buf, i, n, byFirst[buf[i] & 0xff], jsonByFirst[buf[i] & 0xff]);
+            long f = longestAt(buf, i, n, byFirst[buf[i] & 0xff], jsonByFirst[buf[i] & 0xff], true);
             if (f != 0) {
                 return (long) i << 32 | (f >>> 32);
             }

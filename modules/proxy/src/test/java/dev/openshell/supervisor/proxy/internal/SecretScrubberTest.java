@@ -159,6 +159,32 @@ class SecretScrubberTest {
         assertEquals("b64 " + head + PLACEHOLDER + " end", out);
     }
 
+    /**
+     * More ISO 2022 sequences in one gap than the streamed bound: the stream stops before the value's first byte
+     * (attacker pass 8); the same text complete (a header value, a message) is replaced whole.
+     */
+    @Test
+    void aSpellingPastTheStreamedBoundStopsTheStreamAndIsReplacedInACompleteText() throws Exception {
+        String secret = "k9Q7zR2mW4xT8vN1pL6sJ3hF5dG0bCq";
+        String text = "before " + "x".repeat(2000) + "k" + "\u001b(B".repeat(70) + secret.substring(1) + " after"
+                + "y".repeat(5000); // the value far from the end: decided while streaming, not in the final tail
+        byte[] bytes = text.getBytes(StandardCharsets.ISO_8859_1);
+        SecretScrubber s = new SecretScrubber(Map.of(secret, PLACEHOLDER));
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        SecretScrubber.Scrubbing out = s.scrubbing(sink);
+        org.junit.jupiter.api.Assertions.assertThrows(EventSplits.HeldTooLong.class, () -> {
+            for (int i = 0; i < bytes.length; i += 100) {
+                out.write(bytes, i, Math.min(100, bytes.length - i));
+            }
+        });
+        String relayed = sink.toString(StandardCharsets.ISO_8859_1);
+        assertTrue(relayed.startsWith("before x"), relayed.length() + " bytes relayed");
+        assertFalse(relayed.contains("k\u001b"), "nothing from the value's first byte on");
+        SecretScrubber whole = new SecretScrubber(Map.of(secret, PLACEHOLDER));
+        assertEquals("before " + "x".repeat(2000) + PLACEHOLDER + " after" + "y".repeat(5000),
+                new String(whole.scrubAll(bytes), StandardCharsets.ISO_8859_1));
+    }
+
     /** A JSON string spelling of {@code secret}: each character literal or escaped, as {@code pick} chooses. */
     private static String jsonMix(String secret, List<Integer> pick) {
         StringBuilder b = new StringBuilder();
