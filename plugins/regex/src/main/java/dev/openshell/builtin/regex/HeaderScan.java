@@ -59,11 +59,12 @@ final class HeaderScan {
     static Outcome scan(List<HttpHeader> headers, RegexConfig config) {
         StringBuilder all = new StringBuilder();
         for (HttpHeader h : headers) {
-            if (unreadable(h.value())) {
+            Read r = read(h.value());
+            if (r.unreadable()) {
                 throw new MiddlewareException(RegexProvider.UNDECODABLE_CODE, "a response header field has a parameter"
                         + " or encoded word in a charset that cannot be decoded");
             }
-            all.append(readable(h.value())).append('\n');
+            all.append(r.text()).append('\n');
         }
         Scan found = SecretScanner.scan(utf8(all.toString()), config.selection(), false);
         if (found.isEmpty()) {
@@ -102,35 +103,40 @@ final class HeaderScan {
     }
 
     /**
-     * {@return the value, then every reading of its parameters ({@link HeaderParameters#readings}: RFC 2231 / RFC
-     * 8187 values in any charset, continuations joined, RFC 2047 words, quoted-pairs), one a line}
+     * A header value read once.
+     *
+     * @param text the value, then every reading of its parameters, one a line ({@link #readable})
+     * @param unreadable whether a parameter or RFC 2047 word of it is declared in a charset that cannot be decoded, or
+     *     whose bytes that charset rejects ({@link HeaderParameters.Readings#unreadable}, {@link
+     *     EncodedWords.Decoded#unreadable}: UTF-7, {@code unicode_escape}, an unknown name; Python's {@code email}
+     *     and {@code urllib} decode some of them)
      */
-    static String readable(String value) {
+    record Read(String text, boolean unreadable) {
+    }
+
+    /** {@return {@code value} read once: the text of {@link #readable} and whether it is unreadable} */
+    static Read read(String value) {
         if (value.indexOf('*') < 0 && value.indexOf('\\') < 0 && !value.contains("=?")) {
-            return value;
+            return new Read(value, false);
         }
         StringBuilder b = new StringBuilder(value);
         String latin1 = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
-        for (List<String> readings : HeaderParameters.readings(latin1, true).byName().values()) {
+        HeaderParameters.Readings all = HeaderParameters.readings(latin1, true);
+        for (List<String> readings : all.byName().values()) {
             for (String r : readings) {
                 b.append('\n').append(r);
             }
         }
-        return b.toString();
+        boolean unreadable = all.anyUnreadable() || latin1.contains("=?") && EncodedWords.decode(latin1).unreadable();
+        return new Read(b.toString(), unreadable);
     }
 
     /**
-     * {@return whether a parameter or RFC 2047 word of the value is declared in a charset that cannot be decoded}
-     * ({@link HeaderParameters.Readings#unreadable}, {@link EncodedWords.Decoded#unreadable}: UTF-7,
-     * {@code unicode_escape}, an unknown name; Python's {@code email} and {@code urllib} decode some of them)
+     * {@return the value, then every reading of its parameters ({@link HeaderParameters#readings}: RFC 2231 / RFC
+     * 8187 values in any charset, continuations joined, RFC 2047 words, quoted-pairs), one a line}
      */
-    static boolean unreadable(String value) {
-        if (value.indexOf('*') < 0 && !value.contains("=?")) {
-            return false;
-        }
-        String latin1 = new String(value.getBytes(StandardCharsets.UTF_8), StandardCharsets.ISO_8859_1);
-        return HeaderParameters.readings(latin1, true).anyUnreadable()
-                || latin1.contains("=?") && EncodedWords.decode(latin1).unreadable();
+    static String readable(String value) {
+        return read(value).text();
     }
 
     private static String redacted(String value, RegexConfig config) {

@@ -143,7 +143,7 @@ public final class EncodedWords {
             return !HeaderCharsets.readable(charset);
         }
         String jdk = HeaderCharsets.decode(octets, decoders.getFirst());
-        String py = HeaderCharsets.decode(octets, decoders.getLast());
+        String py = decoders.size() == 1 ? jdk : HeaderCharsets.decode(octets, decoders.getLast());
         out.append(jdk != null ? jdk : new String(octets, decoders.getFirst()));
         python.append(py != null ? py : new String(octets, decoders.getLast()));
         return jdk == null || py == null; // not clean: unreadable (HeaderCharsets)
