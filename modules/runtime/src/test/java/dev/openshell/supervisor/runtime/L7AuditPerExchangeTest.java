@@ -9,8 +9,6 @@ import jakarta.json.JsonObject;
 import jakarta.json.JsonString;
 import java.io.IOException;
 import java.io.StringReader;
-import java.net.InetSocketAddress;
-import java.net.ProxySelector;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,16 +45,7 @@ class L7AuditPerExchangeTest {
     @BeforeEach
     void setUp() throws IOException {
         upstream = new RecordingUpstream();
-        Files.writeString(dir.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                "redact.test" = "127.0.0.1"
-                "plain.test" = "127.0.0.1"
-                "keyed.test" = "127.0.0.1"
-                "deny.test" = "127.0.0.1"
-                """);
+        LoopbackSupervisor.writeGateway(dir, "", "redact.test", "plain.test", "keyed.test", "deny.test");
         Files.writeString(dir.resolve("policy.yaml"), """
                 version: 1
                 network_policies:
@@ -84,14 +72,9 @@ class L7AuditPerExchangeTest {
                     on_error: fail_closed
                     endpoints: { include: ["deny.test"] }
                 """.formatted(upstream.port(), KEY));
-        audit = dir.resolve("audit.jsonl");
-        supervisor = Supervisor.start(new Supervisor.Options(Optional.of(dir.resolve("policy.yaml")),
-                Optional.of(dir.resolve("gateway.toml")), Optional.of("127.0.0.1:0"), Optional.empty(),
-                Optional.of(dir.resolve("state")), Optional.of(audit.toString()), Optional.of("off"), Map.of(),
-                Optional.empty()));
-        client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", supervisor.port())))
-                .connectTimeout(Duration.ofSeconds(5)).build();
+        audit = LoopbackSupervisor.audit(dir);
+        supervisor = LoopbackSupervisor.start(dir, dir.resolve("policy.yaml"), Optional.empty(), Optional.empty());
+        client = LoopbackSupervisor.client(supervisor);
     }
 
     @AfterEach

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ProxySelector;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -39,22 +36,11 @@ class L7ReloadTest {
     @BeforeEach
     void setUp() throws IOException {
         upstream = new RecordingUpstream();
-        Files.writeString(dir.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                "api.test" = "127.0.0.1"
-                """);
+        LoopbackSupervisor.writeGateway(dir, "", "api.test");
         policy = dir.resolve("policy.yaml");
         writePolicy("access: read-only");
-        supervisor = Supervisor.start(new Supervisor.Options(Optional.of(policy),
-                Optional.of(dir.resolve("gateway.toml")), Optional.of("127.0.0.1:0"), Optional.empty(),
-                Optional.of(dir.resolve("state")), Optional.of(dir.resolve("audit.jsonl").toString()),
-                Optional.of("off"), Map.of(), Optional.empty()));
-        client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", supervisor.port())))
-                .connectTimeout(Duration.ofSeconds(5)).build();
+        supervisor = LoopbackSupervisor.start(dir, policy, Optional.empty(), Optional.empty());
+        client = LoopbackSupervisor.client(supervisor);
     }
 
     @AfterEach

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ProxySelector;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,7 +16,6 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
@@ -55,17 +52,11 @@ class SupervisorReloadTest {
         Path tagger = Path.of(System.getProperty("test.plugins", "target/test-plugins"), "example-tagger.jar");
         assertTrue(Files.isRegularFile(tagger), "missing " + tagger.toAbsolutePath());
         Files.copy(tagger, plugins.resolve("example-tagger.jar"));
-        Files.writeString(dir.resolve("gateway.toml"), """
-                [openshell.supervisor.network]
-                allow_loopback_upstreams = true
-
-                [openshell.supervisor.network.static_hosts]
-                "api.test" = "127.0.0.1"
-                """ + TestPins.toml(plugins.resolve("example-tagger.jar")));
+        LoopbackSupervisor.writeGateway(dir, TestPins.toml(plugins.resolve("example-tagger.jar")), "api.test");
         policy = dir.resolve("config").resolve("policy.yaml");
         Files.createDirectories(policy.getParent());
         Files.writeString(policy, tagged("a1", "a2"));
-        audit = dir.resolve("audit.jsonl");
+        audit = LoopbackSupervisor.audit(dir);
     }
 
     @AfterEach
@@ -77,13 +68,8 @@ class SupervisorReloadTest {
     }
 
     private void start(Optional<Duration> watch) {
-        supervisor = Supervisor.start(new Supervisor.Options(Optional.of(policy),
-                Optional.of(dir.resolve("gateway.toml")), Optional.of("127.0.0.1:0"),
-                Optional.of(dir.resolve("plugins")), Optional.of(dir.resolve("state")),
-                Optional.of(audit.toString()), Optional.of("off"), Map.of(), watch));
-        client = HttpClient.newBuilder()
-                .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", supervisor.port())))
-                .connectTimeout(Duration.ofSeconds(5)).build();
+        supervisor = LoopbackSupervisor.start(dir, policy, Optional.of(dir.resolve("plugins")), watch);
+        client = LoopbackSupervisor.builder(supervisor).build();
     }
 
     /** A policy admitting api.test on the upstream's port, with two tagger stages. */
