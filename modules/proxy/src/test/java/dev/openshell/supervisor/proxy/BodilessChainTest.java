@@ -6,40 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.openshell.middleware.spi.Body;
 import dev.openshell.middleware.spi.HttpHeader;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A request without a body through a selected chain (issue 23: a chain that costs nothing when there is nothing to
  * scan): the hook still decides, and a request it leaves alone is forwarded exactly as a request without a chain is.
  */
-class BodilessChainTest {
-    @TempDir
-    static Path tmp;
-    static ProxyFixture fx;
-
-    @BeforeAll
-    static void start() throws Exception {
-        fx = new ProxyFixture(tmp);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        fx.close();
-    }
-
+class BodilessChainTest extends SharedProxy {
     @BeforeEach
     void reset() {
+        fx.hook.forwardUnchained();
         fx.hook.selector = r -> ChainSelection.selected(1 << 20, false);
-        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(), b);
-        fx.hook.evaluatedBodies.clear();
     }
 
     private static String head(String method, String extra) {

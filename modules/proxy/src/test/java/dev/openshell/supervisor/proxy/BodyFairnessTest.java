@@ -42,17 +42,7 @@ class BodyFairnessTest {
     /** Chain every request; a body of {@link #BIG} bytes stays in the chain (counted in {@code held}) until released. */
     private static void holdBigBodies(ProxyFixture fx, CountDownLatch held, CountDownLatch release) {
         fx.hook.selector = r -> ChainSelection.selected(MAX, false);
-        fx.hook.evaluator = (r, body) -> {
-            if (body.size() == BIG) {
-                held.countDown();
-                try {
-                    assertTrue(release.await(60, TimeUnit.SECONDS));
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-            return new RequestVerdict.Forward(r.headers(), body);
-        };
+        fx.hook.holdBodiesOf(BIG, held, release);
     }
 
     /**

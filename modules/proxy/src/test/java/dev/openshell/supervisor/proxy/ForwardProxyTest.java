@@ -12,8 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,32 +19,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Plain-HTTP forwarding through a real proxy to a real upstream on loopback, with raw bytes on both sides. */
-class ForwardProxyTest {
-    @TempDir
-    static Path tmp;
-    static ProxyFixture fx;
-
-    @BeforeAll
-    static void start() throws Exception {
-        fx = new ProxyFixture(tmp);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        fx.close();
-    }
-
+class ForwardProxyTest extends SharedProxy {
     @BeforeEach
     void reset() {
-        fx.hook.selector = r -> ChainSelection.none();
-        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(), b);
-        fx.hook.selected.clear();
-        fx.hook.evaluatedBodies.clear();
+        fx.hook.forwardUnchained();
         fx.hook.uninspectable.clear();
-        fx.upstream.respond(r -> TestUpstream.ok("ok"));
-        while (fx.upstream.poll() != null) {
-            // drain
-        }
+        fx.upstream.reset();
     }
 
     @Test
@@ -207,7 +185,7 @@ class ForwardProxyTest {
             assertEquals(403, r.status());
             assertEquals("{\"error\":\"policy_denied\",\"detail\":\"no network policy allows this destination\"}",
                     r.bodyText());
-            c.send("GET " + fx.apiUrl("/after") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            c.send(fx.get("/after"));
             assertEquals(200, c.read().status());
         }
         assertTrue(fx.upstream.take().head().startsWith("GET /after "));
@@ -461,19 +439,23 @@ class ForwardProxyTest {
         assertTrue(raw.contains("\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"), raw);
     }
 
+    /** {@return what the client reads for a GET of {@code /} that the upstream answers with {@code response}} */
+    private static RawClient.Response answered(String response) throws Exception {
+        fx.upstream.respond(r -> TestUpstream.bytes(response));
+        try (RawClient c = fx.client()) {
+            return c.send(fx.get("/")).read();
+        }
+    }
+
     @Test
     void responseStreamsBackWithHopByHopFieldsRemoved() throws Exception {
-        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 201 Created\r\nConnection: X-Up-Hop\r\n"
+        RawClient.Response r = answered("HTTP/1.1 201 Created\r\nConnection: X-Up-Hop\r\n"
                 + "X-Up-Hop: a\r\nKeep-Alive: timeout=5\r\nX-Custom:  kept as is \r\nTransfer-Encoding: chunked\r\n"
-                + "\r\n4\r\nwiki\r\n5\r\npedia\r\n0\r\n\r\n"));
-        try (RawClient c = fx.client()) {
-            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
-            RawClient.Response r = c.read();
-            assertEquals(201, r.status());
-            assertEquals("HTTP/1.1 201 Created\r\nX-Custom:  kept as is \r\nTransfer-Encoding: chunked\r\n\r\n",
-                    r.head());
-            assertEquals("wikipedia", r.bodyText());
-        }
+                + "\r\n4\r\nwiki\r\n5\r\npedia\r\n0\r\n\r\n");
+        assertEquals(201, r.status());
+        assertEquals("HTTP/1.1 201 Created\r\nX-Custom:  kept as is \r\nTransfer-Encoding: chunked\r\n\r\n",
+                r.head());
+        assertEquals("wikipedia", r.bodyText());
     }
 
     @Test
@@ -483,7 +465,7 @@ class ForwardProxyTest {
             fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n".repeat(count)
                     + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
             try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                c.send(fx.get("/"));
                 for (int i = 0; i < limit; i++) {
                     assertEquals(103, c.read().status());
                 }
@@ -510,7 +492,7 @@ class ForwardProxyTest {
         fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                 + "Transfer-Encoding: chunked\r\n\r\n7\r\ndata: 1\r\n0\r\n\r\n"));
         try (RawClient c = fx.client()) {
-            c.send("GET " + fx.apiUrl("/events") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            c.send(fx.get("/events"));
             String head = c.readHead(); // the upstream holds its body until this head has arrived
             assertTrue(head.startsWith("HTTP/1.1 200 "), head);
             release.countDown();
@@ -588,18 +570,14 @@ class ForwardProxyTest {
 
     @Test
     void responseFieldsThatShadowProtectedOnesWithUnderscoresAreDropped() throws Exception {
-        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+        RawClient.Response r = answered("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
                 + "Transfer_Encoding: chunked\r\nX_Openshell_Middleware_Verdict: allow\r\nX_Request_Id: 7\r\n"
-                + "\r\nok"));
-        try (RawClient c = fx.client()) {
-            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
-            RawClient.Response r = c.read();
-            assertEquals(200, r.status());
-            assertNull(r.header("transfer_encoding"), r.head());
-            assertNull(r.header("x_openshell_middleware_verdict"), r.head());
-            assertEquals("7", r.header("x_request_id"), "an ordinary underscore name is relayed");
-            assertEquals("ok", r.bodyText());
-        }
+                + "\r\nok");
+        assertEquals(200, r.status());
+        assertNull(r.header("transfer_encoding"), r.head());
+        assertNull(r.header("x_openshell_middleware_verdict"), r.head());
+        assertEquals("7", r.header("x_request_id"), "an ordinary underscore name is relayed");
+        assertEquals("ok", r.bodyText());
     }
 
     @Test
@@ -624,7 +602,7 @@ class ForwardProxyTest {
         fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + size
                 + "\r\nhello\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nsmuggled"));
         try (RawClient c = fx.client()) {
-            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+            c.send(fx.get("/"));
             String head = c.readHead();
             assertTrue(head.startsWith("HTTP/1.1 200"), head);
             String rest = new String(c.in().readAllBytes(), StandardCharsets.ISO_8859_1);
@@ -635,14 +613,10 @@ class ForwardProxyTest {
 
     @Test
     void malformedUpstreamResponseIs502() throws Exception {
-        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n"
-                + "\r\nok"));
-        try (RawClient c = fx.client()) {
-            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
-            RawClient.Response r = c.read();
-            assertEquals(502, r.status());
-            assertNotNull(r.header("content-type"));
-        }
+        RawClient.Response r = answered("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n"
+                + "\r\nok");
+        assertEquals(502, r.status());
+        assertNotNull(r.header("content-type"));
     }
 
     /**
@@ -652,26 +626,18 @@ class ForwardProxyTest {
     @ParameterizedTest
     @ValueSource(strings = {"gzip, chunked", "br, chunked", "gzip", "identity", "chunked, chunked"})
     void aTransferCodingOtherThanChunkedFromTheUpstreamIs502(String codings) throws Exception {
-        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: " + codings
-                + "\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
-        try (RawClient c = fx.client()) {
-            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
-            RawClient.Response r = c.read();
-            assertEquals(502, r.status(), codings);
-            assertTrue(r.bodyText().contains("invalid_upstream_response"), r.bodyText());
-            assertFalse(r.bodyText().contains("hello"), r.bodyText());
-        }
+        RawClient.Response r = answered("HTTP/1.1 200 OK\r\nTransfer-Encoding: " + codings
+                + "\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+        assertEquals(502, r.status(), codings);
+        assertTrue(r.bodyText().contains("invalid_upstream_response"), r.bodyText());
+        assertFalse(r.bodyText().contains("hello"), r.bodyText());
     }
 
     @Test
     void aChunkedResponseInAnyCaseIsStillRelayed() throws Exception {
-        fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n"
-                + "5\r\nhello\r\n0\r\n\r\n"));
-        try (RawClient c = fx.client()) {
-            c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
-            RawClient.Response r = c.read();
-            assertEquals(200, r.status());
-            assertEquals("hello", r.bodyText());
-        }
+        RawClient.Response r = answered("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n"
+                + "5\r\nhello\r\n0\r\n\r\n");
+        assertEquals(200, r.status());
+        assertEquals("hello", r.bodyText());
     }
 }

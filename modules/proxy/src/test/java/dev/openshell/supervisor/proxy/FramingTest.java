@@ -3,41 +3,21 @@ package dev.openshell.supervisor.proxy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Path;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every RFC 9112 framing rule the proxy enforces, with raw bytes over a loopback socket: the client gets the status
  * and error code, the connection is closed, and no complete request reaches the upstream. Each case runs with no
  * chain (streaming) and with a selected chain (buffering).
  */
-class FramingTest {
-    @TempDir
-    static Path tmp;
-    static ProxyFixture fx;
-
-    @BeforeAll
-    static void start() throws Exception {
-        fx = new ProxyFixture(tmp);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        fx.close();
-    }
-
+class FramingTest extends SharedProxy {
     @BeforeEach
     void drain() {
-        while (fx.upstream.poll() != null) {
-            // drain
-        }
+        fx.upstream.drain();
     }
 
     /** {@code @T@} is the absolute-form target, {@code @A@} the authority. */

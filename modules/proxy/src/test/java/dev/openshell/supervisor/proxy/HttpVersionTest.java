@@ -67,6 +67,23 @@ class HttpVersionTest {
                 + "\r\nX-Reflect: " + ResponseScrubTest.PLACEHOLDER + "\r\n" + extra + "\r\n";
     }
 
+    /**
+     * Sends one request the upstream answers with {@code response}; the client must get 502
+     * {@code invalid_upstream_response} without the body {@code hello}. {@return the one refusal audited for it}
+     */
+    private static ProxyRefusal refusedAsInvalid(ProxyFixture fx, boolean tls, String response) throws Exception {
+        fx.hook.refusals.clear();
+        fx.apiUpstream(tls).respond(r -> TestUpstream.bytes(response));
+        try (RawClient c = fx.apiClient(tls)) {
+            RawClient.Response r = c.send(request(fx, tls, "HTTP/1.1", "")).read();
+            assertEquals(502, r.status(), response + " answered " + r.head());
+            assertTrue(r.bodyText().contains("invalid_upstream_response"), r.bodyText());
+            assertFalse(r.bodyText().contains("hello"), r.bodyText());
+        }
+        assertEquals(1, fx.hook.refusals.size(), fx.hook.refusals.toString());
+        return fx.hook.refusals.get(0);
+    }
+
     static Stream<Arguments> relays() {
         List<Arguments> out = new ArrayList<>();
         for (Relay r : Relay.values()) {
@@ -138,16 +155,7 @@ class HttpVersionTest {
                     "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
                     "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello",
                     "HTTP/1.0 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n")) {
-                fx.hook.refusals.clear();
-                fx.apiUpstream(tls).respond(r -> TestUpstream.bytes(response));
-                try (RawClient c = fx.apiClient(tls)) {
-                    RawClient.Response r = c.send(request(fx, tls, "HTTP/1.1", "")).read();
-                    assertEquals(502, r.status(), response);
-                    assertTrue(r.bodyText().contains("invalid_upstream_response"), r.bodyText());
-                    assertFalse(r.bodyText().contains("hello"), r.bodyText());
-                }
-                assertEquals(1, fx.hook.refusals.size(), fx.hook.refusals.toString());
-                ProxyRefusal refused = fx.hook.refusals.get(0);
+                ProxyRefusal refused = refusedAsInvalid(fx, tls, response);
                 assertEquals("invalid_upstream_response", refused.code());
                 assertEquals(ProxyRefusal.Kind.UPSTREAM, refused.kind());
                 assertTrue(refused.detail().contains("Transfer-Encoding in an HTTP/1.0 response"), refused.detail());
@@ -181,19 +189,10 @@ class HttpVersionTest {
         try (ProxyFixture fx = fixture(relay)) {
             for (String interim : List.of("HTTP/1.0 103 Early Hints\r\nLink: </s.css>\r\n\r\n",
                     "HTTP/1.0 100 Continue\r\n\r\n")) {
-                fx.hook.refusals.clear();
-                fx.apiUpstream(tls).respond(r -> TestUpstream.bytes(interim
-                        + "HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello"));
-                try (RawClient c = fx.apiClient(tls)) {
-                    RawClient.Response r = c.send(request(fx, tls, "HTTP/1.1", "")).read();
-                    assertEquals(502, r.status(), r.head());
-                    assertTrue(r.bodyText().contains("invalid_upstream_response"), r.bodyText());
-                    assertFalse(r.bodyText().contains("hello"), r.bodyText());
-                }
-                assertEquals(1, fx.hook.refusals.size(), fx.hook.refusals.toString());
-                assertEquals("invalid_upstream_response", fx.hook.refusals.get(0).code());
-                assertTrue(fx.hook.refusals.get(0).detail().contains("interim (1xx) response in HTTP/1.0"),
-                        fx.hook.refusals.get(0).detail());
+                ProxyRefusal refused = refusedAsInvalid(fx, tls,
+                        interim + "HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+                assertEquals("invalid_upstream_response", refused.code());
+                assertTrue(refused.detail().contains("interim (1xx) response in HTTP/1.0"), refused.detail());
             }
             fx.hook.refusals.clear();
             fx.apiUpstream(tls).respond(r -> TestUpstream.bytes("HTTP/1.1 100 Continue\r\n\r\n"

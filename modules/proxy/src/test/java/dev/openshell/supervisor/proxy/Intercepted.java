@@ -11,20 +11,12 @@ final class Intercepted {
 
     /** {@return everything read back after sending {@code request} through a CONNECT to {@code authority}} */
     static String exchange(ProxyFixture fx, String authority, String request) throws Exception {
-        javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
-                javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
-        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        ks.setCertificateEntry("proxy", fx.proxy.caCertificate());
-        tmf.init(ks);
-        javax.net.ssl.SSLContext trust = javax.net.ssl.SSLContext.getInstance("TLS");
-        trust.init(null, tmf.getTrustManagers(), null);
         try (RawClient c = fx.client()) {
             c.send("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n");
             assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
             String host = authority.substring(0, authority.lastIndexOf(':'));
             int port = Integer.parseInt(authority.substring(authority.lastIndexOf(':') + 1));
-            javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) trust.getSocketFactory()
+            javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) fx.trustProxyCa().getSocketFactory()
                     .createSocket(c.socket(), host, port, false);
             tls.setSoTimeout(10_000);
             tls.startHandshake();

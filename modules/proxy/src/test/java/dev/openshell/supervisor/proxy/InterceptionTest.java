@@ -14,66 +14,30 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** CONNECT, TLS interception and {@code tls: skip} with real clients: raw sockets, Java's HttpClient and curl. */
-class InterceptionTest {
-    @TempDir
-    static Path tmp;
-    static ProxyFixture fx;
-    static SSLContext trustProxyCa;
-
-    @BeforeAll
-    static void start() throws Exception {
-        fx = new ProxyFixture(tmp);
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        ks.setCertificateEntry("proxy-ca", fx.proxy.caCertificate());
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        trustProxyCa = SSLContext.getInstance("TLS");
-        trustProxyCa.init(null, tmf.getTrustManagers(), null);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        fx.close();
-    }
-
+class InterceptionTest extends SharedProxy {
     @BeforeEach
     void reset() {
-        fx.hook.selector = r -> ChainSelection.none();
-        fx.hook.evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(), b);
-        fx.hook.selected.clear();
-        fx.hook.evaluatedBodies.clear();
-        for (TestUpstream u : List.of(fx.upstream, fx.tlsUpstream)) {
-            u.respond(r -> TestUpstream.ok("ok"));
-            while (u.poll() != null) {
-                // drain
-            }
-        }
+        fx.hook.forwardUnchained();
+        fx.upstream.reset();
+        fx.tlsUpstream.reset();
     }
 
-    private static HttpClient javaClient() {
+    private static HttpClient javaClient() throws Exception {
         return HttpClient.newBuilder()
                 .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", fx.port)))
-                .sslContext(trustProxyCa)
+                .sslContext(fx.trustProxyCa())
                 .connectTimeout(Duration.ofSeconds(10))
                 .build();
     }
@@ -140,7 +104,7 @@ class InterceptionTest {
             String auth = ProxyFixture.API + ":" + fx.tlsUpstream.port();
             c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
             assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
-            SSLSocket tls = (SSLSocket) trustProxyCa.getSocketFactory()
+            SSLSocket tls = (SSLSocket) fx.trustProxyCa().getSocketFactory()
                     .createSocket(c.socket(), ProxyFixture.API, fx.tlsUpstream.port(), false);
             SSLParameters p = tls.getSSLParameters();
             p.setApplicationProtocols(new String[] {"h2", "http/1.1"});
@@ -165,10 +129,23 @@ class InterceptionTest {
         String auth = ProxyFixture.API + ":" + port;
         c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
         assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
-        SSLSocket tls = (SSLSocket) trustProxyCa.getSocketFactory()
+        SSLSocket tls = (SSLSocket) fx.trustProxyCa().getSocketFactory()
                 .createSocket(c.socket(), ProxyFixture.API, port, false);
         tls.startHandshake();
         return tls;
+    }
+
+    /** Sends a WebSocket upgrade of {@code /ws}, then {@code after}: {@return the response head read back} */
+    private static String upgrade(SSLSocket tls, String after) throws IOException {
+        tls.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.tlsUpstream.port()
+                + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n" + after).getBytes(StandardCharsets.US_ASCII));
+        tls.getOutputStream().flush();
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            head.append((char) tls.getInputStream().read());
+        }
+        return head.toString();
     }
 
     @Test
@@ -176,15 +153,8 @@ class InterceptionTest {
         fx.hook.selector = r -> ChainSelection.selected(1024, true);
         try (RawClient c = fx.client()) {
             SSLSocket tls = intercepted(c, fx.tlsUpstream.port());
-            tls.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.tlsUpstream.port()
-                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            tls.getOutputStream().flush();
-            StringBuilder head = new StringBuilder();
-            while (!head.toString().endsWith("\r\n\r\n")) {
-                head.append((char) tls.getInputStream().read());
-            }
-            assertTrue(head.toString().startsWith("HTTP/1.1 101 "), head.toString());
+            String head = upgrade(tls, "");
+            assertTrue(head.startsWith("HTTP/1.1 101 "), head);
             for (int i = 0; i < 20; i++) {
                 byte[] frame = ("frame-" + i + "-" + "y".repeat(i * 500)).getBytes(StandardCharsets.US_ASCII);
                 tls.getOutputStream().write(frame);
@@ -201,16 +171,8 @@ class InterceptionTest {
         fx.hook.selector = r -> ChainSelection.selected(1024, false);
         try (RawClient c = fx.client()) {
             SSLSocket tls = intercepted(c, fx.tlsUpstream.port());
-            tls.getOutputStream().write(("GET /ws HTTP/1.1\r\nHost: " + ProxyFixture.API + ":" + fx.tlsUpstream.port()
-                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\nframe with a key")
-                    .getBytes(StandardCharsets.US_ASCII));
-            tls.getOutputStream().flush();
-            StringBuilder head = new StringBuilder();
-            while (!head.toString().endsWith("\r\n\r\n")) {
-                head.append((char) tls.getInputStream().read());
-            }
-            assertTrue(head.toString().startsWith("HTTP/1.1 403 "), head.toString());
+            String head = upgrade(tls, "frame with a key");
+            assertTrue(head.startsWith("HTTP/1.1 403 "), head);
         }
         assertEquals(0, fx.tlsUpstream.pending(), "nothing reached the upstream");
     }
@@ -275,7 +237,7 @@ class InterceptionTest {
             String auth = "127.0.0.1:" + fx.tlsUpstream.port();
             c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
             assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
-            SSLSocket tls = (SSLSocket) trustProxyCa.getSocketFactory()
+            SSLSocket tls = (SSLSocket) fx.trustProxyCa().getSocketFactory()
                     .createSocket(c.socket(), "127.0.0.1", fx.tlsUpstream.port(), false);
             tls.startHandshake();
             X509Certificate leaf = (X509Certificate) tls.getSession().getPeerCertificates()[0];

@@ -38,17 +38,7 @@ class LoadSheddingTest {
             CountDownLatch release = new CountDownLatch(1);
             fx.hook.selector = r -> r.target().path().equals("/plain") ? ChainSelection.none()
                     : ChainSelection.selected(1024, false);
-            fx.hook.evaluator = (r, body) -> {
-                if (body.size() == 4) { // "hold"
-                    held.countDown();
-                    try {
-                        assertTrue(release.await(60, TimeUnit.SECONDS));
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
-                return new RequestVerdict.Forward(r.headers(), body);
-            };
+            fx.hook.holdBodiesOf("hold".length(), held, release);
             CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> {
                 try (RawClient c = new RawClient(fx.port)) {
                     c.socket().setSoTimeout(60_000);
@@ -77,7 +67,7 @@ class LoadSheddingTest {
                         r.toString());
             }
             try (RawClient c = new RawClient(fx.port)) {
-                c.send("GET " + fx.apiUrl("/plain") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                c.send(fx.get("/plain"));
                 assertEquals(200, c.read().status(), "a request without a chain takes no place");
             }
             release.countDown();

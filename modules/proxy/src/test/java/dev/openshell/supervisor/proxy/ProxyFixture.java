@@ -125,6 +125,26 @@ final class ProxyFixture implements AutoCloseable {
         return API + ":" + upstream.port();
     }
 
+    /**
+     * {@return a GET of {@code pathAndQuery} from the plain API upstream: absolute-form, with its Host, no body}
+     *
+     * @param pathAndQuery the path, with a query if any
+     */
+    String get(String pathAndQuery) {
+        return get(upstream.port(), pathAndQuery);
+    }
+
+    /**
+     * {@return a GET of {@code pathAndQuery} from {@link #API} on {@code port}: absolute-form, with its Host, no body}
+     *
+     * @param port the port of an upstream on 127.0.0.1
+     * @param pathAndQuery the path, with a query if any
+     */
+    static String get(int port, String pathAndQuery) {
+        String authority = API + ":" + port;
+        return "GET http://" + authority + pathAndQuery + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n";
+    }
+
     /** {@return the API upstream a plain request ({@code false}) or an intercepted HTTPS one ({@code true}) reaches} */
     TestUpstream apiUpstream(boolean tls) {
         return tls ? tlsUpstream : upstream;

@@ -29,28 +29,10 @@ class ProxyRefusalTest {
 
     /** CONNECT to {@code host}, TLS with the proxy's leaf, one GET to {@code port}: {@return the answer's text} */
     private static String viaInterception(ProxyFixture fx, String host, int port) throws Exception {
-        javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
-                javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
-        java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        ks.setCertificateEntry("proxy", fx.proxy.caCertificate());
-        tmf.init(ks);
-        javax.net.ssl.SSLContext trust = javax.net.ssl.SSLContext.getInstance("TLS");
-        trust.init(null, tmf.getTrustManagers(), null);
-        try (RawClient c = fx.client()) {
-            String auth = host + ":" + port;
-            c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
-            assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
-            javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) trust.getSocketFactory()
-                    .createSocket(c.socket(), host, port, false);
-            tls.startHandshake();
-            tls.getOutputStream().write(("GET / HTTP/1.1\r\nHost: " + auth + "\r\n\r\n")
-                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            tls.getOutputStream().flush();
-            String resp = new String(tls.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
-            assertTrue(resp.startsWith("HTTP/1.1 502 Bad Gateway"), resp);
-            return resp;
-        }
+        String auth = host + ":" + port;
+        String resp = Intercepted.exchange(fx, auth, "GET / HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
+        assertTrue(resp.startsWith("HTTP/1.1 502 Bad Gateway"), resp);
+        return resp;
     }
 
     @Test

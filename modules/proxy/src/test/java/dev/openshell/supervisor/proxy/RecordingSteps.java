@@ -1,9 +1,13 @@
 package dev.openshell.supervisor.proxy;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.openshell.middleware.spi.Body;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 
@@ -44,6 +48,39 @@ final class RecordingSteps {
 
     RecordingSteps(PolicySteps.Admit admission) {
         this.admission = admission;
+    }
+
+    /**
+     * Selects no chain and forwards every request as it is (the defaults), and forgets the requests selected and the
+     * bodies evaluated so far.
+     */
+    void forwardUnchained() {
+        selector = r -> ChainSelection.none();
+        evaluator = (r, b) -> new RequestVerdict.Forward(r.headers(), b);
+        selected.clear();
+        evaluatedBodies.clear();
+    }
+
+    /**
+     * Forwards every body as it is, but holds each body of {@code size} bytes in the step until {@code release} (at
+     * most 60 s), counting down {@code held} when one arrives.
+     *
+     * @param size the length of the bodies to hold
+     * @param held counted down when such a body reaches the step
+     * @param release opened by the test to let them go on
+     */
+    void holdBodiesOf(long size, CountDownLatch held, CountDownLatch release) {
+        evaluator = (r, body) -> {
+            if (body.size() == size) {
+                held.countDown();
+                try {
+                    assertTrue(release.await(60, TimeUnit.SECONDS));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return new RequestVerdict.Forward(r.headers(), body);
+        };
     }
 
     /** {@return the steps as the fields are now} */

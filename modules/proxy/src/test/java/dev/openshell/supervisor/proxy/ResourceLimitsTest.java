@@ -20,10 +20,6 @@ class ResourceLimitsTest {
     @TempDir
     Path tmp;
 
-    private static String get(ProxyFixture fx) {
-        return "GET " + fx.apiUrl("/x") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n";
-    }
-
     private static InetAddress addr(String a) throws Exception {
         return InetAddress.getByName(a);
     }
@@ -31,7 +27,7 @@ class ResourceLimitsTest {
     /** A connection that is served: one complete exchange, so its slot is surely held when this returns. */
     private static RawClient served(ProxyFixture fx, InetAddress from) throws Exception {
         RawClient c = new RawClient(fx.port, from);
-        c.send(get(fx));
+        c.send(fx.get("/x"));
         assertEquals(200, c.read().status());
         return c;
     }
@@ -42,7 +38,7 @@ class ResourceLimitsTest {
              RawClient a1 = served(fx, addr("127.0.0.1"));
              RawClient a2 = served(fx, addr("127.0.0.1"))) {
             try (RawClient a3 = new RawClient(fx.port, addr("127.0.0.1"))) {
-                a3.send(get(fx));
+                a3.send(fx.get("/x"));
                 assertTrue(a3.closedByPeer(), "the third connection of one address is closed unread");
             }
             assertEquals(List.of("client_connection_limit"), fx.hook.limitRefusals);
@@ -63,7 +59,7 @@ class ResourceLimitsTest {
             boolean refused = false;
             while (!refused && System.nanoTime() < deadline) {
                 try (RawClient third = new RawClient(fx.port, addr("127.0.0.1"))) {
-                    third.send(get(fx));
+                    third.send(fx.get("/x"));
                     refused = third.closedByPeer();
                 } catch (java.io.IOException reset) {
                     refused = true; // closed before the request was written
@@ -83,7 +79,7 @@ class ResourceLimitsTest {
             RawClient a = served(fx, addr("127.0.0.1"));
             try (RawClient b = served(fx, addr("127.0.0.2"));
                  RawClient c = new RawClient(fx.port, addr("127.0.0.3"))) {
-                c.send(get(fx));
+                c.send(fx.get("/x"));
                 assertTrue(c.closedByPeer(), "a connection over the total cap is closed unread");
                 assertEquals(List.of("connection_limit"), fx.hook.limitRefusals);
                 a.close();
@@ -92,7 +88,7 @@ class ResourceLimitsTest {
                 int status = -1;
                 while (status != 200 && System.nanoTime() < deadline) {
                     try (RawClient d = new RawClient(fx.port, addr("127.0.0.3"))) {
-                        d.send(get(fx));
+                        d.send(fx.get("/x"));
                         status = d.read().status();
                     } catch (java.io.IOException refused) {
                         status = -1;
@@ -138,11 +134,11 @@ class ResourceLimitsTest {
     void theHeadDeadlineCountsFromTheFirstByteSoAnIdleKeptAliveConnectionIsNotCut() throws Exception {
         try (ProxyFixture fx = new ProxyFixture(tmp, true, b -> b.requestHeadTimeout(Duration.ofMillis(200)));
              RawClient c = fx.client()) {
-            c.send(get(fx));
+            c.send(fx.get("/x"));
             assertEquals(200, c.read().status());
             // the deadline of the first head has been finished: a second request on the same connection is served
             // whenever it comes, and nothing was refused
-            c.send(get(fx));
+            c.send(fx.get("/x"));
             assertEquals(200, c.read().status());
             assertTrue(fx.hook.limitRefusals.isEmpty());
         }

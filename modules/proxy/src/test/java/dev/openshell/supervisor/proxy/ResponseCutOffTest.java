@@ -87,7 +87,7 @@ class ResponseCutOffTest {
             fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + "5\r\nhello\n0\r\n\r\n"));
             try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                c.send(fx.get("/"));
                 String raw = readToEnd(c);
                 assertTrue(raw.startsWith("HTTP/1.1 502 Bad Gateway\r\n"), raw);
                 assertTrue(raw.contains("\"error\":\"invalid_upstream_response\""), raw);
@@ -174,7 +174,7 @@ class ResponseCutOffTest {
             fx.upstream.closeSilentlyAfterResponse = true;
             fx.upstream.respond(r -> TestUpstream.bytes("HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\nshort"));
             try (RawClient c = fx.client()) {
-                c.send("GET " + fx.apiUrl("/") + " HTTP/1.1\r\nHost: " + fx.apiAuthority() + "\r\n\r\n");
+                c.send(fx.get("/"));
                 String raw = readToEnd(c);
                 assertTrue(raw.startsWith("HTTP/1.1 200 OK\r\n"), raw);
                 assertTrue(raw.endsWith("short"), raw);

@@ -364,8 +364,7 @@ class ResponseStagesTest {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.responses = deliver(body));
              SteppedUpstream up = new SteppedUpstream(head, List.of("data: one INJECT\n\n", "data: two\n\n"), true);
              RawClient c = fx.client()) {
-            c.send("GET http://" + ProxyFixture.API + ":" + up.port() + "/events HTTP/1.1\r\nHost: "
-                    + ProxyFixture.API + ":" + up.port() + "\r\n\r\n");
+            c.send(ProxyFixture.get(up.port(), "/events"));
             String h = c.readHead();
             assertTrue(h.toLowerCase(Locale.ROOT).contains("transfer-encoding: chunked"), h);
             // the upstream holds its second event until the client has the first
@@ -385,8 +384,7 @@ class ResponseStagesTest {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.responses = deliver(body));
              SteppedUpstream up = new SteppedUpstream(head, List.of("data: one\n\n", "data: two\n\n"), true);
              RawClient c = fx.client()) {
-            c.send("GET http://" + ProxyFixture.API + ":" + up.port() + "/events HTTP/1.1\r\nHost: "
-                    + ProxyFixture.API + ":" + up.port() + "\r\n\r\n");
+            c.send(ProxyFixture.get(up.port(), "/events"));
             c.readHead();
             assertEquals("data: one\n\n", readChunk(c.in()));
             up.release(1);
@@ -409,8 +407,7 @@ class ResponseStagesTest {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.responses = deliver(body));
              SteppedUpstream up = new SteppedUpstream(head, List.of("UPSTREAM-PART", "never"), false);
              RawClient c = fx.client()) {
-            c.send("GET http://" + ProxyFixture.API + ":" + up.port() + "/slow HTTP/1.1\r\nHost: "
-                    + ProxyFixture.API + ":" + up.port() + "\r\n\r\n");
+            c.send(ProxyFixture.get(up.port(), "/slow"));
             RawClient.Response r = c.read();
             assertEquals(502, r.status());
             assertFalse(r.bodyText().contains("UPSTREAM"), r.bodyText());

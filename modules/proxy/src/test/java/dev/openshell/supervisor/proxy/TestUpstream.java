@@ -93,6 +93,17 @@ final class TestUpstream implements AutoCloseable {
         return received.poll();
     }
 
+    /** Drops the requests already received. */
+    void drain() {
+        received.clear();
+    }
+
+    /** Answers every request {@code 200} with the body {@code ok} again and drops the requests already received. */
+    void reset() {
+        respond(r -> ok("ok"));
+        drain();
+    }
+
     int pending() {
         return received.size();
     }

@@ -5,45 +5,42 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * An upstream {@code 101} that does not complete the WebSocket handshake the request opened (RFC 6455 section 4.1)
  * is never relayed: the client gets 502 {@code invalid_upstream_response}, the refusal is reported with the reason,
  * and nothing the upstream sent after the head reaches the client. Plain HTTP and intercepted HTTPS alike.
  */
-class UpstreamHandshakeTest {
+class UpstreamHandshakeTest extends SharedProxy {
     private static final String KEY = "dGhlIHNhbXBsZSBub25jZQ==";
     private static final String ACCEPT = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
     private static final String AFTER = "raw bytes after the switch";
-
-    @TempDir
-    static Path tmp;
-    static ProxyFixture fx;
-
-    @BeforeAll
-    static void start() throws Exception {
-        fx = new ProxyFixture(tmp);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        fx.close();
-    }
 
     @BeforeEach
     void reset() {
         fx.hook.refusals.clear();
         fx.hook.selector = r -> ChainSelection.none();
-        fx.upstream.respond(r -> TestUpstream.ok("ok"));
-        fx.tlsUpstream.respond(r -> TestUpstream.ok("ok"));
+        fx.upstream.reset();
+        fx.tlsUpstream.reset();
+    }
+
+    /**
+     * Sends a WebSocket upgrade: the client must get 502 {@code invalid_upstream_response} and nothing of the switch,
+     * audited as one refusal whose detail names {@code reason}.
+     */
+    private static void assertSwitchRefused(boolean tls, String reason) throws Exception {
+        String answer = exchange(tls, "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + KEY
+                + "\r\nSec-WebSocket-Version: 13\r\n");
+        assertTrue(answer.startsWith("HTTP/1.1 502 "), answer);
+        assertTrue(answer.contains("invalid_upstream_response"), answer);
+        assertFalse(answer.contains(AFTER) || answer.contains("Switching Protocols"), answer);
+        assertEquals(1, fx.hook.refusals.size(), fx.hook.refusals.toString());
+        assertEquals("invalid_upstream_response", fx.hook.refusals.get(0).code());
+        assertTrue(fx.hook.refusals.get(0).detail().contains(reason), fx.hook.refusals.get(0).detail());
     }
 
     @ParameterizedTest
@@ -66,14 +63,7 @@ class UpstreamHandshakeTest {
         for (boolean tls : new boolean[] {false, true}) {
             fx.hook.refusals.clear();
             (tls ? fx.tlsUpstream : fx.upstream).upgrade = r -> switched;
-            String answer = exchange(tls, "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + KEY
-                    + "\r\nSec-WebSocket-Version: 13\r\n");
-            assertTrue(answer.startsWith("HTTP/1.1 502 "), answer);
-            assertTrue(answer.contains("invalid_upstream_response"), answer);
-            assertFalse(answer.contains(AFTER) || answer.contains("Switching Protocols"), answer);
-            assertEquals(1, fx.hook.refusals.size(), fx.hook.refusals.toString());
-            assertEquals("invalid_upstream_response", fx.hook.refusals.get(0).code());
-            assertTrue(fx.hook.refusals.get(0).detail().contains(reason), fx.hook.refusals.get(0).detail());
+            assertSwitchRefused(tls, reason);
         }
     }
 
@@ -86,14 +76,7 @@ class UpstreamHandshakeTest {
     void anHttp10SwitchIsRefused(boolean tls) throws Exception {
         fx.apiUpstream(tls).upgrade = r -> TestUpstream.bytes("HTTP/1.0 101 Switching Protocols\r\n"
                 + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + ACCEPT + "\r\n\r\n" + AFTER);
-        String answer = exchange(tls, "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + KEY
-                + "\r\nSec-WebSocket-Version: 13\r\n");
-        assertTrue(answer.startsWith("HTTP/1.1 502 "), answer);
-        assertTrue(answer.contains("invalid_upstream_response"), answer);
-        assertFalse(answer.contains(AFTER) || answer.contains("Switching Protocols"), answer);
-        assertEquals(1, fx.hook.refusals.size(), fx.hook.refusals.toString());
-        assertEquals("invalid_upstream_response", fx.hook.refusals.get(0).code());
-        assertTrue(fx.hook.refusals.get(0).detail().contains("101 is HTTP/1.0"), fx.hook.refusals.get(0).detail());
+        assertSwitchRefused(tls, "101 is HTTP/1.0");
     }
 
     @ParameterizedTest

@@ -99,15 +99,7 @@ class WebSocketBudgetTest {
         if (b0 < 0 || b1 < 0) {
             throw new java.io.EOFException("no frame");
         }
-        long len = b1 & 0x7F;
-        if (len == 126) {
-            len = (in.read() << 8) | in.read();
-        } else if (len == 127) {
-            len = 0;
-            for (int i = 0; i < 8; i++) {
-                len = (len << 8) | in.read();
-            }
-        }
+        long len = WebSocketScrubTest.payloadLength(b1, in);
         byte[] key = (b1 & 0x80) != 0 ? in.readNBytes(4) : null;
         byte[] p = in.readNBytes((int) len);
         for (int i = 0; key != null && i < p.length; i++) {

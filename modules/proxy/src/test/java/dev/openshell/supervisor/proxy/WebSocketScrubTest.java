@@ -13,14 +13,11 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.function.Function;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -102,13 +99,11 @@ class WebSocketScrubTest {
         }
     }
 
-    static Read readFrame(InputStream in) throws IOException {
-        int b0 = in.read();
-        if (b0 < 0) {
-            throw new EOFException("no frame");
-        }
-        int b1 = in.read();
-        assertEquals(0, b1 & 0x80, "server frames reach the client unmasked");
+    /**
+     * {@return the payload length of a frame whose second byte is {@code b1}: its 7 bits, or the 16-bit or 64-bit
+     * extended length read from {@code in} (RFC 6455 section 5.2)}
+     */
+    static long payloadLength(int b1, InputStream in) throws IOException {
         long len = b1 & 0x7F;
         if (len == 126) {
             len = (in.read() << 8) | in.read();
@@ -118,6 +113,17 @@ class WebSocketScrubTest {
                 len = (len << 8) | in.read();
             }
         }
+        return len;
+    }
+
+    static Read readFrame(InputStream in) throws IOException {
+        int b0 = in.read();
+        if (b0 < 0) {
+            throw new EOFException("no frame");
+        }
+        int b1 = in.read();
+        assertEquals(0, b1 & 0x80, "server frames reach the client unmasked");
+        long len = payloadLength(b1, in);
         byte[] p = in.readNBytes((int) len);
         if (p.length != len) {
             throw new EOFException("short frame");
@@ -249,7 +255,7 @@ class WebSocketScrubTest {
             try (RawClient connect = new RawClient(raw)) {
                 String established = connect.readHead();
                 assertTrue(established.startsWith("HTTP/1.1 200"), established);
-                SSLSocket tls = (SSLSocket) trusting(fx).getSocketFactory().createSocket(raw, ProxyFixture.API,
+                SSLSocket tls = (SSLSocket) fx.trustProxyCa().getSocketFactory().createSocket(raw, ProxyFixture.API,
                         fx.tlsUpstream.port(), true);
                 tls.startHandshake();
                 try (RawClient c = new RawClient(tls)) {
@@ -341,16 +347,5 @@ class WebSocketScrubTest {
             }
             assertEquals(List.of(), fx.hook.scrubs);
         }
-    }
-
-    private static SSLContext trusting(ProxyFixture fx) throws Exception {
-        KeyStore ks = KeyStore.getInstance("PKCS12");
-        ks.load(null, null);
-        ks.setCertificateEntry("proxy-ca", fx.proxy.caCertificate());
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(null, tmf.getTrustManagers(), null);
-        return ctx;
     }
 }

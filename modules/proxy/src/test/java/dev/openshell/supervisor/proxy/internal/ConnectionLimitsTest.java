@@ -18,16 +18,8 @@ import org.junit.jupiter.api.Test;
  * held with latches.
  */
 class ConnectionLimitsTest {
-    private static final InetAddress A = addr("127.0.0.1");
-    private static final InetAddress B = addr("127.0.0.2");
-
-    private static InetAddress addr(String s) {
-        try {
-            return InetAddress.getByName(s);
-        } catch (java.net.UnknownHostException e) {
-            throw new IllegalStateException(e);
-        }
-    }
+    private static final InetAddress A = Loopback.A;
+    private static final InetAddress B = Loopback.B;
 
     @Test
     void beyondTheShareEachProcessHasItsOwnConnections() {

@@ -106,11 +106,8 @@ class EventKeyCaseTest {
         assertEquals(1, lenient.stream().filter(p -> p.channel.equals(channel)).count(), lenient.toString());
     }
 
-    /** Any split and any spelling per event: the Go client never reads the value. */
-    @Property(tries = 200)
-    void aValueSplitOverCaseVariedKeysIsReplaced(@ForAll @Size(min = 1, max = 6) List<@IntRange(min = 1,
-            max = 4) Integer> cuts, @ForAll @Size(min = 1, max = 8) List<@IntRange(min = 0, max = 3) Integer> spelling)
-            throws IOException {
+    /** {@return the secret cut into pieces of the lengths {@code cuts}, in order; the rest is the last piece} */
+    private static List<String> pieces(List<Integer> cuts) {
         List<String> parts = new java.util.ArrayList<>();
         int at = 0;
         for (int c : cuts) {
@@ -122,6 +119,15 @@ class EventKeyCaseTest {
         if (at < SECRET.length()) {
             parts.add(SECRET.substring(at));
         }
+        return parts;
+    }
+
+    /** Any split and any spelling per event: the Go client never reads the value. */
+    @Property(tries = 200)
+    void aValueSplitOverCaseVariedKeysIsReplaced(@ForAll @Size(min = 1, max = 6) List<@IntRange(min = 1,
+            max = 4) Integer> cuts, @ForAll @Size(min = 1, max = 8) List<@IntRange(min = 0, max = 3) Integer> spelling)
+            throws IOException {
+        List<String> parts = pieces(cuts);
         String in = sse(parts, spelling);
         String out = EventSplitsTest.stream(new SecretScrubber(Map.of(SECRET, PLACEHOLDER)), in, List.of());
         assertFalse(goClientText(out).contains(SECRET), out);
@@ -195,17 +201,7 @@ class EventKeyCaseTest {
             max = 4) Integer> cuts, @ForAll @Size(min = 1, max = 8) List<@IntRange(min = 0, max = 5) Integer> top,
             @ForAll @Size(min = 1, max = 8) List<@IntRange(min = 0, max = 5) Integer> leaf,
             @ForAll boolean tokenLeaf, @ForAll @Size(min = 1, max = 4) List<Boolean> lenient) throws IOException {
-        List<String> parts = new java.util.ArrayList<>();
-        int at = 0;
-        for (int c : cuts) {
-            if (at < SECRET.length()) {
-                parts.add(SECRET.substring(at, Math.min(SECRET.length(), at + c)));
-                at += c;
-            }
-        }
-        if (at < SECRET.length()) {
-            parts.add(SECRET.substring(at));
-        }
+        List<String> parts = pieces(cuts);
         StringBuilder in = new StringBuilder();
         for (int i = 0; i < parts.size(); i++) {
             String key = tokenLeaf ? TOKENS.get(leaf.get(i % leaf.size()))

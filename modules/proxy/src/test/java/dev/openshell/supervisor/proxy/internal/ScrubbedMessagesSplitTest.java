@@ -228,6 +228,14 @@ class ScrubbedMessagesSplitTest {
                 () -> relayThenIdle(frame(0x89, new byte[0]), new ArrayList<>(), new ByteArrayOutputStream()));
     }
 
+    /** Relays {@code wire} to {@code client} through {@code scrubbed}, then tells it the end: {@return that end} */
+    private static WebSocketFrames.Ended relayToEnd(byte[] wire, ByteArrayOutputStream client,
+                                                    ScrubbedMessages scrubbed) throws IOException {
+        WebSocketFrames.Ended ended = MessageRelay.relay(new ByteArrayInputStream(wire), client, false, scrubbed);
+        scrubbed.ended(ended);
+        return ended;
+    }
+
     /** A message whose text nothing follows goes once {@value ScrubbedMessages#AFTER_MESSAGES} messages follow it. */
     @Test
     void manyMessagesAfterAHeldOneReleaseItAtLinearCost() throws IOException {
@@ -239,9 +247,7 @@ class ScrubbedMessagesSplitTest {
         List<ExchangeRecord> records = new ArrayList<>();
         ByteArrayOutputStream client = new ByteArrayOutputStream();
         ScrubbedMessages scrubbed = new ScrubbedMessages(scrub(records), null);
-        WebSocketFrames.Ended ended = MessageRelay.relay(new ByteArrayInputStream(wire.toByteArray()), client, false,
-                scrubbed);
-        scrubbed.ended(ended);
+        WebSocketFrames.Ended ended = relayToEnd(wire.toByteArray(), client, scrubbed);
         assertEquals(0, ended.closeStatus(), ended.reason());
         assertEquals(wire.size(), client.size(), "every message arrives, unchanged");
         assertEquals(List.of(), records);
@@ -268,9 +274,7 @@ class ScrubbedMessagesSplitTest {
         List<ExchangeRecord> records = new ArrayList<>();
         ByteArrayOutputStream client = new ByteArrayOutputStream();
         ScrubbedMessages scrubbed = new ScrubbedMessages(scrub(records), null);
-        WebSocketFrames.Ended ended = MessageRelay.relay(new ByteArrayInputStream(wire.toByteArray()), client, false,
-                scrubbed);
-        scrubbed.ended(ended);
+        WebSocketFrames.Ended ended = relayToEnd(wire.toByteArray(), client, scrubbed);
         assertEquals(WebSocketFrames.TOO_BIG, ended.closeStatus());
         assertEquals(0, client.size());
         assertEquals(1, records.size(), "recorded once");

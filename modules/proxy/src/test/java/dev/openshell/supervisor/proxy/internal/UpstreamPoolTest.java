@@ -26,8 +26,7 @@ class UpstreamPoolTest {
     void setUp() throws IOException {
         server = new ServerSocket(0, 200, LOOPBACK);
         server.setSoTimeout(10_000);
-        pool = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()), Duration.ofSeconds(5), Duration.ofSeconds(5),
-                Duration.ofSeconds(30));
+        pool = pool(Duration.ofSeconds(5), Duration.ofSeconds(30));
         key = new UpstreamPool.Key(false, "127.0.0.1", server.getLocalPort());
     }
 
@@ -37,8 +36,18 @@ class UpstreamPoolTest {
         server.close();
     }
 
+    /** {@return a pool without upstream TLS trust, a 5 s connect timeout, and {@code read} and {@code idle}} */
+    private static UpstreamPool pool(Duration read, Duration idle) throws IOException {
+        return new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()), Duration.ofSeconds(5), read, idle);
+    }
+
     private UpstreamPool.Connection acquire() throws IOException {
-        return pool.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+        return acquire(pool);
+    }
+
+    /** {@return a connection of {@code from} to the test's server, waiting at most 30 s} */
+    private UpstreamPool.Connection acquire(UpstreamPool from) throws IOException {
+        return from.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
     }
 
     @Test
@@ -69,9 +78,8 @@ class UpstreamPoolTest {
 
     @Test
     void anIdleConnectionIsClosedByItsIdleTimeoutWithoutAnotherRequest() throws IOException {
-        try (UpstreamPool shortIdle = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()),
-                Duration.ofSeconds(5), Duration.ofMinutes(5), Duration.ofMillis(200))) {
-            UpstreamPool.Connection c = shortIdle.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+        try (UpstreamPool shortIdle = pool(Duration.ofMinutes(5), Duration.ofMillis(200))) {
+            UpstreamPool.Connection c = acquire(shortIdle);
             try (Socket accepted = server.accept()) {
                 shortIdle.release(c);
                 accepted.setSoTimeout(10_000);
@@ -84,12 +92,11 @@ class UpstreamPoolTest {
     @Test
     void aReusedConnectionWaitsForItsResponseLongerThanTheIdleTimeout() throws Exception {
         // the idle timeout bounds the time in the pool, not the wait for the response of a request that took it
-        try (UpstreamPool shortIdle = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()),
-                Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofMillis(200))) {
-            UpstreamPool.Connection first = shortIdle.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+        try (UpstreamPool shortIdle = pool(Duration.ofSeconds(30), Duration.ofMillis(200))) {
+            UpstreamPool.Connection first = acquire(shortIdle);
             try (Socket accepted = server.accept()) {
                 shortIdle.release(first);
-                UpstreamPool.Connection again = shortIdle.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+                UpstreamPool.Connection again = acquire(shortIdle);
                 assertTrue(again.reused());
                 again.out().write('q');
                 again.out().flush();
@@ -106,12 +113,11 @@ class UpstreamPoolTest {
 
     @Test
     void aReusedConnectionWithoutAResponseFailsAsAReadTimeout() throws IOException {
-        try (UpstreamPool shortRead = new UpstreamPool(UpstreamTls.create(java.util.Optional.empty()),
-                Duration.ofSeconds(5), Duration.ofMillis(300), Duration.ofSeconds(30))) {
-            UpstreamPool.Connection first = shortRead.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+        try (UpstreamPool shortRead = pool(Duration.ofMillis(300), Duration.ofSeconds(30))) {
+            UpstreamPool.Connection first = acquire(shortRead);
             try (Socket accepted = server.accept()) {
                 shortRead.release(first);
-                UpstreamPool.Connection again = shortRead.acquire(key, List.of(LOOPBACK), Duration.ofSeconds(30));
+                UpstreamPool.Connection again = acquire(shortRead);
                 assertTrue(again.reused());
                 long start = System.nanoTime();
                 UpstreamIOException e = assertThrows(UpstreamIOException.class, again::awaitReadable);

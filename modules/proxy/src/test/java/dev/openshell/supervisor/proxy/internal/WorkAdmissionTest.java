@@ -17,16 +17,8 @@ import org.junit.jupiter.api.Test;
  * client addresses, shedding beyond it, and an interrupted waiter that leaves nothing behind.
  */
 class WorkAdmissionTest {
-    private static final InetAddress A = addr("127.0.0.1");
-    private static final InetAddress B = addr("127.0.0.2");
-
-    private static InetAddress addr(String s) {
-        try {
-            return InetAddress.getByName(s);
-        } catch (java.net.UnknownHostException e) {
-            throw new IllegalStateException(e);
-        }
-    }
+    private static final InetAddress A = Loopback.A;
+    private static final InetAddress B = Loopback.B;
 
     /** Waits (bounded) until {@code n} requests are queued: the waiting threads have reached the queue. */
     private static void awaitQueued(WorkAdmission w, int n) {
