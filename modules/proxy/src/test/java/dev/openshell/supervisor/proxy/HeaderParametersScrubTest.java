@@ -93,7 +93,8 @@ class HeaderParametersScrubTest {
     /**
      * The injected value reflected in a parameter or encoded word declared in a charset the supervisor cannot decode
      * and Python's {@code email} / {@code urllib} can (attacker pass 7, P9-4 / P9-6: UTF-7, {@code unicode_escape},
-     * {@code raw_unicode_escape}): the field is dropped, not passed on as read in UTF-8.
+     * {@code raw_unicode_escape}): the field is dropped, not passed on as read in UTF-8; the drop is audited once for
+     * the response, naming the fields (never their values), before the client has the head.
      */
     @Test
     void aParameterOrWordInACharsetThatCannotBeDecodedDropsTheField() throws Exception {
@@ -107,6 +108,9 @@ class HeaderParametersScrubTest {
                 }
                 assertEquals("attachment; filename*=UTF-8''report.txt", last.header("x-ok"), last.head());
                 assertEquals("ok", last.bodyText());
+                assertEquals(List.of(List.of("x-u0", "x-u1", "x-u2", "x-u3", "x-u4", "x-u5")),
+                        fx.hook.unreadableFields, "one record for the response, naming every dropped field");
+                assertEquals(List.of(), fx.hook.scrubs, "nothing was replaced: the drop is its own record");
             }
         }
     }

@@ -79,7 +79,7 @@ final class InspectingRelay {
             return null; // the scrub refuses it (502 response_uninspectable) before any stage could read it
         }
         SecretScrubber scrubber = scrub == null ? null : scrub.newScrubber();
-        ResponseHead r = scrubber == null ? received : ScrubbingRelay.scrubHead(received, scrubber);
+        ResponseHead r = scrubber == null ? received : HeadScrub.scrub(received, scrubber).audited(scrub);
         long headerMatches = scrubber == null ? 0 : scrubber.matches();
         boolean decoded = rf.hasBody() && (coding == Coding.GZIP || coding == Coding.DEFLATE);
         Set<String> nominated = nominated(r);
