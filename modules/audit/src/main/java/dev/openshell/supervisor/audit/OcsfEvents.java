@@ -35,16 +35,17 @@ import java.util.function.Consumer;
  *       body-aware policy failures are High; {@code fail_open} bypasses and all-{@code fail_open} uninspectable relays
  *       are Medium, so operators can alert on reduced enforcement; middleware findings are Informational; a
  *       response scrubbed of injected credential values is High, and so is one refused because its body could not
- *       be scanned (Medium when relayed under {@code allow_unscanned_responses}).</li>
+ *       be scanned (Medium when relayed under {@code allow_unscanned_responses}); response header fields dropped as
+ *       unreadable (a charset the supervisor cannot decode) are Medium.</li>
  *   <li>{@code Device Config State Change} (class 5019): registration validation, registry reload, policy validation,
  *       each insecure ({@code allow_insecure}) registration, and binary scoping turned off ({@code endpoint-only}).</li>
  * </ul>
  * HTTP Activity and Detection Finding events carry {@code actor.process} (PID, executable with its SHA-256, lineage,
  * parent) when the process behind the connection was identified; a changed binary is a High Detection Finding.
  * Supervisor-specific fields go under {@code unmapped.openshell}. Events are written straight to JSON text (the audit
- * hot path: one HTTP Activity per stage invocation); the returned {@link JsonObject} reads that text. Every string that reaches an event is either
- * supervisor-owned (config keys, binding IDs, platform codes) or passed through {@link #safeText}; nothing here
- * accepts paths, queries, header values, bodies or text from external services.
+ * hot path: one HTTP Activity per stage invocation); the returned {@link JsonObject} reads that text. Every string
+ * that reaches an event is either supervisor-owned (config keys, binding IDs, platform codes) or passed through
+ * {@link #safeText}; nothing here accepts paths, queries, header values, bodies or text from external services.
  */
 public final class OcsfEvents {
     /** The OCSF schema version events conform to ({@code metadata.version}). */
@@ -282,22 +283,17 @@ public final class OcsfEvents {
         return e.end().end().build();
     }
 
-    /** The standard methods a refusal event names; any other method is reported as activity Other, unnamed. */
-    private static final java.util.Set<String> STANDARD_METHODS = java.util.Set.of("CONNECT", "DELETE", "GET",
-            "HEAD", "OPTIONS", "POST", "PUT", "TRACE", "PATCH");
-
     /**
      * {@return an HTTP Activity event (class 4002, action Denied) for a refusal, or for {@code count} refusals of the
      * same code from the same client aggregated by {@link RefusalAudit}}: severity Medium for a policy decision
-     * ({@code network_policy}, {@code ssrf}, {@code credential}), Low for the rest; the activity is the method when
-     * it is a standard one (an unknown method is Other and is not named, a request refused before its method was
-     * read is Unknown). {@code http_response.code} is the status the client got (absent for a connection closed
-     * unanswered; an empty {@code http_request} then stands for a request nothing was read of),
-     * {@code src_endpoint.ip} the client ({@code name: unknown} when the listener did not report it),
-     * {@code dst_endpoint} and {@code http_request.url} scheme, host
-     * and port only. {@code unmapped.openshell} carries {@code code}, {@code category}, {@code cause} (when known),
-     * {@code decision: deny}, {@code request_id} and {@code network_policy} (when known) and, for an aggregate,
-     * {@code aggregated: true}; {@code count}, {@code start_time} and {@code end_time} are OCSF's own.
+     * ({@code network_policy}, {@code ssrf}, {@code credential}), Low for the rest; the activity is the method when it
+     * is a standard one (an unknown method is Other and is not named, a request refused before its method was read is
+     * Unknown). {@code http_response.code} is the status the client got (absent for a connection closed unanswered; an
+     * empty {@code http_request} then stands for a request nothing was read of), {@code src_endpoint.ip} the client
+     * ({@code name: unknown} when the listener did not report it), {@code dst_endpoint} and {@code http_request.url}
+     * scheme, host and port only. {@code unmapped.openshell} carries {@code code}, {@code category}, {@code cause}
+     * (when known), {@code decision: deny}, {@code request_id} and {@code network_policy} (when known) and, for an
+     * aggregate, {@code aggregated: true}; {@code count}, {@code start_time} and {@code end_time} are OCSF's own.
      *
      * @param r the refusal
      * @param count how many refusals the event stands for, at least 1
@@ -306,7 +302,7 @@ public final class OcsfEvents {
      */
     public JsonObject refusal(RefusalFacts r, long count, long startMillis, boolean aggregated) {
         String method = r.request().map(q -> q.method().toUpperCase(Locale.ROOT)).orElse("");
-        boolean standard = STANDARD_METHODS.contains(method);
+        boolean standard = HTTP_ACTIVITY_IDS.containsKey(method); // else activity Other, unnamed
         int activity = r.request().isEmpty() ? 0 : standard ? HTTP_ACTIVITY_IDS.get(method) : 99;
         String activityName = activity == 0 ? "Unknown" : activity == 99 ? "Other" : caption(method);
         boolean policy = r.category().equals("network_policy") || r.category().equals("ssrf")
@@ -408,9 +404,9 @@ public final class OcsfEvents {
     }
 
     /**
-     * {@return a Detection Finding (class 2004, High) for a response from which injected credential values were
-     * removed before it reached the sandbox (issue 22, item 2): the upstream echoed a secret} Names the credentials
-     * and counts the replacements; never a value.
+     * {@return a Detection Finding (class 2004, High) for a response from which injected credential values were removed
+     * before it reached the sandbox (issue 22, item 2): the upstream echoed a secret} Names the credentials and counts
+     * the replacements; never a value.
      *
      * @param request the request facts
      * @param credentials the credential names found, each passed through {@link #safeText}
@@ -421,17 +417,16 @@ public final class OcsfEvents {
                                        long bodyMatches) {
         List<String> names = credentials.stream().map(c -> safeText(c, 128)).toList();
         return finding(request, Severity.HIGH, "injected credential value removed from the upstream's response",
-                "credential.response_scrubbed",
-                os -> requestBase(os, request).add("code", "response_scrubbed").add("decision", "scrub")
-                        .addArray("credentials", names).add("header_matches", headerMatches)
+                "credential.response_scrubbed", os -> requestBase(os, request).add("code", "response_scrubbed")
+                        .add("decision", "scrub").addArray("credentials", names).add("header_matches", headerMatches)
                         .add("body_matches", bodyMatches));
     }
 
     /**
-     * {@return a Detection Finding (class 2004) for the response to a credential-bearing request whose body could
-     * not be scanned for the injected values (a content coding the supervisor does not decode, or a compressed body
-     * that does not decode): High when refused (502) or cut off, Medium when relayed because every credential
-     * allows it ({@code allow_unscanned_responses})}
+     * {@return a Detection Finding (class 2004) for the response to a credential-bearing request whose body could not
+     * be scanned for the injected values (a content coding the supervisor does not decode, or a compressed body that
+     * does not decode): High when refused (502) or cut off, Medium when relayed because every credential allows it
+     * ({@code allow_unscanned_responses})}
      *
      * @param request the request facts
      * @param code the platform code, {@code response_uninspectable}
@@ -443,6 +438,21 @@ public final class OcsfEvents {
                         : "response refused: its body could not be scanned for injected credential values",
                 "credential.response_uninspectable",
                 os -> requestBase(os, request).add("code", Syntax.safeCode(code)).add("decision", relayed ? "bypass" : "deny"));
+    }
+
+    /**
+     * {@return a Detection Finding (class 2004, Medium) for fields dropped from a response head to a credential-bearing
+     * request because a parameter or RFC 2047 word of theirs is in a charset the supervisor cannot decode} Names the
+     * fields ({@link #safeText}), never their values.
+     *
+     * @param request the request facts
+     * @param fields the dropped fields' names, not empty
+     */
+    public JsonObject responseFieldsUnreadable(RequestFacts request, List<String> fields) {
+        return finding(request, Severity.MEDIUM, "response header fields in a charset the supervisor cannot decode"
+                + " dropped unscanned", "credential.response_field_unreadable", os -> requestBase(os, request)
+                .add("code", "response_field_unreadable").add("decision", "drop")
+                .addArray("fields", fields.stream().map(f -> safeText(f, 128)).toList()));
     }
 
     /**

@@ -159,6 +159,8 @@ class OcsfEventsTest {
                         "response_uninspectable", false), 4),
                 Arguments.of("response uninspectable, relayed", EVENTS.responseUninspectable(REQUEST,
                         "response_uninspectable", true), 3),
+                Arguments.of("response fields unreadable", EVENTS.responseFieldsUnreadable(REQUEST,
+                        List.of("content-disposition", "link")), 3),
                 Arguments.of("middleware finding", EVENTS.middlewareFinding(REQUEST, "secrets", "openshell/regex",
                         "secret.openai_api_key", 2), 1),
                 Arguments.of("connection re-identified", EVENTS.connectionReidentified(REQUEST, 42, "/usr/bin/curl",
@@ -173,6 +175,20 @@ class OcsfEventsTest {
         SCHEMA.validate("detection_finding", e);
         assertEquals(severity, e.getInt("severity_id"), what);
         assertEquals(severity == 4, e.getBoolean("is_alert"));
+    }
+
+    /** Fields dropped as unreadable: one finding naming the fields, never a value; control characters cleaned. */
+    @Test
+    void responseFieldsUnreadableNamesTheFieldsOnly() {
+        JsonObject e = EVENTS.responseFieldsUnreadable(REQUEST, List.of("content-disposition", "x-a\u0001"));
+        SCHEMA.validate("detection_finding", e);
+        JsonObject os = e.getJsonObject("unmapped").getJsonObject("openshell");
+        assertEquals("response_field_unreadable", os.getString("code"));
+        assertEquals("drop", os.getString("decision"));
+        assertEquals("content-disposition", os.getJsonArray("fields").getString(0));
+        assertTrue(os.getJsonArray("fields").getString(1).chars().noneMatch(c -> c < 0x20), e.toString());
+        assertEquals("credential.response_field_unreadable", e.getJsonObject("finding_info").getJsonArray("types")
+                .getString(0));
     }
 
     @ParameterizedTest

@@ -1,6 +1,7 @@
 package dev.openshell.supervisor.proxy;
 
 import java.util.Collections;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -111,6 +112,30 @@ public sealed interface ExchangeRecord {
         public ResponseUninspectable {
             Objects.requireNonNull(request, "request");
             Objects.requireNonNull(code, "code");
+        }
+    }
+
+    /**
+     * Header fields the response scrub dropped from one response head (final, interim {@code 1xx} or {@code 101}) of
+     * a credential-bearing exchange because a parameter or RFC 2047 encoded word of their value is declared in a
+     * charset the runtime cannot decode (UTF-7, {@code unicode_escape}, an unknown name, octets the charset rejects):
+     * what a client that knows the charset reads there is not known, so the field is not relayed
+     * ({@code docs/credentials.md}, "header fields"). Once per such head, before it goes to the client.
+     *
+     * @param request the request the response answers
+     * @param fields the lowercase names of the dropped fields, sorted, each once; not empty; never their values
+     */
+    record ResponseFieldsUnreadable(ProxyRequest request, List<String> fields) implements ExchangeRecord {
+        /**
+         * @throws NullPointerException if a part is {@code null}
+         * @throws IllegalArgumentException if {@code fields} is empty
+         */
+        public ResponseFieldsUnreadable {
+            Objects.requireNonNull(request, "request");
+            fields = List.copyOf(new TreeSet<>(fields));
+            if (fields.isEmpty()) {
+                throw new IllegalArgumentException("no field was dropped");
+            }
         }
     }
 

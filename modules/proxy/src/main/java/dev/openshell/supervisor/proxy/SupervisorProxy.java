@@ -120,8 +120,7 @@ public final class SupervisorProxy implements AutoCloseable {
                     + " (tests and local development only)");
         }
         pool = new UpstreamPool(upstreamTls, b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout);
-        ProxyCore core = new ProxyCore(b.policy, b.auditLog, SsrfGuard.system(b.network),
-                new InterceptionTls(ca), pool,
+        ProxyCore core = new ProxyCore(b.policy, b.auditLog, SsrfGuard.system(b.network), new InterceptionTls(ca), pool,
                 new ProxyCore.Timeouts(b.connectTimeout, b.upstreamReadTimeout, b.upstreamIdleTimeout,
                         Duration.ofSeconds(1)),
                 new BodyBudget(b.bodyBufferBudget, b.bodyBufferWait, b.bodyBufferClientSharePercent),
@@ -131,11 +130,8 @@ public final class SupervisorProxy implements AutoCloseable {
                         b.maxConnectionsPerProcess, b.connectionOwner));
         this.core = core;
         WebServer ws = WebServer.builder()
-                .host(b.listen.getHostString())
-                .port(b.listen.getPort())
-                .shutdownHook(false)
-                .shutdownGracePeriod(b.stopGracePeriod)
-                .idleConnectionTimeout(b.clientIdleTimeout)
+                .host(b.listen.getHostString()).port(b.listen.getPort()).shutdownHook(false)
+                .shutdownGracePeriod(b.stopGracePeriod).idleConnectionTimeout(b.clientIdleTimeout)
                 .idleConnectionPeriod(b.clientIdleTimeout.dividedBy(2).compareTo(Duration.ofSeconds(30)) < 0
                         ? b.clientIdleTimeout.dividedBy(2) : Duration.ofSeconds(30))
                 .connectionOptions(SocketOptions.builder().tcpNoDelay(true).build())
@@ -159,6 +155,12 @@ public final class SupervisorProxy implements AutoCloseable {
     public int port() {
         WebServer s = server;
         return s == null || !s.isRunning() ? -1 : s.port();
+    }
+
+    /** {@return the connections the caps count open now (one the client closed until it is read to its end)} */
+    int openConnections() {
+        ProxyCore c = core;
+        return c == null ? 0 : c.connections().open();
     }
 
     /** {@return the CA certificate clients must trust; available after {@link #start()}} */

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.util.List;
@@ -36,7 +35,7 @@ class CanonicalHeadPropertyTest {
 
     @BeforeContainer
     static void start() throws Exception {
-        dir = Files.createTempDirectory("canonical-head");
+        dir = TestDirs.create("canonical-head");
         fx = new ProxyFixture(dir);
         KeyStore ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
@@ -49,7 +48,11 @@ class CanonicalHeadPropertyTest {
 
     @AfterContainer
     static void stop() throws Exception {
-        fx.close();
+        try {
+            fx.close();
+        } finally {
+            TestDirs.delete(dir); // jqwik has no @TempDir for a container: the fixture's CA and state go here
+        }
     }
 
     /** How the client spells one request. */

@@ -93,7 +93,8 @@ class HeaderParametersScrubTest {
     /**
      * The injected value reflected in a parameter or encoded word declared in a charset the supervisor cannot decode
      * and Python's {@code email} / {@code urllib} can (attacker pass 7, P9-4 / P9-6: UTF-7, {@code unicode_escape},
-     * {@code raw_unicode_escape}): the field is dropped, not passed on as read in UTF-8.
+     * {@code raw_unicode_escape}): the field is dropped, not passed on as read in UTF-8; the drop is audited once for
+     * the response, naming the fields (never their values), before the client has the head.
      */
     @Test
     void aParameterOrWordInACharsetThatCannotBeDecodedDropsTheField() throws Exception {
@@ -107,7 +108,35 @@ class HeaderParametersScrubTest {
                 }
                 assertEquals("attachment; filename*=UTF-8''report.txt", last.header("x-ok"), last.head());
                 assertEquals("ok", last.bodyText());
+                assertEquals(List.of(List.of("x-u0", "x-u1", "x-u2", "x-u3", "x-u4", "x-u5")),
+                        fx.hook.unreadableFields, "one record for the response, naming every dropped field");
             }
+        }
+    }
+
+    /**
+     * The same through a response stage ({@code InspectingRelay}): the fields are dropped before the stage sees the
+     * head, and the drop is audited once for the response (not again by the relay it falls back to).
+     */
+    @Test
+    void throughAResponseStageTheDropIsAuditedOnce() throws Exception {
+        java.util.List<ProxyResponse> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
+            s.credentials = ResponseScrubTest.inject(false);
+            s.responses = (p, r, response) -> {
+                seen.add(response);
+                return new ResponseVerdict.Deliver(response.headers(), java.util.Optional.empty());
+            };
+        })) {
+            fx.upstream.respond(HeaderParametersScrubTest::echoUndecodable);
+            try (RawClient c = fx.client()) {
+                RawClient.Response last = c.send(ResponseScrubTest.request(fx, "/h", "")).read();
+                assertEquals(200, last.status(), last.head());
+                assertEquals(null, last.header("x-u0"), last.head());
+                assertEquals("ok", last.bodyText());
+            }
+            assertEquals(1, seen.size(), "the stage ran");
+            assertEquals(List.of(List.of("x-u0", "x-u1", "x-u2", "x-u3", "x-u4", "x-u5")), fx.hook.unreadableFields);
         }
     }
 }

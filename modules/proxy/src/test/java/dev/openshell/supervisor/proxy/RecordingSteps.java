@@ -45,6 +45,8 @@ final class RecordingSteps {
     final List<Integer> interimWithheld = new CopyOnWriteArrayList<>();
     /** One line per unscannable response: "code relayed". */
     final List<String> unscannable = new CopyOnWriteArrayList<>();
+    /** One entry per response head with fields dropped as unreadable: their names. */
+    final List<List<String>> unreadableFields = new CopyOnWriteArrayList<>();
 
     RecordingSteps(PolicySteps.Admit admission) {
         this.admission = admission;
@@ -116,6 +118,7 @@ final class RecordingSteps {
                                 + s.headerMatches() + " " + s.bodyMatches());
                         case ExchangeRecord.ResponseUninspectable u -> unscannable.add(u.code() + " " + u.relayed());
                         case ExchangeRecord.InterimWithheld w -> interimWithheld.add(w.status());
+                        case ExchangeRecord.ResponseFieldsUnreadable u -> unreadableFields.add(u.fields());
                         default -> {
                         }
                     }

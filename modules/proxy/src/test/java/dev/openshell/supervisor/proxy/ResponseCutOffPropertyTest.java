@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import net.jqwik.api.Arbitraries;
@@ -30,14 +29,18 @@ class ResponseCutOffPropertyTest {
 
     @BeforeContainer
     static void start() throws Exception {
-        dir = Files.createTempDirectory("response-cut-off");
+        dir = TestDirs.create("response-cut-off");
         fx = ProxyFixture.withSteps(dir, s -> s.credentials = ResponseScrubTest.inject(false));
         fx.upstream.closeSilentlyAfterResponse = true;
     }
 
     @AfterContainer
     static void stop() throws Exception {
-        fx.close();
+        try {
+            fx.close();
+        } finally {
+            TestDirs.delete(dir); // jqwik has no @TempDir for a container: the fixture's CA and state go here
+        }
     }
 
     enum Break { BARE_LF_SIZE, NOT_HEX, BARE_LF_DATA, NO_CRLF, SIZE_TOO_LARGE, CUT }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.openshell.middleware.spi.Body;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,7 +36,7 @@ class ResponseFramingPropertyTest {
 
     @BeforeContainer
     static void start() throws Exception {
-        dir = Files.createTempDirectory("response-framing");
+        dir = TestDirs.create("response-framing");
         fx = ProxyFixture.withSteps(dir, s -> s.responses = (p, r, response) -> {
             if (!r.target().path().equals("/body")) {
                 return null;
@@ -48,7 +47,11 @@ class ResponseFramingPropertyTest {
 
     @AfterContainer
     static void stop() throws Exception {
-        fx.close();
+        try {
+            fx.close();
+        } finally {
+            TestDirs.delete(dir); // jqwik has no @TempDir for a container: the fixture's CA and state go here
+        }
     }
 
     /** Returns the script's outputs, one entry per unit, cycling; held until the end when {@code whole}. */

@@ -41,6 +41,13 @@ record AuditStep(ExchangeAudit audit) implements PolicySteps.Audit<ExchangePlan>
                         List.copyOf(s.credentials()), s.headerMatches(), s.bodyMatches()));
             }
             case ExchangeRecord.InterimWithheld w -> interimWithheld(plan.orElseThrow(), w);
+            case ExchangeRecord.ResponseFieldsUnreadable u -> {
+                audit.metrics().failure(FIELD_UNREADABLE);
+                LOG.log(System.Logger.Level.DEBUG, "request {0}: response header fields {1} dropped: a parameter or"
+                        + " encoded word in a charset the supervisor cannot decode", u.request().requestId(), u.fields());
+                audit.emit(u.request().client(), audit.events().responseFieldsUnreadable(plan.orElseThrow().facts(),
+                        u.fields()));
+            }
             case ExchangeRecord.ResponseUninspectable u -> {
                 audit.metrics().failure(u.code());
                 audit.emit(u.request().client(), audit.events().responseUninspectable(plan.orElseThrow().facts(),
@@ -87,6 +94,9 @@ record AuditStep(ExchangeAudit audit) implements PolicySteps.Audit<ExchangePlan>
                 + " cannot inspect it", w.request().requestId(), w.status(), keys);
         audit.emit(w.request().client(), audit.events().uninspectable(p.facts(), keys, true, INTERIM_WITHHELD));
     }
+
+    /** The failure code of response header fields dropped as unreadable by the response scrub. */
+    static final String FIELD_UNREADABLE = "response_field_unreadable";
 
     /** The code of interim heads withheld from the client ({@link #interimWithheld}). */
     static final String INTERIM_WITHHELD = "interim_response_uninspectable";

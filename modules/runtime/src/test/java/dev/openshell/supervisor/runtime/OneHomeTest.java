@@ -33,6 +33,8 @@ class OneHomeTest {
             + "internal/HeaderParameters.java";
     private static final String ENCODED_WORDS = "modules/middleware-spi/src/main/java/dev/openshell/middleware/spi/"
             + "internal/EncodedWords.java";
+    private static final String ISO_2022_SEQUENCES = "modules/middleware-spi/src/main/java/dev/openshell/middleware/"
+            + "spi/internal/Iso2022Sequences.java";
     /**
      * Built-in plugins are built as any plugin is, against the public SPI only ({@code spi.internal} is not exported
      * to them): the generic helpers (hex digits, percent-encoding, printable text) have no home they may call, so
@@ -69,7 +71,11 @@ class OneHomeTest {
                 "indexOf\\(\\s*(?:'\\\\''|\"''\")|\\(byte\\)\\s*'\\\\''", Set.of(HEADER_PARAMETERS)),
         ENCODED_WORD_FINDING("finding RFC 2047 encoded words =?charset?B|Q?text?= (EncodedWords.find / decode)",
                 "\"BbQq\"|'\\?'\\s*&&\\s*\\w+\\[[^\\]]+\\]\\s*==\\s*'='|indexOf\\(\\s*\"\\?=\""
-                        + "|\\(byte\\)\\s*'\\?'\\s*,\\s*\\(byte\\)\\s*'='", Set.of(ENCODED_WORDS));
+                        + "|\\(byte\\)\\s*'\\?'\\s*,\\s*\\(byte\\)\\s*'='", Set.of(ENCODED_WORDS)),
+        ISO_2022_SEQUENCE("the ISO 2022 / HZ sequences a decoder drops: ESC intermediates 0x20-0x2F, SO/SI, ~{ ~} ~LF "
+                + "(Iso2022Sequences.length / first)",
+                ">\\s*0x2[fF]\\b|'\\{'\\s*\\|\\|\\s*\\w+\\s*==\\s*'\\}'|0x1[bB]1[bB]1[bB]1[bB]"
+                        + "|==\\s*0x0[eE]\\s*\\|\\|\\s*\\w+\\s*==\\s*0x0[fF]", Set.of(ISO_2022_SEQUENCES));
 
         final String what;
         final Pattern copy;

@@ -1,5 +1,6 @@
 package dev.openshell.builtin.regex;
 
+import dev.openshell.middleware.spi.internal.Iso2022Sequences;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 
@@ -11,15 +12,12 @@ import java.nio.ByteBuffer;
  * (charset_normalizer: ISO-2022-JP, ISO-2022-KR, HZ) reads {@code ghp_ ESC ( B R8xq...} as the token; this reading
  * has it too. Dropping every such sequence is a superset of what a decoder drops (text shifted into a double-byte set
  * is not ASCII when decoded), so it finds at least what those readers find. The single shifts {@code ESC N} /
- * {@code ESC O} are kept (they change the next character). One linear pass; the way back maps each dropped sequence
- * to no text, so a redaction replaces the sequences inside a match with it.
+ * {@code ESC O} are kept (they change the next character). The rule of which sequences go has one home,
+ * {@link Iso2022Sequences} (shared with the response scrub), whose word-at-a-time search finds the first one. One
+ * linear pass; the way back maps each dropped sequence to no text, so a redaction replaces the sequences inside a match
+ * with it.
  */
 final class Iso2022Text {
-    private static final int MAX_INTERMEDIATES = 3;
-    private static final long ESC8 = 0x1b1b1b1b1b1b1b1bL;
-    private static final long SO8 = 0x0e0e0e0e0e0e0e0eL;
-    private static final long SI8 = 0x0f0f0f0f0f0f0f0fL;
-    private static final long TILDE8 = 0x7e7e7e7e7e7e7e7eL;
 
     private Iso2022Text() {
     }
@@ -31,7 +29,7 @@ final class Iso2022Text {
      */
     static TextView view(ByteBuffer input) {
         int n = input.limit();
-        int i = first(input, n);
+        int i = Iso2022Sequences.first(input, n);
         if (i >= n) {
             return null;
         }
@@ -50,64 +48,9 @@ final class Iso2022Text {
         return new Dropped(input, ByteBuffer.wrap(out.toByteArray()));
     }
 
-    /**
-     * {@return the index of the first sequence a decoder drops, {@code n} for none} The common case holds none of the
-     * four bytes that can start one (ESC, SO, SI, {@code ~}): eight bytes are tested at a time, each byte against the
-     * four with the zero-byte test of a word ({@code (x - 0x01..01) & ~x & 0x80..80}, no false negatives), and only a
-     * word that may hold one is read byte by byte.
-     */
-    private static int first(ByteBuffer input, int n) {
-        int i = 0;
-        for (; i + Long.BYTES <= n; i += Long.BYTES) {
-            long w = input.getLong(i);
-            if ((zeroByte(w ^ ESC8) | zeroByte(w ^ SO8) | zeroByte(w ^ SI8) | zeroByte(w ^ TILDE8)) != 0) {
-                for (int k = i; k < i + Long.BYTES; k++) {
-                    if (dropped(input, k) > 0) {
-                        return k;
-                    }
-                }
-            }
-        }
-        for (; i < n; i++) {
-            if (dropped(input, i) > 0) {
-                return i;
-            }
-        }
-        return n;
-    }
-
-    /** {@return nonzero when a byte of {@code x} is zero} */
-    private static long zeroByte(long x) {
-        return (x - 0x0101010101010101L) & ~x & 0x8080808080808080L;
-    }
-
-    /** {@return the length of the sequence a decoder drops at {@code p}, 0 for none} */
+    /** {@return the length of the sequence a decoder drops at {@code p} of the whole input, 0 for none} */
     static int dropped(ByteBuffer b, int p) {
-        int n = b.limit();
-        byte x = b.get(p);
-        if (x == 0x0e || x == 0x0f) {
-            return 1;
-        }
-        if (x == '~') {
-            if (p + 1 >= n) {
-                return 0;
-            }
-            byte c = b.get(p + 1);
-            return c == '{' || c == '}' || c == '\n' ? 2 : 0;
-        }
-        if (x != 0x1b) {
-            return 0;
-        }
-        for (int q = p + 1; q <= p + MAX_INTERMEDIATES + 1 && q < n; q++) {
-            int c = b.get(q) & 0xff;
-            if (c >= 0x30 && c <= 0x7e) {
-                return q == p + 1 ? 0 : q + 1 - p;
-            }
-            if (c < 0x20 || c > 0x2f) {
-                return 0;
-            }
-        }
-        return 0;
+        return Iso2022Sequences.lengthInComplete(b, p, b.limit());
     }
 
     private static final class Dropped extends TextView.Escaped {

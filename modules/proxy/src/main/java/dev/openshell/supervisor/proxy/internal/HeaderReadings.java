@@ -65,25 +65,54 @@ final class HeaderReadings {
     }
 
     /**
+     * What the readings left of one header field value.
+     *
+     * @param value the value with every secret a reading finds replaced, or {@code null} when the field must go
+     * @param unreadable whether it goes because a parameter or RFC 2047 word of it is declared in a charset this
+     *     runtime cannot decode (so what a client reads there is not known); {@code false} when {@code value} is
+     *     not {@code null}
+     */
+    record Read(String value, boolean unreadable) {
+    }
+
+    /** Why {@link #decodedReadingHolds} drops a field, if it does. */
+    private enum Left { NOTHING, VALUE, UNREADABLE }
+
+    /**
      * {@return {@code value} with every secret a reading finds replaced, or {@code null} when the field must go}
-     * Returns {@code value} itself when no reading finds one.
+     * Returns {@code value} itself when no reading finds one ({@link #read}, without why a field goes).
      *
      * @param value a header field value as ISO-8859-1 text, already scrubbed as bytes
      * @param scrubber the response's scrubber; its count grows by one per replacement
      */
     static String scrub(String value, SecretScrubber scrubber) {
+        return read(value, scrubber).value();
+    }
+
+    /**
+     * {@return {@code value} with every secret a reading finds replaced, or a dropped value and whether it was
+     * dropped as unreadable} The value is {@code value} itself when no reading finds one.
+     *
+     * @param value a header field value as ISO-8859-1 text, already scrubbed as bytes
+     * @param scrubber the response's scrubber; its count grows by one per replacement
+     */
+    static Read read(String value, SecretScrubber scrubber) {
         if (value.indexOf('\\') < 0 && !value.contains("=?") && value.indexOf('*') < 0) {
-            return value;
+            return new Read(value, false);
         }
         byte[] raw = value.getBytes(StandardCharsets.ISO_8859_1);
         for (int round = 0; ; round++) {
             byte[] next = replaceOne(raw, scrubber);
             if (next == null) {
                 String out = round == 0 ? value : new String(scrubber.scrubAll(raw), StandardCharsets.ISO_8859_1);
-                return decodedReadingHolds(out, scrubber) ? null : out;
+                return switch (decodedReadingHolds(out, scrubber)) {
+                    case NOTHING -> new Read(out, false);
+                    case VALUE -> new Read(null, false);
+                    case UNREADABLE -> new Read(null, true);
+                };
             }
             if (round == ROUNDS) {
-                return null;
+                return new Read(null, false);
             }
             raw = next;
         }
@@ -92,28 +121,32 @@ final class HeaderReadings {
     /**
      * {@return whether a reading of the value's parameters decoded in its declared charset ({@link
      * HeaderParameters#readings}: an RFC 2231 value in IBM037 or UTF-16, RFC 2047 words joined, ...) still holds a
-     * value, or a parameter or encoded word of the value is declared in a charset that cannot be read} Such a reading
-     * has no position in the value to replace it at, and an unreadable one cannot be searched, so the field goes.
+     * value ({@code VALUE}), or a parameter or encoded word of the value is declared in a charset that cannot be read
+     * ({@code UNREADABLE})} Such a reading has no position in the value to replace it at, and an unreadable one
+     * cannot be searched, so the field goes.
      */
-    private static boolean decodedReadingHolds(String value, SecretScrubber s) {
+    private static Left decodedReadingHolds(String value, SecretScrubber s) {
         HeaderParameters.Readings all = HeaderParameters.readings(value, true);
         if (all.anyUnreadable()) {
-            return true; // a charset this runtime cannot decode (UTF-7, unicode_escape, ...): what it holds is unknown
+            return Left.UNREADABLE; // a charset this runtime cannot decode (UTF-7, unicode_escape, ...): unknown
         }
         if (value.contains("=?")) {
             EncodedWords.Decoded d = EncodedWords.decode(value);
-            if (d.unreadable() || holds(d.text(), s) || holds(d.pythonText(), s)) {
-                return true; // unreadable, or a value in the words' text hidden from their octets (ISO-2022 escapes)
+            if (d.unreadable()) {
+                return Left.UNREADABLE;
+            }
+            if (holds(d.text(), s) || holds(d.pythonText(), s)) {
+                return Left.VALUE; // a value in the words' text hidden from their octets (ISO-2022 escapes)
             }
         }
         for (List<String> readings : all.byName().values()) {
             for (String r : readings) {
                 if (holds(r, s)) {
-                    return true;
+                    return Left.VALUE;
                 }
             }
         }
-        return false;
+        return Left.NOTHING;
     }
 
     /** {@return whether the scrubber finds a value in the text's UTF-8 octets} */

@@ -79,7 +79,8 @@ final class InspectingRelay {
             return null; // the scrub refuses it (502 response_uninspectable) before any stage could read it
         }
         SecretScrubber scrubber = scrub == null ? null : scrub.newScrubber();
-        ResponseHead r = scrubber == null ? received : ScrubbingRelay.scrubHead(received, scrubber);
+        HeadScrub scrubbed = scrubber == null ? null : HeadScrub.scrub(received, scrubber);
+        ResponseHead r = scrubbed == null ? received : scrubbed.head();
         long headerMatches = scrubber == null ? 0 : scrubber.matches();
         boolean decoded = rf.hasBody() && (coding == Coding.GZIP || coding == Coding.DEFLATE);
         Set<String> nominated = nominated(r);
@@ -87,7 +88,10 @@ final class InspectingRelay {
                 shape(req, r, rf, coding));
         ResponseVerdict v = step.apply(response);
         if (v == null) {
-            return null;
+            return null; // the caller relays it as usual, and scrubs (and audits) the head itself
+        }
+        if (scrubbed != null) {
+            scrubbed.audited(scrub); // fields dropped as unreadable: recorded before any byte goes to the client
         }
         if (v instanceof ResponseVerdict.Withhold w) {
             c.close();

@@ -1,11 +1,14 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
  * A secret as a stateful-encoding decoder (ISO-2022-JP/-KR/-CN, HZ) may read it: its UTF-8 bytes with, between any
  * two of them, sequences that such a decoder drops from the text (attacker pass 8, P10-4: {@code k ESC ( B 9Q7z...}
- * in a body without a declared charset, which a client sniffing the charset reads as the key):
+ * in a body without a declared charset, which a client sniffing the charset reads as the key). Which sequences those
+ * are has one home, {@link Iso2022Sequences} (shared with the {@code openshell/regex} body reading):
  * <ul>
  *   <li>an ECMA-35 / ISO 2022 escape sequence: ESC (0x1B), one to {@value #MAX_INTERMEDIATES} intermediate bytes
  *       0x20-0x2F, one final byte 0x30-0x7E (designations such as {@code ESC ( B}, {@code ESC $ B},
@@ -28,13 +31,10 @@ import java.nio.charset.StandardCharsets;
 final class Iso2022Spelling implements Spelling {
     /** Inserted sequences allowed per byte of the secret. */
     static final int PER_BYTE = 2;
-    /** The most intermediate bytes of an escape sequence (ISO-2022 designations use one or two). */
-    static final int MAX_INTERMEDIATES = 3;
+    /** The most intermediate bytes of an escape sequence ({@link Iso2022Sequences#MAX_INTERMEDIATES}). */
+    static final int MAX_INTERMEDIATES = Iso2022Sequences.MAX_INTERMEDIATES;
     /** The longest skipped sequence: ESC, the intermediates, the final byte. */
-    static final int MAX_SEQUENCE = MAX_INTERMEDIATES + 2;
-    private static final byte ESC = 0x1b;
-    private static final byte SO = 0x0e;
-    private static final byte SI = 0x0f;
+    static final int MAX_SEQUENCE = Iso2022Sequences.MAX_SEQUENCE;
 
     private final byte[] raw;
 
@@ -61,7 +61,7 @@ final class Iso2022Spelling implements Spelling {
             return;
         }
         pairs.pair(b0, raw[1] & 0xff);
-        for (int b1 : new int[] {ESC, SO, SI, '~'}) {
+        for (int b1 : Iso2022Sequences.startBytes()) {
             pairs.pair(b0, b1);
         }
     }
@@ -111,34 +111,11 @@ final class Iso2022Spelling implements Spelling {
         return p - i;
     }
 
-    /** {@return the length of the sequence a decoder drops at {@code p}; 0 for none; -1 if {@code buf} ends first} */
+    /**
+     * {@return the length of the sequence a decoder drops at {@code p}; 0 for none; -1 if {@code buf} ends first}
+     * ({@link Iso2022Sequences#length}; a byte that cannot start one is answered without wrapping {@code buf})
+     */
     static int skippable(byte[] buf, int p, int n) {
-        byte b = buf[p];
-        if (b == SO || b == SI) {
-            return 1;
-        }
-        if (b == '~') {
-            if (p + 1 >= n) {
-                return -1;
-            }
-            byte c = buf[p + 1];
-            return c == '{' || c == '}' || c == '\n' ? 2 : 0;
-        }
-        if (b != ESC) {
-            return 0;
-        }
-        for (int q = p + 1; q <= p + MAX_INTERMEDIATES + 1; q++) {
-            if (q >= n) {
-                return -1;
-            }
-            int c = buf[q] & 0xff;
-            if (c >= 0x30 && c <= 0x7e) {
-                return q == p + 1 ? 0 : q + 1 - p; // ESC F alone (a single shift, ...) is not dropped
-            }
-            if (c < 0x20 || c > 0x2f) {
-                return 0;
-            }
-        }
-        return 0; // too many intermediates
+        return Iso2022Sequences.mayStart(buf[p]) ? Iso2022Sequences.length(ByteBuffer.wrap(buf), p, n) : 0;
     }
 }

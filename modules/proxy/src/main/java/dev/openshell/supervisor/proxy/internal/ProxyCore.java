@@ -205,7 +205,8 @@ public final class ProxyCore {
         return limits;
     }
 
-    ConnectionLimits connections() {
+    /** {@return the caps on open client connections, and their counts} */
+    public ConnectionLimits connections() {
         return connections;
     }
 

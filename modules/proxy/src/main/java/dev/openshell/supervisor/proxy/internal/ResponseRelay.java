@@ -79,7 +79,7 @@ final class ResponseRelay {
                 ResponseHead interim = r;
                 if (scrub != null) {
                     long before = scrubber(scrub).matches();
-                    interim = ScrubbingRelay.scrubHead(r, scrubber);
+                    interim = HeadScrub.scrub(r, scrubber).audited(scrub);
                     interimMatches += scrubber.matches() - before;
                 }
                 client.out.write(OutboundHead.encode(responseHead(interim, false, false, false)));
@@ -145,7 +145,7 @@ final class ResponseRelay {
             if (scrub != null) {
                 // the head here; the server's messages by the relay (ScrubbedMessages)
                 SecretScrubber s = scrubber(scrub);
-                r = ScrubbingRelay.scrubHead(r, s);
+                r = HeadScrub.scrub(r, s).audited(scrub);
                 if (s.matches() > 0) {
                     scrub.scrubbed(s.matchedNames(), s.matches(), 0);
                 }

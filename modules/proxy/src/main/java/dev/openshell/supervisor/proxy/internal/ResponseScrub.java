@@ -83,6 +83,16 @@ record ResponseScrub(ProxyRequest request, InjectedCredentials injected, Consume
         audit.accept(new ExchangeRecord.ResponseScrubbed(request, credentials, headerMatches, bodyMatches));
     }
 
+    /**
+     * Records the fields of one response head dropped because a parameter or RFC 2047 word of their value is in a
+     * charset this runtime cannot decode ({@link HeadScrub#unreadable}): one record per head, naming the fields.
+     *
+     * @param fields the lowercase field names, not empty; never their values
+     */
+    void unreadableFields(List<String> fields) {
+        audit.accept(new ExchangeRecord.ResponseFieldsUnreadable(request, fields));
+    }
+
     /** Records a response whose body could not be scanned. */
     void uninspectable(String code, boolean relayed) {
         audit.accept(new ExchangeRecord.ResponseUninspectable(request, code, relayed));

@@ -21,7 +21,7 @@ import java.util.zip.ZipException;
  * Relays a response that must be scrubbed (its request carried a credential, or went to a host a credential is bound
  * to), with every such value replaced by its placeholder (issue 22, item 2; issue 39, items 3 and 4;
  * {@link SecretScrubber} for the forms searched): in the status line's reason phrase, in every header field value,
- * also as its quoted-pairs, RFC 2047 encoded words and RFC 2231 continuations read ({@link HeaderReadings}; a field
+ * also as its quoted-pairs, RFC 2047 encoded words and RFC 2231 continuations read ({@link HeadScrub}; a field
  * whose name holds a value is dropped; a value split across two field values is replaced too), and in the body,
  * whatever its framing (the trailer section is dropped).
  *
@@ -75,84 +75,10 @@ final class ScrubbingRelay {
         this.scrubber = scrubber;
     }
 
-    /**
-     * {@return {@code r} with every injected value replaced in the reason phrase and the field values} A field whose
-     * name holds a value is dropped; framing fields ({@code Content-Length}, {@code Transfer-Encoding},
-     * {@code Connection}) are kept as they are (the relay rebuilds or reads them).
-     *
-     * @param r the head as received
-     * @param scrubber the response's scrubber (its count grows with each replacement)
-     */
-    static ResponseHead scrubHead(ResponseHead r, SecretScrubber scrubber) {
-        String line = r.statusLine();
-        int reasonAt = Math.min(line.length(), 12); // "HTTP/1.1 200"
-        String reason = scrub(line.substring(reasonAt), scrubber);
-        List<HeaderField> fields = new ArrayList<>(r.fields().size());
-        for (HeaderField f : r.fields()) {
-            String lower = f.lowerName();
-            if (framing(lower)) {
-                fields.add(f);
-                continue;
-            }
-            long before = scrubber.matches();
-            String name = scrub(f.name(), scrubber);
-            if (scrubber.matches() != before) {
-                continue; // a field named after a secret: the name cannot hold a placeholder, so the field goes
-            }
-            String value = HeaderReadings.scrub(scrub(f.value(), scrubber), scrubber); // quoted, encoded words
-            if (value == null) {
-                continue; // a value that a reading still finds after every replacement: the field goes
-            }
-            fields.add(scrubber.matches() == before ? f : HeaderField.of(name, value));
-        }
-        reason = scrubSplits(reason, fields, scrubber);
-        return new ResponseHead(line.substring(0, reasonAt) + reason, r.version(), r.status(), fields);
-    }
-
-    /**
-     * Replaces a value split across two of the head's texts (the reason phrase and the field values other than
-     * framing fields), as a client joining them would read it ({@link SecretScrubber#scrubSplits}).
-     *
-     * @param reason the scrubbed reason phrase
-     * @param fields the scrubbed fields, replaced in place where a split is found
-     * @return the reason phrase, scrubbed of split parts
-     */
-    private static String scrubSplits(String reason, List<HeaderField> fields, SecretScrubber scrubber) {
-        byte[][] values = new byte[fields.size() + 1][];
-        values[0] = reason.getBytes(StandardCharsets.ISO_8859_1);
-        for (int i = 0; i < fields.size(); i++) {
-            values[i + 1] = framing(fields.get(i).lowerName()) ? new byte[0]
-                    : fields.get(i).value().getBytes(StandardCharsets.ISO_8859_1);
-        }
-        long before = scrubber.matches();
-        scrubber.scrubSplits(values);
-        if (scrubber.matches() == before) {
-            return reason;
-        }
-        for (int i = 0; i < fields.size(); i++) {
-            HeaderField f = fields.get(i);
-            String value = new String(values[i + 1], StandardCharsets.ISO_8859_1);
-            if (!framing(f.lowerName()) && !value.equals(f.value())) {
-                fields.set(i, HeaderField.of(f.name(), value));
-            }
-        }
-        return new String(values[0], StandardCharsets.ISO_8859_1);
-    }
-
-    private static boolean framing(String lower) {
-        return lower.equals("content-length") || lower.equals("transfer-encoding") || lower.equals("connection");
-    }
-
-    private static String scrub(String latin1, SecretScrubber scrubber) {
-        long before = scrubber.matches();
-        byte[] out = scrubber.scrubAll(latin1.getBytes(StandardCharsets.ISO_8859_1));
-        return scrubber.matches() == before ? latin1 : new String(out, StandardCharsets.ISO_8859_1);
-    }
-
     /** {@return whether the client connection stays open} */
     boolean relay(UpstreamPool.Connection c, ParsedRequest req, ResponseHead received) throws IOException, Refusal {
         RequestHead head = req.head();
-        ResponseHead r = scrubHead(received, scrubber);
+        ResponseHead r = HeadScrub.scrub(received, scrubber).audited(scrub);
         headerMatches = scrubber.matches();
         try {
             return relayScrubbed(c, req, head, received, r);

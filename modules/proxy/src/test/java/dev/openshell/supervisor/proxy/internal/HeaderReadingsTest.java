@@ -144,6 +144,14 @@ class HeaderReadingsTest {
      * UTF-7, unicode_escape; Python's email and urllib decode them) drops the field, whatever it holds; one in a
      * charset it decodes does not.
      */
+    private static String utf16Pct(String v) {
+        StringBuilder b = new StringBuilder();
+        for (byte x : v.getBytes(java.nio.charset.StandardCharsets.UTF_16LE)) {
+            b.append(String.format("%%%02X", x & 0xff));
+        }
+        return b.toString();
+    }
+
     @Test
     void unreadableCharsetDropsTheField() {
         SecretScrubber s = scrubber(SECRET);
@@ -151,11 +159,17 @@ class HeaderReadingsTest {
                 "=?UTF-7?B?K0FHc0FPUS0=?=", "a =?raw-unicode-escape?Q?x?= b", "=?a?Q?".repeat(10_000),
                 "attachment; filename*0*=x-unknown''a; filename*1=b", "=?a?Q?x?= ".repeat(5_000))) {
             assertEquals(null, HeaderReadings.scrub(v, s), v.substring(0, Math.min(60, v.length())));
+            assertEquals(new HeaderReadings.Read(null, true), HeaderReadings.read(v, s), "dropped as unreadable");
         }
         for (String v : List.of("attachment; filename*=UTF-8''x", "=?iso-8859-1?Q?x?=", "=?Shift_JIS?B?eA==?=",
                 "attachment; filename*=''x")) {
             assertSame(v, HeaderReadings.scrub(v, s), v);
+            assertEquals(new HeaderReadings.Read(v, false), HeaderReadings.read(v, s));
         }
+        String found = "attachment; filename*=UTF-16LE''" + utf16Pct(SECRET); // a value found, not unreadable
+        HeaderReadings.Read read = HeaderReadings.read(found, s);
+        assertEquals(false, read.unreadable(), found);
+        assertEquals(false, read.value() != null && read.value().contains(utf16Pct(SECRET)), read.value());
     }
 
     /**

@@ -1,0 +1,131 @@
+package dev.openshell.middleware.spi.internal;
+
+import static org.apiguardian.api.API.Status.INTERNAL;
+
+import java.nio.ByteBuffer;
+import org.apiguardian.api.API;
+
+/**
+ * The sequences a decoder of a stateful encoding (ISO-2022-JP/-KR/-CN, HZ) drops from the text it reads: the one rule
+ * of the response scrub ({@code Iso2022Spelling}: a secret with such sequences between its bytes) and of the
+ * {@code openshell/regex} body reading without them ({@code Iso2022Text}; attacker pass 8, P10-4 and P10-6):
+ * <ul>
+ *   <li>an ECMA-35 / ISO 2022 escape sequence: ESC (0x1B), one to {@value #MAX_INTERMEDIATES} intermediate bytes
+ *       0x20-0x2F, one final byte 0x30-0x7E (designations such as {@code ESC ( B}, {@code ESC $ B},
+ *       {@code ESC $ ) C}, {@code ESC & @}); {@code ESC F} alone (the single shifts {@code ESC N} / {@code ESC O},
+ *       ...) is not dropped, it changes the next character;</li>
+ *   <li>SO (0x0E) and SI (0x0F), the ISO-2022-KR shifts;</li>
+ *   <li>the HZ shifts <code>~&#123;</code> and <code>~&#125;</code> and the HZ line continuation {@code ~} LF
+ *       (RFC 1843). ({@code ~~}, HZ's spelling of a {@code ~}, is not dropped: it reads as one {@code ~}; a caller
+ *       matching a {@code ~} handles it.)</li>
+ * </ul>
+ * Dropping every such sequence is a superset of what a decoder drops (text shifted into a double-byte set is not
+ * ASCII when decoded). Offsets are absolute indexes of the buffer, up to an exclusive end {@code n} (at most its
+ * limit); the buffer's position and byte order are ignored and never changed. Static methods only; never throws for
+ * offsets {@code 0 <= p < n <= limit}.
+ */
+@API(status = INTERNAL, since = "0.2")
+public final class Iso2022Sequences {
+    /** The most intermediate bytes of an escape sequence (ISO-2022 designations use one or two). */
+    public static final int MAX_INTERMEDIATES = 3;
+    /** The longest dropped sequence, in bytes: ESC, the intermediates, the final byte. */
+    public static final int MAX_SEQUENCE = MAX_INTERMEDIATES + 2;
+    private static final byte ESC = 0x1b;
+    private static final byte SO = 0x0e;
+    private static final byte SI = 0x0f;
+    private static final long ESC8 = 0x1b1b1b1b1b1b1b1bL;
+    private static final long SO8 = 0x0e0e0e0e0e0e0e0eL;
+    private static final long SI8 = 0x0f0f0f0f0f0f0f0fL;
+    private static final long TILDE8 = 0x7e7e7e7e7e7e7e7eL;
+
+    private Iso2022Sequences() {
+    }
+
+    /** {@return the bytes that may start a dropped sequence, ESC, SO, SI and {@code ~}, in a new array} */
+    public static int[] startBytes() {
+        return new int[] {ESC, SO, SI, '~'};
+    }
+
+    /** {@return whether {@code b} may start a dropped sequence: ESC, SO, SI or {@code ~}} @param b a byte */
+    public static boolean mayStart(byte b) {
+        return b == ESC || b == SO || b == SI || b == '~';
+    }
+
+    /**
+     * {@return the length in bytes of the sequence a decoder drops at {@code p}: 0 for none, -1 when {@code n} comes
+     * before the sequence can be told (a streamed text may go on)}
+     *
+     * @param b the text
+     * @param p where to look, {@code 0 <= p < n}
+     * @param n the end of the text, at most {@code b.limit()}
+     */
+    public static int length(ByteBuffer b, int p, int n) {
+        byte x = b.get(p);
+        if (x == SO || x == SI) {
+            return 1;
+        }
+        if (x == '~') {
+            if (p + 1 >= n) {
+                return -1;
+            }
+            byte c = b.get(p + 1);
+            return c == '{' || c == '}' || c == '\n' ? 2 : 0;
+        }
+        if (x != ESC) {
+            return 0;
+        }
+        for (int q = p + 1; q <= p + MAX_INTERMEDIATES + 1; q++) {
+            if (q >= n) {
+                return -1;
+            }
+            int c = b.get(q) & 0xff;
+            if (c >= 0x30 && c <= 0x7e) {
+                return q == p + 1 ? 0 : q + 1 - p; // ESC F alone (a single shift, ...) is not dropped
+            }
+            if (c < 0x20 || c > 0x2f) {
+                return 0;
+            }
+        }
+        return 0; // too many intermediates
+    }
+
+    /** {@return the length of the sequence dropped at {@code p} of a complete text ending at {@code n}, 0 for none} */
+    public static int lengthInComplete(ByteBuffer b, int p, int n) {
+        return Math.max(0, length(b, p, n));
+    }
+
+    /**
+     * {@return the index of the first sequence a decoder drops in the complete text {@code [0, n)}, {@code n} for
+     * none} The common case holds none of the four bytes that can start one (ESC, SO, SI, {@code ~}): eight bytes are
+     * tested at a time, each byte against the four with the zero-byte test of a word
+     * ({@code (x - 0x01..01) & ~x & 0x80..80}, no false negatives), and only a word that may hold one is read byte by
+     * byte. One linear pass.
+     *
+     * @param b the text
+     * @param n its end, at most {@code b.limit()}
+     */
+    public static int first(ByteBuffer b, int n) {
+        int i = 0;
+        for (; i + Long.BYTES <= n; i += Long.BYTES) {
+            long w = b.getLong(i);
+            if ((zeroByte(w ^ ESC8) | zeroByte(w ^ SO8) | zeroByte(w ^ SI8) | zeroByte(w ^ TILDE8)) != 0) {
+                for (int k = i; k < i + Long.BYTES; k++) {
+                    if (length(b, k, n) > 0) {
+                        return k;
+                    }
+                }
+            }
+        }
+        for (; i < n; i++) {
+            if (length(b, i, n) > 0) {
+                return i;
+            }
+        }
+        return n;
+    }
+
+    /** {@return nonzero when a byte of {@code x} is zero} */
+    private static long zeroByte(long x) {
+        return (x - 0x0101010101010101L) & ~x & 0x8080808080808080L;
+    }
+}
