@@ -4,11 +4,13 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +34,8 @@ import java.util.stream.Stream;
  * <h2>What loads is what was checked</h2>
  * {@link #stage} reads each file once, digests those bytes and writes them to a private staging directory (mode
  * 0700), from which the plugin's module layer is defined. A file swapped in the plugins directory after the check is
- * never loaded.
+ * never loaded. The staging directory and everything in it are deleted when the supervisor's JVM exits (a shutdown
+ * hook; a module layer reads its JAR for as long as the process runs, so the copies stay until then).
  */
 public final class PluginPins {
     private final Map<String, String> pins;
@@ -178,10 +181,36 @@ public final class PluginPins {
             } catch (UnsupportedOperationException e) {
                 root = Files.createTempDirectory("supervisor-plugins-");
             }
-            root.toFile().deleteOnExit();
+            Path staged = root;
+            Runtime.getRuntime().addShutdownHook(
+                    Thread.ofPlatform().name("plugin-staging-cleanup").unstarted(() -> deleteTree(staged)));
             stagingRoot = root;
         }
         return stagingRoot;
+    }
+
+    /**
+     * Deletes a staging directory and everything below it, deepest entries first; what cannot be deleted is left
+     * (the process is exiting, nothing is reported).
+     *
+     * @param root the staging directory
+     */
+    static void deleteTree(Path root) {
+        if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException | RuntimeException e) {
+            // best effort at exit
+        }
+    }
+
+    /** {@return the staging directory, when anything was staged} For tests of the clean-up. */
+    Optional<Path> stagingDirectory() {
+        return Optional.ofNullable(stagingRoot);
     }
 
     private static MessageDigest sha256() {

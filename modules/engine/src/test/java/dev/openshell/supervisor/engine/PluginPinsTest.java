@@ -121,4 +121,21 @@ class PluginPinsTest {
         assertTrue(linked.failures().get(0).message().startsWith("cannot read the plugin to check its pin"),
                 messages(linked).toString());
     }
+
+    @Test
+    void theStagedCopiesAreDeletedWithTheirDirectory() throws IOException {
+        Path tagger = drop("example-tagger");
+        Path dir = plugins.resolve("a-directory-plugin");
+        Files.createDirectories(dir.resolve("META-INF/nested"));
+        Files.writeString(dir.resolve("META-INF/nested/x.txt"), "x");
+        PluginPins pins = PluginPins.of(Map.of("example-tagger.jar", PluginPins.digest(tagger),
+                "a-directory-plugin", PluginPins.digest(dir)));
+        assertTrue(pins.stage(tagger).staged().isPresent());
+        assertTrue(pins.stage(dir).staged().isPresent());
+        Path staging = pins.stagingDirectory().orElseThrow();
+        assertTrue(Files.exists(staging.resolve("a-directory-plugin/META-INF/nested/x.txt")));
+        PluginPins.deleteTree(staging);
+        assertTrue(Files.notExists(staging), "the staging directory and every copy in it are gone: " + staging);
+        PluginPins.deleteTree(staging);
+    }
 }
