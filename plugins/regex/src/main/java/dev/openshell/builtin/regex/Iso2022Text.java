@@ -97,6 +97,11 @@ final class Iso2022Text {
         return (~(x + BELOW_SPACE) | (x + ABOVE_BRACE)) & ~w & HIGHS;
     }
 
+    /** {@return whether the byte {@code c} (0-255) is ESC, SO, SI or {@code ~}: one that can start a sequence} */
+    static boolean mayStartAt(int c) {
+        return c == 0x1b || c == 0x0e || c == 0x0f || c == '~';
+    }
+
     /** {@return nonzero when a byte of {@code w} is ESC, SO, SI or {@code ~}} */
     static long holdsStart(long w) {
         return zeroByte(w ^ ESC8) | zeroByte(w ^ SO8) | zeroByte(w ^ SI8) | zeroByte(w ^ TILDE8);

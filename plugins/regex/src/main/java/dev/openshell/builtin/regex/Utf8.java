@@ -60,7 +60,7 @@ final class Utf8 {
             }
             int c = bytes.get(i) & 0xff;
             if (c < 0x80) {
-                shifts |= c == 0x1b || c == 0x0e || c == 0x0f || c == '~' ? 1 : 0;
+                shifts |= Iso2022Text.mayStartAt(c) ? 1 : 0;
                 i++;
                 continue;
             }
