@@ -123,7 +123,8 @@ final class BodyDecoder {
             }
             read = new TwoReadings(read, otherRead, other.codeUnit());
         }
-        TextView dropped = text instanceof Charsets.Transcoded ? null : Iso2022Text.view(text.text());
+        TextView dropped = text instanceof Charsets.Transcoded || text.shiftFree() ? null
+                : Iso2022Text.view(text.text()); // shiftFree: the UTF-8 check saw no byte that starts one
         if (dropped != null) { // ISO 2022 escapes, SO/SI or HZ shifts: also read without them (P10-6)
             read = new TwoReadings(read, TextView.stacked(text, dropped), 1);
         }

@@ -146,10 +146,12 @@ final class Charsets {
             case SINGLE_BYTE -> TextView.identity(input);
             case UTF_8 -> {
                 ByteBuffer text = bom == 0 ? input : input.slice(bom, n - bom);
-                if (!Utf8.isWellFormed(text)) {
+                int check = Utf8.check(text);
+                if (check == Utf8.MALFORMED) {
                     throw new Undecodable(Undecodable.NOT_UTF8, "request body is not well-formed UTF-8");
                 }
-                yield bom == 0 ? TextView.identity(input) : new Skipped(text, bom);
+                boolean shiftFree = check == Utf8.NO_SHIFTS;
+                yield bom == 0 ? TextView.identity(input, shiftFree) : new Skipped(text, bom, shiftFree);
             }
             default -> Transcoded.of(input, bom, e);
         };
@@ -304,10 +306,17 @@ final class Charsets {
     private static final class Skipped extends TextView {
         private final ByteBuffer text;
         private final int skipped;
+        private final boolean shiftFree;
 
-        Skipped(ByteBuffer text, int skipped) {
+        Skipped(ByteBuffer text, int skipped, boolean shiftFree) {
             this.text = text;
             this.skipped = skipped;
+            this.shiftFree = shiftFree;
+        }
+
+        @Override
+        boolean shiftFree() {
+            return shiftFree;
         }
 
         @Override

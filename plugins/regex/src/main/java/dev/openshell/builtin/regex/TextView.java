@@ -36,9 +36,33 @@ abstract class TextView {
         return false;
     }
 
+    /**
+     * {@return whether the text is known to hold none of the bytes that start a sequence {@link Iso2022Text} drops
+     * (ESC, SO, SI, {@code ~}); {@code false} when unknown} The charset layer learns it while checking UTF-8
+     * ({@link Utf8#check}), so such text is not read again for them.
+     */
+    boolean shiftFree() {
+        return false;
+    }
+
     /** {@return a view whose text is {@code input} itself} @param input the bytes */
     static TextView identity(ByteBuffer input) {
+        return identity(input, false);
+    }
+
+    /**
+     * {@return a view whose text is {@code input} itself}
+     *
+     * @param input the bytes
+     * @param shiftFree whether the bytes are known to hold no ESC, SO, SI or {@code ~} ({@link #shiftFree()})
+     */
+    static TextView identity(ByteBuffer input, boolean shiftFree) {
         return new TextView() {
+            @Override
+            boolean shiftFree() {
+                return shiftFree;
+            }
+
             @Override
             ByteBuffer text() {
                 return input;

@@ -1,5 +1,6 @@
 package dev.openshell.builtin.regex;
 
+import dev.openshell.middleware.spi.internal.Iso2022Sequences;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -9,7 +10,9 @@ import java.nio.ByteOrder;
  * stray continuation bytes, truncated sequences, overlong forms (C0, C1, E0 80-9F, F0 80-8F), UTF-16 surrogates
  * (ED A0-BF) and code points above U+10FFFF (F4 90-BF, F5-FF).
  *
- * <p>Runs of ASCII are checked eight bytes at a time; the body is never decoded or copied.
+ * <p>Runs of ASCII are checked eight bytes at a time; the body is never decoded or copied. The same pass tells
+ * whether the text holds a byte that starts a sequence {@link Iso2022Text} drops (ESC, SO, SI, {@code ~}), so a body
+ * without one is not read a second time for them ({@link #check}).
  */
 final class Utf8 {
     private static final long HIGH_BITS = 0x8080_8080_8080_8080L;
@@ -23,16 +26,42 @@ final class Utf8 {
      * @param b the bytes; its position, limit and byte order are not changed
      */
     static boolean isWellFormed(ByteBuffer b) {
+        return check(b) != MALFORMED;
+    }
+
+    /** {@link #check}: the bytes are not well-formed UTF-8. */
+    static final int MALFORMED = -1;
+    /** {@link #check}: well-formed, and no byte is ESC, SO, SI or {@code ~}. */
+    static final int NO_SHIFTS = 0;
+    /** {@link #check}: well-formed, and some byte is ESC, SO, SI or {@code ~} (it may start a dropped sequence). */
+    static final int SHIFTS = 1;
+
+    /**
+     * {@return {@link #MALFORMED}, {@link #NO_SHIFTS} or {@link #SHIFTS}} One pass: an all-ASCII word of eight bytes
+     * is passed over after the coarse word test of {@link Iso2022Sequences#mayStartInWord} (and, where that passes, the exact
+     * one), every other byte is read alone.
+     *
+     * @param b the bytes; its position, limit and byte order are not changed
+     */
+    static int check(ByteBuffer b) {
         ByteBuffer bytes = b.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int n = bytes.limit();
         int i = 0;
+        long shifts = 0;
         while (i < n) {
-            if (i + 8 <= n && (bytes.getLong(i) & HIGH_BITS) == 0) {
-                i += 8;
-                continue;
+            if (i + 8 <= n) {
+                long w = bytes.getLong(i);
+                if ((w & HIGH_BITS) == 0) {
+                    if (Iso2022Sequences.mayStartInWord(w) != 0) {
+                        shifts |= Iso2022Sequences.holdsStartInWord(w);
+                    }
+                    i += 8;
+                    continue;
+                }
             }
             int c = bytes.get(i) & 0xff;
             if (c < 0x80) {
+                shifts |= Iso2022Sequences.mayStart((byte) c) ? 1 : 0;
                 i++;
                 continue;
             }
@@ -56,23 +85,23 @@ final class Utf8 {
                     hi = 0x8f;
                 }
             } else {
-                return false; // 80-C1 (continuation or overlong lead) and F5-FF
+                return MALFORMED; // 80-C1 (continuation or overlong lead) and F5-FF
             }
             if (i + need >= n) {
-                return false; // truncated
+                return MALFORMED; // truncated
             }
             int second = bytes.get(i + 1) & 0xff;
             if (second < lo || second > hi) {
-                return false;
+                return MALFORMED;
             }
             for (int k = 2; k <= need; k++) {
                 int cont = bytes.get(i + k) & 0xff;
                 if (cont < 0x80 || cont > 0xbf) {
-                    return false;
+                    return MALFORMED;
                 }
             }
             i += need + 1;
         }
-        return true;
+        return shifts == 0 ? NO_SHIFTS : SHIFTS;
     }
 }

@@ -1,0 +1,64 @@
+package dev.openshell.builtin.regex;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
+
+/**
+ * {@link Utf8#check} judges well-formedness as the JDK's strict decoder does and, for well-formed bytes, says
+ * {@link Utf8#SHIFTS} exactly when a byte is ESC, SO, SI or {@code ~} (so {@link BodyDecoder} skips the
+ * {@link Iso2022Text} reading only where it would find nothing): bytes mixing ASCII text, the four bytes and their
+ * neighbours, two- to four-byte characters and arbitrary bytes, so the four fall in all-ASCII words, in words with a
+ * non-ASCII byte and in the tail shorter than a word.
+ */
+class Utf8CheckPropertyTest {
+    @Provide
+    Arbitrary<byte[]> bodies() {
+        Arbitrary<byte[]> ascii = Arbitraries.chars().range('a', 'z').with(' ', '"', '\n', '\t', '}', (char) 0x7f)
+                .map(c -> new byte[] {(byte) (char) c});
+        Arbitrary<byte[]> shift = Arbitraries.of((byte) 0x1b, (byte) 0x0e, (byte) 0x0f, (byte) '~')
+                .map(b -> new byte[] {b});
+        Arbitrary<byte[]> wide = Arbitraries.of("\u00e9", "\u20ac", "\ud83d\ude00", "\u0430")
+                .map(s -> s.getBytes(StandardCharsets.UTF_8));
+        Arbitrary<byte[]> any = Arbitraries.bytes().map(b -> new byte[] {b});
+        Arbitrary<byte[]> piece = Arbitraries.frequencyOf(Tuple.of(12, ascii), Tuple.of(1, shift), Tuple.of(2, wide),
+                Tuple.of(1, any));
+        return piece.list().ofMaxSize(40).map(list -> {
+            int n = list.stream().mapToInt(p -> p.length).sum();
+            byte[] out = new byte[n];
+            int o = 0;
+            for (byte[] p : list) {
+                System.arraycopy(p, 0, out, o, p.length);
+                o += p.length;
+            }
+            return out;
+        });
+    }
+
+    @Property(tries = 5000)
+    void theCheckAgreesWithTheJdkAndFindsEveryShiftByte(@ForAll("bodies") byte[] body) {
+        int expected;
+        try {
+            StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body));
+            expected = Utf8.NO_SHIFTS;
+            for (byte b : body) {
+                if (b == 0x1b || b == 0x0e || b == 0x0f || b == '~') {
+                    expected = Utf8.SHIFTS;
+                }
+            }
+        } catch (CharacterCodingException e) {
+            expected = Utf8.MALFORMED;
+        }
+        assertEquals(expected, Utf8.check(ByteBuffer.wrap(body).asReadOnlyBuffer()));
+    }
+}
