@@ -38,8 +38,8 @@ final class EventSplits extends OutputStream {
     static final int AFTER_BYTES = MAX_HELD / 2;
 
     /**
-     * The stream went past a bound of what the scrub may hold while a value could be split there (held events, or a
-     * spelling longer than the scrubber's window: {@link Spelling#OVERLONG}): it is closed, and audited as uninspectable.
+     * The stream went past a bound of what the scrub may hold while a value could be split there (held events, or more
+     * bytes of ISO 2022 / HZ sequences held than {@link VisibleWindow#tooLong} allows, whatever they spell): it is closed, and audited as uninspectable.
      */
     static final class HeldTooLong extends IOException {
         private static final long serialVersionUID = 1L;

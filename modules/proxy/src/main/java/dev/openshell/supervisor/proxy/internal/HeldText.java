@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Iso2022Sequences;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -49,8 +50,15 @@ final class HeldText {
         final StringBuilder text = new StringBuilder();
         /** Where the held pieces' text starts in {@link #text} (the text before it was released). */
         int start;
-        /** The characters received in this channel, as received (before replacements). */
+        /**
+         * The characters received in this channel that are not ISO 2022 / HZ sequences ({@link Iso2022Sequences}),
+         * as received (before replacements): the release rule counts these, whatever they spell (P11-3, P11-11).
+         */
         long total;
+        /** The end of the received text that may still become a sequence (at most 4 characters). */
+        String pending = "";
+        /** How far before the text's end the first spelling with sequences still undecided starts; -1 for none. */
+        int openBack = -1;
     }
 
     private final SecretScrubber scrubber;
@@ -139,11 +147,13 @@ final class HeldText {
             for (EventText.Piece p : e.getValue()) {
                 c.pieces.add(p);
                 c.text.append(p.text);
-                c.total += p.text.length();
+                c.total += visible(c, p.text);
                 work += p.text.length();
             }
             ends.put(e.getKey(), c.total);
-            replaceWhole(c, Math.max(c.start, before - longest + 1));
+            int back = c.text.length() - before + Math.max(0, c.openBack); // where the search resumes, from the end
+            boolean edited = replaceWhole(c, Math.max(c.start, before - longest + 1));
+            replaceIso2022(c, edited ? c.start : Math.max(c.start, c.text.length() - back));
         }
         held.add(new Unit(unit, pieces, ends));
         heldBytes += unit.length;
@@ -168,8 +178,12 @@ final class HeldText {
         return true;
     }
 
-    /** Replaces (and counts) every whole form in a channel's text that starts at or after {@code from}. */
-    private void replaceWhole(Channel c, int from) {
+    /**
+     * Replaces (and counts) every whole form in a channel's text that starts at or after {@code from}; {@return
+     * whether it replaced one}
+     */
+    private boolean replaceWhole(Channel c, int from) {
+        boolean edited = false;
         while (true) {
             int at = -1;
             int form = -1;
@@ -182,12 +196,66 @@ final class HeldText {
             }
             work += c.text.length() - from;
             if (at < 0) {
-                return;
+                return edited;
             }
+            edited = true;
             int at0 = at - c.start; // edit rebuilds the text from the held pieces: positions from there
             edit(c, at0, at0 + forms[form].length(), replacements[form]);
             scrubber.count(scrubber.owner[form]);
             from = at0 + replacements[form].length();
+        }
+    }
+
+    /** {@return the characters of {@code text} that are not sequences, the channel's pending end carried over} */
+    private static long visible(Channel c, String text) {
+        byte[] b = (c.pending + text).getBytes(StandardCharsets.ISO_8859_1);
+        int p = 0;
+        long v = 0;
+        while (p < b.length) {
+            int s = Iso2022Spelling.skippable(b, p, b.length);
+            if (s < 0) {
+                break; // the next text may complete it
+            }
+            v += s == 0 ? 1 : 0;
+            p += Math.max(1, s);
+        }
+        c.pending = new String(b, p, b.length - p, StandardCharsets.ISO_8859_1);
+        return v;
+    }
+
+    /**
+     * Replaces (and counts) every spelling of a secret with ISO 2022 / HZ sequences between its bytes
+     * ({@link Iso2022Spelling}, as a client sniffing the joined text's charset drops them; attacker pass 9, P11-3)
+     * that starts at or after {@code from} in a channel's text, and remembers the first start the text so far leaves
+     * undecided (the search resumes there when more text comes: a start decided as none stays none).
+     */
+    private void replaceIso2022(Channel c, int from) {
+        while (true) {
+            byte[] b = c.text.substring(from).getBytes(StandardCharsets.ISO_8859_1);
+            work += b.length;
+            int open = -1;
+            for (int i = 0; i < b.length; i++) {
+                for (int s = 0; s < scrubber.secrets(); s++) {
+                    int m = scrubber.iso2022(s).match(b, i, b.length);
+                    if (m > 0) {
+                        int at0 = from + i - c.start;
+                        String placeholder = new String(scrubber.placeholder(s), StandardCharsets.ISO_8859_1);
+                        edit(c, at0, at0 + m, placeholder);
+                        scrubber.count(s);
+                        from = at0 + placeholder.length();
+                        open = -2;
+                        break;
+                    }
+                    open = m < 0 && open == -1 ? i : open;
+                }
+                if (open == -2) {
+                    break;
+                }
+            }
+            if (open != -2) {
+                c.openBack = open < 0 ? -1 : b.length - open;
+                return;
+            }
         }
     }
 

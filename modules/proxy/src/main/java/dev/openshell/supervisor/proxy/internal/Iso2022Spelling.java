@@ -18,12 +18,12 @@ import java.nio.charset.StandardCharsets;
  *   <li>the HZ shifts <code>~&#123;</code> and <code>~&#125;</code> and the HZ line continuation {@code ~} LF
  *       (RFC 1843); a {@code ~} of the secret may be spelled {@code ~~}.</li>
  * </ul>
- * Runs of them are skipped too, up to {@link #maxSkipped()} sequences in one match ({@value #PER_BYTE} per byte of the
- * secret, in any distribution, e.g. {@code ESC $ B ESC ( B} in every gap): the bound keeps the longest spelling, and so
- * the streaming window of {@link SecretScrubber}, finite (for a 32-byte secret: 64 sequences, 385 bytes). A streamed
- * value with more inserted sequences than that is {@link #OVERLONG}: the scrub closes the stream there (it cannot hold
- * the rest); a complete text (a header value, a WebSocket message, the held tail at the end) is matched whatever their
- * number. Skipping is a superset
+ * Runs of them are skipped too, any number of them in one match: what bounds a streamed match is not the secret but the
+ * held-back window of {@link SecretScrubber.Scrubbing}, counted in bytes that are not such sequences
+ * ({@link VisibleWindow}), whatever the text spells (attacker pass 9, P11-11: a cut taken only where a start of the
+ * secret was followed by more sequences than a bound told the sandbox, a character at a time, whether its reflected
+ * text was a prefix of the secret). {@link #maxSkipped()} ({@value #PER_BYTE} per byte) only sizes that window, as
+ * the longest spelling it was sized for before (for a 32-byte secret 385 bytes). Skipping is a superset
  * of what a decoder drops (a span shifted into a double-byte set is not the secret when decoded): over-replacing
  * such a span by the placeholder is harmless. A literal byte of the secret is preferred to reading it as the start of a
  * sequence, so a secret holding {@code ~}, ESC, SO or SI is found literally, and in mixes only where that reading fits.
@@ -66,20 +66,13 @@ final class Iso2022Spelling implements Spelling {
         }
     }
 
-    @Override
-    public int match(byte[] buf, int i, int n) {
-        return match(buf, i, n, false);
-    }
-
     /**
-     * {@inheritDoc} A streamed text whose start of the secret is followed by more than {@link #maxSkipped()}
-     * sequences in one match is {@link #OVERLONG} (attacker pass 8: 70 {@code ESC ( B} in one gap, or 3 in every gap,
-     * went past the bound); a complete text is matched whatever their number.
+     * {@inheritDoc} Any number of sequences is skipped: a match is decided by the bytes up to {@code n}, and a
+     * streamed text holds enough bytes that are not sequences after each position it scans ({@link VisibleWindow}).
      */
     @Override
-    public int match(byte[] buf, int i, int n, boolean complete) {
+    public int match(byte[] buf, int i, int n) {
         int p = i;
-        long budget = complete ? Long.MAX_VALUE : maxSkipped();
         for (int k = 0; k < raw.length; k++) {
             while (k > 0) { // sequences between bytes: never before the first or after the last
                 if (p >= n) {
@@ -91,9 +84,6 @@ final class Iso2022Spelling implements Spelling {
                 int s = skippable(buf, p, n);
                 if (s <= 0) {
                     return s;
-                }
-                if (budget-- == 0) {
-                    return OVERLONG;
                 }
                 p += s;
             }

@@ -3,6 +3,7 @@ package dev.openshell.supervisor.proxy.internal;
 import dev.openshell.middleware.spi.internal.Syntax;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * A secret as a JSON string's content may spell it (RFC 8259 section 7): each character literal (UTF-8) or
@@ -148,5 +149,34 @@ final class JsonSpelling implements Spelling {
             }
         }
         return v;
+    }
+
+    /**
+     * {@return {@code s} JSON-escaped (RFC 8259 section 7): quote and reverse solidus escaped, the solidus only when
+     * {@code slash}, controls and non-ASCII characters as six-character escapes in upper- or lowercase hex}
+     *
+     * @param s the text
+     * @param slash whether {@code /} is escaped
+     * @param upperHex whether hex digits are uppercase
+     */
+    static String escaped(String s, boolean slash, boolean upperHex) {
+        Objects.requireNonNull(s, "s");
+        StringBuilder b = new StringBuilder(s.length() + 8);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '/' -> b.append(slash ? "\\/" : "/");
+                default -> {
+                    if (c < 0x20 || c > 0x7e) {
+                        b.append(String.format(upperHex ? "\\u%04X" : "\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return b.toString();
     }
 }

@@ -38,10 +38,10 @@ import java.util.TreeSet;
  * <p>One pass over the bytes for all secrets and forms: a byte-pair filter (a 64 Ki-bit set of the first two bytes
  * of every form) rejects nearly every position with two array reads; only positions that pass it compare the forms
  * starting with that byte. Streaming ({@link #scrubbing}, {@link #feed}): the last {@link #window()} minus one bytes
- * are always held back, whatever they are, so a match split across reads is still found and what is released never
- * depends on a secret's value (attacker pass finding 12: a tail held only while it could begin a value told the
- * client whether its reflected text was a prefix of the secret); the tail goes at the end of the stream and when the
- * upstream is silent ({@link ResponseScrub#SILENCE_MILLIS}). One instance per response; not thread-safe.
+ * that are not ISO 2022 / HZ sequences, with the sequences among them, are always held back ({@link VisibleWindow}),
+ * so a match split across reads is still found and what is released (or where the stream is cut) never depends on a
+ * secret's value (attacker findings 12 and P11-11: prefix oracles); the tail goes at the end of the stream and when
+ * the upstream is silent ({@link ResponseScrub#SILENCE_MILLIS}). One instance per response; not thread-safe.
  */
 final class SecretScrubber {
     /** Spelling matchers per secret: JSON, percent, ISO 2022 / HZ. */
@@ -269,8 +269,8 @@ final class SecretScrubber {
             out.add(percent(raw, upper, "!*'()"));             // encodeURIComponent
             out.add(percent(raw, upper, "!*'();,/?:@&=+$#"));  // encodeURI
             out.add(percent(raw, upper, "*").replace("%20", "+")); // application/x-www-form-urlencoded
-            out.add(json(secret, true, upper));
-            out.add(json(secret, false, upper));
+            out.add(JsonSpelling.escaped(secret, true, upper));
+            out.add(JsonSpelling.escaped(secret, false, upper));
         }
         return out.stream().distinct().toList();
     }
@@ -330,7 +330,7 @@ final class SecretScrubber {
     byte[] scrubAll(byte[] all) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(all.length + 16);
         try {
-            scan(all, all.length, all.length, out);
+            scan(all, 0, all.length, all.length, out);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -347,11 +347,18 @@ final class SecretScrubber {
         return new Scrubbing(sink);
     }
 
-    /** The streaming side: a held-back tail, the bytes that could still start a form. */
+    /**
+     * The streaming side: a held-back tail ({@link VisibleWindow}), the bytes that could still start a form, kept at
+     * {@code buf[start, start + len)}; the buffer is compacted only when its free half is used, so a long held tail
+     * (many sequences) costs amortized constant copying per byte.
+     */
     final class Scrubbing extends OutputStream {
         private final OutputStream sink;
         private byte[] buf = new byte[0];
+        private int start;
         private int len;
+        private long base; // the stream offset of buf[start]
+        private final VisibleWindow held = new VisibleWindow(window - 1);
 
         Scrubbing(OutputStream sink) {
             this.sink = sink;
@@ -368,30 +375,34 @@ final class SecretScrubber {
             if (n == 0) {
                 return;
             }
-            byte[] work;
-            int total;
-            if (len == 0) {
-                work = b;
-                if (off != 0) {
-                    work = Arrays.copyOfRange(b, off, off + n);
+            byte[] work = b;
+            int from = off;
+            if (len > 0) {
+                if (buf.length - start < len + n) {
+                    byte[] to = 2 * (len + n) <= buf.length ? buf : new byte[2 * (len + n)];
+                    System.arraycopy(buf, start, to, 0, len);
+                    buf = to;
+                    start = 0;
                 }
-                total = n;
-            } else {
-                if (buf.length < len + n) {
-                    buf = Arrays.copyOf(buf, Math.max(len + n, buf.length * 2));
-                }
-                System.arraycopy(b, off, buf, len, n);
+                System.arraycopy(b, off, buf, start + len, n);
                 work = buf;
-                total = len + n;
+                from = start;
             }
-            int carry = scan(work, total, Math.max(0, total - (window - 1)), sink);
+            int total = from + len + n;
+            int carry = scan(work, from, total, from + held.heldFrom(work, from, total, base), sink);
+            base += carry - from;
             int left = total - carry;
-            if (left > 0) {
+            if (held.tooLong(left)) { // whatever the held bytes spell: nothing of them is written
+                throw new EventSplits.HeldTooLong("stream closed: more held sequences than the bound");
+            }
+            if (left > 0 && work != buf) {
                 if (buf.length < left) {
-                    buf = new byte[Math.max(left, window)];
+                    buf = new byte[Math.max(2 * left, window)];
                 }
                 System.arraycopy(work, carry, buf, 0, left);
+                carry = 0;
             }
+            start = left > 0 ? carry : 0;
             len = left;
         }
 
@@ -406,7 +417,9 @@ final class SecretScrubber {
          */
         void finish() throws IOException {
             if (len > 0) {
-                scan(buf, len, len, sink);
+                scan(buf, start, start + len, start + len, sink);
+                base += len;
+                start = 0;
                 len = 0;
             }
         }
@@ -418,22 +431,19 @@ final class SecretScrubber {
     }
 
     /**
-     * Scans {@code buf[0, n)} from its start up to {@code limit}, writing it scrubbed to {@code out}; a match that
+     * Scans {@code buf[from, n)} from {@code from} up to {@code limit}, writing it scrubbed to {@code out}; a match that
      * starts before {@code limit} may end after it. From {@code limit} on nothing is examined: the caller holds it.
-     * Every position before {@code limit} has at least {@link #window} bytes after it, or the stream ends at {@code n},
-     * so no match there is left undecided.
+     * Every position before {@code limit} has at least {@link #window} bytes that are not ISO 2022 sequences after it
+     * ({@link VisibleWindow}), or the stream ends at {@code n}, so no match there is left undecided.
      *
      * @return where the held-back tail starts ({@code n} when nothing is held)
      */
-    private int scan(byte[] buf, int n, int limit, OutputStream out) throws IOException {
-        int i = 0;
-        int run = 0;
+    private int scan(byte[] buf, int from, int n, int limit, OutputStream out) throws IOException {
+        int i = from;
+        int run = from;
         while ((i = nextCandidate(buf, i, limit, n)) < limit) {
             int b0 = buf[i] & 0xff;
-            long found = longestAt(buf, i, n, byFirst[b0], jsonByFirst[b0], limit == n);
-            if (found < 0) { // nothing from the start of that value on is written
-                throw new EventSplits.HeldTooLong("stream closed: a spelling of an injected value is past the bound");
-            }
+            long found = longestAt(buf, i, n, byFirst[b0], jsonByFirst[b0]);
             if (found == 0) {
                 i++;
                 continue;
@@ -483,10 +493,9 @@ final class SecretScrubber {
 
     /**
      * {@return the longest match at {@code i}: (length << 32 | 1 + index), the index being a form's or, past the forms,
-     * a secret's JSON matcher; 0 for none; -1 when a streamed text cannot be decided ({@link Spelling#OVERLONG})} Only
-     * the bytes up to {@code n} are read: a form cut off there does not match
+     * a secret's spelling matcher; 0 for none} Only the bytes up to {@code n} are read: a form cut off there is none
      */
-    private long longestAt(byte[] buf, int i, int n, int[] candidates, int[] jsonCandidates, boolean complete) {
+    private long longestAt(byte[] buf, int i, int n, int[] candidates, int[] jsonCandidates) {
         int avail = n - i;
         int bestLength = 0;
         int best = -1;
@@ -506,10 +515,7 @@ final class SecretScrubber {
         }
         if (jsonCandidates != null) {
             for (int s : jsonCandidates) {
-                int m = json[s].match(buf, i, n, complete); // -1: not decided by the bytes up to n
-                if (m == Spelling.OVERLONG) {
-                    return -1;
-                }
+                int m = json[s].match(buf, i, n); // -1: not decided by the bytes up to n
                 if (m > bestLength) {
                     bestLength = m;
                     best = forms.length + s;
@@ -522,12 +528,27 @@ final class SecretScrubber {
     /** {@return the first match from {@code from} in {@code buf[0, n)}: (start << 32 | length), -1 for none} */
     long nextMatch(byte[] buf, int from, int n) {
         for (int i = from; (i = nextCandidate(buf, i, n, n)) < n; i++) {
-            long f = longestAt(buf, i, n, byFirst[buf[i] & 0xff], jsonByFirst[buf[i] & 0xff], true);
+            long f = longestAt(buf, i, n, byFirst[buf[i] & 0xff], jsonByFirst[buf[i] & 0xff]);
             if (f != 0) {
                 return (long) i << 32 | (f >>> 32);
             }
         }
         return -1;
+    }
+
+    /** {@return secret {@code s}'s spelling with dropped sequences} @param s its index, below {@link #secrets()} */
+    Spelling iso2022(int s) {
+        return json[SPELLINGS * s + 2];
+    }
+
+    /** {@return the number of secrets} */
+    int secrets() {
+        return placeholders.length;
+    }
+
+    /** {@return secret {@code s}'s placeholder} @param s its index, below {@link #secrets()} */
+    byte[] placeholder(int s) {
+        return placeholders[s];
     }
 
     void count(int secret) {
@@ -574,26 +595,5 @@ final class SecretScrubber {
      */
     static String percent(byte[] raw, boolean upper, String keep) {
         return Syntax.percentEncode(raw, upper, keep);
-    }
-
-    private static String json(String s, boolean slash, boolean upperHex) {
-        Objects.requireNonNull(s, "s");
-        StringBuilder b = new StringBuilder(s.length() + 8);
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '/' -> b.append(slash ? "\\/" : "/");
-                default -> {
-                    if (c < 0x20 || c > 0x7e) {
-                        b.append(String.format(upperHex ? "\\u%04X" : "\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.toString();
     }
 }

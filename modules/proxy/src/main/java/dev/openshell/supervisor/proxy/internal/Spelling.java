@@ -25,25 +25,6 @@ interface Spelling {
      */
     int match(byte[] buf, int i, int n);
 
-    /** What {@link #match(byte[], int, int, boolean)} answers when a streamed text cannot be decided within the bound. */
-    int OVERLONG = -2;
-
-    /**
-     * {@return as {@link #match(byte[], int, int)}, or {@link #OVERLONG}} when {@code complete} is false (a streamed
-     * text whose held-back window is bounded by {@link #longest()}) and the bytes hold a start of the secret followed
-     * by a spelling longer than that bound: the scan cannot decide it, and the stream must not go on. With
-     * {@code complete} ({@code buf} holds the rest of the text), a spelling of any length is matched. The default:
-     * spellings that never exceed their bound.
-     *
-     * @param buf the bytes
-     * @param i where to look
-     * @param n where the bytes end
-     * @param complete whether the text ends at {@code n}
-     */
-    default int match(byte[] buf, int i, int n, boolean complete) {
-        return match(buf, i, n);
-    }
-
     /** {@return the length of the longest spelling: every character escaped} */
     int longest();
 
