@@ -46,7 +46,7 @@ final class MessageText {
         int bodyStart = n;
         int line = 0;
         while (line < n) {
-            int end = lineEnd(input, line);
+            int end = MimeText.lineEnd(input, line);
             int content = end - (input.get(end - 1) == '\n' ? (end - 1 > line && input.get(end - 2) == '\r' ? 2 : 1)
                     : 0);
             if (content == line) { // the empty line
@@ -95,7 +95,7 @@ final class MessageText {
             textLength = MimeText.add(segments, textLength, input, 0, at, message(input.slice(0, at), depth, formData));
         }
         while (at < n) {
-            int body = lineEnd(input, at);
+            int body = MimeText.lineEnd(input, at);
             int next = nextFromLine(input, body);
             textLength = MimeText.add(segments, textLength, input, at, body, null);
             if (next > body) {
@@ -110,7 +110,7 @@ final class MessageText {
     /** {@return where the next line starting {@code From } starts, at a line start at or after {@code from}, or n} */
     private static int nextFromLine(ByteBuffer b, int from) {
         int n = b.limit();
-        for (int i = from; i < n; i = lineEnd(b, i)) {
+        for (int i = from; i < n; i = MimeText.lineEnd(b, i)) {
             if (fromLine(b, i)) {
                 return i;
             }
@@ -143,14 +143,5 @@ final class MessageText {
             }
         }
         return false;
-    }
-
-    /** {@return the index after the LF ending the line at {@code i}, or the end} */
-    private static int lineEnd(ByteBuffer b, int i) {
-        int n = b.limit();
-        while (i < n && b.get(i) != '\n') {
-            i++;
-        }
-        return Math.min(n, i + 1);
     }
 }

@@ -211,7 +211,7 @@ final class MimeText {
     }
 
     /** {@return the index after the line break ending the line at {@code i}} */
-    private static int lineEnd(ByteBuffer b, int i) {
+    static int lineEnd(ByteBuffer b, int i) {
         int n = b.limit();
         while (i < n && b.get(i) != '\n') {
             i++;
