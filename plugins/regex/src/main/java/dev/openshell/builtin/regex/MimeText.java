@@ -391,7 +391,10 @@ final class MimeText {
         }
     }
 
-    /** {@code base64}: decoded as MIME base64; a redaction re-encodes the whole part (76-character lines). */
+    /**
+     * {@code base64}: decoded as MIME base64; a redaction re-encodes the whole part (76-character lines), keeping the
+     * line break after its last line.
+     */
     static final class Base64Text extends TextView {
         private final ByteBuffer input;
         private final ByteBuffer text;
@@ -422,7 +425,11 @@ final class MimeText {
                 return edits;
             }
             byte[] encoded = Base64.getMimeEncoder().encode(Edit.apply(text, edits));
-            return List.of(new Edit(0, input.limit(), encoded));
+            int end = input.limit();
+            while (end > 0 && (input.get(end - 1) == '\n' || input.get(end - 1) == '\r')) {
+                end--; // the line break after the last line stays: a message body's ends before the next From line
+            }
+            return List.of(new Edit(0, end, encoded));
         }
     }
 }

@@ -165,6 +165,12 @@ class MessageBodyTest {
         out = new String(redacted(redact(subject, "message/rfc822")), StandardCharsets.US_ASCII);
         assertEquals(H + "Subject: [REDACTED:github_token]\r\n\r\nhi\r\n", out);
 
+        String mbox = "From a@x.test Mon Dec  7 06:00:00 2026\r\n" + b64Body + "From b@y.test Mon Dec  7 06:00:01 2026\r\n"
+                + subject;
+        out = new String(redacted(redact(mbox, "application/mbox")), StandardCharsets.US_ASCII);
+        assertTrue(out.endsWith("\r\nFrom b@y.test Mon Dec  7 06:00:01 2026\r\n" + H
+                + "Subject: [REDACTED:github_token]\r\n\r\nhi\r\n"), out);
+
         String part = "--BB\r\nContent-Type: message/rfc822\r\n\r\n" + qpBody + "\r\n--BB--\r\n";
         out = new String(redacted(redact(part, "multipart/related; boundary=BB")), StandardCharsets.US_ASCII);
         assertFalse(out.contains(qp(KEY)), out);
