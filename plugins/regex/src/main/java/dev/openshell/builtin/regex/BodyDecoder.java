@@ -21,6 +21,8 @@ import java.util.Locale;
  *       ({@link dev.openshell.middleware.spi.internal.ExtendedCharset}); one next to a {@code charset} naming another
  *       charset is a repeat, and one that cannot be decoded is undecodable.</li>
  *   <li>{@code multipart/*}: split into parts by its boundary, each part decoded by its own headers.</li>
+ *   <li>{@code message/*} and {@code application/mbox}: each message's header block read with its encoded words and
+ *       parameters decoded, its body decoded by its own headers, as a part is ({@link MessageText}).</li>
  *   <li>Otherwise the charset layer runs ({@link Charsets}: a byte order mark is honoured where the media type's
  *       reader honours it, JSON's detection of UTF-16 and UTF-32, XML's (XML 1.0 Appendix F, whose declaration must
  *       then name the detected encoding); elsewhere one that would change the reading is
@@ -102,7 +104,14 @@ final class BodyDecoder {
             throw Undecodable.because(type.unclear());
         }
         if (type != null && type.isMultipart()) {
-            return MimeText.multipart(input, type.boundary(), depth, inFormData || type.isFormData());
+            return MimeText.multipart(input, type.boundary(), depth, inFormData || type.isFormData(),
+                    type.subtype().equals("digest"));
+        }
+        if (type != null && type.isMessage()) {
+            return MessageText.message(input, depth, inFormData);
+        }
+        if (type != null && type.isMbox()) {
+            return MessageText.mbox(input, depth, inFormData);
         }
         boolean xml = type != null && type.isXml();
         String charset = xmlCharset(input, type, xml || type == null);

@@ -107,6 +107,19 @@ record MediaType(String type, String subtype, String charset, String boundary, S
         return type.equals("multipart") && subtype.equals("form-data");
     }
 
+    /**
+     * {@return whether the body is a {@code message/*} entity ({@code message/rfc822}, {@code message/global}, RFC
+     * 6532; {@code message/partial}, ...): Python's {@code email} parses every {@code message/*} entity as a message}
+     */
+    boolean isMessage() {
+        return type.equals("message");
+    }
+
+    /** {@return whether the body is {@code application/mbox} (RFC 4155)} */
+    boolean isMbox() {
+        return type.equals("application") && subtype.equals("mbox");
+    }
+
     /** {@return whether the body is {@code multipart/*}} */
     boolean isMultipart() {
         return type.equals("multipart");

@@ -29,7 +29,7 @@ final class MimeText {
     }
 
     /** One piece of a multipart body's text. */
-    private record Segment(int textStart, int inputStart, TextView view) {
+    record Segment(int textStart, int inputStart, TextView view) {
     }
 
     /**
@@ -42,6 +42,22 @@ final class MimeText {
      * @throws Undecodable if the body or any part does not decode
      */
     static TextView multipart(ByteBuffer input, String boundary, int depth, boolean formData) throws Undecodable {
+        return multipart(input, boundary, depth, formData, false);
+    }
+
+    /**
+     * {@return the view of a multipart body}
+     *
+     * @param input the body
+     * @param boundary the {@code boundary} parameter, or {@code null}
+     * @param depth how many multipart or message levels enclose this one
+     * @param formData whether this body or one enclosing it is {@code multipart/form-data}
+     * @param digest whether it is {@code multipart/digest}: a part without {@code Content-Type} is then a
+     *     {@code message/rfc822} entity (RFC 2046 section 5.1.5), read by {@link MessageText}
+     * @throws Undecodable if the body or any part does not decode
+     */
+    static TextView multipart(ByteBuffer input, String boundary, int depth, boolean formData, boolean digest)
+            throws Undecodable {
         if (boundary == null || boundary.isEmpty() || boundary.length() > 70) {
             throw Undecodable.because("multipart request body has no valid boundary parameter");
         }
@@ -81,7 +97,7 @@ final class MimeText {
             }
             contentEnd = Math.max(contentEnd, contentStart);
             TextView part = part(input.slice(contentStart, contentEnd - contentStart),
-                    headerBlock(input, headers, contentStart), depth, formData);
+                    headerBlock(input, headers, contentStart), depth, formData, digest);
             textLength = add(segments, textLength, input, contentStart, contentEnd, part);
             // the line break before the next delimiter goes with it
             p = next;
@@ -92,7 +108,7 @@ final class MimeText {
     }
 
     /** Adds a segment; returns the text length after it and its NUL separator. */
-    private static int add(List<Segment> segments, int textStart, ByteBuffer input, int from, int to, TextView view) {
+    static int add(List<Segment> segments, int textStart, ByteBuffer input, int from, int to, TextView view) {
         if (to <= from && view == null) {
             return textStart;
         }
@@ -101,7 +117,7 @@ final class MimeText {
         return textStart + v.text().limit() + 1;
     }
 
-    private static TextView assemble(List<Segment> segments) {
+    static TextView assemble(List<Segment> segments) {
         int length = 0;
         for (Segment s : segments) {
             length += s.view().text().limit() + 1;
@@ -195,7 +211,7 @@ final class MimeText {
     }
 
     /** {@return the index after the line break ending the line at {@code i}} */
-    private static int lineEnd(ByteBuffer b, int i) {
+    static int lineEnd(ByteBuffer b, int i) {
         int n = b.limit();
         while (i < n && b.get(i) != '\n') {
             i++;
@@ -223,7 +239,7 @@ final class MimeText {
         return -1;
     }
 
-    private static String headerBlock(ByteBuffer b, int from, int to) {
+    static String headerBlock(ByteBuffer b, int from, int to) {
         byte[] bytes = new byte[to - from];
         b.get(from, bytes);
         return new String(bytes, StandardCharsets.ISO_8859_1);
@@ -254,9 +270,17 @@ final class MimeText {
      * {@return the view of one part's content, decoded by its headers} In a {@code multipart/form-data} body a part
      * with a {@code quoted-printable} or {@code base64} transfer encoding is read twice, decoded and as it is
      * ({@link TwoReadings}): RFC 7578 section 4.7 deprecates the field, and most form-data receivers (PHP, Rack,
-     * Python's multipart, Commons FileUpload) ignore it and hand the application the bytes as sent.
+     * Python's multipart, Commons FileUpload) ignore it and hand the application the bytes as sent. So is a
+     * {@code message/*} entity with one (RFC 2046 section 5.2.1 allows none; Python's {@code email} parses the
+     * entity as sent, a MIME decoder decodes it first).
+     *
+     * @param content the part's content (or a message's body)
+     * @param headers its header block (ISO-8859-1)
+     * @param depth how many multipart or message levels enclose it
+     * @param formData whether a {@code multipart/form-data} body encloses it
+     * @param digest whether its default media type is {@code message/rfc822} ({@code multipart/digest})
      */
-    private static TextView part(ByteBuffer content, String headers, int depth, boolean formData)
+    static TextView part(ByteBuffer content, String headers, int depth, boolean formData, boolean digest)
             throws Undecodable {
         if (countHeader(headers, "content-type") > 1 || countHeader(headers, "content-transfer-encoding") > 1) {
             throw Undecodable.because("multipart request body part repeats a content header");
@@ -272,9 +296,10 @@ final class MimeText {
             default -> throw Undecodable.because("multipart request body part has an unsupported "
                     + "Content-Transfer-Encoding");
         }
-        MediaType mt = type == null ? null : MediaType.parse(type);
+        MediaType mt = type == null ? (digest ? MessageText.RFC822 : null) : MediaType.parse(type);
         TextView decoded = TextView.stacked(transfer, BodyDecoder.content(transfer.text(), mt, depth + 1, formData));
-        if (!formData || transfer.text() == content) {
+        boolean message = mt != null && mt.isMessage();
+        if (!(formData || message) || transfer.text() == content) {
             return decoded;
         }
         TextView raw;
@@ -297,7 +322,11 @@ final class MimeText {
         return count;
     }
 
-    /** {@code quoted-printable}: {@code =XX} is a byte, {@code =} before a line break is a soft break (nothing). */
+    /**
+     * {@code quoted-printable}: {@code =XX} is a byte, {@code =} before a line break is a soft break (nothing); as
+     * Python's {@code binascii.a2b_qp} reads it, {@code =} and a CR is a soft break that also drops what follows up to
+     * and with the next LF (or the end).
+     */
     static final class QuotedPrintable extends TextView.Escaped {
         private QuotedPrintable(ByteBuffer input, ByteBuffer text) {
             super(input, text);
@@ -332,8 +361,12 @@ final class MimeText {
                 if (i + 1 < n && b.get(i + 1) == '\n') {
                     return unit(2, 0);
                 }
-                if (i + 2 < n && b.get(i + 1) == '\r' && b.get(i + 2) == '\n') {
-                    return unit(3, 0);
+                if (i + 1 < n && b.get(i + 1) == '\r') {
+                    int j = i + 1; // Python's binascii.a2b_qp: "=" CR drops everything to and with the next LF
+                    while (j < n && b.get(j) != '\n') {
+                        j++;
+                    }
+                    return unit(Math.min(n, j + 1) - i, 0);
                 }
             }
             return unit(1, 1);
@@ -358,7 +391,10 @@ final class MimeText {
         }
     }
 
-    /** {@code base64}: decoded as MIME base64; a redaction re-encodes the whole part (76-character lines). */
+    /**
+     * {@code base64}: decoded as MIME base64; a redaction re-encodes the whole part (76-character lines), keeping the
+     * line break after its last line.
+     */
     static final class Base64Text extends TextView {
         private final ByteBuffer input;
         private final ByteBuffer text;
@@ -389,7 +425,11 @@ final class MimeText {
                 return edits;
             }
             byte[] encoded = Base64.getMimeEncoder().encode(Edit.apply(text, edits));
-            return List.of(new Edit(0, input.limit(), encoded));
+            int end = input.limit();
+            while (end > 0 && (input.get(end - 1) == '\n' || input.get(end - 1) == '\r')) {
+                end--; // the line break after the last line stays: a message body's ends before the next From line
+            }
+            return List.of(new Edit(0, end, encoded));
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.openshell.builtin.regex;
 
+import dev.openshell.middleware.spi.internal.EncodedWords;
 import dev.openshell.middleware.spi.internal.HeaderParameters;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -20,7 +21,9 @@ import java.util.Set;
  * words decoded, quoted-pairs unescaped: what Python's {@code email}, Werkzeug and busboy hand the application). Folded
  * lines (obs-fold) are joined first. A parameter or encoded word declared in a charset that cannot be decoded (UTF-7,
  * {@code unicode_escape}, an unknown name) makes the part {@link Undecodable}: the stage fails, its {@code on_error}
- * decides.
+ * decides. Every field but {@code Content-Type} and {@code Content-Disposition} is also read with its RFC 2047
+ * encoded words decoded ({@link EncodedWords}: a message's {@code Subject: =?utf-8?B?...?=}); a match there replaces
+ * the whole field value by a space and the replacement.
  *
  * <p>The text is the block as it is, then, after a NUL each, every reading that differs from each value as written.
  * A match in the block is replaced where it stands. A match in a decoded reading cannot be replaced in place (its
@@ -30,8 +33,11 @@ import java.util.Set;
  * that still shows a secret fails the stage.
  */
 final class PartHeaderText extends TextView {
-    /** One decoded reading: its place in the text, and the values of its parameter it came from. */
-    private record Extra(int start, int end, List<int[]> spans) {
+    /**
+     * One decoded reading: its place in the text, and the values of its parameter it came from (or the whole field
+     * value, when {@code field}: the field's encoded words decoded).
+     */
+    private record Extra(int start, int end, List<int[]> spans, boolean field) {
     }
 
     private final ByteBuffer block;
@@ -74,7 +80,7 @@ final class PartHeaderText extends TextView {
             int colon = s.indexOf(':', line);
             if (colon >= 0 && colon < end) {
                 String value = s.substring(colon + 1, end > line && s.charAt(end - 1) == '\r' ? end - 1 : end);
-                readField(value, colon + 1, out, extras);
+                readField(s.substring(line, colon).strip(), value, colon + 1, out, extras);
             }
             line = end + 1;
         }
@@ -82,11 +88,32 @@ final class PartHeaderText extends TextView {
                 : new PartHeaderText(block, ByteBuffer.wrap(out.toByteArray()), extras);
     }
 
-    /** Adds the readings of one field value (starting at {@code base} in the block) that differ from it. */
-    private static void readField(String value, int base, ByteArrayOutputStream out, List<Extra> extras)
-            throws Undecodable {
+    /**
+     * Adds the readings of one field value (starting at {@code base} in the block) that differ from it: its
+     * parameters', and, but for {@code Content-Type} and {@code Content-Disposition} (whose words are read in their
+     * parameters), the value with its RFC 2047 encoded words decoded ({@link EncodedWords#decode}: {@code Subject},
+     * {@code From}, any field, as Python's {@code email} hands a message's header to the application).
+     */
+    private static void readField(String name, String value, int base, ByteArrayOutputStream out,
+            List<Extra> extras) throws Undecodable {
         if (value.indexOf('*') < 0 && value.indexOf('\\') < 0 && !value.contains("=?")) {
             return; // every reading is a value as written
+        }
+        if (value.contains("=?") && !name.equalsIgnoreCase("content-type")
+                && !name.equalsIgnoreCase("content-disposition")) {
+            EncodedWords.Decoded words = EncodedWords.decode(value);
+            if (words.unreadable()) {
+                throw Undecodable.because("header field has an encoded word in a charset that cannot be decoded");
+            }
+            List<int[]> whole = List.of(new int[] {base, base + value.length()});
+            for (String r : new java.util.LinkedHashSet<>(List.of(words.text(), words.pythonText()))) {
+                if (!r.equals(value) && !r.isBlank()) {
+                    out.write(0);
+                    int start = out.size();
+                    out.writeBytes(r.getBytes(StandardCharsets.UTF_8));
+                    extras.add(new Extra(start, out.size(), whole, true));
+                }
+            }
         }
         Map<String, List<int[]>> spans = new LinkedHashMap<>();
         Map<String, Set<String>> written = new LinkedHashMap<>();
@@ -107,7 +134,7 @@ final class PartHeaderText extends TextView {
                 out.write(0);
                 int start = out.size();
                 out.writeBytes(r.getBytes(StandardCharsets.UTF_8));
-                extras.add(new Extra(start, out.size(), spans.get(e.getKey())));
+                extras.add(new Extra(start, out.size(), spans.get(e.getKey()), false));
             }
         }
     }
@@ -124,7 +151,8 @@ final class PartHeaderText extends TextView {
 
     @Override
     List<Edit> toInput(List<Edit> edits) {
-        List<Edit> whole = new ArrayList<>();
+        List<Edit> fields = new ArrayList<>();
+        List<Edit> params = new ArrayList<>();
         Set<List<int[]>> done = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         List<Edit> raw = new ArrayList<>();
         for (Edit e : edits) {
@@ -134,19 +162,31 @@ final class PartHeaderText extends TextView {
             }
             for (Extra x : extras) {
                 if (e.start() >= x.start() && e.start() < x.end() && done.add(x.spans())) {
+                    if (x.field()) { // the whole value: " " and the replacement
+                        byte[] r = new byte[e.replacement().length + 1];
+                        r[0] = ' ';
+                        System.arraycopy(e.replacement(), 0, r, 1, r.length - 1);
+                        fields.add(new Edit(x.spans().get(0)[0], x.spans().get(0)[1], r));
+                        continue;
+                    }
                     List<int[]> spans = new ArrayList<>(x.spans());
                     spans.sort(Comparator.comparingInt(s -> s[0]));
                     for (int k = 0; k < spans.size(); k++) {
-                        whole.add(new Edit(spans.get(k)[0], spans.get(k)[1], k == 0 ? quoted(e.replacement())
+                        params.add(new Edit(spans.get(k)[0], spans.get(k)[1], k == 0 ? quoted(e.replacement())
                                 : new byte[] {'"', '"'}));
                     }
                 }
             }
         }
-        for (Edit e : raw) {
-            if (whole.stream().noneMatch(w -> e.start() < w.end() && w.start() < e.end())) {
-                whole.add(e);
+        List<Edit> whole = new ArrayList<>(fields);
+        for (List<Edit> more : List.of(params, raw)) {
+            List<Edit> kept = new ArrayList<>();
+            for (Edit e : more) {
+                if (whole.stream().noneMatch(w -> e.start() < w.end() && w.start() < e.end())) {
+                    kept.add(e);
+                }
             }
+            whole.addAll(kept);
         }
         whole.sort(Comparator.comparingInt(Edit::start));
         return whole;
