@@ -15,9 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 39, items 1 and 2, through {@code supervisor run} (the image) with real {@code curl} over plain HTTP and
@@ -43,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * </ul>
  * Nothing of a key appears in the answer, the audit log or the supervisor's output.
  */
-class BodyReadingIT {
+class BodyReadingIT extends RunningWorld {
     /** A fake key in the OpenAI project-key format; never a real secret. */
     static final String OPENAI = "sk-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL";
     /** The key's 's' in UTF-7 (RFC 2152): {@code +AHM-}. */
@@ -55,29 +53,11 @@ class BodyReadingIT {
     private static final byte[] UTF8_MARK = {(byte) 0xef, (byte) 0xbb, (byte) 0xbf};
     private static final AtomicInteger FILES = new AtomicInteger();
 
-    @TempDir
-    static Path tmp;
-    static ProxyWorld world;
-    static SupervisorProcess supervisor;
-
-    @BeforeAll
-    static void start() throws Exception {
-        world = ProxyWorld.create(tmp.resolve("world"));
-        supervisor = world.start(true);
-    }
-
     @AfterAll
-    static void stop() throws Exception {
-        try {
-            if (supervisor != null) {
-                String everything = Files.readString(world.audit) + supervisor.stdout();
-                assertFalse(everything.contains(KEY_PART), "no key in any log or audit line");
-                supervisor.close();
-            }
-        } finally {
-            if (world != null) {
-                world.close();
-            }
+    static void noKeyInTheLogs() throws Exception {
+        if (supervisor != null) {
+            String everything = Files.readString(world.audit) + supervisor.stdout();
+            assertFalse(everything.contains(KEY_PART), "no key in any log or audit line");
         }
     }
 

@@ -22,10 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 17 end to end, through the runtime image with real {@code curl}: each input that used to reach the upstream
@@ -36,35 +33,11 @@ import org.junit.jupiter.api.io.TempDir;
  * upgrade rule: a WebSocket upgrade under a {@code fail_closed} chain is refused before anything reaches the upstream,
  * relayed with the bypass finding under an all-{@code fail_open} chain, and relayed on an endpoint that opts in.
  */
-class InspectionIntegrityIT {
+class InspectionIntegrityIT extends RunningWorld {
     /** Fake keys in the OpenAI project-key and AWS access key ID formats; never real secrets. */
     static final String OPENAI = "sk-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7cF0iL";
     static final String AWS = "AKIAIOSFODNN7EXAMPLE";
     private static final AtomicInteger FILES = new AtomicInteger();
-
-    @TempDir
-    static Path tmp;
-    static ProxyWorld world;
-    static SupervisorProcess supervisor;
-
-    @BeforeAll
-    static void start() throws Exception {
-        world = ProxyWorld.create(tmp.resolve("world"));
-        supervisor = world.start(true);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        try {
-            if (supervisor != null) {
-                supervisor.close();
-            }
-        } finally {
-            if (world != null) {
-                world.close();
-            }
-        }
-    }
 
     /** One agent input: the body and its Content-Type. */
     record Input(String name, byte[] body, String contentType, Charset charset) {

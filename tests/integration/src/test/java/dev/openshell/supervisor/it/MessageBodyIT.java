@@ -16,9 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Attacker pass 9, P11-6, through {@code supervisor run} (the image) with real {@code curl} over plain HTTP and
@@ -29,36 +27,18 @@ import org.junit.jupiter.api.io.TempDir;
  * redacted in redact mode (a MIME reader of what it gets finds no key); a message in UTF-7 is refused as
  * {@code body_undecodable}. Nothing of the key appears in the answer, the audit log or the supervisor's output.
  */
-class MessageBodyIT {
+class MessageBodyIT extends RunningWorld {
     /** A fake key in the GitHub token format; never a real secret. */
     static final String KEY = "ghp_R8xq2LmT5vW9zK3nB7cF1hJ4pD6sG0aYeU2i";
     static final String KEY_PART = "2LmT5vW9zK3nB7cF1hJ4";
     private static final String H = "From: a@x.test\r\nTo: b@y.test\r\n";
     private static final AtomicInteger FILES = new AtomicInteger();
 
-    @TempDir
-    static Path tmp;
-    static ProxyWorld world;
-    static SupervisorProcess supervisor;
-
-    @BeforeAll
-    static void start() throws Exception {
-        world = ProxyWorld.create(tmp.resolve("world"));
-        supervisor = world.start(true);
-    }
-
     @AfterAll
-    static void stop() throws Exception {
-        try {
-            if (supervisor != null) {
-                String everything = Files.readString(world.audit) + supervisor.stdout();
-                assertFalse(everything.contains(KEY_PART), "no key in any log or audit line");
-                supervisor.close();
-            }
-        } finally {
-            if (world != null) {
-                world.close();
-            }
+    static void noKeyInTheLogs() throws Exception {
+        if (supervisor != null) {
+            String everything = Files.readString(world.audit) + supervisor.stdout();
+            assertFalse(everything.contains(KEY_PART), "no key in any log or audit line");
         }
     }
 

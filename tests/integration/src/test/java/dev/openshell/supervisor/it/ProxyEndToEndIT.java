@@ -22,46 +22,19 @@ import java.security.cert.Certificate;
 import java.util.List;
 import java.util.Map;
 import javax.net.ssl.SSLSocket;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 5 end to end: the runtime image's {@code supervisor run} as a process, real {@code curl} and Java's
  * {@code HttpClient} as agents, and {@link RawUpstream}s on 127.0.0.1 recording the bytes that reach them. One
  * supervisor serves every test of this class (see {@link ProxyWorld} for its hosts).
  */
-class ProxyEndToEndIT {
+class ProxyEndToEndIT extends RunningWorld {
     /** A fake key in the OpenAI project-key format; never a real secret. */
     static final String KEY = "sk-proj-" + "E2Etest0123456789abcdefghijklmnopqrstuvwxyz";
     static final String CHAT = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"deploy with "
             + KEY + "\"}]}";
     static final String CHAT_REDACTED = CHAT.replace(KEY, "[REDACTED:openai_api_key]");
-
-    @TempDir
-    static Path tmp;
-    static ProxyWorld world;
-    static SupervisorProcess supervisor;
-
-    @BeforeAll
-    static void start() throws Exception {
-        world = ProxyWorld.create(tmp.resolve("world"));
-        supervisor = world.start(true);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        try {
-            if (supervisor != null) {
-                supervisor.close();
-            }
-        } finally {
-            if (world != null) {
-                world.close();
-            }
-        }
-    }
 
     private static String http(String host, String path) {
         return "http://" + host + ":" + world.plain.port() + path;
