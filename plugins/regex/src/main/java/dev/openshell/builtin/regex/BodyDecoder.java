@@ -1,6 +1,7 @@
 package dev.openshell.builtin.regex;
 
 import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.internal.BodyCharsets;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
@@ -34,7 +35,9 @@ import java.util.Locale;
  *       it (bogus comments: {@code <!x>}, {@code <?x>}, {@code </ x>}, a comment closed by {@code --!>}), and XML
  *       that declares entities is undecodable.</li>
  *   <li>An XML declaration's {@code encoding} counts where no charset is declared; one naming a charset outside the
- *       supported set is undecodable.</li>
+ *       supported set is undecodable. So is content that declares such a charset in itself in its first 1024 bytes
+ *       (the UTF-7 signature {@code +/v8}, an HTML {@code <meta>} charset, an XML declaration: {@link BodyCharsets},
+ *       {@link #checkDeclaredInBody}).</li>
  *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
  *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
  *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}. Content declared
@@ -105,6 +108,7 @@ final class BodyDecoder {
             return MimeText.multipart(input, type.boundary(), depth, inFormData || type.isFormData());
         }
         boolean xml = type != null && type.isXml();
+        checkDeclaredInBody(input, type);
         String charset = xmlCharset(input, type, xml || type == null);
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
         TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON : xml ? Charsets.Marks.XML
@@ -186,6 +190,35 @@ final class BodyDecoder {
             throw Undecodable.because("request body's XML declaration names a charset its bytes are not in");
         }
         return declared != null ? declared : encoding;
+    }
+
+    /**
+     * Checks the charsets content declares in itself ({@link BodyCharsets}: the UTF-7 signature, an XML declaration,
+     * an HTML {@code <meta>} in its first 1024 bytes; attacker pass 9, P11-7) as a declared {@code charset} is
+     * checked: one outside the supported set (UTF-7, ...) makes it undecodable, as a reader that honours it (a
+     * receiver running {@code charset_normalizer}, BeautifulSoup or lxml on the bytes) reads other text; so does an
+     * XML declaration or {@code <meta>} in ASCII bytes naming UTF-16 or UTF-32. A JSON body is checked for the
+     * signature only (its readers detect its encoding by RFC 8259, never by markup inside a string). Byte order
+     * marks are the charset layer's ({@link Charsets}).
+     *
+     * @throws Undecodable if it declares such a charset
+     */
+    private static void checkDeclaredInBody(ByteBuffer input, MediaType type) throws Undecodable {
+        boolean json = type != null && (type.isJson() || type.isJsonSequence());
+        for (BodyCharsets.Declaration d : BodyCharsets.declared(input)) {
+            if (json && d.source() != BodyCharsets.Source.SIGNATURE) {
+                continue;
+            }
+            Charsets.Encoding e;
+            try {
+                e = Charsets.named(d.name());
+            } catch (Undecodable x) {
+                throw Undecodable.because("request body declares in itself a charset the scan cannot read");
+            }
+            if (d.source() != BodyCharsets.Source.SIGNATURE && e.unit != 1) {
+                throw Undecodable.because("request body declares in itself a charset its bytes are not in");
+            }
+        }
     }
 
     /**
