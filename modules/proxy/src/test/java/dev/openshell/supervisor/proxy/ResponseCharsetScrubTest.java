@@ -174,8 +174,13 @@ class ResponseCharsetScrubTest {
                 RawClient.Response r = c.send(ResponseScrubTest.request(fx, "/utf7", "")).read();
                 assertEquals(200, r.status());
                 assertEquals("text/plain; charset=utf-7", r.header("content-type"));
+                for (String path : List.of("/meta7", "/sig7-chunked")) { // declared in the body: audited once too
+                    RawClient.Response m = c.send(ResponseScrubTest.request(fx, path, "")).read();
+                    assertEquals(200, m.status(), path);
+                }
             }
-            assertEquals(List.of("response_uninspectable true"), fx.hook.unscannable);
+            assertEquals(List.of("response_uninspectable true", "response_uninspectable true",
+                    "response_uninspectable true"), fx.hook.unscannable);
         }
     }
 }

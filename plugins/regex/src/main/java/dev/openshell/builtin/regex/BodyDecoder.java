@@ -60,6 +60,23 @@ final class BodyDecoder {
      * @throws Undecodable if the body cannot be read as its upstream would read it
      */
     static TextView decode(List<HttpHeader> headers, ByteBuffer body) throws Undecodable {
+        return decode(headers, body, true);
+    }
+
+    /**
+     * {@return the view of a window of a streamed response body that need not start at the body's first byte}
+     * Decoded as {@link #decode}, but the window's first bytes are not read for a charset the body declares in
+     * itself ({@link #checkDeclaredInBody}): they are not the body's start.
+     *
+     * @param headers the response headers (lowercase names)
+     * @param window the bytes, from 0 to its limit
+     * @throws Undecodable if the bytes cannot be read as the body's reader would read them
+     */
+    static TextView decodeWindow(List<HttpHeader> headers, ByteBuffer window) throws Undecodable {
+        return decode(headers, window, false);
+    }
+
+    private static TextView decode(List<HttpHeader> headers, ByteBuffer body, boolean start) throws Undecodable {
         String contentType = null;
         for (HttpHeader h : headers) {
             if (h.name().equals("content-encoding")) {
@@ -76,7 +93,11 @@ final class BodyDecoder {
                 contentType = h.value();
             }
         }
-        return content(body, contentType == null ? null : MediaType.parse(contentType), 0);
+        MediaType type = contentType == null ? null : MediaType.parse(contentType);
+        if (start && (type == null || type.unclear() == null && !type.isMultipart())) {
+            checkDeclaredInBody(body, type);
+        }
+        return content(body, type, 0);
     }
 
     /**
@@ -108,7 +129,9 @@ final class BodyDecoder {
             return MimeText.multipart(input, type.boundary(), depth, inFormData || type.isFormData());
         }
         boolean xml = type != null && type.isXml();
-        checkDeclaredInBody(input, type);
+        if (depth > 0) { // a part's own start (the whole body's is read by decode)
+            checkDeclaredInBody(input, type);
+        }
         String charset = xmlCharset(input, type, xml || type == null);
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
         TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON : xml ? Charsets.Marks.XML
