@@ -44,6 +44,7 @@ public final class BodyCharsets {
     }
 
     /** Where a body declares a charset. */
+    @API(status = INTERNAL, since = "0.2")
     public enum Source {
         /** A byte order mark or the UTF-7 signature at the start. */
         SIGNATURE,
@@ -59,6 +60,7 @@ public final class BodyCharsets {
      * @param name the name as written (no quotes, no surrounding white space), never blank
      * @param source where it was declared
      */
+    @API(status = INTERNAL, since = "0.2")
     public record Declaration(String name, Source source) {
     }
 
