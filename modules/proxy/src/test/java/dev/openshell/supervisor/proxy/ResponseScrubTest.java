@@ -213,7 +213,7 @@ class ResponseScrubTest {
             case "/paused", "/paused-sse" -> {
                 // the first chunk ends with the start of the value; the upstream then pauses (holdAfter)
                 boolean sse = path.equals("/paused-sse");
-                String first = sse ? "data: first part " + value.substring(0, 5) + "\n\n" : "first part "
+                String first = sse ? "data: first part " + value.substring(0, 5) + "\n\n" : PAD + "first part "
                         + value.substring(0, 5);
                 String then = sse ? "data: then more\n\n" : " then more";
                 yield TestUpstream.bytes("HTTP/1.1 200 OK\r\n" + (sse ? "Content-Type: text/event-stream\r\n" : "")
@@ -377,6 +377,9 @@ class ResponseScrubTest {
         return data.toString();
     }
 
+    /** Past the first 1024 bytes, which are read before the head for a charset the body declares in itself. */
+    private static final String PAD = ".".repeat(1100);
+
     /**
      * A streamed body (and an event stream) whose upstream falls silent after text that could start the value: the
      * text held back reaches the client while the upstream is still silent (after
@@ -390,7 +393,7 @@ class ResponseScrubTest {
                 for (String path : List.of("/paused", "/paused-sse")) {
                     boolean sse = path.equals("/paused-sse");
                     String first = sse ? "data: first part " + SECRET.substring(0, 5) + "\n\n"
-                            : "first part " + SECRET.substring(0, 5);
+                            : PAD + "first part " + SECRET.substring(0, 5);
                     java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
                     fx.upstream.holdAfter = first + "\r\n";
                     fx.upstream.holdBodyUntil = resume;
