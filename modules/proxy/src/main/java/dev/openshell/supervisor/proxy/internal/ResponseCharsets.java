@@ -186,11 +186,21 @@ final class ResponseCharsets {
 
     /**
      * {@return how many first bytes of a streamed body are read before its head is sent, for a charset the body
-     * declares in itself} {@link BodyCharsets#WINDOW}; 4 (a signature) for JSON, whose markup is not read; 0 for an
-     * event stream, which is not read.
+     * declares in itself} {@link BodyCharsets#WINDOW} for a markup document ({@link #markup}: HTML or XML, whose
+     * readers take a declaration from its first bytes, and which no client reads as a live stream); 4 (a signature:
+     * byte order mark or the UTF-7 one, which {@code charset_normalizer} sniffs) for every other type and none; 0 for
+     * an event stream, which is not read. So a streamed body of another type (plain text, NDJSON) that sends fewer
+     * bytes and pauses still reaches the client at once (the scrub's own hold aside); a declaration inside such a body
+     * is read only when the body is read whole (at most 64 KiB with a length, {@code ScrubbingRelay}).
      */
     static int window(ResponseHead r) {
-        return ScrubbingRelay.eventStream(r) ? 0 : json(r) ? 4 : BodyCharsets.WINDOW;
+        return ScrubbingRelay.eventStream(r) ? 0 : markup(r) ? BodyCharsets.WINDOW : 4;
+    }
+
+    /** {@return whether a {@code Content-Type} of the response is HTML or XML ({@code html}, {@code xml}, {@code +xml})} */
+    private static boolean markup(ResponseHead r) {
+        return r.all("content-type").stream().map(f -> f.value().split(";", 2)[0].strip().toLowerCase(Locale.ROOT))
+                .anyMatch(t -> t.endsWith("html") || t.endsWith("xml") || t.endsWith("+xml"));
     }
 
     /** {@return whether a {@code Content-Type} of the response is JSON ({@code json}, {@code +json}, NDJSON)} */
