@@ -20,7 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
  * UTF-16 or UTF-32 (declared as {@code text/event-stream}, or sniffed from its decoded first line) are refused with
  * {@code 502 response_uninspectable} and audited, unless the credential allows unscanned responses; the charsets the
  * scrub reads pass as before. A charset given as an RFC 2231 {@code charset*} parameter (attacker pass 4, R3b/R4b)
- * is judged the same way, and one that disagrees with a {@code charset} is refused.
+ * is judged the same way, and one that disagrees with a {@code charset} is refused. So is a charset the body
+ * declares in itself (attacker pass 9, P11-1, P11-2): the UTF-7 signature, an HTML {@code <meta>} (also past the
+ * first chunks of a chunked body), an XML declaration.
  */
 class ResponseCharsetScrubTest {
     private static final String SECRET = ResponseScrubTest.SECRET;
@@ -33,6 +35,13 @@ class ResponseCharsetScrubTest {
     static byte[] utf7(String s) {
         String b64 = Base64.getEncoder().withoutPadding().encodeToString(s.getBytes(StandardCharsets.UTF_16BE));
         return ("+" + b64 + "-").getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static byte[] concat(String head, byte[] tail) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(head.getBytes(StandardCharsets.US_ASCII));
+        out.writeBytes(tail);
+        return out.toByteArray();
     }
 
     private static byte[] response(String type, byte[] body, boolean chunked) {
@@ -96,6 +105,15 @@ class ResponseCharsetScrubTest {
                     .getBytes(StandardCharsets.ISO_8859_1), chunked);
             case "/text16" -> response("text/plain; charset=utf-16le", ("key " + value)
                     .getBytes(StandardCharsets.UTF_16LE), chunked);
+            case "/sig7" -> response("application/octet-stream", concat("+/v8-Your key: ", utf7(value)), chunked);
+            case "/meta7" -> response("text/html; charset=utf-8", concat("<html><head><meta charset=\"utf-7\">"
+                    + "</head><body>", utf7(value)), chunked);
+            case "/equiv7" -> response("text/html", concat("<html>" + "<!-- pad -->".repeat(70) + "<META http-equiv"
+                    + "=Content-Type content='text/html; charset=UTF7'>", utf7(value)), chunked);
+            case "/xml7" -> response("application/xml; charset=utf-8", concat("<?xml version=\"1.0\" encoding="
+                    + "\"UTF-7\"?><a>", utf7(value)), chunked);
+            case "/metalatin" -> response("text/html", ("<meta charset='iso-8859-1'>key " + value)
+                    .getBytes(StandardCharsets.ISO_8859_1), chunked);
             default -> TestUpstream.ok("plain");
         };
     }
@@ -103,7 +121,8 @@ class ResponseCharsetScrubTest {
     @Test
     void aCharsetTheScrubCannotReadOrWideEventsAreRefusedAndAudited() throws Exception {
         List<String> refused = List.of("/utf7", "/twotypes", "/unknown", "/iso2022", "/sse16", "/sse32", "/plain32",
-                "/plain16be", "/utf7ext", "/utf7cont", "/sse16ext", "/extdiffers");
+                "/plain16be", "/utf7ext", "/utf7cont", "/sse16ext", "/extdiffers", "/sig7", "/meta7", "/equiv7",
+                "/xml7");
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
             fx.upstream.respond(ResponseCharsetScrubTest::echo);
             List<String> expected = new ArrayList<>();
@@ -133,6 +152,9 @@ class ResponseCharsetScrubTest {
                     assertEquals(PLACEHOLDER, sse.bodyText().replace("data: ", "").replace("\n", ""));
                     RawClient.Response latin = c.send(ResponseScrubTest.request(fx, "/latin1" + framing, "")).read();
                     assertEquals("key " + PLACEHOLDER, latin.bodyText());
+                    RawClient.Response meta = c.send(ResponseScrubTest.request(fx, "/metalatin" + framing, ""))
+                            .read();
+                    assertEquals("<meta charset='iso-8859-1'>key " + PLACEHOLDER, meta.bodyText());
                     RawClient.Response ansi = c.send(ResponseScrubTest.request(fx, "/ansi" + framing, "")).read();
                     assertEquals("key " + PLACEHOLDER, ansi.bodyText());
                     RawClient.Response wide = c.send(ResponseScrubTest.request(fx, "/text16" + framing, "")).read();
@@ -152,8 +174,13 @@ class ResponseCharsetScrubTest {
                 RawClient.Response r = c.send(ResponseScrubTest.request(fx, "/utf7", "")).read();
                 assertEquals(200, r.status());
                 assertEquals("text/plain; charset=utf-7", r.header("content-type"));
+                for (String path : List.of("/meta7", "/sig7-chunked")) { // declared in the body: audited once too
+                    RawClient.Response m = c.send(ResponseScrubTest.request(fx, path, "")).read();
+                    assertEquals(200, m.status(), path);
+                }
             }
-            assertEquals(List.of("response_uninspectable true"), fx.hook.unscannable);
+            assertEquals(List.of("response_uninspectable true", "response_uninspectable true",
+                    "response_uninspectable true"), fx.hook.unscannable);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.openshell.builtin.regex;
 
 import dev.openshell.middleware.spi.HttpHeader;
+import dev.openshell.middleware.spi.internal.BodyCharsets;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
@@ -36,7 +37,9 @@ import java.util.Locale;
  *       it (bogus comments: {@code <!x>}, {@code <?x>}, {@code </ x>}, a comment closed by {@code --!>}), and XML
  *       that declares entities is undecodable.</li>
  *   <li>An XML declaration's {@code encoding} counts where no charset is declared; one naming a charset outside the
- *       supported set is undecodable.</li>
+ *       supported set is undecodable. So is content that declares such a charset in itself in its first 1024 bytes
+ *       (the UTF-7 signature {@code +/v8}, an HTML {@code <meta>} charset, an XML declaration: {@link BodyCharsets},
+ *       {@link #checkDeclaredInBody}).</li>
  *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
  *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
  *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}. Content declared
@@ -59,6 +62,23 @@ final class BodyDecoder {
      * @throws Undecodable if the body cannot be read as its upstream would read it
      */
     static TextView decode(List<HttpHeader> headers, ByteBuffer body) throws Undecodable {
+        return decode(headers, body, true);
+    }
+
+    /**
+     * {@return the view of a window of a streamed response body that need not start at the body's first byte}
+     * Decoded as {@link #decode}, but the window's first bytes are not read for a charset the body declares in
+     * itself ({@link #checkDeclaredInBody}): they are not the body's start.
+     *
+     * @param headers the response headers (lowercase names)
+     * @param window the bytes, from 0 to its limit
+     * @throws Undecodable if the bytes cannot be read as the body's reader would read them
+     */
+    static TextView decodeWindow(List<HttpHeader> headers, ByteBuffer window) throws Undecodable {
+        return decode(headers, window, false);
+    }
+
+    private static TextView decode(List<HttpHeader> headers, ByteBuffer body, boolean start) throws Undecodable {
         String contentType = null;
         for (HttpHeader h : headers) {
             if (h.name().equals("content-encoding")) {
@@ -75,7 +95,11 @@ final class BodyDecoder {
                 contentType = h.value();
             }
         }
-        return content(body, contentType == null ? null : MediaType.parse(contentType), 0);
+        MediaType type = contentType == null ? null : MediaType.parse(contentType);
+        if (start && (type == null || type.unclear() == null && !type.isMultipart())) {
+            checkDeclaredInBody(body, type);
+        }
+        return content(body, type, 0);
     }
 
     /**
@@ -114,6 +138,9 @@ final class BodyDecoder {
             return MessageText.mbox(input, depth, inFormData);
         }
         boolean xml = type != null && type.isXml();
+        if (depth > 0) { // a part's own start (the whole body's is read by decode)
+            checkDeclaredInBody(input, type);
+        }
         String charset = xmlCharset(input, type, xml || type == null);
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
         TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON : xml ? Charsets.Marks.XML
@@ -196,6 +223,35 @@ final class BodyDecoder {
             throw Undecodable.because("request body's XML declaration names a charset its bytes are not in");
         }
         return declared != null ? declared : encoding;
+    }
+
+    /**
+     * Checks the charsets content declares in itself ({@link BodyCharsets}: the UTF-7 signature, an XML declaration,
+     * an HTML {@code <meta>} in its first 1024 bytes; attacker pass 9, P11-7) as a declared {@code charset} is
+     * checked: one outside the supported set (UTF-7, ...) makes it undecodable, as a reader that honours it (a
+     * receiver running {@code charset_normalizer}, BeautifulSoup or lxml on the bytes) reads other text; so does an
+     * XML declaration or {@code <meta>} in ASCII bytes naming UTF-16 or UTF-32. A JSON body is checked for the
+     * signature only (its readers detect its encoding by RFC 8259, never by markup inside a string). Byte order
+     * marks are the charset layer's ({@link Charsets}).
+     *
+     * @throws Undecodable if it declares such a charset
+     */
+    private static void checkDeclaredInBody(ByteBuffer input, MediaType type) throws Undecodable {
+        boolean json = type != null && (type.isJson() || type.isJsonSequence());
+        for (BodyCharsets.Declaration d : BodyCharsets.declared(input)) {
+            if (json && d.source() != BodyCharsets.Source.SIGNATURE) {
+                continue;
+            }
+            Charsets.Encoding e;
+            try {
+                e = Charsets.named(d.name());
+            } catch (Undecodable x) {
+                throw Undecodable.because("request body declares in itself a charset the scan cannot read");
+            }
+            if (d.source() != BodyCharsets.Source.SIGNATURE && e.unit != 1) {
+                throw Undecodable.because("request body declares in itself a charset its bytes are not in");
+            }
+        }
     }
 
     /**

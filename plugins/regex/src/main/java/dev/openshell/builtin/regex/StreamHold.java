@@ -79,7 +79,7 @@ final class StreamHold {
         Undecodable first = null;
         for (int drop = 0; drop <= 3 && view == null; drop++) { // a character the next unit completes
             try {
-                view = BodyDecoder.decode(headers, ByteBuffer.wrap(buf, 0, buf.length - drop).slice()
+                view = BodyDecoder.decodeWindow(headers, ByteBuffer.wrap(buf, 0, buf.length - drop).slice()
                         .asReadOnlyBuffer());
                 end = buf.length - drop;
             } catch (Undecodable e) {
@@ -108,7 +108,7 @@ final class StreamHold {
 
     private static boolean decodes(List<HttpHeader> headers, byte[] buf, int from, int to) {
         try {
-            BodyDecoder.decode(headers, ByteBuffer.wrap(Arrays.copyOfRange(buf, from, to)).asReadOnlyBuffer());
+            BodyDecoder.decodeWindow(headers, ByteBuffer.wrap(Arrays.copyOfRange(buf, from, to)).asReadOnlyBuffer());
             return true;
         } catch (Undecodable e) {
             return false;

@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.BodyCharsets;
 import dev.openshell.middleware.spi.internal.ExtendedCharset;
 import java.io.IOException;
 import java.io.InputStream;
@@ -27,6 +28,13 @@ import java.util.regex.Pattern;
  * refused, and so is a body of another type declaring UTF-16 or UTF-32 whose text, decoded in either byte order,
  * starts an event stream ({@link EventText#start}), as the body of a UTF-8 event stream sniffed so is joined. The
  * decisions depend on the head and the body's first characters only, never on a secret. Static methods only.
+ *
+ * <p>A charset the body declares in itself ({@link BodyCharsets}: the UTF-7 signature, an XML declaration, an HTML
+ * {@code <meta>} in its first 1024 bytes; attacker pass 9, P11-1 and P11-2) is judged by the same rule
+ * ({@link #unreadableInBody}), whatever the media type: BeautifulSoup and lxml given the bytes, and
+ * {@code charset_normalizer} (Python's requests for a body without a declared charset) read the body in it; a JSON
+ * body by its signature only. An event
+ * stream's body is not read for one (its clients read UTF-8 or the declared charset, and its head is not held back).
  */
 final class ResponseCharsets {
     /** Charsets that encode ASCII as ASCII, statelessly. */
@@ -120,12 +128,85 @@ final class ResponseCharsets {
             if (ASCII.matcher(cs).matches()) {
                 continue;
             }
-            if (!WIDE.matcher(cs).matches() && !EBCDIC.matcher(cs).matches()) {
+            if (!readable(cs)) {
                 return "its declared charset is not one the scrub reads";
             }
             why = ScrubbingRelay.eventStream(r) ? WIDE_EVENTS : why;
         }
         return why;
+    }
+
+    /** Why a response whose body declares, in itself, a charset the scrub does not read is not relayed. */
+    static final String BODY_DECLARED = "its body declares a charset the scrub does not read";
+
+    /** {@return whether a charset name (lower-cased, {@code _} read as {@code -}) is one the scrub reads} */
+    private static boolean readable(String cs) {
+        return ASCII.matcher(cs).matches() || WIDE.matcher(cs).matches() || EBCDIC.matcher(cs).matches();
+    }
+
+    /**
+     * {@return {@link #BODY_DECLARED} when the body's first bytes {@code b[0, n)} declare in themselves a charset the
+     * scrub does not read (the same names as a declared {@code charset} parameter: {@link #unreadable}), else
+     * {@code null}} A JSON body ({@code json}, {@code +json}) is judged by its signature only. The caller gives the first {@link BodyCharsets#WINDOW} bytes, or the whole body when shorter.
+     */
+    static String unreadableInBody(ResponseHead r, byte[] b, int n) {
+        boolean json = json(r);
+        for (BodyCharsets.Declaration d : BodyCharsets.declared(b, n)) {
+            if (json && d.source() != BodyCharsets.Source.SIGNATURE) {
+                continue; // JSON's readers detect its encoding (RFC 8259), never by markup inside a string
+            }
+            if (!readable(d.name().strip().toLowerCase(Locale.ROOT).replace('_', '-'))) {
+                return BODY_DECLARED;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * {@return why the response is not relayed for a charset its body's first bytes {@code b[0, n)} declare in
+     * themselves ({@link #BODY_DECLARED}), or {@code null}} An event stream's body, and the body of a response whose
+     * declared charset is refused already, are not read; nor is an empty one.
+     */
+    static String declaredInBody(ResponseHead r, byte[] b, int n) {
+        boolean read = n > 0 && !ScrubbingRelay.eventStream(r) && unreadable(r) == null;
+        return read ? unreadableInBody(r, b, n) : null;
+    }
+
+    /**
+     * {@return why a streamed response is not relayed for its body's first bytes {@code b[0, n)}: a wide body that
+     * starts an event stream ({@link #WIDE_EVENTS}), or, when {@code declarations}, a charset the body declares in
+     * itself ({@link #declaredInBody}); else {@code null}}
+     */
+    static String firstBytes(ResponseHead r, byte[] b, int n, boolean declarations) {
+        if (n > 0 && wide(r) && !ScrubbingRelay.eventStream(r) && startsEvents(b, n)) {
+            return WIDE_EVENTS;
+        }
+        return declarations ? declaredInBody(r, b, n) : null;
+    }
+
+    /**
+     * {@return how many first bytes of a streamed body are read before its head is sent, for a charset the body
+     * declares in itself} {@link BodyCharsets#WINDOW} for a markup document ({@link #markup}: HTML or XML, whose
+     * readers take a declaration from its first bytes, and which no client reads as a live stream); 4 (a signature:
+     * byte order mark or the UTF-7 one, which {@code charset_normalizer} sniffs) for every other type and none; 0 for
+     * an event stream, which is not read. So a streamed body of another type (plain text, NDJSON) that sends fewer
+     * bytes and pauses still reaches the client at once (the scrub's own hold aside); a declaration inside such a body
+     * is read only when the body is read whole (at most 64 KiB with a length, {@code ScrubbingRelay}).
+     */
+    static int window(ResponseHead r) {
+        return ScrubbingRelay.eventStream(r) ? 0 : markup(r) ? BodyCharsets.WINDOW : 4;
+    }
+
+    /** {@return whether a {@code Content-Type} of the response is HTML or XML ({@code html}, {@code xml}, {@code +xml})} */
+    private static boolean markup(ResponseHead r) {
+        return r.all("content-type").stream().map(f -> f.value().split(";", 2)[0].strip().toLowerCase(Locale.ROOT))
+                .anyMatch(t -> t.endsWith("html") || t.endsWith("xml") || t.endsWith("+xml"));
+    }
+
+    /** {@return whether a {@code Content-Type} of the response is JSON ({@code json}, {@code +json}, NDJSON)} */
+    private static boolean json(ResponseHead r) {
+        return r.all("content-type").stream().anyMatch(f -> f.value().split(";", 2)[0].strip()
+                .toLowerCase(Locale.ROOT).endsWith("json"));
     }
 
     /** {@return whether the response declares UTF-16 or UTF-32 (its text is sniffed for events decoded)} */
@@ -150,8 +231,16 @@ final class ResponseCharsets {
 
     /** {@return {@code n}, grown by reading {@code body} into {@code buf} until {@value #SNIFF} bytes or its end} */
     static int fill(InputStream body, byte[] buf, int n) throws IOException {
-        while (n >= 0 && n < SNIFF) {
-            int more = body.read(buf, n, SNIFF - n);
+        return fill(body, buf, n, SNIFF);
+    }
+
+    /**
+     * {@return {@code n}, grown by reading {@code body} into {@code buf} until {@code limit} bytes or its end} The wait
+     * is bounded by {@code limit} bytes and by the upstream's read timeout.
+     */
+    static int fill(InputStream body, byte[] buf, int n, int limit) throws IOException {
+        while (n >= 0 && n < limit) {
+            int more = body.read(buf, n, limit - n);
             if (more < 0) {
                 break;
             }

@@ -137,6 +137,10 @@ final class ScrubbingRelay {
                     && ResponseCharsets.startsEvents(body, body.length) && !relayUnread()) {
                 return refuse(c, req, ResponseCharsets.WIDE_EVENTS);
             }
+            String inBody = charset != null ? null : ResponseCharsets.declaredInBody(r, body, body.length);
+            if (inBody != null && !relayUnread()) {
+                return refuse(c, req, inBody);
+            }
             byte[] sent = scrubber.scrubAll(body);
             if ((eventStream(r) || EventText.start(body, body.length) == EventText.Start.EVENTS)
                     && !gzipAt(body, body.length)) {
@@ -205,14 +209,15 @@ final class ScrubbingRelay {
                             Arrays.copyOf(buf, n)), body), 8 * 1024);
                     n = body.read(buf);
                 }
+                n = sniff ? ResponseCharsets.fill(body, buf, n, ResponseCharsets.window(r)) : n; // P11-1, P11-2
             } catch (ZipException | EOFException e) { // the decoder's: the framed body throws UpstreamIOException
                 scrub.uninspectable(UNINSPECTABLE, false);
                 return CODING;
             }
             n = layers == 0 && sniff && ResponseCharsets.wide(r) ? ResponseCharsets.fill(body, buf, n) : n;
-            if (n > 0 && ResponseCharsets.wide(r) && !eventStream(r) && ResponseCharsets.startsEvents(buf, n)
-                    && !relayUnread()) {
-                return ResponseCharsets.WIDE_EVENTS;
+            String why = ResponseCharsets.firstBytes(r, buf, n, sniff);
+            if (why != null && !relayUnread()) {
+                return why;
             }
             boolean chunkedOut = !client10;
             client.out.write(OutboundHead.encode(ResponseRelay.reframedHead(r, closeAfter, -1, chunkedOut,

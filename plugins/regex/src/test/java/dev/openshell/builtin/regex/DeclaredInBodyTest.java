@@ -1,0 +1,83 @@
+package dev.openshell.builtin.regex;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import dev.openshell.middleware.spi.MiddlewareException;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A charset a request body declares in itself (attacker pass 9, P11-7): the UTF-7 signature, an HTML {@code <meta>}
+ * or an XML declaration naming a charset the scan cannot read makes the body undecodable in deny and redact mode, as
+ * a declared {@code charset} parameter does; a readable one is read as before.
+ */
+class DeclaredInBodyTest {
+    private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
+    private final RegexProvider provider = new RegexProvider();
+
+    /** {@return the text in UTF-7 (RFC 2152): one base64 run} */
+    static String utf7(String s) {
+        return "+" + Base64.getEncoder().withoutPadding().encodeToString(s.getBytes(StandardCharsets.UTF_16BE)) + "-";
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static final String KEY7 = utf7(DecodedBodyTest.OPENAI);
+
+    @ParameterizedTest
+    @ValueSource(strings = {"sig|", "sig|application/octet-stream", "sig|text/plain", "sig|application/json",
+        "meta|text/html", "meta|text/html; charset=utf-8", "meta|", "equiv|text/html; charset=iso-8859-1",
+        "xml|application/xml", "xml|text/plain", "metau7|text/html", "metaUTF7|text/html"})
+    void aBodyDeclaringAnUnreadableCharsetInItselfIsUndecodable(String shape) {
+        String kind = shape.substring(0, shape.indexOf('|'));
+        String type = shape.substring(shape.indexOf('|') + 1);
+        String body = switch (kind) {
+            case "sig" -> "+/v8-Your key: " + KEY7;
+            case "meta" -> "<html><head><meta charset=\"utf-7\"></head><body>" + KEY7 + "</body></html>";
+            case "metau7" -> "<html><head><META CharSet = 'u7'></head><body>" + KEY7 + "</body></html>";
+            case "metaUTF7" -> "<!doctype html>" + " ".repeat(900) + "<meta charset=UTF7>" + KEY7;
+            case "equiv" -> "<html><meta http-equiv=\"Content-Type\" content=\"text/html; charset=UTF-7\">" + KEY7;
+            default -> "<?xml version=\"1.0\" encoding=\"UTF-7\"?><a>" + KEY7 + "</a>";
+        };
+        String[] headers = type.isEmpty() ? new String[0] : new String[] {"content-type", type};
+        for (JsonObject config : new JsonObject[] {DENY, JsonObject.EMPTY_JSON_OBJECT}) {
+            MiddlewareException e = assertThrows(MiddlewareException.class,
+                    () -> DecodedBodyTest.evaluate(provider, config, ascii(body), headers), shape);
+            assertEquals("body_undecodable", e.code(), shape);
+            assertFalse(e.getMessage().toLowerCase().contains("utf-7"), "the name is not echoed");
+        }
+    }
+
+    @Test
+    void aReadableCharsetDeclaredInTheBodyIsReadAsBefore() {
+        byte[] body = ascii("<html><meta charset=\"iso-8859-1\"><body>" + DecodedBodyTest.OPENAI + "</body>");
+        HttpRequestResult r = DecodedBodyTest.evaluate(provider, DENY, body, "content-type", "text/html");
+        assertEquals(Decision.DENY, r.decision());
+        assertEquals("request body contains secrets: openai_api_key", r.reason());
+    }
+
+    @Test
+    void markupInsideAJsonStringIsNotADeclaration() {
+        byte[] body = ascii("{\"html\":\"<meta charset=iso-2022-jp>\",\"k\":\"" + DecodedBodyTest.OPENAI + "\"}");
+        HttpRequestResult r = DecodedBodyTest.evaluate(provider, DENY, body, "content-type", "application/json");
+        assertEquals(Decision.DENY, r.decision());
+    }
+
+    @Test
+    void aDeclarationPastTheFirst1024BytesIsNotRead() {
+        byte[] body = ascii(" ".repeat(1100) + "<meta charset=utf-7>" + DecodedBodyTest.OPENAI);
+        HttpRequestResult r = DecodedBodyTest.evaluate(provider, DENY, body, "content-type", "text/html");
+        assertEquals(Decision.DENY, r.decision(), "read as before: the plain key is found");
+    }
+}
