@@ -147,7 +147,8 @@ final class ResponseCharsets {
     /**
      * {@return {@link #BODY_DECLARED} when the body's first bytes {@code b[0, n)} declare in themselves a charset the
      * scrub does not read (the same names as a declared {@code charset} parameter: {@link #unreadable}), else
-     * {@code null}} A JSON body ({@code json}, {@code +json}) is judged by its signature only. The caller gives the first {@link BodyCharsets#WINDOW} bytes, or the whole body when shorter.
+     * {@code null}} A JSON body ({@code json}, {@code +json}) is judged by its signature only. The caller gives the
+     * first {@link BodyCharsets#WINDOW} bytes, or the whole body when shorter.
      */
     static String unreadableInBody(ResponseHead r, byte[] b, int n) {
         boolean json = json(r);
@@ -197,10 +198,10 @@ final class ResponseCharsets {
         return ScrubbingRelay.eventStream(r) ? 0 : markup(r) ? BodyCharsets.WINDOW : 4;
     }
 
-    /** {@return whether a {@code Content-Type} of the response is HTML or XML ({@code html}, {@code xml}, {@code +xml})} */
+    /** {@return whether a {@code Content-Type} of the response is HTML or XML: {@code html}, {@code xml}, {@code +xml}} */
     private static boolean markup(ResponseHead r) {
         return r.all("content-type").stream().map(f -> f.value().split(";", 2)[0].strip().toLowerCase(Locale.ROOT))
-                .anyMatch(t -> t.endsWith("html") || t.endsWith("xml") || t.endsWith("+xml"));
+                .anyMatch(t -> t.endsWith("html") || t.endsWith("xml"));
     }
 
     /** {@return whether a {@code Content-Type} of the response is JSON ({@code json}, {@code +json}, NDJSON)} */

@@ -104,4 +104,21 @@ class ResponseCharsetsTest {
         assertEquals(List.of(name.toLowerCase(java.util.Locale.ROOT).replace('_', '-')),
                 ResponseCharsets.declared(head(type)), type);
     }
+
+    /**
+     * A streamed body waits before its head for the first 1024 bytes only when it is a markup document (whose readers
+     * take a charset from a {@code <meta>} or an XML declaration); any other body for its 4-byte signature, so plain
+     * text streamed slowly is not held; an event stream not at all.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"text/html=1024", "text/html; charset=utf-8=1024", "application/xhtml+xml=1024",
+        "application/xml=1024", "text/XML=1024", "application/soap+xml; charset=utf-8=1024", "text/plain=4",
+        "application/octet-stream=4", "application/x-ndjson=4", "application/json=4", "=4",
+        "text/event-stream=0"})
+    void aStreamedBodyWaitsForADeclarationOnlyWhereItsReaderTakesOne(String typeAndWindow) {
+        int eq = typeAndWindow.lastIndexOf('=');
+        String type = typeAndWindow.substring(0, eq);
+        ResponseHead r = type.isEmpty() ? head() : head(type);
+        assertEquals(Integer.parseInt(typeAndWindow.substring(eq + 1)), ResponseCharsets.window(r), type);
+    }
 }
