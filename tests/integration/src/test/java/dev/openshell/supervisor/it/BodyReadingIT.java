@@ -9,11 +9,8 @@ import jakarta.json.JsonObject;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -51,7 +48,6 @@ class BodyReadingIT extends RunningWorld {
     private static final byte[] UTF16BE_MARK = {(byte) 0xfe, (byte) 0xff};
     private static final byte[] UTF32LE_MARK = {(byte) 0xff, (byte) 0xfe, 0, 0};
     private static final byte[] UTF8_MARK = {(byte) 0xef, (byte) 0xbb, (byte) 0xbf};
-    private static final AtomicInteger FILES = new AtomicInteger();
 
     @AfterAll
     static void noKeyInTheLogs() throws Exception {
@@ -118,17 +114,7 @@ class BodyReadingIT extends RunningWorld {
     }
 
     private static Curl.Result post(boolean tls, String host, Input input) throws Exception {
-        Path file = Files.write(tmp.resolve("body-" + FILES.incrementAndGet() + ".bin"), input.body());
-        List<String> args = new ArrayList<>(List.of("-H", "Content-Type:" + (input.contentType() == null ? ""
-                : " " + input.contentType()), "--data-binary", "@" + file));
-        if (tls) {
-            args.addAll(0, List.of("--cacert", world.supervisorCa().toString()));
-            args.add("https://" + host + ":" + world.tls.port() + "/v1");
-            return Curl.run(Map.of("HTTPS_PROXY", supervisor.proxyUrl()), args.toArray(String[]::new));
-        }
-        args.addAll(0, List.of("-x", supervisor.proxyUrl()));
-        args.add("http://" + host + ":" + world.plain.port() + "/v1");
-        return Curl.run(args.toArray(String[]::new));
+        return post(tls, host, "/v1", input.body(), input.contentType());
     }
 
     private static JsonObject json(String body) {

@@ -20,7 +20,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -78,16 +77,7 @@ class InspectionIntegrityIT extends RunningWorld {
     }
 
     private static Curl.Result post(boolean tls, String host, Input input) throws Exception {
-        List<String> args = new ArrayList<>(List.of("-H", "Content-Type: " + input.contentType(),
-                "--data-binary", "@" + file(input.body())));
-        if (tls) {
-            args.addAll(0, List.of("--cacert", world.supervisorCa().toString()));
-            args.add("https://" + host + ":" + world.tls.port() + "/v1");
-            return Curl.run(Map.of("HTTPS_PROXY", supervisor.proxyUrl()), args.toArray(String[]::new));
-        }
-        args.addAll(0, List.of("-x", supervisor.proxyUrl()));
-        args.add("http://" + host + ":" + world.plain.port() + "/v1");
-        return Curl.run(args.toArray(String[]::new));
+        return post(tls, host, "/v1", input.body(), input.contentType());
     }
 
     private static JsonObject json(String body) {

@@ -9,12 +9,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -32,7 +29,6 @@ class MessageBodyIT extends RunningWorld {
     static final String KEY = "ghp_R8xq2LmT5vW9zK3nB7cF1hJ4pD6sG0aYeU2i";
     static final String KEY_PART = "2LmT5vW9zK3nB7cF1hJ4";
     private static final String H = "From: a@x.test\r\nTo: b@y.test\r\n";
-    private static final AtomicInteger FILES = new AtomicInteger();
 
     @AfterAll
     static void noKeyInTheLogs() throws Exception {
@@ -78,17 +74,7 @@ class MessageBodyIT extends RunningWorld {
     }
 
     private static Curl.Result post(boolean tls, String host, String body, String type) throws Exception {
-        Path file = Files.write(tmp.resolve("body-" + FILES.incrementAndGet() + ".eml"),
-                body.getBytes(StandardCharsets.ISO_8859_1));
-        List<String> args = new ArrayList<>(List.of("-H", "Content-Type: " + type, "--data-binary", "@" + file));
-        if (tls) {
-            args.addAll(0, List.of("--cacert", world.supervisorCa().toString()));
-            args.add("https://" + host + ":" + world.tls.port() + "/upload");
-            return Curl.run(Map.of("HTTPS_PROXY", supervisor.proxyUrl()), args.toArray(String[]::new));
-        }
-        args.addAll(0, List.of("-x", supervisor.proxyUrl()));
-        args.add("http://" + host + ":" + world.plain.port() + "/upload");
-        return Curl.run(args.toArray(String[]::new));
+        return post(tls, host, "/upload", body.getBytes(StandardCharsets.ISO_8859_1), type);
     }
 
     private static String code(Curl.Result r) {

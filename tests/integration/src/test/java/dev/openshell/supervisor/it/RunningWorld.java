@@ -1,6 +1,11 @@
 package dev.openshell.supervisor.it;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,6 +21,7 @@ abstract class RunningWorld {
     static Path tmp;
     static ProxyWorld world;
     static SupervisorProcess supervisor;
+    private static final AtomicInteger BODIES = new AtomicInteger();
 
     @BeforeAll
     static void startWorld() throws Exception {
@@ -36,5 +42,30 @@ abstract class RunningWorld {
             supervisor = null;
             world = null;
         }
+    }
+
+    /**
+     * POSTs a body through the supervisor with real {@code curl}: over HTTP to the plain upstream, or over HTTPS
+     * (intercepted, trusting the supervisor's CA) to the TLS one.
+     *
+     * @param tls whether to go over HTTPS
+     * @param host the host name the world's policy routes ({@link ProxyWorld#DENY}, ...)
+     * @param path the request path
+     * @param body the body's bytes, sent as they are
+     * @param contentType the {@code Content-Type}, or {@code null} to send none
+     * @return curl's result
+     */
+    static Curl.Result post(boolean tls, String host, String path, byte[] body, String contentType) throws Exception {
+        Path file = Files.write(tmp.resolve("body-" + BODIES.incrementAndGet() + ".bin"), body);
+        List<String> args = new ArrayList<>(List.of("-H", "Content-Type:" + (contentType == null ? ""
+                : " " + contentType), "--data-binary", "@" + file));
+        if (tls) {
+            args.addAll(0, List.of("--cacert", world.supervisorCa().toString()));
+            args.add("https://" + host + ":" + world.tls.port() + path);
+            return Curl.run(Map.of("HTTPS_PROXY", supervisor.proxyUrl()), args.toArray(String[]::new));
+        }
+        args.addAll(0, List.of("-x", supervisor.proxyUrl()));
+        args.add("http://" + host + ":" + world.plain.port() + path);
+        return Curl.run(args.toArray(String[]::new));
     }
 }
