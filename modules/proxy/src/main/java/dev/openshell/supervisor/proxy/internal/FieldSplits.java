@@ -61,20 +61,12 @@ final class FieldSplits {
      * @return the form replaced, or -1 when no form is split across two values
      */
     static int replaceOne(byte[][] values, byte[][] forms, byte[][] replacements, int[][][] ends) {
-        return replaceOne(values, forms, replacements, ends, false);
-    }
-
-    /**
-     * Same as {@link #replaceOne(byte[][], byte[][], byte[][], int[][][])}; with {@code ordered}, only a form that
-     * starts at the end of {@code values[0]} and ends at the start of {@code values[1]} (two events, in order).
-     */
-    static int replaceOne(byte[][] values, byte[][] forms, byte[][] replacements, int[][][] ends, boolean ordered) {
         for (int f = 0; f < forms.length; f++) {
             if (ends[f] == null) {
                 continue;
             }
             byte[] form = forms[f];
-            for (int i = 0; i < (ordered ? 1 : values.length); i++) {
+            for (int i = 0; i < values.length; i++) {
                 byte[] v = values[i];
                 int[] ks = v.length == 0 ? null : ends[f][v[v.length - 1] & 0xff];
                 if (ks == null) {
@@ -85,9 +77,6 @@ final class FieldSplits {
                         continue;
                     }
                     int j = startingWith(values, i, form, k);
-                    if (ordered && j != 1) {
-                        continue;
-                    }
                     if (j >= 0) {
                         byte[] w = values[j];
                         int rest = form.length - k;
@@ -101,28 +90,6 @@ final class FieldSplits {
             }
         }
         return -1;
-    }
-
-    /**
-     * {@return whether {@code value} ends with the first k bytes of a form, 1 <= k < its length}
-     *
-     * @param forms the searched forms
-     * @param ends {@link #ends} of the forms
-     */
-    static boolean endsWithStart(byte[] value, byte[][] forms, int[][][] ends) {
-        if (value.length == 0) {
-            return false;
-        }
-        int b = value[value.length - 1] & 0xff;
-        for (int f = 0; f < forms.length; f++) {
-            int[] ks = ends[f] == null ? null : ends[f][b];
-            for (int k : ks == null ? new int[0] : ks) {
-                if (k <= value.length && Arrays.equals(value, value.length - k, value.length, forms[f], 0, k)) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     /** {@return a value other than {@code i} that starts with {@code form[k, length)}, or -1} */

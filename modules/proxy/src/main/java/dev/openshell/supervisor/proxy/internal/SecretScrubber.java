@@ -565,23 +565,13 @@ final class SecretScrubber {
      * @param values the field values as ISO-8859-1 bytes, replaced in place; each value already scrubbed whole
      */
     void scrubSplits(byte[][] values) {
-        for (int round = 0; round < 4 * values.length && replaceOneSplit(values, false); round++) {
+        for (int round = 0; round < 4 * values.length && replaceOneSplit(values); round++) {
             // each round removes one split part; the bound only guards against a pathological header
         }
     }
 
-    /** {@return whether {@code value} ends with the start of a form the next text could complete} */
-    boolean mayStartValue(byte[] value) {
-        return FieldSplits.endsWithStart(value, forms, splitEnds);
-    }
-
-    /** Replaces (and counts) one form from the end of {@code values[0]} to the start of {@code values[1]}. */
-    void scrubOrderedSplit(byte[][] values) {
-        replaceOneSplit(values, true);
-    }
-
-    private boolean replaceOneSplit(byte[][] values, boolean ordered) {
-        int f = FieldSplits.replaceOne(values, forms, replacements, splitEnds, ordered);
+    private boolean replaceOneSplit(byte[][] values) {
+        int f = FieldSplits.replaceOne(values, forms, replacements, splitEnds);
         if (f < 0) {
             return false;
         }
