@@ -13,10 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The per-runtime routing and trust guide of {@code docs/operators.md} ("Route the sandbox through the proxy"), run:
@@ -24,36 +22,17 @@ import org.junit.jupiter.api.io.TempDir;
  * as the guide says, and the upstream sees the request (so it went through the proxy, which intercepted it with its
  * CA). A runtime that is not installed is skipped with a message; {@code .ci/run} installs them.
  */
-class RuntimeRoutingIT {
+class RuntimeRoutingIT extends RunningWorld {
     static final Path SCRIPTS = Paths.get(System.getProperty("it.runtimes", "runtimes"));
 
-    @TempDir
-    static Path tmp;
-    static ProxyWorld world;
-    static SupervisorProcess supervisor;
     static Path truststore;
 
     @BeforeAll
-    static void start() throws Exception {
-        world = ProxyWorld.create(tmp.resolve("world"));
-        supervisor = world.start(true);
+    static void exportCa() throws Exception {
         truststore = tmp.resolve("supervisor-ca.p12");
         Image.Run r = Image.run(Image.HOME, "ca", "export", "--state-dir", world.stateDir.toString(), "--format",
                 "pkcs12", "--out", truststore.toString());
         assertEquals(0, r.exit(), r.err());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        try {
-            if (supervisor != null) {
-                supervisor.close();
-            }
-        } finally {
-            if (world != null) {
-                world.close();
-            }
-        }
     }
 
     private static boolean installed(String... probe) {
