@@ -69,11 +69,16 @@ start_supervisor() {
   }
 }
 
-# prints a wrk script: $1 = method, $2 = request-target, $3 = Host, $4 = JSON body (empty: none); every answer but
-# 200 counts as an error, and a thread stops after its share of max requests
+# prints a wrk script: $1 = method, $2 = request-target, $3 = Host, $4 = JSON body (empty: none; @FILE: the file's
+# bytes); every answer but 200 counts as an error, and a thread stops after its share of max requests
 wrk_script() {
   local body=""
-  if [ -n "$4" ]; then
+  if [ -n "$4" ] && [ "${4#@}" != "$4" ]; then
+    body="local f = assert(io.open(\"${4#@}\", \"rb\"))
+wrk.body = f:read(\"*a\")
+f:close()
+wrk.headers[\"Content-Type\"] = \"application/json\""
+  elif [ -n "$4" ]; then
     body="wrk.body = '$4'
 wrk.headers[\"Content-Type\"] = \"application/json\""
   fi

@@ -20,24 +20,8 @@ spid=${pids[-1]}
 jpid=$(pgrep -P "$spid" java || echo "$spid")
 python3 tests/data/bench-peers/conf/make_bodies.py "$work/bodies"
 for size in 2k 1m; do
-  cat >"$work/$size.lua" <<LUA
-local f = assert(io.open("$work/bodies/body_$size.json", "rb"))
-wrk.body = f:read("*a")
-f:close()
-wrk.method = "POST"
-wrk.path = "http://load.test:$up/v1/chat/completions"
-wrk.headers["Host"] = "load.test:$up"
-wrk.headers["Content-Type"] = "application/json"
-function response(status, headers, body)
-  if status ~= 200 then wrk.thread:stop() end
-end
-function done(summary, latency, requests)
-  io.write(string.format("RESULT %d %.1f %.3f %.3f %d\n", summary.requests,
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write
-    + summary.errors.timeout))
-end
-LUA
+  wrk_script POST "http://load.test:$up/v1/chat/completions" "load.test:$up" "@$work/bodies/body_$size.json" \
+    >"$work/$size.lua"
 done
 cpu() { awk '{print $14+$15}' /proc/$jpid/stat; }
 tck=$(getconf CLK_TCK)
