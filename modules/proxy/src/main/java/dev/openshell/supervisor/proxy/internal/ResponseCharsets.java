@@ -200,14 +200,18 @@ final class ResponseCharsets {
 
     /** {@return whether a {@code Content-Type} of the response is HTML or XML: {@code html}, {@code xml}, {@code +xml}} */
     private static boolean markup(ResponseHead r) {
-        return r.all("content-type").stream().map(f -> f.value().split(";", 2)[0].strip().toLowerCase(Locale.ROOT))
-                .anyMatch(t -> t.endsWith("html") || t.endsWith("xml"));
+        return typeEndsWith(r, "html") || typeEndsWith(r, "xml");
     }
 
     /** {@return whether a {@code Content-Type} of the response is JSON ({@code json}, {@code +json}, NDJSON)} */
     private static boolean json(ResponseHead r) {
-        return r.all("content-type").stream().anyMatch(f -> f.value().split(";", 2)[0].strip()
-                .toLowerCase(Locale.ROOT).endsWith("json"));
+        return typeEndsWith(r, "json");
+    }
+
+    /** {@return whether the media type (before its parameters) of a {@code Content-Type} ends with {@code suffix}} */
+    private static boolean typeEndsWith(ResponseHead r, String suffix) {
+        return r.all("content-type").stream()
+                .anyMatch(f -> f.value().split(";", 2)[0].strip().toLowerCase(Locale.ROOT).endsWith(suffix));
     }
 
     /** {@return whether the response declares UTF-16 or UTF-32 (its text is sniffed for events decoded)} */
