@@ -1,21 +1,24 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+
 /**
  * Where the held-back tail of a streamed scrub starts ({@link SecretScrubber.Scrubbing}): the last {@code visible}
  * bytes that are not sequences a stateful-encoding decoder drops (ISO 2022 escape sequences, SO/SI, the HZ shifts:
- * {@link dev.openshell.middleware.spi.internal.Iso2022Sequences}), plus the sequences among and after them.
+ * {@link Iso2022Sequences}), plus the sequences among and after them.
  *
- * <p>Attacker pass 9, P11-11: the tail used to be a fixed number of bytes, and a spelling with more sequences than fit
- * cut the stream only where the text before them was a start of the secret, so the sandbox learnt by cut or not cut
- * whether a reflected guess was a prefix of the key. Counting the window in bytes that are not sequences makes every
+ * <p>A tail of a fixed number of bytes, cut where a spelling with more sequences than fit follows a start of the
+ * secret, would tell the sandbox by cut or not cut whether a reflected guess is a prefix of the key. Counting the
+ * window in bytes that are not sequences makes every
  * position before it decidable for any number of sequences ({@link Iso2022Spelling} skips them without a bound), and
  * the one cut left, {@link #tooLong}, looks at how many bytes of sequences are held, whatever the text spells. Both
  * depend on the bytes' kinds only: the same for every secret of the same length.
  *
  * <p>The bytes are read once, left to right, as sequences and single bytes (a sequence is read at a position where
  * one starts, as {@link Iso2022Spelling#skippable} answers), carrying a sequence the stream may still complete over to
- * the next write. Positions are absolute stream offsets. Linear in the stream, memory {@code visible} longs. Not
- * thread-safe: one response.
+ * the next write; a run of bytes none of which can start a sequence is recorded by its last {@code visible}
+ * positions only, so text without sequences costs one comparison per byte. Positions are absolute stream offsets.
+ * Linear in the stream, memory {@code visible} longs. Not thread-safe: one response.
  */
 final class VisibleWindow {
     /** The most bytes of sequences held beyond the window before the stream is cut: 64 KiB. */
@@ -43,7 +46,17 @@ final class VisibleWindow {
      */
     int heldFrom(byte[] buf, int from, int n, long base) {
         int p = from + (int) (Math.max(read, base) - base);
+        long offset = base - from;
         while (p < n) {
+            int q = p;
+            while (q < n && !Iso2022Sequences.mayStart(buf[q])) {
+                q++;
+            }
+            if (q > p) {
+                record(offset, p, q);
+                p = q;
+                continue;
+            }
             int s = Iso2022Spelling.skippable(buf, p, n);
             if (s < 0) {
                 break; // a sequence the next write may complete
@@ -52,9 +65,7 @@ final class VisibleWindow {
                 p += s;
                 continue;
             }
-            ring[head] = base + p - from;
-            head = (head + 1) % ring.length;
-            count = Math.min(count + 1, ring.length);
+            record(offset, p, p + 1);
             p++;
         }
         read = base + p - from;
@@ -62,6 +73,15 @@ final class VisibleWindow {
             return 0;
         }
         return (int) Math.max(0, ring[head] - base); // the oldest of the last `visible`
+    }
+
+    /** Records the positions {@code [a, b)} of bytes that are not sequences: only the last {@code visible} matter. */
+    private void record(long offset, int a, int b) {
+        for (int i = Math.max(a, b - ring.length); i < b; i++) {
+            ring[head] = offset + i;
+            head = head + 1 == ring.length ? 0 : head + 1;
+        }
+        count = (int) Math.min((long) count + (b - a), ring.length);
     }
 
     /** {@return whether a held-back tail of {@code held} bytes holds more sequences than the bound} */
