@@ -21,8 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code 502 response_uninspectable} and audited, unless the credential allows unscanned responses; the charsets the
  * scrub reads pass as before. A charset given as an RFC 2231 {@code charset*} parameter (attacker pass 4, R3b/R4b)
  * is judged the same way, and one that disagrees with a {@code charset} is refused. So is a charset the body
- * declares in itself (attacker pass 9, P11-1, P11-2): the UTF-7 signature, an HTML {@code <meta>} (also past the
- * first chunks of a chunked body), an XML declaration.
+ * declares in itself (attacker passes 9 and 10, P11-1, P11-2, P12-1): the UTF-7 signature, an XML declaration, an
+ * HTML {@code <meta>} anywhere; a streamed body whose declaration comes after its head was sent is cut off before
+ * the bytes that hold it.
  */
 class ResponseCharsetScrubTest {
     private static final String SECRET = ResponseScrubTest.SECRET;
@@ -112,6 +113,12 @@ class ResponseCharsetScrubTest {
                     + "=Content-Type content='text/html; charset=UTF7'>", utf7(value)), chunked);
             case "/xml7" -> response("application/xml; charset=utf-8", concat("<?xml version=\"1.0\" encoding="
                     + "\"UTF-7\"?><a>", utf7(value)), chunked);
+            case "/late7" -> response("text/html", concat("<html><head><!--" + "a".repeat(1100) + "--><meta"
+                    + " charset=\"utf-7\"></head><body>Your key: ", utf7(value)), chunked);
+            case "/lateequiv" -> response("text/html; charset=utf-8", concat("<p>" + "b".repeat(5000) + "<meta"
+                    + " http-equiv=Content-Type content=\"text/html; charset=utf-7\">", utf7(value)), chunked);
+            case "/late7big" -> response("application/octet-stream", concat(" ".repeat(100_000)
+                    + "<meta charset=utf-7>", utf7(value)), chunked);
             case "/metalatin" -> response("text/html", ("<meta charset='iso-8859-1'>key " + value)
                     .getBytes(StandardCharsets.ISO_8859_1), chunked);
             default -> TestUpstream.ok("plain");
@@ -122,22 +129,62 @@ class ResponseCharsetScrubTest {
     void aCharsetTheScrubCannotReadOrWideEventsAreRefusedAndAudited() throws Exception {
         List<String> refused = List.of("/utf7", "/twotypes", "/unknown", "/iso2022", "/sse16", "/sse32", "/plain32",
                 "/plain16be", "/utf7ext", "/utf7cont", "/sse16ext", "/extdiffers", "/sig7", "/meta7", "/equiv7",
-                "/xml7");
+                "/xml7", "/late7", "/lateequiv");
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
             fx.upstream.respond(ResponseCharsetScrubTest::echo);
             List<String> expected = new ArrayList<>();
-            try (RawClient c = fx.client()) {
-                for (String path : refused) {
-                    for (String framing : List.of("", "-chunked")) {
-                        RawClient.Response r = c.send(ResponseScrubTest.request(fx, path + framing, "")).read();
-                        assertEquals(502, r.status(), path + framing);
-                        assertTrue(r.bodyText().contains("\"error\":\"response_uninspectable\""), r.bodyText());
-                        assertFalse(r.bodyText().contains(SECRET.substring(0, 4)), r.bodyText());
-                        expected.add("response_uninspectable false");
-                    }
+            for (String path : refused) {
+                for (String framing : List.of("", "-chunked")) {
+                    String raw = refusedOrCut(fx, path + framing);
+                    assertTrue(raw.startsWith("HTTP/1.1 502") || framing.equals("-chunked"), path + ": " + raw);
+                    expected.add("response_uninspectable false");
                 }
             }
             assertEquals(expected, fx.hook.unscannable);
+            assertEquals(List.of(), fx.hook.refusals, "audited once, as uninspectable");
+        }
+    }
+
+    /**
+     * Attacker pass 10, P12-1: a {@code <meta>} declaring UTF-7 after 1,100 and 5,000 bytes, and after 100,000 bytes
+     * of a body with a length too long to read whole (so streamed): a body read whole is refused, a streamed one is
+     * cut off before the bytes that hold the declaration, audited once.
+     */
+    @Test
+    void aDeclarationPastTheFirstKilobyteIsReadToo() throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
+            fx.upstream.respond(ResponseCharsetScrubTest::echo);
+            assertTrue(refusedOrCut(fx, "/late7").startsWith("HTTP/1.1 502"));
+            assertTrue(refusedOrCut(fx, "/lateequiv").startsWith("HTTP/1.1 502"));
+            String big = refusedOrCut(fx, "/late7big");
+            assertTrue(big.startsWith("HTTP/1.1 200"), "streamed: the head went before the declaration came");
+            refusedOrCut(fx, "/late7big-chunked");
+            assertEquals(List.of("response_uninspectable false", "response_uninspectable false",
+                    "response_uninspectable false", "response_uninspectable false"), fx.hook.unscannable);
+        }
+    }
+
+    /**
+     * {@return what a client read for {@code path} on its own connection, to the connection's end}: a 502
+     * {@code response_uninspectable} or a response cut off (no last chunk), never the value in any spelling sent, nor
+     * the bytes that declared the charset
+     */
+    private static String refusedOrCut(ProxyFixture fx, String path) throws Exception {
+        try (RawClient c = fx.client()) {
+            c.send(ResponseScrubTest.request(fx, path, "Connection: close\r\n"));
+            String raw = ResponseCutOffTest.readToEnd(c);
+            if (raw.startsWith("HTTP/1.1 502")) {
+                assertTrue(raw.contains("\"error\":\"response_uninspectable\""), raw);
+            } else {
+                assertTrue(raw.startsWith("HTTP/1.1 200"), path + ": " + raw);
+                assertFalse(raw.endsWith("0\r\n\r\n"), path + ": cut off, no last chunk");
+                assertFalse(raw.toLowerCase(java.util.Locale.ROOT).contains("utf-7")
+                        || raw.toLowerCase(java.util.Locale.ROOT).contains("utf7"), path + ": the declaration went");
+            }
+            for (byte[] form : List.of(SECRET.getBytes(StandardCharsets.US_ASCII), utf7(SECRET), utf7("key " + SECRET))) {
+                assertFalse(raw.contains(new String(form, StandardCharsets.ISO_8859_1)), path + ": " + raw);
+            }
+            return raw;
         }
     }
 

@@ -37,9 +37,9 @@ import java.util.Locale;
  *       it (bogus comments: {@code <!x>}, {@code <?x>}, {@code </ x>}, a comment closed by {@code --!>}), and XML
  *       that declares entities is undecodable.</li>
  *   <li>An XML declaration's {@code encoding} counts where no charset is declared; one naming a charset outside the
- *       supported set is undecodable. So is content that declares such a charset in itself in its first 1024 bytes
- *       (the UTF-7 signature {@code +/v8}, an HTML {@code <meta>} charset, an XML declaration: {@link BodyCharsets},
- *       {@link #checkDeclaredInBody}).</li>
+ *       supported set is undecodable. So is content that declares such a charset in itself (the UTF-7 signature
+ *       {@code +/v8} at its start, an XML declaration in its first 1024 bytes, an HTML {@code <meta>} charset
+ *       anywhere: {@link BodyCharsets}, {@link #checkDeclaredInBody}; a JSON body by its signature only).</li>
  *   <li>Content read as UTF-16 or UTF-32 (a charset that is not ASCII-compatible) is also read as its bytes are, by
  *       the same media-type layer, and both readings are scanned ({@link TwoReadings}): a reader that ignores the
  *       declared charset reads a key written in ASCII bytes under {@code charset=utf-16le}. Content declared
@@ -227,7 +227,7 @@ final class BodyDecoder {
 
     /**
      * Checks the charsets content declares in itself ({@link BodyCharsets}: the UTF-7 signature, an XML declaration,
-     * an HTML {@code <meta>} in its first 1024 bytes; attacker pass 9, P11-7) as a declared {@code charset} is
+     * an HTML {@code <meta>} anywhere; attacker passes 9 and 10, P11-7, P12-3) as a declared {@code charset} is
      * checked: one outside the supported set (UTF-7, ...) makes it undecodable, as a reader that honours it (a
      * receiver running {@code charset_normalizer}, BeautifulSoup or lxml on the bytes) reads other text; so does an
      * XML declaration or {@code <meta>} in ASCII bytes naming UTF-16 or UTF-32. A JSON body is checked for the
@@ -238,7 +238,19 @@ final class BodyDecoder {
      */
     private static void checkDeclaredInBody(ByteBuffer input, MediaType type) throws Undecodable {
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
-        for (BodyCharsets.Declaration d : BodyCharsets.declared(input)) {
+        checkDeclared(BodyCharsets.declared(json ? input.slice(0, Math.min(4, input.limit())) : input), json);
+    }
+
+    /**
+     * Checks charsets content declares in itself, read by {@link BodyCharsets} (whole, or as a stream arrives), as
+     * {@link #checkDeclaredInBody} does.
+     *
+     * @param found the declarations
+     * @param json whether the content is JSON: only a signature counts
+     * @throws Undecodable if one is outside the supported set, or a declaration in ASCII bytes names UTF-16 or UTF-32
+     */
+    static void checkDeclared(List<BodyCharsets.Declaration> found, boolean json) throws Undecodable {
+        for (BodyCharsets.Declaration d : found) {
             if (json && d.source() != BodyCharsets.Source.SIGNATURE) {
                 continue;
             }

@@ -15,6 +15,8 @@ import dev.openshell.middleware.spi.HttpResponsePreflightDecision;
 import dev.openshell.middleware.spi.HttpResponseStage;
 import dev.openshell.middleware.spi.MiddlewareException;
 import dev.openshell.middleware.spi.Phase;
+import dev.openshell.middleware.spi.internal.BodyCharsets;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -63,6 +65,9 @@ final class RegexResponseStage implements HttpResponseStage {
     private boolean events;
     private long holdLimit;
     private byte[] held = new byte[0];
+    /** The charsets a streamed body declares in itself, read across its units (a tag may straddle two); P12-1. */
+    private BodyCharsets.Reader declarations;
+    private boolean json;
 
     RegexResponseStage(RegexProvider provider) {
         this.provider = provider;
@@ -106,6 +111,9 @@ final class RegexResponseStage implements HttpResponseStage {
             hold = p.deferralPermitted();
             events = eventStream(p.headers());
             holdLimit = p.maxPayloadBytes() / 2;
+            declarations = BodyCharsets.reader();
+            json = p.headers().stream().anyMatch(h -> h.name().equals("content-type")
+                    && MediaType.parse(h.value()) instanceof MediaType t && (t.isJson() || t.isJsonSequence()));
             return HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.STREAM_BYTES);
         }
         if (bodyless(p)) {
@@ -142,6 +150,7 @@ final class RegexResponseStage implements HttpResponseStage {
 
     @Override
     public HttpResponseBodyResult body(HttpResponseBodyUnit unit) {
+        readDeclarations(unit);
         if (!hold) {
             return scan(unit.sequence(), unit.data(), false);
         }
@@ -180,6 +189,30 @@ final class RegexResponseStage implements HttpResponseStage {
         Optional<Body> replacement = r.body().isPresent() ? r.body() : changed ? Optional.of(emit) : Optional.empty();
         return new HttpResponseBodyResult(sequence, replacement, "", Optional.empty(), r.findings(),
                 r.body().isPresent() ? r.metadata() : Map.of());
+    }
+
+    /**
+     * Reads the unit's bytes for a charset the body declares in itself, wherever it starts in the stream (each unit
+     * is also read whole when scanned).
+     *
+     * @throws MiddlewareException ({@link RegexProvider#UNDECODABLE_CODE}) when it declares one the scan cannot read
+     */
+    private void readDeclarations(HttpResponseBodyUnit unit) {
+        if (declarations == null) {
+            return;
+        }
+        List<BodyCharsets.Declaration> found = new ArrayList<>(0);
+        for (ByteBuffer segment : unit.data().segments()) {
+            found.addAll(declarations.read(segment, 0, segment.limit()));
+        }
+        if (unit.endOfStream()) {
+            found.addAll(declarations.end());
+        }
+        try {
+            BodyDecoder.checkDeclared(found, json);
+        } catch (Undecodable e) {
+            throw new MiddlewareException(e.code(), e.getMessage());
+        }
     }
 
     private static byte[] concat(byte[] a, byte[] b) {

@@ -16,8 +16,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A charset a request body declares in itself (attacker pass 9, P11-7): the UTF-7 signature, an HTML {@code <meta>}
- * or an XML declaration naming a charset the scan cannot read makes the body undecodable in deny and redact mode, as
+ * A charset a request body declares in itself (attacker passes 9 and 10, P11-7, P12-3): the UTF-7 signature, an HTML
+ * {@code <meta>} anywhere or an XML declaration naming a charset the scan cannot read makes the body undecodable in deny and redact mode, as
  * a declared {@code charset} parameter does; a readable one is read as before.
  */
 class DeclaredInBodyTest {
@@ -74,10 +74,16 @@ class DeclaredInBodyTest {
         assertEquals(Decision.DENY, r.decision());
     }
 
-    @Test
-    void aDeclarationPastTheFirst1024BytesIsNotRead() {
-        byte[] body = ascii(" ".repeat(1100) + "<meta charset=utf-7>" + DecodedBodyTest.OPENAI);
-        HttpRequestResult r = DecodedBodyTest.evaluate(provider, DENY, body, "content-type", "text/html");
-        assertEquals(Decision.DENY, r.decision(), "read as before: the plain key is found");
+    /** Attacker pass 10, P12-3: a {@code <meta>} anywhere in the body counts, whatever comes before it. */
+    @ParameterizedTest
+    @ValueSource(ints = {1_000, 1_100, 5_000, 100_000})
+    void aDeclarationPastTheFirstKilobyteIsReadToo(int pad) {
+        byte[] body = ascii("<html><head><!--" + "a".repeat(pad) + "--><meta charset=\"utf-7\"></head><body>"
+                + KEY7);
+        for (String type : new String[] {"text/html", "text/plain", "application/octet-stream"}) {
+            MiddlewareException e = assertThrows(MiddlewareException.class,
+                    () -> DecodedBodyTest.evaluate(provider, DENY, body, "content-type", type), type);
+            assertEquals("body_undecodable", e.code(), type);
+        }
     }
 }

@@ -369,4 +369,31 @@ class RegexResponseStageTest {
         assertEquals(HttpResponsePreflightDecision.Action.INSPECT, provider.openResponse(RESPONSE).preflight(preflight(
                 config("redact", null), "GET", 200, fits, ALL, true)).action());
     }
+
+    /**
+     * Attacker pass 10, P12-1: a {@code <meta>} declaring UTF-7 whose tag straddles two units of a streamed body (no
+     * unit holds it whole) fails the stream as undecodable, with and without deferral; split anywhere else, the body
+     * passes.
+     */
+    @Test
+    void aDeclarationSplitAcrossUnitsIsReadWhole() {
+        byte[] body = ("<html>" + "x".repeat(20_000) + "<meta http-equiv=a content=\"text/html; charset=utf-7\">"
+                + DeclaredInBodyTest.utf7(KEY)).getBytes(StandardCharsets.US_ASCII);
+        int tag = 6 + 20_000;
+        List<HttpHeader> html = List.of(new HttpHeader("content-type", "text/html"));
+        for (boolean deferral : new boolean[] {false, true}) {
+            for (int cut : new int[] {tag + 3, tag + 40, tag + 48}) {
+                HttpResponseStage stage = provider.openResponse(RESPONSE);
+                stage.preflight(preflight(config("redact", null), "GET", 200, html, STREAM, deferral));
+                MiddlewareException e = assertThrows(MiddlewareException.class,
+                        () -> run(stage, split(body, tag - 2, cut)), "cut at " + cut);
+                assertEquals("body_undecodable", e.code());
+            }
+        }
+        byte[] readable = new String(body, StandardCharsets.US_ASCII).replace("utf-7", "utf-8")
+                .getBytes(StandardCharsets.US_ASCII);
+        HttpResponseStage stage = provider.openResponse(RESPONSE);
+        stage.preflight(preflight(config("redact", null), "GET", 200, html, STREAM, false));
+        assertEquals(readable.length, run(stage, split(readable, tag - 2, tag + 40)).length, "read as before");
+    }
 }

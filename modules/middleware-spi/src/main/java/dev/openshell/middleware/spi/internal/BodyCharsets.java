@@ -8,36 +8,38 @@ import java.util.List;
 import org.apiguardian.api.API;
 
 /**
- * Which charsets a body declares in itself, in its first {@value #WINDOW} bytes, as the clients that read a body's
- * bytes do (attacker pass 9, P11-1, P11-2, P11-7): the one rule the response scrub and the {@code openshell/regex}
- * stage share. Three kinds of declaration are read, in ASCII bytes:
+ * Which charsets a body declares in itself, as the clients that read a body's bytes do (attacker passes 9 and 10,
+ * P11-1, P11-2, P11-7, P12-1, P12-3): the one rule the response scrub and the {@code openshell/regex} stage share.
+ * Three kinds of declaration are read, in ASCII bytes:
  *
  * <ul>
  *   <li>a signature at the very start: the byte order marks of UTF-8, UTF-16 and UTF-32, and the UTF-7 signatures
  *       {@code +/v8}, {@code +/v9}, {@code +/v+}, {@code +/v/} (RFC 2152; what {@code charset_normalizer}, and so
  *       Python's requests for a body without a declared charset, detects UTF-7 by);</li>
  *   <li>an XML declaration or other processing instruction at the start (after a UTF-8 byte order mark and white
- *       space): its {@code encoding} pseudo-attribute (XML 1.0 section 4.3.3), quoted or not, with white space around
- *       {@code =}, searched up to the first {@code ?>} or the end of the first line, whichever is later (lxml reads
- *       the declaration; BeautifulSoup's {@code EncodingDetector} matches {@code ^\s*<\?.*encoding=} on that line);</li>
- *   <li>an HTML {@code <meta>} element (WHATWG HTML, "prescan a byte stream to determine its encoding"): every
- *       {@code charset} assignment inside a tag that starts with {@code <meta} (white space allowed after {@code <},
- *       as BeautifulSoup's {@code <\s*meta[^>]+charset=} matches), so both {@code <meta charset="...">} and the
- *       {@code content="text/html; charset=..."} of {@code http-equiv}. A tag ends at the first {@code >} outside
- *       quotes; comments are not skipped. This finds every declaration a WHATWG prescan or that expression finds in
- *       the window, and may find more (a {@code <meta>} inside a comment): more declarations only refuse more.</li>
+ *       space), in the first {@value #WINDOW} bytes: its {@code encoding} pseudo-attribute (XML 1.0 section 4.3.3),
+ *       quoted or not, with white space around {@code =}, searched up to the first {@code ?>} or the end of the first
+ *       line, whichever is later (lxml reads the declaration; BeautifulSoup's {@code EncodingDetector} matches
+ *       {@code ^\s*<\?.*encoding=} on that line, in the first 1024 bytes);</li>
+ *   <li>an HTML {@code <meta>} element <em>anywhere in the body</em> ({@link MetaCharsets}): every {@code charset}
+ *       assignment inside a tag that starts with {@code <meta} (white space allowed after {@code <}), so both
+ *       {@code <meta charset="...">} and the {@code content="text/html; charset=..."} of {@code http-equiv}. A WHATWG
+ *       prescan reads the first 1024 bytes, but BeautifulSoup reads up to byte 2048 or 5% of the document (all of it
+ *       when asked), a browser that meets a later one while parsing reloads the page in it, and libxml2's HTML parser
+ *       takes one wherever it meets it: so no window. A tag ends at the first {@code >} outside quotes; comments are
+ *       not skipped. More declarations found only refuse more.</li>
  * </ul>
  *
- * <p>The names are returned as written, without quotes and surrounding white space, in the order found; the caller
- * judges them as it judges a {@code Content-Type} charset. One pass over at most {@value #WINDOW} bytes (each byte is
- * looked at a bounded number of times); never throws. A body in UTF-16 or UTF-32 whose declaration is in that
- * encoding is not read (its bytes are not ASCII); declarations after the window are not read (WHATWG reads 1024
- * bytes; BeautifulSoup reads a {@code <meta>} up to byte 2048 or 5% of the document, libxml2's HTML parser wherever
- * it meets one: limits the callers document).
+ * <p>The names are returned as written, without quotes and surrounding white space (a {@code <meta>} name cut at
+ * {@value MetaCharsets#NAME_MAX} bytes), in the order their ends are read; the caller judges them as it judges a
+ * {@code Content-Type} charset. A body read whole is read by {@link #declared(ByteBuffer)}; a streamed one by a
+ * {@link Reader} fed its bytes as they arrive, which finds the same declarations however the bytes are split. Each
+ * byte is looked at a bounded number of times (the search for {@code <} reads eight bytes per step); never throws. A
+ * body in UTF-16 or UTF-32 whose declaration is in that encoding is not read (its bytes are not ASCII).
  */
 @API(status = INTERNAL, since = "0.2")
 public final class BodyCharsets {
-    /** How many bytes of a body are read for a declaration (WHATWG HTML's prescan reads 1024). */
+    /** How many first bytes of a body are read for a signature or an XML declaration (BeautifulSoup reads 1024). */
     public static final int WINDOW = 1024;
 
     private BodyCharsets() {
@@ -65,28 +67,152 @@ public final class BodyCharsets {
     }
 
     /**
-     * {@return the charsets {@code body[0, min(limit, WINDOW))} declares in itself, in the order found; empty when
+     * {@return the charsets the whole body {@code body[0, limit)} declares in itself, in the order found; empty when
      * none}
      *
-     * @param body the body's first bytes (position ignored, from index 0 to its limit)
+     * @param body the whole body (position ignored, from index 0 to its limit)
      */
     public static List<Declaration> declared(ByteBuffer body) {
-        int n = Math.min(body.limit(), WINDOW);
-        byte[] b = new byte[n];
-        body.get(0, b);
-        List<Declaration> out = new ArrayList<>(2);
-        String sig = signature(b, n);
-        if (sig != null) {
-            out.add(new Declaration(sig, Source.SIGNATURE));
-        }
-        xml(b, n, out);
-        meta(b, n, out);
+        Reader reader = new Reader();
+        List<Declaration> out = reader.read(body, 0, body.limit());
+        out.addAll(reader.end());
         return out;
     }
 
-    /** {@return the charsets {@code b[0, min(n, WINDOW))} declares in itself} See {@link #declared(ByteBuffer)}. */
+    /** {@return the charsets the whole body {@code b[0, n)} declares in itself} See {@link #declared(ByteBuffer)}. */
     public static List<Declaration> declared(byte[] b, int n) {
         return declared(ByteBuffer.wrap(b, 0, Math.max(0, Math.min(n, b.length))).slice());
+    }
+
+    /**
+     * {@return a reader of one streamed body's declarations}
+     */
+    public static Reader reader() {
+        return new Reader();
+    }
+
+    /**
+     * The declarations of one body read as its bytes arrive: the first {@value #WINDOW} bytes are kept for the
+     * signature and the XML declaration (read once they are decided: when the window is full, when the declaration
+     * closed and its first line ended, or at the end), and every byte goes through {@link MetaCharsets}. Not
+     * thread-safe: one reading thread.
+     */
+    @API(status = INTERNAL, since = "0.2")
+    public static final class Reader {
+        private final byte[] start = new byte[WINDOW];
+        private int startLength;
+        /** Whether the signature was read (at 4 bytes or the end). */
+        private boolean signatureRead;
+        /** Whether the start is read to its end (the XML declaration's first line, or none). */
+        private boolean startRead;
+        /** Where the XML declaration's {@code encoding} was searched up to. */
+        private int xmlRead;
+        private final MetaCharsets meta = new MetaCharsets();
+
+        private Reader() {
+        }
+
+        /**
+         * {@return the declarations whose end {@code b[off, off + len)}, the body's next bytes, holds}
+         *
+         * @param b the bytes
+         * @param off where they start
+         * @param len how many
+         */
+        public List<Declaration> read(byte[] b, int off, int len) {
+            return read(ByteBuffer.wrap(b), off, len);
+        }
+
+        /**
+         * {@return the declarations whose end {@code b[off, off + len)} (absolute indices; position and limit not
+         * used), the body's next bytes, holds}
+         *
+         * @param b the bytes
+         * @param off where they start
+         * @param len how many
+         */
+        public List<Declaration> read(ByteBuffer b, int off, int len) {
+            List<Declaration> out = new ArrayList<>(0);
+            if (!startRead) {
+                int n = Math.min(len, WINDOW - startLength);
+                b.get(off, start, startLength, n);
+                startLength += n;
+                readStart(out, startLength == WINDOW);
+            }
+            meta.read(b, off, len, out);
+            return out;
+        }
+
+        /** {@return the declarations the body's end completes}: a start shorter than the window, a name at the end */
+        public List<Declaration> end() {
+            List<Declaration> out = new ArrayList<>(0);
+            if (!startRead) {
+                readStart(out, true);
+            }
+            meta.end(out);
+            return out;
+        }
+
+        /**
+         * Reads what the kept start decides: the signature at 4 bytes; the XML declaration's {@code encoding} up to
+         * its {@code ?>} once that came, then on to the end of its first line once that came (or the window filled,
+         * or the body ended: {@code last}).
+         */
+        private void readStart(List<Declaration> out, boolean last) {
+            int n = startLength;
+            if (!signatureRead && (n >= 4 || last)) {
+                signatureRead = true;
+                String sig = signature(start, n);
+                if (sig != null) {
+                    out.add(new Declaration(sig, Source.SIGNATURE));
+                }
+            }
+            int open = xmlOpen(start, n);
+            if (open < 0) {
+                startRead = signatureRead && (open == NOT_XML || last);
+                return;
+            }
+            int close = indexOf(start, open + 2, n, (byte) '?', (byte) '>');
+            int line = open;
+            while (line < n && start[line] != '\n' && start[line] != '\r') {
+                line++;
+            }
+            boolean lineRead = line < n || last;
+            int to = lineRead ? Math.max(close < 0 ? n : close, line) : close;
+            if (to > xmlRead) {
+                encodings(start, Math.max(xmlRead, open + 2), to, out);
+                xmlRead = to;
+            }
+            startRead = signatureRead && lineRead;
+        }
+    }
+
+    /** {@link #xmlOpen}: the start is not an XML declaration. */
+    private static final int NOT_XML = -1;
+    /** {@link #xmlOpen}: the bytes so far do not tell. */
+    private static final int UNDECIDED = -2;
+    private static final int[] BOM = {0xef, 0xbb, 0xbf};
+
+    /**
+     * {@return where {@code <?} opens the body's first {@code n} bytes (after a UTF-8 byte order mark and white
+     * space), {@link #NOT_XML}, or {@link #UNDECIDED}}
+     */
+    private static int xmlOpen(byte[] b, int n) {
+        int bom = 0;
+        while (bom < Math.min(n, 3) && (b[bom] & 0xff) == BOM[bom]) {
+            bom++;
+        }
+        if (bom == n && n < 3) {
+            return UNDECIDED; // a byte order mark so far
+        }
+        int i = bom == 3 ? 3 : 0;
+        while (i < n && space(b[i])) {
+            i++;
+        }
+        if (i >= n || i + 1 >= n && b[i] == '<') {
+            return UNDECIDED;
+        }
+        return b[i] == '<' && b[i + 1] == '?' ? i : NOT_XML;
     }
 
     private static String signature(byte[] b, int n) {
@@ -115,74 +241,16 @@ public final class BodyCharsets {
         return null;
     }
 
-    /** Adds the {@code encoding} of a processing instruction at the start of {@code b[0, n)}. */
-    private static void xml(byte[] b, int n, List<Declaration> out) {
-        int i = n >= 3 && (b[0] & 0xff) == 0xef && (b[1] & 0xff) == 0xbb && (b[2] & 0xff) == 0xbf ? 3 : 0;
-        while (i < n && space(b[i])) {
-            i++;
-        }
-        if (i + 1 >= n || b[i] != '<' || b[i + 1] != '?') {
-            return;
-        }
-        int close = indexOf(b, i + 2, n, (byte) '?', (byte) '>');
-        int line = i;
-        while (line < n && b[line] != '\n' && b[line] != '\r') {
-            line++;
-        }
-        int end = Math.max(close < 0 ? n : close, line);
-        for (int k = i + 2; k + 8 <= end; k++) {
+    /** Adds the {@code encoding} pseudo-attributes that start in {@code b[from, to)}, names read up to {@code to}. */
+    private static void encodings(byte[] b, int from, int to, List<Declaration> out) {
+        for (int k = from; k + 8 <= to; k++) {
             if (word(b, k, "encoding")) {
-                String name = value(b, k + 8, end);
+                String name = value(b, k + 8, to);
                 if (name != null) {
                     out.add(new Declaration(name, Source.XML));
                 }
             }
         }
-    }
-
-    /** Adds the {@code charset} assignments of every {@code <meta} tag in {@code b[0, n)}. */
-    private static void meta(byte[] b, int n, List<Declaration> out) {
-        int i = 0;
-        while (i < n) {
-            if (b[i] != '<') {
-                i++;
-                continue;
-            }
-            int k = i + 1;
-            while (k < n && space(b[k])) {
-                k++;
-            }
-            if (k + 4 > n || !word(b, k, "meta")) {
-                i = k;
-                continue;
-            }
-            int end = tagEnd(b, k + 4, n);
-            for (int j = k + 4; j + 7 <= end; j++) {
-                if (word(b, j, "charset")) {
-                    String name = value(b, j + 7, end);
-                    if (name != null) {
-                        out.add(new Declaration(name, Source.META));
-                    }
-                }
-            }
-            i = end;
-        }
-    }
-
-    /** {@return the index of the first {@code >} from {@code from} outside quotes, or {@code n}} */
-    private static int tagEnd(byte[] b, int from, int n) {
-        byte quote = 0;
-        for (int i = from; i < n; i++) {
-            byte c = b[i];
-            if (quote != 0) {
-                quote = c == quote ? 0 : quote;
-            } else if (c == '"' || c == '\'') {
-                quote = c;
-            } else if (c == '>') {
-                return i;
-            }
-        }
-        return n;
     }
 
     /**
@@ -235,8 +303,7 @@ public final class BodyCharsets {
         return -1;
     }
 
-    /** {@return whether {@code c} is ASCII white space (WHATWG: TAB, LF, FF, CR, SPACE)} */
     private static boolean space(byte c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+        return MetaCharsets.space(c);
     }
 }

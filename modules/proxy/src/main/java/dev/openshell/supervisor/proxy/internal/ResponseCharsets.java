@@ -30,11 +30,13 @@ import java.util.regex.Pattern;
  * decisions depend on the head and the body's first characters only, never on a secret. Static methods only.
  *
  * <p>A charset the body declares in itself ({@link BodyCharsets}: the UTF-7 signature, an XML declaration, an HTML
- * {@code <meta>} in its first 1024 bytes; attacker pass 9, P11-1 and P11-2) is judged by the same rule
- * ({@link #unreadableInBody}), whatever the media type: BeautifulSoup and lxml given the bytes, and
+ * {@code <meta>} anywhere; attacker passes 9 and 10, P11-1, P11-2, P12-1) is judged by the same rule
+ * ({@link #unreadableIn}), whatever the media type: BeautifulSoup and lxml given the bytes, and
  * {@code charset_normalizer} (Python's requests for a body without a declared charset) read the body in it; a JSON
- * body by its signature only. An event
- * stream's body is not read for one (its clients read UTF-8 or the declared charset, and its head is not held back).
+ * body by its signature only. A body read whole is refused with 502 before any byte; a streamed body is read as it
+ * arrives, and one whose declaration comes after bytes were relayed is cut off there (the bytes before it were
+ * scrubbed as the head declared). An event stream's body is not read for one (its clients read UTF-8 or the
+ * declared charset, and its head is not held back).
  */
 final class ResponseCharsets {
     /** Charsets that encode ASCII as ASCII, statelessly. */
@@ -145,14 +147,16 @@ final class ResponseCharsets {
     }
 
     /**
-     * {@return {@link #BODY_DECLARED} when the body's first bytes {@code b[0, n)} declare in themselves a charset the
-     * scrub does not read (the same names as a declared {@code charset} parameter: {@link #unreadable}), else
-     * {@code null}} A JSON body ({@code json}, {@code +json}) is judged by its signature only. The caller gives the
-     * first {@link BodyCharsets#WINDOW} bytes, or the whole body when shorter.
+     * {@return {@link #BODY_DECLARED} when one of {@code found}, charsets the response's body declares in itself, is
+     * not one the scrub reads (the same names as a declared {@code charset} parameter: {@link #unreadable}), else
+     * {@code null}} A JSON body ({@code json}, {@code +json}) is judged by its signature only.
      */
-    static String unreadableInBody(ResponseHead r, byte[] b, int n) {
+    static String unreadableIn(ResponseHead r, List<BodyCharsets.Declaration> found) {
+        if (found.isEmpty()) {
+            return null;
+        }
         boolean json = json(r);
-        for (BodyCharsets.Declaration d : BodyCharsets.declared(b, n)) {
+        for (BodyCharsets.Declaration d : found) {
             if (json && d.source() != BodyCharsets.Source.SIGNATURE) {
                 continue; // JSON's readers detect its encoding (RFC 8259), never by markup inside a string
             }
@@ -164,43 +168,45 @@ final class ResponseCharsets {
     }
 
     /**
-     * {@return why the response is not relayed for a charset its body's first bytes {@code b[0, n)} declare in
-     * themselves ({@link #BODY_DECLARED}), or {@code null}} An event stream's body, and the body of a response whose
-     * declared charset is refused already, are not read; nor is an empty one.
+     * {@return why a whole body {@code b[0, n)} is not relayed for a charset it declares anywhere in itself
+     * ({@link #BODY_DECLARED}), or {@code null}} An event stream's body is not read (its clients read UTF-8 or the
+     * declared charset); the caller reads none when the declared charset is refused already.
      */
     static String declaredInBody(ResponseHead r, byte[] b, int n) {
-        boolean read = n > 0 && !ScrubbingRelay.eventStream(r) && unreadable(r) == null;
-        return read ? unreadableInBody(r, b, n) : null;
+        if (n == 0 || ScrubbingRelay.eventStream(r)) {
+            return null;
+        }
+        return unreadableIn(r, BodyCharsets.declared(b, json(r) ? Math.min(n, 4) : n)); // JSON: its signature
+    }
+
+    /**
+     * {@return the reader of the charsets a streamed body declares in itself, fed every decoded byte before it is
+     * relayed; {@code null} for an event stream, which is not read}
+     */
+    static BodyCharsets.Reader reader(ResponseHead r) {
+        return ScrubbingRelay.eventStream(r) ? null : BodyCharsets.reader();
     }
 
     /**
      * {@return why a streamed response is not relayed for its body's first bytes {@code b[0, n)}: a wide body that
-     * starts an event stream ({@link #WIDE_EVENTS}), or, when {@code declarations}, a charset the body declares in
-     * itself ({@link #declaredInBody}); else {@code null}}
+     * starts an event stream ({@link #WIDE_EVENTS}), or a charset the body declares in itself that {@code reader}
+     * (when not {@code null}) finds in them ({@link #BODY_DECLARED}); else {@code null}}
      */
-    static String firstBytes(ResponseHead r, byte[] b, int n, boolean declarations) {
+    static String firstBytes(ResponseHead r, byte[] b, int n, BodyCharsets.Reader reader) {
         if (n > 0 && wide(r) && !ScrubbingRelay.eventStream(r) && startsEvents(b, n)) {
             return WIDE_EVENTS;
         }
-        return declarations ? declaredInBody(r, b, n) : null;
+        return reader != null && n > 0 ? unreadableIn(r, reader.read(b, 0, n)) : null;
     }
 
     /**
-     * {@return how many first bytes of a streamed body are read before its head is sent, for a charset the body
-     * declares in itself} {@link BodyCharsets#WINDOW} for a markup document ({@link #markup}: HTML or XML, whose
-     * readers take a declaration from its first bytes, and which no client reads as a live stream); 4 (a signature:
-     * byte order mark or the UTF-7 one, which {@code charset_normalizer} sniffs) for every other type and none; 0 for
-     * an event stream, which is not read. So a streamed body of another type (plain text, NDJSON) that sends fewer
-     * bytes and pauses still reaches the client at once (the scrub's own hold aside); a declaration inside such a body
-     * is read only when the body is read whole (at most 64 KiB with a length, {@code ScrubbingRelay}).
+     * {@return how many first bytes of a streamed body are read before its head is sent}: 4 (a signature: a byte
+     * order mark or the UTF-7 one, which {@code charset_normalizer} sniffs); 0 for an event stream, which is not read.
+     * An XML declaration or {@code <meta>} is read as the body arrives ({@link #reader}): the head is never held for
+     * one, and one found after bytes were relayed cuts the response off (P12-1, P12-2).
      */
     static int window(ResponseHead r) {
-        return ScrubbingRelay.eventStream(r) ? 0 : markup(r) ? BodyCharsets.WINDOW : 4;
-    }
-
-    /** {@return whether a {@code Content-Type} of the response is HTML or XML: {@code html}, {@code xml}, {@code +xml}} */
-    private static boolean markup(ResponseHead r) {
-        return typeEndsWith(r, "html") || typeEndsWith(r, "xml");
+        return ScrubbingRelay.eventStream(r) ? 0 : 4;
     }
 
     /** {@return whether a {@code Content-Type} of the response is JSON ({@code json}, {@code +json}, NDJSON)} */

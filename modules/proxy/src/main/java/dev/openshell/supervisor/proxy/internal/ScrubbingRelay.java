@@ -1,5 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
+import dev.openshell.middleware.spi.internal.BodyCharsets;
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -160,7 +161,9 @@ final class ScrubbingRelay {
                 return sendWhole(c, req, received, r, rf, sent, closeAfter);
             }
         }
-        String refused = streamBody(c, req, r, framed, coding, client10, closeAfter || client10);
+        BodyCharsets.Reader declarations = charset == null && coding != Coding.UNSCANNABLE
+                ? ResponseCharsets.reader(r) : null; // read as the body arrives (P12-1)
+        String refused = streamBody(c, req, r, framed, coding, declarations, closeAfter || client10);
         if (refused != null) {
             return refuse(c, req, refused);
         }
@@ -185,11 +188,14 @@ final class ScrubbingRelay {
      * label (up to {@value #NESTED_GZIP}) decoded as well, scrubbed, and re-encoded in gzip for the client (the
      * representation keeps its type); sent chunked to an HTTP/1.1 client, close-delimited to an HTTP/1.0 one.
      *
-     * @return why the body cannot be relayed when it could not be decoded, or its wide text starts an event stream,
-     *     before the head was sent (the caller answers 502); {@code null} when it was relayed
+     * @param declarations the reader of the charsets the body declares in itself, or {@code null} when it is not read
+     * @return why the body cannot be relayed when it could not be decoded, its wide text starts an event stream, or
+     *     its first bytes declare a charset the scrub does not read, before the head was sent (the caller answers 502); {@code null} when it was relayed
      */
     private String streamBody(UpstreamPool.Connection c, ParsedRequest req, ResponseHead r, InputStream framed,
-                              Coding coding, boolean client10, boolean closeAfter) throws IOException {
+                              Coding coding, BodyCharsets.Reader declarations, boolean closeAfter)
+            throws IOException {
+        boolean client10 = req.head().isHttp10();
         byte[] buf = new byte[16 * 1024];
         Inflater[] inflater = new Inflater[1];
         boolean sniff = coding != Coding.UNSCANNABLE;
@@ -209,13 +215,13 @@ final class ScrubbingRelay {
                             Arrays.copyOf(buf, n)), body), 8 * 1024);
                     n = body.read(buf);
                 }
-                n = sniff ? ResponseCharsets.fill(body, buf, n, ResponseCharsets.window(r)) : n; // P11-1, P11-2
+                n = sniff ? ResponseCharsets.fill(body, buf, n, ResponseCharsets.window(r)) : n; // a signature
             } catch (ZipException | EOFException e) { // the decoder's: the framed body throws UpstreamIOException
                 scrub.uninspectable(UNINSPECTABLE, false);
                 return CODING;
             }
             n = layers == 0 && sniff && ResponseCharsets.wide(r) ? ResponseCharsets.fill(body, buf, n) : n;
-            String why = ResponseCharsets.firstBytes(r, buf, n, sniff);
+            String why = ResponseCharsets.firstBytes(r, buf, n, declarations);
             if (why != null && !relayUnread()) {
                 return why;
             }
@@ -239,7 +245,7 @@ final class ScrubbingRelay {
             SecretScrubber.Scrubbing out = scrubber.scrubbing(events != null ? events : sink);
             c.in().silence(silence(c, out, events, delivered));
             try {
-                copyScrubbed(body, buf, n, out);
+                copyScrubbed(body, buf, n, out, r, why == null ? declarations : null);
             } finally {
                 c.in().silence(null);
             }
@@ -270,12 +276,16 @@ final class ScrubbingRelay {
     }
 
     /**
-     * Writes the decoded body through the scrub, {@code n} bytes of {@code buf} first, each read flushed at once.
+     * Writes the decoded body through the scrub, {@code n} bytes of {@code buf} first (read by {@code reader}
+     * already), each read flushed at once. Every later read is read by {@code reader} (when not {@code null}) for a
+     * charset the body declares in itself before it is written.
      *
-     * @throws IOException when the body stops decoding (an {@link UpstreamIOException#uninspectable}) or events are
-     *     held past their bound (both audited as {@value #UNINSPECTABLE}): the caller closes the connection
+     * @throws IOException when the body stops decoding (an {@link UpstreamIOException#uninspectable}), events are
+     *     held past their bound, or a later read declares a charset the scrub does not read (all audited as
+     *     {@value #UNINSPECTABLE}): the caller closes the connection
      */
-    private void copyScrubbed(InputStream body, byte[] buf, int n, SecretScrubber.Scrubbing out) throws IOException {
+    private void copyScrubbed(InputStream body, byte[] buf, int n, SecretScrubber.Scrubbing out, ResponseHead r,
+                              BodyCharsets.Reader reader) throws IOException {
         try {
             while (n >= 0) {
                 if (n > 0) {
@@ -283,12 +293,35 @@ final class ScrubbingRelay {
                     out.flush();
                 }
                 n = ResponseFailure.readDecoded(body, buf, scrub);
+                if (reader != null) {
+                    reader = lateDeclaration(r, reader, n < 0 ? reader.end() : reader.read(buf, 0, n));
+                }
             }
         } catch (EventSplits.HeldTooLong e) { // events held past the bound
             scrub.uninspectable(UNINSPECTABLE, false);
             LOG.log(System.Logger.Level.DEBUG, "a response body could not be inspected to its end; closing");
             throw e;
         }
+    }
+
+    /**
+     * {@return {@code reader}, or {@code null} once a declaration it found is relayed unread} Judges the declarations
+     * found in a read after the head was sent (attacker pass 10, P12-1): one the scrub does not read cuts the response
+     * off before that read's bytes (audited), unless every injected credential allows relaying it unread.
+     *
+     * @throws IOException the cut, an {@link UpstreamIOException#uninspectable} the caller closes the connection on
+     */
+    private BodyCharsets.Reader lateDeclaration(ResponseHead r, BodyCharsets.Reader reader,
+                                                List<BodyCharsets.Declaration> found) throws IOException {
+        if (ResponseCharsets.unreadableIn(r, found) == null) {
+            return reader;
+        }
+        if (relayUnread()) {
+            return null;
+        }
+        LOG.log(System.Logger.Level.DEBUG, "a response body declared an unreadable charset after its start; closing");
+        throw UpstreamIOException.uninspectable(new IOException(ResponseCharsets.BODY_DECLARED),
+                "the upstream's response body declares a charset the scrub does not read, after its start");
     }
 
     /**

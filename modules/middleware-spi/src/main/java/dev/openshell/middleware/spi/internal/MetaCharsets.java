@@ -1,0 +1,200 @@
+package dev.openshell.middleware.spi.internal;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * The {@code charset} assignments of every HTML {@code <meta>} tag of a body, read as its bytes arrive, wherever the
+ * tag starts and however the bytes are split ({@link BodyCharsets}'s third kind of declaration). A state machine over
+ * the bytes: each byte is looked at a bounded number of times, whatever the chunking; the only text kept across
+ * calls is the name being read (at most {@value #NAME_MAX} bytes: a longer one is judged by its first ones).
+ *
+ * <p>A tag is {@code <}, optional ASCII white space and {@code meta} in any case, up to the first {@code >} outside
+ * single or double quotes (the body's end if none; comments and scripts are not skipped). Inside it, every
+ * {@code charset} in any case followed by optional white space, {@code =}, optional white space and an optional
+ * quote gives a name: the bytes up to white space, {@code /}, {@code ;}, a quote, {@code >}, {@code ?} or the body's
+ * end. BeautifulSoup's {@code <\s*meta[^>]+charset\s*=\s*["']?([^>]*?)[ /;'">]}, lxml's HTML parser and a WHATWG
+ * prescan take their name from such a tag, so this finds every declaration they find, and may find more.
+ */
+final class MetaCharsets {
+    /** The longest name kept; the bytes of a longer one past it are dropped. */
+    static final int NAME_MAX = 64;
+
+    private static final long LT = 0x3c3c3c3c3c3c3c3cL;
+    private static final long LOW = 0x0101010101010101L;
+    private static final long HIGH = 0x8080808080808080L;
+
+    private enum State { TEXT, OPEN, TAG }
+
+    /** Where a name stands inside a tag: after {@code charset}, after {@code =}, after a quote, in the name. */
+    private enum Value { NONE, EQUALS, START, QUOTED, NAME }
+
+    private State state = State.TEXT;
+    /** In {@link State#OPEN}: how many letters of {@code meta} were read. */
+    private int meta;
+    /** In a tag: the open quote, or 0. */
+    private byte quote;
+    /** In a tag: how many letters of {@code charset} end at the last byte. */
+    private int charset;
+    private Value value = Value.NONE;
+    private final byte[] name = new byte[NAME_MAX];
+    private int nameLength;
+
+    /**
+     * Reads {@code b[off, off + len)} (absolute indices; position, limit and byte order are not used), the next bytes
+     * of the body, adding the names whose end they hold to {@code out}.
+     */
+    void read(ByteBuffer bytes, int off, int len, List<BodyCharsets.Declaration> out) {
+        ByteBuffer b = bytes.order() == ByteOrder.BIG_ENDIAN ? bytes : bytes.duplicate().order(ByteOrder.BIG_ENDIAN);
+        int end = off + len;
+        int i = off;
+        while (i < end) {
+            if (state == State.TEXT) {
+                i = indexOfLt(b, i, end);
+                if (i < 0) {
+                    return;
+                }
+                state = State.OPEN;
+                meta = 0;
+                i++;
+                continue;
+            }
+            byte c = b.get(i);
+            if (state == State.OPEN) {
+                if (!open(c)) {
+                    continue; // not a <meta: the byte is read again as text (it may be '<')
+                }
+            } else {
+                tag(c, out);
+            }
+            i++;
+        }
+    }
+
+    /** The body ended: a name being read ends with it. */
+    void end(List<BodyCharsets.Declaration> out) {
+        if (value == Value.NAME) {
+            emit(out);
+        }
+        state = State.TEXT;
+        value = Value.NONE;
+    }
+
+    /** {@return whether {@code c} was taken as part of {@code <} white space {@code meta}} */
+    private boolean open(byte c) {
+        if (meta == 0 && space(c)) {
+            return true;
+        }
+        if (lower(c) != "meta".charAt(meta)) {
+            state = State.TEXT;
+            return false;
+        }
+        if (++meta == 4) {
+            state = State.TAG;
+            quote = 0;
+            charset = 0;
+            value = Value.NONE;
+        }
+        return true;
+    }
+
+    /** One byte inside a tag: the name being read, the next {@code charset}, then the tag's end. */
+    private void tag(byte c, List<BodyCharsets.Declaration> out) {
+        value(c, out);
+        int l = lower(c);
+        if (l == "charset".charAt(charset)) {
+            if (++charset == 7) {
+                if (value == Value.NAME) {
+                    emit(out); // a name that holds "charset" ends there; the new assignment is read too
+                }
+                value = Value.EQUALS;
+                charset = 0;
+            }
+        } else {
+            charset = l == 'c' ? 1 : 0;
+        }
+        if (quote != 0) {
+            quote = c == quote ? 0 : quote;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (c == '>') {
+            state = State.TEXT;
+            value = Value.NONE;
+        }
+    }
+
+    /** Advances the name being read after a {@code charset} by one byte of the tag. */
+    private void value(byte c, List<BodyCharsets.Declaration> out) {
+        switch (value) {
+            case NONE -> { }
+            case EQUALS -> value = space(c) ? Value.EQUALS : c == '=' ? Value.START : Value.NONE;
+            case START, QUOTED -> {
+                if (value == Value.START && space(c)) {
+                    return;
+                }
+                if (value == Value.START && (c == '"' || c == '\'')) {
+                    value = Value.QUOTED;
+                } else if (ends(c)) {
+                    value = Value.NONE; // an empty name
+                } else {
+                    nameLength = 0;
+                    append(c);
+                    value = Value.NAME;
+                }
+            }
+            case NAME -> {
+                if (ends(c)) {
+                    emit(out);
+                } else {
+                    append(c);
+                }
+            }
+        }
+    }
+
+    private void append(byte c) {
+        if (nameLength < NAME_MAX) {
+            name[nameLength++] = c;
+        }
+    }
+
+    private void emit(List<BodyCharsets.Declaration> out) {
+        out.add(new BodyCharsets.Declaration(new String(name, 0, nameLength, StandardCharsets.ISO_8859_1),
+                BodyCharsets.Source.META));
+        value = Value.NONE;
+    }
+
+    /** {@return whether {@code c} ends a name} */
+    private static boolean ends(byte c) {
+        return space(c) || c == '/' || c == ';' || c == '"' || c == '\'' || c == '>' || c == '?';
+    }
+
+    /** {@return the index of the first {@code <} in big-endian {@code b[from, to)}, or -1}: eight bytes per step. */
+    static int indexOfLt(ByteBuffer b, int from, int to) {
+        int i = from;
+        for (; i + 8 <= to; i += 8) {
+            long w = Long.reverseBytes(b.getLong(i)) ^ LT; // little-endian: the first byte lowest
+            long zero = (w - LOW) & ~w & HIGH; // has-zero-byte: a byte above the first '<' may be flagged falsely, none below it
+            if (zero != 0) {
+                return i + (Long.numberOfTrailingZeros(zero) >>> 3);
+            }
+        }
+        for (; i < to; i++) {
+            if (b.get(i) == '<') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int lower(byte c) {
+        return c >= 'A' && c <= 'Z' ? c + 32 : c & 0xff;
+    }
+
+    /** {@return whether {@code c} is ASCII white space (WHATWG: TAB, LF, FF, CR, SPACE)} */
+    static boolean space(byte c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+    }
+}
