@@ -47,7 +47,8 @@ final class MetaCharsets {
      * of the body, adding the names whose end they hold to {@code out}.
      */
     void read(ByteBuffer bytes, int off, int len, List<BodyCharsets.Declaration> out) {
-        ByteBuffer b = bytes.order() == ByteOrder.BIG_ENDIAN ? bytes : bytes.duplicate().order(ByteOrder.BIG_ENDIAN);
+        ByteBuffer b = bytes.order() == ByteOrder.LITTLE_ENDIAN ? bytes
+                : bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int end = off + len;
         int i = off;
         while (i < end) {
@@ -171,11 +172,11 @@ final class MetaCharsets {
         return space(c) || c == '/' || c == ';' || c == '"' || c == '\'' || c == '>' || c == '?';
     }
 
-    /** {@return the index of the first {@code <} in big-endian {@code b[from, to)}, or -1}: eight bytes per step. */
+    /** {@return the index of the first {@code <} in little-endian {@code b[from, to)}, or -1}: eight bytes per step. */
     static int indexOfLt(ByteBuffer b, int from, int to) {
         int i = from;
         for (; i + 8 <= to; i += 8) {
-            long w = Long.reverseBytes(b.getLong(i)) ^ LT; // little-endian: the first byte lowest
+            long w = b.getLong(i) ^ LT; // little-endian: the first byte lowest
             long zero = (w - LOW) & ~w & HIGH; // has-zero-byte: a byte above the first '<' may be flagged falsely, none below it
             if (zero != 0) {
                 return i + (Long.numberOfTrailingZeros(zero) >>> 3);
