@@ -57,6 +57,10 @@ final class MetaCharsets {
                 if (i < 0) {
                     return;
                 }
+                if (i + 1 < end && (b.get(i + 1) | 0x20) != 'm' && !space(b.get(i + 1))) {
+                    i++; // the common tag (<p, </a, <!): not <meta, read on as text without a state change
+                    continue;
+                }
                 state = State.OPEN;
                 meta = 0;
                 i++;
