@@ -155,8 +155,8 @@ public final class BodyCharsets {
 
         /**
          * Reads what the kept start decides: the signature at 4 bytes; the XML declaration's {@code encoding} up to
-         * its {@code ?>} once that came, then on to the end of its first line once that came (or the window filled,
-         * or the body ended: {@code last}).
+         * its {@code ?>} once that came, then on to the later of its {@code ?>} and the end of its first line once
+         * both came (or the window filled, or the body ended: {@code last}).
          */
         private void readStart(List<Declaration> out, boolean last) {
             int n = startLength;
@@ -177,13 +177,13 @@ public final class BodyCharsets {
             while (line < n && start[line] != '\n' && start[line] != '\r') {
                 line++;
             }
-            boolean lineRead = line < n || last;
-            int to = lineRead ? Math.max(close < 0 ? n : close, line) : close;
+            boolean decided = close >= 0 && line < n || last; // the later of ?> and the line's end has come
+            int to = decided ? Math.max(close < 0 ? n : close, line) : close;
             if (to > xmlRead) {
                 encodings(start, Math.max(xmlRead, open + 2), to, out);
                 xmlRead = to;
             }
-            startRead = signatureRead && lineRead;
+            startRead = signatureRead && decided;
         }
     }
 

@@ -12,10 +12,11 @@ import java.util.List;
  * calls is the name being read (at most {@value #NAME_MAX} bytes: a longer one is judged by its first ones).
  *
  * <p>A tag is {@code <}, optional ASCII white space and {@code meta} in any case, up to the first {@code >} outside
- * single or double quotes (the body's end if none; comments and scripts are not skipped). Inside it, every
- * {@code charset} in any case followed by optional white space, {@code =}, optional white space and an optional
- * quote gives a name: the bytes up to white space, {@code /}, {@code ;}, a quote, {@code >}, {@code ?} or the body's
- * end. BeautifulSoup's {@code <\s*meta[^>]+charset\s*=\s*["']?([^>]*?)[ /;'">]}, lxml's HTML parser and a WHATWG
+ * single or double quotes (the body's end if none; comments and scripts are not skipped). Inside it, character
+ * references are read as the characters they stand for ({@link CharacterReference}: {@code ch&#97;rset}, as an HTML
+ * parser reads an attribute value), and every {@code charset} in any case followed by optional white space,
+ * {@code =}, optional white space and an optional quote gives a name: the characters up to white space, {@code /},
+ * {@code ;}, a quote, {@code >}, {@code ?} or the body's end. White space is WHATWG's and VT (Python's {@code \\s}). BeautifulSoup's {@code <\s*meta[^>]+charset\s*=\s*["']?([^>]*?)[ /;'">]}, lxml's HTML parser and a WHATWG
  * prescan take their name from such a tag, so this finds every declaration they find, and may find more.
  */
 final class MetaCharsets {
@@ -41,6 +42,8 @@ final class MetaCharsets {
     private Value value = Value.NONE;
     private final byte[] name = new byte[NAME_MAX];
     private int nameLength;
+    /** In a tag: the character reference being read. */
+    private final CharacterReference reference = new CharacterReference();
 
     /**
      * Reads {@code b[off, off + len)} (absolute indices; position, limit and byte order are not used), the next bytes
@@ -78,8 +81,11 @@ final class MetaCharsets {
         }
     }
 
-    /** The body ended: a name being read ends with it. */
+    /** The body ended: a reference and a name being read end with it. */
     void end(List<BodyCharsets.Declaration> out) {
+        if (state == State.TAG && reference.length > 0) {
+            reference.end(false, this, out);
+        }
         if (value == Value.NAME) {
             emit(out);
         }
@@ -105,8 +111,39 @@ final class MetaCharsets {
         return true;
     }
 
-    /** One byte inside a tag: the name being read, the next {@code charset}, then the tag's end. */
+    /**
+     * One byte inside a tag. A character reference ({@code &#97;}, {@code &#x63;}, {@code &equals;}) is read as the
+     * character it stands for, as an HTML parser reads an attribute value (libxml2 then takes {@code ch&#97;rset=}
+     * in an {@code http-equiv} content as {@code charset=}); every other byte as itself. The tag ends at a raw
+     * {@code >} outside quotes.
+     */
     private void tag(byte c, List<BodyCharsets.Declaration> out) {
+        if (reference.length > 0) {
+            if (reference.takes(c)) {
+                return;
+            }
+            reference.end(c == ';', this, out);
+            if (c == ';') {
+                return;
+            }
+        }
+        if (c == '&') {
+            reference.start();
+            return;
+        }
+        text(c, out);
+        if (quote != 0) {
+            quote = c == quote ? 0 : quote;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (c == '>') {
+            state = State.TEXT;
+            value = Value.NONE;
+        }
+    }
+
+    /** One character of a tag's text (a byte, or what a reference stands for): the name, the next {@code charset}. */
+    void text(byte c, List<BodyCharsets.Declaration> out) {
         value(c, out);
         int l = lower(c);
         if (l == "charset".charAt(charset)) {
@@ -119,14 +156,6 @@ final class MetaCharsets {
             }
         } else {
             charset = l == 'c' ? 1 : 0;
-        }
-        if (quote != 0) {
-            quote = c == quote ? 0 : quote;
-        } else if (c == '"' || c == '\'') {
-            quote = c;
-        } else if (c == '>') {
-            state = State.TEXT;
-            value = Value.NONE;
         }
     }
 
@@ -198,8 +227,11 @@ final class MetaCharsets {
         return c >= 'A' && c <= 'Z' ? c + 32 : c & 0xff;
     }
 
-    /** {@return whether {@code c} is ASCII white space (WHATWG: TAB, LF, FF, CR, SPACE)} */
+    /**
+     * {@return whether {@code c} is ASCII white space: WHATWG's TAB, LF, FF, CR, SPACE, and VT, which Python's
+     * {@code \\s} (BeautifulSoup's expression) also matches}
+     */
     static boolean space(byte c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+        return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == 0x0b;
     }
 }

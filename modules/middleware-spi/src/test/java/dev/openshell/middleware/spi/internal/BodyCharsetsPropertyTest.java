@@ -105,7 +105,8 @@ class BodyCharsetsPropertyTest {
     Arbitrary<String> documents() {
         Arbitrary<String> piece = Arbitraries.oneOf(
                 Arbitraries.strings().withChars("abc xyz<>/!-=\"'\n\tpmeta;?").ofMaxLength(40),
-                Arbitraries.of("<meta charset=utf-7>", "< META\tCharSet = 'x-y' />", "<?xml encoding=\"ebcdic\"?>\n",
+                Arbitraries.of("<meta charset=utf-7>", "< META\tCharSet = 'x-y' />", "&#x63;", "&#0099", "&amp;",
+                        "&equals;", "ch&#97;rset", "<?xml encoding=\"ebcdic\"?>\n",
                         "<meta http-equiv=a content=\"text/html; charset=utf-7\">", "<meta a='>' charset=u7>",
                         "charset=", "<meta", "+/v8", "\ufeff"));
         return piece.list().ofMaxSize(30).map(l -> String.join("", l));
@@ -154,5 +155,39 @@ class BodyCharsetsPropertyTest {
         byte[] bom = {(byte) 0xff, (byte) 0xfe, 'a', 0};
         assertEquals("UTF-16LE", BodyCharsets.declared(bom, 4).get(0).name());
         assertEquals(List.of(), BodyCharsets.declared(" +/v8".getBytes(StandardCharsets.US_ASCII), 5));
+    }
+
+    /**
+     * A character reference in a tag is read as the character it stands for, as an HTML parser reads an attribute
+     * value (libxml2 takes the charset of an {@code http-equiv} content so); one that stands for no ASCII character,
+     * and a bare {@code &}, are read as written.
+     */
+    @Example
+    void aCharacterReferenceInATagIsReadAsItsCharacter() {
+        for (String tag : List.of("<meta http-equiv=Content-Type content=\"text/html; ch&#97;rset=utf-7\">",
+                "<meta http-equiv=Content-Type content=\"text/html; &#x63;harset=utf-7\">",
+                "<meta http-equiv=Content-Type content=\"text/html; &#0000000000000000000000000000000000000099;harset"
+                        + "=utf-7\">",
+                "<meta http-equiv=Content-Type content=\"text/html; charset&#61;utf-7\">",
+                "<meta http-equiv=Content-Type content=\"text/html; charset&equals;utf-7&semi;\">",
+                "<meta charset=\"&#117;tf-7\">", "<meta charset=&#x75&#x74&#x66-7>",
+                "<\u000bmeta\u000bcharset\u000b=\u000butf-7>")) {
+            byte[] b = ("<p>" + tag).getBytes(StandardCharsets.US_ASCII);
+            assertEquals(List.of(new BodyCharsets.Declaration("utf-7", BodyCharsets.Source.META)),
+                    BodyCharsets.declared(b, b.length), tag);
+            for (int cut = 1; cut < b.length; cut++) { // however the bytes are split
+                BodyCharsets.Reader r = BodyCharsets.reader();
+                List<BodyCharsets.Declaration> found = new java.util.ArrayList<>(r.read(b, 0, cut));
+                found.addAll(r.read(b, cut, b.length - cut));
+                found.addAll(r.end());
+                assertEquals(List.of("utf-7"), found.stream().map(BodyCharsets.Declaration::name).toList(), tag);
+            }
+        }
+        byte[] plain = "<meta name=description content=\"Tom &amp; Jerry &#8212; &c. charsets\">"
+                .getBytes(StandardCharsets.US_ASCII);
+        assertEquals(List.of(), BodyCharsets.declared(plain, plain.length));
+        byte[] kept = "<meta charset=\"utf&#8208;7\">".getBytes(StandardCharsets.US_ASCII);
+        assertEquals(List.of(new BodyCharsets.Declaration("utf&#8208", BodyCharsets.Source.META)),
+                BodyCharsets.declared(kept, kept.length), "not ASCII: read as written (its ';' ends the name)");
     }
 }
