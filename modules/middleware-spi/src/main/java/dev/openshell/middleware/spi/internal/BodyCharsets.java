@@ -19,7 +19,7 @@ import org.apiguardian.api.API;
  *   <li>an XML declaration or other processing instruction at the start (after a UTF-8 byte order mark and white
  *       space), in the first {@value #WINDOW} bytes: its {@code encoding} pseudo-attribute (XML 1.0 section 4.3.3),
  *       quoted or not, with white space around {@code =}, searched up to the first {@code ?>} or the end of the first
- *       line, whichever is later (lxml reads the declaration; BeautifulSoup's {@code EncodingDetector} matches
+ *       line (its LF), whichever is later (lxml reads the declaration; BeautifulSoup's {@code EncodingDetector} matches
  *       {@code ^\s*<\?.*encoding=} on that line, in the first 1024 bytes);</li>
  *   <li>an HTML {@code <meta>} element <em>anywhere in the body</em> ({@link MetaCharsets}): every {@code charset}
  *       assignment inside a tag that starts with {@code <meta} (white space allowed after {@code <}), so both
@@ -174,7 +174,7 @@ public final class BodyCharsets {
             }
             int close = indexOf(start, open + 2, n, (byte) '?', (byte) '>');
             int line = open;
-            while (line < n && start[line] != '\n' && start[line] != '\r') {
+            while (line < n && start[line] != '\n') { // Python's . matches CR: BeautifulSoup's line ends at LF
                 line++;
             }
             boolean decided = close >= 0 && line < n || last; // the later of ?> and the line's end has come

@@ -85,6 +85,14 @@ class BodyCharsetsPropertyTest {
         assertEquals(List.of(), BodyCharsets.declared(past, past.length), "past the first 1024 bytes");
     }
 
+    /** BeautifulSoup's {@code ^\\s*<\\?.*encoding=} reads past a CR (Python's {@code .} matches it) up to the LF. */
+    @Example
+    void anXmlDeclarationsLineEndsAtItsLf() {
+        byte[] b = "<?xml version='1.0'?>\r<a>encoding='utf-7'</a>\n".getBytes(StandardCharsets.US_ASCII);
+        assertEquals(List.of(new BodyCharsets.Declaration("utf-7", BodyCharsets.Source.XML)),
+                BodyCharsets.declared(b, b.length));
+    }
+
     @Example
     void aLongNameIsKeptToItsFirstBytes() {
         String name = "x".repeat(MetaCharsets.NAME_MAX + 40);
