@@ -38,6 +38,17 @@ class ResponseCharsetScrubTest {
         return ("+" + b64 + "-").getBytes(StandardCharsets.US_ASCII);
     }
 
+    /** {@return {@code b} gzip-compressed} */
+    private static byte[] gzip(byte[] b) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(out)) {
+            z.write(b);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
     private static byte[] concat(String head, byte[] tail) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.writeBytes(head.getBytes(StandardCharsets.US_ASCII));
@@ -119,6 +130,10 @@ class ResponseCharsetScrubTest {
                     + " http-equiv=Content-Type content=\"text/html; charset=utf-7\">", utf7(value)), chunked);
             case "/late7big" -> response("application/octet-stream", concat(" ".repeat(100_000)
                     + "<meta charset=utf-7>", utf7(value)), chunked);
+            case "/gz7" -> response("text/html", gzip(concat("<meta charset=utf-7>Your key: ", utf7(value))),
+                    chunked);
+            case "/gz7late" -> response("application/octet-stream", gzip(concat("<p>" + "c".repeat(5000)
+                    + "<meta charset=utf-7>", utf7(value))), chunked);
             case "/metalatin" -> response("text/html", ("<meta charset='iso-8859-1'>key " + value)
                     .getBytes(StandardCharsets.ISO_8859_1), chunked);
             default -> TestUpstream.ok("plain");
@@ -129,7 +144,7 @@ class ResponseCharsetScrubTest {
     void aCharsetTheScrubCannotReadOrWideEventsAreRefusedAndAudited() throws Exception {
         List<String> refused = List.of("/utf7", "/twotypes", "/unknown", "/iso2022", "/sse16", "/sse32", "/plain32",
                 "/plain16be", "/utf7ext", "/utf7cont", "/sse16ext", "/extdiffers", "/sig7", "/meta7", "/equiv7",
-                "/xml7", "/late7", "/lateequiv");
+                "/xml7", "/late7", "/lateequiv", "/gz7", "/gz7late");
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
             fx.upstream.respond(ResponseCharsetScrubTest::echo);
             List<String> expected = new ArrayList<>();

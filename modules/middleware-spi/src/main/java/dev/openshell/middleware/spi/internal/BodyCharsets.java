@@ -30,8 +30,10 @@ import org.apiguardian.api.API;
  *       not skipped. More declarations found only refuse more.</li>
  * </ul>
  *
- * <p>The names are returned as written, without quotes and surrounding white space (a {@code <meta>} name cut at
- * {@value MetaCharsets#NAME_MAX} bytes), in the order their ends are read; the caller judges them as it judges a
+ * <p>The names are returned as a codec lookup reads them ({@link CharsetName}: lower case, every run of other bytes
+ * than letters, digits and {@code .} one {@code -}, none at the ends; at most {@value CharsetName#MAX} bytes), in the
+ * order their ends are read, each only when some reader resolves it ({@link KnownCharsets}: a template's {@code %s}
+ * or {@code {enc}} declares nothing); the caller judges them as it judges a
  * {@code Content-Type} charset. A body read whole is read by {@link #declared(ByteBuffer)}; a streamed one by a
  * {@link Reader} fed its bytes as they arrive, which finds the same declarations however the bytes are split. Each
  * byte is looked at a bounded number of times (the search for {@code <} reads eight bytes per step); never throws. A
@@ -59,7 +61,7 @@ public final class BodyCharsets {
     /**
      * A charset a body declares.
      *
-     * @param name the name as written (no quotes, no surrounding white space), never blank
+     * @param name the name as a codec lookup reads it ({@link CharsetName}), never blank
      * @param source where it was declared
      */
     @API(status = INTERNAL, since = "0.2")
@@ -187,6 +189,16 @@ public final class BodyCharsets {
         }
     }
 
+    /**
+     * Adds a name read from a {@code <meta>} or an XML declaration to {@code out} when some reader resolves it
+     * ({@link KnownCharsets}): a name none resolves ({@code %s}, {@code {enc}} in a code sample) declares nothing.
+     */
+    static void declare(List<Declaration> out, String name, Source source) {
+        if (KnownCharsets.resolves(name)) {
+            out.add(new Declaration(name, source));
+        }
+    }
+
     /** {@link #xmlOpen}: the start is not an XML declaration. */
     private static final int NOT_XML = -1;
     /** {@link #xmlOpen}: the bytes so far do not tell. */
@@ -247,16 +259,17 @@ public final class BodyCharsets {
             if (word(b, k, "encoding")) {
                 String name = value(b, k + 8, to);
                 if (name != null) {
-                    out.add(new Declaration(name, Source.XML));
+                    declare(out, name, Source.XML);
                 }
             }
         }
     }
 
     /**
-     * {@return the value assigned at {@code i} ({@code [ws] = [ws] ["|'] name}), ending at white space, {@code /},
-     * {@code ;}, a quote, {@code >}, {@code ?} or {@code end}; {@code null} when there is no {@code =} or the name is
-     * empty}
+     * {@return the value assigned at {@code i} ({@code [ws] = [ws] ["|'] name}), as a codec lookup reads it
+     * ({@link CharsetName}); {@code null} when there is no {@code =} or the name is empty} A quoted name runs to the
+     * next quote of either kind (BeautifulSoup's {@code encoding=['"](.*?)['"]}: {@code " utf-7"} is {@code utf-7});
+     * an unquoted one to white space, {@code /}, {@code ;}, {@code >}, {@code ?} or {@code end}.
      */
     private static String value(byte[] b, int i, int end) {
         while (i < end && space(b[i])) {
@@ -269,15 +282,16 @@ public final class BodyCharsets {
         while (i < end && space(b[i])) {
             i++;
         }
-        if (i < end && (b[i] == '"' || b[i] == '\'')) {
-            i++;
+        boolean quoted = i < end && (b[i] == '"' || b[i] == '\'');
+        i += quoted ? 1 : 0;
+        CharsetName name = new CharsetName();
+        for (; i < end && b[i] != '"' && b[i] != '\''; i++) {
+            if (!quoted && (space(b[i]) || b[i] == '/' || b[i] == ';' || b[i] == '>' || b[i] == '?')) {
+                break;
+            }
+            name.add(b[i]);
         }
-        int start = i;
-        while (i < end && !space(b[i]) && b[i] != '/' && b[i] != ';' && b[i] != '"' && b[i] != '\''
-                && b[i] != '>' && b[i] != '?') {
-            i++;
-        }
-        return i == start ? null : new String(b, start, i - start, java.nio.charset.StandardCharsets.ISO_8859_1);
+        return name.isEmpty() ? null : name.toString();
     }
 
     /** {@return whether {@code b} holds {@code w} (lower-case ASCII) at {@code i}, in any case} */

@@ -2,14 +2,13 @@ package dev.openshell.middleware.spi.internal;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
  * The {@code charset} assignments of every HTML {@code <meta>} tag of a body, read as its bytes arrive, wherever the
  * tag starts and however the bytes are split ({@link BodyCharsets}'s third kind of declaration). A state machine over
  * the bytes: each byte is looked at a bounded number of times, whatever the chunking; the only text kept across
- * calls is the name being read (at most {@value #NAME_MAX} bytes: a longer one is judged by its first ones).
+ * calls is the name being read ({@link CharsetName}: at most {@value CharsetName#MAX} bytes as a codec lookup reads it).
  *
  * <p>A tag is {@code <}, optional ASCII white space and {@code meta} in any case, up to the first {@code >} outside
  * single or double quotes (the body's end if none; comments and scripts are not skipped). Inside it, character
@@ -20,9 +19,6 @@ import java.util.List;
  * prescan take their name from such a tag, so this finds every declaration they find, and may find more.
  */
 final class MetaCharsets {
-    /** The longest name kept; the bytes of a longer one past it are dropped. */
-    static final int NAME_MAX = 64;
-
     private static final long LT = 0x3c3c3c3c3c3c3c3cL;
     private static final long LOW = 0x0101010101010101L;
     private static final long HIGH = 0x8080808080808080L;
@@ -40,8 +36,11 @@ final class MetaCharsets {
     /** In a tag: how many letters of {@code charset} end at the last byte. */
     private int charset;
     private Value value = Value.NONE;
-    private final byte[] name = new byte[NAME_MAX];
-    private int nameLength;
+    /** The name as BeautifulSoup reads it. */
+    private final CharsetName whole = new CharsetName();
+    /** The name cut also at other white space and {@code ?}. */
+    private final CharsetName cut = new CharsetName();
+    private boolean cutEnded;
     /** In a tag: the character reference being read. */
     private final CharacterReference reference = new CharacterReference();
 
@@ -159,7 +158,13 @@ final class MetaCharsets {
         }
     }
 
-    /** Advances the name being read after a {@code charset} by one byte of the tag. */
+    /**
+     * Advances the name being read after a {@code charset} by one byte of the tag. Two readings of it are kept: as
+     * BeautifulSoup's expression reads it (after an optional quote, up to a space, {@code /}, {@code ;}, a quote or
+     * {@code >}: a TAB, LF or {@code ?} is part of it, {@code "\tutf-7"}), and cut also at any other white space or
+     * {@code ?} (as a WHATWG or libxml2 reader ends an unquoted value); each is kept as a codec lookup reads it
+     * ({@link CharsetName}), and both are given when they differ.
+     */
     private void value(byte c, List<BodyCharsets.Declaration> out) {
         switch (value) {
             case NONE -> { }
@@ -173,8 +178,10 @@ final class MetaCharsets {
                 } else if (ends(c)) {
                     value = Value.NONE; // an empty name
                 } else {
-                    nameLength = 0;
-                    append(c);
+                    whole.clear();
+                    cut.clear();
+                    cutEnded = false;
+                    add(c);
                     value = Value.NAME;
                 }
             }
@@ -182,27 +189,33 @@ final class MetaCharsets {
                 if (ends(c)) {
                     emit(out);
                 } else {
-                    append(c);
+                    add(c);
                 }
             }
         }
     }
 
-    private void append(byte c) {
-        if (nameLength < NAME_MAX) {
-            name[nameLength++] = c;
+    private void add(byte c) {
+        whole.add(c);
+        cutEnded |= space(c) || c == '?';
+        if (!cutEnded) {
+            cut.add(c);
         }
     }
 
     private void emit(List<BodyCharsets.Declaration> out) {
-        out.add(new BodyCharsets.Declaration(new String(name, 0, nameLength, StandardCharsets.ISO_8859_1),
-                BodyCharsets.Source.META));
+        if (!cut.isEmpty()) {
+            BodyCharsets.declare(out, cut.toString(), BodyCharsets.Source.META);
+        }
+        if (!whole.isEmpty() && !whole.toString().equals(cut.toString())) {
+            BodyCharsets.declare(out, whole.toString(), BodyCharsets.Source.META);
+        }
         value = Value.NONE;
     }
 
-    /** {@return whether {@code c} ends a name} */
+    /** {@return whether {@code c} ends a name as BeautifulSoup's expression reads it: {@code [ /;'">]}} */
     private static boolean ends(byte c) {
-        return space(c) || c == '/' || c == ';' || c == '"' || c == '\'' || c == '>' || c == '?';
+        return c == ' ' || c == '/' || c == ';' || c == '"' || c == '\'' || c == '>';
     }
 
     /** {@return the index of the first {@code <} in little-endian {@code b[from, to)}, or -1}: eight bytes per step. */

@@ -148,7 +148,8 @@ final class ScrubbingRelay {
                 sent = EventSplits.whole(scrubber, sent); // a whole event stream: splits across its events too
             }
             if (coding == Coding.IDENTITY && gzipAt(body, body.length)) {
-                UnlabelledGzip.Decision d = UnlabelledGzip.decide(body, scrub::newScrubber);
+                UnlabelledGzip.Decision d = UnlabelledGzip.decide(body, scrub::newScrubber,
+                        decoded -> ResponseCharsets.declaredInBody(r, decoded, decoded.length) != null);
                 sent = d.verdict() == UnlabelledGzip.Verdict.AS_SENT ? body : sent;
                 if (d.verdict() == UnlabelledGzip.Verdict.UNDECODABLE && !relayUnread()) {
                     return refuse(c, req, CODING);

@@ -2,6 +2,7 @@ package dev.openshell.supervisor.proxy.internal;
 
 import dev.openshell.middleware.spi.internal.GzipData;
 import java.util.Arrays;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.zip.DataFormatException;
 
@@ -10,7 +11,7 @@ import java.util.zip.DataFormatException;
  * that starts with gzip data and carries no coding label (issue 39, item 4; attacker pass finding 3). The body is
  * relayed as the upstream sent it only when both views the client can read hold no value: the delivered bytes
  * themselves (the member headers' FNAME, FCOMMENT and FEXTRA fields, and anything after the members, included) and
- * the decoded data of every member. Otherwise it is decoded, scrubbed and re-encoded, without the bytes after the last
+ * the decoded data of every member, and the decoded data declares in itself no charset the scrub does not read. Otherwise it is decoded, scrubbed and re-encoded, without the bytes after the last
  * member; data that does not decode as whole members is uninspectable.
  */
 final class UnlabelledGzip {
@@ -46,6 +47,20 @@ final class UnlabelledGzip {
      * @return the decision
      */
     static Decision decide(byte[] body, Supplier<SecretScrubber> probes) {
+        return decide(body, probes, decoded -> false);
+    }
+
+    /**
+     * Decides, also re-encoding a body whose decoded data declares in itself a charset the scrub does not read
+     * (attacker pass 11, P13-3): the streamed path then reads the decoded data as it reads any body
+     * ({@link ResponseCharsets#reader}) and refuses it.
+     *
+     * @param body the whole body; it starts with the gzip magic
+     * @param probes a fresh scrubber for each check (their counts are not the response's)
+     * @param unreadable whether decoded data declares such a charset
+     * @return the decision
+     */
+    static Decision decide(byte[] body, Supplier<SecretScrubber> probes, Predicate<byte[]> unreadable) {
         GzipData.Members m;
         try {
             m = GzipData.members(body, DECODED_LIMIT);
@@ -57,7 +72,7 @@ final class UnlabelledGzip {
         }
         byte[] members = m.end() == body.length ? body : Arrays.copyOf(body, m.end());
         if (m.end() != body.length || GzipData.startsMember(m.decoded(), 0)
-                || holds(m.decoded(), probes) || holds(body, probes)) {
+                || holds(m.decoded(), probes) || holds(body, probes) || unreadable.test(m.decoded())) {
             return new Decision(Verdict.REENCODE, members);
         }
         return new Decision(Verdict.AS_SENT, body);
