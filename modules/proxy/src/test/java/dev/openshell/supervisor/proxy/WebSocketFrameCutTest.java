@@ -11,12 +11,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * When the proxy closes a WebSocket session with a status of its own (here the L7 message rules refuse a client text
- * message: 1008) while the other direction, copied byte for byte, has relayed part of a server frame, the client
+ * message, or a message chain stage does: 1008) while the other direction, copied byte for byte, has relayed part of a server frame, the client
  * receives only whole frames and then the proxy's close frame (RFC 6455 sections 5.2 and 7.4): the part of a frame is
  * held back, never followed by a close frame the client would read as that frame's payload. Every byte the client
  * receives is parsed as frames.
@@ -87,16 +88,52 @@ class WebSocketFrameCutTest {
         return got.toByteArray();
     }
 
+    /** {@return a message chain reading the client's messages only, refusing one that contains "refused"} */
+    private static MessageSession refusingChain() {
+        return new MessageSession() {
+            @Override
+            public boolean inspects(Direction d) {
+                return d == Direction.TO_UPSTREAM;
+            }
+
+            @Override
+            public void start(String selectedSubprotocol) {
+            }
+
+            @Override
+            public Verdict text(Direction d, String text) {
+                return new Verdict(!text.contains("refused"), text, false);
+            }
+
+            @Override
+            public boolean uninspected(Direction d) {
+                return true;
+            }
+
+            @Override
+            public void end(dev.openshell.middleware.spi.SessionEndReason reason) {
+            }
+        };
+    }
+
     /**
      * The upstream sends a whole text frame and the first 10 of a 100-byte binary frame, then waits; the client reads
-     * the whole frame, then sends a text message the L7 rules refuse. The client receives the whole frame, then the
-     * close frame 1008, and nothing else: the proxy before wrote the 12 bytes of the unfinished frame, then the close
-     * frame, which the client then read as that frame's payload (and never saw a close).
+     * the whole frame, then sends a text message the L7 rules ({@code UpgradeRelay}) or a message chain stage
+     * ({@code SessionRelay}) refuses. The client receives the whole frame, then the close frame 1008, and nothing
+     * else: the proxy before wrote the 12 bytes of the unfinished frame, then the close frame, which the client then
+     * read as that frame's payload (and never saw a close).
      */
-    @Test
-    void aRefusedMessageClosesAtAFrameBoundaryOfTheServersBytes() throws Exception {
-        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.l7 = (plan, request, body) -> new L7Verdict.Allow(
-                Optional.empty(), Optional.of(message -> !message.contains("refused"))))) {
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aRefusedMessageClosesAtAFrameBoundaryOfTheServersBytes(boolean chain) throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
+            if (chain) {
+                s.sessions = (plan, request) -> new SessionVerdict.Inspect(refusingChain(), true);
+            } else {
+                s.l7 = (plan, request, body) -> new L7Verdict.Allow(Optional.empty(),
+                        Optional.of(message -> !message.contains("refused")));
+            }
+        })) {
             byte[] whole = WebSocketBudgetTest.frame(0x81, "hello".getBytes(StandardCharsets.UTF_8), false);
             byte[] partial = Arrays.copyOf(WebSocketBudgetTest.frame(0x82, new byte[100], false), 12);
             fx.upstream.upgrade = WebSocketScrubTest.switched("", whole, partial);
