@@ -9,6 +9,8 @@ final class ConnectionState {
     private volatile long lastActivity = System.nanoTime();
     /** Whether the proxy ends the connection while the client may still be sending ({@link LingeringClose}). */
     private volatile boolean linger;
+    /** The thread draining the connection on its own ({@link LingeringClose#cutOff}), or {@code null}. */
+    private volatile Thread drainer;
 
     /** Waiting for the next request head (idle, may be closed by shutdown or the idle timeout). */
     void waiting() {
@@ -53,5 +55,15 @@ final class ConnectionState {
     /** {@return whether the connection is to close through {@link LingeringClose}} */
     boolean lingers() {
         return linger;
+    }
+
+    /** Notes the thread that drains the connection on its own ({@link LingeringClose#cutOff}). */
+    void drainer(Thread t) {
+        drainer = t;
+    }
+
+    /** {@return the thread that drains the connection on its own, or {@code null}: the session's thread drains} */
+    Thread drainer() {
+        return drainer;
     }
 }

@@ -27,6 +27,14 @@ public final class HttpInput extends InputStream {
     /** Whether this is an upstream's response stream: its failures are then {@link UpstreamIOException}s. */
     private final boolean upstream;
 
+    /**
+     * Whether the reads are cut off ({@link #cutOff}): every read then fails, and only {@link #discard} reads the
+     * source.
+     */
+    private volatile boolean cut;
+    /** Held by every read of the source: a {@link #discard} on another thread waits for the read in progress. */
+    private final java.util.concurrent.locks.ReentrantLock sourceLock = new java.util.concurrent.locks.ReentrantLock();
+
     /** @param source the raw stream; reads block */
     public HttpInput(InputStream source) {
         this(source, false);
@@ -109,10 +117,27 @@ public final class HttpInput extends InputStream {
     }
 
     /**
-     * Reads from the source; while the {@link Silence} holds something, a read waits at most its time (the timeout set
-     * when holding started), and when that passes the held text is released and the read waits as usual.
+     * Reads from the source, counting what it brought ({@link #received}); while the {@link Silence} holds something,
+     * a read waits at most its time (the timeout set when holding started), and when that passes the held text is
+     * released and the read waits as usual. Fails once the reads are {@link #cutOff cut off}, before and after the
+     * read (the bytes a read brought then are counted and dropped).
      */
     private int readSource(byte[] b, int off, int len) throws IOException {
+        sourceLock.lock();
+        try {
+            checkCut();
+            int n = readSilenced(b, off, len);
+            if (n > 0) {
+                received += n; // under the lock: the reading thread, or a discard after a cut
+            }
+            checkCut();
+            return n;
+        } finally {
+            sourceLock.unlock();
+        }
+    }
+
+    private int readSilenced(byte[] b, int off, int len) throws IOException {
         Silence s = silence;
         int millis = s == null ? 0 : s.holdMillis();
         if (millis <= 0) {
@@ -137,15 +162,52 @@ public final class HttpInput extends InputStream {
         return source.read(b, off, len);
     }
 
+    /** Fails when the reads are cut off. */
+    private void checkCut() throws IOException {
+        if (cut) {
+            throw new IOException("the reads of this connection were cut off (the proxy answered and closes it)");
+        }
+    }
+
+    /**
+     * Cuts the reads off: every read from now on fails, and a read in progress fails when it returns. Called from
+     * another thread (the read watchdog, {@link ReadDeadline}) when the proxy answered and closes while the reading
+     * thread may be blocked in a read: what the client still sends is then only {@link #discard discarded}
+     * ({@link LingeringClose}), never read as the request.
+     */
+    void cutOff() {
+        cut = true;
+    }
+
+    /**
+     * Reads up to {@code len} bytes from the source into {@code b} to be dropped, cut off or not ({@link
+     * LingeringClose}); waits for a read of the source in progress on another thread. Bytes already buffered are
+     * left alone (they are read, and a close does not reset the connection over them).
+     *
+     * @return the bytes read, or -1 at the end of the stream
+     */
+    int discard(byte[] b, int len) throws IOException {
+        sourceLock.lock();
+        try {
+            int n = source.read(b, 0, len);
+            if (n > 0) {
+                received += n;
+            }
+            return n;
+        } finally {
+            sourceLock.unlock();
+        }
+    }
+
     private boolean fill() throws IOException {
         if (pos < limit) {
+            checkCut();
             return true;
         }
         int n = readSource(buf, 0, buf.length);
         if (n <= 0) {
             return false;
         }
-        received += n; // one writer: the reading thread
         pos = 0;
         limit = n;
         return true;
@@ -212,17 +274,14 @@ public final class HttpInput extends InputStream {
             return 0;
         }
         if (pos < limit) {
+            checkCut();
             int n = Math.min(len, limit - pos);
             System.arraycopy(buf, pos, b, off, n);
             pos += n;
             return n;
         }
         if (len >= BUFFER) {
-            int n = readSource(b, off, len);
-            if (n > 0) {
-                received += n;
-            }
-            return n;
+            return readSource(b, off, len);
         }
         if (!fill()) {
             return -1;

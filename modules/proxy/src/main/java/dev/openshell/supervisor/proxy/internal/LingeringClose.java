@@ -11,8 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The close of a client connection the proxy ends while the client may still be sending: an error answer (400, 413,
- * 502, ...) written before the request body was read, or a WebSocket session the proxy closed with a status (1013,
- * 1008, 1009, ...) while client frames were in flight. Closing a TCP socket with received data still unread makes the
+ * 502, ...) written before the request body was read, the read watchdog's {@code 408} ({@link ReadDeadline}: a head
+ * or body past its deadline or under its minimum data rate, answered while the client is still sending it), or a
+ * WebSocket session the proxy closed with a status (1013, 1008, 1009, ...) while client frames were in flight. Closing a TCP socket with received data still unread makes the
  * kernel send a reset (RFC 1122 section 4.2.2.13), and a reset can make the client's kernel discard the answer or the
  * close frame before the client reads it. So, as nginx's {@code lingering_close}: the answer is written and flushed,
  * then what the client still sends is read and discarded, then the socket is closed.
@@ -24,6 +25,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * (Helidon's socket offers no half-close): the answer carries {@code Connection: close}, or the close frame ends the
  * session, so the client knows the proxy is done; inside an intercepted CONNECT the TLS {@code close_notify} is sent
  * first ({@link ConnectTunnel}).
+ *
+ * <p>Who drains: the session's thread once its session ended ({@link ConnectionState#lingerOnClose}, drained by the
+ * connection), except after the watchdog's answer, when that thread may be blocked in a read of the client or a write
+ * upstream: the watchdog then cuts the connection's reads off ({@link HttpInput#cutOff}: the session reads nothing
+ * more of the request) and a thread of its own drains at once ({@link #cutOff}); the session's thread, when it ends,
+ * waits for that drain. Inside a TLS tunnel the watchdog answers nothing and closes at once.
  */
 final class LingeringClose {
     /** The longest drain, from its start. */
@@ -67,7 +74,7 @@ final class LingeringClose {
         byte[] buf = new byte[BUFFER];
         try {
             while (total < MAX_BYTES) {
-                int n = in.read(buf, 0, (int) Math.min(buf.length, MAX_BYTES - total));
+                int n = in.discard(buf, (int) Math.min(buf.length, MAX_BYTES - total));
                 if (n < 0) {
                     break;
                 }
@@ -79,6 +86,48 @@ final class LingeringClose {
             check.cancel(false);
         }
         return total;
+    }
+
+    /**
+     * Cuts the reads of a connection answered by another thread than its session's (the read watchdog), and drains
+     * it on a thread of its own, at once, within the bounds of the class description; then closes it. The session's
+     * thread waits for that drain once its session ends ({@link ConnectionState#drainer}).
+     *
+     * @param client the client side, outside any TLS tunnel (its input is the connection's raw bytes)
+     * @param timer runs the time and quiet checks
+     */
+    static void cutOff(ClientStream client, ScheduledExecutorService timer) {
+        client.in.cutOff();
+        client.state.lingerOnClose();
+        client.state.drainer(Thread.ofVirtual().name("proxy-linger").start(() -> {
+            drain(client.in, timer, client.closer);
+            client.closer.run();
+        }));
+    }
+
+    /**
+     * Ends a connection that lingers ({@link ConnectionState#lingers}) once its session ended: waits for the drain
+     * already under way ({@link #cutOff}), or drains here; the caller closes the socket afterwards.
+     *
+     * @param in the connection's raw input
+     * @param state the connection's state
+     * @param timer runs the time and quiet checks
+     * @param close closes the socket at once (from the timer's thread)
+     */
+    static void end(HttpInput in, ConnectionState state, ScheduledExecutorService timer, Runnable close) {
+        Thread drainer = state.drainer();
+        if (drainer == null) {
+            drain(in, timer, close);
+            return;
+        }
+        try {
+            if (!drainer.join(TIME.plus(QUIET).plus(QUIET))) {
+                close.run(); // the drain's own bounds failed to end it: never held longer
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close.run();
+        }
     }
 
     /**

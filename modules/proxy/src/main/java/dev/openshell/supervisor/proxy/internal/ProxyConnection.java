@@ -71,19 +71,17 @@ final class ProxyConnection implements ServerConnection {
                 16 * 1024);
         try {
             new ProxySession(core, in, out, this::closeSocket, state, connection).loop();
-            if (state.lingers()) {
-                out.flush();
-                connection.auditBarrier().await(); // the timer closes the socket without waiting
-                LingeringClose.drain(in, core.watchdog(), this::closeSocketNow);
-            }
         } catch (IOException | UncheckedIOException e) {
+            // the client went away, or the read watchdog answered and cut the reads off (the connection lingers)
+        }
+        try {
+            out.flush();
+        } catch (IOException | UncheckedIOException ignored) {
             // the client went away
-        } finally {
-            try {
-                out.flush();
-            } catch (IOException | UncheckedIOException ignored) {
-                // the client went away
-            }
+        }
+        if (state.lingers()) {
+            connection.auditBarrier().await(); // the timer closes the socket without waiting
+            LingeringClose.end(in, state, core.watchdog(), this::closeSocketNow);
         }
     }
 

@@ -11,9 +11,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A deadline for reading one whole part of a request: the head from its first byte ({@code request_head_timeout}),
  * or a body buffered for the chain from its first byte ({@code body_buffer_timeout}). A client that trickles (a byte
  * every few seconds, each read well inside any per-read timeout) cannot hold its connection, its head buffer or its
- * body buffer reservation past it. On expiry a watchdog thread answers {@code 408} with the reason as error code
- * (outside a TLS tunnel: the reading thread writes nothing while it reads, and no response has begun), closes the
- * connection and counts the refusal. Exactly one of {@link #finish()} and the expiry wins.
+ * body buffer reservation past it. On expiry a watchdog thread counts the refusal and answers {@code 408} with the
+ * reason as error code (outside a TLS tunnel: the reading thread writes nothing while it reads, and no response has
+ * begun); the connection then closes through {@link LingeringClose#cutOff} (the reads of the request are cut off and
+ * what the client still sends is drained, so the answer is not lost to a reset). Inside a tunnel it closes at once,
+ * unanswered. Exactly one of {@link #finish()} and the expiry wins.
  *
  * <p>A body (buffered or streamed) also has a minimum data rate ({@code body_min_bytes_per_second}): once its grace
  * period (5 s by default) has passed, the bytes received since its read began must average at least that rate over
@@ -116,14 +118,18 @@ final class ReadDeadline {
             core.report(dev.openshell.supervisor.proxy.ProxyRefusal.Kind.LIMIT, inTunnel ? 0 : 408, reason,
                     java.util.Optional.empty(), detail, client.connection, java.util.Optional.empty(),
                     java.util.Optional.empty(), java.util.Optional.empty());
-            if (!inTunnel) {
-                try {
-                    client.send(ErrorResponses.response(408, reason, detail, true));
-                } catch (java.io.IOException | RuntimeException ignored) {
-                    // the client went away
-                }
+            if (inTunnel) {
+                client.closer.run(); // nothing answered (the TLS engine is the reading thread's): nothing to lose
+                return;
             }
-            client.closer.run();
+            try {
+                client.send(ErrorResponses.response(408, reason, detail, true));
+            } catch (java.io.IOException | RuntimeException ignored) {
+                // the client went away: the drain ends at once
+            }
+            // the client may still be sending the head or body: its bytes are drained, not read, and the connection
+            // closes after them, so no reset discards the answer
+            LingeringClose.cutOff(client, core.watchdog());
         };
     }
 

@@ -34,6 +34,8 @@ final class SessionRelay {
     private final MessageMemory memory;
     /** Runs the backstop of a lingering close ({@link LingeringClose#lingerOnClose}). */
     private final java.util.concurrent.ScheduledExecutorService timer;
+    /** What each peer is written through: the close frames land between frames ({@link FrameSink}). */
+    private final UpgradeRelay.Sides sides;
 
     private SessionRelay(ClientStream client, UpstreamPool.Connection upstream, Optional<WebSocketMessages> l7,
                          MessageSession session, SecureRandom maskKeys, ResponseScrub scrub, Duration idle,
@@ -47,6 +49,7 @@ final class SessionRelay {
         this.upstream = upstream;
         this.l7 = l7;
         this.session = session;
+        this.sides = UpgradeRelay.Sides.framed(client, upstream);
     }
 
     /**
@@ -85,7 +88,7 @@ final class SessionRelay {
     private void direction(Direction d) {
         boolean toUpstream = d == Direction.TO_UPSTREAM;
         HttpInput from = toUpstream ? client.in : upstream.in();
-        OutputStream to = toUpstream ? upstream.out() : client.out;
+        OutputStream to = toUpstream ? sides.toUpstream() : sides.toClient();
         WebSocketFrames.Ended ended;
         try {
             if (!toUpstream && scrub != null) {
@@ -113,8 +116,9 @@ final class SessionRelay {
             if (ended.closeStatus() > 0) {
                 ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                         ended.closeStatus(), ended.reason());
-                closeFrame(client.out, WebSocketFrames.closeFrame(ended.closeStatus()));
-                closeFrame(upstream.out(), WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
+                UpgradeRelay.Sides.close(sides.toClient(), WebSocketFrames.closeFrame(ended.closeStatus()));
+                UpgradeRelay.Sides.close(sides.toUpstream(),
+                        WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
             }
             if (ended.closeStatus() == 0 && toUpstream) {
                 upstream.shutdownOutput(); // the upstream answers the close (or sees the end); the other side ends
@@ -129,17 +133,6 @@ final class SessionRelay {
             }
             if (!client.state.lingers()) {
                 client.closer.run();
-            }
-        }
-    }
-
-    private static void closeFrame(OutputStream out, byte[] frame) {
-        synchronized (out) {
-            try {
-                out.write(frame);
-                out.flush();
-            } catch (IOException ignored) {
-                // the peer is gone
             }
         }
     }

@@ -44,16 +44,44 @@ final class UpgradeRelay {
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, ScrubbedMessages toClient,
                       SecureRandom maskKeys, MessageMemory memory) {
         c.readTimeout(idle);
+        // a scrubbed session's close frames land between frames ({@link FrameSink}); a tunnel's bytes are not frames
+        Sides sides = toClient == null ? new Sides(client.out, c.out()) : Sides.framed(client, c);
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-up").start(() -> {
             try {
-                client.in.transferToEnd(c.out());
+                client.in.transferToEnd(sides.toUpstream());
             } catch (IOException e) {
                 // either side closed
             } finally {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle, memory);
+        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle, memory, sides);
+    }
+
+    /**
+     * What each peer is written through: for a WebSocket session the proxy may close with a status, a
+     * {@link FrameSink} each, so its close frames land between frames; the raw streams otherwise.
+     */
+    record Sides(java.io.OutputStream toClient, java.io.OutputStream toUpstream) {
+        static Sides framed(ClientStream client, UpstreamPool.Connection c) {
+            return new Sides(new FrameSink(client.out), new FrameSink(c.out()));
+        }
+
+        /** Writes the proxy's close frame to a peer, at a frame boundary when the side is framed. */
+        static void close(java.io.OutputStream side, byte[] closeFrame) {
+            if (side instanceof FrameSink s) {
+                s.closeWith(closeFrame);
+                return;
+            }
+            synchronized (side) {
+                try {
+                    side.write(closeFrame);
+                    side.flush();
+                } catch (IOException ignored) {
+                    // the peer is gone
+                }
+            }
+        }
     }
 
     /**
@@ -78,10 +106,12 @@ final class UpgradeRelay {
                                MessageMemory memory, java.util.concurrent.ScheduledExecutorService timer) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
+        Sides sides = Sides.framed(client, c);
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-ws").start(() -> {
             try {
                 // after each decision, its audit line is written before the message (or the close) goes on
-                WebSocketFrames.Ended ended = MessageRelay.relay(client.in, c.out(), true, new MessageRelay.Policy() {
+                WebSocketFrames.Ended ended = MessageRelay.relay(client.in, sides.toUpstream(), true,
+                        new MessageRelay.Policy() {
                     @Override
                     public MessageRelay.Outcome text(String message) {
                         boolean allowed = messages.allow(message);
@@ -101,8 +131,7 @@ final class UpgradeRelay {
                     closeStatus.set(ended.closeStatus());
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                             ended.closeStatus(), ended.reason());
-                    c.out().write(WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
-                    c.out().flush();
+                    Sides.close(sides.toUpstream(), WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
                     c.close(); // ends the upstream-to-client side, which then sends the client its close frame
                 }
             } catch (IOException e) {
@@ -111,7 +140,7 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle, memory);
+        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle, memory, sides);
     }
 
     /**
@@ -122,13 +151,13 @@ final class UpgradeRelay {
      */
     private static void finish(ClientStream client, UpstreamPool.Connection c, Thread toUpstream,
                                AtomicInteger closeStatus, ScrubbedMessages toClient, SecureRandom maskKeys,
-                               Duration idle, MessageMemory memory) {
+                               Duration idle, MessageMemory memory, Sides sides) {
         try {
             if (toClient == null) {
-                c.in().transferToEnd(client.out);
+                c.in().transferToEnd(sides.toClient());
             } else {
-                c.in().silence(toClient.silence(c, client.out, idle));
-                WebSocketFrames.Ended ended = MessageRelay.relay(c.in(), client.out, false, toClient,
+                c.in().silence(toClient.silence(c, sides.toClient(), idle));
+                WebSocketFrames.Ended ended = MessageRelay.relay(c.in(), sides.toClient(), false, toClient,
                         memory.direction());
                 c.in().silence(null);
                 toClient.ended(ended);
@@ -141,10 +170,7 @@ final class UpgradeRelay {
                     client.connection.auditBarrier().await(); // the refusal's line before the close frames
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                             ended.closeStatus(), ended.reason());
-                    synchronized (c.out()) {
-                        c.out().write(WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
-                        c.out().flush();
-                    }
+                    Sides.close(sides.toUpstream(), WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
                 }
             }
         } catch (IOException e) {
@@ -153,11 +179,9 @@ final class UpgradeRelay {
             try {
                 // the client side sets its status before it closes the upstream connection, which ended this side
                 if (closeStatus.get() != 0) {
-                    synchronized (client.out) {
-                        client.out.write(WebSocketFrames.closeFrame(closeStatus.get()));
-                    }
+                    Sides.close(sides.toClient(), WebSocketFrames.closeFrame(closeStatus.get()));
                 }
-                client.out.flush();
+                sides.toClient().flush();
             } catch (IOException ignored) {
                 // client gone
             }

@@ -1,0 +1,116 @@
+package dev.openshell.supervisor.proxy.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+
+/**
+ * {@link FrameSink}: whatever the frames (sizes either side of the 126 and 65536 length forms and of
+ * {@link FrameSink#HOLD}, masked or not) and however their bytes are split into writes, the peer receives the frames
+ * whole and in order, and the proxy's close frame, whenever it comes, lands between two frames: after the whole frames
+ * written so far, the bytes held of an unfinished one dropped. Only when a frame longer than {@link FrameSink#HOLD}
+ * has begun does no close frame follow (the connection's close ends it), and then the peer has only that frame's
+ * beginning after the whole ones.
+ */
+class FrameSinkPropertyTest {
+    private static final byte[] CLOSE = WebSocketFrames.closeFrame(1008);
+
+    private static byte[] frame(int size, boolean masked, int b0) {
+        return MessageRelay.frame(b0, new byte[size], masked);
+    }
+
+    @Property(tries = 300)
+    void theCloseFrameLandsBetweenWholeFrames(
+            @ForAll @Size(min = 1, max = 6) List<@IntRange(min = 0, max = 90_000) Integer> sizes,
+            @ForAll boolean masked, @ForAll long seed, @ForAll @IntRange(min = 0, max = 1000) int closeAt)
+            throws IOException {
+        Random r = new Random(seed);
+        List<byte[]> frames = new ArrayList<>();
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        for (int size : sizes) {
+            // sizes near the length forms' edges too
+            int s = switch (r.nextInt(4)) {
+                case 0 -> size % 130;
+                case 1 -> 65530 + size % 12;
+                default -> size;
+            };
+            byte[] f = frame(s, masked, r.nextBoolean() ? 0x82 : 0x81);
+            frames.add(f);
+            all.writeBytes(f);
+        }
+        byte[] wire = all.toByteArray();
+        ByteArrayOutputStream peer = new ByteArrayOutputStream();
+        FrameSink sink = new FrameSink(peer);
+        int at = 0;
+        int cut = closeAt * wire.length / 1000; // the close comes once this many bytes were written
+        while (at < cut) {
+            int n = Math.min(cut - at, 1 + r.nextInt(r.nextBoolean() ? 16 : 40_000));
+            sink.write(wire, at, n);
+            if (r.nextBoolean()) {
+                sink.flush();
+            }
+            at += n;
+        }
+        boolean closed = sink.closeWith(CLOSE);
+        assertThrows(IOException.class, () -> sink.write(new byte[1], 0, 1), "nothing follows the close");
+        byte[] got = peer.toByteArray();
+        // the whole frames written before the close, in order
+        int whole = 0;
+        int end = 0;
+        while (whole < frames.size() && end + frames.get(whole).length <= cut) {
+            end += frames.get(whole).length;
+            whole++;
+        }
+        assertArrayEquals(Arrays.copyOf(wire, end), Arrays.copyOf(got, Math.min(end, got.length)),
+                "the whole frames first, unchanged");
+        boolean begunLong = whole < frames.size() && cut > end && frames.get(whole).length > FrameSink.HOLD
+                && cut - end >= headLength(frames.get(whole));
+        if (begunLong) {
+            assertFalse(closed, "no close frame inside a frame");
+            assertEquals(cut, got.length, "the long frame's bytes passed as they came");
+        } else {
+            assertTrue(closed, "the close frame follows the whole frames");
+            assertEquals(end + CLOSE.length, got.length, "nothing of an unfinished frame reached the peer");
+            assertArrayEquals(CLOSE, Arrays.copyOfRange(got, end, got.length));
+        }
+    }
+
+    /** Every frame passes whole, the stream unchanged, when the proxy does not close. */
+    @Property(tries = 100)
+    void withoutACloseTheBytesPassUnchanged(
+            @ForAll @Size(min = 1, max = 6) List<@IntRange(min = 0, max = 90_000) Integer> sizes,
+            @ForAll boolean masked, @ForAll long seed) throws IOException {
+        Random r = new Random(seed);
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        for (int size : sizes) {
+            all.writeBytes(frame(size, masked, 0x82));
+        }
+        byte[] wire = all.toByteArray();
+        ByteArrayOutputStream peer = new ByteArrayOutputStream();
+        FrameSink sink = new FrameSink(peer);
+        for (int at = 0; at < wire.length; ) {
+            int n = Math.min(wire.length - at, 1 + r.nextInt(20_000));
+            sink.write(wire, at, n);
+            at += n;
+        }
+        assertArrayEquals(wire, peer.toByteArray());
+    }
+
+    private static int headLength(byte[] frame) {
+        int len7 = frame[1] & 0x7f;
+        return 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + ((frame[1] & 0x80) != 0 ? 4 : 0);
+    }
+}
