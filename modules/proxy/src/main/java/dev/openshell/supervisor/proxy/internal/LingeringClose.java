@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The close of a client connection the proxy ends while the client may still be sending: an error answer (400, 413,
  * 502, ...) written before the request body was read, the read watchdog's {@code 408} ({@link ReadDeadline}: a head
  * or body past its deadline or under its minimum data rate, answered while the client is still sending it), or a
- * WebSocket session the proxy closed with a status (1013, 1008, 1009, ...) while client frames were in flight. Closing a TCP socket with received data still unread makes the
- * kernel send a reset (RFC 1122 section 4.2.2.13), and a reset can make the client's kernel discard the answer or the
+ * WebSocket session the proxy closed with a status (1013, 1008, 1009, ...) while client frames were in flight.
+ * Closing a TCP socket with received data still unread makes the kernel send a reset (RFC 1122 section 4.2.2.13), and a reset can make the client's kernel discard the answer or the
  * close frame before the client reads it. So, as nginx's {@code lingering_close}: the answer is written and flushed,
  * then what the client still sends is read and discarded, then the socket is closed.
  *
