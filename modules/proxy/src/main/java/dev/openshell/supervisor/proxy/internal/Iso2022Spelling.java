@@ -8,16 +8,8 @@ import java.nio.charset.StandardCharsets;
  * A secret as a stateful-encoding decoder (ISO-2022-JP/-KR/-CN, HZ) may read it: its UTF-8 bytes with, between any
  * two of them, sequences that such a decoder drops from the text (attacker pass 8, P10-4: {@code k ESC ( B 9Q7z...}
  * in a body without a declared charset, which a client sniffing the charset reads as the key). Which sequences those
- * are has one home, {@link Iso2022Sequences} (shared with the {@code openshell/regex} body reading):
- * <ul>
- *   <li>an ECMA-35 / ISO 2022 escape sequence: ESC (0x1B), one to {@value #MAX_INTERMEDIATES} intermediate bytes
- *       0x20-0x2F, one final byte 0x30-0x7E (designations such as {@code ESC ( B}, {@code ESC $ B},
- *       {@code ESC $ ) C}, {@code ESC & @}); the single shifts {@code ESC N} / {@code ESC O} are not skipped, they
- *       change the next character;</li>
- *   <li>SO (0x0E) and SI (0x0F), the ISO-2022-KR shifts;</li>
- *   <li>the HZ shifts <code>~&#123;</code> and <code>~&#125;</code> and the HZ line continuation {@code ~} LF
- *       (RFC 1843); a {@code ~} of the secret may be spelled {@code ~~}.</li>
- * </ul>
+ * are (ISO 2022 escape sequences, SO/SI, the HZ shifts and line continuation) has one home, {@link Iso2022Sequences}
+ * (shared with the {@code openshell/regex} body reading); a {@code ~} of the secret may be spelled {@code ~~}.
  * Runs of them are skipped too, any number of them in one match: what bounds a streamed match is not the secret but the
  * held-back window of {@link SecretScrubber.Scrubbing}, counted in bytes that are not such sequences
  * ({@link VisibleWindow}), whatever the text spells (attacker pass 9, P11-11: a cut taken only where a start of the
@@ -33,13 +25,9 @@ import java.nio.charset.StandardCharsets;
 final class Iso2022Spelling implements Spelling {
     /** Inserted sequences allowed per byte of the secret. */
     static final int PER_BYTE = 2;
-    /** The most intermediate bytes of an escape sequence ({@link Iso2022Sequences#MAX_INTERMEDIATES}). */
-    static final int MAX_INTERMEDIATES = Iso2022Sequences.MAX_INTERMEDIATES;
-    /** The longest skipped sequence: ESC, the intermediates, the final byte. */
-    static final int MAX_SEQUENCE = Iso2022Sequences.MAX_SEQUENCE;
 
     /** Positions a reading advances by at most, plus one: the sets of counts held ahead ({@link #readings}). */
-    private static final int RING = MAX_SEQUENCE + 1;
+    private static final int RING = Iso2022Sequences.MAX_SEQUENCE + 1;
 
     private final byte[] raw;
     /** Whether a byte of the secret can start a sequence: a byte of the text may then be read either way. */
@@ -62,7 +50,8 @@ final class Iso2022Spelling implements Spelling {
 
     @Override
     public int longest() {
-        return 2 * raw.length + maxSkipped() * MAX_SEQUENCE + 1; // 2: a ~ spelled ~~; 1: one byte of look-ahead
+        // 2: a ~ spelled ~~; 1: one byte of look-ahead
+        return 2 * raw.length + maxSkipped() * Iso2022Sequences.MAX_SEQUENCE + 1;
     }
 
     @Override
