@@ -1,7 +1,7 @@
 # Shared set-up of the tests/load scripts that run `supervisor run` from the image under wrk (sourced, not run):
 # the JDK, the image (built if missing), wrk (Debian package, installed if missing when run as root), a work directory
 # and the processes started in the background (both removed on exit), waiting for a "listening on" line, starting the
-# supervisor, writing a wrk script and one bounded wrk measurement. KEEP_WORK=1 keeps the work directory (the
+# supervisor, writing a wrk script (or only its done() function) and one bounded wrk measurement. KEEP_WORK=1 keeps the work directory (the
 # supervisor's output and audit log) for a look after the run.
 # `load_setup no-wrk` skips wrk, for a script that does not measure with it.
 # Before `measure`, the sourcing script sets: threads (wrk threads), conns (keep-alive connections), max (a request
@@ -95,6 +95,14 @@ function response(status, headers, body)
   if status ~= 200 then bad = bad + 1 end
   if n >= max then wrk.thread:stop() end
 end
+$(wrk_done)
+LUA
+}
+
+# prints wrk's done() in Lua, for every wrk script of these scripts: one line "RESULT requests req/s p50 p99 errors"
+# (latencies in ms; errors: non-2xx/3xx answers, connect, read, write and timeout errors), which measure reads
+wrk_done() {
+  cat <<'LUA'
 function done(summary, latency, requests)
   io.write(string.format("RESULT %d %.1f %.3f %.3f %d\n", summary.requests,
     summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,

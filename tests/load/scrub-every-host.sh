@@ -77,12 +77,7 @@ for host in scrub plain; do
 wrk.method = "GET"
 wrk.path = "http://$host.test:$up/v1/objects"
 wrk.headers["Host"] = "$host.test:$up"
-function done(summary, latency, requests)
-  io.write(string.format("RESULT %d %.1f %.3f %.3f %d\n", summary.requests,
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write
-    + summary.errors.timeout))
-end
+$(wrk_done)
 LUA
 done
 

@@ -107,12 +107,7 @@ function response(status, headers, body)
     f:close()
   end
 end
-done = function(summary, latency, requests)
-  io.write(string.format("RESULT %d %.1f %.3f %.3f %d\n", summary.requests,
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write
-    + summary.errors.timeout))
-end
+$(wrk_done)
 LUA
 }
 # wrk's done() sees no per-thread Lua state: a response that still holds the secret appends a line to $work/leaks

@@ -19,11 +19,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -75,6 +77,15 @@ final class DemoCommand implements Callable<Integer> {
         Main.logLevel("io.helidon", java.util.logging.Level.WARNING);
         Main.logLevel("dev.openshell.supervisor", java.util.logging.Level.SEVERE);
         Path work = Files.createTempDirectory("supervisor-demo");
+        try {
+            return tour(out, work);
+        } finally {
+            deleteTree(work); // the policy, gateway file, state and audit log of one tour: nothing is left behind
+        }
+    }
+
+    /** Runs the tour with its files under {@code work}; {@return the exit code} */
+    private Integer tour(PrintWriter out, Path work) throws Exception {
         Upstream upstream = startUpstream();
         DemoFiles files = writeFiles(work, upstream.port());
         boolean ok;
@@ -102,6 +113,17 @@ final class DemoCommand implements Callable<Integer> {
         out.println(ok ? "demo passed: every step behaved as expected" : "demo FAILED: see the steps above");
         out.flush();
         return ok ? 0 : 1;
+    }
+
+    /** Deletes {@code root} and everything below it, deepest first; what cannot be deleted is left. */
+    private static void deleteTree(Path root) {
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException | RuntimeException e) {
+            // best effort: the tour's result is already printed
+        }
     }
 
     private static Upstream startUpstream() throws IOException {

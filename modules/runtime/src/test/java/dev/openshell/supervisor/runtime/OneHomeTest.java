@@ -75,7 +75,11 @@ class OneHomeTest {
         ISO_2022_SEQUENCE("the ISO 2022 / HZ sequences a decoder drops: ESC intermediates 0x20-0x2F, SO/SI, ~{ ~} ~LF "
                 + "(Iso2022Sequences.length / first)",
                 ">\\s*0x2[fF]\\b|'\\{'\\s*\\|\\|\\s*\\w+\\s*==\\s*'\\}'|0x1[bB]1[bB]1[bB]1[bB]"
-                        + "|==\\s*0x0[eE]\\s*\\|\\|\\s*\\w+\\s*==\\s*0x0[fF]", Set.of(ISO_2022_SEQUENCES));
+                        + "|==\\s*0x0[eE]\\s*\\|\\|\\s*\\w+\\s*==\\s*0x0[fF]", Set.of(ISO_2022_SEQUENCES)),
+        ISO_2022_CONSTANT("a constant of Iso2022Sequences copied under another name: callers use "
+                + "Iso2022Sequences.MAX_SEQUENCE / MAX_INTERMEDIATES directly",
+                "\\bstatic\\s+final\\s+\\w+\\s+\\w+\\s*=\\s*(?:[\\w.]+\\.)?Iso2022Sequences\\.[A-Z_]+\\s*;",
+                Set.of());
 
         final String what;
         final Pattern copy;

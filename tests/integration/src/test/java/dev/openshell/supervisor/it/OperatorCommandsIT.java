@@ -15,7 +15,10 @@ import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -125,12 +128,18 @@ class OperatorCommandsIT {
         assertEquals(2, Image.run(Image.HOME, "ca", "export", "--format", "pkcs12").exit(), "pkcs12 needs --out");
     }
 
-    /** The README's first command ({@code ./dev.sh demo} runs this): every step of the tour behaves as expected. */
+    /**
+     * The README's first command ({@code ./dev.sh demo} runs this): every step of the tour behaves as expected, and
+     * the tour leaves nothing in the temporary directory (its work directory was left in /tmp by every run).
+     */
     @Test
-    void theDemoPassesEveryStep() throws Exception {
-        Image.Run r = Image.run(Image.HOME, "demo");
+    void theDemoPassesEveryStepAndLeavesNothingBehind(@TempDir Path tmp) throws Exception {
+        Image.Run r = Image.run(Image.HOME, Map.of("SUPERVISOR_JAVA_OPTS", "-Djava.io.tmpdir=" + tmp), "demo");
         assertEquals(0, r.exit(), r.out() + r.err());
         assertTrue(r.out().contains("demo passed: every step behaved as expected"), r.out());
+        try (Stream<Path> left = Files.list(tmp)) {
+            assertEquals(List.of(), left.map(p -> p.getFileName().toString()).toList());
+        }
     }
 
     @Test

@@ -67,7 +67,9 @@ final class PrivacyGuardProcess implements AutoCloseable {
         }
         if (bound <= 0) {
             p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-            throw new AssertionError("privacy-guard did not start: " + Files.readString(err));
+            String message = Files.readString(err);
+            Files.deleteIfExists(err);
+            throw new AssertionError("privacy-guard did not start: " + message);
         }
         return new PrivacyGuardProcess(p, bound, err);
     }
@@ -80,20 +82,25 @@ final class PrivacyGuardProcess implements AutoCloseable {
         return Files.readString(stderr);
     }
 
-    /** SIGTERM, then wait for the exit (the port is free afterwards). */
+    /** SIGTERM, then wait for the exit (the port is free afterwards); its stderr file is deleted. */
     @Override
     public void close() {
-        if (!process.isAlive()) {
-            return;
-        }
-        process.destroy();
         try {
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            if (process.isAlive()) {
+                process.destroy();
+                if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+                }
             }
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
+        } finally {
+            try {
+                Files.deleteIfExists(stderr);
+            } catch (IOException e) {
+                // best effort: the process has ended
+            }
         }
     }
 }

@@ -8,16 +8,8 @@ import java.nio.charset.StandardCharsets;
  * A secret as a stateful-encoding decoder (ISO-2022-JP/-KR/-CN, HZ) may read it: its UTF-8 bytes with, between any
  * two of them, sequences that such a decoder drops from the text (attacker pass 8, P10-4: {@code k ESC ( B 9Q7z...}
  * in a body without a declared charset, which a client sniffing the charset reads as the key). Which sequences those
- * are has one home, {@link Iso2022Sequences} (shared with the {@code openshell/regex} body reading):
- * <ul>
- *   <li>an ECMA-35 / ISO 2022 escape sequence: ESC (0x1B), one to {@value #MAX_INTERMEDIATES} intermediate bytes
- *       0x20-0x2F, one final byte 0x30-0x7E (designations such as {@code ESC ( B}, {@code ESC $ B},
- *       {@code ESC $ ) C}, {@code ESC & @}); the single shifts {@code ESC N} / {@code ESC O} are not skipped, they
- *       change the next character;</li>
- *   <li>SO (0x0E) and SI (0x0F), the ISO-2022-KR shifts;</li>
- *   <li>the HZ shifts <code>~&#123;</code> and <code>~&#125;</code> and the HZ line continuation {@code ~} LF
- *       (RFC 1843); a {@code ~} of the secret may be spelled {@code ~~}.</li>
- * </ul>
+ * are (ISO 2022 escape sequences, SO/SI, the HZ shifts and line continuation) has one home, {@link Iso2022Sequences}
+ * (shared with the {@code openshell/regex} body reading); a {@code ~} of the secret may be spelled {@code ~~}.
  * Runs of them are skipped too, any number of them in one match: what bounds a streamed match is not the secret but the
  * held-back window of {@link SecretScrubber.Scrubbing}, counted in bytes that are not such sequences
  * ({@link VisibleWindow}), whatever the text spells (attacker pass 9, P11-11: a cut taken only where a start of the
@@ -25,22 +17,30 @@ import java.nio.charset.StandardCharsets;
  * text was a prefix of the secret). {@link #maxSkipped()} ({@value #PER_BYTE} per byte) only sizes that window, as
  * the longest spelling it was sized for before (for a 32-byte secret 385 bytes). Skipping is a superset
  * of what a decoder drops (a span shifted into a double-byte set is not the secret when decoded): over-replacing
- * such a span by the placeholder is harmless. A literal byte of the secret is preferred to reading it as the start of a
- * sequence, so a secret holding {@code ~}, ESC, SO or SI is found literally, and in mixes only where that reading fits.
+ * such a span by the placeholder is harmless. A byte of the text that is the secret's next byte and can also start a
+ * sequence ({@code ~}, ESC, SO, SI in the secret) is read both ways, and so is a {@code ~} followed by another, so a
+ * secret holding such bytes is found in every spelling: {@code k~&#125;~~9Q} (HZ: {@code k~9Q}) for {@code k~9Q},
+ * {@code k ESC ( B ESC N} for {@code k ESC N}.
  */
 final class Iso2022Spelling implements Spelling {
     /** Inserted sequences allowed per byte of the secret. */
     static final int PER_BYTE = 2;
-    /** The most intermediate bytes of an escape sequence ({@link Iso2022Sequences#MAX_INTERMEDIATES}). */
-    static final int MAX_INTERMEDIATES = Iso2022Sequences.MAX_INTERMEDIATES;
-    /** The longest skipped sequence: ESC, the intermediates, the final byte. */
-    static final int MAX_SEQUENCE = Iso2022Sequences.MAX_SEQUENCE;
+
+    /** Positions a reading advances by at most, plus one: the sets of counts held ahead ({@link #readings}). */
+    private static final int RING = Iso2022Sequences.MAX_SEQUENCE + 1;
 
     private final byte[] raw;
+    /** Whether a byte of the secret can start a sequence: a byte of the text may then be read either way. */
+    private final boolean ambiguous;
 
     /** @param secret the secret value; not empty */
     Iso2022Spelling(String secret) {
         raw = secret.getBytes(StandardCharsets.UTF_8);
+        boolean any = false;
+        for (byte b : raw) {
+            any |= Iso2022Sequences.mayStart(b);
+        }
+        ambiguous = any;
     }
 
     /** {@return the most sequences skipped in one match} */
@@ -50,7 +50,8 @@ final class Iso2022Spelling implements Spelling {
 
     @Override
     public int longest() {
-        return 2 * raw.length + maxSkipped() * MAX_SEQUENCE + 1; // 2: a ~ spelled ~~; 1: one byte of look-ahead
+        // 2: a ~ spelled ~~; 1: one byte of look-ahead
+        return 2 * raw.length + maxSkipped() * Iso2022Sequences.MAX_SEQUENCE + 1;
     }
 
     @Override
@@ -69,9 +70,14 @@ final class Iso2022Spelling implements Spelling {
     /**
      * {@inheritDoc} Any number of sequences is skipped: a match is decided by the bytes up to {@code n}, and a
      * streamed text holds enough bytes that are not sequences after each position it scans ({@link VisibleWindow}).
+     * For a secret without a byte that can start a sequence the reading is unique and read in one pass; for one with
+     * such a byte ({@code ~}, ESC, SO, SI) every reading is followed ({@link #readings}).
      */
     @Override
     public int match(byte[] buf, int i, int n) {
+        if (ambiguous) {
+            return readings(buf, i, n);
+        }
         int p = i;
         for (int k = 0; k < raw.length; k++) {
             while (k > 0) { // sequences between bytes: never before the first or after the last
@@ -79,7 +85,7 @@ final class Iso2022Spelling implements Spelling {
                     return -1;
                 }
                 if (buf[p] == raw[k]) {
-                    break;
+                    break; // raw[k] cannot start a sequence: the one reading
                 }
                 int s = skippable(buf, p, n);
                 if (s <= 0) {
@@ -94,11 +100,83 @@ final class Iso2022Spelling implements Spelling {
                 return 0;
             }
             p++;
-            if (raw[k] == '~' && p < n && buf[p] == '~' && (k + 1 == raw.length || raw[k + 1] != '~')) {
-                p++; // HZ's ~~ for a ~
-            }
         }
         return p - i;
+    }
+
+    /**
+     * {@return the longest match at {@code i} over every reading of the text, as {@link #match}} A byte of the text
+     * that is the secret's next byte and also starts a sequence is read both ways (a {@code ~} of the secret after
+     * {@code ~&#125;}, HZ's {@code ~&#125;~~}; an ESC of the secret after {@code ESC ( B}), and a {@code ~} of the
+     * secret as {@code ~} and as {@code ~~}: the secret's bytes read so far, for each position, are a set
+     * ({@code states}, one bit per count), advanced position by position through a ring of
+     * {@value Iso2022Sequences#MAX_SEQUENCE} + 1 sets (the longest step). Each position is visited once with all its
+     * counts: linear in the bytes read, times the secret's length / 64. -1 only when no reading matched and one was
+     * cut off at {@code n}.
+     */
+    private int readings(byte[] buf, int i, int n) {
+        if (buf[i] != raw[0]) {
+            return 0;
+        }
+        int words = (raw.length + 64) / 64; // counts 0..raw.length
+        long[][] ring = new long[RING][words];
+        ring[i % RING][0] = 1L; // nothing read at i
+        int best = 0;
+        boolean cut = false;
+        int live = 1;
+        for (int p = i; live > 0; p++) {
+            long[] states = ring[p % RING];
+            for (int w = 0; w < words; w++) {
+                long bits = states[w];
+                states[w] = 0;
+                while (bits != 0) {
+                    int k = w * 64 + Long.numberOfTrailingZeros(bits);
+                    bits &= bits - 1;
+                    live--;
+                    if (k == raw.length) {
+                        best = Math.max(best, p - i);
+                        continue;
+                    }
+                    if (p >= n) {
+                        cut = true;
+                        continue;
+                    }
+                    int s = skippable(buf, p, n);
+                    live += step(buf, p, n, k, s, ring);
+                    cut |= s < 0 || raw[k] == '~' && buf[p] == '~' && p + 1 >= n; // told by bytes after n
+                }
+            }
+        }
+        return best > 0 ? best : cut ? -1 : 0;
+    }
+
+    /**
+     * Adds the counts that {@code k} bytes read at {@code p}, where a sequence of {@code s} bytes starts, lead to;
+     * {@return how many were new}
+     */
+    private int step(byte[] buf, int p, int n, int k, int s, long[][] ring) {
+        int added = 0;
+        if (buf[p] == raw[k]) {
+            added += add(ring, p + 1, k + 1);
+            if (raw[k] == '~' && p + 1 < n && buf[p + 1] == '~') {
+                added += add(ring, p + 2, k + 1); // HZ's ~~ for a ~
+            }
+        }
+        if (s > 0 && k > 0) { // sequences only between bytes
+            added += add(ring, p + s, k);
+        }
+        return added;
+    }
+
+    /** Sets count {@code k} at position {@code p}; {@return 1 if it was not set} */
+    private static int add(long[][] ring, int p, int k) {
+        long[] states = ring[p % RING];
+        long bit = 1L << (k & 63);
+        if ((states[k >>> 6] & bit) != 0) {
+            return 0;
+        }
+        states[k >>> 6] |= bit;
+        return 1;
     }
 
     /**

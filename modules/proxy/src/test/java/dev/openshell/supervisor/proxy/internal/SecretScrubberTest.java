@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.openshell.middleware.spi.internal.Iso2022Sequences;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -370,7 +371,7 @@ class SecretScrubberTest {
         byte[] single = ("k\u001bN" + key).getBytes(StandardCharsets.ISO_8859_1); // a single shift changes the next
         assertEquals(new String(single, StandardCharsets.ISO_8859_1),
                 new String(s.scrubAll(single), StandardCharsets.ISO_8859_1));
-        assertTrue(s.window() >= (key.length() + 1) * Iso2022Spelling.PER_BYTE * Iso2022Spelling.MAX_SEQUENCE,
+        assertTrue(s.window() >= (key.length() + 1) * Iso2022Spelling.PER_BYTE * Iso2022Sequences.MAX_SEQUENCE,
                 "the window covers the most sequences one match may skip");
     }
 }
