@@ -63,7 +63,7 @@ final class FrameSink extends OutputStream {
                 }
                 if (headLen == headNeed) {
                     payloadLeft = payloadLength();
-                    streaming = headNeed + payloadLeft > HOLD;
+                    streaming = payloadLeft > HOLD - headNeed; // never an overflow: a 63-bit length streams
                 }
             } else {
                 int k = (int) Math.min(payloadLeft, end - i);

@@ -109,6 +109,29 @@ class FrameSinkPropertyTest {
         assertArrayEquals(wire, peer.toByteArray());
     }
 
+    /**
+     * Attacker pass 12, P14-5: a 64-bit length with its top bit set (RFC 6455 5.2 forbids it) or within a few bytes of
+     * the largest long is streamed as it arrives, like any frame past the hold; the sum of its head and length
+     * overflowed, so it was held until the hold's array overflowed.
+     */
+    @net.jqwik.api.Example
+    void aLengthNearTheLargestLongStreams() throws IOException {
+        for (long length : new long[] {Long.MIN_VALUE, -1L, Long.MAX_VALUE, Long.MAX_VALUE - 13}) {
+            byte[] head = new byte[14];
+            head[0] = (byte) 0x82;
+            head[1] = (byte) (0x80 | 127);
+            for (int k = 0; k < 8; k++) {
+                head[2 + k] = (byte) (length >>> (56 - 8 * k));
+            }
+            ByteArrayOutputStream peer = new ByteArrayOutputStream();
+            FrameSink sink = new FrameSink(peer);
+            sink.write(head, 0, head.length);
+            byte[] payload = new byte[FrameSink.HOLD + 1000];
+            sink.write(payload, 0, payload.length);
+            assertEquals(head.length + payload.length, peer.size(), "streamed, not held: " + length);
+        }
+    }
+
     private static int headLength(byte[] frame) {
         int len7 = frame[1] & 0x7f;
         return 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + ((frame[1] & 0x80) != 0 ? 4 : 0);
