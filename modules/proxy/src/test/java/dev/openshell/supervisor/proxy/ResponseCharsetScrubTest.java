@@ -134,6 +134,10 @@ class ResponseCharsetScrubTest {
                     chunked);
             case "/gz7late" -> response("application/octet-stream", gzip(concat("<p>" + "c".repeat(5000)
                     + "<meta charset=utf-7>", utf7(value))), chunked);
+            case "/xcharset" -> response("text/html; x-charset=utf-7", concat("Your key: ", utf7(value)), chunked);
+            case "/lead7" -> response("text/html", concat("<meta charset=\" utf-7\">", utf7(value)), chunked);
+            case "/xmlmid" -> response("text/html", concat("<!-- c --><?xml version=\"1.0\" encoding=\"utf-7\"?>",
+                    utf7(value)), chunked);
             case "/metalatin" -> response("text/html", ("<meta charset='iso-8859-1'>key " + value)
                     .getBytes(StandardCharsets.ISO_8859_1), chunked);
             default -> TestUpstream.ok("plain");
@@ -144,7 +148,7 @@ class ResponseCharsetScrubTest {
     void aCharsetTheScrubCannotReadOrWideEventsAreRefusedAndAudited() throws Exception {
         List<String> refused = List.of("/utf7", "/twotypes", "/unknown", "/iso2022", "/sse16", "/sse32", "/plain32",
                 "/plain16be", "/utf7ext", "/utf7cont", "/sse16ext", "/extdiffers", "/sig7", "/meta7", "/equiv7",
-                "/xml7", "/late7", "/lateequiv", "/gz7", "/gz7late");
+                "/xml7", "/late7", "/lateequiv", "/gz7", "/gz7late", "/xcharset", "/lead7", "/xmlmid");
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
             fx.upstream.respond(ResponseCharsetScrubTest::echo);
             List<String> expected = new ArrayList<>();

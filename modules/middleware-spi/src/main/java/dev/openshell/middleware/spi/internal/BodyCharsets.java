@@ -190,6 +190,47 @@ public final class BodyCharsets {
     }
 
     /**
+     * {@return the charset names readers take from a {@code Content-Type} field value besides its {@code charset}
+     * parameter (attacker pass 12, P14-4): w3lib's (Scrapy's) {@code charset=([\w-]+)} and node-fetch's
+     * {@code charset=([^;]*)} take the first {@code charset=} anywhere in it ({@code x-charset=utf-7},
+     * {@code a="charset=utf-7"}), so every one is read, up to the next {@code ;}, as {@link CharsetValue} reads a
+     * value; only names some reader resolves ({@link KnownCharsets})}
+     *
+     * @param value the field value, as received (ISO-8859-1 characters)
+     */
+    public static List<String> namesInHeader(String value) {
+        List<String> out = new ArrayList<>(1);
+        String lower = value.toLowerCase(java.util.Locale.ROOT);
+        CharsetValue reading = new CharsetValue();
+        for (int at = lower.indexOf("charset"); at >= 0; at = lower.indexOf("charset", at + 1)) {
+            int i = at + 7;
+            while (i < value.length() && space((byte) value.charAt(i))) {
+                i++;
+            }
+            if (i >= value.length() || value.charAt(i) != '=') {
+                continue;
+            }
+            i++;
+            while (i < value.length() && space((byte) value.charAt(i))) {
+                i++;
+            }
+            boolean quoted = i < value.length() && (value.charAt(i) == '"' || value.charAt(i) == '\'');
+            reading.start(quoted ? (byte) value.charAt(i) : 0);
+            for (i += quoted ? 1 : 0; i < value.length() && value.charAt(i) != ';'; i++) {
+                if (!reading.add((byte) value.charAt(i))) {
+                    break;
+                }
+            }
+            for (String name : reading.names()) {
+                if (KnownCharsets.resolves(name) && !out.contains(name)) {
+                    out.add(name);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * Adds a name read from a {@code <meta>} or an XML declaration to {@code out} when some reader resolves it
      * ({@link KnownCharsets}): a name none resolves ({@code %s}, {@code {enc}} in a code sample) declares nothing.
      */

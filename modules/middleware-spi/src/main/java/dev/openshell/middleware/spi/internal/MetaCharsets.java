@@ -5,42 +5,45 @@ import java.nio.ByteOrder;
 import java.util.List;
 
 /**
- * The {@code charset} assignments of every HTML {@code <meta>} tag of a body, read as its bytes arrive, wherever the
- * tag starts and however the bytes are split ({@link BodyCharsets}'s third kind of declaration). A state machine over
- * the bytes: each byte is looked at a bounded number of times, whatever the chunking; the only text kept across
- * calls is the name being read ({@link CharsetName}: at most {@value CharsetName#MAX} bytes as a codec lookup reads it).
+ * The {@code charset} and {@code encoding} assignments a body's markup makes, read as its bytes arrive, wherever they
+ * stand and however the bytes are split ({@link BodyCharsets}'s third kind of declaration). A state machine over the
+ * bytes: each byte is looked at a bounded number of times, whatever the chunking; the only text kept across calls is
+ * the value being read ({@link CharsetValue}: a few {@link CharsetName}s of at most {@value CharsetName#MAX} bytes).
  *
- * <p>A tag is {@code <}, optional ASCII white space and {@code meta} in any case, up to the first {@code >} outside
- * single or double quotes (the body's end if none; comments and scripts are not skipped). Inside it, character
- * references are read as the characters they stand for ({@link CharacterReference}: {@code ch&#97;rset}, as an HTML
- * parser reads an attribute value), and every {@code charset} in any case followed by optional white space,
- * {@code =}, optional white space and an optional quote gives a name: the characters up to white space, {@code /},
- * {@code ;}, a quote, {@code >}, {@code ?} or the body's end. White space is WHATWG's and VT (Python's {@code \\s}). BeautifulSoup's {@code <\s*meta[^>]+charset\s*=\s*["']?([^>]*?)[ /;'">]}, lxml's HTML parser and a WHATWG
- * prescan take their name from such a tag, so this finds every declaration they find, and may find more.
+ * <p>A tag is {@code <}, optional white space and {@code meta} or {@code ?xml} in any case (an XML declaration
+ * anywhere, as w3lib and node-fetch read one), up to the first {@code >} outside single or double quotes (the body's
+ * end if none; comments and scripts are not skipped). Inside it, character references are read as the characters they
+ * stand for ({@link CharacterReference}: {@code ch&#97;rset}, as an HTML parser reads an attribute value). After the
+ * tag, up to the end of its line, the text is read too (requests', readability's and node-fetch's
+ * {@code <meta.*?charset=} cross a {@code >}). In both, every {@code charset} or {@code encoding} in any case
+ * followed by optional white space, {@code =}, optional white space and an optional quote starts a value, read as
+ * {@link CharsetValue} reads it. White space is WHATWG's and VT (Python's {@code \s}). So this finds what
+ * BeautifulSoup's {@code <\s*meta[^>]+charset\s*=}, lxml's HTML parser, a WHATWG prescan, requests'
+ * {@code get_encodings_from_content}, w3lib, node-fetch and jsoup find, and may find more.
  */
 final class MetaCharsets {
     private static final long LT = 0x3c3c3c3c3c3c3c3cL;
     private static final long LOW = 0x0101010101010101L;
     private static final long HIGH = 0x8080808080808080L;
+    private static final String META = "meta";
+    private static final String XML = "?xml";
 
-    private enum State { TEXT, OPEN, TAG }
+    private enum State { TEXT, OPEN, TAG, LINE }
 
-    /** Where a name stands inside a tag: after {@code charset}, after {@code =}, after a quote, in the name. */
-    private enum Value { NONE, EQUALS, START, QUOTED, NAME }
+    /** Where a value stands: after a keyword, after {@code =}, in the value. */
+    private enum Value { NONE, EQUALS, START, VALUE }
 
     private State state = State.TEXT;
-    /** In {@link State#OPEN}: how many letters of {@code meta} were read. */
+    /** In {@link State#OPEN}: how many letters of {@code meta} and of {@code ?xml} were read (-1: not that one). */
     private int meta;
+    private int xml;
     /** In a tag: the open quote, or 0. */
     private byte quote;
-    /** In a tag: how many letters of {@code charset} end at the last byte. */
+    /** How many letters of {@code charset} and of {@code encoding} end at the last character. */
     private int charset;
+    private int encoding;
     private Value value = Value.NONE;
-    /** The name as BeautifulSoup reads it. */
-    private final CharsetName whole = new CharsetName();
-    /** The name cut also at other white space and {@code ?}. */
-    private final CharsetName cut = new CharsetName();
-    private boolean cutEnded;
+    private final CharsetValue reading = new CharsetValue();
     /** In a tag: the character reference being read. */
     private final CharacterReference reference = new CharacterReference();
 
@@ -59,52 +62,57 @@ final class MetaCharsets {
                 if (i < 0) {
                     return;
                 }
-                if (i + 1 < end && (b.get(i + 1) | 0x20) != 'm' && !space(b.get(i + 1))) {
-                    i++; // the common tag (<p, </a, <!): not <meta, read on as text without a state change
+                byte next = i + 1 < end ? b.get(i + 1) : (byte) 'm';
+                if ((next | 0x20) != 'm' && next != '?' && !space(next)) {
+                    i++; // the common tag (<p, </a, <!): read on as text without a state change
                     continue;
                 }
                 state = State.OPEN;
                 meta = 0;
+                xml = 0;
                 i++;
                 continue;
             }
             byte c = b.get(i);
-            if (state == State.OPEN) {
-                if (!open(c)) {
-                    continue; // not a <meta: the byte is read again as text (it may be '<')
+            switch (state) {
+                case OPEN -> {
+                    if (!open(c)) {
+                        continue; // not a <meta or <?xml: the byte is read again as text (it may be '<')
+                    }
                 }
-            } else {
-                tag(c, out);
+                case TAG -> tag(c, out);
+                default -> line(c, out);
             }
             i++;
         }
     }
 
-    /** The body ended: a reference and a name being read end with it. */
+    /** The body ended: a reference and a value being read end with it. */
     void end(List<BodyCharsets.Declaration> out) {
         if (state == State.TAG && reference.length > 0) {
             reference.end(false, this, out);
         }
-        if (value == Value.NAME) {
-            emit(out);
-        }
+        endValue(out);
         state = State.TEXT;
-        value = Value.NONE;
     }
 
-    /** {@return whether {@code c} was taken as part of {@code <} white space {@code meta}} */
+    /** {@return whether {@code c} was taken as part of {@code <} white space {@code meta} or {@code ?xml}} */
     private boolean open(byte c) {
-        if (meta == 0 && space(c)) {
+        if (meta == 0 && xml == 0 && space(c)) {
             return true;
         }
-        if (lower(c) != "meta".charAt(meta)) {
+        int l = lower(c);
+        meta = meta >= 0 && l == META.charAt(meta) ? meta + 1 : -1;
+        xml = xml >= 0 && l == XML.charAt(xml) ? xml + 1 : -1;
+        if (meta < 0 && xml < 0) {
             state = State.TEXT;
             return false;
         }
-        if (++meta == 4) {
+        if (meta == META.length() || xml == XML.length()) {
             state = State.TAG;
             quote = 0;
             charset = 0;
+            encoding = 0;
             value = Value.NONE;
         }
         return true;
@@ -114,7 +122,7 @@ final class MetaCharsets {
      * One byte inside a tag. A character reference ({@code &#97;}, {@code &#x63;}, {@code &equals;}) is read as the
      * character it stands for, as an HTML parser reads an attribute value (libxml2 then takes {@code ch&#97;rset=}
      * in an {@code http-equiv} content as {@code charset=}); every other byte as itself. The tag ends at a raw
-     * {@code >} outside quotes.
+     * {@code >} outside quotes; its line is read on.
      */
     private void tag(byte c, List<BodyCharsets.Declaration> out) {
         if (reference.length > 0) {
@@ -136,86 +144,66 @@ final class MetaCharsets {
         } else if (c == '"' || c == '\'') {
             quote = c;
         } else if (c == '>') {
-            state = State.TEXT;
-            value = Value.NONE;
+            state = State.LINE;
         }
     }
 
-    /** One character of a tag's text (a byte, or what a reference stands for): the name, the next {@code charset}. */
+    /** One byte of the rest of a tag's line: read as in the tag, without references; the line ends at LF. */
+    private void line(byte c, List<BodyCharsets.Declaration> out) {
+        if (c == '\n') {
+            endValue(out);
+            state = State.TEXT;
+            return;
+        }
+        text(c, out);
+    }
+
+    /** One character of a tag or its line (a byte, or what a reference stands for): the value, the next keyword. */
     void text(byte c, List<BodyCharsets.Declaration> out) {
         value(c, out);
         int l = lower(c);
-        if (l == "charset".charAt(charset)) {
-            if (++charset == 7) {
-                if (value == Value.NAME) {
-                    emit(out); // a name that holds "charset" ends there; the new assignment is read too
-                }
-                value = Value.EQUALS;
-                charset = 0;
-            }
-        } else {
-            charset = l == 'c' ? 1 : 0;
+        charset = l == "charset".charAt(charset) ? charset + 1 : l == 'c' ? 1 : 0;
+        encoding = l == "encoding".charAt(encoding) ? encoding + 1 : l == 'e' ? 1 : 0;
+        if (charset == 7 || encoding == 8) {
+            endValue(out); // a value that holds a keyword ends there; the new assignment is read too
+            value = Value.EQUALS;
+            charset = 0;
+            encoding = 0;
         }
     }
 
-    /**
-     * Advances the name being read after a {@code charset} by one byte of the tag. Two readings of it are kept: as
-     * BeautifulSoup's expression reads it (after an optional quote, up to a space, {@code /}, {@code ;}, a quote or
-     * {@code >}: a TAB, LF or {@code ?} is part of it, {@code "\tutf-7"}), and cut also at any other white space or
-     * {@code ?} (as a WHATWG or libxml2 reader ends an unquoted value); each is kept as a codec lookup reads it
-     * ({@link CharsetName}), and both are given when they differ.
-     */
+    /** Advances the value being read after a keyword by one character. */
     private void value(byte c, List<BodyCharsets.Declaration> out) {
         switch (value) {
             case NONE -> { }
             case EQUALS -> value = space(c) ? Value.EQUALS : c == '=' ? Value.START : Value.NONE;
-            case START, QUOTED -> {
-                if (value == Value.START && space(c)) {
+            case START -> {
+                if (space(c)) {
                     return;
                 }
-                if (value == Value.START && (c == '"' || c == '\'')) {
-                    value = Value.QUOTED;
-                } else if (ends(c)) {
-                    value = Value.NONE; // an empty name
-                } else {
-                    whole.clear();
-                    cut.clear();
-                    cutEnded = false;
-                    add(c);
-                    value = Value.NAME;
+                boolean quoted = c == '"' || c == '\'';
+                reading.start(quoted ? c : 0);
+                value = Value.VALUE;
+                if (!quoted && !reading.add(c)) {
+                    endValue(out);
                 }
             }
-            case NAME -> {
-                if (ends(c)) {
-                    emit(out);
-                } else {
-                    add(c);
+            case VALUE -> {
+                if (!reading.add(c)) {
+                    endValue(out);
                 }
             }
         }
     }
 
-    private void add(byte c) {
-        whole.add(c);
-        cutEnded |= space(c) || c == '?';
-        if (!cutEnded) {
-            cut.add(c);
-        }
-    }
-
-    private void emit(List<BodyCharsets.Declaration> out) {
-        if (!cut.isEmpty()) {
-            BodyCharsets.declare(out, cut.toString(), BodyCharsets.Source.META);
-        }
-        if (!whole.isEmpty() && !whole.toString().equals(cut.toString())) {
-            BodyCharsets.declare(out, whole.toString(), BodyCharsets.Source.META);
+    /** Ends a value being read: each of its readings some reader resolves goes to {@code out}. */
+    private void endValue(List<BodyCharsets.Declaration> out) {
+        if (value == Value.VALUE) {
+            for (String name : reading.names()) {
+                BodyCharsets.declare(out, name, BodyCharsets.Source.META);
+            }
         }
         value = Value.NONE;
-    }
-
-    /** {@return whether {@code c} ends a name as BeautifulSoup's expression reads it: {@code [ /;'">]}} */
-    private static boolean ends(byte c) {
-        return c == ' ' || c == '/' || c == ';' || c == '"' || c == '\'' || c == '>';
     }
 
     /** {@return the index of the first {@code <} in little-endian {@code b[from, to)}, or -1}: eight bytes per step. */

@@ -16,8 +16,8 @@ import java.util.regex.Pattern;
  * its RFC 2231 extended form {@code charset*}, which Python's {@code email} package and so httpx read) a scrubbed
  * response may carry (attacker pass 3, findings R3 and R4): one rule, whatever the media type. A charset is
  * readable when a client decoding the body by it reads the secret only where {@link SecretScrubber} searches a form
- * of it: UTF-8 and the charsets that encode ASCII as ASCII, one byte sequence per character and without shift
- * states (US-ASCII and its aliases such as ANSI_X3.4-1968, ISO-8859-1 to -16, windows-1250 to -1258, KOI8-R/-U,
+ * of it: UTF-8 (also as Python names it: utf, u8, cp65001) and the charsets that encode ASCII as ASCII, one byte
+ * sequence per character and without shift states (US-ASCII and its aliases such as ANSI_X3.4-1968, ISO-8859-1 to -16, windows-1250 to -1258, KOI8-R/-U,
  * Shift_JIS, windows-31j, EUC-JP, EUC-KR, GBK, GB2312, GB18030, Big5), UTF-16 and UTF-32 in either byte order,
  * and IBM037. Any other name, known to the JDK or not ({@code utf-7}, where one text has many spellings, the
  * ISO-2022 family with its escape sequences, HZ, other EBCDIC pages, a name nobody registered) is not: the response
@@ -40,8 +40,8 @@ import java.util.regex.Pattern;
  */
 final class ResponseCharsets {
     /** Charsets that encode ASCII as ASCII, statelessly. */
-    private static final Pattern ASCII = Pattern.compile("utf-?8|(us-)?ascii|ansi-x3\\.4-1968|iso646-us|us"
-            + "|iso[-_]?8859[-_]?([1-9]|1[0-6])|latin-?1|l1|(cp|ibm)819|(windows|cp)-?125[0-8]|koi8-[ru]"
+    private static final Pattern ASCII = Pattern.compile("utf-?8|utf|u8|cp65001|(us-)?ascii|ansi-x3\\.4-1968"
+            + "|iso646-us|us|iso[-_]?8859[-_]?([1-9]|1[0-6])|latin-?1|l1|(cp|ibm)819|(windows|cp)-?125[0-8]|koi8-[ru]"
             + "|shift[-_]jis|sjis|windows-31j|cp932|euc-(jp|kr)|gbk|gb2312|gb18030|big5");
     /** UTF-16 and UTF-32, either byte order. */
     private static final Pattern WIDE = Pattern.compile("utf-?(16|32)(-?(le|be))?");
@@ -124,6 +124,13 @@ final class ResponseCharsets {
         Declared d = reading(r);
         if (d.unclear() != null) {
             return d.unclear();
+        }
+        for (HeaderField f : r.all("content-type")) { // another reader's charset= (P14-4: x-charset=utf-7)
+            for (String cs : BodyCharsets.namesInHeader(f.value())) {
+                if (!readable(cs)) {
+                    return "its declared charset is not one the scrub reads";
+                }
+            }
         }
         String why = null;
         for (String cs : d.names()) {

@@ -1,0 +1,116 @@
+package dev.openshell.middleware.spi.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The value after {@code charset=} or {@code encoding=} (the {@code =} and white space before the value already
+ * read), read a character at a time the ways the readers of a body or a {@code Content-Type} read it (attacker passes
+ * 11 and 12, P13-1, P14-1, P14-2, P14-4), each kept as a codec lookup reads a name ({@link CharsetName}):
+ *
+ * <ul>
+ *   <li>BeautifulSoup's {@code ["']?([^>]*?)[ /;'">]}: after an optional quote, up to a space, {@code /}, {@code ;},
+ *       a quote or {@code >} ({@code "\tutf-7"} is {@code utf-7});</li>
+ *   <li>cut also at any white space or {@code ?} (a WHATWG prescan and libxml2 read an unquoted value so);</li>
+ *   <li>the whole value: up to the quote that opened it (any other quote a separator: jsoup drops quotes, so
+ *       {@code "IB'M290"} is IBM290), or unquoted up to a quote or {@code >} (requests' and readability's
+ *       {@code ["']*(.+?)["'>]}, node-fetch's {@code (['"])(.+?)\1}: {@code " utf-7"} and {@code "u t f 7"} are
+ *       UTF-7), and that value without a last {@code :} and four digits (iconv-lite drops it: {@code UTF7:1999});</li>
+ *   <li>w3lib's (Scrapy's) {@code ["']?\s*([\w-]+)}: after an optional quote and white space, the letters, digits,
+ *       {@code _} and {@code -} ({@code utf-7:2024} and {@code utf-7.1} are {@code utf-7}).</li>
+ * </ul>
+ *
+ * <p>{@link #names()} gives the distinct non-empty readings once {@link #add} says the value ended. Mutable, reused.
+ */
+final class CharsetValue {
+    private final CharsetName soup = new CharsetName();
+    private final CharsetName cut = new CharsetName();
+    private final CharsetName whole = new CharsetName();
+    private final CharsetName word = new CharsetName();
+    private boolean soupOn;
+    private boolean cutOn;
+    private boolean wordOn;
+    private boolean wordStarted;
+    /** The quote that opened the value, or 0. */
+    private byte quote;
+    /** The last five characters of the whole value (for iconv-lite's {@code :dddd}). */
+    private final byte[] tail = new byte[5];
+    private int count;
+
+    /**
+     * Starts a value.
+     *
+     * @param opening the quote the value starts with, or 0 when it starts with {@code first}
+     */
+    void start(byte opening) {
+        soup.clear();
+        cut.clear();
+        whole.clear();
+        word.clear();
+        soupOn = true;
+        cutOn = true;
+        wordOn = true;
+        wordStarted = false;
+        quote = opening;
+        count = 0;
+    }
+
+    /** {@return whether the value goes on after {@code c}, its next character (when not, {@code c} is no part of it)} */
+    boolean add(byte c) {
+        boolean quoteChar = c == '"' || c == '\'';
+        if (quote != 0 ? c == quote : quoteChar || c == '>') {
+            return false;
+        }
+        boolean sp = MetaCharsets.space(c);
+        soupOn &= !(c == ' ' || c == '/' || c == ';' || quoteChar || c == '>');
+        if (soupOn) {
+            soup.add(c);
+        }
+        cutOn &= !(sp || c == '/' || c == ';' || quoteChar || c == '>' || c == '?');
+        if (cutOn) {
+            cut.add(c);
+        }
+        if (wordOn) {
+            boolean w = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-';
+            if (w) {
+                word.add(c);
+                wordStarted = true;
+            } else if (wordStarted || !sp) {
+                wordOn = false;
+            }
+        }
+        whole.add(c);
+        tail[count++ % tail.length] = c;
+        return true;
+    }
+
+    /** {@return the distinct non-empty readings of the value read} */
+    List<String> names() {
+        List<String> out = new ArrayList<>(4);
+        for (CharsetName n : new CharsetName[] {cut, soup, word, whole}) {
+            String s = n.toString();
+            if (!s.isEmpty() && !out.contains(s)) {
+                out.add(s);
+            }
+        }
+        String w = whole.toString();
+        if (count >= 5 && tail[(count - 5) % 5] == ':' && digits() && w.lastIndexOf('-') > 0) {
+            String stripped = w.substring(0, w.lastIndexOf('-'));
+            if (!out.contains(stripped)) {
+                out.add(stripped);
+            }
+        }
+        return out;
+    }
+
+    /** {@return whether the last four characters are digits} */
+    private boolean digits() {
+        for (int k = 1; k <= 4; k++) {
+            byte c = tail[(count - k) % 5];
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+}
