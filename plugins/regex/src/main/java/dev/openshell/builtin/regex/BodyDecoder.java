@@ -96,6 +96,9 @@ final class BodyDecoder {
             }
         }
         MediaType type = contentType == null ? null : MediaType.parse(contentType);
+        if (contentType != null) {
+            checkCharsetsInHeader(contentType);
+        }
         if (start && (type == null || type.unclear() == null && !type.isMultipart())) {
             checkDeclaredInBody(body, type);
         }
@@ -239,6 +242,23 @@ final class BodyDecoder {
     private static void checkDeclaredInBody(ByteBuffer input, MediaType type) throws Undecodable {
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
         checkDeclared(BodyCharsets.declared(json ? input.slice(0, Math.min(4, input.limit())) : input), json);
+    }
+
+    /**
+     * Checks every other {@code charset=} of a {@code Content-Type} value ({@link BodyCharsets#namesInHeader}:
+     * {@code x-charset=utf-7}, which w3lib and node-fetch take; attacker pass 12, P14-4) as a declared charset is
+     * checked.
+     *
+     * @throws Undecodable if one names a charset the scan cannot read
+     */
+    private static void checkCharsetsInHeader(String contentType) throws Undecodable {
+        for (String name : BodyCharsets.namesInHeader(contentType)) {
+            try {
+                Charsets.named(name);
+            } catch (Undecodable e) {
+                throw Undecodable.because("Content-Type names in another parameter a charset the scan cannot read");
+            }
+        }
     }
 
     /**

@@ -86,4 +86,15 @@ class DeclaredInBodyTest {
             assertEquals("body_undecodable", e.code(), type);
         }
     }
+
+    /** Attacker pass 12, P14-4: a charset in another parameter of Content-Type, which w3lib and node-fetch take. */
+    @ParameterizedTest
+    @ValueSource(strings = {"text/html; x-charset=utf-7", "text/html; xcharset=utf-7; charset=utf-8",
+        "text/html; a=\"charset=utf-7\"; charset=utf-8"})
+    void aCharsetInAnotherParameterCounts(String type) {
+        byte[] body = ascii("<p>" + KEY7 + "</p>");
+        MiddlewareException e = assertThrows(MiddlewareException.class,
+                () -> DecodedBodyTest.evaluate(provider, DENY, body, "content-type", type), type);
+        assertEquals("body_undecodable", e.code(), type);
+    }
 }

@@ -16,6 +16,8 @@ import java.util.List;
  *       {@code "IB'M290"} is IBM290), or unquoted up to a quote or {@code >} (requests' and readability's
  *       {@code ["']*(.+?)["'>]}, node-fetch's {@code (['"])(.+?)\1}: {@code " utf-7"} and {@code "u t f 7"} are
  *       UTF-7), and that value without a last {@code :} and four digits (iconv-lite drops it: {@code UTF7:1999});</li>
+ *   <li>node-fetch's: the whole value upper-cased and lower-cased as JavaScript maps case, {@code [0-9a-z]} only
+ *       ({@code unıcode-1-1-utf-7} is {@code unicode11utf7});</li>
  *   <li>w3lib's (Scrapy's) {@code ["']?\s*([\w-]+)}: after an optional quote and white space, the letters, digits,
  *       {@code _} and {@code -} ({@code utf-7:2024} and {@code utf-7.1} are {@code utf-7}).</li>
  * </ul>
@@ -27,6 +29,11 @@ final class CharsetValue {
     private final CharsetName cut = new CharsetName();
     private final CharsetName whole = new CharsetName();
     private final CharsetName word = new CharsetName();
+    /** The whole value as iconv-lite (node-fetch) names it: case-mapped as JavaScript maps it, [0-9a-z] only. */
+    private final StringBuilder iconvLite = new StringBuilder();
+    /** The bytes of a UTF-8 character being read for {@link #iconvLite}. */
+    private final byte[] utf8 = new byte[4];
+    private int utf8Length;
     private boolean soupOn;
     private boolean cutOn;
     private boolean wordOn;
@@ -53,6 +60,8 @@ final class CharsetValue {
         wordStarted = false;
         quote = opening;
         count = 0;
+        iconvLite.setLength(0);
+        utf8Length = 0;
     }
 
     /** {@return whether the value goes on after {@code c}, its next character (when not, {@code c} is no part of it)} */
@@ -80,8 +89,43 @@ final class CharsetValue {
             }
         }
         whole.add(c);
+        iconvLite(c);
         tail[count++ % tail.length] = c;
         return true;
+    }
+
+    /**
+     * Reads {@code c} for {@link #iconvLite}: node-fetch's {@code encoding} package upper-cases the name and iconv-lite
+     * lower-cases it and keeps {@code [0-9a-z]}, so a non-ASCII letter can become an ASCII one ({@code ı} and
+     * {@code İ} are {@code i}, U+017F {@code s}, the Kelvin sign {@code k}; attacker pass 12, P14-2).
+     */
+    private void iconvLite(byte c) {
+        if (c >= 0) {
+            utf8Length = 0;
+            keepAscii(String.valueOf((char) c));
+            return;
+        }
+        if ((c & 0xc0) != 0x80) {
+            utf8Length = 0; // a lead byte starts a character
+        }
+        if (utf8Length < utf8.length) {
+            utf8[utf8Length++] = c;
+        }
+        int need = (utf8[0] & 0xe0) == 0xc0 ? 2 : (utf8[0] & 0xf0) == 0xe0 ? 3 : (utf8[0] & 0xf8) == 0xf0 ? 4 : 0;
+        if (utf8Length == need) {
+            String ch = new String(utf8, 0, need, java.nio.charset.StandardCharsets.UTF_8);
+            keepAscii(ch.toUpperCase(java.util.Locale.ROOT).toLowerCase(java.util.Locale.ROOT));
+            utf8Length = 0;
+        }
+    }
+
+    private void keepAscii(String s) {
+        for (int k = 0; k < s.length() && iconvLite.length() < CharsetName.MAX; k++) {
+            char ch = Character.toLowerCase(s.charAt(k));
+            if (ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9') {
+                iconvLite.append(ch);
+            }
+        }
     }
 
     /** {@return the distinct non-empty readings of the value read} */
@@ -94,11 +138,17 @@ final class CharsetValue {
             }
         }
         String w = whole.toString();
-        if (count >= 5 && tail[(count - 5) % 5] == ':' && digits() && w.lastIndexOf('-') > 0) {
+        boolean year = count >= 5 && tail[(count - 5) % 5] == ':' && digits();
+        if (year && w.lastIndexOf('-') > 0) {
             String stripped = w.substring(0, w.lastIndexOf('-'));
             if (!out.contains(stripped)) {
                 out.add(stripped);
             }
+        }
+        String js = year && iconvLite.length() >= 4 ? iconvLite.substring(0, iconvLite.length() - 4)
+                : iconvLite.toString();
+        if (!js.isEmpty() && out.stream().noneMatch(n -> n.replace("-", "").replace(".", "").equals(js))) {
+            out.add(js);
         }
         return out;
     }

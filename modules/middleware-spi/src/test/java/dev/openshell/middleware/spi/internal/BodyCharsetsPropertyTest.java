@@ -269,6 +269,12 @@ class BodyCharsetsPropertyTest {
             assertTrue(found.stream().anyMatch(d -> lookup(d.name()).replace("-", "").equals("utf7")),
                     doc + " -> " + found);
         }
+        for (String js : List.of("<meta charset=\"un\u0131code-1-1-utf-7\">", "<meta charset=\"UN\u0130CODE-1-1-UTF-7\">",
+                "<meta charset=\"c\u017fUnicode11UTF7\">")) {
+            byte[] b = js.getBytes(StandardCharsets.UTF_8); // node-fetch maps case as JavaScript does
+            List<String> found = names(b);
+            assertTrue(found.contains("unicode11utf7") || found.contains("csunicode11utf7"), js + " -> " + found);
+        }
         byte[] jsoup = "<meta charset=\"IB'M290\">".getBytes(StandardCharsets.US_ASCII);
         assertTrue(BodyCharsets.declared(jsoup, jsoup.length).stream()
                 .anyMatch(d -> d.name().replace("-", "").equals("ibm290")), "jsoup drops quotes");
