@@ -60,7 +60,8 @@ final class Charsets {
         if (UTF_8_NAMES.contains(n)) {
             return Encoding.UTF_8;
         }
-        if (ASCII_NAMES.contains(n) || isIso8859(n) || isWindows125x(n)) {
+        if (ASCII_NAMES.contains(n) || isIso8859(n) || isWindows125x(n) || n.equals("iso8859") || n.equals("8859")
+                || n.equals("latin")) { // Python's aliases of ISO-8859-1 (P15-5)
             return Encoding.SINGLE_BYTE;
         }
         return switch (n) {

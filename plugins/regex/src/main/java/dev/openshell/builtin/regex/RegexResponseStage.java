@@ -67,7 +67,6 @@ final class RegexResponseStage implements HttpResponseStage {
     private byte[] held = new byte[0];
     /** The charsets a streamed body declares in itself, read across its units (a tag may straddle two); P12-1. */
     private BodyCharsets.Reader declarations;
-    private boolean json;
 
     RegexResponseStage(RegexProvider provider) {
         this.provider = provider;
@@ -112,8 +111,6 @@ final class RegexResponseStage implements HttpResponseStage {
             events = eventStream(p.headers());
             holdLimit = p.maxPayloadBytes() / 2;
             declarations = BodyCharsets.reader();
-            json = p.headers().stream().anyMatch(h -> h.name().equals("content-type")
-                    && MediaType.parse(h.value()) instanceof MediaType t && (t.isJson() || t.isJsonSequence()));
             return HttpResponsePreflightDecision.inspect(HttpResponseBodyMode.STREAM_BYTES);
         }
         if (bodyless(p)) {
@@ -209,7 +206,7 @@ final class RegexResponseStage implements HttpResponseStage {
             found.addAll(declarations.end());
         }
         try {
-            BodyDecoder.checkDeclared(found, json);
+            BodyDecoder.checkDeclared(found, false); // a JSON response too: Scrapy and node-fetch read a <meta> in it
         } catch (Undecodable e) {
             throw new MiddlewareException(e.code(), e.getMessage());
         }

@@ -193,7 +193,8 @@ public final class BodyCharsets {
      * {@return the charset names readers take from a {@code Content-Type} field value besides its {@code charset}
      * parameter (attacker pass 12, P14-4): w3lib's (Scrapy's) {@code charset=([\w-]+)} and node-fetch's
      * {@code charset=([^;]*)} take the first {@code charset=} anywhere in it ({@code x-charset=utf-7},
-     * {@code a="charset=utf-7"}), so every one is read, up to the next {@code ;}, as {@link CharsetValue} reads a
+     * {@code a="charset=utf-7"}), and requests strips quotes from a parameter's name ({@code "charset"=utf-7}), so
+     * every {@code charset} followed by quotes, white space and {@code =} is read, up to the next {@code ;}, as {@link CharsetValue} reads a
      * value; only names some reader resolves ({@link KnownCharsets})}
      *
      * @param value the field value, as received (ISO-8859-1 characters)
@@ -204,8 +205,9 @@ public final class BodyCharsets {
         CharsetValue reading = new CharsetValue();
         for (int at = lower.indexOf("charset"); at >= 0; at = lower.indexOf("charset", at + 1)) {
             int i = at + 7;
-            while (i < value.length() && space((byte) value.charAt(i))) {
-                i++;
+            while (i < value.length() && (space((byte) value.charAt(i)) || value.charAt(i) == '"'
+                    || value.charAt(i) == '\'')) {
+                i++; // requests strips quotes and spaces from a parameter's name: "charset"=utf-7 (P15-1)
             }
             if (i >= value.length() || value.charAt(i) != '=') {
                 continue;

@@ -15,7 +15,8 @@ import java.util.List;
  *   <li>the whole value: up to the quote that opened it (any other quote a separator: jsoup drops quotes, so
  *       {@code "IB'M290"} is IBM290), or unquoted up to a quote or {@code >} (requests' and readability's
  *       {@code ["']*(.+?)["'>]}, node-fetch's {@code (['"])(.+?)\1}: {@code " utf-7"} and {@code "u t f 7"} are
- *       UTF-7), and that value without a last {@code :} and four digits (iconv-lite drops it: {@code UTF7:1999});</li>
+ *       UTF-7), and that value without a last {@code :} and four digits, white space and other bytes after them
+ *       aside (node-fetch trims, iconv-lite drops it: {@code UTF7:1999}, {@code "u:tf-7:1999 "});</li>
  *   <li>node-fetch's: the whole value upper-cased and lower-cased as JavaScript maps case, {@code [0-9a-z]} only
  *       ({@code unıcode-1-1-utf-7} is {@code unicode11utf7});</li>
  *   <li>w3lib's (Scrapy's) {@code ["']?\s*([\w-]+)}: after an optional quote and white space, the letters, digits,
@@ -40,7 +41,7 @@ final class CharsetValue {
     private boolean wordStarted;
     /** The quote that opened the value, or 0. */
     private byte quote;
-    /** The last five characters of the whole value (for iconv-lite's {@code :dddd}). */
+    /** The last five letters, digits or colons of the whole value (for iconv-lite's {@code :dddd}). */
     private final byte[] tail = new byte[5];
     private int count;
 
@@ -90,7 +91,10 @@ final class CharsetValue {
         }
         whole.add(c);
         iconvLite(c);
-        tail[count++ % tail.length] = c;
+        boolean alnum = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9';
+        if (alnum || c == ':') { // other bytes skipped: node-fetch trims the name before iconv-lite drops :dddd
+            tail[count++ % tail.length] = c;
+        }
         return true;
     }
 

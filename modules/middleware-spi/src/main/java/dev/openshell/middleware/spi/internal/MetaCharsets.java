@@ -27,6 +27,8 @@ final class MetaCharsets {
     private static final long HIGH = 0x8080808080808080L;
     private static final String META = "meta";
     private static final String XML = "?xml";
+    /** Up to where a tag's reading runs on across lines: w3lib reads the first 4096 bytes. */
+    private static final int LINES_TO = 4096;
 
     private enum State { TEXT, OPEN, TAG, LINE }
 
@@ -43,7 +45,13 @@ final class MetaCharsets {
     private int charset;
     private int encoding;
     private Value value = Value.NONE;
+    /** In {@link Value#START}: the last quote before the value, or 0. */
+    private byte opening;
     private final CharsetValue reading = new CharsetValue();
+    /** Bytes read so far, to {@link #LINES_TO}. */
+    private long position;
+    /** A UTF-8 lead byte of a letter that folds to an ASCII one ({@link #folded}), or 0. */
+    private byte lead;
     /** In a tag: the character reference being read. */
     private final CharacterReference reference = new CharacterReference();
 
@@ -56,6 +64,8 @@ final class MetaCharsets {
                 : bytes.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int end = off + len;
         int i = off;
+        long base = position - off;
+        position += len;
         while (i < end) {
             if (state == State.TEXT) {
                 i = indexOfLt(b, i, end);
@@ -81,7 +91,7 @@ final class MetaCharsets {
                     }
                 }
                 case TAG -> tag(c, out);
-                default -> line(c, out);
+                default -> line(c, base + i, out);
             }
             i++;
         }
@@ -148,9 +158,12 @@ final class MetaCharsets {
         }
     }
 
-    /** One byte of the rest of a tag's line: read as in the tag, without references; the line ends at LF. */
-    private void line(byte c, List<BodyCharsets.Declaration> out) {
-        if (c == '\n') {
+    /**
+     * One byte of the rest of a tag's line: read as in the tag, without references; the line ends at LF, but not in
+     * the first {@value #LINES_TO} bytes (w3lib's {@code content=...[^;]+;\s*charset=} runs across lines there).
+     */
+    private void line(byte c, long at, List<BodyCharsets.Declaration> out) {
+        if (c == '\n' && at >= LINES_TO) {
             endValue(out);
             state = State.TEXT;
             return;
@@ -161,7 +174,10 @@ final class MetaCharsets {
     /** One character of a tag or its line (a byte, or what a reference stands for): the value, the next keyword. */
     void text(byte c, List<BodyCharsets.Declaration> out) {
         value(c, out);
-        int l = lower(c);
+        int l = folded(c);
+        if (l < 0) {
+            return; // the first byte of a letter that folds to ASCII: the keywords wait for the second
+        }
         charset = l == "charset".charAt(charset) ? charset + 1 : l == 'c' ? 1 : 0;
         encoding = l == "encoding".charAt(encoding) ? encoding + 1 : l == 'e' ? 1 : 0;
         if (charset == 7 || encoding == 8) {
@@ -172,19 +188,44 @@ final class MetaCharsets {
         }
     }
 
+    /**
+     * {@return {@code c} lower-cased, with the letters Python's {@code re.IGNORECASE} folds to ASCII read as that
+     * letter (U+017F {@code ſ} is {@code s}, U+0130 {@code İ} and U+0131 {@code ı} are {@code i}, in UTF-8; requests'
+     * {@code get_encodings_from_content} matches {@code charset} so on decoded text: attacker pass 13, P15-8); -1 for
+     * the lead byte of one}
+     */
+    private int folded(byte c) {
+        byte first = lead;
+        lead = 0;
+        if (first == (byte) 0xc5 && c == (byte) 0xbf) {
+            return 's';
+        }
+        if (first == (byte) 0xc4 && (c == (byte) 0xb0 || c == (byte) 0xb1)) {
+            return 'i';
+        }
+        if (c == (byte) 0xc5 || c == (byte) 0xc4) {
+            lead = c;
+            return -1;
+        }
+        return lower(c);
+    }
+
     /** Advances the value being read after a keyword by one character. */
     private void value(byte c, List<BodyCharsets.Declaration> out) {
         switch (value) {
             case NONE -> { }
-            case EQUALS -> value = space(c) ? Value.EQUALS : c == '=' ? Value.START : Value.NONE;
+            case EQUALS -> {
+                value = space(c) ? Value.EQUALS : c == '=' ? Value.START : Value.NONE;
+                opening = 0;
+            }
             case START -> {
-                if (space(c)) {
+                if (space(c) || c == '"' || c == '\'') {
+                    opening = space(c) ? opening : c; // ""utf-7": readability's ["']* takes every quote
                     return;
                 }
-                boolean quoted = c == '"' || c == '\'';
-                reading.start(quoted ? c : 0);
+                reading.start(opening);
                 value = Value.VALUE;
-                if (!quoted && !reading.add(c)) {
+                if (!reading.add(c)) {
                     endValue(out);
                 }
             }

@@ -278,8 +278,9 @@ class BodyCharsetsPropertyTest {
         byte[] jsoup = "<meta charset=\"IB'M290\">".getBytes(StandardCharsets.US_ASCII);
         assertTrue(BodyCharsets.declared(jsoup, jsoup.length).stream()
                 .anyMatch(d -> d.name().replace("-", "").equals("ibm290")), "jsoup drops quotes");
-        byte[] nextLine = "<meta name=a>\n<p>charset=utf-7</p>".getBytes(StandardCharsets.US_ASCII);
-        assertEquals(List.of(), BodyCharsets.declared(nextLine, nextLine.length), "a meta's line ends at LF");
+        byte[] nextLine = ("<meta name=a>" + "x".repeat(4100) + "\n<p>charset=utf-7</p>")
+                .getBytes(StandardCharsets.US_ASCII);
+        assertEquals(List.of(), BodyCharsets.declared(nextLine, nextLine.length), "past 4096 bytes, a line ends at LF");
         for (String page : List.of("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\" /><script>var charset = "
                 + "document.characterSet;</script>", "<meta http-equiv=\"Content-Type\" content=\"text/html; "
                 + "charset=iso-8859-1\">")) {
@@ -297,5 +298,25 @@ class BodyCharsetsPropertyTest {
         assertTrue(BodyCharsets.namesInHeader("text/html; a=\"charset=utf-7\"; charset=utf-8").contains("utf-7"));
         assertEquals(List.of("utf-8"), BodyCharsets.namesInHeader("text/html; charset=\"UTF-8\""));
         assertEquals(List.of(), BodyCharsets.namesInHeader("text/plain; format=flowed"));
+    }
+
+    /**
+     * Attacker pass 13: node-fetch trims before dropping {@code :dddd} (P15-3); readability takes every quote before a
+     * value (P15-4); w3lib's {@code content=[^;]+;\s*charset=} runs across lines in the first 4096 bytes (P15-7);
+     * requests matches {@code charset} with Python's case folding ({@code charſet}, P15-8).
+     */
+    @Example
+    void passThirteensSpellingsAreRead() {
+        for (String doc : List.of("<meta charset=\"u:tf-7:1999 \">", "<meta charset=\"u:tf-7:1999\u00a0\">",
+                "<meta charset=\"\"utf-7\">", "<meta charset=''utf-7'>", "<meta charset=\"'\"utf-7\">",
+                "<meta http-equiv=a content=\"text/html; charset=\"\"utf-7\">", "<?xml version='1.0' encoding=\"\"utf-7\"?>",
+                "<meta http-equiv=\"Content-Type\" content=\"text/html\">\n<p>a\n;charset=utf-7</p>",
+                "<meta char\u017fet=\"utf-7\">")) {
+            byte[] b = doc.getBytes(StandardCharsets.UTF_8);
+            List<String> found = names(b);
+            assertTrue(found.stream().anyMatch(n -> n.replace("-", "").equals("utf7")), doc + " -> " + found);
+        }
+        assertTrue(BodyCharsets.namesInHeader("text/html; \"charset\"=utf-7").contains("utf-7"));
+        assertTrue(BodyCharsets.namesInHeader("text/html; ' charset'='utf-7'").contains("utf-7"));
     }
 }

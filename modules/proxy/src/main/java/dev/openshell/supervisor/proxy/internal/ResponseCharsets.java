@@ -32,15 +32,14 @@ import java.util.regex.Pattern;
  * <p>A charset the body declares in itself ({@link BodyCharsets}: the UTF-7 signature, an XML declaration, an HTML
  * {@code <meta>} anywhere; attacker passes 9 and 10, P11-1, P11-2, P12-1) is judged by the same rule
  * ({@link #unreadableIn}), whatever the media type: BeautifulSoup and lxml given the bytes, and
- * {@code charset_normalizer} (Python's requests for a body without a declared charset) read the body in it; a JSON
- * body by its signature only. A body read whole is refused with 502 before any byte; a streamed body is read as it
- * arrives, and one whose declaration comes after bytes were relayed is cut off there (the bytes before it were
- * scrubbed as the head declared). An event stream's body is not read for one (its clients read UTF-8 or the
- * declared charset, and its head is not held back).
+ * {@code charset_normalizer} (Python's requests for a body without a declared charset) read the body in it, and
+ * Scrapy and node-fetch read one in any type, JSON and event streams included. A body read whole is refused with 502
+ * before any byte; a streamed body is read as it arrives, and one whose declaration comes after bytes were relayed is
+ * cut off there (the bytes before it were scrubbed as the head declared). An event stream's head is not held back.
  */
 final class ResponseCharsets {
     /** Charsets that encode ASCII as ASCII, statelessly. */
-    private static final Pattern ASCII = Pattern.compile("utf-?8|utf|u8|cp65001|(us-)?ascii|ansi-x3\\.4-1968"
+    private static final Pattern ASCII = Pattern.compile("utf-?8|utf|u8|cp65001|(us-)?ascii|ansi-x3\\.4-1968|iso-?8859|8859|latin"
             + "|iso646-us|us|iso[-_]?8859[-_]?([1-9]|1[0-6])|latin-?1|l1|(cp|ibm)819|(windows|cp)-?125[0-8]|koi8-[ru]"
             + "|shift[-_]jis|sjis|windows-31j|cp932|euc-(jp|kr)|gbk|gb2312|gb18030|big5");
     /** UTF-16 and UTF-32, either byte order. */
@@ -156,17 +155,11 @@ final class ResponseCharsets {
     /**
      * {@return {@link #BODY_DECLARED} when one of {@code found}, charsets the response's body declares in itself, is
      * not one the scrub reads (the same names as a declared {@code charset} parameter: {@link #unreadable}), else
-     * {@code null}} A JSON body ({@code json}, {@code +json}) is judged by its signature only.
+     * {@code null}} Whatever the type: Scrapy and node-fetch read a {@code <meta>} in a JSON body or an event
+     * stream too (attacker pass 13, P15-2).
      */
     static String unreadableIn(ResponseHead r, List<BodyCharsets.Declaration> found) {
-        if (found.isEmpty()) {
-            return null;
-        }
-        boolean json = json(r);
         for (BodyCharsets.Declaration d : found) {
-            if (json && d.source() != BodyCharsets.Source.SIGNATURE) {
-                continue; // JSON's readers detect its encoding (RFC 8259), never by markup inside a string
-            }
             if (!readable(d.name().strip().toLowerCase(Locale.ROOT).replace('_', '-'))) {
                 return BODY_DECLARED;
             }
@@ -176,22 +169,19 @@ final class ResponseCharsets {
 
     /**
      * {@return why a whole body {@code b[0, n)} is not relayed for a charset it declares anywhere in itself
-     * ({@link #BODY_DECLARED}), or {@code null}} An event stream's body is not read (its clients read UTF-8 or the
-     * declared charset); the caller reads none when the declared charset is refused already.
+     * ({@link #BODY_DECLARED}), or {@code null}} Any type is read, an event stream's body too; the caller reads none
+     * when the declared charset is refused already.
      */
     static String declaredInBody(ResponseHead r, byte[] b, int n) {
-        if (n == 0 || ScrubbingRelay.eventStream(r)) {
-            return null;
-        }
-        return unreadableIn(r, BodyCharsets.declared(b, json(r) ? Math.min(n, 4) : n)); // JSON: its signature
+        return n == 0 ? null : unreadableIn(r, BodyCharsets.declared(b, n));
     }
 
     /**
      * {@return the reader of the charsets a streamed body declares in itself, fed every decoded byte before it is
-     * relayed; {@code null} for an event stream, which is not read}
+     * relayed, whatever its type}
      */
     static BodyCharsets.Reader reader(ResponseHead r) {
-        return ScrubbingRelay.eventStream(r) ? null : BodyCharsets.reader();
+        return BodyCharsets.reader();
     }
 
     /**
@@ -208,23 +198,13 @@ final class ResponseCharsets {
 
     /**
      * {@return how many first bytes of a streamed body are read before its head is sent}: 4 (a signature: a byte
-     * order mark or the UTF-7 one, which {@code charset_normalizer} sniffs); 0 for an event stream, which is not read.
+     * order mark or the UTF-7 one, which {@code charset_normalizer} sniffs); 0 for an event stream, whose events are
+     * not held (its first bytes are read as they come).
      * An XML declaration or {@code <meta>} is read as the body arrives ({@link #reader}): the head is never held for
      * one, and one found after bytes were relayed cuts the response off (P12-1, P12-2).
      */
     static int window(ResponseHead r) {
         return ScrubbingRelay.eventStream(r) ? 0 : 4;
-    }
-
-    /** {@return whether a {@code Content-Type} of the response is JSON ({@code json}, {@code +json}, NDJSON)} */
-    private static boolean json(ResponseHead r) {
-        return typeEndsWith(r, "json");
-    }
-
-    /** {@return whether the media type (before its parameters) of a {@code Content-Type} ends with {@code suffix}} */
-    private static boolean typeEndsWith(ResponseHead r, String suffix) {
-        return r.all("content-type").stream()
-                .anyMatch(f -> f.value().split(";", 2)[0].strip().toLowerCase(Locale.ROOT).endsWith(suffix));
     }
 
     /** {@return whether the response declares UTF-16 or UTF-32 (its text is sniffed for events decoded)} */
