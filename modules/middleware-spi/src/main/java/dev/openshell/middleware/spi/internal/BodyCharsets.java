@@ -197,10 +197,14 @@ public final class BodyCharsets {
      * every {@code charset} followed by quotes, white space and {@code =} is read, up to the next {@code ;}, as {@link CharsetValue} reads a
      * value; only names some reader resolves ({@link KnownCharsets})}
      *
-     * @param value the field value, as received (ISO-8859-1 characters)
+     * @param raw the field value, as received (ISO-8859-1 characters)
      */
-    public static List<String> namesInHeader(String value) {
+    public static List<String> namesInHeader(String raw) {
         List<String> out = new ArrayList<>(1);
+        // U+017F and U+0130/U+0131 in UTF-8 read as s and i: Scrapy decodes the field as UTF-8 and w3lib matches
+        // charset= with Python's case folding (attacker pass 14, P16-1)
+        String value = raw.replace("\u00c5\u00bf", "s").replace("\u00c4\u00b0", "i").replace("\u00c4\u00b1", "i")
+                .replace('\u017f', 's').replace('\u0130', 'i').replace('\u0131', 'i'); // as bytes, or decoded
         String lower = value.toLowerCase(java.util.Locale.ROOT);
         CharsetValue reading = new CharsetValue();
         for (int at = lower.indexOf("charset"); at >= 0; at = lower.indexOf("charset", at + 1)) {

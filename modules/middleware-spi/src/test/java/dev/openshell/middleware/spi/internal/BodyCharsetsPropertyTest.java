@@ -318,5 +318,8 @@ class BodyCharsetsPropertyTest {
         }
         assertTrue(BodyCharsets.namesInHeader("text/html; \"charset\"=utf-7").contains("utf-7"));
         assertTrue(BodyCharsets.namesInHeader("text/html; ' charset'='utf-7'").contains("utf-7"));
+        String longS = new String("text/plain; char\u017fet=utf-7".getBytes(StandardCharsets.UTF_8),
+                StandardCharsets.ISO_8859_1); // the field's bytes as the proxy holds them (P16-1)
+        assertTrue(BodyCharsets.namesInHeader(longS).contains("utf-7"), longS);
     }
 }
