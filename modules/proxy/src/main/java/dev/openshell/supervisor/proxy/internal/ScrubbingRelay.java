@@ -250,16 +250,7 @@ final class ScrubbingRelay {
             } finally {
                 c.in().silence(null);
             }
-            out.finish();
-            if (events != null) {
-                events.finish();
-            }
-            for (GZIPOutputStream g : encoders) {
-                g.finish(); // innermost first
-            }
-            if (delivered != null) {
-                delivered.finish();
-            }
+            finishLayers(out, events, encoders, delivered);
             reportMatches(); // before the last chunk and the flush that completes the response
             if (chunks != null) {
                 chunks.finish();
@@ -273,6 +264,21 @@ final class ScrubbingRelay {
             if (inflater[0] != null) {
                 inflater[0].end();
             }
+        }
+    }
+
+    /** Ends the scrub, the held events, each gzip re-encoding (innermost first) and the delivered bytes' scrub. */
+    private static void finishLayers(SecretScrubber.Scrubbing out, EventSplits events, List<GZIPOutputStream> encoders,
+                                     SecretScrubber.Scrubbing delivered) throws IOException {
+        out.finish();
+        if (events != null) {
+            events.finish();
+        }
+        for (GZIPOutputStream g : encoders) {
+            g.finish(); // innermost first
+        }
+        if (delivered != null) {
+            delivered.finish();
         }
     }
 
