@@ -99,10 +99,7 @@ final class BodyDecoder {
         if (contentType != null) {
             checkCharsetsInHeader(contentType);
         }
-        if (start && (type == null || type.unclear() == null && !type.isMultipart())) {
-            checkDeclaredInBody(body, type);
-        }
-        return content(body, type, 0);
+        return content(body, type, 0, false, start);
     }
 
     /**
@@ -127,6 +124,22 @@ final class BodyDecoder {
      * @throws Undecodable if it cannot be read
      */
     static TextView content(ByteBuffer input, MediaType type, int depth, boolean inFormData) throws Undecodable {
+        return content(input, type, depth, inFormData, depth > 0);
+    }
+
+    /**
+     * {@return the view of content of a media type}
+     *
+     * @param input the content
+     * @param type its media type, or {@code null} when none was given (or it did not parse)
+     * @param depth how many multipart levels enclose it
+     * @param inFormData whether a {@code multipart/form-data} body encloses it ({@link MimeText})
+     * @param start whether the content is a body's or a part's start, read for the charsets it declares in itself
+     *     ({@link #checkDeclaredInBody}; a multipart body's parts are, each)
+     * @throws Undecodable if it cannot be read
+     */
+    private static TextView content(ByteBuffer input, MediaType type, int depth, boolean inFormData, boolean start)
+            throws Undecodable {
         if (type != null && type.unclear() != null) {
             throw Undecodable.because(type.unclear());
         }
@@ -134,29 +147,41 @@ final class BodyDecoder {
             return MimeText.multipart(input, type.boundary(), depth, inFormData || type.isFormData(),
                     type.subtype().equals("digest"));
         }
-        if (type != null && type.isMessage()) {
-            return MessageText.message(input, depth, inFormData);
-        }
-        if (type != null && type.isMbox()) {
-            return MessageText.mbox(input, depth, inFormData);
+        if (type != null && (type.isMessage() || type.isMbox())) {
+            if (start && depth == 0) {
+                checkDeclaredInBody(input, type, -1);
+            }
+            return type.isMessage() ? MessageText.message(input, depth, inFormData)
+                    : MessageText.mbox(input, depth, inFormData);
         }
         boolean xml = type != null && type.isXml();
-        if (depth > 0) { // a part's own start (the whole body's is read by decode)
-            checkDeclaredInBody(input, type);
-        }
-        String charset = xmlCharset(input, type, xml || type == null);
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
-        TextView text = Charsets.view(input, charset, json ? Charsets.Marks.JSON : xml ? Charsets.Marks.XML
-                : type == null ? Charsets.Marks.UNLABELLED : Charsets.Marks.DECLARED);
+        String charset;
+        TextView text;
+        try {
+            charset = xmlCharset(input, type, xml || type == null);
+            text = Charsets.view(input, charset, json ? Charsets.Marks.JSON : xml ? Charsets.Marks.XML
+                    : type == null ? Charsets.Marks.UNLABELLED : Charsets.Marks.DECLARED);
+        } catch (Undecodable e) {
+            if (start) { // a declaration's refusal comes first, as the reader of the declaration decodes by it
+                checkDeclaredInBody(input, type, -1);
+            }
+            throw e;
+        }
+        boolean form = type != null && type.isForm();
+        int holds = json || form || text instanceof Charsets.Transcoded ? -1 : escapedOrMarkedUp(text.text());
+        if (start) {
+            checkDeclaredInBody(input, type, holds);
+        }
         if (xml && text instanceof Charsets.Transcoded transcoded) {
             transcoded.checkXmlDeclaration();
         }
-        TextView read = typed(text, type, charset);
+        TextView read = typed(text, type, charset, holds);
         Charsets.Transcoded other = Charsets.Transcoded.otherOrder(input, charset, text);
         if (other != null) {
             TextView otherRead;
             try {
-                otherRead = typed(other, type, charset);
+                otherRead = typed(other, type, charset, -1);
             } catch (Undecodable e) {
                 otherRead = other; // not of its media type in that order: scanned as text
             }
@@ -180,9 +205,10 @@ final class BodyDecoder {
      * @param text the content's text in its charset
      * @param type the media type, or {@code null}
      * @param charset the charset the content is read in, or {@code null}
+     * @param holds what the text holds ({@link #escapedOrMarkedUp}), or -1 when not known yet
      * @throws Undecodable if JSON is not valid, or XML declares entities
      */
-    private static TextView typed(TextView text, MediaType type, String charset) throws Undecodable {
+    private static TextView typed(TextView text, MediaType type, String charset, int holds) throws Undecodable {
         ByteBuffer t = text.text();
         boolean xml = type != null && type.isXml();
         if (type != null && (type.isJson() || type.isJsonSequence())) {
@@ -198,7 +224,7 @@ final class BodyDecoder {
         TextView sniffed = JsonText.sniff(t);
         return sniffed != null ? TextView.stacked(text, sniffed)
                 : markupReading(text, type != null && (xml || type.isHtml()), type != null && type.isHtml(),
-                        type != null && type.isYaml());
+                        type != null && type.isYaml(), holds);
     }
 
     /**
@@ -237,11 +263,19 @@ final class BodyDecoder {
      * signature only (its readers detect its encoding by RFC 8259, never by markup inside a string). Byte order
      * marks are the charset layer's ({@link Charsets}).
      *
+     * <p>Content whose bytes hold no {@code <} ({@code holds}) declares nothing but a signature: only its first four
+     * bytes are read.
+     *
+     * @param input the content
+     * @param type its media type, or {@code null}
+     * @param holds what the content's bytes hold ({@link #escapedOrMarkedUp}), or -1 when not known
      * @throws Undecodable if it declares such a charset
      */
-    private static void checkDeclaredInBody(ByteBuffer input, MediaType type) throws Undecodable {
+    private static void checkDeclaredInBody(ByteBuffer input, MediaType type, int holds) throws Undecodable {
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
-        checkDeclared(BodyCharsets.declared(json ? input.slice(0, Math.min(4, input.limit())) : input), json);
+        boolean signatureOnly = json || holds >= 0 && (holds & LESS_THAN) == 0;
+        checkDeclared(BodyCharsets.declared(signatureOnly ? input.slice(0, Math.min(4, input.limit())) : input),
+                json);
     }
 
     /**
@@ -297,16 +331,17 @@ final class BodyDecoder {
      * @param html whether the media type is HTML: it is also read as an HTML tokenizer reads it
      *     ({@link XmlText#htmlView}: bogus comments)
      * @param yaml whether the media type is YAML
+     * @param known what the text holds ({@link #escapedOrMarkedUp}), or -1 when not known yet
      */
-    private static TextView markupReading(TextView text, boolean markup, boolean html, boolean yaml) {
+    private static TextView markupReading(TextView text, boolean markup, boolean html, boolean yaml, int known) {
         TextView read = text;
         int holds;
         if (yaml) {
             TextView escapes = YamlText.view(text.text());
             read = escapes == null ? text : new TwoReadings(text, TextView.stacked(text, escapes), 1);
-            holds = XmlText.worthReading(text.text()) ? MARKUP : 0;
+            holds = known >= 0 ? known & MARKUP : XmlText.worthReading(text.text()) ? MARKUP : 0;
         } else {
-            holds = escapedOrMarkedUp(text.text());
+            holds = known >= 0 ? known & (ESCAPE | MARKUP) : escapedOrMarkedUp(text.text());
             if ((holds & ESCAPE) != 0) {
                 read = escapedReading(text);
             }
@@ -328,10 +363,12 @@ final class BodyDecoder {
     private static final int ESCAPE = 1;
     /** {@link #escapedOrMarkedUp} bit: the text holds {@code &#} or {@code <![CDATA[} ({@link XmlText#worthReading}). */
     private static final int MARKUP = 2;
+    /** {@link #escapedOrMarkedUp} bit: the text holds a {@code <} (where a charset declaration can start). */
+    private static final int LESS_THAN = 4;
 
     /**
-     * {@return {@link #ESCAPE} and {@link #MARKUP} for what the text holds, found in one pass} It reads eight bytes at a
-     * time to the next backslash, {@code &} or {@code <} and stops once it has found both.
+     * {@return {@link #ESCAPE}, {@link #MARKUP} and {@link #LESS_THAN} for what the text holds, found in one pass} It
+     * reads eight bytes at a time to the next backslash, {@code &} or {@code <} and stops once it has found all three.
      *
      * @param input text (UTF-8, or ASCII-compatible)
      */
@@ -348,11 +385,12 @@ final class BodyDecoder {
             if (i >= n) {
                 return holds;
             }
+            holds |= b.get(i) == '<' ? LESS_THAN : 0;
             if (b.get(i) == '\\' ? JsonText.validEscape(b, i) > 0 : XmlText.markupAt(b, i)) {
                 holds |= b.get(i) == '\\' ? ESCAPE : MARKUP;
-                if (holds == (ESCAPE | MARKUP)) {
-                    return holds;
-                }
+            }
+            if (holds == (ESCAPE | MARKUP | LESS_THAN)) {
+                return holds;
             }
             i++;
         }

@@ -11,8 +11,9 @@ import java.nio.ByteOrder;
  * (ED A0-BF) and code points above U+10FFFF (F4 90-BF, F5-FF).
  *
  * <p>Runs of ASCII are checked eight bytes at a time; the body is never decoded or copied. The same pass tells
- * whether the text holds a byte that starts a sequence {@link Iso2022Text} drops (ESC, SO, SI, {@code ~}), so a body
- * without one is not read a second time for them ({@link #check}).
+ * whether the text holds a sequence {@link Iso2022Text} drops (an ISO 2022 escape, SO, SI, an HZ shift), so a body
+ * without one is not read a second time for them ({@link #check}); a {@code ~} that starts none (a home directory's
+ * {@code ~/}, common in code and shell text) does not count.
  */
 final class Utf8 {
     private static final long HIGH_BITS = 0x8080_8080_8080_8080L;
@@ -31,15 +32,20 @@ final class Utf8 {
 
     /** {@link #check}: the bytes are not well-formed UTF-8. */
     static final int MALFORMED = -1;
-    /** {@link #check}: well-formed, and no byte is ESC, SO, SI or {@code ~}. */
+    /** {@link #check}: well-formed, and no sequence {@link Iso2022Text} drops starts anywhere. */
     static final int NO_SHIFTS = 0;
-    /** {@link #check}: well-formed, and some byte is ESC, SO, SI or {@code ~} (it may start a dropped sequence). */
+    /**
+     * {@link #check}: well-formed, and a sequence {@link Iso2022Text} drops starts somewhere
+     * ({@link Iso2022Sequences#lengthInComplete}: an ISO 2022 escape, SO, SI, <code>~{</code>, <code>~}</code>, {@code ~}
+     * before a line feed).
+     */
     static final int SHIFTS = 1;
 
     /**
      * {@return {@link #MALFORMED}, {@link #NO_SHIFTS} or {@link #SHIFTS}} One pass: an all-ASCII word of eight bytes
-     * is passed over after the coarse word test of {@link Iso2022Sequences#mayStartInWord} (and, where that passes, the exact
-     * one), every other byte is read alone.
+     * is passed over after the coarse word test of {@link Iso2022Sequences#mayStartInWord} (and, where that passes, the
+     * exact test of its bytes; a word that holds ESC, SO, SI or {@code ~} is read byte by byte for a sequence that
+     * starts there), every other byte is read alone.
      *
      * @param b the bytes; its position, limit and byte order are not changed
      */
@@ -47,13 +53,13 @@ final class Utf8 {
         ByteBuffer bytes = b.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int n = bytes.limit();
         int i = 0;
-        long shifts = 0;
+        int shifts = 0;
         while (i < n) {
             if (i + 8 <= n) {
                 long w = bytes.getLong(i);
                 if ((w & HIGH_BITS) == 0) {
-                    if (Iso2022Sequences.mayStartInWord(w) != 0) {
-                        shifts |= Iso2022Sequences.holdsStartInWord(w);
+                    if (Iso2022Sequences.mayStartInWord(w) != 0 && Iso2022Sequences.holdsStartInWord(w) != 0) {
+                        shifts |= shiftsIn(bytes, i, n);
                     }
                     i += 8;
                     continue;
@@ -61,7 +67,7 @@ final class Utf8 {
             }
             int c = bytes.get(i) & 0xff;
             if (c < 0x80) {
-                shifts |= Iso2022Sequences.mayStart((byte) c) ? 1 : 0;
+                shifts |= shiftAt(bytes, i, n);
                 i++;
                 continue;
             }
@@ -103,5 +109,20 @@ final class Utf8 {
             i += need + 1;
         }
         return shifts == 0 ? NO_SHIFTS : SHIFTS;
+    }
+
+    /** {@return {@link #SHIFTS} when a sequence {@link Iso2022Text} drops starts in the word at {@code i}, else 0} */
+    private static int shiftsIn(ByteBuffer bytes, int i, int n) {
+        int shifts = 0;
+        for (int k = i; k < i + 8; k++) {
+            shifts |= shiftAt(bytes, k, n);
+        }
+        return shifts;
+    }
+
+    /** {@return {@link #SHIFTS} when a sequence {@link Iso2022Text} drops starts at {@code i}, else 0} */
+    private static int shiftAt(ByteBuffer bytes, int i, int n) {
+        return Iso2022Sequences.mayStart(bytes.get(i)) && Iso2022Sequences.lengthInComplete(bytes, i, n) > 0 ? SHIFTS
+                : 0;
     }
 }

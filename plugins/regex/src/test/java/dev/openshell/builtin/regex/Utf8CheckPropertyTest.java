@@ -2,6 +2,7 @@ package dev.openshell.builtin.regex;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.openshell.middleware.spi.internal.Iso2022Sequences;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -15,18 +16,20 @@ import net.jqwik.api.Tuple;
 
 /**
  * {@link Utf8#check} judges well-formedness as the JDK's strict decoder does and, for well-formed bytes, says
- * {@link Utf8#SHIFTS} exactly when a byte is ESC, SO, SI or {@code ~} (so {@link BodyDecoder} skips the
- * {@link Iso2022Text} reading only where it would find nothing): bytes mixing ASCII text, the four bytes and their
- * neighbours, two- to four-byte characters and arbitrary bytes, so the four fall in all-ASCII words, in words with a
- * non-ASCII byte and in the tail shorter than a word.
+ * {@link Utf8#SHIFTS} exactly when a sequence {@link Iso2022Text} drops starts somewhere (so {@link BodyDecoder}
+ * skips the {@link Iso2022Text} reading only where it would find nothing): bytes mixing ASCII text, the four bytes
+ * that start one alone and in sequences whole and cut ({@code ~{}, {@code ~/}, ESC with intermediates), two- to
+ * four-byte characters and arbitrary bytes, so they fall in all-ASCII words, in words with a non-ASCII byte, across
+ * words and in the tail shorter than a word.
  */
 class Utf8CheckPropertyTest {
     @Provide
     Arbitrary<byte[]> bodies() {
         Arbitrary<byte[]> ascii = Arbitraries.chars().range('a', 'z').with(' ', '"', '\n', '\t', '}', (char) 0x7f)
                 .map(c -> new byte[] {(byte) (char) c});
-        Arbitrary<byte[]> shift = Arbitraries.of((byte) 0x1b, (byte) 0x0e, (byte) 0x0f, (byte) '~')
-                .map(b -> new byte[] {b});
+        Arbitrary<byte[]> shift = Arbitraries.of("\u001b", "\u000e", "\u000f", "~", "~{", "~}", "~~", "~\n", "~/",
+                "\u001b$B", "\u001b(J", "\u001b$", "\u001bN", "\u001b(\u00e9")
+                .map(t -> t.getBytes(StandardCharsets.UTF_8));
         Arbitrary<byte[]> wide = Arbitraries.of("\u00e9", "\u20ac", "\ud83d\ude00", "\u0430")
                 .map(s -> s.getBytes(StandardCharsets.UTF_8));
         Arbitrary<byte[]> any = Arbitraries.bytes().map(b -> new byte[] {b});
@@ -45,14 +48,14 @@ class Utf8CheckPropertyTest {
     }
 
     @Property(tries = 5000)
-    void theCheckAgreesWithTheJdkAndFindsEveryShiftByte(@ForAll("bodies") byte[] body) {
+    void theCheckAgreesWithTheJdkAndFindsEveryDroppedSequence(@ForAll("bodies") byte[] body) {
         int expected;
         try {
             StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body));
             expected = Utf8.NO_SHIFTS;
-            for (byte b : body) {
-                if (b == 0x1b || b == 0x0e || b == 0x0f || b == '~') {
+            for (int i = 0; i < body.length; i++) {
+                if (Iso2022Sequences.lengthInComplete(ByteBuffer.wrap(body), i, body.length) > 0) {
                     expected = Utf8.SHIFTS;
                 }
             }
