@@ -97,4 +97,51 @@ class DeclaredInBodyTest {
                 () -> DecodedBodyTest.evaluate(provider, DENY, body, "content-type", type), type);
         assertEquals("body_undecodable", e.code(), type);
     }
+
+    /**
+     * A body without {@code <} is read for its signature only (the search for escapes and markup tells); a body with
+     * one is read whole, wherever the {@code <} stands, including after a byte order mark and in a body whose bytes are
+     * not UTF-8 (the declaration's refusal comes first, as before: {@code body_undecodable}, not
+     * {@code body_not_utf8}).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"sig-no-lt", "bom-meta", "late-lt", "malformed-meta", "malformed-sig", "escape-then-meta",
+        "markup-then-meta"})
+    void theShortcutForBodiesWithoutALessThanMissesNoDeclaration(String kind) {
+        byte[] body = switch (kind) {
+            case "sig-no-lt" -> ascii("+/v8 " + "plain words ".repeat(500) + KEY7);
+            case "bom-meta" -> concat(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF},
+                    ascii("x".repeat(3_000) + "<meta charset=utf-7>" + KEY7));
+            case "late-lt" -> ascii("a & b \\ c ".repeat(2_000) + "<meta charset=utf-7>" + KEY7);
+            case "malformed-meta" -> concat(ascii("<meta charset=utf-7>" + KEY7), new byte[] {(byte) 0xFF, 'x'});
+            case "malformed-sig" -> concat(ascii("+/v8-" + KEY7), new byte[] {(byte) 0xC0, (byte) 0x80});
+            case "escape-then-meta" -> ascii("\\u0041 and &#65; " + "y".repeat(100) + "<meta charset=utf-7>" + KEY7);
+            default -> ascii("<![CDATA[x]]> \\n " + "<meta charset=utf-7>" + KEY7);
+        };
+        MiddlewareException e = assertThrows(MiddlewareException.class,
+                () -> DecodedBodyTest.evaluate(provider, DENY, body, "content-type", "text/plain"), kind);
+        assertEquals("body_undecodable", e.code(), kind);
+    }
+
+    /**
+     * A {@code ~} that starts no HZ shift ({@code ~/} of a home directory) leaves a body read as it is; one that does
+     * ({@code ~{}) still adds the reading without the shifts, in which a key split by it is found.
+     */
+    @Test
+    void aTildeIsReadAsAnHzShiftOnlyWhereItStartsOne() {
+        byte[] plain = ascii("cd ~/projects && make\n key " + DecodedBodyTest.OPENAI);
+        assertEquals(Decision.DENY, DecodedBodyTest.evaluate(provider, DENY, plain, "content-type", "text/plain")
+                .decision());
+        String k = DecodedBodyTest.OPENAI;
+        byte[] split = ascii("cd ~/x; key " + k.substring(0, 10) + "~{~}" + k.substring(10));
+        HttpRequestResult r = DecodedBodyTest.evaluate(provider, DENY, split, "content-type", "text/plain");
+        assertEquals(Decision.DENY, r.decision());
+        assertEquals("request body contains secrets: openai_api_key", r.reason());
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
 }
