@@ -62,7 +62,21 @@ final class BodyDecoder {
      * @throws Undecodable if the body cannot be read as its upstream would read it
      */
     static TextView decode(List<HttpHeader> headers, ByteBuffer body) throws Undecodable {
-        return decode(headers, body, true);
+        return decode(headers, body, true, new ContentTypes());
+    }
+
+    /**
+     * {@return the view of a request body} As {@link #decode(List, ByteBuffer)}, its {@code Content-Type} read through
+     * {@code contentTypes}, which remembers the last value's reading.
+     *
+     * @param headers the headers the stage received (lowercase names)
+     * @param body the body, from 0 to its limit
+     * @param contentTypes the provider's readings of {@code Content-Type} values
+     * @throws Undecodable if the body cannot be read as its upstream would read it
+     */
+    static TextView decode(List<HttpHeader> headers, ByteBuffer body, ContentTypes contentTypes)
+            throws Undecodable {
+        return decode(headers, body, true, contentTypes);
     }
 
     /**
@@ -75,10 +89,11 @@ final class BodyDecoder {
      * @throws Undecodable if the bytes cannot be read as the body's reader would read them
      */
     static TextView decodeWindow(List<HttpHeader> headers, ByteBuffer window) throws Undecodable {
-        return decode(headers, window, false);
+        return decode(headers, window, false, new ContentTypes());
     }
 
-    private static TextView decode(List<HttpHeader> headers, ByteBuffer body, boolean start) throws Undecodable {
+    private static TextView decode(List<HttpHeader> headers, ByteBuffer body, boolean start,
+            ContentTypes contentTypes) throws Undecodable {
         String contentType = null;
         for (HttpHeader h : headers) {
             if (h.name().equals("content-encoding")) {
@@ -95,9 +110,13 @@ final class BodyDecoder {
                 contentType = h.value();
             }
         }
-        MediaType type = contentType == null ? null : MediaType.parse(contentType);
-        if (contentType != null) {
-            checkCharsetsInHeader(contentType);
+        MediaType type = null;
+        if (contentType != null) { // every other charset= of the value judged too (ContentTypes)
+            ContentTypes.Reading reading = contentTypes.read(contentType);
+            if (reading.refusal() != null) {
+                throw Undecodable.because(reading.refusal());
+            }
+            type = reading.type();
         }
         return content(body, type, 0, false, start);
     }
@@ -276,23 +295,6 @@ final class BodyDecoder {
         boolean signatureOnly = json || holds >= 0 && (holds & LESS_THAN) == 0;
         checkDeclared(BodyCharsets.declared(signatureOnly ? input.slice(0, Math.min(4, input.limit())) : input),
                 json);
-    }
-
-    /**
-     * Checks every other {@code charset=} of a {@code Content-Type} value ({@link BodyCharsets#namesInHeader}:
-     * {@code x-charset=utf-7}, which w3lib and node-fetch take; attacker pass 12, P14-4) as a declared charset is
-     * checked.
-     *
-     * @throws Undecodable if one names a charset the scan cannot read
-     */
-    private static void checkCharsetsInHeader(String contentType) throws Undecodable {
-        for (String name : BodyCharsets.namesInHeader(contentType)) {
-            try {
-                Charsets.named(name);
-            } catch (Undecodable e) {
-                throw Undecodable.because("Content-Type names in another parameter a charset the scan cannot read");
-            }
-        }
     }
 
     /**

@@ -94,6 +94,9 @@ public final class RegexProvider implements MiddlewareProvider {
     private record Parsed(JsonObject json, RegexConfig config) {
     }
 
+    /** The last {@code Content-Type} value read, with its reading: a client sends the same value every time. */
+    private final ContentTypes contentTypes = new ContentTypes();
+
     /** Creates the provider; called by {@link java.util.ServiceLoader}. */
     public RegexProvider() {
     }
@@ -174,7 +177,7 @@ public final class RegexProvider implements MiddlewareProvider {
         ByteBuffer bytes = body.asReadOnlyBuffer();
         TextView view;
         try {
-            view = BodyDecoder.decode(evaluation.headers(), bytes);
+            view = BodyDecoder.decode(evaluation.headers(), bytes, contentTypes);
         } catch (Undecodable e) {
             throw new MiddlewareException(e.code(), e.getMessage());
         }
