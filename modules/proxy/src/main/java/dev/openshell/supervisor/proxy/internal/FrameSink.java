@@ -35,6 +35,8 @@ final class FrameSink extends OutputStream {
     /** Whether bytes of the current (unfinished) frame were written. */
     private boolean begun;
     private boolean closed;
+    /** Whether a whole close frame (opcode 8) written by a relay passed to the peer. */
+    private boolean closeRelayed;
 
     /** @param out the peer's stream; every write to it goes through this sink from now on */
     FrameSink(OutputStream out) {
@@ -73,6 +75,7 @@ final class FrameSink extends OutputStream {
             if (payloadLeft == 0) { // the frame is whole: it goes, with what was held of it
                 emit(b, from, i);
                 from = i;
+                closeRelayed |= (head[0] & 0x0f) == 8;
                 headLen = 0;
                 headNeed = 2;
                 payloadLeft = -1;
@@ -153,6 +156,23 @@ final class FrameSink extends OutputStream {
         } catch (IOException e) {
             return false; // the peer is gone
         }
+    }
+
+    /**
+     * {@return whether a whole close frame written by a relay (the other peer's, RFC 6455 section 5.5.1) passed to
+     * the peer} Toward the upstream: the client sent its close frame, and sends nothing after it. The proxy's own
+     * close frame ({@link #closeWith}) does not count.
+     */
+    synchronized boolean closeRelayed() {
+        return closeRelayed;
+    }
+
+    /**
+     * {@return whether the peer needs no close frame from the proxy any more: one was relayed whole
+     * ({@link #closeRelayed}), or the proxy ended this side already ({@link #closeWith}, {@link #end})}
+     */
+    synchronized boolean ended() {
+        return closeRelayed || closed;
     }
 
     /** Ends what reaches the peer without a close frame: nothing written afterwards (or held) reaches it. */

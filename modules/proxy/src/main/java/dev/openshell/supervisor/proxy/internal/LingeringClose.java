@@ -89,18 +89,22 @@ final class LingeringClose {
     }
 
     /**
-     * Cuts the reads of a connection answered by another thread than its session's (the read watchdog), and drains
+     * Cuts the reads of a connection the proxy ends while another thread may be blocked reading it (the read
+     * watchdog's answer; a WebSocket session whose upstream side ended, {@link UpgradeRelay#endClient}), and drains
      * it on a thread of its own, at once, within the bounds of the class description; then closes it. The session's
-     * thread waits for that drain once its session ends ({@link ConnectionState#drainer}).
+     * thread waits for that drain once its session ends ({@link ConnectionState#drainer}). A blocked read ends when
+     * the client's next bytes arrive (they are dropped) or when the drain's bounds close the socket.
      *
-     * @param client the client side, outside any TLS tunnel (its input is the connection's raw bytes)
+     * @param client the client side; inside a TLS tunnel both the decrypted and the raw input are cut off and the
+     *     raw bytes (the client's TLS records) are drained
      * @param timer runs the time and quiet checks
      */
     static void cutOff(ClientStream client, ScheduledExecutorService timer) {
         client.in.cutOff();
+        client.raw.cutOff(); // inside a TLS tunnel: the records too, drained undecrypted
         client.state.lingerOnClose();
         client.state.drainer(Thread.ofVirtual().name("proxy-linger").start(() -> {
-            drain(client.in, timer, client.closer);
+            drain(client.raw, timer, client.closer);
             client.closer.run();
         }));
     }

@@ -3,6 +3,9 @@ package dev.openshell.supervisor.proxy.internal;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import dev.openshell.supervisor.proxy.WebSocketMessages;
 
@@ -20,19 +23,20 @@ final class UpgradeRelay {
     }
 
     /**
-     * Relays until either side closes, then closes both.
+     * Relays an opaque {@code tls: skip} tunnel until either side closes, then closes both at once; its bytes are not
+     * frames.
      *
      * @param client the client side
      * @param c the upstream connection
      * @param idle the idle limit of the upstream read side
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle) {
-        relay(client, c, idle, null, null, MessageMemory.unbounded());
+        relay(client, c, idle, new Sides(client.out, c.out()), null, null, MessageMemory.unbounded(), null);
     }
 
     /**
-     * Relays until either side closes, then closes both; the server's messages are scrubbed when {@code toClient}
-     * is given.
+     * Relays a WebSocket session until either side closes, then closes both; the server's messages are scrubbed when
+     * {@code toClient} is given. The client's side ends as {@link #endClient} says.
      *
      * @param client the client side
      * @param c the upstream connection
@@ -40,12 +44,18 @@ final class UpgradeRelay {
      * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
      * @param maskKeys the masking keys of a close frame toward the upstream; needed with {@code toClient}
      * @param memory the body budget the scrubbed server messages are held in
+     * @param timer runs the bounds of a lingering close of the client's side
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, ScrubbedMessages toClient,
-                      SecureRandom maskKeys, MessageMemory memory) {
+                      SecureRandom maskKeys, MessageMemory memory, ScheduledExecutorService timer) {
+        // every close frame lands between frames ({@link FrameSink}), and the sinks tell whether a peer's close passed
+        relay(client, c, idle, Sides.framed(client, c), toClient, maskKeys, memory, timer);
+    }
+
+    private static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Sides sides,
+                              ScrubbedMessages toClient, SecureRandom maskKeys, MessageMemory memory,
+                              ScheduledExecutorService timer) {
         c.readTimeout(idle);
-        // a scrubbed session's close frames land between frames ({@link FrameSink}); a tunnel's bytes are not frames
-        Sides sides = toClient == null ? new Sides(client.out, c.out()) : Sides.framed(client, c);
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-up").start(() -> {
             try {
                 client.in.transferToEnd(sides.toUpstream());
@@ -55,7 +65,7 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle, memory, sides);
+        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle, memory, sides, timer);
     }
 
     /**
@@ -103,7 +113,7 @@ final class UpgradeRelay {
      */
     static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
                                WebSocketMessages messages, SecureRandom maskKeys, ScrubbedMessages toClient,
-                               MessageMemory memory, java.util.concurrent.ScheduledExecutorService timer) {
+                               MessageMemory memory, ScheduledExecutorService timer) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
         Sides sides = Sides.framed(client, c);
@@ -140,18 +150,20 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle, memory, sides);
+        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle, memory, sides, timer);
     }
 
     /**
      * Relays upstream-to-client until the end (scrubbed with {@code toClient} when given), then closes both sides;
      * sends the client a close frame first when the client-to-upstream side ended with a status. When the scrubbed
-     * server side ends with a status (1002, 1009), both peers get a close frame with it. Held server messages go to
-     * the client after {@link ResponseScrub#SILENCE_MILLIS} ms without upstream bytes.
+     * server side ends with a status (1002, 1009), both peers get a close frame with it. Any other end of the
+     * upstream side ends the client's side through {@link #endClient}. Held server messages go to the client after
+     * {@link ResponseScrub#SILENCE_MILLIS} ms without upstream bytes.
      */
     private static void finish(ClientStream client, UpstreamPool.Connection c, Thread toUpstream,
                                AtomicInteger closeStatus, ScrubbedMessages toClient, SecureRandom maskKeys,
-                               Duration idle, MessageMemory memory, Sides sides) {
+                               Duration idle, MessageMemory memory, Sides sides, ScheduledExecutorService timer) {
+        int end = WebSocketFrames.INTERNAL_ERROR; // the upstream side failed, unless it ends as below
         try {
             if (toClient == null) {
                 c.in().transferToEnd(sides.toClient());
@@ -173,6 +185,7 @@ final class UpgradeRelay {
                     Sides.close(sides.toUpstream(), WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
                 }
             }
+            end = WebSocketFrames.GOING_AWAY; // the upstream ended its stream (a close frame of its own passed)
         } catch (IOException e) {
             // either side closed
         } finally {
@@ -185,12 +198,59 @@ final class UpgradeRelay {
             } catch (IOException ignored) {
                 // client gone
             }
+            endClient(client, sides, end, timer);
             c.close();
             if (!client.state.lingers()) {
                 client.closer.run(); // ends the client-to-upstream side too
             }
         }
         joinQuietly(toUpstream);
+    }
+
+    /**
+     * Ends the client's side of a WebSocket session once its upstream side ended, whatever ended it: the upstream's
+     * close frame and the end of its connection, the end or failure of its connection without a close frame, or a
+     * close with a status the proxy made there. First the client gets a close frame (RFC 6455, sections 5.5.1 and
+     * 7.1.1) unless one reached it already (the upstream's, or the proxy's own): {@code status}, which says how the
+     * upstream ended ({@link WebSocketFrames#GOING_AWAY}: its stream ended; {@link WebSocketFrames#INTERNAL_ERROR}:
+     * its connection failed); a client that does not read has {@link LingeringClose#WEBSOCKET_BACKSTOP} to take it.
+     * Then, when the client may still be sending (neither its close frame passed toward the upstream nor its stream
+     * ended), its reads are cut off and the connection closes through a drain of what it still sends
+     * ({@link LingeringClose#cutOff}), so that no TCP reset discards the close frame or the frames before it; the
+     * caller leaves the socket to it ({@link ConnectionState#lingers}). Otherwise, or when the connection lingers
+     * already (the proxy closed the client's side with a status: {@link LingeringClose#lingerOnClose}), nothing more
+     * happens here. An opaque tunnel's sides are not framed: nothing happens here either.
+     *
+     * <p>When a frame longer than {@link FrameSink#HOLD} was being relayed to the client, no close frame can follow
+     * its part ({@link FrameSink#closeWith}): the client's endpoint then sees the connection fail (1006, RFC 6455
+     * section 7.1.5), which section 7.1.7 allows.
+     *
+     * @param client the client side
+     * @param sides the session's sides
+     * @param status the close status the client gets when no close frame reached it (1001 or 1011)
+     * @param timer runs the backstop of the close frame's write and the drain's bounds
+     */
+    static void endClient(ClientStream client, Sides sides, int status, ScheduledExecutorService timer) {
+        if (!(sides.toClient() instanceof FrameSink toClient) || timer == null) {
+            return;
+        }
+        if (!toClient.ended()) {
+            ScheduledFuture<?> backstop = timer.schedule(client.closer,
+                    LingeringClose.WEBSOCKET_BACKSTOP.toNanos(), TimeUnit.NANOSECONDS);
+            try {
+                if (!toClient.closeWith(WebSocketFrames.closeFrame(status))) {
+                    ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed without a close frame to the"
+                            + " client: it is gone, or a frame over {0} bytes was being relayed", FrameSink.HOLD);
+                }
+            } finally {
+                backstop.cancel(false);
+            }
+        }
+        boolean clientDone = client.in.atEnd()
+                || sides.toUpstream() instanceof FrameSink up && up.closeRelayed();
+        if (!clientDone && !client.state.lingers()) {
+            LingeringClose.cutOff(client, timer);
+        }
     }
 
     private static void joinQuietly(Thread t) {
