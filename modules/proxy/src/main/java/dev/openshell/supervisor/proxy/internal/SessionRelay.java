@@ -107,15 +107,17 @@ final class SessionRelay {
             if (ended.closeStatus() > 0) {
                 ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                         ended.closeStatus(), ended.reason());
-                UpgradeRelay.Sides.close(sides.toClient(), WebSocketFrames.closeFrame(ended.closeStatus()));
+                if (toUpstream) {
+                    // the proxy closed the client's side (1013, 1008, ...): the client may still be sending frames,
+                    // so the connection closes through LingeringClose once the session ends (or at its backstop)
+                    LingeringClose.lingerOnClose(client, timer);
+                    UpgradeRelay.Sides.close(sides.toClient(), WebSocketFrames.closeFrame(ended.closeStatus()));
+                }
                 UpgradeRelay.Sides.close(sides.toUpstream(),
                         WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
             }
             if (toUpstream) {
                 if (ended.closeStatus() > 0) {
-                    // the proxy closed the client's side (1013, 1008, ...): the client may still be sending frames,
-                    // so the connection closes through LingeringClose once the session ends
-                    LingeringClose.lingerOnClose(client, timer);
                     upstream.close(); // ends the other direction
                 } else {
                     // the client's close frame or end (the upstream answers it), or a failed connection (the
@@ -126,7 +128,7 @@ final class SessionRelay {
                 return;
             }
             upstream.close();
-            UpgradeRelay.endClient(client, sides, end, timer);
+            UpgradeRelay.endClient(client, sides, ended.closeStatus() > 0 ? ended.closeStatus() : end, timer);
             if (!client.state.lingers()) {
                 client.closer.run();
             }

@@ -11,8 +11,8 @@ import dev.openshell.supervisor.proxy.WebSocketMessages;
 
 /**
  * Relays bytes both ways between the client and an upstream connection until either side ends: after a
- * {@code 101 Switching Protocols} to a WebSocket upgrade (RFC 6455), and for a {@code tls: skip} tunnel. Closes the
- * client socket at the end. Frames are relayed without inspection ({@link #relay}), except on an L7
+ * {@code 101 Switching Protocols} to a WebSocket upgrade (RFC 6455), and for a {@code tls: skip} tunnel (whose client
+ * socket closes at once at the end). Frames are relayed without inspection ({@link #relay}), except on an L7
  * {@code protocol: websocket} endpoint ({@link #relayInspected}), where the client's frames are parsed and each text
  * message is held until the L7 policy allows it ({@link WebSocketFrames}). Server-to-client bytes are relayed
  * untouched, except after an upgrade whose response is scrubbed ({@link ResponseScrub}): then each server message is
@@ -190,15 +190,12 @@ final class UpgradeRelay {
             // either side closed
         } finally {
             try {
-                // the client side sets its status before it closes the upstream connection, which ended this side
-                if (closeStatus.get() != 0) {
-                    Sides.close(sides.toClient(), WebSocketFrames.closeFrame(closeStatus.get()));
-                }
                 sides.toClient().flush();
             } catch (IOException ignored) {
                 // client gone
             }
-            endClient(client, sides, end, timer);
+            // the client side sets its status before it closes the upstream connection, which ended this side
+            endClient(client, sides, closeStatus.get() != 0 ? closeStatus.get() : end, timer);
             c.close();
             if (!client.state.lingers()) {
                 client.closer.run(); // ends the client-to-upstream side too
@@ -210,10 +207,11 @@ final class UpgradeRelay {
     /**
      * Ends the client's side of a WebSocket session once its upstream side ended, whatever ended it: the upstream's
      * close frame and the end of its connection, the end or failure of its connection without a close frame, or a
-     * close with a status the proxy made there. First the client gets a close frame (RFC 6455, sections 5.5.1 and
-     * 7.1.1) unless one reached it already (the upstream's, or the proxy's own): {@code status}, which says how the
-     * upstream ended ({@link WebSocketFrames#GOING_AWAY}: its stream ended; {@link WebSocketFrames#INTERNAL_ERROR}:
-     * its connection failed); a client that does not read has {@link LingeringClose#WEBSOCKET_BACKSTOP} to take it.
+     * close with a status the proxy made on either side. First the client gets a close frame (RFC 6455, sections
+     * 5.5.1 and 7.1.1) unless one reached it already (the upstream's, or the proxy's own): {@code status}, the
+     * proxy's status when it closed the session, else how the upstream ended ({@link WebSocketFrames#GOING_AWAY}:
+     * its stream ended; {@link WebSocketFrames#INTERNAL_ERROR}: its connection failed); a client that does not read
+     * has {@link LingeringClose#WEBSOCKET_BACKSTOP} to take it.
      * Then, when the client may still be sending (neither its close frame passed toward the upstream nor its stream
      * ended), its reads are cut off and the connection closes through a drain of what it still sends
      * ({@link LingeringClose#cutOff}), so that no TCP reset discards the close frame or the frames before it; the
@@ -227,7 +225,7 @@ final class UpgradeRelay {
      *
      * @param client the client side
      * @param sides the session's sides
-     * @param status the close status the client gets when no close frame reached it (1001 or 1011)
+     * @param status the close status the client gets when no close frame reached it (the proxy's, 1001 or 1011)
      * @param timer runs the backstop of the close frame's write and the drain's bounds
      */
     static void endClient(ClientStream client, Sides sides, int status, ScheduledExecutorService timer) {
