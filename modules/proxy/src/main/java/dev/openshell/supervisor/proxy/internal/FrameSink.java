@@ -16,6 +16,11 @@ import java.io.OutputStream;
  * proxy closes while such a frame is unfinished the peer gets no close frame, only the connection's close (RFC 6455
  * section 7.1.5's 1006): its frame is cut, not followed by a close frame it would read as payload. All methods are
  * synchronized: the two directions write to the same peer.
+ *
+ * <p>A session whose bytes are copied untouched both ways (no stage reads them, no scrub) holds nothing: its sinks
+ * pass every byte as it comes and only follow the frames ({@link #FrameSink(OutputStream, boolean)}); the proxy's
+ * close frame then goes only when the bytes so far end at a frame boundary. Either way a sink tells whether a whole
+ * close frame of the other peer passed ({@link #closeRelayed}).
  */
 final class FrameSink extends OutputStream {
     /** The longest frame, header included, held until whole, in bytes. */
@@ -38,9 +43,23 @@ final class FrameSink extends OutputStream {
     /** Whether a whole close frame (opcode 8) written by a relay passed to the peer. */
     private boolean closeRelayed;
 
+    /** Whether every byte passes as it comes, none held ({@link #FrameSink(OutputStream, boolean)}). */
+    private final boolean passAll;
+
     /** @param out the peer's stream; every write to it goes through this sink from now on */
     FrameSink(OutputStream out) {
+        this(out, false);
+    }
+
+    /**
+     * @param out the peer's stream; every write to it goes through this sink from now on
+     * @param passAll whether every byte passes as it comes, none held (a session whose bytes are copied untouched,
+     *     which need not be frames: the frames are only followed, and the proxy's close frame goes only when the
+     *     bytes so far end at a frame boundary)
+     */
+    FrameSink(OutputStream out, boolean passAll) {
         this.out = out;
+        this.passAll = passAll;
     }
 
     @Override
@@ -86,6 +105,11 @@ final class FrameSink extends OutputStream {
                 from = i;
                 begun = true;
             }
+        }
+        if (passAll) {
+            emit(b, from, end);
+            begun = headLen > 0; // inside a frame
+            return;
         }
         hold(b, from, end);
     }

@@ -48,8 +48,11 @@ final class UpgradeRelay {
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, ScrubbedMessages toClient,
                       SecureRandom maskKeys, MessageMemory memory, ScheduledExecutorService timer) {
-        // every close frame lands between frames ({@link FrameSink}), and the sinks tell whether a peer's close passed
-        relay(client, c, idle, Sides.framed(client, c), toClient, maskKeys, memory, timer);
+        // the sinks tell whether a peer's close frame passed; bytes copied untouched are followed, not held, and the
+        // proxy's close frame goes only at a frame boundary ({@link FrameSink})
+        Sides sides = toClient == null ? new Sides(new FrameSink(client.out, true), new FrameSink(c.out(), true))
+                : Sides.framed(client, c);
+        relay(client, c, idle, sides, toClient, maskKeys, memory, timer);
     }
 
     private static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Sides sides,

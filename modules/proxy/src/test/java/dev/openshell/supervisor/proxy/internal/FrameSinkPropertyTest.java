@@ -180,4 +180,38 @@ class FrameSinkPropertyTest {
         assertEquals(whole, sink.closeRelayed(), "the proxy's close frame is not the peer's");
         assertTrue(sink.ended());
     }
+
+    /**
+     * A sink that passes every byte ({@code passAll}, a session copied untouched): the peer has every byte written,
+     * at once, whatever the bytes; the proxy's close frame follows only when they end at a frame boundary.
+     */
+    @Property(tries = 200)
+    void aPassingSinkHoldsNothingAndClosesOnlyBetweenFrames(
+            @ForAll @Size(min = 1, max = 6) List<@IntRange(min = 0, max = 90_000) Integer> sizes,
+            @ForAll boolean masked, @ForAll long seed, @ForAll @IntRange(min = 0, max = 1000) int closeAt)
+            throws IOException {
+        Random r = new Random(seed);
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        List<Integer> ends = new ArrayList<>();
+        ends.add(0);
+        for (int size : sizes) {
+            all.writeBytes(frame(r.nextBoolean() ? size % 200 : size, masked, 0x82));
+            ends.add(all.size());
+        }
+        byte[] wire = all.toByteArray();
+        int cut = closeAt * wire.length / 1000;
+        ByteArrayOutputStream peer = new ByteArrayOutputStream();
+        FrameSink sink = new FrameSink(peer, true);
+        for (int at = 0; at < cut; ) {
+            int n = Math.min(cut - at, 1 + r.nextInt(r.nextBoolean() ? 8 : 30_000));
+            sink.write(wire, at, n);
+            at += n;
+            assertEquals(at, peer.size(), "every byte passed at once");
+        }
+        boolean closed = sink.closeWith(CLOSE);
+        assertEquals(ends.contains(cut), closed, "a close frame only at a frame boundary");
+        byte[] got = peer.toByteArray();
+        assertArrayEquals(Arrays.copyOf(wire, cut), Arrays.copyOf(got, cut));
+        assertEquals(cut + (closed ? CLOSE.length : 0), got.length);
+    }
 }
