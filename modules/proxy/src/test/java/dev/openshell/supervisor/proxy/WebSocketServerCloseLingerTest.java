@@ -26,9 +26,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A WebSocket session the server side ends (the upstream sends its close frame and ends its connection at once; it
- * ends its connection without a close frame; a message chain stage denies a server message) reaches a client that is
- * still sending and reads slowly whole: every frame the upstream sent, then a close frame (the upstream's 1000, the
- * proxy's 1001 for an upstream that ended without one, the proxy's 1008 for the denial). The proxy closes the client's
+ * ends or resets its connection without a close frame; a message chain stage denies a server message) reaches a
+ * client that is still sending and reads slowly whole: every frame the upstream sent, then a close frame (the
+ * upstream's 1000, the proxy's 1001 for an upstream whose connection ended without one, the proxy's 1008 for the
+ * denial). The proxy closes the client's
  * side through a lingering close ({@code UpgradeRelay.endClient}, {@code LingeringClose.cutOff}), over plain HTTP and
  * inside an intercepted CONNECT, on each relay: bytes copied ({@code UpgradeRelay.relay}), client text messages under
  * the L7 rules ({@code UpgradeRelay.relayInspected}) and a message chain ({@code SessionRelay}). The proxy before
@@ -59,7 +60,13 @@ class WebSocketServerCloseLingerTest {
         /** The end of the upstream's connection without a close frame: the proxy sends 1001. */
         FIN(1001),
         /** A text message a chain stage denies: the proxy sends 1008 (only with {@link Relay#CHAIN}). */
-        DENIED(1008);
+        DENIED(1008),
+        /**
+         * A reset of the upstream's connection, once the client has read all but the last two frames (so nothing the
+         * upstream sent is still in its send queue): the proxy sends 1001 too (a reset reads as an end to the direction
+         * that did not meet its error first).
+         */
+        RESET(1001);
 
         final int status;
 
@@ -76,6 +83,8 @@ class WebSocketServerCloseLingerTest {
             out.add(Arguments.of(tls, Relay.L7, End.FIN));
             out.add(Arguments.of(tls, Relay.CHAIN, End.CLOSE_FRAME));
             out.add(Arguments.of(tls, Relay.CHAIN, End.DENIED));
+            out.add(Arguments.of(tls, Relay.COPY, End.RESET));
+            out.add(Arguments.of(tls, Relay.CHAIN, End.RESET));
         }
         return out.stream();
     }
@@ -92,7 +101,8 @@ class WebSocketServerCloseLingerTest {
         }); Upstream up = new Upstream(tls ? ProxyFixture.serverContext(fx.upstreamCa, ProxyFixture.API) : null,
                 end)) {
             for (int round = 0; round < ROUNDS; round++) {
-                List<WebSocketFrameCutTest.Frame> got = session(fx, tls, up.port());
+                up.readMost = new java.util.concurrent.CountDownLatch(1);
+                List<WebSocketFrameCutTest.Frame> got = session(fx, tls, up.port(), up.readMost);
                 String where = "round " + round + ": ";
                 assertEquals(FRAMES + 1, got.size(), where + "every frame and the close frame");
                 for (int i = 0; i < FRAMES; i++) {
@@ -110,7 +120,8 @@ class WebSocketServerCloseLingerTest {
      * One session: the upgrade, then paced sends on a thread of their own while the client reads slowly until its
      * bytes hold a close frame. {@return the frames read} A reset before the close frame fails the test.
      */
-    private static List<WebSocketFrameCutTest.Frame> session(ProxyFixture fx, boolean tls, int port)
+    private static List<WebSocketFrameCutTest.Frame> session(ProxyFixture fx, boolean tls, int port,
+                                                             java.util.concurrent.CountDownLatch readMost)
             throws Exception {
         Socket s = new Socket();
         s.setReceiveBufferSize(4096);
@@ -145,7 +156,7 @@ class WebSocketServerCloseLingerTest {
                 }
             });
             try {
-                return readUntilClose(c);
+                return readUntilClose(c, readMost);
             } finally {
                 stop.set(true);
                 sender.join(10_000);
@@ -153,8 +164,13 @@ class WebSocketServerCloseLingerTest {
         }
     }
 
-    /** Reads 2 KiB at a time, 1 ms apart, until a whole close frame arrived; {@return the frames} */
-    private static List<WebSocketFrameCutTest.Frame> readUntilClose(RawClient c) throws IOException {
+    /**
+     * Reads 2 KiB at a time, 1 ms apart, until a whole close frame arrived; opens {@code readMost} once all but two
+     * of the upstream's frames are read. {@return the frames}
+     */
+    private static List<WebSocketFrameCutTest.Frame> readUntilClose(RawClient c,
+                                                                    java.util.concurrent.CountDownLatch readMost)
+            throws IOException {
         c.socket().setSoTimeout(20_000);
         InputStream in = c.in();
         ByteArrayOutputStream got = new ByteArrayOutputStream();
@@ -172,6 +188,9 @@ class WebSocketServerCloseLingerTest {
             got.write(buf, 0, n);
             byte[] wire = got.toByteArray();
             int whole = wholeFrames(wire);
+            if (whole >= (FRAMES - 2) * (FRAME_BYTES + 4)) {
+                readMost.countDown();
+            }
             if (whole > 0 && (wire[lastFrameStart(wire, whole)] & 0x0f) == 8) {
                 assertEquals(wire.length, whole, "nothing after the close frame");
                 return WebSocketFrameCutTest.frames(wire);
@@ -258,11 +277,14 @@ class WebSocketServerCloseLingerTest {
     private static final class Upstream implements AutoCloseable {
         private final ServerSocket server;
         private final End end;
+        private final javax.net.ssl.SSLContext tls;
+        /** Opened by the client of the round once it has read all but the last two frames ({@link End#RESET}). */
+        volatile java.util.concurrent.CountDownLatch readMost;
 
         Upstream(javax.net.ssl.SSLContext tls, End end) throws IOException {
             this.end = end;
-            server = tls == null ? new ServerSocket(0, 50, InetAddress.getLoopbackAddress())
-                    : tls.getServerSocketFactory().createServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            this.tls = tls;
+            server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
             Thread.ofVirtual().start(() -> {
                 while (true) {
                     try {
@@ -279,8 +301,14 @@ class WebSocketServerCloseLingerTest {
             return server.getLocalPort();
         }
 
-        private void serve(Socket s) {
-            try (s) {
+        private void serve(Socket plain) {
+            try (plain) {
+                // TLS over the accepted socket: a reset is the plain socket's, with no close_notify before it
+                Socket s = tls == null ? plain
+                        : tls.getSocketFactory().createSocket(plain, ProxyFixture.API, plain.getPort(), true);
+                if (s instanceof SSLSocket t) {
+                    t.setUseClientMode(false);
+                }
                 InputStream in = s.getInputStream();
                 OutputStream out = s.getOutputStream();
                 StringBuilder head = new StringBuilder();
@@ -302,16 +330,24 @@ class WebSocketServerCloseLingerTest {
                     case CLOSE_FRAME -> script.writeBytes(new byte[] {(byte) 0x88, 2, 0x03, (byte) 0xe8});
                     case DENIED -> script.writeBytes(WebSocketBudgetTest.frame(0x81,
                             "refused".getBytes(StandardCharsets.UTF_8), false));
-                    case FIN -> { }
+                    case FIN, RESET -> { }
                 }
                 out.write(script.toByteArray());
                 out.flush();
+                if (end == End.RESET) {
+                    readMost.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    plain.setSoLinger(true, 0);
+                    plain.close(); // a reset, what was sent long received
+                    return;
+                }
                 if (end != End.DENIED) {
                     s.shutdownOutput(); // a FIN (after a TLS close_notify): what was sent arrives whole
                 }
                 in.transferTo(OutputStream.nullOutputStream()); // never a reset: read until the proxy ends
             } catch (IOException e) {
                 // the proxy ended the connection
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
 

@@ -90,10 +90,8 @@ final class SessionRelay {
     private void direction(Direction d) {
         boolean toUpstream = d == Direction.TO_UPSTREAM;
         WebSocketFrames.Ended ended;
-        int end = WebSocketFrames.INTERNAL_ERROR; // how the client's side ends when the upstream's failed
         try {
             ended = relay(d);
-            end = WebSocketFrames.GOING_AWAY; // the upstream's stream ended (after its close frame, if any)
         } catch (IOException e) {
             ended = new WebSocketFrames.Ended(-1, "the connection failed");
         }
@@ -128,7 +126,8 @@ final class SessionRelay {
                 return;
             }
             upstream.close();
-            UpgradeRelay.endClient(client, sides, ended.closeStatus() > 0 ? ended.closeStatus() : end, timer);
+            UpgradeRelay.endClient(client, sides,
+                    ended.closeStatus() > 0 ? ended.closeStatus() : WebSocketFrames.GOING_AWAY, timer);
             if (!client.state.lingers()) {
                 client.closer.run();
             }

@@ -166,7 +166,6 @@ final class UpgradeRelay {
     private static void finish(ClientStream client, UpstreamPool.Connection c, Thread toUpstream,
                                AtomicInteger closeStatus, ScrubbedMessages toClient, SecureRandom maskKeys,
                                Duration idle, MessageMemory memory, Sides sides, ScheduledExecutorService timer) {
-        int end = WebSocketFrames.INTERNAL_ERROR; // the upstream side failed, unless it ends as below
         try {
             if (toClient == null) {
                 c.in().transferToEnd(sides.toClient());
@@ -188,7 +187,6 @@ final class UpgradeRelay {
                     Sides.close(sides.toUpstream(), WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
                 }
             }
-            end = WebSocketFrames.GOING_AWAY; // the upstream ended its stream (a close frame of its own passed)
         } catch (IOException e) {
             // either side closed
         } finally {
@@ -198,7 +196,7 @@ final class UpgradeRelay {
                 // client gone
             }
             // the client side sets its status before it closes the upstream connection, which ended this side
-            endClient(client, sides, closeStatus.get() != 0 ? closeStatus.get() : end, timer);
+            endClient(client, sides, closeStatus.get() != 0 ? closeStatus.get() : WebSocketFrames.GOING_AWAY, timer);
             c.close();
             if (!client.state.lingers()) {
                 client.closer.run(); // ends the client-to-upstream side too
@@ -212,9 +210,9 @@ final class UpgradeRelay {
      * close frame and the end of its connection, the end or failure of its connection without a close frame, or a
      * close with a status the proxy made on either side. First the client gets a close frame (RFC 6455, sections
      * 5.5.1 and 7.1.1) unless one reached it already (the upstream's, or the proxy's own): {@code status}, the
-     * proxy's status when it closed the session, else how the upstream ended ({@link WebSocketFrames#GOING_AWAY}:
-     * its stream ended; {@link WebSocketFrames#INTERNAL_ERROR}: its connection failed); a client that does not read
-     * has {@link LingeringClose#WEBSOCKET_BACKSTOP} to take it.
+     * proxy's status when it closed the session, else {@link WebSocketFrames#GOING_AWAY} (the upstream's connection
+     * ended or failed without a close frame); a client that does not read has {@link LingeringClose#WEBSOCKET_BACKSTOP}
+     * to take it.
      * Then, when the client may still be sending (neither its close frame passed toward the upstream nor its stream
      * ended), its reads are cut off and the connection closes through a drain of what it still sends
      * ({@link LingeringClose#cutOff}), so that no TCP reset discards the close frame or the frames before it; the
@@ -228,7 +226,7 @@ final class UpgradeRelay {
      *
      * @param client the client side
      * @param sides the session's sides
-     * @param status the close status the client gets when no close frame reached it (the proxy's, 1001 or 1011)
+     * @param status the close status the client gets when no close frame reached it (the proxy's, or 1001)
      * @param timer runs the backstop of the close frame's write and the drain's bounds
      */
     static void endClient(ClientStream client, Sides sides, int status, ScheduledExecutorService timer) {

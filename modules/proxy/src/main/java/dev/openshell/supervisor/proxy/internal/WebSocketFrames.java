@@ -26,9 +26,11 @@ public final class WebSocketFrames {
     /** Close status: normal closure. */
     public static final int NORMAL = 1000;
     /**
-     * Close status: going away (RFC 6455, section 7.4.1: "a server going down"): the upstream ended its connection
-     * without a close frame; the proxy, the client's server, ends the session ({@link UpgradeRelay#endClient}).
-     * 1006, what the client's endpoint then reports, is never sent on the wire (section 7.4.1).
+     * Close status: going away (RFC 6455, section 7.4.1: "a server going down"): the upstream's connection ended
+     * without a close frame (its end, a reset, the upstream read side's idle limit: the kernel reports a reset to
+     * whichever direction uses the socket first, the other then reads an end, so the two are not told apart); the
+     * proxy, the client's server, ends the session ({@link UpgradeRelay#endClient}). 1006, what the client's endpoint
+     * reports of a connection that ends without a close frame, is never sent on the wire (section 7.4.1).
      */
     public static final int GOING_AWAY = 1001;
     /** Close status: protocol error. */
@@ -39,12 +41,6 @@ public final class WebSocketFrames {
     public static final int POLICY_VIOLATION = 1008;
     /** Close status: message too big. */
     public static final int TOO_BIG = 1009;
-    /**
-     * Close status: internal error (RFC 6455, section 7.4.1, as updated by the IANA registry: "an unexpected
-     * condition that prevented it from fulfilling the request"): the upstream connection failed (a reset, a read
-     * error, the upstream read side's idle limit) without a close frame ({@link UpgradeRelay#endClient}).
-     */
-    public static final int INTERNAL_ERROR = 1011;
     /**
      * Close status: try again later (RFC 6455, section 7.4.1, registered in the IANA WebSocket Close Code Number
      * Registry): the body buffer budget had no room for a message's bytes ({@link MessageMemory}).
