@@ -220,9 +220,9 @@ final class UpgradeRelay {
      * already (the proxy closed the client's side with a status: {@link LingeringClose#lingerOnClose}), nothing more
      * happens here. An opaque tunnel's sides are not framed: nothing happens here either.
      *
-     * <p>When a frame longer than {@link FrameSink#HOLD} was being relayed to the client, no close frame can follow
-     * its part ({@link FrameSink#closeWith}): the client's endpoint then sees the connection fail (1006, RFC 6455
-     * section 7.1.5), which section 7.1.7 allows.
+     * <p>When part of a frame already went to the client (a frame longer than {@link FrameSink#HOLD}; on a session
+     * copied byte for byte, any frame), no close frame can follow it ({@link FrameSink#closeWith}): the client's
+     * endpoint then sees the connection fail (1006, RFC 6455 section 7.1.5), which section 7.1.7 allows.
      *
      * @param client the client side
      * @param sides the session's sides
@@ -239,7 +239,7 @@ final class UpgradeRelay {
             try {
                 if (!toClient.closeWith(WebSocketFrames.closeFrame(status))) {
                     ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed without a close frame to the"
-                            + " client: it is gone, or a frame over {0} bytes was being relayed", FrameSink.HOLD);
+                            + " client: it is gone, or the bytes relayed to it end inside a frame");
                 }
             } finally {
                 backstop.cancel(false);
