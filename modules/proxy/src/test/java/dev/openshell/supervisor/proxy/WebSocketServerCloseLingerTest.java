@@ -66,7 +66,9 @@ class WebSocketServerCloseLingerTest {
          * upstream sent is still in its send queue): the proxy sends 1001 too (a reset reads as an end to the direction
          * that did not meet its error first).
          */
-        RESET(1001);
+        RESET(1001),
+        /** The upstream's close frame, then the end of its connection once the client's close frame reached it. */
+        HANDSHAKE(1000);
 
         final int status;
 
@@ -123,24 +125,7 @@ class WebSocketServerCloseLingerTest {
     private static List<WebSocketFrameCutTest.Frame> session(ProxyFixture fx, boolean tls, int port,
                                                              java.util.concurrent.CountDownLatch readMost)
             throws Exception {
-        Socket s = new Socket();
-        s.setReceiveBufferSize(4096);
-        s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), fx.port));
-        String auth = ProxyFixture.API + ":" + port;
-        try (RawClient raw = new RawClient(s)) {
-            RawClient c = raw;
-            if (tls) {
-                raw.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
-                assertTrue(raw.readHead().startsWith("HTTP/1.1 200 "));
-                SSLSocket t = (SSLSocket) fx.trustProxyCa().getSocketFactory().createSocket(s, ProxyFixture.API,
-                        port, true);
-                t.startHandshake();
-                c = new RawClient(t);
-            }
-            c.send("GET " + (tls ? "/ws" : "http://" + auth + "/ws") + " HTTP/1.1\r\nHost: " + auth + "\r\n"
-                    + WebSocketScrubTest.UPGRADE + "\r\n");
-            String head = c.readHead();
-            assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+        try (RawClient c = open(fx, tls, port)) {
             AtomicBoolean stop = new AtomicBoolean();
             OutputStream out = c.out();
             byte[] frame = WebSocketBudgetTest.frame(0x82, new byte[512], true);
@@ -161,6 +146,60 @@ class WebSocketServerCloseLingerTest {
                 stop.set(true);
                 sender.join(10_000);
             }
+        }
+    }
+
+    /**
+     * {@return a client with a 4 KiB receive buffer whose upgrade to the upstream on {@code port} was answered 101},
+     * inside an intercepted CONNECT when {@code tls}; closing it closes the connection
+     */
+    private static RawClient open(ProxyFixture fx, boolean tls, int port) throws Exception {
+        Socket s = new Socket();
+        s.setReceiveBufferSize(4096);
+        s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), fx.port));
+        String auth = ProxyFixture.API + ":" + port;
+        RawClient c = new RawClient(s);
+        try {
+            if (tls) {
+                c.send("CONNECT " + auth + " HTTP/1.1\r\nHost: " + auth + "\r\n\r\n");
+                assertTrue(c.readHead().startsWith("HTTP/1.1 200 "));
+                SSLSocket t = (SSLSocket) fx.trustProxyCa().getSocketFactory().createSocket(s, ProxyFixture.API,
+                        port, true);
+                t.startHandshake();
+                c = new RawClient(t);
+            }
+            c.send("GET " + (tls ? "/ws" : "http://" + auth + "/ws") + " HTTP/1.1\r\nHost: " + auth + "\r\n"
+                    + WebSocketScrubTest.UPGRADE + "\r\n");
+            String head = c.readHead();
+            assertTrue(head.startsWith("HTTP/1.1 101 "), head);
+            return c;
+        } catch (Exception | AssertionError e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The usual close the server begins, on a session whose server messages a chain stage reads (the relay parses
+     * them and stops at the upstream's close frame): the client answers the close frame, and its answer reaches the
+     * upstream before the proxy ends either connection (RFC 6455 section 7.1.1: the server ends the TCP connection
+     * once both close frames passed); the client's connection then ends. The proxy before closed the upstream's
+     * connection at the upstream's close frame: the client's answer never reached it.
+     */
+    @ParameterizedTest(name = "tls={0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void theClientsAnswerToTheServersCloseReachesTheServer(boolean tls) throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp,
+                s -> s.sessions = (plan, request) -> new SessionVerdict.Inspect(denyingChain(), true));
+             Upstream up = new Upstream(tls ? ProxyFixture.serverContext(fx.upstreamCa, ProxyFixture.API) : null,
+                     End.HANDSHAKE);
+             RawClient c = open(fx, tls, up.port())) {
+            List<WebSocketFrameCutTest.Frame> got = readUntilClose(c, new java.util.concurrent.CountDownLatch(1));
+            assertEquals(FRAMES + 1, got.size());
+            c.send(WebSocketScrubTest.CLIENT_CLOSE);
+            assertEquals(-1, c.in().read(), "the connection ends after the close handshake");
+            assertTrue(up.clientClosed.get(10, java.util.concurrent.TimeUnit.SECONDS),
+                    "the client's close frame reached the upstream");
         }
     }
 
@@ -278,6 +317,8 @@ class WebSocketServerCloseLingerTest {
         private final ServerSocket server;
         private final End end;
         private final javax.net.ssl.SSLContext tls;
+        /** Whether a close frame of the client's came ({@link End#HANDSHAKE}) before the proxy ended the connection. */
+        final java.util.concurrent.CompletableFuture<Boolean> clientClosed = new java.util.concurrent.CompletableFuture<>();
         /** Opened by the client of the round once it has read all but the last two frames ({@link End#RESET}). */
         volatile java.util.concurrent.CountDownLatch readMost;
 
@@ -327,13 +368,17 @@ class WebSocketServerCloseLingerTest {
                     script.writeBytes(WebSocketBudgetTest.frame(0x82, new byte[FRAME_BYTES], false));
                 }
                 switch (end) {
-                    case CLOSE_FRAME -> script.writeBytes(new byte[] {(byte) 0x88, 2, 0x03, (byte) 0xe8});
+                    case CLOSE_FRAME, HANDSHAKE -> script.writeBytes(new byte[] {(byte) 0x88, 2, 0x03, (byte) 0xe8});
                     case DENIED -> script.writeBytes(WebSocketBudgetTest.frame(0x81,
                             "refused".getBytes(StandardCharsets.UTF_8), false));
                     case FIN, RESET -> { }
                 }
                 out.write(script.toByteArray());
                 out.flush();
+                if (end == End.HANDSHAKE) {
+                    clientClosed.complete(readsACloseFrame(in)); // then the connection ends
+                    return;
+                }
                 if (end == End.RESET) {
                     readMost.await(10, java.util.concurrent.TimeUnit.SECONDS);
                     plain.setSoLinger(true, 0);
@@ -348,6 +393,26 @@ class WebSocketServerCloseLingerTest {
                 // the proxy ended the connection
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+
+        /** Reads the proxy's frames until a close frame; {@return whether one came before the connection ended} */
+        private static boolean readsACloseFrame(InputStream in) throws IOException {
+            while (true) {
+                int b0 = in.read();
+                int b1 = in.read();
+                if (b0 < 0 || b1 < 0) {
+                    return false;
+                }
+                long len = WebSocketScrubTest.payloadLength(b1, in);
+                try {
+                    in.skipNBytes(((b1 & 0x80) != 0 ? 4 : 0) + len);
+                } catch (java.io.EOFException e) {
+                    return false;
+                }
+                if ((b0 & 0x0f) == 8) {
+                    return true;
+                }
             }
         }
 
