@@ -154,4 +154,39 @@ class WebSocketFrameCutTest {
             }
         }
     }
+
+    /**
+     * RFC 6455 section 7.1.7: inside a frame longer than the proxy holds (64 KiB), the proxy can only fail the
+     * connection. The upstream sends the first 1,000 bytes of a 100 KiB binary frame, which pass as they come; the
+     * client then sends an unmasked frame (1002, section 5.1). The client receives those bytes and then the end of the
+     * connection, no close frame (it would be read as the frame's payload), and the close is audited all the same:
+     * one {@code websocket_protocol_error} naming the status decided.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aCloseInsideALongFrameEndsTheConnectionAndIsAudited(boolean chain) throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
+            if (chain) {
+                s.sessions = (plan, request) -> new SessionVerdict.Inspect(refusingChain(), true);
+            } else {
+                s.l7 = (plan, request, body) -> new L7Verdict.Allow(Optional.empty(), Optional.of(message -> true));
+            }
+        })) {
+            byte[] begun = Arrays.copyOf(WebSocketBudgetTest.frame(0x82, new byte[100 * 1024], false), 1000);
+            fx.upstream.upgrade = WebSocketScrubTest.switched("", begun);
+            try (RawClient c = fx.client()) {
+                c.send(WebSocketScrubTest.upgradeRequest(fx, ""));
+                assertTrue(c.readHead().startsWith("HTTP/1.1 101 "));
+                assertEquals(hex(begun), hex(c.in().readNBytes(begun.length)), "the long frame's bytes as they came");
+                c.out().write(WebSocketBudgetTest.frame(0x81, "hi".getBytes(StandardCharsets.UTF_8), false));
+                c.out().flush();
+                assertEquals(0, readToEnd(c).length, "no close frame inside the frame: the connection just ends");
+            }
+            assertEquals(1, fx.hook.refusals.size(), () -> "one refusal: " + fx.hook.refusals);
+            ProxyRefusal r = fx.hook.refusals.get(0);
+            assertEquals("websocket_protocol_error", r.code());
+            assertEquals(Optional.of("protocol_violation"), r.cause());
+            assertTrue(r.detail().contains("closed with 1002"), r.detail());
+        }
+    }
 }

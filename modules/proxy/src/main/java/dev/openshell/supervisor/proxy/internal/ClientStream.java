@@ -11,6 +11,11 @@ import java.io.OutputStream;
  */
 final class ClientStream {
     final HttpInput in;
+    /**
+     * The connection's raw input, outside any TLS tunnel: {@link #in} itself, or inside an intercepted tunnel the
+     * bytes {@link #in}'s TLS records arrive in (what a lingering close drains, {@link LingeringClose#cutOff}).
+     */
+    final HttpInput raw;
     final OutputStream out;
     final Runnable closer;
     final ConnectionState state;
@@ -22,13 +27,14 @@ final class ClientStream {
 
     ClientStream(HttpInput in, OutputStream out, Runnable closer, ConnectionState state,
                  ClientConnection connection) {
-        this(in, out, closer, state, connection, false);
+        this(in, in, out, closer, state, connection, false);
     }
 
-    private ClientStream(HttpInput in, OutputStream out, Runnable closer, ConnectionState state,
+    private ClientStream(HttpInput in, HttpInput raw, OutputStream out, Runnable closer, ConnectionState state,
                          ClientConnection connection, boolean tunnel) {
         this.tunnel = tunnel;
         this.in = in;
+        this.raw = raw;
         this.out = out;
         this.closer = closer;
         this.state = state;
@@ -37,7 +43,7 @@ final class ClientStream {
 
     /** {@return the same connection, state and socket over other streams (the inside of a TLS tunnel)} */
     ClientStream inner(HttpInput innerIn, OutputStream innerOut) {
-        return new ClientStream(innerIn, innerOut, closer, state, connection, true);
+        return new ClientStream(innerIn, raw, innerOut, closer, state, connection, true);
     }
 
     /** {@return whether these are the streams inside a TLS tunnel} */

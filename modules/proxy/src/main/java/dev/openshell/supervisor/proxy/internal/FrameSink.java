@@ -16,6 +16,11 @@ import java.io.OutputStream;
  * proxy closes while such a frame is unfinished the peer gets no close frame, only the connection's close (RFC 6455
  * section 7.1.5's 1006): its frame is cut, not followed by a close frame it would read as payload. All methods are
  * synchronized: the two directions write to the same peer.
+ *
+ * <p>A session whose bytes are copied untouched both ways (no stage reads them, no scrub) holds nothing: its sinks
+ * pass every byte as it comes and only follow the frames ({@link #FrameSink(OutputStream, boolean)}); the proxy's
+ * close frame then goes only when the bytes so far end at a frame boundary. Either way a sink tells whether a whole
+ * close frame of the other peer passed ({@link #closeRelayed}).
  */
 final class FrameSink extends OutputStream {
     /** The longest frame, header included, held until whole, in bytes. */
@@ -35,10 +40,26 @@ final class FrameSink extends OutputStream {
     /** Whether bytes of the current (unfinished) frame were written. */
     private boolean begun;
     private boolean closed;
+    /** Whether a whole close frame (opcode 8) written by a relay passed to the peer. */
+    private boolean closeRelayed;
+
+    /** Whether every byte passes as it comes, none held ({@link #FrameSink(OutputStream, boolean)}). */
+    private final boolean passAll;
 
     /** @param out the peer's stream; every write to it goes through this sink from now on */
     FrameSink(OutputStream out) {
+        this(out, false);
+    }
+
+    /**
+     * @param out the peer's stream; every write to it goes through this sink from now on
+     * @param passAll whether every byte passes as it comes, none held (a session whose bytes are copied untouched,
+     *     which need not be frames: the frames are only followed, and the proxy's close frame goes only when the
+     *     bytes so far end at a frame boundary)
+     */
+    FrameSink(OutputStream out, boolean passAll) {
         this.out = out;
+        this.passAll = passAll;
     }
 
     @Override
@@ -73,6 +94,7 @@ final class FrameSink extends OutputStream {
             if (payloadLeft == 0) { // the frame is whole: it goes, with what was held of it
                 emit(b, from, i);
                 from = i;
+                closeRelayed |= (head[0] & 0x0f) == 8;
                 headLen = 0;
                 headNeed = 2;
                 payloadLeft = -1;
@@ -83,6 +105,11 @@ final class FrameSink extends OutputStream {
                 from = i;
                 begun = true;
             }
+        }
+        if (passAll) {
+            emit(b, from, end);
+            begun = headLen > 0; // inside a frame
+            return;
         }
         hold(b, from, end);
     }
@@ -153,6 +180,23 @@ final class FrameSink extends OutputStream {
         } catch (IOException e) {
             return false; // the peer is gone
         }
+    }
+
+    /**
+     * {@return whether a whole close frame written by a relay (the other peer's, RFC 6455 section 5.5.1) passed to
+     * the peer} Toward the upstream: the client sent its close frame, and sends nothing after it. The proxy's own
+     * close frame ({@link #closeWith}) does not count.
+     */
+    synchronized boolean closeRelayed() {
+        return closeRelayed;
+    }
+
+    /**
+     * {@return whether the peer needs no close frame from the proxy any more: one was relayed whole
+     * ({@link #closeRelayed}), or the proxy ended this side already ({@link #closeWith}, {@link #end})}
+     */
+    synchronized boolean ended() {
+        return closeRelayed || closed;
     }
 
     /** Ends what reaches the peer without a close frame: nothing written afterwards (or held) reaches it. */

@@ -32,6 +32,8 @@ public final class HttpInput extends InputStream {
      * source.
      */
     private volatile boolean cut;
+    /** Whether a read of the source met the end of the stream. */
+    private volatile boolean atEnd;
     /** Held by every read of the source: a {@link #discard} on another thread waits for the read in progress. */
     private final java.util.concurrent.locks.ReentrantLock sourceLock = new java.util.concurrent.locks.ReentrantLock();
 
@@ -129,6 +131,8 @@ public final class HttpInput extends InputStream {
             int n = readSilenced(b, off, len);
             if (n > 0) {
                 received += n; // under the lock: the reading thread, or a discard after a cut
+            } else if (n < 0) {
+                atEnd = true;
             }
             checkCut();
             return n;
@@ -211,6 +215,11 @@ public final class HttpInput extends InputStream {
         pos = 0;
         limit = n;
         return true;
+    }
+
+    /** {@return whether a read met the end of the source's stream (the peer ended it); safe from any thread} */
+    boolean atEnd() {
+        return atEnd;
     }
 
     /** {@return the bytes read from the source so far (buffered ones included); safe from any thread} */

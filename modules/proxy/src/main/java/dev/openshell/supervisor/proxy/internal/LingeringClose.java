@@ -12,8 +12,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The close of a client connection the proxy ends while the client may still be sending: an error answer (400, 413,
  * 502, ...) written before the request body was read, the read watchdog's {@code 408} ({@link ReadDeadline}: a head
- * or body past its deadline or under its minimum data rate, answered while the client is still sending it), or a
- * WebSocket session the proxy closed with a status (1013, 1008, 1009, ...) while client frames were in flight.
+ * or body past its deadline or under its minimum data rate, answered while the client is still sending it), a
+ * WebSocket session the proxy closed with a status (1013, 1008, 1009, ...) while client frames were in flight, or a
+ * WebSocket session whose server side ended (the upstream's close frame and end, its end or failure without one, a
+ * stage's denial of a server message: {@link UpgradeRelay#endClient}) while the client may still be sending.
  * Closing a TCP socket with received data still unread makes the kernel send a reset (RFC 1122 section 4.2.2.13), and a reset can make the client's kernel discard the answer or the
  * close frame before the client reads it. So, as nginx's {@code lingering_close}: the answer is written and flushed,
  * then what the client still sends is read and discarded, then the socket is closed.
@@ -30,7 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * connection), except after the watchdog's answer, when that thread may be blocked in a read of the client or a write
  * upstream: the watchdog then cuts the connection's reads off ({@link HttpInput#cutOff}: the session reads nothing
  * more of the request) and a thread of its own drains at once ({@link #cutOff}); the session's thread, when it ends,
- * waits for that drain. Inside a TLS tunnel the watchdog answers nothing and closes at once.
+ * waits for that drain. The same after the server side of a WebSocket session ended: the relay reading the client may
+ * be blocked in that read, so its reads are cut off and a thread of its own drains ({@link #cutOff}, inside an
+ * intercepted tunnel too: the raw TLS records). Inside a TLS tunnel the watchdog answers nothing and closes at once.
  */
 final class LingeringClose {
     /** The longest drain, from its start. */
@@ -89,18 +93,22 @@ final class LingeringClose {
     }
 
     /**
-     * Cuts the reads of a connection answered by another thread than its session's (the read watchdog), and drains
+     * Cuts the reads of a connection the proxy ends while another thread may be blocked reading it (the read
+     * watchdog's answer; a WebSocket session whose upstream side ended, {@link UpgradeRelay#endClient}), and drains
      * it on a thread of its own, at once, within the bounds of the class description; then closes it. The session's
-     * thread waits for that drain once its session ends ({@link ConnectionState#drainer}).
+     * thread waits for that drain once its session ends ({@link ConnectionState#drainer}). A blocked read ends when
+     * the client's next bytes arrive (they are dropped) or when the drain's bounds close the socket.
      *
-     * @param client the client side, outside any TLS tunnel (its input is the connection's raw bytes)
+     * @param client the client side; inside a TLS tunnel both the decrypted and the raw input are cut off and the
+     *     raw bytes (the client's TLS records) are drained
      * @param timer runs the time and quiet checks
      */
     static void cutOff(ClientStream client, ScheduledExecutorService timer) {
         client.in.cutOff();
+        client.raw.cutOff(); // inside a TLS tunnel: the records too, drained undecrypted
         client.state.lingerOnClose();
         client.state.drainer(Thread.ofVirtual().name("proxy-linger").start(() -> {
-            drain(client.in, timer, client.closer);
+            drain(client.raw, timer, client.closer);
             client.closer.run();
         }));
     }

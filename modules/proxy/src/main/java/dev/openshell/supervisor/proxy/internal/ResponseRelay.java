@@ -165,7 +165,8 @@ final class ResponseRelay {
                         core.watchdog());
             } else {
                 UpgradeRelay.relay(client, c, core.timeouts().upstreamRead(),
-                        scrub == null ? null : new ScrubbedMessages(scrub, null), core.maskKeys(), memory);
+                        scrub == null ? null : new ScrubbedMessages(scrub, null), core.maskKeys(), memory,
+                        core.watchdog());
             }
             return false;
         }

@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@link MessageRelay} when a stage reads it (or its frames must be refused), copied byte for byte otherwise. The
  * first direction to end decides the session's end: a close with a status (1008 for a denial, 1002, 1007, 1009)
  * sends a close frame with it to both peers (masked toward the upstream) and closes both connections; the session's
- * streams then hear {@code session_end} with the reason ({@link #reason}).
+ * streams then hear {@code session_end} with the reason ({@link #reason}). However the upstream's side ends, the
+ * client's side ends through {@link UpgradeRelay#endClient}: a close frame, then a lingering close while the client
+ * may still be sending.
  */
 final class SessionRelay {
     private final ClientStream client;
@@ -87,22 +89,9 @@ final class SessionRelay {
 
     private void direction(Direction d) {
         boolean toUpstream = d == Direction.TO_UPSTREAM;
-        HttpInput from = toUpstream ? client.in : upstream.in();
-        OutputStream to = toUpstream ? sides.toUpstream() : sides.toClient();
         WebSocketFrames.Ended ended;
         try {
-            if (!toUpstream && scrub != null) {
-                ScrubbedMessages scrubbed = new ScrubbedMessages(scrub, session.inspects(d) ? policy(d) : null);
-                from.silence(scrubbed.silence(upstream, to, idle));
-                ended = MessageRelay.relay(from, to, false, scrubbed, memory.direction());
-                from.silence(null);
-                scrubbed.ended(ended);
-            } else if (session.inspects(d) || (toUpstream && l7.isPresent())) {
-                ended = MessageRelay.relay(from, to, toUpstream, policy(d), memory.direction());
-            } else {
-                from.transferToEnd(to); // flushes after every read
-                ended = new WebSocketFrames.Ended(0, "the stream ended");
-            }
+            ended = relay(d);
         } catch (IOException e) {
             ended = new WebSocketFrames.Ended(-1, "the connection failed");
         }
@@ -116,25 +105,65 @@ final class SessionRelay {
             if (ended.closeStatus() > 0) {
                 ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed with {0}: {1}",
                         ended.closeStatus(), ended.reason());
-                UpgradeRelay.Sides.close(sides.toClient(), WebSocketFrames.closeFrame(ended.closeStatus()));
+                if (toUpstream) {
+                    // the proxy closed the client's side (1013, 1008, ...): the client may still be sending frames,
+                    // so the connection closes through LingeringClose once the session ends (or at its backstop)
+                    LingeringClose.lingerOnClose(client, timer);
+                    UpgradeRelay.Sides.close(sides.toClient(), WebSocketFrames.closeFrame(ended.closeStatus()));
+                }
                 UpgradeRelay.Sides.close(sides.toUpstream(),
                         WebSocketFrames.maskedCloseFrame(ended.closeStatus(), maskKeys));
             }
-            if (ended.closeStatus() == 0 && toUpstream) {
-                upstream.shutdownOutput(); // the upstream answers the close (or sees the end); the other side ends
+            if (toUpstream) {
+                if (ended.closeStatus() > 0) {
+                    upstream.close(); // ends the other direction
+                } else {
+                    // the client's close frame or end (the upstream answers it), or a failed connection (the
+                    // upstream's, often: what it sent before its end still reaches the client): the other direction
+                    // ends with the upstream's stream and then ends the client's side (UpgradeRelay.endClient)
+                    upstream.shutdownOutput();
+                }
                 return;
             }
             upstream.close();
-            if (toUpstream && ended.closeStatus() > 0) {
-                // the proxy closed the client's side (1013, 1008, ...): the client may still be sending frames, so
-                // the connection closes through LingeringClose once the session ends, and the close frame arrives
-                LingeringClose.lingerOnClose(client, timer);
-                return;
-            }
+            UpgradeRelay.endClient(client, sides,
+                    ended.closeStatus() > 0 ? ended.closeStatus() : WebSocketFrames.GOING_AWAY, timer);
             if (!client.state.lingers()) {
                 client.closer.run();
             }
         }
+    }
+
+    /**
+     * Relays one direction until it ends; after the upstream's close frame, waits for the upstream to end its
+     * connection, so that the client's answering close frame reaches it (RFC 6455, section 7.1.1: the server closes
+     * the TCP connection first).
+     */
+    private WebSocketFrames.Ended relay(Direction d) throws IOException {
+        boolean toUpstream = d == Direction.TO_UPSTREAM;
+        HttpInput from = toUpstream ? client.in : upstream.in();
+        OutputStream to = toUpstream ? sides.toUpstream() : sides.toClient();
+        WebSocketFrames.Ended ended;
+        if (!toUpstream && scrub != null) {
+            ScrubbedMessages scrubbed = new ScrubbedMessages(scrub, session.inspects(d) ? policy(d) : null);
+            from.silence(scrubbed.silence(upstream, to, idle));
+            ended = MessageRelay.relay(from, to, false, scrubbed, memory.direction());
+            from.silence(null);
+            scrubbed.ended(ended);
+        } else if (session.inspects(d) || (toUpstream && l7.isPresent())) {
+            ended = MessageRelay.relay(from, to, toUpstream, policy(d), memory.direction());
+        } else {
+            from.transferToEnd(to); // flushes after every read
+            return new WebSocketFrames.Ended(0, "the stream ended");
+        }
+        if (!toUpstream && ended.closeStatus() == 0 && ended.reason().endsWith("closed the connection")) {
+            try {
+                from.transferToEnd(OutputStream.nullOutputStream()); // nothing after a close frame reaches the client
+            } catch (IOException e) {
+                // the upstream's connection failed after its close frame: the close stands
+            }
+        }
+        return ended;
     }
 
     /** {@return the session end a direction's end means} */

@@ -3,13 +3,16 @@ package dev.openshell.supervisor.proxy.internal;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import dev.openshell.supervisor.proxy.WebSocketMessages;
 
 /**
  * Relays bytes both ways between the client and an upstream connection until either side ends: after a
- * {@code 101 Switching Protocols} to a WebSocket upgrade (RFC 6455), and for a {@code tls: skip} tunnel. Closes the
- * client socket at the end. Frames are relayed without inspection ({@link #relay}), except on an L7
+ * {@code 101 Switching Protocols} to a WebSocket upgrade (RFC 6455), and for a {@code tls: skip} tunnel (whose client
+ * socket closes at once at the end). Frames are relayed without inspection ({@link #relay}), except on an L7
  * {@code protocol: websocket} endpoint ({@link #relayInspected}), where the client's frames are parsed and each text
  * message is held until the L7 policy allows it ({@link WebSocketFrames}). Server-to-client bytes are relayed
  * untouched, except after an upgrade whose response is scrubbed ({@link ResponseScrub}): then each server message is
@@ -20,19 +23,20 @@ final class UpgradeRelay {
     }
 
     /**
-     * Relays until either side closes, then closes both.
+     * Relays an opaque {@code tls: skip} tunnel until either side closes, then closes both at once; its bytes are not
+     * frames.
      *
      * @param client the client side
      * @param c the upstream connection
      * @param idle the idle limit of the upstream read side
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle) {
-        relay(client, c, idle, null, null, MessageMemory.unbounded());
+        relay(client, c, idle, new Sides(client.out, c.out()), null, null, MessageMemory.unbounded(), null);
     }
 
     /**
-     * Relays until either side closes, then closes both; the server's messages are scrubbed when {@code toClient}
-     * is given.
+     * Relays a WebSocket session until either side closes, then closes both; the server's messages are scrubbed when
+     * {@code toClient} is given. The client's side ends as {@link #endClient} says.
      *
      * @param client the client side
      * @param c the upstream connection
@@ -40,12 +44,21 @@ final class UpgradeRelay {
      * @param toClient scrubs the server's messages, or {@code null} to relay its bytes untouched
      * @param maskKeys the masking keys of a close frame toward the upstream; needed with {@code toClient}
      * @param memory the body budget the scrubbed server messages are held in
+     * @param timer runs the bounds of a lingering close of the client's side
      */
     static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, ScrubbedMessages toClient,
-                      SecureRandom maskKeys, MessageMemory memory) {
+                      SecureRandom maskKeys, MessageMemory memory, ScheduledExecutorService timer) {
+        // the sinks tell whether a peer's close frame passed; bytes copied untouched are followed, not held, and the
+        // proxy's close frame goes only at a frame boundary ({@link FrameSink})
+        Sides sides = toClient == null ? new Sides(new FrameSink(client.out, true), new FrameSink(c.out(), true))
+                : Sides.framed(client, c);
+        relay(client, c, idle, sides, toClient, maskKeys, memory, timer);
+    }
+
+    private static void relay(ClientStream client, UpstreamPool.Connection c, Duration idle, Sides sides,
+                              ScrubbedMessages toClient, SecureRandom maskKeys, MessageMemory memory,
+                              ScheduledExecutorService timer) {
         c.readTimeout(idle);
-        // a scrubbed session's close frames land between frames ({@link FrameSink}); a tunnel's bytes are not frames
-        Sides sides = toClient == null ? new Sides(client.out, c.out()) : Sides.framed(client, c);
         Thread toUpstream = Thread.ofVirtual().name("proxy-relay-up").start(() -> {
             try {
                 client.in.transferToEnd(sides.toUpstream());
@@ -55,7 +68,7 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle, memory, sides);
+        finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle, memory, sides, timer);
     }
 
     /**
@@ -103,7 +116,7 @@ final class UpgradeRelay {
      */
     static void relayInspected(ClientStream client, UpstreamPool.Connection c, Duration idle,
                                WebSocketMessages messages, SecureRandom maskKeys, ScrubbedMessages toClient,
-                               MessageMemory memory, java.util.concurrent.ScheduledExecutorService timer) {
+                               MessageMemory memory, ScheduledExecutorService timer) {
         c.readTimeout(idle);
         AtomicInteger closeStatus = new AtomicInteger();
         Sides sides = Sides.framed(client, c);
@@ -140,18 +153,19 @@ final class UpgradeRelay {
                 c.shutdownOutput();
             }
         });
-        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle, memory, sides);
+        finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle, memory, sides, timer);
     }
 
     /**
      * Relays upstream-to-client until the end (scrubbed with {@code toClient} when given), then closes both sides;
      * sends the client a close frame first when the client-to-upstream side ended with a status. When the scrubbed
-     * server side ends with a status (1002, 1009), both peers get a close frame with it. Held server messages go to
-     * the client after {@link ResponseScrub#SILENCE_MILLIS} ms without upstream bytes.
+     * server side ends with a status (1002, 1009), both peers get a close frame with it. Any other end of the
+     * upstream side ends the client's side through {@link #endClient}. Held server messages go to the client after
+     * {@link ResponseScrub#SILENCE_MILLIS} ms without upstream bytes.
      */
     private static void finish(ClientStream client, UpstreamPool.Connection c, Thread toUpstream,
                                AtomicInteger closeStatus, ScrubbedMessages toClient, SecureRandom maskKeys,
-                               Duration idle, MessageMemory memory, Sides sides) {
+                               Duration idle, MessageMemory memory, Sides sides, ScheduledExecutorService timer) {
         try {
             if (toClient == null) {
                 c.in().transferToEnd(sides.toClient());
@@ -177,20 +191,65 @@ final class UpgradeRelay {
             // either side closed
         } finally {
             try {
-                // the client side sets its status before it closes the upstream connection, which ended this side
-                if (closeStatus.get() != 0) {
-                    Sides.close(sides.toClient(), WebSocketFrames.closeFrame(closeStatus.get()));
-                }
                 sides.toClient().flush();
             } catch (IOException ignored) {
                 // client gone
             }
+            // the client side sets its status before it closes the upstream connection, which ended this side
+            endClient(client, sides, closeStatus.get() != 0 ? closeStatus.get() : WebSocketFrames.GOING_AWAY, timer);
             c.close();
             if (!client.state.lingers()) {
                 client.closer.run(); // ends the client-to-upstream side too
             }
         }
         joinQuietly(toUpstream);
+    }
+
+    /**
+     * Ends the client's side of a WebSocket session once its upstream side ended, whatever ended it: the upstream's
+     * close frame and the end of its connection, the end or failure of its connection without a close frame, or a
+     * close with a status the proxy made on either side. First the client gets a close frame (RFC 6455, sections
+     * 5.5.1 and 7.1.1) unless one reached it already (the upstream's, or the proxy's own): {@code status}, the
+     * proxy's status when it closed the session, else {@link WebSocketFrames#GOING_AWAY} (the upstream's connection
+     * ended or failed without a close frame); a client that does not read has {@link LingeringClose#WEBSOCKET_BACKSTOP}
+     * to take it.
+     * Then, when the client may still be sending (neither its close frame passed toward the upstream nor its stream
+     * ended), its reads are cut off and the connection closes through a drain of what it still sends
+     * ({@link LingeringClose#cutOff}), so that no TCP reset discards the close frame or the frames before it; the
+     * caller leaves the socket to it ({@link ConnectionState#lingers}). Otherwise, or when the connection lingers
+     * already (the proxy closed the client's side with a status: {@link LingeringClose#lingerOnClose}), nothing more
+     * happens here. An opaque tunnel's sides are not framed: nothing happens here either.
+     *
+     * <p>When part of a frame already went to the client (a frame longer than {@link FrameSink#HOLD}; on a session
+     * copied byte for byte, any frame), no close frame can follow it ({@link FrameSink#closeWith}): the client's
+     * endpoint then sees the connection fail (1006, RFC 6455 section 7.1.5), which section 7.1.7 allows.
+     *
+     * @param client the client side
+     * @param sides the session's sides
+     * @param status the close status the client gets when no close frame reached it (the proxy's, or 1001)
+     * @param timer runs the backstop of the close frame's write and the drain's bounds
+     */
+    static void endClient(ClientStream client, Sides sides, int status, ScheduledExecutorService timer) {
+        if (!(sides.toClient() instanceof FrameSink toClient) || timer == null) {
+            return;
+        }
+        if (!toClient.ended()) {
+            ScheduledFuture<?> backstop = timer.schedule(client.closer,
+                    LingeringClose.WEBSOCKET_BACKSTOP.toNanos(), TimeUnit.NANOSECONDS);
+            try {
+                if (!toClient.closeWith(WebSocketFrames.closeFrame(status))) {
+                    ProxyCore.LOG.log(System.Logger.Level.DEBUG, "WebSocket closed without a close frame to the"
+                            + " client: it is gone, or the bytes relayed to it end inside a frame");
+                }
+            } finally {
+                backstop.cancel(false);
+            }
+        }
+        boolean clientDone = client.in.atEnd()
+                || sides.toUpstream() instanceof FrameSink up && up.closeRelayed();
+        if (!clientDone && !client.state.lingers()) {
+            LingeringClose.cutOff(client, timer);
+        }
     }
 
     private static void joinQuietly(Thread t) {

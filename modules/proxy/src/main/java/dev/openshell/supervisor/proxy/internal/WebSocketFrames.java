@@ -25,6 +25,14 @@ public final class WebSocketFrames {
 
     /** Close status: normal closure. */
     public static final int NORMAL = 1000;
+    /**
+     * Close status: going away (RFC 6455, section 7.4.1: "a server going down"): the upstream's connection ended
+     * without a close frame (its end, a reset, the upstream read side's idle limit: the kernel reports a reset to
+     * whichever direction uses the socket first, the other then reads an end, so the two are not told apart); the
+     * proxy, the client's server, ends the session ({@link UpgradeRelay#endClient}). 1006, what the client's endpoint
+     * reports of a connection that ends without a close frame, is never sent on the wire (section 7.4.1).
+     */
+    public static final int GOING_AWAY = 1001;
     /** Close status: protocol error. */
     public static final int PROTOCOL_ERROR = 1002;
     /** Close status: invalid payload data (a text message that is not UTF-8). */

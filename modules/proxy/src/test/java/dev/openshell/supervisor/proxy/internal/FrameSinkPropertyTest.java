@@ -136,4 +136,82 @@ class FrameSinkPropertyTest {
         int len7 = frame[1] & 0x7f;
         return 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + ((frame[1] & 0x80) != 0 ? 4 : 0);
     }
+
+    /**
+     * {@link FrameSink#closeRelayed}: true once a whole close frame written by a relay passed, never for a close frame
+     * still unfinished or for the proxy's own ({@link FrameSink#closeWith}); {@link FrameSink#ended} then or after the
+     * proxy's close.
+     */
+    @Property(tries = 200)
+    void aRelayedCloseFrameIsSeenOnceWhole(
+            @ForAll @Size(min = 1, max = 6) List<@IntRange(min = 0, max = 3) Integer> kinds,
+            @ForAll boolean masked, @ForAll long seed, @ForAll @IntRange(min = 0, max = 1000) int stopAt)
+            throws IOException {
+        Random r = new Random(seed);
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        List<Integer> ends = new ArrayList<>();
+        List<Boolean> closes = new ArrayList<>();
+        for (int k : kinds) {
+            byte[] f = switch (k) {
+                case 0 -> MessageRelay.frame(8, new byte[] {0x03, (byte) 0xe8}, masked);
+                case 1 -> MessageRelay.frame(9, new byte[3], masked);
+                case 2 -> frame(70_000, masked, 0x82);
+                default -> frame(r.nextInt(300), masked, 0x81);
+            };
+            all.writeBytes(f);
+            ends.add(all.size());
+            closes.add(k == 0);
+        }
+        byte[] wire = all.toByteArray();
+        int stop = stopAt * wire.length / 1000;
+        FrameSink sink = new FrameSink(new ByteArrayOutputStream());
+        for (int at = 0; at < stop; ) {
+            int n = Math.min(stop - at, 1 + r.nextInt(r.nextBoolean() ? 8 : 30_000));
+            sink.write(wire, at, n);
+            at += n;
+        }
+        boolean whole = false;
+        for (int i = 0; i < ends.size() && ends.get(i) <= stop; i++) {
+            whole |= closes.get(i);
+        }
+        assertEquals(whole, sink.closeRelayed(), "a close frame passed whole");
+        assertEquals(whole, sink.ended());
+        sink.closeWith(CLOSE);
+        assertEquals(whole, sink.closeRelayed(), "the proxy's close frame is not the peer's");
+        assertTrue(sink.ended());
+    }
+
+    /**
+     * A sink that passes every byte ({@code passAll}, a session copied untouched): the peer has every byte written,
+     * at once, whatever the bytes; the proxy's close frame follows only when they end at a frame boundary.
+     */
+    @Property(tries = 200)
+    void aPassingSinkHoldsNothingAndClosesOnlyBetweenFrames(
+            @ForAll @Size(min = 1, max = 6) List<@IntRange(min = 0, max = 90_000) Integer> sizes,
+            @ForAll boolean masked, @ForAll long seed, @ForAll @IntRange(min = 0, max = 1000) int closeAt)
+            throws IOException {
+        Random r = new Random(seed);
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        List<Integer> ends = new ArrayList<>();
+        ends.add(0);
+        for (int size : sizes) {
+            all.writeBytes(frame(r.nextBoolean() ? size % 200 : size, masked, 0x82));
+            ends.add(all.size());
+        }
+        byte[] wire = all.toByteArray();
+        int cut = closeAt * wire.length / 1000;
+        ByteArrayOutputStream peer = new ByteArrayOutputStream();
+        FrameSink sink = new FrameSink(peer, true);
+        for (int at = 0; at < cut; ) {
+            int n = Math.min(cut - at, 1 + r.nextInt(r.nextBoolean() ? 8 : 30_000));
+            sink.write(wire, at, n);
+            at += n;
+            assertEquals(at, peer.size(), "every byte passed at once");
+        }
+        boolean closed = sink.closeWith(CLOSE);
+        assertEquals(ends.contains(cut), closed, "a close frame only at a frame boundary");
+        byte[] got = peer.toByteArray();
+        assertArrayEquals(Arrays.copyOf(wire, cut), Arrays.copyOf(got, cut));
+        assertEquals(cut + (closed ? CLOSE.length : 0), got.length);
+    }
 }
