@@ -133,6 +133,26 @@ class BodyCharsetsPropertyTest {
         }
     }
 
+    /**
+     * P14-6 reviewed: {@code %(e)s} (CPython 3.6's {@code Lib/test/test_calendar.py} writes a {@code <meta>} and an XML
+     * declaration with it) is a name a reader resolves, not a false refusal: libxml2 (lxml, PHP's DOM, xmllint) hands
+     * the value to {@code iconv_open} as written, and glibc's {@code iconv_open} (2.32 and later) drops every byte
+     * but letters, digits and {@code _-.,:/} before its lookup, so {@code %(e)s} and {@code "{e}s"} are {@code ES},
+     * ISO646-ES ({@code [} is {@code ¡}; {@code iconv -f '%(e)s'} on glibc 2.36). So they stay declarations.
+     */
+    @Example
+    void aNameGlibcReadsWithoutItsPunctuationIsADeclaration() {
+        for (String name : List.of("%(e)s", "{e}s", "ES", "iso646-es", "utf-7", "UTF7", "unicode-1-1-utf-7",
+                "csUnicode11UTF7")) {
+            byte[] meta = ("<p><meta http-equiv=\"Content-Type\" content=\"text/html; charset=" + name + "\" />")
+                    .getBytes(StandardCharsets.US_ASCII);
+            assertFalse(BodyCharsets.declared(meta, meta.length).isEmpty(), name);
+            byte[] xml = ("<?xml version=\"1.0\" encoding=\"" + name + "\"?>").getBytes(StandardCharsets.US_ASCII);
+            assertTrue(BodyCharsets.declared(xml, xml.length).stream()
+                    .anyMatch(d -> d.source() == BodyCharsets.Source.XML), name);
+        }
+    }
+
     @Example
     void aNameAtTheEndOfTheBodyEndsWithIt() {
         byte[] body = "<p><meta charset=utf-7".getBytes(StandardCharsets.US_ASCII);
