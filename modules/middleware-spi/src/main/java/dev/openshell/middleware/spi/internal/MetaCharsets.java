@@ -13,7 +13,8 @@ import java.util.List;
  * <p>A tag is {@code <}, optional white space and {@code meta} or {@code ?xml} in any case (an XML declaration
  * anywhere, as w3lib and node-fetch read one), up to the first {@code >} outside single or double quotes (the body's
  * end if none; comments and scripts are not skipped). Inside it, character references are read as the characters they
- * stand for ({@link CharacterReference}: {@code ch&#97;rset}, as an HTML parser reads an attribute value). After the
+ * stand for ({@link CharacterReference}: {@code ch&#97;rset}, as an HTML parser reads an attribute value), and the tag
+ * is read as written too ({@link Assignments}: BeautifulSoup and node-fetch read {@code utf&#7;} as UTF-7). After the
  * tag, up to the end of its line, the text is read too (requests', readability's and node-fetch's
  * {@code <meta.*?charset=} cross a {@code >}). In both, every {@code charset} or {@code encoding} in any case
  * followed by optional white space, {@code =}, optional white space and an optional quote starts a value, read as
@@ -32,26 +33,20 @@ final class MetaCharsets {
 
     private enum State { TEXT, OPEN, TAG, LINE }
 
-    /** Where a value stands: after a keyword, after {@code =}, in the value. */
-    private enum Value { NONE, EQUALS, START, VALUE }
-
     private State state = State.TEXT;
     /** In {@link State#OPEN}: how many letters of {@code meta} and of {@code ?xml} were read (-1: not that one). */
     private int meta;
     private int xml;
     /** In a tag: the open quote, or 0. */
     private byte quote;
-    /** How many letters of {@code charset} and of {@code encoding} end at the last character. */
-    private int charset;
-    private int encoding;
-    private Value value = Value.NONE;
-    /** In {@link Value#START}: the last quote before the value, or 0. */
-    private byte opening;
-    private final CharsetValue reading = new CharsetValue();
+    /** The assignments of a tag and its line, its references read as what they stand for. */
+    private final Assignments decoded = new Assignments();
+    /** The assignments of a tag as written (references as their bytes); its line is {@link #decoded}'s alone. */
+    private final Assignments raw = new Assignments();
+    /** The names the tag being read gave. */
+    private final Assignments.Recent recent = new Assignments.Recent();
     /** Bytes read so far, to {@link #LINES_TO}. */
     private long position;
-    /** A UTF-8 lead byte of a letter that folds to an ASCII one ({@link #folded}), or 0. */
-    private byte lead;
     /** In a tag: the character reference being read. */
     private final CharacterReference reference = new CharacterReference();
 
@@ -102,7 +97,8 @@ final class MetaCharsets {
         if (state == State.TAG && reference.length > 0) {
             reference.end(false, this, out);
         }
-        endValue(out);
+        raw.end(out, recent);
+        decoded.end(out, recent);
         state = State.TEXT;
     }
 
@@ -121,9 +117,9 @@ final class MetaCharsets {
         if (meta == META.length() || xml == XML.length()) {
             state = State.TAG;
             quote = 0;
-            charset = 0;
-            encoding = 0;
-            value = Value.NONE;
+            decoded.reset();
+            raw.reset();
+            recent.clear();
         }
         return true;
     }
@@ -135,6 +131,7 @@ final class MetaCharsets {
      * {@code >} outside quotes; its line is read on.
      */
     private void tag(byte c, List<BodyCharsets.Declaration> out) {
+        raw.text(c, out, recent);
         if (reference.length > 0) {
             if (reference.takes(c)) {
                 return;
@@ -154,6 +151,7 @@ final class MetaCharsets {
         } else if (c == '"' || c == '\'') {
             quote = c;
         } else if (c == '>') {
+            raw.end(out, recent);
             state = State.LINE;
         }
     }
@@ -164,87 +162,16 @@ final class MetaCharsets {
      */
     private void line(byte c, long at, List<BodyCharsets.Declaration> out) {
         if (c == '\n' && at >= LINES_TO) {
-            endValue(out);
+            decoded.end(out, recent);
             state = State.TEXT;
             return;
         }
         text(c, out);
     }
 
-    /** One character of a tag or its line (a byte, or what a reference stands for): the value, the next keyword. */
+    /** One character of a tag or its line (a byte, or what a reference stands for), as an HTML parser reads it. */
     void text(byte c, List<BodyCharsets.Declaration> out) {
-        value(c, out);
-        int l = folded(c);
-        if (l < 0) {
-            return; // the first byte of a letter that folds to ASCII: the keywords wait for the second
-        }
-        charset = l == "charset".charAt(charset) ? charset + 1 : l == 'c' ? 1 : 0;
-        encoding = l == "encoding".charAt(encoding) ? encoding + 1 : l == 'e' ? 1 : 0;
-        if (charset == 7 || encoding == 8) {
-            endValue(out); // a value that holds a keyword ends there; the new assignment is read too
-            value = Value.EQUALS;
-            charset = 0;
-            encoding = 0;
-        }
-    }
-
-    /**
-     * {@return {@code c} lower-cased, with the letters Python's {@code re.IGNORECASE} folds to ASCII read as that
-     * letter (U+017F {@code ſ} is {@code s}, U+0130 {@code İ} and U+0131 {@code ı} are {@code i}, in UTF-8; requests'
-     * {@code get_encodings_from_content} matches {@code charset} so on decoded text: attacker pass 13, P15-8); -1 for
-     * the lead byte of one}
-     */
-    private int folded(byte c) {
-        byte first = lead;
-        lead = 0;
-        if (first == (byte) 0xc5 && c == (byte) 0xbf) {
-            return 's';
-        }
-        if (first == (byte) 0xc4 && (c == (byte) 0xb0 || c == (byte) 0xb1)) {
-            return 'i';
-        }
-        if (c == (byte) 0xc5 || c == (byte) 0xc4) {
-            lead = c;
-            return -1;
-        }
-        return lower(c);
-    }
-
-    /** Advances the value being read after a keyword by one character. */
-    private void value(byte c, List<BodyCharsets.Declaration> out) {
-        switch (value) {
-            case NONE -> { }
-            case EQUALS -> {
-                value = space(c) ? Value.EQUALS : c == '=' ? Value.START : Value.NONE;
-                opening = 0;
-            }
-            case START -> {
-                if (space(c) || c == '"' || c == '\'') {
-                    opening = space(c) ? opening : c; // ""utf-7": readability's ["']* takes every quote
-                    return;
-                }
-                reading.start(opening);
-                value = Value.VALUE;
-                if (!reading.add(c)) {
-                    endValue(out);
-                }
-            }
-            case VALUE -> {
-                if (!reading.add(c)) {
-                    endValue(out);
-                }
-            }
-        }
-    }
-
-    /** Ends a value being read: each of its readings some reader resolves goes to {@code out}. */
-    private void endValue(List<BodyCharsets.Declaration> out) {
-        if (value == Value.VALUE) {
-            for (String name : reading.names()) {
-                BodyCharsets.declare(out, name, BodyCharsets.Source.META);
-            }
-        }
-        value = Value.NONE;
+        decoded.text(c, out, recent);
     }
 
     /** {@return the index of the first {@code <} in little-endian {@code b[from, to)}, or -1}: eight bytes per step. */

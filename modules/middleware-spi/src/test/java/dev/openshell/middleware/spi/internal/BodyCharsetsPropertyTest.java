@@ -153,6 +153,23 @@ class BodyCharsetsPropertyTest {
         }
     }
 
+    /**
+     * A reference in a tag is also read as written: BeautifulSoup's {@code <\\s*meta[^>]+charset\\s*=} and node-fetch's
+     * {@code <meta.+?charset=(['"])(.+?)\\1} read the raw bytes, so {@code utf&#7;} is {@code utf_7} to Python's codec
+     * lookup and {@code utf7} to iconv-lite (UTF-7), though an HTML parser reads {@code utf} and U+0007 (UTF-8); and
+     * {@code &#xcharset=} is {@code charset=} to BeautifulSoup, U+000C and {@code harset=} to an HTML parser.
+     */
+    @Example
+    void aReferenceInATagIsAlsoReadAsWritten() {
+        for (String doc : List.of("<meta charset=\"utf&#7;\">", "<meta charset=utf&#7;>", "<meta charset='utf&#7'>",
+                "<meta http-equiv=a content=\"text/html; charset=utf&#7;\">", "<?xml version='1.0' encoding='utf&#7;'?>",
+                "<p><?xml version='1.0' encoding='utf&#7;'?>", "<meta name=x &#xcharset=utf-7>")) {
+            byte[] b = doc.getBytes(StandardCharsets.US_ASCII);
+            List<String> found = names(b);
+            assertTrue(found.stream().anyMatch(n -> n.replace("-", "").equals("utf7")), doc + " -> " + found);
+        }
+    }
+
     @Example
     void aNameAtTheEndOfTheBodyEndsWithIt() {
         byte[] body = "<p><meta charset=utf-7".getBytes(StandardCharsets.US_ASCII);
