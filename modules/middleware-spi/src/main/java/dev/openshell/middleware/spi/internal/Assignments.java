@@ -23,13 +23,23 @@ final class Assignments {
     private final CharsetValue reading = new CharsetValue();
     /** A UTF-8 lead byte of a letter that folds to an ASCII one ({@link #folded}), or 0. */
     private byte lead;
+    /** Where a value that starts now is declared. */
+    private BodyCharsets.Source at = BodyCharsets.Source.META;
+    /** Where the value being read is declared. */
+    private BodyCharsets.Source valueAt = BodyCharsets.Source.META;
 
-    /** Starts a tag: no keyword, no value. */
-    void reset() {
+    /** Starts a tag: no keyword, no value; its values are declared {@code at}. */
+    void reset(BodyCharsets.Source at) {
         charset = 0;
         encoding = 0;
         value = Value.NONE;
         lead = 0;
+        this.at = at;
+    }
+
+    /** From now on, a value that starts is declared {@code at} (an XML declaration's reach ended). */
+    void at(BodyCharsets.Source at) {
+        this.at = at;
     }
 
     /** One character: the value, the next keyword; a name that ends goes to {@code out} (see {@link #end}). */
@@ -85,6 +95,7 @@ final class Assignments {
                     return;
                 }
                 reading.start(opening);
+                valueAt = at;
                 value = Value.VALUE;
                 if (!reading.add(c)) {
                     end(out, recent);
@@ -106,7 +117,7 @@ final class Assignments {
         if (value == Value.VALUE) {
             for (String name : reading.names()) {
                 if (KnownCharsets.resolves(name) && recent.add(name)) {
-                    out.add(new BodyCharsets.Declaration(name, BodyCharsets.Source.META));
+                    out.add(new BodyCharsets.Declaration(name, valueAt));
                 }
             }
         }

@@ -20,7 +20,9 @@ import java.util.List;
  *   <li>node-fetch's: the whole value upper-cased and lower-cased as JavaScript maps case, {@code [0-9a-z]} only
  *       ({@code unıcode-1-1-utf-7} is {@code unicode11utf7});</li>
  *   <li>w3lib's (Scrapy's) {@code ["']?\s*([\w-]+)}: after an optional quote and white space, the letters, digits,
- *       {@code _} and {@code -} ({@code utf-7:2024} and {@code utf-7.1} are {@code utf-7}).</li>
+ *       {@code _} and {@code -} ({@code utf-7:2024} and {@code utf-7.1} are {@code utf-7});</li>
+ *   <li>a quoted value up to the next quote of either kind (BeautifulSoup's XML declaration expression
+ *       {@code encoding=['"](.*?)['"]}: {@code "utf 7'} is {@code utf_7} to Python's codec lookup).</li>
  * </ul>
  *
  * <p>{@link #names()} gives the distinct non-empty readings once {@link #add} says the value ended. Mutable, reused.
@@ -30,6 +32,9 @@ final class CharsetValue {
     private final CharsetName cut = new CharsetName();
     private final CharsetName whole = new CharsetName();
     private final CharsetName word = new CharsetName();
+    /** A quoted value up to the next quote of either kind (BeautifulSoup's {@code encoding=['"](.*?)['"]}). */
+    private final CharsetName toQuote = new CharsetName();
+    private boolean toQuoteOn;
     /** The whole value as iconv-lite (node-fetch) names it: case-mapped as JavaScript maps it, [0-9a-z] only. */
     private final StringBuilder iconvLite = new StringBuilder();
     /** The bytes of a UTF-8 character being read for {@link #iconvLite}. */
@@ -55,6 +60,8 @@ final class CharsetValue {
         cut.clear();
         whole.clear();
         word.clear();
+        toQuote.clear();
+        toQuoteOn = opening != 0;
         soupOn = true;
         cutOn = true;
         wordOn = true;
@@ -88,6 +95,10 @@ final class CharsetValue {
             } else if (wordStarted || !sp) {
                 wordOn = false;
             }
+        }
+        toQuoteOn &= !quoteChar;
+        if (toQuoteOn) {
+            toQuote.add(c);
         }
         whole.add(c);
         iconvLite(c);
@@ -135,7 +146,7 @@ final class CharsetValue {
     /** {@return the distinct non-empty readings of the value read} */
     List<String> names() {
         List<String> out = new ArrayList<>(4);
-        for (CharsetName n : new CharsetName[] {cut, soup, word, whole}) {
+        for (CharsetName n : new CharsetName[] {cut, soup, word, toQuote, whole}) {
             String s = n.toString();
             if (!s.isEmpty() && !out.contains(s)) {
                 out.add(s);

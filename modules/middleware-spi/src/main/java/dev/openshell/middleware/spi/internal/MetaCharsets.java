@@ -11,12 +11,14 @@ import java.util.List;
  * the value being read ({@link CharsetValue}: a few {@link CharsetName}s of at most {@value CharsetName#MAX} bytes).
  *
  * <p>A tag is {@code <}, optional white space and {@code meta} or {@code ?xml} in any case (an XML declaration
- * anywhere, as w3lib and node-fetch read one), up to the first {@code >} outside single or double quotes (the body's
- * end if none; comments and scripts are not skipped). Inside it, character references are read as the characters they
+ * anywhere, as w3lib and node-fetch read one), or at the body's start (after a UTF-8 byte order mark and white space,
+ * in its first {@value BodyCharsets#WINDOW} bytes) {@code <?} and any processing instruction, whose values are
+ * {@link BodyCharsets.Source#XML} ({@link #reach}), up to the first {@code >} outside single or double quotes (the
+ * body's end if none; comments and scripts are not skipped). Inside it, character references are read as the characters they
  * stand for ({@link CharacterReference}: {@code ch&#97;rset}, as an HTML parser reads an attribute value), and the tag
  * is read as written too ({@link Assignments}: BeautifulSoup and node-fetch read {@code utf&#7;} as UTF-7). After the
- * tag, up to the end of its line, the text is read too (requests', readability's and node-fetch's
- * {@code <meta.*?charset=} cross a {@code >}). In both, every {@code charset} or {@code encoding} in any case
+ * tag, up to the end of its line, the text is read too, as written (requests', readability's and node-fetch's
+ * {@code <meta.*?charset=} cross a {@code >}), and a tag in it is read as a tag as well. In both, every {@code charset} or {@code encoding} in any case
  * followed by optional white space, {@code =}, optional white space and an optional quote starts a value, read as
  * {@link CharsetValue} reads it. White space is WHATWG's and VT (Python's {@code \s}). So this finds what
  * BeautifulSoup's {@code <\s*meta[^>]+charset\s*=}, lxml's HTML parser, a WHATWG prescan, requests'
@@ -31,7 +33,7 @@ final class MetaCharsets {
     /** Up to where a tag's reading runs on across lines: w3lib reads the first 4096 bytes. */
     private static final int LINES_TO = 4096;
 
-    private enum State { TEXT, OPEN, TAG, LINE }
+    private enum State { TEXT, OPEN, TAG }
 
     private State state = State.TEXT;
     /** In {@link State#OPEN}: how many letters of {@code meta} and of {@code ?xml} were read (-1: not that one). */
@@ -39,9 +41,15 @@ final class MetaCharsets {
     private int xml;
     /** In a tag: the open quote, or 0. */
     private byte quote;
-    /** The assignments of a tag and its line, its references read as what they stand for. */
-    private final Assignments decoded = new Assignments();
-    /** The assignments of a tag as written (references as their bytes); its line is {@link #decoded}'s alone. */
+    /** The assignments of a tag, its references read as what they stand for. */
+    private Assignments decoded = new Assignments();
+    /** The assignments of the rest of a tag's line, as written: the tag's reader, read on (swapped at its end). */
+    private Assignments line = new Assignments();
+    /** Whether a tag's line is being read ({@link #line}), also through the tags it holds. */
+    private boolean lineOn;
+    /** The first byte not yet given to {@link #line} and {@link #reach}. */
+    private long fed;
+    /** The assignments of a tag as written (references as their bytes). */
     private final Assignments raw = new Assignments();
     /** The names the tag being read gave. */
     private final Assignments.Recent recent = new Assignments.Recent();
@@ -49,6 +57,20 @@ final class MetaCharsets {
     private long position;
     /** In a tag: the character reference being read. */
     private final CharacterReference reference = new CharacterReference();
+    private static final int[] BOM = {0xef, 0xbb, 0xbf};
+    /** Whether nothing but a UTF-8 byte order mark and white space came so far. */
+    private boolean atStart = true;
+    /** How many bytes of a UTF-8 byte order mark the body starts with. */
+    private int bom;
+    /** Whether the next {@code <} opens the body, in its first {@value BodyCharsets#WINDOW} bytes. */
+    private boolean first;
+    /** In {@link State#OPEN}: whether its {@code <} opened the body (a processing instruction may follow). */
+    private boolean opensBody;
+    /** In a tag and its line: whether a processing instruction at the start reaches on ({@link #reach}). */
+    private boolean xmlReach;
+    private boolean piClosed;
+    private boolean lineEnded;
+    private byte last;
 
     /**
      * Reads {@code b[off, off + len)} (absolute indices; position, limit and byte order are not used), the next bytes
@@ -62,34 +84,51 @@ final class MetaCharsets {
         long base = position - off;
         position += len;
         while (i < end) {
+            long at = base + i;
+            if (at >= fed && (lineOn || state == State.TAG)) { // each byte once, also when read again as text
+                fed = at + 1;
+                reach(b.get(i), at);
+                if (lineOn) {
+                    line(b.get(i), at, out);
+                }
+            }
             if (state == State.TEXT) {
-                i = indexOfLt(b, i, end);
+                if (lineOn) { // every byte goes to the line: no skipping to the next '<'
+                    i = b.get(i) == '<' ? lt(b, i, end) : i + 1;
+                    continue;
+                }
+                i = atStart ? start(b, i, end, base) : i;
+                i = i < end ? indexOfLt(b, i, end) : -1;
                 if (i < 0) {
                     return;
                 }
-                byte next = i + 1 < end ? b.get(i + 1) : (byte) 'm';
-                if ((next | 0x20) != 'm' && next != '?' && !space(next)) {
-                    i++; // the common tag (<p, </a, <!): read on as text without a state change
-                    continue;
-                }
-                state = State.OPEN;
-                meta = 0;
-                xml = 0;
-                i++;
+                i = lt(b, i, end);
                 continue;
             }
             byte c = b.get(i);
-            switch (state) {
-                case OPEN -> {
-                    if (!open(c)) {
-                        continue; // not a <meta or <?xml: the byte is read again as text (it may be '<')
-                    }
+            if (state == State.OPEN) {
+                if (!open(c)) {
+                    continue; // not a <meta or <?xml: the byte is read again as text (it may be '<')
                 }
-                case TAG -> tag(c, out);
-                default -> line(c, base + i, out);
+            } else {
+                tag(c, out);
             }
             i++;
         }
+    }
+
+    /** {@return where to read on after the {@code <} at {@code i}}: a tag may open there */
+    private int lt(ByteBuffer b, int i, int end) {
+        opensBody = first;
+        first = false;
+        byte next = i + 1 < end ? b.get(i + 1) : (byte) 'm';
+        if ((next | 0x20) != 'm' && next != '?' && !space(next)) {
+            return i + 1; // the common tag (<p, </a, <!): read on as text without a state change
+        }
+        state = State.OPEN;
+        meta = 0;
+        xml = 0;
+        return i + 1;
     }
 
     /** The body ended: a reference and a value being read end with it. */
@@ -99,11 +138,20 @@ final class MetaCharsets {
         }
         raw.end(out, recent);
         decoded.end(out, recent);
+        line.end(out, recent);
+        lineOn = false;
         state = State.TEXT;
     }
 
     /** {@return whether {@code c} was taken as part of {@code <} white space {@code meta} or {@code ?xml}} */
     private boolean open(byte c) {
+        if (opensBody) {
+            opensBody = false;
+            if (c == '?') {
+                enter(true); // a processing instruction at the start: an XML declaration, read as one
+                return true;
+            }
+        }
         if (meta == 0 && xml == 0 && space(c)) {
             return true;
         }
@@ -115,13 +163,64 @@ final class MetaCharsets {
             return false;
         }
         if (meta == META.length() || xml == XML.length()) {
-            state = State.TAG;
-            quote = 0;
-            decoded.reset();
-            raw.reset();
-            recent.clear();
+            enter(false);
         }
         return true;
+    }
+
+    /** Starts reading a tag; {@code pi}: a processing instruction at the start ({@link BodyCharsets.Source#XML}). */
+    private void enter(boolean pi) {
+        state = State.TAG;
+        quote = 0;
+        BodyCharsets.Source at = pi ? BodyCharsets.Source.XML : BodyCharsets.Source.META;
+        decoded.reset(at);
+        raw.reset(at);
+        if (!lineOn) {
+            recent.clear(); // a tag inside a line: the line may give its names too
+        }
+        xmlReach = pi;
+        piClosed = false;
+        lineEnded = false;
+        last = 0;
+    }
+
+    /**
+     * Skips a UTF-8 byte order mark and white space at the body's start; {@return where they end in {@code b[i, end)}}
+     * Whether the byte there is a {@code <} that opens the body is {@link #first}.
+     */
+    private int start(ByteBuffer b, int i, int end, long base) {
+        for (; i < end; i++) {
+            long at = base + i;
+            int c = b.get(i) & 0xff;
+            if (at < BOM.length && bom == at && c == BOM[(int) at]) {
+                bom++;
+            } else if (bom % BOM.length != 0 || !space((byte) c)) {
+                atStart = false; // a byte order mark cut short opens nothing (BeautifulSoup's ^\s*<\?)
+                first = c == '<' && bom % BOM.length == 0 && at < BodyCharsets.WINDOW;
+                return i;
+            }
+        }
+        return i;
+    }
+
+    /**
+     * Follows a processing instruction at the start: a value that starts before the later of its first {@code ?>}
+     * and the end of its first line (LF), in the first {@value BodyCharsets#WINDOW} bytes, is an XML declaration's
+     * (BeautifulSoup's {@code ^\s*<\?.*encoding=}; lxml's declaration); one after it a {@code <meta>}'s.
+     */
+    private void reach(byte c, long at) {
+        if (!xmlReach) {
+            return;
+        }
+        piClosed |= last == '?' && c == '>';
+        lineEnded |= c == '\n';
+        last = c;
+        if (piClosed && lineEnded || at >= BodyCharsets.WINDOW) {
+            xmlReach = false;
+            decoded.at(BodyCharsets.Source.META);
+            raw.at(BodyCharsets.Source.META);
+            line.at(BodyCharsets.Source.META);
+        }
     }
 
     /**
@@ -152,7 +251,15 @@ final class MetaCharsets {
             quote = c;
         } else if (c == '>') {
             raw.end(out, recent);
-            state = State.LINE;
+            state = State.TEXT;
+            if (lineOn) {
+                decoded.end(out, recent); // a tag inside a line: the line read its bytes as written
+            } else { // its line is read on by the reader of the tag, a value it holds going on
+                Assignments t = line;
+                line = decoded;
+                decoded = t;
+                lineOn = true;
+            }
         }
     }
 
@@ -162,11 +269,11 @@ final class MetaCharsets {
      */
     private void line(byte c, long at, List<BodyCharsets.Declaration> out) {
         if (c == '\n' && at >= LINES_TO) {
-            decoded.end(out, recent);
-            state = State.TEXT;
+            line.end(out, recent);
+            lineOn = false;
             return;
         }
-        text(c, out);
+        line.text(c, out, recent);
     }
 
     /** One character of a tag or its line (a byte, or what a reference stands for), as an HTML parser reads it. */

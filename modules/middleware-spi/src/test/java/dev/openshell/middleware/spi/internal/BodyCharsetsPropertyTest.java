@@ -98,6 +98,29 @@ class BodyCharsetsPropertyTest {
         return BodyCharsets.declared(b, b.length).stream().map(BodyCharsets.Declaration::name).distinct().toList();
     }
 
+    /**
+     * An XML declaration at the start is read once, by the reader of every tag: its names are {@link
+     * BodyCharsets.Source#XML} (after a UTF-8 byte order mark and white space; any processing instruction), not also
+     * {@link BodyCharsets.Source#META}; BeautifulSoup's {@code encoding=['"](.*?)['"]} runs to either quote.
+     */
+    @Example
+    void anXmlDeclarationAtTheStartIsReadOnce() {
+        for (String doc : List.of("<?xml version='1.0' encoding='utf-7'?>", "\ufeff \n<?xml version=\"1.0\" encoding=\"UTF-7\"?>",
+                "<?php $encoding='utf-7' ?>", "<?xml version=\"1.0\" encoding=\"utf 7'?>")) {
+            byte[] b = doc.getBytes(StandardCharsets.UTF_8);
+            assertEquals(List.of(new BodyCharsets.Declaration("utf-7", BodyCharsets.Source.XML)),
+                    BodyCharsets.declared(b, b.length).stream().filter(d -> d.name().equals("utf-7")).toList(), doc);
+        }
+        for (String doc : List.of("<meta name=a><meta charset=\"&#117;tf-7\">", "<?php ?>\n<meta charset=\"&#117;tf-7\">",
+                "<?xml version='1.0'?><meta charset='&#117;tf-7'>")) {
+            byte[] b = doc.getBytes(StandardCharsets.US_ASCII); // a tag on another tag's line is read as a tag too
+            assertTrue(names(b).contains("utf-7"), doc + " -> " + names(b));
+        }
+        byte[] cut = "\u00ef\u00bb<?xml version='1.0' encoding='utf-7'?>".getBytes(StandardCharsets.ISO_8859_1);
+        assertEquals(List.of(new BodyCharsets.Declaration("utf-7", BodyCharsets.Source.META)),
+                BodyCharsets.declared(cut, cut.length), "a byte order mark cut short: not the start");
+    }
+
     /** BeautifulSoup's {@code ^\\s*<\\?.*encoding=} reads past a CR (Python's {@code .} matches it) up to the LF. */
     @Example
     void anXmlDeclarationsLineEndsAtItsLf() {
