@@ -88,7 +88,7 @@ final class CharsetValue {
             cut.add(c);
         }
         if (wordOn) {
-            boolean w = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-';
+            boolean w = CharsetName.alnum(c) || c == '_' || c == '-';
             if (w) {
                 word.add(c);
                 wordStarted = true;
@@ -102,8 +102,7 @@ final class CharsetValue {
         }
         whole.add(c);
         iconvLite(c);
-        boolean alnum = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9';
-        if (alnum || c == ':') { // other bytes skipped: node-fetch trims the name before iconv-lite drops :dddd
+        if (CharsetName.alnum(c) || c == ':') { // other bytes skipped: node-fetch trims the name before iconv-lite drops :dddd
             tail[count++ % tail.length] = c;
         }
         return true;
@@ -137,7 +136,7 @@ final class CharsetValue {
     private void keepAscii(String s) {
         for (int k = 0; k < s.length() && iconvLite.length() < CharsetName.MAX; k++) {
             char ch = Character.toLowerCase(s.charAt(k));
-            if (ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9') {
+            if (CharsetName.alnum(ch)) { // lower-cased already
                 iconvLite.append(ch);
             }
         }

@@ -42,7 +42,7 @@ final class KnownCharsets {
         StringBuilder b = new StringBuilder(name.length());
         for (int i = 0; i < name.length(); i++) {
             char c = Character.toLowerCase(name.charAt(i));
-            if (c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+            if (CharsetName.alnum(c)) {
                 b.append(c);
             }
         }
