@@ -169,6 +169,17 @@ public final class RegexProvider implements MiddlewareProvider {
 
     @Override
     public HttpRequestResult evaluate(HttpRequestEvaluation evaluation) {
+        return evaluate(evaluation, true);
+    }
+
+    /**
+     * {@return the result for a body, or for a unit of a streamed response body}
+     *
+     * @param evaluation the body and its headers
+     * @param whole whether the body is read whole: also for the charsets it declares in itself; a streamed
+     *     response's unit is not ({@link RegexResponseStage} reads every unit for them once, as part of the stream)
+     */
+    HttpRequestResult evaluate(HttpRequestEvaluation evaluation, boolean whole) {
         RegexConfig config = config(evaluation.config());
         Body body = evaluation.body();
         if (body.isEmpty()) {
@@ -177,7 +188,8 @@ public final class RegexProvider implements MiddlewareProvider {
         ByteBuffer bytes = body.asReadOnlyBuffer();
         TextView view;
         try {
-            view = BodyDecoder.decode(evaluation.headers(), bytes, contentTypes);
+            view = whole ? BodyDecoder.decode(evaluation.headers(), bytes, contentTypes)
+                    : BodyDecoder.decodeWindow(evaluation.headers(), bytes);
         } catch (Undecodable e) {
             throw new MiddlewareException(e.code(), e.getMessage());
         }
@@ -194,7 +206,7 @@ public final class RegexProvider implements MiddlewareProvider {
                         "redacted body would exceed the 4 MiB platform maximum");
             }
             if (view.twoReadings()) {
-                verify(evaluation.headers(), redacted, config.selection());
+                verify(evaluation.headers(), redacted, config.selection(), whole);
             }
             result = HttpRequestResult.builder(Decision.ALLOW).body(Body.ofOwned(redacted))
                     .metadata("action", "redacted");
@@ -213,10 +225,11 @@ public final class RegexProvider implements MiddlewareProvider {
      * is forwarded.
      */
     static void verify(List<dev.openshell.middleware.spi.HttpHeader> headers, byte[] redacted,
-            Selection selection) {
+            Selection selection, boolean whole) {
         boolean clean;
         try {
-            TextView again = BodyDecoder.decode(headers, ByteBuffer.wrap(redacted).asReadOnlyBuffer());
+            ByteBuffer b = ByteBuffer.wrap(redacted).asReadOnlyBuffer();
+            TextView again = whole ? BodyDecoder.decode(headers, b) : BodyDecoder.decodeWindow(headers, b);
             clean = SecretScanner.scan(again.text(), selection, false).isEmpty();
         } catch (Undecodable e) {
             clean = false;

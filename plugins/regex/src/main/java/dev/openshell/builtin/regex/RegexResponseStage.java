@@ -179,7 +179,7 @@ final class RegexResponseStage implements HttpResponseStage {
         }
         HttpRequestResult r = provider.evaluate(new HttpRequestEvaluation(preflight.bindingId(),
                 Phase.PRE_CREDENTIALS, preflight.context(), preflight.config(), preflight.target(),
-                preflight.headers(), emit));
+                preflight.headers(), emit), declarations == null); // a streamed unit: read by readDeclarations
         if (r.decision() == Decision.DENY) {
             throw new MiddlewareException(RegexProvider.DENY_CODE, "response body contains secrets");
         }
@@ -189,8 +189,9 @@ final class RegexResponseStage implements HttpResponseStage {
     }
 
     /**
-     * Reads the unit's bytes for a charset the body declares in itself, wherever it starts in the stream (each unit
-     * is also read whole when scanned).
+     * Reads the unit's bytes for a charset the body declares in itself, wherever it starts in the stream: the one
+     * reading of a streamed body's declarations (a unit is scanned without one of its own; a signature counts only
+     * where the body starts, not where a unit does).
      *
      * @throws MiddlewareException ({@link RegexProvider#UNDECODABLE_CODE}) when it declares one the scan cannot read
      */

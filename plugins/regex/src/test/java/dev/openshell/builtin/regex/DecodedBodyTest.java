@@ -410,10 +410,10 @@ class DecodedBodyTest {
     void aRedactionThatLeavesAKeyOrNoLongerDecodesFailsTheStage() throws Exception {
         Selection all = RegexConfig.parse(JsonObject.EMPTY_JSON_OBJECT).selection();
         List<HttpHeader> utf16 = List.of(new HttpHeader("content-type", "text/plain; charset=utf-16le"));
-        RegexProvider.verify(utf16, ascii("k [REDACTED:openai_api_key]_"), all); // clean: no failure
+        RegexProvider.verify(utf16, ascii("k [REDACTED:openai_api_key]_"), all, true); // clean: no failure
         for (byte[] left : List.of(ascii("k " + OPENAI), ascii("odd"))) {
             MiddlewareException e = assertThrows(MiddlewareException.class,
-                    () -> RegexProvider.verify(utf16, left, all));
+                    () -> RegexProvider.verify(utf16, left, all, true));
             assertEquals(RegexProvider.REDACTION_INCOMPLETE_CODE, e.code());
             assertFalse(e.getMessage().contains(OPENAI.substring(8)), "the message names the rule only");
         }

@@ -371,6 +371,25 @@ class RegexResponseStageTest {
     }
 
     /**
+     * A streamed body is read for the charsets it declares once, as a stream: a UTF-7 signature where a unit (not
+     * the body) starts declares nothing; where the body starts it does.
+     */
+    @Test
+    void aSignatureWhereAUnitStartsIsNoDeclaration() {
+        byte[] body = "abc +/v8 def".getBytes(StandardCharsets.US_ASCII);
+        for (boolean deferral : new boolean[] {false, true}) {
+            HttpResponseStage stage = provider.openResponse(RESPONSE);
+            stage.preflight(preflight(config("redact", null), "GET", 200, PLAIN, STREAM, deferral));
+            assertArrayEquals(body, run(stage, split(body, 4)), "deferral " + deferral);
+        }
+        byte[] signed = "+/v8 abc".getBytes(StandardCharsets.US_ASCII);
+        HttpResponseStage stage = provider.openResponse(RESPONSE);
+        stage.preflight(preflight(config("redact", null), "GET", 200, PLAIN, STREAM, false));
+        assertEquals("body_undecodable", assertThrows(MiddlewareException.class,
+                () -> run(stage, split(signed, 2))).code());
+    }
+
+    /**
      * Attacker pass 10, P12-1: a {@code <meta>} declaring UTF-7 whose tag straddles two units of a streamed body (no
      * unit holds it whole) fails the stream as undecodable, with and without deferral; split anywhere else, the body
      * passes.

@@ -17,10 +17,12 @@ import org.apiguardian.api.API;
  *       {@code +/v8}, {@code +/v9}, {@code +/v+}, {@code +/v/} (RFC 2152; what {@code charset_normalizer}, and so
  *       Python's requests for a body without a declared charset, detects UTF-7 by);</li>
  *   <li>an XML declaration or other processing instruction at the start (after a UTF-8 byte order mark and white
- *       space), in the first {@value #WINDOW} bytes: its {@code encoding} pseudo-attribute (XML 1.0 section 4.3.3),
- *       quoted or not, with white space around {@code =}, searched up to the first {@code ?>} or the end of the first
- *       line (its LF), whichever is later (lxml reads the declaration; BeautifulSoup's {@code EncodingDetector} matches
- *       {@code ^\s*<\?.*encoding=} on that line, in the first 1024 bytes);</li>
+ *       space), opening in the first {@value #WINDOW} bytes: its {@code encoding} pseudo-attribute (XML 1.0 section
+ *       4.3.3), quoted or not, with white space around {@code =} (lxml reads the declaration; BeautifulSoup's
+ *       {@code EncodingDetector} matches {@code ^\s*<\?.*encoding=} on its first line, in the first 1024 bytes). Read
+ *       by {@link MetaCharsets} as every {@code <?xml} is (any processing instruction at the start), and named
+ *       {@link Source#XML} when the value starts within those bytes and before the first {@code ?>} or the end of
+ *       the first line (its LF), whichever is later;</li>
  *   <li>an HTML {@code <meta>} element <em>anywhere in the body</em> ({@link MetaCharsets}): every {@code charset}
  *       assignment inside a tag that starts with {@code <meta} (white space allowed after {@code <}), so both
  *       {@code <meta charset="...">} and the {@code content="text/html; charset=..."} of {@code http-equiv}. A WHATWG
@@ -41,7 +43,7 @@ import org.apiguardian.api.API;
  */
 @API(status = INTERNAL, since = "0.2")
 public final class BodyCharsets {
-    /** How many first bytes of a body are read for a signature or an XML declaration (BeautifulSoup reads 1024). */
+    /** Within how many first bytes of a body an XML declaration at the start opens (BeautifulSoup reads 1024). */
     public static final int WINDOW = 1024;
 
     private BodyCharsets() {
@@ -94,21 +96,16 @@ public final class BodyCharsets {
     }
 
     /**
-     * The declarations of one body read as its bytes arrive: the first {@value #WINDOW} bytes are kept for the
-     * signature and the XML declaration (read once they are decided: when the window is full, when the declaration
-     * closed and its first line ended, or at the end), and every byte goes through {@link MetaCharsets}. Not
-     * thread-safe: one reading thread.
+     * The declarations of one body read as its bytes arrive: its first 4 bytes are kept for the signature (read at 4
+     * bytes or the end), and every byte goes through {@link MetaCharsets}, which also reads the XML declaration at
+     * the start. Not thread-safe: one reading thread.
      */
     @API(status = INTERNAL, since = "0.2")
     public static final class Reader {
-        private final byte[] start = new byte[WINDOW];
+        private final byte[] start = new byte[4];
         private int startLength;
         /** Whether the signature was read (at 4 bytes or the end). */
         private boolean signatureRead;
-        /** Whether the start is read to its end (the XML declaration's first line, or none). */
-        private boolean startRead;
-        /** Where the XML declaration's {@code encoding} was searched up to. */
-        private int xmlRead;
         private final MetaCharsets meta = new MetaCharsets();
 
         private Reader() {
@@ -135,57 +132,34 @@ public final class BodyCharsets {
          */
         public List<Declaration> read(ByteBuffer b, int off, int len) {
             List<Declaration> out = new ArrayList<>(0);
-            if (!startRead) {
-                int n = Math.min(len, WINDOW - startLength);
+            if (!signatureRead) {
+                int n = Math.min(len, start.length - startLength);
                 b.get(off, start, startLength, n);
                 startLength += n;
-                readStart(out, startLength == WINDOW);
+                if (startLength == start.length) {
+                    readSignature(out);
+                }
             }
             meta.read(b, off, len, out);
             return out;
         }
 
-        /** {@return the declarations the body's end completes}: a start shorter than the window, a name at the end */
+        /** {@return the declarations the body's end completes}: a start shorter than 4 bytes, a name at the end */
         public List<Declaration> end() {
             List<Declaration> out = new ArrayList<>(0);
-            if (!startRead) {
-                readStart(out, true);
+            if (!signatureRead) {
+                readSignature(out);
             }
             meta.end(out);
             return out;
         }
 
-        /**
-         * Reads what the kept start decides: the signature at 4 bytes; the XML declaration's {@code encoding} up to
-         * its {@code ?>} once that came, then on to the later of its {@code ?>} and the end of its first line once
-         * both came (or the window filled, or the body ended: {@code last}).
-         */
-        private void readStart(List<Declaration> out, boolean last) {
-            int n = startLength;
-            if (!signatureRead && (n >= 4 || last)) {
-                signatureRead = true;
-                String sig = signature(start, n);
-                if (sig != null) {
-                    out.add(new Declaration(sig, Source.SIGNATURE));
-                }
+        private void readSignature(List<Declaration> out) {
+            signatureRead = true;
+            String sig = signature(start, startLength);
+            if (sig != null) {
+                out.add(new Declaration(sig, Source.SIGNATURE));
             }
-            int open = xmlOpen(start, n);
-            if (open < 0) {
-                startRead = signatureRead && (open == NOT_XML || last);
-                return;
-            }
-            int close = indexOf(start, open + 2, n, (byte) '?', (byte) '>');
-            int line = open;
-            while (line < n && start[line] != '\n') { // Python's . matches CR: BeautifulSoup's line ends at LF
-                line++;
-            }
-            boolean decided = close >= 0 && line < n || last; // the later of ?> and the line's end has come
-            int to = decided ? Math.max(close < 0 ? n : close, line) : close;
-            if (to > xmlRead) {
-                encodings(start, Math.max(xmlRead, open + 2), to, out);
-                xmlRead = to;
-            }
-            startRead = signatureRead && decided;
         }
     }
 
@@ -236,44 +210,6 @@ public final class BodyCharsets {
         return out;
     }
 
-    /**
-     * Adds a name read from a {@code <meta>} or an XML declaration to {@code out} when some reader resolves it
-     * ({@link KnownCharsets}): a name none resolves ({@code %s}, {@code {enc}} in a code sample) declares nothing.
-     */
-    static void declare(List<Declaration> out, String name, Source source) {
-        if (KnownCharsets.resolves(name)) {
-            out.add(new Declaration(name, source));
-        }
-    }
-
-    /** {@link #xmlOpen}: the start is not an XML declaration. */
-    private static final int NOT_XML = -1;
-    /** {@link #xmlOpen}: the bytes so far do not tell. */
-    private static final int UNDECIDED = -2;
-    private static final int[] BOM = {0xef, 0xbb, 0xbf};
-
-    /**
-     * {@return where {@code <?} opens the body's first {@code n} bytes (after a UTF-8 byte order mark and white
-     * space), {@link #NOT_XML}, or {@link #UNDECIDED}}
-     */
-    private static int xmlOpen(byte[] b, int n) {
-        int bom = 0;
-        while (bom < Math.min(n, 3) && (b[bom] & 0xff) == BOM[bom]) {
-            bom++;
-        }
-        if (bom == n && n < 3) {
-            return UNDECIDED; // a byte order mark so far
-        }
-        int i = bom == 3 ? 3 : 0;
-        while (i < n && space(b[i])) {
-            i++;
-        }
-        if (i >= n || i + 1 >= n && b[i] == '<') {
-            return UNDECIDED;
-        }
-        return b[i] == '<' && b[i + 1] == '?' ? i : NOT_XML;
-    }
-
     private static String signature(byte[] b, int n) {
         int b0 = n > 0 ? b[0] & 0xff : -1;
         int b1 = n > 1 ? b[1] & 0xff : -1;
@@ -298,70 +234,6 @@ public final class BodyCharsets {
             return "UTF-7";
         }
         return null;
-    }
-
-    /** Adds the {@code encoding} pseudo-attributes that start in {@code b[from, to)}, names read up to {@code to}. */
-    private static void encodings(byte[] b, int from, int to, List<Declaration> out) {
-        for (int k = from; k + 8 <= to; k++) {
-            if (word(b, k, "encoding")) {
-                String name = value(b, k + 8, to);
-                if (name != null) {
-                    declare(out, name, Source.XML);
-                }
-            }
-        }
-    }
-
-    /**
-     * {@return the value assigned at {@code i} ({@code [ws] = [ws] ["|'] name}), as a codec lookup reads it
-     * ({@link CharsetName}); {@code null} when there is no {@code =} or the name is empty} A quoted name runs to the
-     * next quote of either kind (BeautifulSoup's {@code encoding=['"](.*?)['"]}: {@code " utf-7"} is {@code utf-7});
-     * an unquoted one to white space, {@code /}, {@code ;}, {@code >}, {@code ?} or {@code end}.
-     */
-    private static String value(byte[] b, int i, int end) {
-        while (i < end && space(b[i])) {
-            i++;
-        }
-        if (i >= end || b[i] != '=') {
-            return null;
-        }
-        i++;
-        while (i < end && space(b[i])) {
-            i++;
-        }
-        boolean quoted = i < end && (b[i] == '"' || b[i] == '\'');
-        i += quoted ? 1 : 0;
-        CharsetName name = new CharsetName();
-        for (; i < end && b[i] != '"' && b[i] != '\''; i++) {
-            if (!quoted && (space(b[i]) || b[i] == '/' || b[i] == ';' || b[i] == '>' || b[i] == '?')) {
-                break;
-            }
-            name.add(b[i]);
-        }
-        return name.isEmpty() ? null : name.toString();
-    }
-
-    /** {@return whether {@code b} holds {@code w} (lower-case ASCII) at {@code i}, in any case} */
-    private static boolean word(byte[] b, int i, String w) {
-        if (i + w.length() > b.length) {
-            return false;
-        }
-        for (int k = 0; k < w.length(); k++) {
-            int c = b[i + k] & 0xff;
-            if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != w.charAt(k)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static int indexOf(byte[] b, int from, int n, byte x, byte y) {
-        for (int i = from; i + 1 < n; i++) {
-            if (b[i] == x && b[i + 1] == y) {
-                return i;
-            }
-        }
-        return -1;
     }
 
     private static boolean space(byte c) {

@@ -23,9 +23,14 @@ final class CharsetName {
         gap = false;
     }
 
+    /** {@return whether {@code c} is an ASCII letter or digit} The one test of it for a charset name's bytes. */
+    static boolean alnum(int c) {
+        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9';
+    }
+
     /** Reads the next byte of the name. */
     void add(byte c) {
-        boolean keep = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c >= 'A' && c <= 'Z';
+        boolean keep = alnum(c) || c == '.';
         if (!keep) {
             gap = length > 0;
             return;

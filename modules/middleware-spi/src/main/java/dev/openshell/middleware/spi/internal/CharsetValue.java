@@ -20,7 +20,9 @@ import java.util.List;
  *   <li>node-fetch's: the whole value upper-cased and lower-cased as JavaScript maps case, {@code [0-9a-z]} only
  *       ({@code unıcode-1-1-utf-7} is {@code unicode11utf7});</li>
  *   <li>w3lib's (Scrapy's) {@code ["']?\s*([\w-]+)}: after an optional quote and white space, the letters, digits,
- *       {@code _} and {@code -} ({@code utf-7:2024} and {@code utf-7.1} are {@code utf-7}).</li>
+ *       {@code _} and {@code -} ({@code utf-7:2024} and {@code utf-7.1} are {@code utf-7});</li>
+ *   <li>a quoted value up to the next quote of either kind (BeautifulSoup's XML declaration expression
+ *       {@code encoding=['"](.*?)['"]}: {@code "utf 7'} is {@code utf_7} to Python's codec lookup).</li>
  * </ul>
  *
  * <p>{@link #names()} gives the distinct non-empty readings once {@link #add} says the value ended. Mutable, reused.
@@ -30,6 +32,9 @@ final class CharsetValue {
     private final CharsetName cut = new CharsetName();
     private final CharsetName whole = new CharsetName();
     private final CharsetName word = new CharsetName();
+    /** A quoted value up to the next quote of either kind (BeautifulSoup's {@code encoding=['"](.*?)['"]}). */
+    private final CharsetName toQuote = new CharsetName();
+    private boolean toQuoteOn;
     /** The whole value as iconv-lite (node-fetch) names it: case-mapped as JavaScript maps it, [0-9a-z] only. */
     private final StringBuilder iconvLite = new StringBuilder();
     /** The bytes of a UTF-8 character being read for {@link #iconvLite}. */
@@ -55,6 +60,8 @@ final class CharsetValue {
         cut.clear();
         whole.clear();
         word.clear();
+        toQuote.clear();
+        toQuoteOn = opening != 0;
         soupOn = true;
         cutOn = true;
         wordOn = true;
@@ -81,7 +88,7 @@ final class CharsetValue {
             cut.add(c);
         }
         if (wordOn) {
-            boolean w = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-';
+            boolean w = CharsetName.alnum(c) || c == '_' || c == '-';
             if (w) {
                 word.add(c);
                 wordStarted = true;
@@ -89,10 +96,13 @@ final class CharsetValue {
                 wordOn = false;
             }
         }
+        toQuoteOn &= !quoteChar;
+        if (toQuoteOn) {
+            toQuote.add(c);
+        }
         whole.add(c);
         iconvLite(c);
-        boolean alnum = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9';
-        if (alnum || c == ':') { // other bytes skipped: node-fetch trims the name before iconv-lite drops :dddd
+        if (CharsetName.alnum(c) || c == ':') { // other bytes skipped: node-fetch trims the name before iconv-lite drops :dddd
             tail[count++ % tail.length] = c;
         }
         return true;
@@ -126,7 +136,7 @@ final class CharsetValue {
     private void keepAscii(String s) {
         for (int k = 0; k < s.length() && iconvLite.length() < CharsetName.MAX; k++) {
             char ch = Character.toLowerCase(s.charAt(k));
-            if (ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9') {
+            if (CharsetName.alnum(ch)) { // lower-cased already
                 iconvLite.append(ch);
             }
         }
@@ -135,7 +145,7 @@ final class CharsetValue {
     /** {@return the distinct non-empty readings of the value read} */
     List<String> names() {
         List<String> out = new ArrayList<>(4);
-        for (CharsetName n : new CharsetName[] {cut, soup, word, whole}) {
+        for (CharsetName n : new CharsetName[] {cut, soup, word, toQuote, whole}) {
             String s = n.toString();
             if (!s.isEmpty() && !out.contains(s)) {
                 out.add(s);

@@ -20,7 +20,12 @@ import java.util.Set;
  * {@code iconv -l}, the WHATWG labels; {@code scripts/charset-names.py}) and the JDK's charsets and aliases. A name
  * is compared by its key: the name as a codec lookup reads it ({@link CharsetName}) without {@code -} and {@code .}
  * (BeautifulSoup also tries a name without its hyphens, Python with {@code .} as {@code _}), so the comparison errs
- * towards resolving. Immutable after class initialisation.
+ * towards resolving. It is not looser than glibc's own: libxml2 (lxml) hands a value to {@code iconv_open} as
+ * written, and glibc (2.32 and later) drops every byte but letters, digits and {@code _-.,:/} and upper-cases the
+ * rest before its alias lookup, so a template's {@code %(e)s} or {@code {e}s} is {@code ES} (ISO646-ES) there, and a
+ * name whose letters and digits spell a glibc name is one glibc resolves, or nearly (P14-6 reviewed: a per-reader
+ * comparison would have to keep that rule for glibc, and so would refuse the same names). Immutable after class
+ * initialisation.
  */
 final class KnownCharsets {
     private static final Set<String> KEYS = load();
@@ -37,7 +42,7 @@ final class KnownCharsets {
         StringBuilder b = new StringBuilder(name.length());
         for (int i = 0; i < name.length(); i++) {
             char c = Character.toLowerCase(name.charAt(i));
-            if (c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+            if (CharsetName.alnum(c)) {
                 b.append(c);
             }
         }

@@ -11,11 +11,14 @@ import java.util.List;
  * the value being read ({@link CharsetValue}: a few {@link CharsetName}s of at most {@value CharsetName#MAX} bytes).
  *
  * <p>A tag is {@code <}, optional white space and {@code meta} or {@code ?xml} in any case (an XML declaration
- * anywhere, as w3lib and node-fetch read one), up to the first {@code >} outside single or double quotes (the body's
- * end if none; comments and scripts are not skipped). Inside it, character references are read as the characters they
- * stand for ({@link CharacterReference}: {@code ch&#97;rset}, as an HTML parser reads an attribute value). After the
- * tag, up to the end of its line, the text is read too (requests', readability's and node-fetch's
- * {@code <meta.*?charset=} cross a {@code >}). In both, every {@code charset} or {@code encoding} in any case
+ * anywhere, as w3lib and node-fetch read one), or at the body's start (after a UTF-8 byte order mark and white space,
+ * in its first {@value BodyCharsets#WINDOW} bytes) {@code <?} and any processing instruction, whose values are
+ * {@link BodyCharsets.Source#XML} ({@link #reach}), up to the first {@code >} outside single or double quotes (the
+ * body's end if none; comments and scripts are not skipped). Inside it, character references are read as the characters they
+ * stand for ({@link CharacterReference}: {@code ch&#97;rset}, as an HTML parser reads an attribute value), and the tag
+ * is read as written too ({@link Assignments}: BeautifulSoup and node-fetch read {@code utf&#7;} as UTF-7). After the
+ * tag, up to the end of its line, the text is read too, as written (requests', readability's and node-fetch's
+ * {@code <meta.*?charset=} cross a {@code >}), and a tag in it is read as a tag as well. In both, every {@code charset} or {@code encoding} in any case
  * followed by optional white space, {@code =}, optional white space and an optional quote starts a value, read as
  * {@link CharsetValue} reads it. White space is WHATWG's and VT (Python's {@code \s}). So this finds what
  * BeautifulSoup's {@code <\s*meta[^>]+charset\s*=}, lxml's HTML parser, a WHATWG prescan, requests'
@@ -30,10 +33,7 @@ final class MetaCharsets {
     /** Up to where a tag's reading runs on across lines: w3lib reads the first 4096 bytes. */
     private static final int LINES_TO = 4096;
 
-    private enum State { TEXT, OPEN, TAG, LINE }
-
-    /** Where a value stands: after a keyword, after {@code =}, in the value. */
-    private enum Value { NONE, EQUALS, START, VALUE }
+    private enum State { TEXT, OPEN, TAG }
 
     private State state = State.TEXT;
     /** In {@link State#OPEN}: how many letters of {@code meta} and of {@code ?xml} were read (-1: not that one). */
@@ -41,19 +41,36 @@ final class MetaCharsets {
     private int xml;
     /** In a tag: the open quote, or 0. */
     private byte quote;
-    /** How many letters of {@code charset} and of {@code encoding} end at the last character. */
-    private int charset;
-    private int encoding;
-    private Value value = Value.NONE;
-    /** In {@link Value#START}: the last quote before the value, or 0. */
-    private byte opening;
-    private final CharsetValue reading = new CharsetValue();
+    /** The assignments of a tag, its references read as what they stand for. */
+    private Assignments decoded = new Assignments();
+    /** The assignments of the rest of a tag's line, as written: the tag's reader, read on (swapped at its end). */
+    private Assignments line = new Assignments();
+    /** Whether a tag's line is being read ({@link #line}), also through the tags it holds. */
+    private boolean lineOn;
+    /** The first byte not yet given to {@link #line} and {@link #reach}. */
+    private long fed;
+    /** The assignments of a tag as written (references as their bytes). */
+    private final Assignments raw = new Assignments();
+    /** The names the tag being read gave. */
+    private final Assignments.Recent recent = new Assignments.Recent();
     /** Bytes read so far, to {@link #LINES_TO}. */
     private long position;
-    /** A UTF-8 lead byte of a letter that folds to an ASCII one ({@link #folded}), or 0. */
-    private byte lead;
     /** In a tag: the character reference being read. */
     private final CharacterReference reference = new CharacterReference();
+    private static final int[] BOM = {0xef, 0xbb, 0xbf};
+    /** Whether nothing but a UTF-8 byte order mark and white space came so far. */
+    private boolean atStart = true;
+    /** How many bytes of a UTF-8 byte order mark the body starts with. */
+    private int bom;
+    /** Whether the next {@code <} opens the body, in its first {@value BodyCharsets#WINDOW} bytes. */
+    private boolean first;
+    /** In {@link State#OPEN}: whether its {@code <} opened the body (a processing instruction may follow). */
+    private boolean opensBody;
+    /** In a tag and its line: whether a processing instruction at the start reaches on ({@link #reach}). */
+    private boolean xmlReach;
+    private boolean piClosed;
+    private boolean lineEnded;
+    private byte last;
 
     /**
      * Reads {@code b[off, off + len)} (absolute indices; position, limit and byte order are not used), the next bytes
@@ -67,34 +84,51 @@ final class MetaCharsets {
         long base = position - off;
         position += len;
         while (i < end) {
+            long at = base + i;
+            if (at >= fed && (lineOn || state == State.TAG)) { // each byte once, also when read again as text
+                fed = at + 1;
+                reach(b.get(i), at);
+                if (lineOn) {
+                    line(b.get(i), at, out);
+                }
+            }
             if (state == State.TEXT) {
-                i = indexOfLt(b, i, end);
+                if (lineOn) { // every byte goes to the line: no skipping to the next '<'
+                    i = b.get(i) == '<' ? lt(b, i, end) : i + 1;
+                    continue;
+                }
+                i = atStart ? start(b, i, end, base) : i;
+                i = i < end ? indexOfLt(b, i, end) : -1;
                 if (i < 0) {
                     return;
                 }
-                byte next = i + 1 < end ? b.get(i + 1) : (byte) 'm';
-                if ((next | 0x20) != 'm' && next != '?' && !space(next)) {
-                    i++; // the common tag (<p, </a, <!): read on as text without a state change
-                    continue;
-                }
-                state = State.OPEN;
-                meta = 0;
-                xml = 0;
-                i++;
+                i = lt(b, i, end);
                 continue;
             }
             byte c = b.get(i);
-            switch (state) {
-                case OPEN -> {
-                    if (!open(c)) {
-                        continue; // not a <meta or <?xml: the byte is read again as text (it may be '<')
-                    }
+            if (state == State.OPEN) {
+                if (!open(c)) {
+                    continue; // not a <meta or <?xml: the byte is read again as text (it may be '<')
                 }
-                case TAG -> tag(c, out);
-                default -> line(c, base + i, out);
+            } else {
+                tag(c, out);
             }
             i++;
         }
+    }
+
+    /** {@return where to read on after the {@code <} at {@code i}}: a tag may open there */
+    private int lt(ByteBuffer b, int i, int end) {
+        opensBody = first;
+        first = false;
+        byte next = i + 1 < end ? b.get(i + 1) : (byte) 'm';
+        if ((next | 0x20) != 'm' && next != '?' && !space(next)) {
+            return i + 1; // the common tag (<p, </a, <!): read on as text without a state change
+        }
+        state = State.OPEN;
+        meta = 0;
+        xml = 0;
+        return i + 1;
     }
 
     /** The body ended: a reference and a value being read end with it. */
@@ -102,12 +136,22 @@ final class MetaCharsets {
         if (state == State.TAG && reference.length > 0) {
             reference.end(false, this, out);
         }
-        endValue(out);
+        raw.end(out, recent);
+        decoded.end(out, recent);
+        line.end(out, recent);
+        lineOn = false;
         state = State.TEXT;
     }
 
     /** {@return whether {@code c} was taken as part of {@code <} white space {@code meta} or {@code ?xml}} */
     private boolean open(byte c) {
+        if (opensBody) {
+            opensBody = false;
+            if (c == '?') {
+                enter(true); // a processing instruction at the start: an XML declaration, read as one
+                return true;
+            }
+        }
         if (meta == 0 && xml == 0 && space(c)) {
             return true;
         }
@@ -119,13 +163,64 @@ final class MetaCharsets {
             return false;
         }
         if (meta == META.length() || xml == XML.length()) {
-            state = State.TAG;
-            quote = 0;
-            charset = 0;
-            encoding = 0;
-            value = Value.NONE;
+            enter(false);
         }
         return true;
+    }
+
+    /** Starts reading a tag; {@code pi}: a processing instruction at the start ({@link BodyCharsets.Source#XML}). */
+    private void enter(boolean pi) {
+        state = State.TAG;
+        quote = 0;
+        BodyCharsets.Source at = pi ? BodyCharsets.Source.XML : BodyCharsets.Source.META;
+        decoded.reset(at);
+        raw.reset(at);
+        if (!lineOn) {
+            recent.clear(); // a tag inside a line: the line may give its names too
+        }
+        xmlReach = pi;
+        piClosed = false;
+        lineEnded = false;
+        last = 0;
+    }
+
+    /**
+     * Skips a UTF-8 byte order mark and white space at the body's start; {@return where they end in {@code b[i, end)}}
+     * Whether the byte there is a {@code <} that opens the body is {@link #first}.
+     */
+    private int start(ByteBuffer b, int i, int end, long base) {
+        for (; i < end; i++) {
+            long at = base + i;
+            int c = b.get(i) & 0xff;
+            if (at < BOM.length && bom == at && c == BOM[(int) at]) {
+                bom++;
+            } else if (bom % BOM.length != 0 || !space((byte) c)) {
+                atStart = false; // a byte order mark cut short opens nothing (BeautifulSoup's ^\s*<\?)
+                first = c == '<' && bom % BOM.length == 0 && at < BodyCharsets.WINDOW;
+                return i;
+            }
+        }
+        return i;
+    }
+
+    /**
+     * Follows a processing instruction at the start: a value that starts before the later of its first {@code ?>}
+     * and the end of its first line (LF), in the first {@value BodyCharsets#WINDOW} bytes, is an XML declaration's
+     * (BeautifulSoup's {@code ^\s*<\?.*encoding=}; lxml's declaration); one after it a {@code <meta>}'s.
+     */
+    private void reach(byte c, long at) {
+        if (!xmlReach) {
+            return;
+        }
+        piClosed |= last == '?' && c == '>';
+        lineEnded |= c == '\n';
+        last = c;
+        if (piClosed && lineEnded || at >= BodyCharsets.WINDOW) {
+            xmlReach = false;
+            decoded.at(BodyCharsets.Source.META);
+            raw.at(BodyCharsets.Source.META);
+            line.at(BodyCharsets.Source.META);
+        }
     }
 
     /**
@@ -135,6 +230,7 @@ final class MetaCharsets {
      * {@code >} outside quotes; its line is read on.
      */
     private void tag(byte c, List<BodyCharsets.Declaration> out) {
+        raw.text(c, out, recent);
         if (reference.length > 0) {
             if (reference.takes(c)) {
                 return;
@@ -154,7 +250,16 @@ final class MetaCharsets {
         } else if (c == '"' || c == '\'') {
             quote = c;
         } else if (c == '>') {
-            state = State.LINE;
+            raw.end(out, recent);
+            state = State.TEXT;
+            if (lineOn) {
+                decoded.end(out, recent); // a tag inside a line: the line read its bytes as written
+            } else { // its line is read on by the reader of the tag, a value it holds going on
+                Assignments t = line;
+                line = decoded;
+                decoded = t;
+                lineOn = true;
+            }
         }
     }
 
@@ -164,87 +269,16 @@ final class MetaCharsets {
      */
     private void line(byte c, long at, List<BodyCharsets.Declaration> out) {
         if (c == '\n' && at >= LINES_TO) {
-            endValue(out);
-            state = State.TEXT;
+            line.end(out, recent);
+            lineOn = false;
             return;
         }
-        text(c, out);
+        line.text(c, out, recent);
     }
 
-    /** One character of a tag or its line (a byte, or what a reference stands for): the value, the next keyword. */
+    /** One character of a tag or its line (a byte, or what a reference stands for), as an HTML parser reads it. */
     void text(byte c, List<BodyCharsets.Declaration> out) {
-        value(c, out);
-        int l = folded(c);
-        if (l < 0) {
-            return; // the first byte of a letter that folds to ASCII: the keywords wait for the second
-        }
-        charset = l == "charset".charAt(charset) ? charset + 1 : l == 'c' ? 1 : 0;
-        encoding = l == "encoding".charAt(encoding) ? encoding + 1 : l == 'e' ? 1 : 0;
-        if (charset == 7 || encoding == 8) {
-            endValue(out); // a value that holds a keyword ends there; the new assignment is read too
-            value = Value.EQUALS;
-            charset = 0;
-            encoding = 0;
-        }
-    }
-
-    /**
-     * {@return {@code c} lower-cased, with the letters Python's {@code re.IGNORECASE} folds to ASCII read as that
-     * letter (U+017F {@code ſ} is {@code s}, U+0130 {@code İ} and U+0131 {@code ı} are {@code i}, in UTF-8; requests'
-     * {@code get_encodings_from_content} matches {@code charset} so on decoded text: attacker pass 13, P15-8); -1 for
-     * the lead byte of one}
-     */
-    private int folded(byte c) {
-        byte first = lead;
-        lead = 0;
-        if (first == (byte) 0xc5 && c == (byte) 0xbf) {
-            return 's';
-        }
-        if (first == (byte) 0xc4 && (c == (byte) 0xb0 || c == (byte) 0xb1)) {
-            return 'i';
-        }
-        if (c == (byte) 0xc5 || c == (byte) 0xc4) {
-            lead = c;
-            return -1;
-        }
-        return lower(c);
-    }
-
-    /** Advances the value being read after a keyword by one character. */
-    private void value(byte c, List<BodyCharsets.Declaration> out) {
-        switch (value) {
-            case NONE -> { }
-            case EQUALS -> {
-                value = space(c) ? Value.EQUALS : c == '=' ? Value.START : Value.NONE;
-                opening = 0;
-            }
-            case START -> {
-                if (space(c) || c == '"' || c == '\'') {
-                    opening = space(c) ? opening : c; // ""utf-7": readability's ["']* takes every quote
-                    return;
-                }
-                reading.start(opening);
-                value = Value.VALUE;
-                if (!reading.add(c)) {
-                    endValue(out);
-                }
-            }
-            case VALUE -> {
-                if (!reading.add(c)) {
-                    endValue(out);
-                }
-            }
-        }
-    }
-
-    /** Ends a value being read: each of its readings some reader resolves goes to {@code out}. */
-    private void endValue(List<BodyCharsets.Declaration> out) {
-        if (value == Value.VALUE) {
-            for (String name : reading.names()) {
-                BodyCharsets.declare(out, name, BodyCharsets.Source.META);
-            }
-        }
-        value = Value.NONE;
+        decoded.text(c, out, recent);
     }
 
     /** {@return the index of the first {@code <} in little-endian {@code b[from, to)}, or -1}: eight bytes per step. */

@@ -98,6 +98,29 @@ class BodyCharsetsPropertyTest {
         return BodyCharsets.declared(b, b.length).stream().map(BodyCharsets.Declaration::name).distinct().toList();
     }
 
+    /**
+     * An XML declaration at the start is read once, by the reader of every tag: its names are {@link
+     * BodyCharsets.Source#XML} (after a UTF-8 byte order mark and white space; any processing instruction), not also
+     * {@link BodyCharsets.Source#META}; BeautifulSoup's {@code encoding=['"](.*?)['"]} runs to either quote.
+     */
+    @Example
+    void anXmlDeclarationAtTheStartIsReadOnce() {
+        for (String doc : List.of("<?xml version='1.0' encoding='utf-7'?>", "\ufeff \n<?xml version=\"1.0\" encoding=\"UTF-7\"?>",
+                "<?php $encoding='utf-7' ?>", "<?xml version=\"1.0\" encoding=\"utf 7'?>")) {
+            byte[] b = doc.getBytes(StandardCharsets.UTF_8);
+            assertEquals(List.of(new BodyCharsets.Declaration("utf-7", BodyCharsets.Source.XML)),
+                    BodyCharsets.declared(b, b.length).stream().filter(d -> d.name().equals("utf-7")).toList(), doc);
+        }
+        for (String doc : List.of("<meta name=a><meta charset=\"&#117;tf-7\">", "<?php ?>\n<meta charset=\"&#117;tf-7\">",
+                "<?xml version='1.0'?><meta charset='&#117;tf-7'>")) {
+            byte[] b = doc.getBytes(StandardCharsets.US_ASCII); // a tag on another tag's line is read as a tag too
+            assertTrue(names(b).contains("utf-7"), doc + " -> " + names(b));
+        }
+        byte[] cut = "\u00ef\u00bb<?xml version='1.0' encoding='utf-7'?>".getBytes(StandardCharsets.ISO_8859_1);
+        assertEquals(List.of(new BodyCharsets.Declaration("utf-7", BodyCharsets.Source.META)),
+                BodyCharsets.declared(cut, cut.length), "a byte order mark cut short: not the start");
+    }
+
     /** BeautifulSoup's {@code ^\\s*<\\?.*encoding=} reads past a CR (Python's {@code .} matches it) up to the LF. */
     @Example
     void anXmlDeclarationsLineEndsAtItsLf() {
@@ -130,6 +153,43 @@ class BodyCharsetsPropertyTest {
                 "IBM500", "ebcdic-cp-us", "hz-gb-2312", "unicode_escape", "x-mac-roman", "ISO_8859-1:1987")) {
             byte[] b = ("<meta charset=\"" + name + "\">").getBytes(StandardCharsets.US_ASCII);
             assertFalse(BodyCharsets.declared(b, b.length).isEmpty(), name);
+        }
+    }
+
+    /**
+     * P14-6 reviewed: {@code %(e)s} (CPython 3.6's {@code Lib/test/test_calendar.py} writes a {@code <meta>} and an XML
+     * declaration with it) is a name a reader resolves, not a false refusal: libxml2 (lxml, PHP's DOM, xmllint) hands
+     * the value to {@code iconv_open} as written, and glibc's {@code iconv_open} (2.32 and later) drops every byte
+     * but letters, digits and {@code _-.,:/} before its lookup, so {@code %(e)s} and {@code "{e}s"} are {@code ES},
+     * ISO646-ES ({@code [} is {@code ¡}; {@code iconv -f '%(e)s'} on glibc 2.36). So they stay declarations.
+     */
+    @Example
+    void aNameGlibcReadsWithoutItsPunctuationIsADeclaration() {
+        for (String name : List.of("%(e)s", "{e}s", "ES", "iso646-es", "utf-7", "UTF7", "unicode-1-1-utf-7",
+                "csUnicode11UTF7")) {
+            byte[] meta = ("<p><meta http-equiv=\"Content-Type\" content=\"text/html; charset=" + name + "\" />")
+                    .getBytes(StandardCharsets.US_ASCII);
+            assertFalse(BodyCharsets.declared(meta, meta.length).isEmpty(), name);
+            byte[] xml = ("<?xml version=\"1.0\" encoding=\"" + name + "\"?>").getBytes(StandardCharsets.US_ASCII);
+            assertTrue(BodyCharsets.declared(xml, xml.length).stream()
+                    .anyMatch(d -> d.source() == BodyCharsets.Source.XML), name);
+        }
+    }
+
+    /**
+     * A reference in a tag is also read as written: BeautifulSoup's {@code <\\s*meta[^>]+charset\\s*=} and node-fetch's
+     * {@code <meta.+?charset=(['"])(.+?)\\1} read the raw bytes, so {@code utf&#7;} is {@code utf_7} to Python's codec
+     * lookup and {@code utf7} to iconv-lite (UTF-7), though an HTML parser reads {@code utf} and U+0007 (UTF-8); and
+     * {@code &#xcharset=} is {@code charset=} to BeautifulSoup, U+000C and {@code harset=} to an HTML parser.
+     */
+    @Example
+    void aReferenceInATagIsAlsoReadAsWritten() {
+        for (String doc : List.of("<meta charset=\"utf&#7;\">", "<meta charset=utf&#7;>", "<meta charset='utf&#7'>",
+                "<meta http-equiv=a content=\"text/html; charset=utf&#7;\">", "<?xml version='1.0' encoding='utf&#7;'?>",
+                "<p><?xml version='1.0' encoding='utf&#7;'?>", "<meta name=x &#xcharset=utf-7>")) {
+            byte[] b = doc.getBytes(StandardCharsets.US_ASCII);
+            List<String> found = names(b);
+            assertTrue(found.stream().anyMatch(n -> n.replace("-", "").equals("utf7")), doc + " -> " + found);
         }
     }
 

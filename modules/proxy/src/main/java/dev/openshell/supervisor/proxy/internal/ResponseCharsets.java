@@ -180,7 +180,7 @@ final class ResponseCharsets {
      * {@return the reader of the charsets a streamed body declares in itself, fed every decoded byte before it is
      * relayed, whatever its type}
      */
-    static BodyCharsets.Reader reader(ResponseHead r) {
+    static BodyCharsets.Reader reader() {
         return BodyCharsets.reader();
     }
 
