@@ -68,8 +68,9 @@ public final class SupervisorProxy implements AutoCloseable {
 
     /**
      * Starts, on a daemon thread of its own, the part of a proxy's start-up that depends on no setting: reading the
-     * system trust store and discovering Helidon's services. {@code supervisor run} calls it before it parses its
-     * command line, so that this work runs beside that and beside the policy's compilation, on the other core;
+     * system trust store, loading the charset names a body may declare ({@code BodyCharsets.prepare}) and discovering
+     * Helidon's services. {@code supervisor run} calls it before it parses its command line, so that this work runs
+     * beside that and beside the policy's compilation, on the other core;
      * {@link #start()} waits for what is still running and does what was not started. Optional, idempotent, and
      * never throws: {@link #start()} reports a failure.
      */
@@ -79,6 +80,7 @@ public final class SupervisorProxy implements AutoCloseable {
         }
         Thread.ofPlatform().daemon(true).name("proxy-prepare").start(() -> {
             UpstreamTls.preload();
+            dev.openshell.middleware.spi.internal.BodyCharsets.prepare();
             try {
                 io.helidon.service.registry.GlobalServiceRegistry.registry();
             } catch (RuntimeException | java.util.ServiceConfigurationError | LinkageError e) {

@@ -89,6 +89,20 @@ public final class BodyCharsets {
     }
 
     /**
+     * Loads, on the calling thread, the names some reader resolves ({@link KnownCharsets}): about a tenth of a second
+     * on a fresh JVM (mostly the JDK's list of its charsets), which the first body in a process that declares a charset
+     * would otherwise wait for. The proxy's start-up calls it on a thread of its own. Idempotent; never throws (a
+     * failure shows on the first read).
+     */
+    public static void prepare() {
+        try {
+            KnownCharsets.resolves("utf-8");
+        } catch (RuntimeException | LinkageError e) {
+            // the first read reports it
+        }
+    }
+
+    /**
      * {@return a reader of one streamed body's declarations}
      */
     public static Reader reader() {
