@@ -88,12 +88,16 @@ class WebSocketFrameCutTest {
         return got.toByteArray();
     }
 
-    /** {@return a message chain reading the client's messages only, refusing one that contains "refused"} */
-    private static MessageSession refusingChain() {
+    /**
+     * {@return a message chain that refuses every text message holding {@code refused} and passes the others}
+     *
+     * @param inspects the directions it reads
+     */
+    static MessageSession refusingChain(java.util.function.Predicate<MessageSession.Direction> inspects) {
         return new MessageSession() {
             @Override
             public boolean inspects(Direction d) {
-                return d == Direction.TO_UPSTREAM;
+                return inspects.test(d);
             }
 
             @Override
@@ -128,7 +132,8 @@ class WebSocketFrameCutTest {
     void aRefusedMessageClosesAtAFrameBoundaryOfTheServersBytes(boolean chain) throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
             if (chain) {
-                s.sessions = (plan, request) -> new SessionVerdict.Inspect(refusingChain(), true);
+                s.sessions = (plan, request) -> new SessionVerdict.Inspect(
+                        refusingChain(d -> d == MessageSession.Direction.TO_UPSTREAM), true);
             } else {
                 s.l7 = (plan, request, body) -> new L7Verdict.Allow(Optional.empty(),
                         Optional.of(message -> !message.contains("refused")));
@@ -167,7 +172,8 @@ class WebSocketFrameCutTest {
     void aCloseInsideALongFrameEndsTheConnectionAndIsAudited(boolean chain) throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> {
             if (chain) {
-                s.sessions = (plan, request) -> new SessionVerdict.Inspect(refusingChain(), true);
+                s.sessions = (plan, request) -> new SessionVerdict.Inspect(
+                        refusingChain(d -> d == MessageSession.Direction.TO_UPSTREAM), true);
             } else {
                 s.l7 = (plan, request, body) -> new L7Verdict.Allow(Optional.empty(), Optional.of(message -> true));
             }

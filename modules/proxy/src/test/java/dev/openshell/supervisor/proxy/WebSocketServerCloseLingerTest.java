@@ -98,7 +98,8 @@ class WebSocketServerCloseLingerTest {
             if (relay == Relay.L7) {
                 s.l7 = (plan, request, body) -> new L7Verdict.Allow(Optional.empty(), Optional.of(message -> true));
             } else if (relay == Relay.CHAIN) {
-                s.sessions = (plan, request) -> new SessionVerdict.Inspect(denyingChain(), true);
+                s.sessions = (plan, request) -> new SessionVerdict.Inspect(
+                        WebSocketFrameCutTest.refusingChain(d -> true), true);
             }
         }); Upstream up = new Upstream(tls ? ProxyFixture.serverContext(fx.upstreamCa, ProxyFixture.API) : null,
                 end)) {
@@ -190,7 +191,8 @@ class WebSocketServerCloseLingerTest {
     @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
     void theClientsAnswerToTheServersCloseReachesTheServer(boolean tls) throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp,
-                s -> s.sessions = (plan, request) -> new SessionVerdict.Inspect(denyingChain(), true));
+                s -> s.sessions = (plan, request) -> new SessionVerdict.Inspect(
+                        WebSocketFrameCutTest.refusingChain(d -> true), true));
              Upstream up = new Upstream(tls ? ProxyFixture.serverContext(fx.upstreamCa, ProxyFixture.API) : null,
                      End.HANDSHAKE);
              RawClient c = open(fx, tls, up.port())) {
@@ -279,34 +281,6 @@ class WebSocketServerCloseLingerTest {
             }
         }
         return wire.length - at - head >= len ? at + head + (int) len : -1;
-    }
-
-    /** {@return a chain reading both directions that denies a text message containing "refused"} */
-    private static MessageSession denyingChain() {
-        return new MessageSession() {
-            @Override
-            public boolean inspects(Direction d) {
-                return true;
-            }
-
-            @Override
-            public void start(String selectedSubprotocol) {
-            }
-
-            @Override
-            public Verdict text(Direction d, String text) {
-                return new Verdict(!text.contains("refused"), text, false);
-            }
-
-            @Override
-            public boolean uninspected(Direction d) {
-                return true;
-            }
-
-            @Override
-            public void end(dev.openshell.middleware.spi.SessionEndReason reason) {
-            }
-        };
     }
 
     /**
