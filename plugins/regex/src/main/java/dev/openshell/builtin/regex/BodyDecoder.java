@@ -293,8 +293,7 @@ final class BodyDecoder {
     private static void checkDeclaredInBody(ByteBuffer input, MediaType type, int holds) throws Undecodable {
         boolean json = type != null && (type.isJson() || type.isJsonSequence());
         boolean signatureOnly = json || holds >= 0 && (holds & LESS_THAN) == 0;
-        checkDeclared(BodyCharsets.declared(signatureOnly ? input.slice(0, Math.min(4, input.limit())) : input),
-                json);
+        checkDeclared(signatureOnly ? BodyCharsets.signatureOf(input) : BodyCharsets.declared(input), json);
     }
 
     /**

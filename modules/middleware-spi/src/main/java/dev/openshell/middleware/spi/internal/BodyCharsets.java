@@ -89,6 +89,22 @@ public final class BodyCharsets {
     }
 
     /**
+     * {@return the charset a body's first bytes declare by a signature (a byte order mark or the UTF-7 signature), as
+     * {@link #declared(ByteBuffer)} finds it, or an empty list} Nothing past the first four bytes is read and no reader
+     * state is made: for a body whose other declarations cannot count (JSON, whose readers detect its encoding by RFC
+     * 8259) or cannot be there (a body that holds no {@code <}, where every other declaration starts).
+     *
+     * @param body the whole body (position ignored, from index 0 to its limit)
+     */
+    public static List<Declaration> signatureOf(ByteBuffer body) {
+        int n = Math.min(4, body.limit());
+        byte[] start = new byte[n];
+        body.get(0, start, 0, n);
+        String sig = signature(start, n);
+        return sig == null ? List.of() : List.of(new Declaration(sig, Source.SIGNATURE));
+    }
+
+    /**
      * Loads, on the calling thread, the names some reader resolves ({@link KnownCharsets}): about a tenth of a second
      * on a fresh JVM (mostly the JDK's list of its charsets), which the first body in a process that declares a charset
      * would otherwise wait for. The proxy's start-up calls it on a thread of its own. Idempotent; never throws (a

@@ -382,4 +382,25 @@ class BodyCharsetsPropertyTest {
                 StandardCharsets.ISO_8859_1); // the field's bytes as the proxy holds them (P16-1)
         assertTrue(BodyCharsets.namesInHeader(longS).contains("utf-7"), longS);
     }
+
+    @Provide
+    Arbitrary<byte[]> starts() {
+        Arbitrary<byte[]> piece = Arbitraries.of("+/v8", "+/v9", "+/v+", "+/v/", "+/v", "+/", "+", "\ufeff", "<", "a",
+                "-").map(t -> t.getBytes(StandardCharsets.UTF_8));
+        Arbitrary<byte[]> marks = Arbitraries.of(new byte[] {(byte) 0xfe, (byte) 0xff}, new byte[] {(byte) 0xff,
+            (byte) 0xfe}, new byte[] {0, 0}, new byte[] {(byte) 0xfe, (byte) 0xff, 0, 0}, new byte[] {(byte) 0xef},
+            new byte[] {(byte) 0xbb, (byte) 0xbf});
+        return Arbitraries.oneOf(piece, marks).list().ofMaxSize(4).map(list -> {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            list.forEach(out::writeBytes);
+            return out.toByteArray();
+        });
+    }
+
+    /** The signature alone is what the whole reading finds in the first four bytes. */
+    @Property(tries = 1000)
+    void theSignatureAloneIsWhatTheWholeReadingFindsInTheFirstFourBytes(@ForAll("starts") byte[] b) {
+        java.nio.ByteBuffer all = java.nio.ByteBuffer.wrap(b);
+        assertEquals(BodyCharsets.declared(all.slice(0, Math.min(4, b.length))), BodyCharsets.signatureOf(all));
+    }
 }
