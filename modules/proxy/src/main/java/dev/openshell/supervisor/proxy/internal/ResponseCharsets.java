@@ -158,7 +158,7 @@ final class ResponseCharsets {
      * {@code null}} Whatever the type: Scrapy and node-fetch read a {@code <meta>} in a JSON body or an event
      * stream too (attacker pass 13, P15-2).
      */
-    static String unreadableIn(ResponseHead r, List<BodyCharsets.Declaration> found) {
+    static String unreadableIn(List<BodyCharsets.Declaration> found) {
         for (BodyCharsets.Declaration d : found) {
             if (!readable(d.name().strip().toLowerCase(Locale.ROOT).replace('_', '-'))) {
                 return BODY_DECLARED;
@@ -172,8 +172,8 @@ final class ResponseCharsets {
      * ({@link #BODY_DECLARED}), or {@code null}} Any type is read, an event stream's body too; the caller reads none
      * when the declared charset is refused already.
      */
-    static String declaredInBody(ResponseHead r, byte[] b, int n) {
-        return n == 0 ? null : unreadableIn(r, BodyCharsets.declared(b, n));
+    static String declaredInBody(byte[] b, int n) {
+        return n == 0 ? null : unreadableIn(BodyCharsets.declared(b, n));
     }
 
     /**
@@ -193,7 +193,7 @@ final class ResponseCharsets {
         if (n > 0 && wide(r) && !ScrubbingRelay.eventStream(r) && startsEvents(b, n)) {
             return WIDE_EVENTS;
         }
-        return reader != null && n > 0 ? unreadableIn(r, reader.read(b, 0, n)) : null;
+        return reader != null && n > 0 ? unreadableIn(reader.read(b, 0, n)) : null;
     }
 
     /**

@@ -138,7 +138,7 @@ final class ScrubbingRelay {
                     && ResponseCharsets.startsEvents(body, body.length) && !relayUnread()) {
                 return refuse(c, req, ResponseCharsets.WIDE_EVENTS);
             }
-            String inBody = charset != null ? null : ResponseCharsets.declaredInBody(r, body, body.length);
+            String inBody = charset != null ? null : ResponseCharsets.declaredInBody(body, body.length);
             if (inBody != null && !relayUnread()) {
                 return refuse(c, req, inBody);
             }
@@ -149,7 +149,7 @@ final class ScrubbingRelay {
             }
             if (coding == Coding.IDENTITY && gzipAt(body, body.length)) {
                 UnlabelledGzip.Decision d = UnlabelledGzip.decide(body, scrub::newScrubber,
-                        decoded -> ResponseCharsets.declaredInBody(r, decoded, decoded.length) != null);
+                        decoded -> ResponseCharsets.declaredInBody(decoded, decoded.length) != null);
                 sent = d.verdict() == UnlabelledGzip.Verdict.AS_SENT ? body : sent;
                 if (d.verdict() == UnlabelledGzip.Verdict.UNDECODABLE && !relayUnread()) {
                     return refuse(c, req, CODING);
@@ -320,7 +320,7 @@ final class ScrubbingRelay {
      */
     private BodyCharsets.Reader lateDeclaration(ResponseHead r, BodyCharsets.Reader reader,
                                                 List<BodyCharsets.Declaration> found) throws IOException {
-        if (ResponseCharsets.unreadableIn(r, found) == null) {
+        if (ResponseCharsets.unreadableIn(found) == null) {
             return reader;
         }
         if (relayUnread()) {
