@@ -231,6 +231,9 @@ class WebSocketSessionIT {
         assertEquals(MiddlewareSessionEndReason.MIDDLEWARE_SESSION_END_REASON_DOWNSTREAM_DISCONNECT, main.nextEnd());
         try (WsPeers.Client c = session("closed.test")) {
             upstream.disconnect();
+            // the upstream left without a close frame: the client gets the proxy's 1001 (never 1006 on the wire,
+            // RFC 6455 section 7.4.1), then its connection ends
+            assertClosedWith(1001, c.read());
             assertEquals(-1, c.read().opcode(), "the client's connection ends");
         }
         assertEquals(MiddlewareSessionEndReason.MIDDLEWARE_SESSION_END_REASON_UPSTREAM_DISCONNECT, main.nextEnd());
