@@ -139,6 +139,26 @@ class DeclaredInBodyTest {
         assertEquals("request body contains secrets: openai_api_key", r.reason());
     }
 
+    /**
+     * Attacker pass 15, P17-1: {@code <meta charset="JAVA">} and a token written as {@code \\uXXXX} escapes after one
+     * more backslash: the JSON reading takes {@code \\\\} as one backslash and reads no token, GNU libiconv's JAVA
+     * decoder (lxml from PyPI) decodes every escape. The name is a declaration of a charset the scan cannot read.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"JAVA", "java", "C99", "UCS-2-INTERNAL"})
+    void aCharsetOnlyLibiconvReadsIsUndecodable(String name) {
+        StringBuilder escaped = new StringBuilder("\\");
+        for (char c : DecodedBodyTest.OPENAI.toCharArray()) {
+            escaped.append(String.format("\\u%04x", (int) c));
+        }
+        byte[] body = ascii("<html><head><meta charset=\"" + name + "\"></head><body>" + escaped + "</body></html>");
+        for (String type : new String[] {"text/html", "text/plain", "application/xhtml+xml"}) {
+            MiddlewareException e = assertThrows(MiddlewareException.class,
+                    () -> DecodedBodyTest.evaluate(provider, DENY, body, "content-type", type), type);
+            assertEquals("body_undecodable", e.code(), type);
+        }
+    }
+
     private static byte[] concat(byte[] a, byte[] b) {
         byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);

@@ -17,7 +17,9 @@ import java.util.Set;
  * {@code <meta>}) is skipped by every reader (BeautifulSoup and {@code charset_normalizer} through Python's codec
  * lookup, lxml through libxml2 and iconv, browsers and html5lib through the WHATWG labels, Java through
  * {@link Charset}), so it declares nothing. The names: {@code charset-names.txt} (Python's codecs and aliases, glibc's
- * {@code iconv -l}, the WHATWG labels; {@code scripts/charset-names.py}) and the JDK's charsets and aliases. A name
+ * {@code iconv -l}, GNU libiconv's encodings and aliases, which lxml's wheels from PyPI link (its {@code JAVA} and
+ * {@code C99} decode backslash-u escapes: attacker pass 15, P17-1), the WHATWG labels; {@code scripts/charset-names.py})
+ * and the JDK's charsets and aliases. A name
  * is compared by its key: the name as a codec lookup reads it ({@link CharsetName}) without {@code -} and {@code .}
  * (BeautifulSoup also tries a name without its hyphens, Python with {@code .} as {@code _}), so the comparison errs
  * towards resolving. It is not looser than glibc's own: libxml2 (lxml) hands a value to {@code iconv_open} as

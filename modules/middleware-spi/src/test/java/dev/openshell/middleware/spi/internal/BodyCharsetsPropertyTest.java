@@ -177,6 +177,19 @@ class BodyCharsetsPropertyTest {
     }
 
     /**
+     * GNU libiconv's names are declarations (attacker pass 15, P17-1): lxml's wheels from PyPI link libiconv, whose
+     * {@code JAVA} and {@code C99} decode backslash-u escapes, and whose other names glibc's iconv lacks.
+     */
+    @Example
+    void aNameOnlyLibiconvResolvesIsADeclaration() {
+        for (String name : List.of("JAVA", "java", "C99", "UCS-2-INTERNAL", "UCS-4-SWAPPED", "MacCentralEurope",
+                "Georgian-Academy", "MULELAO-1", "TDS565", "BIG5-HKSCS:2008", "CP1131")) {
+            byte[] meta = ("<html><meta charset=\"" + name + "\">\\\\u0067").getBytes(StandardCharsets.US_ASCII);
+            assertFalse(BodyCharsets.declared(meta, meta.length).isEmpty(), name);
+        }
+    }
+
+    /**
      * A reference in a tag is also read as written: BeautifulSoup's {@code <\\s*meta[^>]+charset\\s*=} and node-fetch's
      * {@code <meta.+?charset=(['"])(.+?)\\1} read the raw bytes, so {@code utf&#7;} is {@code utf_7} to Python's codec
      * lookup and {@code utf7} to iconv-lite (UTF-7), though an HTML parser reads {@code utf} and U+0007 (UTF-8); and

@@ -38,6 +38,15 @@ class ResponseCharsetsTest {
         assertEquals("its declared charset is not one the scrub reads", ResponseCharsets.unreadable(head(type)), type);
     }
 
+    /** Attacker pass 15, P17-1: a charset only GNU libiconv reads (lxml's wheels from PyPI), declared in the body. */
+    @ParameterizedTest
+    @ValueSource(strings = {"JAVA", "C99", "UCS-2-INTERNAL", "MacCentralEurope"})
+    void aBodyDeclaringACharsetOnlyLibiconvReadsIsRefused(String name) {
+        byte[] body = ("<html><meta charset=\"" + name + "\"><p>\\\\u0067</p>")
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        assertEquals(ResponseCharsets.BODY_DECLARED, ResponseCharsets.declaredInBody(body, body.length), name);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"text/event-stream; charset*=''utf-16le", "text/event-stream; charset*=utf-8''UTF-32BE",
         "text/event-stream; charset*0=utf-; charset*1=16"})
