@@ -176,8 +176,11 @@ public final class MessageChain {
         switch (sessions.take(owner)) {
             case SessionSlots.Denied d -> {
                 List<Event> events = new ArrayList<>();
-                for (Member m : members) {
-                    events.add(event(m, Kind.FAILED, d.code(), List.of(), 0));
+                java.util.Set<String> configs = new java.util.HashSet<>();
+                for (Member m : members) { // one refusal per joining config, though it joins in both directions
+                    if (configs.add(m.spec().configKey())) {
+                        events.add(event(m, Kind.FAILED, d.code(), List.of(), 0));
+                    }
                 }
                 boolean anyClosed = members.stream().anyMatch(m -> m.spec().onError() == OnError.FAIL_CLOSED);
                 return anyClosed ? new Refused(d.code(), events)

@@ -287,6 +287,27 @@ class MessageChainTest {
                 open(chain, member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS)), "a freed slot is reused");
     }
 
+    /**
+     * Attacker pass 15, P17-2: a config that joins in both directions is one refusal when no slot is free (one audit
+     * pair per joining config, not per direction); two configs are two.
+     */
+    @Test
+    void aSlotRefusalIsOneEventPerJoiningConfig() {
+        MessageChain chain = new MessageChain();
+        Stage s = new Stage(WebSocketPreflightDecision.Action.INSPECT);
+        List<MessageChain.Session> open = new java.util.ArrayList<>();
+        for (int i = 0; i < MessageChain.MAX_CONCURRENT_SESSIONS; i++) {
+            open.add(((MessageChain.Opened) open(chain, owner(10 + i / 4, 0),
+                    member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS))).session());
+        }
+        var r = assertInstanceOf(MessageChain.Refused.class, open(chain,
+                member("k", s, OnError.FAIL_CLOSED, Phase.PRE_CREDENTIALS),
+                member("k", s, OnError.FAIL_CLOSED, Phase.PRE_RETURN),
+                member("other", s, OnError.FAIL_CLOSED, Phase.PRE_RETURN)));
+        assertEquals(List.of("k", "other"), r.events().stream().map(MessageChain.Event::configKey).toList());
+        open.forEach(x -> x.end(SessionEndReason.NORMAL));
+    }
+
     @Test
     void eachDirectionRunsOnlyItsOwnStreams() {
         Stage up = new Stage(WebSocketPreflightDecision.Action.INSPECT);
