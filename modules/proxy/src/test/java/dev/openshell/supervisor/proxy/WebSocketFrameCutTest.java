@@ -94,6 +94,18 @@ class WebSocketFrameCutTest {
      * @param inspects the directions it reads
      */
     static MessageSession refusingChain(java.util.function.Predicate<MessageSession.Direction> inspects) {
+        return refusingChain(inspects, reason -> { });
+    }
+
+    /**
+     * {@return a message chain that refuses every text message holding {@code refused}, passes the others, and hands
+     * its session's end to {@code ended}}
+     *
+     * @param inspects the directions it reads
+     * @param ended told the session's end reason
+     */
+    static MessageSession refusingChain(java.util.function.Predicate<MessageSession.Direction> inspects,
+                                        java.util.function.Consumer<dev.openshell.middleware.spi.SessionEndReason> ended) {
         return new MessageSession() {
             @Override
             public boolean inspects(Direction d) {
@@ -116,6 +128,7 @@ class WebSocketFrameCutTest {
 
             @Override
             public void end(dev.openshell.middleware.spi.SessionEndReason reason) {
+                ended.accept(reason);
             }
         };
     }

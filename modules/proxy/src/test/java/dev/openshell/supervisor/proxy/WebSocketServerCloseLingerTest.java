@@ -68,7 +68,9 @@ class WebSocketServerCloseLingerTest {
          */
         RESET(1001),
         /** The upstream's close frame, then the end of its connection once the client's close frame reached it. */
-        HANDSHAKE(1000);
+        HANDSHAKE(1000),
+        /** The upstream's close frame, then it reads the client's and keeps its connection open until the test ends. */
+        HOLD(1000);
 
         final int status;
 
@@ -206,6 +208,34 @@ class WebSocketServerCloseLingerTest {
     }
 
     /**
+     * A server that answers the close handshake but never ends its connection (RFC 6455 section 7.1.1 has the server
+     * end it first) no longer holds the session, its threads and its slot to the upstream read timeout (5 minutes):
+     * the proxy closes the upstream's connection {@code UpgradeRelay.UPSTREAM_CLOSING} (10 s) after the client's side
+     * ended, and the session ends. The plain case failed before (the session stayed open past the 30 s bound); over
+     * TLS the proxy's half-close of the upstream closes the TLS socket whole.
+     */
+    @ParameterizedTest(name = "tls={0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void aServerThatKeepsItsConnectionAfterTheCloseHandshakeIsClosed(boolean tls) throws Exception {
+        java.util.concurrent.CompletableFuture<dev.openshell.middleware.spi.SessionEndReason> ended =
+                new java.util.concurrent.CompletableFuture<>();
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp,
+                s -> s.sessions = (plan, request) -> new SessionVerdict.Inspect(
+                        WebSocketFrameCutTest.refusingChain(d -> true, ended::complete), true));
+             Upstream up = new Upstream(tls ? ProxyFixture.serverContext(fx.upstreamCa, ProxyFixture.API) : null,
+                     End.HOLD);
+             RawClient c = open(fx, tls, up.port())) {
+            readUntilClose(c, new java.util.concurrent.CountDownLatch(1));
+            c.send(WebSocketScrubTest.CLIENT_CLOSE);
+            assertTrue(up.clientClosed.get(10, java.util.concurrent.TimeUnit.SECONDS),
+                    "the client's close frame reached the upstream");
+            c.socket().close(); // the client gives up waiting for the server's end, as clients do
+            assertTrue(ended.get(30, java.util.concurrent.TimeUnit.SECONDS) != null,
+                    "the session ends well before the upstream read timeout");
+        }
+    }
+
+    /**
      * Reads 2 KiB at a time, 1 ms apart, until a whole close frame arrived; opens {@code readMost} once all but two
      * of the upstream's frames are read. {@return the frames}
      */
@@ -293,6 +323,8 @@ class WebSocketServerCloseLingerTest {
         private final javax.net.ssl.SSLContext tls;
         /** Whether a close frame of the client's came ({@link End#HANDSHAKE}) before the proxy ended the connection. */
         final java.util.concurrent.CompletableFuture<Boolean> clientClosed = new java.util.concurrent.CompletableFuture<>();
+        /** Lets a {@link End#HOLD} upstream end its connection: when the test closes the upstream. */
+        final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         /** Opened by the client of the round once it has read all but the last two frames ({@link End#RESET}). */
         volatile java.util.concurrent.CountDownLatch readMost;
 
@@ -342,7 +374,8 @@ class WebSocketServerCloseLingerTest {
                     script.writeBytes(WebSocketBudgetTest.frame(0x82, new byte[FRAME_BYTES], false));
                 }
                 switch (end) {
-                    case CLOSE_FRAME, HANDSHAKE -> script.writeBytes(new byte[] {(byte) 0x88, 2, 0x03, (byte) 0xe8});
+                    case CLOSE_FRAME, HANDSHAKE, HOLD -> script.writeBytes(new byte[] {(byte) 0x88, 2, 0x03,
+                        (byte) 0xe8});
                     case DENIED -> script.writeBytes(WebSocketBudgetTest.frame(0x81,
                             "refused".getBytes(StandardCharsets.UTF_8), false));
                     case FIN, RESET -> { }
@@ -351,6 +384,12 @@ class WebSocketServerCloseLingerTest {
                 out.flush();
                 if (end == End.HANDSHAKE) {
                     clientClosed.complete(readsACloseFrame(in)); // then the connection ends
+                    return;
+                }
+                if (end == End.HOLD) {
+                    clientClosed.complete(readsACloseFrame(in));
+                    in.transferTo(OutputStream.nullOutputStream()); // the proxy's FIN or close
+                    release.await(60, java.util.concurrent.TimeUnit.SECONDS); // never ends the connection itself
                     return;
                 }
                 if (end == End.RESET) {
@@ -392,6 +431,7 @@ class WebSocketServerCloseLingerTest {
 
         @Override
         public void close() throws IOException {
+            release.countDown();
             server.close();
         }
     }

@@ -120,8 +120,10 @@ final class SessionRelay {
                 } else {
                     // the client's close frame or end (the upstream answers it), or a failed connection (the
                     // upstream's, often: what it sent before its end still reaches the client): the other direction
-                    // ends with the upstream's stream and then ends the client's side (UpgradeRelay.endClient)
+                    // ends with the upstream's stream and then ends the client's side (UpgradeRelay.endClient),
+                    // within UpgradeRelay.UPSTREAM_CLOSING
                     upstream.shutdownOutput();
+                    UpgradeRelay.boundUpstreamEnd(upstream, timer);
                 }
                 return;
             }

@@ -66,6 +66,7 @@ final class UpgradeRelay {
                 // either side closed
             } finally {
                 c.shutdownOutput();
+                boundUpstreamEnd(c, timer);
             }
         });
         finish(client, c, toUpstream, new AtomicInteger(), toClient, maskKeys, idle, memory, sides, timer);
@@ -151,6 +152,7 @@ final class UpgradeRelay {
                 // either side closed
             } finally {
                 c.shutdownOutput();
+                boundUpstreamEnd(c, timer);
             }
         });
         finish(client, c, toUpstream, closeStatus, toClient, maskKeys, idle, memory, sides, timer);
@@ -203,6 +205,28 @@ final class UpgradeRelay {
             }
         }
         joinQuietly(toUpstream);
+    }
+
+    /**
+     * How long the upstream has to end its connection once the client's side of a WebSocket session ended (its close
+     * frame or its stream passed toward the upstream): RFC 6455 section 7.1.1 has the server close the TCP connection
+     * first, once both close frames passed. A server that keeps it open is closed after this, instead of holding the
+     * session, its relay threads and its session slot to the upstream read timeout (5 minutes by default).
+     */
+    static final Duration UPSTREAM_CLOSING = Duration.ofSeconds(10);
+
+    /**
+     * Closes the upstream connection {@link #UPSTREAM_CLOSING} after the client's side of a WebSocket session ended,
+     * unless it ended before (closing twice is harmless). Not for an opaque {@code tls: skip} tunnel ({@code timer} is
+     * {@code null} there): a half-closed connection may still carry a long answer.
+     *
+     * @param c the upstream connection
+     * @param timer the proxy's timer, or {@code null}
+     */
+    static void boundUpstreamEnd(UpstreamPool.Connection c, ScheduledExecutorService timer) {
+        if (timer != null) {
+            timer.schedule(c::close, UPSTREAM_CLOSING.toNanos(), TimeUnit.NANOSECONDS);
+        }
     }
 
     /**
