@@ -92,6 +92,21 @@ final class BodyDecoder {
         return decode(headers, window, false, new ContentTypes());
     }
 
+    /**
+     * {@return the view of a window of a streamed response body} As {@link #decodeWindow(List, ByteBuffer)}, its
+     * {@code Content-Type} read through {@code contentTypes}, which remembers the last value's reading (a streamed
+     * response's units all carry the same one).
+     *
+     * @param headers the response headers (lowercase names)
+     * @param window the bytes, from 0 to its limit
+     * @param contentTypes the provider's readings of {@code Content-Type} values
+     * @throws Undecodable if the bytes cannot be read as the body's reader would read them
+     */
+    static TextView decodeWindow(List<HttpHeader> headers, ByteBuffer window, ContentTypes contentTypes)
+            throws Undecodable {
+        return decode(headers, window, false, contentTypes);
+    }
+
     private static TextView decode(List<HttpHeader> headers, ByteBuffer body, boolean start,
             ContentTypes contentTypes) throws Undecodable {
         String contentType = null;

@@ -189,7 +189,7 @@ public final class RegexProvider implements MiddlewareProvider {
         TextView view;
         try {
             view = whole ? BodyDecoder.decode(evaluation.headers(), bytes, contentTypes)
-                    : BodyDecoder.decodeWindow(evaluation.headers(), bytes);
+                    : BodyDecoder.decodeWindow(evaluation.headers(), bytes, contentTypes);
         } catch (Undecodable e) {
             throw new MiddlewareException(e.code(), e.getMessage());
         }
