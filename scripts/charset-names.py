@@ -5,7 +5,9 @@ Usage: scripts/charset-names.py LABELS_JSON LIBICONV_LIB > modules/middleware-sp
 LABELS_JSON is whatwg-encoding's lib/labels-to-names.json (npm pack whatwg-encoding). LIBICONV_LIB is the lib/
 directory of a GNU libiconv source tree (1.17 or later): its encodings*.def files name every encoding and alias
 libiconv resolves, with or without --enable-extra-encodings (lxml's wheels from PyPI link libiconv, whose JAVA and
-C99 decode backslash-u escapes; attacker pass 15, P17-1). Reads this Python's codecs and glibc's `iconv -l`. Each name
+C99 decode backslash-u escapes; attacker pass 15, P17-1). Reads this Python's codecs, glibc's `iconv -l` and
+ICU's `uconv -l` (icu-devtools: every converter and alias; libxml2 falls back to ICU for a name iconv cannot open, as
+Debian builds it: SCSU, attacker pass 15b, P17b-2). Each name
 is written as a codec lookup reads it (CharsetName), and again with '.' as '_'.
 """
 import glob
@@ -30,6 +32,9 @@ others = {'csUnicode11UTF7', 'unicode-1-1-utf-7', 'unicode-2-0-utf-7', 'x-unicod
           'windows-65000', 'utf-7-imap', 'x-imap4-modified-utf7', 'imap-mailbox-name'}
 iconv = [x.strip().rstrip('/') for x in subprocess.run(['iconv', '-l'], capture_output=True, text=True, check=True)
          .stdout.replace(',', '\n').split('\n') if x.strip()]
+icu = subprocess.run(['uconv', '-l'], capture_output=True, text=True, check=True).stdout.split()
+if 'SCSU' not in icu:
+    sys.exit('uconv -l listed no SCSU: is ICU (icu-devtools) installed?')
 whatwg = json.load(open(sys.argv[1]))
 libiconv = set()
 for path in sorted(glob.glob(os.path.join(sys.argv[2], 'encodings*.def'))):
@@ -37,7 +42,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[2], 'encodings*.def'))):
     libiconv |= set(re.findall(r'"([^"]+)"', text))
 if 'JAVA' not in libiconv:
     sys.exit('no libiconv encodings*.def read from ' + sys.argv[2])
-names = {norm(v) for src in (python, iconv, whatwg, others, libiconv) for n in src for v in (n, n.replace('.', '_'))}
+names = {norm(v) for src in (python, iconv, whatwg, others, libiconv, icu) for n in src for v in (n, n.replace('.', '_'))}
 names -= {''}
 print("# Charset names some reader of a body resolves, as a codec lookup reads a name (CharsetName: lower case, every")
 print("# run of bytes other than letters, digits and '.' one '-', none at the ends; each name also with '.' read as '-').")
@@ -45,7 +50,8 @@ print("# Sources: Python %s's codecs (encodings.aliases and the encodings packag
       % sys.version.split()[0])
 print("# charset_normalizer look names up there; BeautifulSoup's own x-sjis), glibc's iconv -l (libxml2, so lxml, hands")
 print("# a name to iconv), and the WHATWG Encoding Standard's labels (whatwg-encoding's labels-to-names.json: browsers,")
-print("# html5lib), GNU libiconv's encodings and aliases (its lib/encodings*.def: lxml's wheels link libiconv), and")
-print("# UTF-7's names in .NET and ICU. The JDK's names and aliases are added at run time. Regenerate with")
-print("# scripts/charset-names.py. %d names." % len(names))
+print("# html5lib), GNU libiconv's encodings and aliases (its lib/encodings*.def: lxml's wheels link libiconv), ICU")
+print("# %s's converters and aliases (uconv -l: libxml2's fallback on Debian), and UTF-7's names in .NET and ICU. The JDK's"
+      % subprocess.run(['uconv', '--version'], capture_output=True, text=True).stdout.split()[-1])
+print("# names and aliases are added at run time. Regenerate with scripts/charset-names.py. %d names." % len(names))
 print('\n'.join(sorted(names)))

@@ -35,9 +35,44 @@ final class KnownCharsets {
     private KnownCharsets() {
     }
 
-    /** {@return whether some reader resolves {@code name}, given as {@link CharsetName} reads it} */
+    /**
+     * {@return whether some reader resolves {@code name}, given as {@link CharsetName} reads it} Compared by its key,
+     * by its key as ICU compares names ({@link #icuKey}), and, for a name starting with {@code x-}, by the rest's
+     * two keys too: ICU looks a name up again without that prefix (libxml2 falls back to ICU for a name iconv cannot
+     * open, as Debian builds it: {@code x-utf-7}, {@code utf-07}, {@code windows-065000} are UTF-7 there; attacker
+     * pass 15b, P17b-1).
+     */
     static boolean resolves(String name) {
-        return KEYS.contains(key(name));
+        if (KEYS.contains(key(name)) || KEYS.contains(icuKey(name))) {
+            return true;
+        }
+        String rest = name.startsWith("x-") ? name.substring(2) : null;
+        return rest != null && (KEYS.contains(key(rest)) || KEYS.contains(icuKey(rest)));
+    }
+
+    /**
+     * {@return a name as ICU compares it ({@code ucnv_io_stripASCIIForCompare}): only letters (lower-cased) and
+     * digits, and a {@code 0} that starts a number and is followed by a digit dropped ({@code 0007} is {@code 7};
+     * a number starts after anything but a digit, an ignored byte included)}
+     */
+    static String icuKey(String name) {
+        StringBuilder b = new StringBuilder(name.length());
+        boolean afterDigit = false;
+        for (int i = 0; i < name.length(); i++) {
+            char c = Character.toLowerCase(name.charAt(i));
+            if (!CharsetName.alnum(c)) {
+                afterDigit = false;
+                continue;
+            }
+            boolean digit = c >= '0' && c <= '9';
+            if (c == '0' && !afterDigit && i + 1 < name.length() && name.charAt(i + 1) >= '0'
+                    && name.charAt(i + 1) <= '9') {
+                continue; // a leading zero before another digit
+            }
+            afterDigit = digit;
+            b.append(c);
+        }
+        return b.toString();
     }
 
     private static String key(String name) {
@@ -61,6 +96,7 @@ final class KnownCharsets {
             for (String line = r.readLine(); line != null; line = r.readLine()) {
                 if (!line.isBlank() && !line.startsWith("#")) {
                     keys.add(key(line.strip()));
+                    keys.add(icuKey(line.strip()));
                 }
             }
         } catch (IOException e) {
@@ -68,7 +104,11 @@ final class KnownCharsets {
         }
         for (Charset cs : Charset.availableCharsets().values()) {
             keys.add(key(cs.name().toLowerCase(Locale.ROOT)));
-            cs.aliases().forEach(a -> keys.add(key(a)));
+            keys.add(icuKey(cs.name()));
+            cs.aliases().forEach(a -> {
+                keys.add(key(a));
+                keys.add(icuKey(a));
+            });
         }
         keys.remove("");
         return Set.copyOf(keys);

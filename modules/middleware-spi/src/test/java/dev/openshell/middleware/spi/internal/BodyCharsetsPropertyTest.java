@@ -190,6 +190,35 @@ class BodyCharsetsPropertyTest {
     }
 
     /**
+     * ICU's names and its comparison are declarations too (attacker pass 15b, P17b-1, P17b-2): libxml2 falls back to
+     * ICU for a name iconv cannot open (as Debian builds it), and ICU drops a number's leading zeros and looks a name
+     * up again without an {@code x-} prefix, so {@code x-utf-7} and {@code utf-07} are UTF-7 there; SCSU and its IBM
+     * names are only ICU's.
+     */
+    @Example
+    void aNameIcuResolvesIsADeclaration() {
+        for (String name : List.of("x-utf-7", "utf-07", "UTF-0007", "x-utf-007", "x-windows-65000", "windows-065000",
+                "unicode-1-1-utf-07", "unicode-01-01-utf-07", "SCSU", "scsu", "x-scsu", "ibm-1212", "ibm-1213",
+                "BOCU-1", "ibm-37_P100-1995")) {
+            byte[] meta = ("<html><meta charset=\"" + name + "\">").getBytes(StandardCharsets.US_ASCII);
+            assertFalse(BodyCharsets.declared(meta, meta.length).isEmpty(), name);
+        }
+    }
+
+    /** ICU's comparison of names: letters lower-cased and digits only, a number's leading zeros dropped. */
+    @Example
+    void icuComparesNamesWithoutLeadingZeros() {
+        assertEquals("utf7", KnownCharsets.icuKey("UTF-0007"));
+        assertEquals("unicode11utf7", KnownCharsets.icuKey("unicode-01-01-utf-07"));
+        assertEquals("windows65000", KnownCharsets.icuKey("windows-065000"));
+        assertEquals("ibm1047", KnownCharsets.icuKey("ibm-1047"));
+        assertEquals("iso885910", KnownCharsets.icuKey("ISO_8859-10"));
+        assertEquals("cp0", KnownCharsets.icuKey("cp0"));
+        assertFalse(KnownCharsets.resolves("%s"), "a template's name still declares nothing");
+        assertFalse(KnownCharsets.resolves("x-enc"), "nor an unknown x- name");
+    }
+
+    /**
      * A reference in a tag is also read as written: BeautifulSoup's {@code <\\s*meta[^>]+charset\\s*=} and node-fetch's
      * {@code <meta.+?charset=(['"])(.+?)\\1} read the raw bytes, so {@code utf&#7;} is {@code utf_7} to Python's codec
      * lookup and {@code utf7} to iconv-lite (UTF-7), though an HTML parser reads {@code utf} and U+0007 (UTF-8); and

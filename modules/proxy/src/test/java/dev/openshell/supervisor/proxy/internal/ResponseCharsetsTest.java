@@ -38,10 +38,14 @@ class ResponseCharsetsTest {
         assertEquals("its declared charset is not one the scrub reads", ResponseCharsets.unreadable(head(type)), type);
     }
 
-    /** Attacker pass 15, P17-1: a charset only GNU libiconv reads (lxml's wheels from PyPI), declared in the body. */
+    /**
+     * Attacker passes 15 and 15b (P17-1, P17b-1, P17b-2): a charset only GNU libiconv (lxml's wheels from PyPI) or ICU
+     * (libxml2's fallback on Debian, with ICU's comparison of names) reads, declared in the body.
+     */
     @ParameterizedTest
-    @ValueSource(strings = {"JAVA", "C99", "UCS-2-INTERNAL", "MacCentralEurope"})
-    void aBodyDeclaringACharsetOnlyLibiconvReadsIsRefused(String name) {
+    @ValueSource(strings = {"JAVA", "C99", "UCS-2-INTERNAL", "MacCentralEurope", "x-utf-7", "utf-07", "UTF-0007",
+        "unicode-01-01-utf-07", "x-windows-65000", "SCSU", "x-scsu", "ibm-1212", "ibm-1213"})
+    void aBodyDeclaringACharsetOnlyLibiconvOrIcuReadsIsRefused(String name) {
         byte[] body = ("<html><meta charset=\"" + name + "\"><p>\\\\u0067</p>")
                 .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         assertEquals(ResponseCharsets.BODY_DECLARED, ResponseCharsets.declaredInBody(body, body.length), name);
