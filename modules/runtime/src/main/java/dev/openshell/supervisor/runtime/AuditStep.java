@@ -136,10 +136,29 @@ record AuditStep(ExchangeAudit audit) implements PolicySteps.Audit<ExchangePlan>
                 return;
             }
         }
-        UninspectableVerdict verdict = p.chain().uninspectable(code);
-        List<String> keys = p.chain().stages().stream().map(s -> s.configKey()).toList();
+        // an upgrade is uninspectable to the response stages too (they never read the bytes after a 101): a host only
+        // response stages select was refused without a line (attacker pass 15b, P17b-3); one record per config
+        List<String> keys = new java.util.ArrayList<>();
+        List<dev.openshell.supervisor.engine.chain.StageRecord> records = new java.util.ArrayList<>();
+        List<dev.openshell.supervisor.engine.chain.Chain> chains = what.kind() == Uninspectable.Kind.UPGRADE
+                ? List.of(p.chain(), p.responses()) : List.of(p.chain());
+        for (var c : chains) {
+            if (!c.requiresBody()) {
+                continue;
+            }
+            UninspectableVerdict verdict = c.uninspectable(code);
+            for (var r : verdict.stages()) {
+                if (!keys.contains(r.configKey())) {
+                    keys.add(r.configKey());
+                    records.add(r);
+                }
+            }
+        }
+        if (keys.isEmpty()) {
+            return;
+        }
         audit.emit(u.request().client(), audit.events().uninspectable(p.facts(), keys, !what.relayed(), code));
         // each stage's record counts the failure code once (metrics.stage); counting it here too doubled it
-        audit.stages(u.request().client(), p.facts(), verdict.stages());
+        audit.stages(u.request().client(), p.facts(), records);
     }
 }
