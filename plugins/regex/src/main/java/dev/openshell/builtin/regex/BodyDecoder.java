@@ -225,6 +225,10 @@ final class BodyDecoder {
                 : Iso2022Text.view(text.text()); // shiftFree: the UTF-8 check saw no byte that starts one
         if (dropped != null) { // ISO 2022 escapes, SO/SI or HZ shifts: also read without them (P10-6)
             read = new TwoReadings(read, TextView.stacked(text, dropped), 1);
+            TextView controls = Iso2022Text.controlsView(text.text()); // and as libxml2's HTML parser (P17c-1)
+            if (controls != null) {
+                read = new TwoReadings(read, TextView.stacked(text, controls), 1);
+            }
         }
         if (text instanceof Charsets.Transcoded transcoded) {
             return new TwoReadings(read, byteReading(input, type, json), transcoded.codeUnit());

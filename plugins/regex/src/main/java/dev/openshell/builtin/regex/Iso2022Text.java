@@ -45,7 +45,38 @@ final class Iso2022Text {
                 out.write(input.get(i++));
             }
         }
-        return new Dropped(input, ByteBuffer.wrap(out.toByteArray()));
+        return new Dropped(input, ByteBuffer.wrap(out.toByteArray()), false);
+    }
+
+    /**
+     * {@return the reading of {@code input} as libxml2's HTML parser reads it, every C0 control byte but NUL, TAB,
+     * LF and CR dropped alone, or {@code null} when it holds no ESC} (attacker pass 15c, P17c-1). Without an ESC this
+     * is what {@link #view} drops already (SO, SI and the other controls are sequences of one byte there); with one,
+     * the two differ where an ESC is followed by bytes an escape sequence would take ({@code sk ESC -proj-...}:
+     * {@link #view} drops {@code ESC - p}, libxml2 only the ESC).
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     */
+    static TextView controlsView(ByteBuffer input) {
+        int n = input.limit();
+        int esc = -1;
+        for (int i = 0; i < n && esc < 0; i++) {
+            esc = input.get(i) == 0x1b ? i : -1;
+        }
+        if (esc < 0) {
+            return null;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(n);
+        for (int k = 0; k < esc; k++) {
+            out.write(input.get(k));
+        }
+        for (int i = esc; i < n; i++) {
+            byte b = input.get(i);
+            if (b == '~' || !Iso2022Sequences.mayStart(b)) {
+                out.write(b);
+            }
+        }
+        return new Dropped(input, ByteBuffer.wrap(out.toByteArray()), true);
     }
 
     /** {@return the length of the sequence a decoder drops at {@code p} of the whole input, 0 for none} */
@@ -54,13 +85,18 @@ final class Iso2022Text {
     }
 
     private static final class Dropped extends TextView.Escaped {
-        Dropped(ByteBuffer input, ByteBuffer text) {
+        /** Whether only single control bytes are dropped ({@link #controlsView}), not sequences. */
+        private final boolean controls;
+
+        Dropped(ByteBuffer input, ByteBuffer text, boolean controls) {
             super(input, text);
+            this.controls = controls;
         }
 
         @Override
         long unit(int i) {
-            int d = dropped(input, i);
+            byte b = input.get(i);
+            int d = controls ? (b != '~' && Iso2022Sequences.mayStart(b) ? 1 : 0) : dropped(input, i);
             return d > 0 ? unit(d, 0) : unit(1, 1);
         }
 

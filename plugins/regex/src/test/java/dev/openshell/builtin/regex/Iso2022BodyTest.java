@@ -12,13 +12,32 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Attacker pass 8, P10-6: a body without a declared charset in which ISO 2022 escapes, SO/SI or HZ shifts split a
- * token; a receiver that sniffs the charset reads the token, so the body is also read without those sequences.
+ * token; a receiver that sniffs the charset reads the token, so the body is also read without those sequences. Attacker
+ * pass 15c, P17c-1: so is a token split by a C0 control (but TAB, LF, CR) or a lone ESC, which libxml2's HTML parser
+ * drops.
  */
 class Iso2022BodyTest {
     private static final String TOKEN = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
     private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
     private static final String[] SPLITS = {"\u001b(B", "\u001b$B\u001b(B", "\u000e\u000f", "~{~}", "~\n",
-            "\u001b$)C\u000e\u000f"};
+        "\u001b$)C\u000e\u000f", "\u0001", "\u000b\u000c", "\u001f", "\u001b", "\u0008\u001b"};
+
+    /**
+     * A lone ESC before bytes an escape sequence would take ({@code sk ESC -proj-}): an ISO 2022 decoder drops
+     * {@code ESC - p}, libxml2's HTML parser only the ESC, and reads the key whole.
+     */
+    @Test
+    void aKeySplitByALoneEscBeforeAnIntermediateIsFound() {
+        String key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z";
+        byte[] body = ("key sk\u001b" + key.substring(2) + " end").getBytes(StandardCharsets.ISO_8859_1);
+        RegexProvider provider = new RegexProvider();
+        HttpRequestResult denied = DecodedBodyTest.evaluate(provider, DENY, body, "content-type", "text/html");
+        assertEquals(Decision.DENY, denied.decision());
+        HttpRequestResult redacted = DecodedBodyTest.evaluate(provider, JsonObject.EMPTY_JSON_OBJECT, body,
+                "content-type", "text/html");
+        String out = new String(redacted.body().orElseThrow().toByteArray(), StandardCharsets.ISO_8859_1);
+        assertFalse(out.replace("\u001b", "").contains("proj-Ab3dEf6h"), out);
+    }
 
     private static byte[] body(String split) {
         String t = "\u001b$B$3$l\u001b(B " + TOKEN.substring(0, 4) + split + TOKEN.substring(4, 20) + split
@@ -39,7 +58,8 @@ class Iso2022BodyTest {
                         body(split), headers);
                 assertEquals(Decision.ALLOW, redacted.decision());
                 String out = new String(redacted.body().orElseThrow().toByteArray(), StandardCharsets.ISO_8859_1);
-                String dropped = out.replaceAll("\u001b[\\x20-\\x2f]{1,3}[\\x30-\\x7e]|[\u000e\u000f]|~[{}\n]", "");
+                String dropped = out.replaceAll("\u001b[\\x20-\\x2f]{1,3}[\\x30-\\x7e]|[\\x01-\\x08\\x0b\\x0c\\x0e-\\x1f]"
+                        + "|~[{}\n]", "");
                 assertFalse(dropped.contains("0123456789abcdef"), out);
                 assertFalse(dropped.contains("ghp_"), out);
             }
@@ -48,7 +68,7 @@ class Iso2022BodyTest {
 
     @Test
     void textWithoutSuchSequencesHasNoSecondReading() {
-        assertEquals(null, Iso2022Text.view(java.nio.ByteBuffer.wrap("plain ~ text ~x \u001bN".getBytes(
+        assertEquals(null, Iso2022Text.view(java.nio.ByteBuffer.wrap("plain ~ text ~x\ttab\r\n \u007f".getBytes(
                 StandardCharsets.ISO_8859_1))));
     }
 }

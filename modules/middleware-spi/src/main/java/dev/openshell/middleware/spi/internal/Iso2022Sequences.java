@@ -18,6 +18,10 @@ import org.apiguardian.api.API;
  *   <li>the HZ shifts <code>~&#123;</code> and <code>~&#125;</code> and the HZ line continuation {@code ~} LF
  *       (RFC 1843). ({@code ~~}, HZ's spelling of a {@code ~}, is not dropped: it reads as one {@code ~}; a caller
  *       matching a {@code ~} handles it.)</li>
+ *   <li>every other C0 control but NUL, TAB, LF and CR (0x01-0x08, 0x0B, 0x0C, 0x10-0x1F), and an ESC that starts
+ *       no escape sequence ({@code ESC F} included): libxml2's HTML parser drops them from the text it reads (Debian's
+ *       2.9, so its python3-lxml, xmllint, PHP's DOM; attacker pass 15c, P17c-1), so a secret with one between its
+ *       bytes reads whole there.</li>
  * </ul>
  * Dropping every such sequence is a superset of what a decoder drops (text shifted into a double-byte set is not
  * ASCII when decoded). Offsets are absolute indexes of the buffer, up to an exclusive end {@code n} (at most its
@@ -31,11 +35,11 @@ public final class Iso2022Sequences {
     /** The longest dropped sequence, in bytes: ESC, the intermediates, the final byte. */
     public static final int MAX_SEQUENCE = MAX_INTERMEDIATES + 2;
     private static final byte ESC = 0x1b;
-    private static final byte SO = 0x0e;
-    private static final byte SI = 0x0f;
-    private static final long ESC8 = 0x1b1b1b1b1b1b1b1bL;
-    private static final long SO8 = 0x0e0e0e0e0e0e0e0eL;
-    private static final long SI8 = 0x0f0f0f0f0f0f0f0fL;
+    /** The C0 controls an HTML parser keeps (NUL aside): TAB, LF and CR, one bit each by value. */
+    private static final long KEPT_CONTROLS = 1L << '\t' | 1L << '\n' | 1L << '\r';
+    private static final long TAB8 = 0x0909090909090909L;
+    private static final long LF8 = 0x0a0a0a0a0a0a0a0aL;
+    private static final long CR8 = 0x0d0d0d0d0d0d0d0dL;
     private static final long TILDE8 = 0x7e7e7e7e7e7e7e7eL;
     private static final long LOWS = 0x7f7f7f7f7f7f7f7fL;
     private static final long HIGHS = 0x8080808080808080L;
@@ -47,14 +51,27 @@ public final class Iso2022Sequences {
     private Iso2022Sequences() {
     }
 
-    /** {@return the bytes that may start a dropped sequence, ESC, SO, SI and {@code ~}, in a new array} */
+    /** {@return the bytes that may start a dropped sequence ({@link #mayStart}), in a new array} */
     public static int[] startBytes() {
-        return new int[] {ESC, SO, SI, '~'};
+        int[] out = new int[29];
+        int k = 0;
+        for (int c = 1; c < 0x20; c++) {
+            if (mayStart((byte) c)) {
+                out[k++] = c;
+            }
+        }
+        out[k] = '~';
+        return out;
     }
 
-    /** {@return whether {@code b} may start a dropped sequence: ESC, SO, SI or {@code ~}} @param b a byte */
+    /**
+     * {@return whether {@code b} may start a dropped sequence: a C0 control but NUL, TAB, LF and CR (ESC, SO and SI
+     * among them), or {@code ~}}
+     *
+     * @param b a byte
+     */
     public static boolean mayStart(byte b) {
-        return b == ESC || b == SO || b == SI || b == '~';
+        return b == '~' || b > 0 && b < ' ' && (KEPT_CONTROLS & 1L << b) == 0;
     }
 
     /**
@@ -67,9 +84,6 @@ public final class Iso2022Sequences {
      */
     public static int length(ByteBuffer b, int p, int n) {
         byte x = b.get(p);
-        if (x == SO || x == SI) {
-            return 1;
-        }
         if (x == '~') {
             if (p + 1 >= n) {
                 return -1;
@@ -78,7 +92,7 @@ public final class Iso2022Sequences {
             return c == '{' || c == '}' || c == '\n' ? 2 : 0;
         }
         if (x != ESC) {
-            return 0;
+            return mayStart(x) ? 1 : 0; // SO, SI and the other C0 controls an HTML parser drops
         }
         for (int q = p + 1; q <= p + MAX_INTERMEDIATES + 1; q++) {
             if (q >= n) {
@@ -86,13 +100,15 @@ public final class Iso2022Sequences {
             }
             int c = b.get(q) & 0xff;
             if (c >= 0x30 && c <= 0x7e) {
-                return q == p + 1 ? 0 : q + 1 - p; // ESC F alone (a single shift, ...) is not dropped
+                // ESC F (a single shift, ...): the ESC alone, as libxml2 drops it; a decoder's shifted next character
+                // is not ASCII, so keeping F is a superset
+                return q == p + 1 ? 1 : q + 1 - p;
             }
             if (c < 0x20 || c > 0x2f) {
-                return 0;
+                return 1; // the ESC alone
             }
         }
-        return 0; // too many intermediates
+        return 1; // too many intermediates: the ESC alone
     }
 
     /** {@return the length of the sequence dropped at {@code p} of a complete text ending at {@code n}, 0 for none} */
@@ -102,7 +118,7 @@ public final class Iso2022Sequences {
 
     /**
      * {@return the index of the first sequence a decoder drops in the complete text {@code [0, n)}, {@code n} for
-     * none} The common case holds none of the four bytes that can start one (ESC, SO, SI, {@code ~}): eight bytes are
+     * none} The common case holds none of the bytes that can start one ({@link #mayStart}): eight bytes are
      * read at a time and passed over by one coarse test ({@link #mayStartInWord}: an ASCII byte below 0x20 or above
      * 0x7d), then, for a word that passes it, the exact test of the four bytes ({@link #holdsStartInWord}); only a
      * word that holds one is read byte by byte. The coarse test costs a third of the exact one, and text rarely holds
@@ -143,13 +159,24 @@ public final class Iso2022Sequences {
         return (~(x + BELOW_SPACE) | (x + ABOVE_BRACE)) & ~w & HIGHS;
     }
 
-    /** {@return nonzero when a byte of {@code w} is ESC, SO, SI or {@code ~}} @param w eight bytes */
+    /**
+     * {@return nonzero when a byte of {@code w} may start a dropped sequence ({@link #mayStart}): the high bit of each
+     * such byte, exact per byte} Below 0x20 but NUL, TAB, LF and CR, or {@code ~}.
+     *
+     * @param w eight bytes
+     */
     public static long holdsStartInWord(long w) {
-        return zeroByte(w ^ ESC8) | zeroByte(w ^ SO8) | zeroByte(w ^ SI8) | zeroByte(w ^ TILDE8);
+        long x = w & LOWS;
+        long controls = ~(x + BELOW_SPACE) & ~(equal(x, 0) | equal(x, TAB8) | equal(x, LF8) | equal(x, CR8));
+        return (controls | equal(x, TILDE8)) & ~w & HIGHS;
     }
 
-    /** {@return nonzero when a byte of {@code x} is zero} */
-    private static long zeroByte(long x) {
-        return (x - 0x0101010101010101L) & ~x & 0x8080808080808080L;
+    /**
+     * {@return the high bit of each byte of {@code x} (high bits clear) equal to the byte repeated in {@code c}},
+     * exact per byte: no carry leaves a byte
+     */
+    private static long equal(long x, long c) {
+        long t = x ^ c;
+        return ~((t + LOWS) | t) & HIGHS;
     }
 }

@@ -23,6 +23,8 @@ import java.nio.charset.StandardCharsets;
  * {@code k ESC ( B ESC N} for {@code k ESC N}.
  */
 final class Iso2022Spelling implements Spelling {
+    private static final byte ESC = 0x1b;
+
     /** Inserted sequences allowed per byte of the secret. */
     static final int PER_BYTE = 2;
 
@@ -90,6 +92,9 @@ final class Iso2022Spelling implements Spelling {
                 int s = skippable(buf, p, n);
                 if (s <= 0) {
                     return s;
+                }
+                if (s > 1 && buf[p] == ESC) {
+                    return readings(buf, i, n); // an escape sequence, or its ESC alone: two readings
                 }
                 p += s;
             }
@@ -164,6 +169,9 @@ final class Iso2022Spelling implements Spelling {
         }
         if (s > 0 && k > 0) { // sequences only between bytes
             added += add(ring, p + s, k);
+            if (s > 1 && buf[p] == ESC) {
+                added += add(ring, p + 1, k); // the ESC alone, as libxml2's HTML parser drops it (P17c-1)
+            }
         }
         return added;
     }
