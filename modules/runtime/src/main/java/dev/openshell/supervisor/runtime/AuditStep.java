@@ -2,6 +2,8 @@ package dev.openshell.supervisor.runtime;
 
 import dev.openshell.supervisor.audit.RefusalFacts;
 import dev.openshell.supervisor.audit.RequestFacts;
+import dev.openshell.supervisor.engine.chain.Chain;
+import dev.openshell.supervisor.engine.chain.StageRecord;
 import dev.openshell.supervisor.engine.chain.UninspectableVerdict;
 import dev.openshell.supervisor.l7.L7Decision;
 import dev.openshell.supervisor.l7.L7Engine;
@@ -11,6 +13,7 @@ import dev.openshell.supervisor.proxy.ExchangeRecord;
 import dev.openshell.supervisor.proxy.PolicySteps;
 import dev.openshell.supervisor.proxy.ProxyRefusal;
 import dev.openshell.supervisor.proxy.Uninspectable;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -138,16 +141,16 @@ record AuditStep(ExchangeAudit audit) implements PolicySteps.Audit<ExchangePlan>
         }
         // an upgrade is uninspectable to the response stages too (they never read the bytes after a 101): a host only
         // response stages select was refused without a line (attacker pass 15b, P17b-3); one record per config
-        List<String> keys = new java.util.ArrayList<>();
-        List<dev.openshell.supervisor.engine.chain.StageRecord> records = new java.util.ArrayList<>();
-        List<dev.openshell.supervisor.engine.chain.Chain> chains = what.kind() == Uninspectable.Kind.UPGRADE
+        List<String> keys = new ArrayList<>();
+        List<StageRecord> records = new ArrayList<>();
+        List<Chain> chains = what.kind() == Uninspectable.Kind.UPGRADE
                 ? List.of(p.chain(), p.responses()) : List.of(p.chain());
-        for (var c : chains) {
+        for (Chain c : chains) {
             if (!c.requiresBody()) {
                 continue;
             }
             UninspectableVerdict verdict = c.uninspectable(code);
-            for (var r : verdict.stages()) {
+            for (StageRecord r : verdict.stages()) {
                 if (!keys.contains(r.configKey())) {
                     keys.add(r.configKey());
                     records.add(r);

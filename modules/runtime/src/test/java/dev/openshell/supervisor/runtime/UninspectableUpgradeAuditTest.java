@@ -6,11 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.StringReader;
-import java.net.InetAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -67,17 +63,15 @@ class UninspectableUpgradeAuditTest {
 
     @Test
     void anUpgradeOnlyAResponseStageSelectsIsRefusedAndAudited() throws Exception {
-        String head;
-        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), supervisor.port())) {
-            s.setSoTimeout(20_000);
-            s.getOutputStream().write(("GET http://ws.test:" + upstream.port() + "/socket HTTP/1.1\r\n"
-                    + "Host: ws.test:" + upstream.port() + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-                    .getBytes(StandardCharsets.ISO_8859_1));
-            head = readHead(s.getInputStream());
+        RawHttp.Response r;
+        try (RawHttp c = new RawHttp(supervisor.port())) {
+            c.send("GET http://ws.test:" + upstream.port() + "/socket HTTP/1.1\r\nHost: ws.test:" + upstream.port()
+                    + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Version: 13\r\n\r\n");
+            r = c.read();
         }
-        assertTrue(head.startsWith("HTTP/1.1 403"), head);
-        assertTrue(head.contains("upgrade_uninspectable"), head);
+        assertEquals(403, r.status(), r.head());
+        assertTrue(r.body().contains("upgrade_uninspectable"), r.body());
         List<JsonObject> events = Files.readAllLines(audit).stream()
                 .map(l -> Json.createReader(new StringReader(l)).readObject()).toList();
         List<JsonObject> refusals = events.stream().filter(e -> "upgrade_uninspectable".equals(e.getJsonObject(
@@ -85,29 +79,5 @@ class UninspectableUpgradeAuditTest {
         assertTrue(refusals.stream().anyMatch(e -> e.toString().contains("\"responses\"")),
                 "the refusal is audited and names the config: " + events);
         assertEquals(0, upstream.hits("/socket").size(), "the upstream is never asked");
-    }
-
-    /** {@return the response head, through its empty line} */
-    private static String readHead(InputStream in) throws IOException {
-        StringBuilder b = new StringBuilder();
-        while (!b.toString().endsWith("\r\n\r\n")) {
-            int c = in.read();
-            if (c < 0) {
-                break;
-            }
-            b.append((char) c);
-        }
-        // the body of the 403 names its code
-        byte[] rest = in.readNBytes(Math.max(0, contentLength(b.toString())));
-        return b + new String(rest, StandardCharsets.ISO_8859_1);
-    }
-
-    private static int contentLength(String head) {
-        for (String line : head.split("\r\n")) {
-            if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
-                return Integer.parseInt(line.substring(15).strip());
-            }
-        }
-        return 0;
     }
 }

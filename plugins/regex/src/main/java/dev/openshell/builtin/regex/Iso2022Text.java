@@ -11,8 +11,9 @@ import java.nio.ByteBuffer;
  * <code>~&#125;</code> and the HZ line continuation {@code ~} LF dropped. A server that sniffs an undeclared charset
  * (charset_normalizer: ISO-2022-JP, ISO-2022-KR, HZ) reads {@code ghp_ ESC ( B R8xq...} as the token; this reading
  * has it too. Dropping every such sequence is a superset of what a decoder drops (text shifted into a double-byte set
- * is not ASCII when decoded), so it finds at least what those readers find. The single shifts {@code ESC N} /
- * {@code ESC O} are kept (they change the next character). The rule of which sequences go has one home,
+ * is not ASCII when decoded), so it finds at least what those readers find. Every other C0 control but NUL, TAB, LF
+ * and CR, and an ESC that starts no escape sequence ({@code ESC N} too), is dropped alone, as libxml2's HTML parser
+ * drops it ({@link #controlsView} is that parser's reading where an ESC makes the two differ). The rule of which sequences go has one home,
  * {@link Iso2022Sequences} (shared with the response scrub), whose word-at-a-time search finds the first one. One
  * linear pass; the way back maps each dropped sequence to no text, so a redaction replaces the sequences inside a match
  * with it.
@@ -72,7 +73,7 @@ final class Iso2022Text {
         }
         for (int i = esc; i < n; i++) {
             byte b = input.get(i);
-            if (b == '~' || !Iso2022Sequences.mayStart(b)) {
+            if (!Iso2022Sequences.droppedControl(b)) {
                 out.write(b);
             }
         }
@@ -95,8 +96,7 @@ final class Iso2022Text {
 
         @Override
         long unit(int i) {
-            byte b = input.get(i);
-            int d = controls ? (b != '~' && Iso2022Sequences.mayStart(b) ? 1 : 0) : dropped(input, i);
+            int d = controls ? (Iso2022Sequences.droppedControl(input.get(i)) ? 1 : 0) : dropped(input, i);
             return d > 0 ? unit(d, 0) : unit(1, 1);
         }
 

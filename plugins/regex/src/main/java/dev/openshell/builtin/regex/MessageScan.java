@@ -28,6 +28,8 @@ final class MessageScan implements WebSocketSession {
     private static final List<HttpHeader> TEXT = List.of(new HttpHeader("content-type", "text/plain; charset=utf-8"));
 
     private final Function<dev.openshell.middleware.spi.WebSocketPreflight, RegexConfig> configOf;
+    /** The readings of the two Content-Type values a message is decoded under, remembered for the session. */
+    private final ContentTypes contentTypes = new ContentTypes();
     private RegexConfig config;
 
     MessageScan(Function<WebSocketPreflight, RegexConfig> configOf) {
@@ -70,17 +72,17 @@ final class MessageScan implements WebSocketSession {
     }
 
     /** {@return the message as its receiver reads it: a JSON text decoded, else the UTF-8 text itself} */
-    private static TextView view(String text, ByteBuffer bytes) {
+    private TextView view(String text, ByteBuffer bytes) {
         String t = text.strip();
         if (t.startsWith("{") || t.startsWith("[") || t.startsWith("\"")) {
             try {
-                return BodyDecoder.decode(JSON, bytes.duplicate());
+                return BodyDecoder.decode(JSON, bytes.duplicate(), contentTypes);
             } catch (Undecodable e) {
                 // not JSON after all: read as text
             }
         }
         try {
-            return BodyDecoder.decode(TEXT, bytes.duplicate());
+            return BodyDecoder.decode(TEXT, bytes.duplicate(), contentTypes);
         } catch (Undecodable e) {
             return TextView.identity(bytes.duplicate());
         }

@@ -11,7 +11,7 @@ import java.nio.ByteOrder;
  * (ED A0-BF) and code points above U+10FFFF (F4 90-BF, F5-FF).
  *
  * <p>Runs of ASCII are checked eight bytes at a time; the body is never decoded or copied. The same pass tells
- * whether the text holds a sequence {@link Iso2022Text} drops (an ISO 2022 escape, SO, SI, an HZ shift), so a body
+ * whether the text holds a sequence {@link Iso2022Text} drops (an ISO 2022 escape, a C0 control, an HZ shift), so a body
  * without one is not read a second time for them ({@link #check}); a {@code ~} that starts none (a home directory's
  * {@code ~/}, common in code and shell text) does not count.
  */
@@ -36,15 +36,15 @@ final class Utf8 {
     static final int NO_SHIFTS = 0;
     /**
      * {@link #check}: well-formed, and a sequence {@link Iso2022Text} drops starts somewhere
-     * ({@link Iso2022Sequences#lengthInComplete}: an ISO 2022 escape, SO, SI, <code>~{</code>, <code>~}</code>, {@code ~}
-     * before a line feed).
+     * ({@link Iso2022Sequences#lengthInComplete}: an ISO 2022 escape, a C0 control but NUL, TAB, LF and CR,
+     * <code>~{</code>, <code>~}</code>, {@code ~} before a line feed).
      */
     static final int SHIFTS = 1;
 
     /**
      * {@return {@link #MALFORMED}, {@link #NO_SHIFTS} or {@link #SHIFTS}} One pass: an all-ASCII word of eight bytes
      * is passed over after the coarse word test of {@link Iso2022Sequences#mayStartInWord} (and, where that passes, the
-     * exact test of its bytes; a word that holds ESC, SO, SI or {@code ~} is read byte by byte for a sequence that
+     * exact test of its bytes; a word that holds a byte that may start one is read byte by byte for a sequence that
      * starts there), every other byte is read alone.
      *
      * @param b the bytes; its position, limit and byte order are not changed

@@ -71,7 +71,18 @@ public final class Iso2022Sequences {
      * @param b a byte
      */
     public static boolean mayStart(byte b) {
-        return b == '~' || b > 0 && b < ' ' && (KEPT_CONTROLS & 1L << b) == 0;
+        return b == '~' || droppedControl(b);
+    }
+
+    /**
+     * {@return whether {@code b} is a C0 control an HTML parser drops alone: any but NUL, TAB, LF and CR (ESC, SO and
+     * SI among them)} Each is a dropped sequence of one byte by itself ({@link #length}), an ESC too where it starts no
+     * escape sequence; a reading that drops only these is libxml2's.
+     *
+     * @param b a byte
+     */
+    public static boolean droppedControl(byte b) {
+        return b > 0 && b < ' ' && (KEPT_CONTROLS & 1L << b) == 0;
     }
 
     /**
@@ -92,7 +103,7 @@ public final class Iso2022Sequences {
             return c == '{' || c == '}' || c == '\n' ? 2 : 0;
         }
         if (x != ESC) {
-            return mayStart(x) ? 1 : 0; // SO, SI and the other C0 controls an HTML parser drops
+            return droppedControl(x) ? 1 : 0; // SO, SI and the other C0 controls an HTML parser drops
         }
         for (int q = p + 1; q <= p + MAX_INTERMEDIATES + 1; q++) {
             if (q >= n) {
