@@ -177,14 +177,6 @@ final class ResponseCharsets {
     }
 
     /**
-     * {@return the reader of the charsets a streamed body declares in itself, fed every decoded byte before it is
-     * relayed, whatever its type}
-     */
-    static BodyCharsets.Reader reader() {
-        return BodyCharsets.reader();
-    }
-
-    /**
      * {@return why a streamed response is not relayed for its body's first bytes {@code b[0, n)}: a wide body that
      * starts an event stream ({@link #WIDE_EVENTS}), or a charset the body declares in itself that {@code reader}
      * (when not {@code null}) finds in them ({@link #BODY_DECLARED}); else {@code null}}
@@ -200,7 +192,7 @@ final class ResponseCharsets {
      * {@return how many first bytes of a streamed body are read before its head is sent}: 4 (a signature: a byte
      * order mark or the UTF-7 one, which {@code charset_normalizer} sniffs); 0 for an event stream, whose events are
      * not held (its first bytes are read as they come).
-     * An XML declaration or {@code <meta>} is read as the body arrives ({@link #reader}): the head is never held for
+     * An XML declaration or {@code <meta>} is read as the body arrives ({@link BodyCharsets#reader}): the head is never held for
      * one, and one found after bytes were relayed cuts the response off (P12-1, P12-2).
      */
     static int window(ResponseHead r) {

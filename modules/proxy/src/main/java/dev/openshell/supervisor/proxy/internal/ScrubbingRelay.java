@@ -163,7 +163,7 @@ final class ScrubbingRelay {
             }
         }
         BodyCharsets.Reader declarations = charset == null && coding != Coding.UNSCANNABLE
-                ? ResponseCharsets.reader() : null; // read as the body arrives (P12-1)
+                ? BodyCharsets.reader() : null; // every decoded byte, whatever the type, as the body arrives (P12-1)
         String refused = streamBody(c, req, r, framed, coding, declarations, closeAfter || client10);
         if (refused != null) {
             return refuse(c, req, refused);

@@ -53,7 +53,7 @@ final class UnlabelledGzip {
     /**
      * Decides, also re-encoding a body whose decoded data declares in itself a charset the scrub does not read
      * (attacker pass 11, P13-3): the streamed path then reads the decoded data as it reads any body
-     * ({@link ResponseCharsets#reader}) and refuses it.
+     * ({@link dev.openshell.middleware.spi.internal.BodyCharsets#reader}) and refuses it.
      *
      * @param body the whole body; it starts with the gzip magic
      * @param probes a fresh scrubber for each check (their counts are not the response's)
