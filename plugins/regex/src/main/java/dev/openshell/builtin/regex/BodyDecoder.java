@@ -221,13 +221,13 @@ final class BodyDecoder {
             }
             read = new TwoReadings(read, otherRead, other.codeUnit());
         }
-        TextView dropped = text instanceof Charsets.Transcoded || text.shiftFree() ? null
-                : Iso2022Text.view(text.text()); // shiftFree: the UTF-8 check saw no byte that starts one
+        TextView dropped = text.shiftFree() ? null // the UTF-8 check saw no byte that starts one
+                : Iso2022Text.view(text.text()); // transcoded text too: U+0001, U+FFFF, &#1; in UTF-16
         if (dropped != null) { // ISO 2022 escapes, SO/SI or HZ shifts: also read without them (P10-6)
             read = new TwoReadings(read, TextView.stacked(text, dropped), 1);
-            TextView controls = Iso2022Text.controlsView(text.text()); // and as libxml2's HTML parser (P17c-1)
-            if (controls != null) {
-                read = new TwoReadings(read, TextView.stacked(text, controls), 1);
+            TextView shorter = Iso2022Text.shorterView(text.text()); // and as libxml2's HTML parser (P17c-1)
+            if (shorter != null) {
+                read = new TwoReadings(read, TextView.stacked(text, shorter), 1);
             }
         }
         if (text instanceof Charsets.Transcoded transcoded) {

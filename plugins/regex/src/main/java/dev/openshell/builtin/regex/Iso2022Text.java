@@ -13,7 +13,9 @@ import java.nio.ByteBuffer;
  * has it too. Dropping every such sequence is a superset of what a decoder drops (text shifted into a double-byte set
  * is not ASCII when decoded), so it finds at least what those readers find. Every other C0 control but NUL, TAB, LF
  * and CR, and an ESC that starts no escape sequence ({@code ESC N} too), is dropped alone, as libxml2's HTML parser
- * drops it ({@link #controlsView} is that parser's reading where an ESC makes the two differ). The rule of which sequences go has one home,
+ * drops it ({@link #shorterView} is that parser's reading where an ESC makes the two differ), and so are character
+ * references to characters a parser drops ({@code &#1;}, {@code &#xffff;}) and the UTF-8 of U+FFFE and U+FFFF. The
+ * rule of which sequences go has one home,
  * {@link Iso2022Sequences} (shared with the response scrub), whose word-at-a-time search finds the first one. One
  * linear pass; the way back maps each dropped sequence to no text, so a redaction replaces the sequences inside a match
  * with it.
@@ -29,8 +31,31 @@ final class Iso2022Text {
      * @param input text (UTF-8, or ASCII-compatible)
      */
     static TextView view(ByteBuffer input) {
+        return reading(input, Iso2022Sequences.first(input, input.limit()), false);
+    }
+
+    /**
+     * {@return the reading of {@code input} as libxml2's HTML parser reads it, each sequence dropped at its shorter
+     * length ({@link Iso2022Sequences#shorter}: an escape sequence's ESC alone), or {@code null} when it holds no
+     * escape sequence (then it is {@link #view})} (attacker pass 15c, P17c-1: {@code sk ESC -proj-...}, where
+     * {@link #view} drops {@code ESC - p}, libxml2 only the ESC).
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     */
+    static TextView shorterView(ByteBuffer input) {
         int n = input.limit();
-        int i = Iso2022Sequences.first(input, n);
+        for (int i = 0; i < n; i++) {
+            int d = Iso2022Sequences.mayStart(input.get(i)) ? dropped(input, i) : 0;
+            if (d > 1 && Iso2022Sequences.shorter(input, i, d) != d) {
+                return reading(input, Iso2022Sequences.first(input, n), true);
+            }
+        }
+        return null;
+    }
+
+    /** {@return the reading of {@code input} from its first dropped sequence at {@code i}, or {@code null} if none} */
+    private static TextView reading(ByteBuffer input, int i, boolean shorter) {
+        int n = input.limit();
         if (i >= n) {
             return null;
         }
@@ -39,45 +64,14 @@ final class Iso2022Text {
             out.write(input.get(k));
         }
         while (i < n) {
-            int d = dropped(input, i);
+            int d = dropped(input, i, shorter);
             if (d > 0) {
                 i += d;
             } else {
                 out.write(input.get(i++));
             }
         }
-        return new Dropped(input, ByteBuffer.wrap(out.toByteArray()), false);
-    }
-
-    /**
-     * {@return the reading of {@code input} as libxml2's HTML parser reads it, every C0 control byte but NUL, TAB,
-     * LF and CR dropped alone, or {@code null} when it holds no ESC} (attacker pass 15c, P17c-1). Without an ESC this
-     * is what {@link #view} drops already (SO, SI and the other controls are sequences of one byte there); with one,
-     * the two differ where an ESC is followed by bytes an escape sequence would take ({@code sk ESC -proj-...}:
-     * {@link #view} drops {@code ESC - p}, libxml2 only the ESC).
-     *
-     * @param input text (UTF-8, or ASCII-compatible)
-     */
-    static TextView controlsView(ByteBuffer input) {
-        int n = input.limit();
-        int esc = -1;
-        for (int i = 0; i < n && esc < 0; i++) {
-            esc = input.get(i) == 0x1b ? i : -1;
-        }
-        if (esc < 0) {
-            return null;
-        }
-        ByteArrayOutputStream out = new ByteArrayOutputStream(n);
-        for (int k = 0; k < esc; k++) {
-            out.write(input.get(k));
-        }
-        for (int i = esc; i < n; i++) {
-            byte b = input.get(i);
-            if (!Iso2022Sequences.droppedControl(b)) {
-                out.write(b);
-            }
-        }
-        return new Dropped(input, ByteBuffer.wrap(out.toByteArray()), true);
+        return new Dropped(input, ByteBuffer.wrap(out.toByteArray()), shorter);
     }
 
     /** {@return the length of the sequence a decoder drops at {@code p} of the whole input, 0 for none} */
@@ -85,18 +79,24 @@ final class Iso2022Text {
         return Iso2022Sequences.lengthInComplete(b, p, b.limit());
     }
 
-    private static final class Dropped extends TextView.Escaped {
-        /** Whether only single control bytes are dropped ({@link #controlsView}), not sequences. */
-        private final boolean controls;
+    /** {@return {@link #dropped}, or its shorter length ({@link Iso2022Sequences#shorter})} */
+    private static int dropped(ByteBuffer b, int p, boolean shorter) {
+        int d = dropped(b, p);
+        return shorter && d > 0 ? Iso2022Sequences.shorter(b, p, d) : d;
+    }
 
-        Dropped(ByteBuffer input, ByteBuffer text, boolean controls) {
+    private static final class Dropped extends TextView.Escaped {
+        /** Whether each sequence is dropped at its shorter length ({@link #shorterView}). */
+        private final boolean shorter;
+
+        Dropped(ByteBuffer input, ByteBuffer text, boolean shorter) {
             super(input, text);
-            this.controls = controls;
+            this.shorter = shorter;
         }
 
         @Override
         long unit(int i) {
-            int d = controls ? (Iso2022Sequences.droppedControl(input.get(i)) ? 1 : 0) : dropped(input, i);
+            int d = dropped(input, i, shorter);
             return d > 0 ? unit(d, 0) : unit(1, 1);
         }
 

@@ -11,7 +11,8 @@ import java.nio.ByteOrder;
  * (ED A0-BF) and code points above U+10FFFF (F4 90-BF, F5-FF).
  *
  * <p>Runs of ASCII are checked eight bytes at a time; the body is never decoded or copied. The same pass tells
- * whether the text holds a sequence {@link Iso2022Text} drops (an ISO 2022 escape, a C0 control, an HZ shift), so a body
+ * whether the text holds a sequence {@link Iso2022Text} drops (an ISO 2022 escape, a C0 control, an HZ shift, a
+ * character reference to a dropped character, U+FFFE or U+FFFF), so a body
  * without one is not read a second time for them ({@link #check}); a {@code ~} that starts none (a home directory's
  * {@code ~/}, common in code and shell text) does not count.
  */
@@ -37,7 +38,7 @@ final class Utf8 {
     /**
      * {@link #check}: well-formed, and a sequence {@link Iso2022Text} drops starts somewhere
      * ({@link Iso2022Sequences#lengthInComplete}: an ISO 2022 escape, a C0 control but NUL, TAB, LF and CR,
-     * <code>~{</code>, <code>~}</code>, {@code ~} before a line feed).
+     * <code>~{</code>, <code>~}</code>, {@code ~} before a line feed, {@code &#1;}, U+FFFF, ...).
      */
     static final int SHIFTS = 1;
 
@@ -105,6 +106,9 @@ final class Utf8 {
                 if (cont < 0x80 || cont > 0xbf) {
                     return MALFORMED;
                 }
+            }
+            if (need > 1) {
+                shifts |= shiftAt(bytes, i, n); // U+FFFE, U+FFFF: libxml2 drops them (P18-2)
             }
             i += need + 1;
         }

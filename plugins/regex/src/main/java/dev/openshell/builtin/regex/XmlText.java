@@ -1,5 +1,6 @@
 package dev.openshell.builtin.regex;
 
+import dev.openshell.middleware.spi.internal.Iso2022Sequences;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -17,8 +18,10 @@ import java.util.Map;
  *       semicolon may be missing, as an HTML parser accepts), the five predefined entities ({@code &amp;},
  *       {@code &lt;}, {@code &gt;}, {@code &quot;}, {@code &apos;}) and the HTML named references that stand for an
  *       ASCII character ({@code &period;}, {@code &lowbar;}, {@code &colon;}, ...; {@code &amp}, {@code &lt},
- *       {@code &gt}, {@code &quot} also without the semicolon). A reference to no Unicode scalar value, or one of an
- *       unknown name, stays as it is.</li>
+ *       {@code &gt}, {@code &quot} also without the semicolon). A numeric reference to a character a parser drops
+ *       ({@link Iso2022Sequences#droppedCodePoint}: C0 controls but TAB, LF and CR, DEL, noncharacters, surrogates,
+ *       values above U+10FFFF; Python's {@code html.unescape} and libxml2 read {@code ghp_R8xq&#1;2LmT...} as the
+ *       token, attacker pass 16, P18-1) reads as nothing; one of an unknown name stays as it is.</li>
  *   <li>CDATA section markers ({@code <![CDATA[} and {@code ]]>}) read as nothing, and nothing is decoded inside a
  *       section: a parser reports the text before, in and after adjacent sections as one text node.</li>
  *   <li>Comments ({@code <!-- -->}) and processing instructions ({@code <? ?>}) read as nothing: a parser that drops
@@ -416,24 +419,12 @@ final class XmlText {
     private static long reference(ByteBuffer b, int i) {
         int n = b.limit();
         if (i + 1 < n && b.get(i + 1) == '#') {
-            int j = i + 2;
-            boolean hex = j < n && (b.get(j) == 'x' || b.get(j) == 'X');
-            if (hex) {
-                j++;
-            }
-            int start = j;
-            int cp = 0;
-            while (j < n && digit(b.get(j), hex) >= 0) {
-                cp = Math.min(cp * (hex ? 16 : 10) + digit(b.get(j), hex), 0x110000);
-                j++;
-            }
-            if (j == start || cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+            long r = Iso2022Sequences.reference(b, i, n, true);
+            if (r == 0) {
                 return pack(1, LITERAL);
             }
-            if (j < n && b.get(j) == ';') {
-                j++;
-            }
-            return pack(j - i, cp);
+            int cp = (int) r;
+            return pack((int) (r >>> 32), Iso2022Sequences.droppedCodePoint(cp) ? NOTHING : cp);
         }
         int j = i + 1;
         while (j < n && j - i <= 32 && isAlnum(b.get(j))) {
@@ -451,13 +442,6 @@ final class XmlText {
             }
         }
         return pack(1, LITERAL);
-    }
-
-    private static int digit(byte c, boolean hex) {
-        if (hex) {
-            return JsonText.hex(c);
-        }
-        return c >= '0' && c <= '9' ? c - '0' : -1;
     }
 
     private static boolean isAlnum(byte c) {

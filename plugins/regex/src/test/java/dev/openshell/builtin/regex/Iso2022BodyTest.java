@@ -66,6 +66,41 @@ class Iso2022BodyTest {
         }
     }
 
+    /**
+     * Attacker pass 16, P18-2: libxml2 drops U+FFFE and U+FFFF read from UTF-8, so a token split by one is found in
+     * every type, a request's and a response's, and redacted whole.
+     */
+    @Test
+    void aTokenSplitByTheUtf8OfANoncharacterLibxml2DropsIsFound() {
+        RegexProvider provider = new RegexProvider();
+        for (String nonchar : new String[] {"\uffff", "\ufffe", "\uffff\ufffe"}) {
+            String split = TOKEN.substring(0, 10) + nonchar + TOKEN.substring(10);
+            for (String[] typed : new String[][] {{"<p>", "</p>", "text/html"}, {"<a>", "</a>", "application/xml"},
+                {"", "", "text/plain"}, {"{\"a\":\"", "\"}", "application/json"}, {"x=", "", null}}) {
+                byte[] body = (typed[0] + split + typed[1]).getBytes(StandardCharsets.UTF_8);
+                String[] headers = typed[2] == null ? new String[0] : new String[] {"content-type", typed[2]};
+                assertEquals(Decision.DENY, DecodedBodyTest.evaluate(provider, DENY, body, headers).decision(),
+                        typed[2]);
+                HttpRequestResult redacted = DecodedBodyTest.evaluate(provider, JsonObject.EMPTY_JSON_OBJECT, body,
+                        headers);
+                String out = new String(redacted.body().orElseThrow().toByteArray(), StandardCharsets.UTF_8);
+                assertFalse(out.replaceAll("[\uffff\ufffe]", "").contains(TOKEN.substring(4, 20)), out);
+            }
+        }
+        for (String split : new String[] {"\u0001", "\uffff", "&#1;", "\u001b"}) { // in UTF-16 and UTF-32 too
+            String html = "<p>" + TOKEN.substring(0, 10) + split + TOKEN.substring(10) + "</p>";
+            for (String charset : new String[] {"utf-16le", "utf-16be", "utf-32le"}) {
+                byte[] body = html.getBytes(java.nio.charset.Charset.forName(charset));
+                assertEquals(Decision.DENY, DecodedBodyTest.evaluate(provider, DENY, body, "content-type",
+                        "text/html; charset=" + charset).decision(), charset);
+            }
+        }
+        byte[] kept = ("<p>" + TOKEN.substring(0, 10) + "\ufffd" + TOKEN.substring(10) + "</p>")
+                .getBytes(StandardCharsets.UTF_8);
+        assertEquals(Decision.ALLOW, DecodedBodyTest.evaluate(provider, DENY, kept, "content-type", "text/html")
+                .decision(), "U+FFFD is read: no token");
+    }
+
     @Test
     void textWithoutSuchSequencesHasNoSecondReading() {
         assertEquals(null, Iso2022Text.view(java.nio.ByteBuffer.wrap("plain ~ text ~x\ttab\r\n \u007f".getBytes(

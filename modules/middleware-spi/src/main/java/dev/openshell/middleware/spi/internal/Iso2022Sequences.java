@@ -3,10 +3,12 @@ package dev.openshell.middleware.spi.internal;
 import static org.apiguardian.api.API.Status.INTERNAL;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import org.apiguardian.api.API;
 
 /**
- * The sequences a decoder of a stateful encoding (ISO-2022-JP/-KR/-CN, HZ) drops from the text it reads: the one rule
+ * The sequences a decoder of a stateful encoding (ISO-2022-JP/-KR/-CN, HZ) or an HTML or XML parser drops from the
+ * text it reads, so that the text around them reads as one run: the one rule
  * of the response scrub ({@code Iso2022Spelling}: a secret with such sequences between its bytes) and of the
  * {@code openshell/regex} body reading without them ({@code Iso2022Text}; attacker pass 8, P10-4 and P10-6):
  * <ul>
@@ -21,7 +23,15 @@ import org.apiguardian.api.API;
  *   <li>every other C0 control but NUL, TAB, LF and CR (0x01-0x08, 0x0B, 0x0C, 0x10-0x1F), and an ESC that starts
  *       no escape sequence ({@code ESC F} included): libxml2's HTML parser drops them from the text it reads (Debian's
  *       2.9, so its python3-lxml, xmllint, PHP's DOM; attacker pass 15c, P17c-1), so a secret with one between its
- *       bytes reads whole there.</li>
+ *       bytes reads whole there;</li>
+ *   <li>a numeric character reference ({@code &#1;}, {@code &#x7f;}, {@code &#xffff;}; leading zeros, the
+ *       semicolon optional, as HTML parsers read them: {@link #reference}) to a code point a reader drops
+ *       ({@link #droppedCodePoint}: Python's {@code html.parser} and {@code html.unescape} drop C0 controls, DEL and
+ *       the noncharacters, libxml2 also NUL, U+000C, surrogates and values above U+10FFFF; attacker pass 16, P18-1),
+ *       at most {@value #MAX_REFERENCE} bytes long;</li>
+ *   <li>the UTF-8 bytes of U+FFFE and U+FFFF ({@code EF BF BE}, {@code EF BF BF}), of a UTF-16 surrogate
+ *       ({@code ED A0-BF 80-BF}) and of a value above U+10FFFF ({@code F4 90-BF 80-BF 80-BF}): libxml2 reads each as
+ *       a character that is not an XML {@code Char} and drops it (P18-2).</li>
  * </ul>
  * Dropping every such sequence is a superset of what a decoder drops (text shifted into a double-byte set is not
  * ASCII when decoded). Offsets are absolute indexes of the buffer, up to an exclusive end {@code n} (at most its
@@ -32,15 +42,32 @@ import org.apiguardian.api.API;
 public final class Iso2022Sequences {
     /** The most intermediate bytes of an escape sequence (ISO-2022 designations use one or two). */
     public static final int MAX_INTERMEDIATES = 3;
-    /** The longest dropped sequence, in bytes: ESC, the intermediates, the final byte. */
+    /**
+     * The longest escape sequence, in bytes: ESC, the intermediates, the final byte. What the response scrub's
+     * held-back window is sized by; a dropped sequence may be longer ({@link #MAX_DROPPED}).
+     */
     public static final int MAX_SEQUENCE = MAX_INTERMEDIATES + 2;
+    /**
+     * The longest character reference read as a dropped sequence, in bytes ({@code &#}, an optional {@code x}, the
+     * digits with their leading zeros, an optional {@code ;}); a longer one is read as text (the scrub's documented
+     * limit: character references).
+     */
+    public static final int MAX_REFERENCE = 32;
+    /** The longest dropped sequence, in bytes: a character reference. */
+    public static final int MAX_DROPPED = MAX_REFERENCE;
     private static final byte ESC = 0x1b;
+    /** The code point a reference's value is clamped to: no Unicode scalar value, as parsers clamp it. */
+    private static final int CLAMPED = 0x110000;
     /** The C0 controls an HTML parser keeps (NUL aside): TAB, LF and CR, one bit each by value. */
     private static final long KEPT_CONTROLS = 1L << '\t' | 1L << '\n' | 1L << '\r';
     private static final long TAB8 = 0x0909090909090909L;
     private static final long LF8 = 0x0a0a0a0a0a0a0a0aL;
     private static final long CR8 = 0x0d0d0d0d0d0d0d0dL;
     private static final long TILDE8 = 0x7e7e7e7e7e7e7e7eL;
+    private static final long AMPERSAND8 = 0x2626262626262626L;
+    private static final long ED8 = 0xededededededededL;
+    private static final long EF8 = 0xefefefefefefefefL;
+    private static final long F48 = 0xf4f4f4f4f4f4f4f4L;
     private static final long LOWS = 0x7f7f7f7f7f7f7f7fL;
     private static final long HIGHS = 0x8080808080808080L;
     /** Added to a byte's low seven bits: the sum's high bit is clear exactly when the byte is below 0x20. */
@@ -53,25 +80,25 @@ public final class Iso2022Sequences {
 
     /** {@return the bytes that may start a dropped sequence ({@link #mayStart}), in a new array} */
     public static int[] startBytes() {
-        int[] out = new int[29];
+        int[] out = new int[256];
         int k = 0;
-        for (int c = 1; c < 0x20; c++) {
+        for (int c = 0; c < 256; c++) {
             if (mayStart((byte) c)) {
                 out[k++] = c;
             }
         }
-        out[k] = '~';
-        return out;
+        return Arrays.copyOf(out, k);
     }
 
     /**
      * {@return whether {@code b} may start a dropped sequence: a C0 control but NUL, TAB, LF and CR (ESC, SO and SI
-     * among them), or {@code ~}}
+     * among them), {@code ~}, {@code &} (a character reference), or the UTF-8 lead bytes {@code ED}, {@code EF} and
+     * {@code F4} (a surrogate, U+FFFE/U+FFFF, a value above U+10FFFF)}
      *
      * @param b a byte
      */
     public static boolean mayStart(byte b) {
-        return b == '~' || droppedControl(b);
+        return b == '~' || b == '&' || b == (byte) 0xed || b == (byte) 0xef || b == (byte) 0xf4 || droppedControl(b);
     }
 
     /**
@@ -87,7 +114,8 @@ public final class Iso2022Sequences {
 
     /**
      * {@return the length in bytes of the sequence a decoder drops at {@code p}: 0 for none, -1 when {@code n} comes
-     * before the sequence can be told (a streamed text may go on)}
+     * before the sequence can be told (a streamed text may go on)} At an ESC that starts an escape sequence, the whole
+     * sequence (an HTML parser drops the ESC alone: {@link #shorter}).
      *
      * @param b the text
      * @param p where to look, {@code 0 <= p < n}
@@ -101,6 +129,12 @@ public final class Iso2022Sequences {
             }
             byte c = b.get(p + 1);
             return c == '{' || c == '}' || c == '\n' ? 2 : 0;
+        }
+        if (x == '&') {
+            return droppedReference(b, p, n);
+        }
+        if (x < 0) {
+            return droppedUtf8(b, p, n, x & 0xff);
         }
         if (x != ESC) {
             return droppedControl(x) ? 1 : 0; // SO, SI and the other C0 controls an HTML parser drops
@@ -122,6 +156,116 @@ public final class Iso2022Sequences {
         return 1; // too many intermediates: the ESC alone
     }
 
+    /**
+     * {@return the other length of the sequence of {@code s} bytes dropped at {@code p}, where a reader drops less:
+     * 1 for an escape sequence (libxml2's HTML parser drops its ESC alone and reads the rest as text), else {@code s}}
+     *
+     * @param b the text
+     * @param p where the sequence starts
+     * @param s its length ({@link #length}), positive
+     */
+    public static int shorter(ByteBuffer b, int p, int s) {
+        return s > 1 && b.get(p) == ESC ? 1 : s;
+    }
+
+    /** {@return the length of the character reference to a dropped code point at {@code p} (an {@code &}), as length} */
+    private static int droppedReference(ByteBuffer b, int p, int n) {
+        int end = Math.min(n, p + MAX_REFERENCE);
+        long r = reference(b, p, end, false);
+        if (r < 0) {
+            return end < n || end - p >= MAX_REFERENCE ? 0 : -1; // longer than the bound: text
+        }
+        return r != 0 && droppedCodePoint((int) r) ? (int) (r >>> 32) : 0;
+    }
+
+    /**
+     * {@return the length of the UTF-8 sequence at {@code p} (lead byte {@code c}) of a character libxml2 drops, as
+     * length} U+FFFE and U+FFFF, a surrogate, a value above U+10FFFF.
+     */
+    private static int droppedUtf8(ByteBuffer b, int p, int n, int c) {
+        int need = c == 0xf4 ? 4 : c == 0xed || c == 0xef ? 3 : 0;
+        if (need == 0) {
+            return 0;
+        }
+        for (int k = 1; k < need; k++) {
+            if (p + k >= n) {
+                return -1;
+            }
+            int d = b.get(p + k) & 0xff;
+            boolean ok = k > 1 ? d >= 0x80 && d <= 0xbf
+                    : c == 0xed ? d >= 0xa0 && d <= 0xbf : c == 0xf4 ? d >= 0x90 && d <= 0xbf : d == 0xbf;
+            if (!ok) {
+                return 0;
+            }
+        }
+        return c != 0xef || (b.get(p + 2) & 0xff) >= 0xbe ? need : 0;
+    }
+
+    /**
+     * {@return whether a reader drops the character {@code cp} when a character reference names it} Python's
+     * {@code html.parser} / {@code html.unescape}: U+0001-U+0008, U+000B, U+000E-U+001F, U+007F, U+FDD0-U+FDEF and
+     * U+nFFFE/U+nFFFF of every plane; libxml2 (Debian's 2.9: lxml, xmllint, PHP's DOM), every value that is not an
+     * XML {@code Char}: also U+0000, U+000C, the surrogates U+D800-U+DFFF and values above U+10FFFF. TAB, LF, CR and
+     * U+0080-U+009F (windows-1252 to Python and WHATWG) are kept.
+     *
+     * @param cp a code point, or a value above U+10FFFF
+     */
+    public static boolean droppedCodePoint(int cp) {
+        if (cp < 0x20) {
+            return cp != '\t' && cp != '\n' && cp != '\r';
+        }
+        return cp == 0x7f || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0xfdd0 && cp <= 0xfdef)
+                || (cp & 0xfffe) == 0xfffe || cp > 0x10ffff || cp < 0;
+    }
+
+    /**
+     * {@return the numeric character reference at {@code p}: its length in bytes times 2^32 plus its value (clamped
+     * to 0x110000, as parsers clamp it), 0 for none, -1 when {@code n} comes before it can be told and the text may
+     * go on} A reference is {@code &#} and decimal digits, or {@code &#x} / {@code &#X} and hex digits, at least one,
+     * any number of them leading zeros, then an optional {@code ;} (HTML parsers read one without it, up to the first
+     * byte that is no digit: WHATWG HTML "Numeric character reference state", Python's {@code html.unescape},
+     * libxml2's {@code htmlParseCharRef}).
+     *
+     * @param b the text
+     * @param p where to look
+     * @param n the end of the text, at most {@code b.limit()}
+     * @param complete whether the text ends at {@code n} (never -1 then)
+     */
+    public static long reference(ByteBuffer b, int p, int n, boolean complete) {
+        if (b.get(p) != '&' || p + 1 < n && b.get(p + 1) != '#') {
+            return 0;
+        }
+        int j = p + 2;
+        boolean hex = j < n && (b.get(j) == 'x' || b.get(j) == 'X');
+        if (hex) {
+            j++;
+        }
+        int start = j;
+        int cp = 0;
+        int d;
+        while (j < n && (d = digit(b.get(j), hex)) >= 0) {
+            cp = Math.min(cp * (hex ? 16 : 10) + d, CLAMPED);
+            j++;
+        }
+        if (j >= n && !complete) {
+            return -1;
+        }
+        if (j == start) {
+            return 0;
+        }
+        if (j < n && b.get(j) == ';') {
+            j++;
+        }
+        return (long) (j - p) << 32 | cp;
+    }
+
+    private static int digit(byte c, boolean hex) {
+        if (hex) {
+            return c < 0 ? -1 : Syntax.hexDigit((char) c);
+        }
+        return c >= '0' && c <= '9' ? c - '0' : -1;
+    }
+
     /** {@return the length of the sequence dropped at {@code p} of a complete text ending at {@code n}, 0 for none} */
     public static int lengthInComplete(ByteBuffer b, int p, int n) {
         return Math.max(0, length(b, p, n));
@@ -130,10 +274,10 @@ public final class Iso2022Sequences {
     /**
      * {@return the index of the first sequence a decoder drops in the complete text {@code [0, n)}, {@code n} for
      * none} The common case holds none of the bytes that can start one ({@link #mayStart}): eight bytes are
-     * read at a time and passed over by one coarse test ({@link #mayStartInWord}: an ASCII byte below 0x20 or above
-     * 0x7d), then, for a word that passes it, the exact test of the four bytes ({@link #holdsStartInWord}); only a
-     * word that holds one is read byte by byte. The coarse test costs a third of the exact one, and text rarely holds
-     * the bytes it lets through (controls, {@code ~}, DEL). One linear pass; either byte order of the buffer.
+     * read at a time and passed over by one coarse test ({@link #mayStartInWord}: a byte below 0x20 or above 0x7d,
+     * {@code &}, a non-ASCII byte), then, for a word that passes it, the exact test of its bytes
+     * ({@link #holdsStartInWord}); only a word that holds one is read byte by byte. One linear pass; either byte order
+     * of the buffer.
      *
      * @param b the text
      * @param n its end, at most {@code b.limit()}
@@ -144,14 +288,14 @@ public final class Iso2022Sequences {
             long w = b.getLong(i);
             if (mayStartInWord(w) != 0 && holdsStartInWord(w) != 0) {
                 for (int k = i; k < i + Long.BYTES; k++) {
-                    if (length(b, k, n) > 0) {
+                    if (mayStart(b.get(k)) && length(b, k, n) > 0) {
                         return k;
                     }
                 }
             }
         }
         for (; i < n; i++) {
-            if (length(b, i, n) > 0) {
+            if (mayStart(b.get(i)) && length(b, i, n) > 0) {
                 return i;
             }
         }
@@ -159,35 +303,37 @@ public final class Iso2022Sequences {
     }
 
     /**
-     * {@return the high bit of each byte of {@code w} that is ASCII and below 0x20 or above 0x7d} A superset of ESC,
-     * SO, SI and {@code ~}, exact per byte (no carry leaves a byte: its low seven bits plus 0x60 or 0x02 stay below
-     * 0x100), so the byte order the word was read in does not matter.
+     * {@return the high bit of each byte of {@code w} that is ASCII and below 0x20 or above 0x7d, an {@code &}, or not
+     * ASCII} A superset of the bytes {@link #mayStart} accepts, exact per byte (no carry leaves a byte: its low seven
+     * bits plus 0x60 or 0x02 stay below 0x100), so the byte order the word was read in does not matter.
      *
      * @param w eight bytes
      */
     public static long mayStartInWord(long w) {
         long x = w & LOWS;
-        return (~(x + BELOW_SPACE) | (x + ABOVE_BRACE)) & ~w & HIGHS;
+        return ((~(x + BELOW_SPACE) | (x + ABOVE_BRACE) | equal(x, AMPERSAND8)) & ~w | w) & HIGHS;
     }
 
     /**
      * {@return nonzero when a byte of {@code w} may start a dropped sequence ({@link #mayStart}): the high bit of each
-     * such byte, exact per byte} Below 0x20 but NUL, TAB, LF and CR, or {@code ~}.
+     * such byte, exact per byte} Below 0x20 but NUL, TAB, LF and CR, {@code ~}, {@code &}, {@code ED}, {@code EF},
+     * {@code F4}.
      *
      * @param w eight bytes
      */
     public static long holdsStartInWord(long w) {
         long x = w & LOWS;
         long controls = ~(x + BELOW_SPACE) & ~(equal(x, 0) | equal(x, TAB8) | equal(x, LF8) | equal(x, CR8));
-        return (controls | equal(x, TILDE8)) & ~w & HIGHS;
+        long ascii = (controls | equal(x, TILDE8) | equal(x, AMPERSAND8)) & ~w;
+        return (ascii | equal(w, ED8) | equal(w, EF8) | equal(w, F48)) & HIGHS;
     }
 
     /**
-     * {@return the high bit of each byte of {@code x} (high bits clear) equal to the byte repeated in {@code c}},
-     * exact per byte: no carry leaves a byte
+     * {@return the high bit of each byte of {@code w} equal to the byte repeated in {@code c}}, exact per byte: no
+     * carry leaves a byte
      */
-    private static long equal(long x, long c) {
-        long t = x ^ c;
-        return ~((t + LOWS) | t) & HIGHS;
+    private static long equal(long w, long c) {
+        long t = w ^ c;
+        return ~(((t & LOWS) + LOWS) | t) & HIGHS;
     }
 }

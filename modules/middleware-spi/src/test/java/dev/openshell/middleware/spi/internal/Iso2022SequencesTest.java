@@ -56,7 +56,7 @@ class Iso2022SequencesTest {
             assertEquals(!kept, Iso2022Sequences.mayStart((byte) c), "control 0x" + Integer.toHexString(c));
         }
         assertEquals(0, length("\u007f", 0), "DEL is kept");
-        assertEquals(29, Iso2022Sequences.startBytes().length);
+        assertEquals(33, Iso2022Sequences.startBytes().length, "29 controls and ~, &, ED, EF, F4");
     }
 
     /** The word test flags exactly the bytes that may start a dropped sequence, in any word. */
@@ -76,7 +76,8 @@ class Iso2022SequencesTest {
     Arbitrary<Long> words() {
         Arbitrary<Byte> b = Arbitraries.oneOf(Arbitraries.bytes(), Arbitraries.of((byte) 0, (byte) 9, (byte) 10,
                 (byte) 13, (byte) 1, (byte) 0x1b, (byte) 0x1f, (byte) 0x20, (byte) '~', (byte) 0x7f, (byte) 0x89,
-                (byte) 0x8a, (byte) 0xfe, (byte) 'a'));
+                (byte) 0x8a, (byte) 0xfe, (byte) 'a', (byte) '&', (byte) 0xed, (byte) 0xef, (byte) 0xf4, (byte) 0xa6,
+                (byte) 0x6d, (byte) 0x6f, (byte) 0x74, (byte) 0xee));
         return b.list().ofSize(8).map(list -> {
             long w = 0;
             for (int k = 0; k < 8; k++) {
@@ -113,7 +114,74 @@ class Iso2022SequencesTest {
 
     @Provide
     Arbitrary<String> texts() {
-        return Arbitraries.strings().withChars("ab~{}\n\u001b\u000e\u000f($BN@\u0001\t\u000c\r\u0000")
-                .ofMaxLength(40);
+        return Arbitraries.strings().withChars("ab~{}\n\u001b\u000e\u000f($BN@\u0001\t\u000c\r\u0000&#x1;0f\u00ef"
+                + "\u00bf\u00be\u00ed\u00a0\u0080\u00f4\u0090").ofMaxLength(40);
+    }
+
+    /**
+     * Attacker pass 16, P18-1: a numeric character reference to a character Python's {@code html.unescape} or libxml2
+     * drops is a dropped sequence: leading zeros and a missing semicolon as HTML parsers read them, up to
+     * {@value Iso2022Sequences#MAX_REFERENCE} bytes.
+     */
+    @Test
+    void dropsReferencesToCharactersAParserDrops() {
+        for (String r : new String[] {"&#1;", "&#x1b;", "&#xb;", "&#X0E;", "&#x7f;", "&#127;", "&#xfdd0;", "&#xFDEF;",
+                "&#xffff;", "&#xfffe;", "&#x1ffff;", "&#x10fffe;", "&#0;", "&#xd800;", "&#xdfff;", "&#x110000;",
+                "&#99999999999999999999;", "&#x0001;", "&#00001;", "&#12;", "&#x1f;"}) {
+            assertEquals(r.length(), length(r + "x", 0), r);
+        }
+        assertEquals(3, length("&#1x", 0), "no semicolon: the digits end the reference");
+        assertEquals(4, length("&#x1g", 0));
+        for (String r : new String[] {"&#9;", "&#10;", "&#13;", "&#x20;", "&#65;", "&#x80;", "&#x9f;", "&#xfdcf;",
+                "&#xfdf0;", "&#xfffd;", "&#x10000;", "&amp;", "&#;", "&#x;", "&", "&#a", "&lt;"}) {
+            assertEquals(0, Iso2022Sequences.lengthInComplete(text(r + "x"), 0, r.length() + 1), r);
+        }
+        String longest = "&#" + "0".repeat(Iso2022Sequences.MAX_REFERENCE - 4) + "1;";
+        assertEquals(Iso2022Sequences.MAX_REFERENCE, length(longest + "x", 0));
+        assertEquals(0, length("&#0" + longest.substring(2) + "x", 0), "longer than the bound: text");
+        assertEquals(-1, length("&#00", 0), "a streamed reference may go on");
+        assertEquals(-1, length("&", 0));
+        assertEquals(0, Iso2022Sequences.lengthInComplete(text("&#00"), 0, 4));
+    }
+
+    /** Attacker pass 16, P18-2: libxml2 drops U+FFFE, U+FFFF, surrogates and values above U+10FFFF read from UTF-8. */
+    @Test
+    void dropsTheUtf8OfCharactersLibxml2Drops() {
+        assertEquals(3, length("\u00ef\u00bf\u00bfx", 0));
+        assertEquals(3, length("\u00ef\u00bf\u00bex", 0));
+        assertEquals(3, length("\u00ed\u00a0\u0080x", 0));
+        assertEquals(3, length("\u00ed\u00bf\u00bfx", 0));
+        assertEquals(4, length("\u00f4\u0090\u0080\u0080x", 0));
+        assertEquals(0, length("\u00ef\u00bf\u00bdx", 0), "U+FFFD is read");
+        assertEquals(0, length("\u00ed\u009f\u00bfx", 0), "U+D7FF is read");
+        assertEquals(0, length("\u00f4\u008f\u00bf\u00bfx", 0), "U+10FFFF is read");
+        assertEquals(0, length("\u00ef\u00b7\u0090x", 0), "U+FDD0 raw: libxml2 reads it");
+        assertEquals(-1, length("\u00ef\u00bf", 0));
+    }
+
+    /** Only an escape sequence has a shorter reading: libxml2 drops its ESC alone. */
+    @Test
+    void onlyAnEscapeSequenceHasAShorterReading() {
+        assertEquals(1, Iso2022Sequences.shorter(text("\u001b(B"), 0, 3));
+        assertEquals(1, Iso2022Sequences.shorter(text("\u001bN"), 0, 1));
+        assertEquals(4, Iso2022Sequences.shorter(text("&#1;"), 0, 4));
+        assertEquals(2, Iso2022Sequences.shorter(text("~{"), 0, 2));
+    }
+
+    /** The code points a reference to is dropped: Python's invalid code points and libxml2's non-Chars, no other. */
+    @Property(tries = 3000)
+    void droppedCodePointsAreThoseAParserDrops(@ForAll("codePoints") int cp) {
+        boolean python = (cp >= 1 && cp <= 8) || cp == 0xb || (cp >= 0xe && cp <= 0x1f) || cp == 0x7f
+                || (cp >= 0xfdd0 && cp <= 0xfdef) || ((cp & 0xffff) >= 0xfffe && cp <= 0x10ffff);
+        boolean xmlChar = cp == 9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff)
+                || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+        assertEquals(python || !xmlChar, Iso2022Sequences.droppedCodePoint(cp), Integer.toHexString(cp));
+    }
+
+    @Provide
+    Arbitrary<Integer> codePoints() {
+        return Arbitraries.oneOf(Arbitraries.integers().between(0, 0x110010), Arbitraries.integers().between(0, 0x100),
+                Arbitraries.integers().between(0xd7f0, 0xe010), Arbitraries.integers().between(0xfdc0, 0xffff),
+                Arbitraries.of(0x1fffe, 0x1ffff, 0x10fffe, 0x10ffff, 0x110000));
     }
 }

@@ -7,8 +7,10 @@ import java.nio.charset.StandardCharsets;
 /**
  * A secret as a stateful-encoding decoder (ISO-2022-JP/-KR/-CN, HZ) may read it: its UTF-8 bytes with, between any
  * two of them, sequences that such a decoder drops from the text (attacker pass 8, P10-4: {@code k ESC ( B 9Q7z...}
- * in a body without a declared charset, which a client sniffing the charset reads as the key). Which sequences those
- * are (ISO 2022 escape sequences, SO/SI, the HZ shifts and line continuation) has one home, {@link Iso2022Sequences}
+ * in a body without a declared charset, which a client sniffing the charset reads as the key), or that an HTML or XML
+ * parser drops (C0 controls, {@code &#1;}, {@code &#xffff;}, the UTF-8 of U+FFFF: attacker passes 15c and 16). Which
+ * sequences those are (ISO 2022 escape sequences, SO/SI, the HZ shifts and line continuation, the controls, character
+ * references to dropped characters, U+FFFE/U+FFFF and surrogates in UTF-8) has one home, {@link Iso2022Sequences}
  * (shared with the {@code openshell/regex} body reading); a {@code ~} of the secret may be spelled {@code ~~}.
  * Runs of them are skipped too, any number of them in one match: what bounds a streamed match is not the secret but the
  * held-back window of {@link SecretScrubber.Scrubbing}, counted in bytes that are not such sequences
@@ -23,13 +25,11 @@ import java.nio.charset.StandardCharsets;
  * {@code k ESC ( B ESC N} for {@code k ESC N}.
  */
 final class Iso2022Spelling implements Spelling {
-    private static final byte ESC = 0x1b;
-
     /** Inserted sequences allowed per byte of the secret. */
     static final int PER_BYTE = 2;
 
     /** Positions a reading advances by at most, plus one: the sets of counts held ahead ({@link #readings}). */
-    private static final int RING = Iso2022Sequences.MAX_SEQUENCE + 1;
+    private static final int RING = Iso2022Sequences.MAX_DROPPED + 1;
 
     private final byte[] raw;
     /** Whether a byte of the secret can start a sequence: a byte of the text may then be read either way. */
@@ -93,7 +93,7 @@ final class Iso2022Spelling implements Spelling {
                 if (s <= 0) {
                     return s;
                 }
-                if (s > 1 && buf[p] == ESC) {
+                if (shorter(buf, p, s) != s) {
                     return readings(buf, i, n); // an escape sequence, or its ESC alone: two readings
                 }
                 p += s;
@@ -169,8 +169,9 @@ final class Iso2022Spelling implements Spelling {
         }
         if (s > 0 && k > 0) { // sequences only between bytes
             added += add(ring, p + s, k);
-            if (s > 1 && buf[p] == ESC) {
-                added += add(ring, p + 1, k); // the ESC alone, as libxml2's HTML parser drops it (P17c-1)
+            int alone = shorter(buf, p, s);
+            if (alone != s) {
+                added += add(ring, p + alone, k); // the ESC alone, as libxml2's HTML parser drops it (P17c-1)
             }
         }
         return added;
@@ -193,5 +194,10 @@ final class Iso2022Spelling implements Spelling {
      */
     static int skippable(byte[] buf, int p, int n) {
         return Iso2022Sequences.mayStart(buf[p]) ? Iso2022Sequences.length(ByteBuffer.wrap(buf), p, n) : 0;
+    }
+
+    /** {@return the shorter length a reader drops of the sequence of {@code s} bytes at {@code p}} */
+    private static int shorter(byte[] buf, int p, int s) {
+        return s > 1 ? Iso2022Sequences.shorter(ByteBuffer.wrap(buf), p, s) : s;
     }
 }

@@ -310,10 +310,13 @@ class SecretScrubberTest {
 
     /**
      * Sequences an ISO-2022 or HZ decoder drops from the text, and controls libxml2's HTML parser drops (attacker pass
-     * 15c, P17c-1: a C0 control but NUL, TAB, LF, CR; an ESC that starts no escape sequence).
+     * 15c, P17c-1: a C0 control but NUL, TAB, LF, CR; an ESC that starts no escape sequence), character references to
+     * characters Python's {@code html.unescape} or libxml2 drops (pass 16, P18-1) and the UTF-8 of characters
+     * libxml2 drops (P18-2), each byte an ISO-8859-1 character.
      */
     private static final String[] DROPPED = {"\u001b(B", "\u001b$B", "\u001b$)C", "\u001b$(D", "\u001b&@",
-            "\u000e", "\u000f", "~{", "~}", "~\n", "\u0001", "\u000b", "\u001f", "\u001b"};
+            "\u000e", "\u000f", "~{", "~}", "~\n", "\u0001", "\u000b", "\u001f", "\u001b", "&#1;", "&#x1b;",
+            "&#xFFFF;", "&#x10fffe;", "&#0;", "&#xd800;", "\u00ef\u00bf\u00be", "\u00ed\u00a0\u0080"};
 
     /** {@return {@code secret}'s UTF-8 bytes with, before byte k > 0, the run {@code runs[k % size]} of DROPPED} */
     private static byte[] withDropped(String secret, List<List<Integer>> runs) {
@@ -334,7 +337,7 @@ class SecretScrubberTest {
     @Property(tries = 300)
     void anyInsertionOfIso2022OrHzSequencesIsFound(@ForAll("secrets") String secret, @ForAll("filler") String before,
                                                   @ForAll @Size(max = 8) List<@Size(max = 2) List<@IntRange(min = 0,
-                                                          max = 13) Integer>> runs,
+                                                          max = 21) Integer>> runs,
                                                   @ForAll @Size(max = 12) List<@IntRange(min = 0, max = 9) Integer>
                                                           cuts) {
         ByteArrayOutputStream in = new ByteArrayOutputStream();
@@ -350,7 +353,7 @@ class SecretScrubberTest {
     @Property(tries = 200)
     void textWithIso2022SequencesButNoSecretPassesUnchanged(@ForAll("filler") String text,
                                                             @ForAll @Size(max = 8) List<@Size(max = 2)
-                                                                    List<@IntRange(min = 0, max = 13) Integer>> runs,
+                                                                    List<@IntRange(min = 0, max = 21) Integer>> runs,
                                                             @ForAll @Size(max = 8) List<@IntRange(min = 0, max = 9)
                                                                     Integer> cuts) {
         String secret = "k-secret-1";
@@ -365,7 +368,8 @@ class SecretScrubberTest {
         String key = "9Q7zKk2mXr4Lw8Vt";
         for (String body : new String[] {"k\u001b(B" + key, "k\u001b$B\u001b(B" + key, "k\u000e\u000f" + key,
                 "k~{~}" + key, "k~\n" + key, "k" + "\u001b(B".repeat(4) + key, "k\u0001" + key, "k\u001b" + key,
-                "k\u000b\u000c" + key}) {
+                "k\u000b\u000c" + key, "k&#1;" + key, "k&#x7f;&#xfdd0;" + key, "k&#00000000001;" + key,
+                "k\u00ef\u00bf\u00bf" + key, "k\u00ed\u00b0\u0080" + key}) {
             byte[] in = ("\u001b$B$3$s\u001b(B " + body + "\n").getBytes(StandardCharsets.ISO_8859_1);
             String out = new String(new SecretScrubber(Map.of("k" + key, PLACEHOLDER)).scrubAll(in),
                     StandardCharsets.ISO_8859_1);
@@ -375,6 +379,11 @@ class SecretScrubberTest {
         byte[] single = ("k\u001bN" + key).getBytes(StandardCharsets.ISO_8859_1); // a single shift changes the next
         assertEquals(new String(single, StandardCharsets.ISO_8859_1),
                 new String(s.scrubAll(single), StandardCharsets.ISO_8859_1));
+        for (String kept : new String[] {"k&#65;" + key, "k&#x80;" + key, "k&#9;" + key, "k&#xfffd;" + key,
+                "k&#" + "0".repeat(Iso2022Sequences.MAX_REFERENCE) + "1;" + key, "k\u00ef\u00bf\u00bd" + key}) {
+            byte[] in = kept.getBytes(StandardCharsets.ISO_8859_1); // a character a reader keeps; a bound passed
+            assertEquals(kept, new String(s.scrubAll(in), StandardCharsets.ISO_8859_1));
+        }
         assertTrue(s.window() >= (key.length() + 1) * Iso2022Spelling.PER_BYTE * Iso2022Sequences.MAX_SEQUENCE,
                 "the window covers the most sequences one match may skip");
     }
