@@ -33,8 +33,8 @@ class OneHomeTest {
             + "internal/HeaderParameters.java";
     private static final String ENCODED_WORDS = "modules/middleware-spi/src/main/java/dev/openshell/middleware/spi/"
             + "internal/EncodedWords.java";
-    private static final String ISO_2022_SEQUENCES = "modules/middleware-spi/src/main/java/dev/openshell/middleware/"
-            + "spi/internal/Iso2022Sequences.java";
+    private static final String DROPPED_SEQUENCES = "modules/middleware-spi/src/main/java/dev/openshell/middleware/"
+            + "spi/internal/DroppedSequences.java";
     /**
      * Built-in plugins are built as any plugin is, against the public SPI only ({@code spi.internal} is not exported
      * to them): the generic helpers (hex digits, percent-encoding, printable text) have no home they may call, so
@@ -73,12 +73,12 @@ class OneHomeTest {
                 "\"BbQq\"|'\\?'\\s*&&\\s*\\w+\\[[^\\]]+\\]\\s*==\\s*'='|indexOf\\(\\s*\"\\?=\""
                         + "|\\(byte\\)\\s*'\\?'\\s*,\\s*\\(byte\\)\\s*'='", Set.of(ENCODED_WORDS)),
         ISO_2022_SEQUENCE("the ISO 2022 / HZ sequences a decoder drops: ESC intermediates 0x20-0x2F, SO/SI, ~{ ~} ~LF "
-                + "(Iso2022Sequences.length / first)",
+                + "(DroppedSequences.length / first)",
                 ">\\s*0x2[fF]\\b|'\\{'\\s*\\|\\|\\s*\\w+\\s*==\\s*'\\}'|0x1[bB]1[bB]1[bB]1[bB]"
-                        + "|==\\s*0x0[eE]\\s*\\|\\|\\s*\\w+\\s*==\\s*0x0[fF]", Set.of(ISO_2022_SEQUENCES)),
-        ISO_2022_CONSTANT("a constant of Iso2022Sequences copied under another name: callers use "
-                + "Iso2022Sequences.MAX_SEQUENCE / MAX_INTERMEDIATES directly",
-                "\\bstatic\\s+final\\s+\\w+\\s+\\w+\\s*=\\s*(?:[\\w.]+\\.)?Iso2022Sequences\\.[A-Z_]+\\s*;",
+                        + "|==\\s*0x0[eE]\\s*\\|\\|\\s*\\w+\\s*==\\s*0x0[fF]", Set.of(DROPPED_SEQUENCES)),
+        ISO_2022_CONSTANT("a constant of DroppedSequences copied under another name: callers use "
+                + "DroppedSequences.MAX_SEQUENCE / MAX_INTERMEDIATES directly",
+                "\\bstatic\\s+final\\s+\\w+\\s+\\w+\\s*=\\s*(?:[\\w.]+\\.)?DroppedSequences\\.[A-Z_]+\\s*;",
                 Set.of());
 
         final String what;

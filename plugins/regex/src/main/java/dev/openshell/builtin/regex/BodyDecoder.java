@@ -46,7 +46,7 @@ import java.util.Locale;
  *       {@code UTF-16} or {@code UTF-32} (no byte order) without a byte order mark is read in both byte orders too
  *       (RFC 2781 says big-endian, Python's and .NET's decoders read little-endian), the other one leniently.</li>
  *   <li>Content read in an ASCII-compatible charset that holds ISO 2022 escape sequences, SO/SI or HZ shifts is
- *       also read with them dropped ({@link Iso2022Text}), as a receiver sniffing an undeclared ISO-2022 or HZ
+ *       also read with them dropped ({@link DroppedText}), as a receiver sniffing an undeclared ISO-2022 or HZ
  *       charset reads its ASCII; both readings are scanned.</li>
  * </ol>
  */
@@ -222,10 +222,10 @@ final class BodyDecoder {
             read = new TwoReadings(read, otherRead, other.codeUnit());
         }
         TextView dropped = text.shiftFree() ? null // the UTF-8 check saw no byte that starts one
-                : Iso2022Text.view(text.text()); // transcoded text too: U+0001, U+FFFF, &#1; in UTF-16
+                : DroppedText.view(text.text()); // transcoded text too: U+0001, U+FFFF, &#1; in UTF-16
         if (dropped != null) { // ISO 2022 escapes, SO/SI or HZ shifts: also read without them (P10-6)
             read = new TwoReadings(read, TextView.stacked(text, dropped), 1);
-            TextView shorter = Iso2022Text.shorterView(text.text()); // and as libxml2's HTML parser (P17c-1)
+            TextView shorter = DroppedText.shorterView(text.text()); // and as libxml2's HTML parser (P17c-1)
             if (shorter != null) {
                 read = new TwoReadings(read, TextView.stacked(text, shorter), 1);
             }

@@ -37,7 +37,7 @@ abstract class TextView {
     }
 
     /**
-     * {@return whether the text is known to hold none of the bytes that start a sequence {@link Iso2022Text} drops
+     * {@return whether the text is known to hold none of the bytes that start a sequence {@link DroppedText} drops
      * (ESC, SO, SI, {@code ~}); {@code false} when unknown} The charset layer learns it while checking UTF-8
      * ({@link Utf8#check}), so such text is not read again for them.
      */

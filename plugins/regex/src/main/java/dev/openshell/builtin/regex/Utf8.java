@@ -1,6 +1,6 @@
 package dev.openshell.builtin.regex;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -11,7 +11,7 @@ import java.nio.ByteOrder;
  * (ED A0-BF) and code points above U+10FFFF (F4 90-BF, F5-FF).
  *
  * <p>Runs of ASCII are checked eight bytes at a time; the body is never decoded or copied. The same pass tells
- * whether the text holds a sequence {@link Iso2022Text} drops (an ISO 2022 escape, a C0 control, an HZ shift, a
+ * whether the text holds a sequence {@link DroppedText} drops (an ISO 2022 escape, a C0 control, an HZ shift, a
  * character reference to a dropped character, U+FFFE or U+FFFF), so a body
  * without one is not read a second time for them ({@link #check}); a {@code ~} that starts none (a home directory's
  * {@code ~/}, common in code and shell text) does not count.
@@ -33,18 +33,18 @@ final class Utf8 {
 
     /** {@link #check}: the bytes are not well-formed UTF-8. */
     static final int MALFORMED = -1;
-    /** {@link #check}: well-formed, and no sequence {@link Iso2022Text} drops starts anywhere. */
+    /** {@link #check}: well-formed, and no sequence {@link DroppedText} drops starts anywhere. */
     static final int NO_SHIFTS = 0;
     /**
-     * {@link #check}: well-formed, and a sequence {@link Iso2022Text} drops starts somewhere
-     * ({@link Iso2022Sequences#lengthInComplete}: an ISO 2022 escape, a C0 control but NUL, TAB, LF and CR,
+     * {@link #check}: well-formed, and a sequence {@link DroppedText} drops starts somewhere
+     * ({@link DroppedSequences#lengthInComplete}: an ISO 2022 escape, a C0 control but NUL, TAB, LF and CR,
      * <code>~{</code>, <code>~}</code>, {@code ~} before a line feed, {@code &#1;}, U+FFFF, ...).
      */
     static final int SHIFTS = 1;
 
     /**
      * {@return {@link #MALFORMED}, {@link #NO_SHIFTS} or {@link #SHIFTS}} One pass: an all-ASCII word of eight bytes
-     * is passed over after the coarse word test of {@link Iso2022Sequences#mayStartInWord} (and, where that passes, the
+     * is passed over after the coarse word test of {@link DroppedSequences#mayStartInWord} (and, where that passes, the
      * exact test of its bytes; a word that holds a byte that may start one is read byte by byte for a sequence that
      * starts there), every other byte is read alone.
      *
@@ -59,7 +59,7 @@ final class Utf8 {
             if (i + 8 <= n) {
                 long w = bytes.getLong(i);
                 if ((w & HIGH_BITS) == 0) {
-                    if (Iso2022Sequences.mayStartInWord(w) != 0 && Iso2022Sequences.holdsStartInWord(w) != 0) {
+                    if (DroppedSequences.mayStartInWord(w) != 0 && DroppedSequences.holdsStartInWord(w) != 0) {
                         shifts |= shiftsIn(bytes, i, n);
                     }
                     i += 8;
@@ -115,7 +115,7 @@ final class Utf8 {
         return shifts == 0 ? NO_SHIFTS : SHIFTS;
     }
 
-    /** {@return {@link #SHIFTS} when a sequence {@link Iso2022Text} drops starts in the word at {@code i}, else 0} */
+    /** {@return {@link #SHIFTS} when a sequence {@link DroppedText} drops starts in the word at {@code i}, else 0} */
     private static int shiftsIn(ByteBuffer bytes, int i, int n) {
         int shifts = 0;
         for (int k = i; k < i + 8; k++) {
@@ -124,9 +124,9 @@ final class Utf8 {
         return shifts;
     }
 
-    /** {@return {@link #SHIFTS} when a sequence {@link Iso2022Text} drops starts at {@code i}, else 0} */
+    /** {@return {@link #SHIFTS} when a sequence {@link DroppedText} drops starts at {@code i}, else 0} */
     private static int shiftAt(ByteBuffer bytes, int i, int n) {
-        return Iso2022Sequences.mayStart(bytes.get(i)) && Iso2022Sequences.lengthInComplete(bytes, i, n) > 0 ? SHIFTS
+        return DroppedSequences.mayStart(bytes.get(i)) && DroppedSequences.lengthInComplete(bytes, i, n) > 0 ? SHIFTS
                 : 0;
     }
 }

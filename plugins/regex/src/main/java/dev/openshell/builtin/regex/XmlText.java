@@ -1,6 +1,6 @@
 package dev.openshell.builtin.regex;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -19,7 +19,7 @@ import java.util.Map;
  *       {@code &lt;}, {@code &gt;}, {@code &quot;}, {@code &apos;}) and the HTML named references that stand for an
  *       ASCII character ({@code &period;}, {@code &lowbar;}, {@code &colon;}, ...; {@code &amp}, {@code &lt},
  *       {@code &gt}, {@code &quot} also without the semicolon). A numeric reference to a character a parser drops
- *       ({@link Iso2022Sequences#droppedCodePoint}: C0 controls but TAB, LF and CR, DEL, noncharacters, surrogates,
+ *       ({@link DroppedSequences#droppedCodePoint}: C0 controls but TAB, LF and CR, DEL, noncharacters, surrogates,
  *       values above U+10FFFF; Python's {@code html.unescape} and libxml2 read {@code ghp_R8xq&#1;2LmT...} as the
  *       token, attacker pass 16, P18-1) reads as nothing; one of an unknown name stays as it is.</li>
  *   <li>CDATA section markers ({@code <![CDATA[} and {@code ]]>}) read as nothing, and nothing is decoded inside a
@@ -419,12 +419,12 @@ final class XmlText {
     private static long reference(ByteBuffer b, int i) {
         int n = b.limit();
         if (i + 1 < n && b.get(i + 1) == '#') {
-            long r = Iso2022Sequences.reference(b, i, n, true);
+            long r = DroppedSequences.reference(b, i, n, true);
             if (r == 0) {
                 return pack(1, LITERAL);
             }
             int cp = (int) r;
-            return pack((int) (r >>> 32), Iso2022Sequences.droppedCodePoint(cp) ? NOTHING : cp);
+            return pack((int) (r >>> 32), DroppedSequences.droppedCodePoint(cp) ? NOTHING : cp);
         }
         int j = i + 1;
         while (j < n && j - i <= 32 && isAlnum(b.get(j))) {

@@ -2,7 +2,7 @@ package dev.openshell.builtin.regex;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -16,8 +16,8 @@ import net.jqwik.api.Tuple;
 
 /**
  * {@link Utf8#check} judges well-formedness as the JDK's strict decoder does and, for well-formed bytes, says
- * {@link Utf8#SHIFTS} exactly when a sequence {@link Iso2022Text} drops starts somewhere (so {@link BodyDecoder}
- * skips the {@link Iso2022Text} reading only where it would find nothing): bytes mixing ASCII text, the four bytes
+ * {@link Utf8#SHIFTS} exactly when a sequence {@link DroppedText} drops starts somewhere (so {@link BodyDecoder}
+ * skips the {@link DroppedText} reading only where it would find nothing): bytes mixing ASCII text, the four bytes
  * that start one alone and in sequences whole and cut ({@code ~{}, {@code ~/}, ESC with intermediates), two- to
  * four-byte characters and arbitrary bytes, so they fall in all-ASCII words, in words with a non-ASCII byte, across
  * words and in the tail shorter than a word.
@@ -55,7 +55,7 @@ class Utf8CheckPropertyTest {
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body));
             expected = Utf8.NO_SHIFTS;
             for (int i = 0; i < body.length; i++) {
-                if (Iso2022Sequences.lengthInComplete(ByteBuffer.wrap(body), i, body.length) > 0) {
+                if (DroppedSequences.lengthInComplete(ByteBuffer.wrap(body), i, body.length) > 0) {
                     expected = Utf8.SHIFTS;
                 }
             }

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -51,7 +51,7 @@ final class HeldText {
         /** Where the held pieces' text starts in {@link #text} (the text before it was released). */
         int start;
         /**
-         * The characters received in this channel that are not ISO 2022 / HZ sequences ({@link Iso2022Sequences}),
+         * The characters received in this channel that are not ISO 2022 / HZ sequences ({@link DroppedSequences}),
          * as received (before replacements): the release rule counts these, whatever they spell (P11-3, P11-11).
          */
         long total;
@@ -153,7 +153,7 @@ final class HeldText {
             ends.put(e.getKey(), c.total);
             int back = c.text.length() - before + Math.max(0, c.openBack); // where the search resumes, from the end
             boolean edited = replaceWhole(c, Math.max(c.start, before - longest + 1));
-            replaceIso2022(c, edited ? c.start : Math.max(c.start, c.text.length() - back));
+            replaceDropped(c, edited ? c.start : Math.max(c.start, c.text.length() - back));
         }
         held.add(new Unit(unit, pieces, ends));
         heldBytes += unit.length;
@@ -212,7 +212,7 @@ final class HeldText {
         int p = 0;
         long v = 0;
         while (p < b.length) {
-            int s = Iso2022Spelling.skippable(b, p, b.length);
+            int s = DroppedSpelling.skippable(b, p, b.length);
             if (s < 0) {
                 break; // the next text may complete it
             }
@@ -225,11 +225,11 @@ final class HeldText {
 
     /**
      * Replaces (and counts) every spelling of a secret with ISO 2022 / HZ sequences between its bytes
-     * ({@link Iso2022Spelling}, as a client sniffing the joined text's charset drops them; attacker pass 9, P11-3)
+     * ({@link DroppedSpelling}, as a client sniffing the joined text's charset drops them; attacker pass 9, P11-3)
      * that starts at or after {@code from} in a channel's text, and remembers the first start the text so far leaves
      * undecided (the search resumes there when more text comes: a start decided as none stays none).
      */
-    private void replaceIso2022(Channel c, int from) {
+    private void replaceDropped(Channel c, int from) {
         while (true) {
             byte[] b = c.text.substring(from).getBytes(StandardCharsets.ISO_8859_1);
             work += b.length;

@@ -32,7 +32,7 @@ import java.util.TreeSet;
  * encoding); the value itself in UTF-32LE, UTF-32BE and EBCDIC ({@link FormEncodings}); and any mix of literal and
  * escaped characters in a JSON string ({@link JsonSpelling}) or of literal and {@code %XX} bytes
  * ({@link PercentSpelling}); and its bytes with ISO 2022 escape sequences, SO/SI or HZ shifts between them, which a
- * client sniffing an undeclared charset drops ({@link Iso2022Spelling}: any number per match). At each
+ * client sniffing an undeclared charset drops ({@link DroppedSpelling}: any number per match). At each
  * position the longest matching form wins; each match is replaced by the secret's placeholder.
  *
  * <p>One pass over the bytes for all secrets and forms: a byte-pair filter (a 64 Ki-bit set of the first two bytes
@@ -106,7 +106,7 @@ final class SecretScrubber {
                 names[s] = secret.name();
                 json[SPELLINGS * s] = new JsonSpelling(secret.value());
                 json[SPELLINGS * s + 1] = new PercentSpelling(secret.value());
-                json[SPELLINGS * s + 2] = new Iso2022Spelling(secret.value());
+                json[SPELLINGS * s + 2] = new DroppedSpelling(secret.value());
                 placeholders[s] = secret.placeholder().getBytes(StandardCharsets.UTF_8);
                 List<String> all = forms(secret.value());
                 for (int f = 0; f < all.size(); f++) {

@@ -1,21 +1,21 @@
 package dev.openshell.supervisor.proxy.internal;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 
 /**
  * Where the held-back tail of a streamed scrub starts ({@link SecretScrubber.Scrubbing}): the last {@code visible}
  * bytes that are not sequences a stateful-encoding decoder drops (ISO 2022 escape sequences, SO/SI, the HZ shifts:
- * {@link Iso2022Sequences}), plus the sequences among and after them.
+ * {@link DroppedSequences}), plus the sequences among and after them.
  *
  * <p>A tail of a fixed number of bytes, cut where a spelling with more sequences than fit follows a start of the
  * secret, would tell the sandbox by cut or not cut whether a reflected guess is a prefix of the key. Counting the
  * window in bytes that are not sequences makes every
- * position before it decidable for any number of sequences ({@link Iso2022Spelling} skips them without a bound), and
+ * position before it decidable for any number of sequences ({@link DroppedSpelling} skips them without a bound), and
  * the one cut left, {@link #tooLong}, looks at how many bytes of sequences are held, whatever the text spells. Both
  * depend on the bytes' kinds only: the same for every secret of the same length.
  *
  * <p>The bytes are read once, left to right, as sequences and single bytes (a sequence is read at a position where
- * one starts, as {@link Iso2022Spelling#skippable} answers), carrying a sequence the stream may still complete over to
+ * one starts, as {@link DroppedSpelling#skippable} answers), carrying a sequence the stream may still complete over to
  * the next write; a run of bytes none of which can start a sequence is recorded by its last {@code visible}
  * positions only, so text without sequences costs one comparison per byte. Positions are absolute stream offsets.
  * Linear in the stream, memory {@code visible} longs. Not thread-safe: one response.
@@ -49,7 +49,7 @@ final class VisibleWindow {
         long offset = base - from;
         while (p < n) {
             int q = p;
-            while (q < n && !Iso2022Sequences.mayStart(buf[q])) {
+            while (q < n && !DroppedSequences.mayStart(buf[q])) {
                 q++;
             }
             if (q > p) {
@@ -57,7 +57,7 @@ final class VisibleWindow {
                 p = q;
                 continue;
             }
-            int s = Iso2022Spelling.skippable(buf, p, n);
+            int s = DroppedSpelling.skippable(buf, p, n);
             if (s < 0) {
                 break; // a sequence the next write may complete
             }

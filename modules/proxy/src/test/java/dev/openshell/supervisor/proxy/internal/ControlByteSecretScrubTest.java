@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A credential value that itself holds a byte that can start a sequence a stateful-encoding decoder drops (ESC, SO,
  * SI, {@code ~}): the gateway configuration accepts such values (only CR, LF and NUL are refused), and
- * {@link Iso2022Spelling} may read such a byte of the text as the value's own byte or as the start of a sequence.
+ * {@link DroppedSpelling} may read such a byte of the text as the value's own byte or as the start of a sequence.
  * The value is replaced in every spelling and every chunking, whole and streamed, and what the stream releases or
  * cuts never depends on whether the reflected text is a prefix of the value.
  */

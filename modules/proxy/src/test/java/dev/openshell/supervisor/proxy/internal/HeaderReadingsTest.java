@@ -189,7 +189,7 @@ class HeaderReadingsTest {
                 "</x>; rel=next; title*=iso-2022-jp-2''%6B%1B%24%41%1B%28%42" + SECRET.substring(1),
                 "=?iso-2022-jp-2?Q?k=1B.A" + SECRET.substring(1) + "?=")) {
             String out = scrub(v, s);
-            if (out != null) { // replaced where the octets allow it (Iso2022Spelling): no reading holds the value
+            if (out != null) { // replaced where the octets allow it (DroppedSpelling): no reading holds the value
                 dev.openshell.middleware.spi.internal.EncodedWords.Decoded d =
                         dev.openshell.middleware.spi.internal.EncodedWords.decode(out);
                 assertFalse(out.contains(SECRET.substring(1)) || d.text().contains(SECRET.substring(1))

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -335,7 +335,7 @@ class SecretScrubberTest {
 
     /** Attacker pass 8, P10-4: the key split by escape sequences, SO/SI or HZ shifts in an undeclared body. */
     @Property(tries = 300)
-    void anyInsertionOfIso2022OrHzSequencesIsFound(@ForAll("secrets") String secret, @ForAll("filler") String before,
+    void anyInsertionOfDroppedSequencesIsFound(@ForAll("secrets") String secret, @ForAll("filler") String before,
                                                   @ForAll @Size(max = 8) List<@Size(max = 2) List<@IntRange(min = 0,
                                                           max = 21) Integer>> runs,
                                                   @ForAll @Size(max = 12) List<@IntRange(min = 0, max = 9) Integer>
@@ -351,7 +351,7 @@ class SecretScrubberTest {
     }
 
     @Property(tries = 200)
-    void textWithIso2022SequencesButNoSecretPassesUnchanged(@ForAll("filler") String text,
+    void textWithDroppedSequencesButNoSecretPassesUnchanged(@ForAll("filler") String text,
                                                             @ForAll @Size(max = 8) List<@Size(max = 2)
                                                                     List<@IntRange(min = 0, max = 21) Integer>> runs,
                                                             @ForAll @Size(max = 8) List<@IntRange(min = 0, max = 9)
@@ -380,11 +380,11 @@ class SecretScrubberTest {
         assertEquals(new String(single, StandardCharsets.ISO_8859_1),
                 new String(s.scrubAll(single), StandardCharsets.ISO_8859_1));
         for (String kept : new String[] {"k&#65;" + key, "k&#x80;" + key, "k&#9;" + key, "k&#xfffd;" + key,
-                "k&#" + "0".repeat(Iso2022Sequences.MAX_REFERENCE) + "1;" + key, "k\u00ef\u00bf\u00bd" + key}) {
+                "k&#" + "0".repeat(DroppedSequences.MAX_REFERENCE) + "1;" + key, "k\u00ef\u00bf\u00bd" + key}) {
             byte[] in = kept.getBytes(StandardCharsets.ISO_8859_1); // a character a reader keeps; a bound passed
             assertEquals(kept, new String(s.scrubAll(in), StandardCharsets.ISO_8859_1));
         }
-        assertTrue(s.window() >= (key.length() + 1) * Iso2022Spelling.PER_BYTE * Iso2022Sequences.MAX_SEQUENCE,
+        assertTrue(s.window() >= (key.length() + 1) * DroppedSpelling.PER_BYTE * DroppedSequences.MAX_SEQUENCE,
                 "the window covers the most sequences one match may skip");
     }
 }

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * pass 15c, P17c-1: so is a token split by a C0 control (but TAB, LF, CR) or a lone ESC, which libxml2's HTML parser
  * drops.
  */
-class Iso2022BodyTest {
+class DroppedSequenceBodyTest {
     private static final String TOKEN = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
     private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
     private static final String[] SPLITS = {"\u001b(B", "\u001b$B\u001b(B", "\u000e\u000f", "~{~}", "~\n",
@@ -103,7 +103,7 @@ class Iso2022BodyTest {
 
     @Test
     void textWithoutSuchSequencesHasNoSecondReading() {
-        assertEquals(null, Iso2022Text.view(java.nio.ByteBuffer.wrap("plain ~ text ~x\ttab\r\n \u007f".getBytes(
+        assertEquals(null, DroppedText.view(java.nio.ByteBuffer.wrap("plain ~ text ~x\ttab\r\n \u007f".getBytes(
                 StandardCharsets.ISO_8859_1))));
     }
 }

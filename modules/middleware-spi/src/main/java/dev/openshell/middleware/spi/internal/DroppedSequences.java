@@ -9,8 +9,8 @@ import org.apiguardian.api.API;
 /**
  * The sequences a decoder of a stateful encoding (ISO-2022-JP/-KR/-CN, HZ) or an HTML or XML parser drops from the
  * text it reads, so that the text around them reads as one run: the one rule
- * of the response scrub ({@code Iso2022Spelling}: a secret with such sequences between its bytes) and of the
- * {@code openshell/regex} body reading without them ({@code Iso2022Text}; attacker pass 8, P10-4 and P10-6):
+ * of the response scrub ({@code DroppedSpelling}: a secret with such sequences between its bytes) and of the
+ * {@code openshell/regex} body reading without them ({@code DroppedText}; attacker pass 8, P10-4 and P10-6):
  * <ul>
  *   <li>an ECMA-35 / ISO 2022 escape sequence: ESC (0x1B), one to {@value #MAX_INTERMEDIATES} intermediate bytes
  *       0x20-0x2F, one final byte 0x30-0x7E (designations such as {@code ESC ( B}, {@code ESC $ B},
@@ -39,7 +39,7 @@ import org.apiguardian.api.API;
  * offsets {@code 0 <= p < n <= limit}.
  */
 @API(status = INTERNAL, since = "0.2")
-public final class Iso2022Sequences {
+public final class DroppedSequences {
     /** The most intermediate bytes of an escape sequence (ISO-2022 designations use one or two). */
     public static final int MAX_INTERMEDIATES = 3;
     /**
@@ -75,7 +75,7 @@ public final class Iso2022Sequences {
     /** Added to a byte's low seven bits: the sum's high bit is set exactly when the byte is above 0x7d. */
     private static final long ABOVE_BRACE = 0x0202020202020202L;
 
-    private Iso2022Sequences() {
+    private DroppedSequences() {
     }
 
     /** {@return the bytes that may start a dropped sequence ({@link #mayStart}), in a new array} */

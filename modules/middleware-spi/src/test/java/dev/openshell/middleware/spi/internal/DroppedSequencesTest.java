@@ -11,8 +11,8 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
-/** The one rule of the ISO 2022 / HZ sequences a decoder drops ({@link Iso2022Sequences}). */
-class Iso2022SequencesTest {
+/** The one rule of the ISO 2022 / HZ sequences a decoder drops ({@link DroppedSequences}). */
+class DroppedSequencesTest {
 
     private static ByteBuffer text(String latin1) {
         return ByteBuffer.wrap(latin1.getBytes(StandardCharsets.ISO_8859_1)).asReadOnlyBuffer();
@@ -20,7 +20,7 @@ class Iso2022SequencesTest {
 
     private static int length(String latin1, int p) {
         ByteBuffer b = text(latin1);
-        return Iso2022Sequences.length(b, p, b.limit());
+        return DroppedSequences.length(b, p, b.limit());
     }
 
     @Test
@@ -53,10 +53,10 @@ class Iso2022SequencesTest {
             if (c != 0x1b) {
                 assertEquals(kept ? 0 : 1, length(s, 0), "control 0x" + Integer.toHexString(c));
             }
-            assertEquals(!kept, Iso2022Sequences.mayStart((byte) c), "control 0x" + Integer.toHexString(c));
+            assertEquals(!kept, DroppedSequences.mayStart((byte) c), "control 0x" + Integer.toHexString(c));
         }
         assertEquals(0, length("\u007f", 0), "DEL is kept");
-        assertEquals(33, Iso2022Sequences.startBytes().length, "29 controls and ~, &, ED, EF, F4");
+        assertEquals(33, DroppedSequences.startBytes().length, "29 controls and ~, &, ED, EF, F4");
     }
 
     /** The word test flags exactly the bytes that may start a dropped sequence, in any word. */
@@ -64,11 +64,11 @@ class Iso2022SequencesTest {
     void theWordTestIsExact(@ForAll("words") long w) {
         boolean any = false;
         for (int k = 0; k < Long.BYTES; k++) {
-            any |= Iso2022Sequences.mayStart((byte) (w >>> (8 * k)));
+            any |= DroppedSequences.mayStart((byte) (w >>> (8 * k)));
         }
-        assertEquals(any, Iso2022Sequences.holdsStartInWord(w) != 0);
+        assertEquals(any, DroppedSequences.holdsStartInWord(w) != 0);
         if (any) {
-            assertEquals(true, Iso2022Sequences.mayStartInWord(w) != 0, "the coarse test lets it through");
+            assertEquals(true, DroppedSequences.mayStartInWord(w) != 0, "the coarse test lets it through");
         }
     }
 
@@ -92,8 +92,8 @@ class Iso2022SequencesTest {
         for (String s : new String[] {"~", "\u001b", "\u001b(", "\u001b$)"}) {
             assertEquals(-1, length(s, 0), s);
             ByteBuffer b = text(s);
-            assertEquals(0, Iso2022Sequences.lengthInComplete(b, 0, b.limit()), s);
-            assertEquals(b.limit(), Iso2022Sequences.first(b, b.limit()), s);
+            assertEquals(0, DroppedSequences.lengthInComplete(b, 0, b.limit()), s);
+            assertEquals(b.limit(), DroppedSequences.first(b, b.limit()), s);
         }
     }
 
@@ -104,12 +104,12 @@ class Iso2022SequencesTest {
         int n = b.limit();
         int expected = n;
         for (int i = 0; i < n; i++) {
-            if (Iso2022Sequences.lengthInComplete(b, i, n) > 0) {
+            if (DroppedSequences.lengthInComplete(b, i, n) > 0) {
                 expected = i;
                 break;
             }
         }
-        assertEquals(expected, Iso2022Sequences.first(b, n));
+        assertEquals(expected, DroppedSequences.first(b, n));
     }
 
     @Provide
@@ -121,7 +121,7 @@ class Iso2022SequencesTest {
     /**
      * Attacker pass 16, P18-1: a numeric character reference to a character Python's {@code html.unescape} or libxml2
      * drops is a dropped sequence: leading zeros and a missing semicolon as HTML parsers read them, up to
-     * {@value Iso2022Sequences#MAX_REFERENCE} bytes.
+     * {@value DroppedSequences#MAX_REFERENCE} bytes.
      */
     @Test
     void dropsReferencesToCharactersAParserDrops() {
@@ -134,14 +134,14 @@ class Iso2022SequencesTest {
         assertEquals(4, length("&#x1g", 0));
         for (String r : new String[] {"&#9;", "&#10;", "&#13;", "&#x20;", "&#65;", "&#x80;", "&#x9f;", "&#xfdcf;",
                 "&#xfdf0;", "&#xfffd;", "&#x10000;", "&amp;", "&#;", "&#x;", "&", "&#a", "&lt;"}) {
-            assertEquals(0, Iso2022Sequences.lengthInComplete(text(r + "x"), 0, r.length() + 1), r);
+            assertEquals(0, DroppedSequences.lengthInComplete(text(r + "x"), 0, r.length() + 1), r);
         }
-        String longest = "&#" + "0".repeat(Iso2022Sequences.MAX_REFERENCE - 4) + "1;";
-        assertEquals(Iso2022Sequences.MAX_REFERENCE, length(longest + "x", 0));
+        String longest = "&#" + "0".repeat(DroppedSequences.MAX_REFERENCE - 4) + "1;";
+        assertEquals(DroppedSequences.MAX_REFERENCE, length(longest + "x", 0));
         assertEquals(0, length("&#0" + longest.substring(2) + "x", 0), "longer than the bound: text");
         assertEquals(-1, length("&#00", 0), "a streamed reference may go on");
         assertEquals(-1, length("&", 0));
-        assertEquals(0, Iso2022Sequences.lengthInComplete(text("&#00"), 0, 4));
+        assertEquals(0, DroppedSequences.lengthInComplete(text("&#00"), 0, 4));
     }
 
     /** Attacker pass 16, P18-2: libxml2 drops U+FFFE, U+FFFF, surrogates and values above U+10FFFF read from UTF-8. */
@@ -162,10 +162,10 @@ class Iso2022SequencesTest {
     /** Only an escape sequence has a shorter reading: libxml2 drops its ESC alone. */
     @Test
     void onlyAnEscapeSequenceHasAShorterReading() {
-        assertEquals(1, Iso2022Sequences.shorter(text("\u001b(B"), 0, 3));
-        assertEquals(1, Iso2022Sequences.shorter(text("\u001bN"), 0, 1));
-        assertEquals(4, Iso2022Sequences.shorter(text("&#1;"), 0, 4));
-        assertEquals(2, Iso2022Sequences.shorter(text("~{"), 0, 2));
+        assertEquals(1, DroppedSequences.shorter(text("\u001b(B"), 0, 3));
+        assertEquals(1, DroppedSequences.shorter(text("\u001bN"), 0, 1));
+        assertEquals(4, DroppedSequences.shorter(text("&#1;"), 0, 4));
+        assertEquals(2, DroppedSequences.shorter(text("~{"), 0, 2));
     }
 
     /** The code points a reference to is dropped: Python's invalid code points and libxml2's non-Chars, no other. */
@@ -175,7 +175,7 @@ class Iso2022SequencesTest {
                 || (cp >= 0xfdd0 && cp <= 0xfdef) || ((cp & 0xffff) >= 0xfffe && cp <= 0x10ffff);
         boolean xmlChar = cp == 9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff)
                 || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
-        assertEquals(python || !xmlChar, Iso2022Sequences.droppedCodePoint(cp), Integer.toHexString(cp));
+        assertEquals(python || !xmlChar, DroppedSequences.droppedCodePoint(cp), Integer.toHexString(cp));
     }
 
     @Provide

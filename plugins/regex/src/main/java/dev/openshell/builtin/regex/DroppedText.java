@@ -1,11 +1,12 @@
 package dev.openshell.builtin.regex;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 
 /**
- * Text as a decoder of a stateful encoding reads its ASCII (attacker pass 8, P10-6): ISO 2022 escape sequences (ESC
+ * Text as a decoder of a stateful encoding or an HTML parser reads it, without the sequences it drops (attacker
+ * pass 8, P10-6; pass 15c, P17c-1; pass 16, P18-1 and P18-2): ISO 2022 escape sequences (ESC
  * 0x1B, one to three intermediate bytes 0x20-0x2F, a final byte 0x30-0x7E: {@code ESC ( B}, {@code ESC $ B},
  * {@code ESC $ ) C}, ...), the ISO-2022-KR shifts SO and SI (0x0E, 0x0F), the HZ shifts <code>~&#123;</code> and
  * <code>~&#125;</code> and the HZ line continuation {@code ~} LF dropped. A server that sniffs an undeclared charset
@@ -15,14 +16,13 @@ import java.nio.ByteBuffer;
  * and CR, and an ESC that starts no escape sequence ({@code ESC N} too), is dropped alone, as libxml2's HTML parser
  * drops it ({@link #shorterView} is that parser's reading where an ESC makes the two differ), and so are character
  * references to characters a parser drops ({@code &#1;}, {@code &#xffff;}) and the UTF-8 of U+FFFE and U+FFFF. The
- * rule of which sequences go has one home,
- * {@link Iso2022Sequences} (shared with the response scrub), whose word-at-a-time search finds the first one. One
+ * rule of which sequences go has one home, {@link DroppedSequences} (shared with the response scrub), whose word-at-a-time search finds the first one. One
  * linear pass; the way back maps each dropped sequence to no text, so a redaction replaces the sequences inside a match
  * with it.
  */
-final class Iso2022Text {
+final class DroppedText {
 
-    private Iso2022Text() {
+    private DroppedText() {
     }
 
     /**
@@ -31,12 +31,12 @@ final class Iso2022Text {
      * @param input text (UTF-8, or ASCII-compatible)
      */
     static TextView view(ByteBuffer input) {
-        return reading(input, Iso2022Sequences.first(input, input.limit()), false);
+        return reading(input, DroppedSequences.first(input, input.limit()), false);
     }
 
     /**
      * {@return the reading of {@code input} as libxml2's HTML parser reads it, each sequence dropped at its shorter
-     * length ({@link Iso2022Sequences#shorter}: an escape sequence's ESC alone), or {@code null} when it holds no
+     * length ({@link DroppedSequences#shorter}: an escape sequence's ESC alone), or {@code null} when it holds no
      * escape sequence (then it is {@link #view})} (attacker pass 15c, P17c-1: {@code sk ESC -proj-...}, where
      * {@link #view} drops {@code ESC - p}, libxml2 only the ESC).
      *
@@ -45,9 +45,9 @@ final class Iso2022Text {
     static TextView shorterView(ByteBuffer input) {
         int n = input.limit();
         for (int i = 0; i < n; i++) {
-            int d = Iso2022Sequences.mayStart(input.get(i)) ? dropped(input, i) : 0;
-            if (d > 1 && Iso2022Sequences.shorter(input, i, d) != d) {
-                return reading(input, Iso2022Sequences.first(input, n), true);
+            int d = DroppedSequences.mayStart(input.get(i)) ? dropped(input, i) : 0;
+            if (d > 1 && DroppedSequences.shorter(input, i, d) != d) {
+                return reading(input, DroppedSequences.first(input, n), true);
             }
         }
         return null;
@@ -76,13 +76,13 @@ final class Iso2022Text {
 
     /** {@return the length of the sequence a decoder drops at {@code p} of the whole input, 0 for none} */
     static int dropped(ByteBuffer b, int p) {
-        return Iso2022Sequences.lengthInComplete(b, p, b.limit());
+        return DroppedSequences.lengthInComplete(b, p, b.limit());
     }
 
-    /** {@return {@link #dropped}, or its shorter length ({@link Iso2022Sequences#shorter})} */
+    /** {@return {@link #dropped}, or its shorter length ({@link DroppedSequences#shorter})} */
     private static int dropped(ByteBuffer b, int p, boolean shorter) {
         int d = dropped(b, p);
-        return shorter && d > 0 ? Iso2022Sequences.shorter(b, p, d) : d;
+        return shorter && d > 0 ? DroppedSequences.shorter(b, p, d) : d;
     }
 
     private static final class Dropped extends TextView.Escaped {

@@ -1,6 +1,6 @@
 package dev.openshell.supervisor.proxy.internal;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets;
  * in a body without a declared charset, which a client sniffing the charset reads as the key), or that an HTML or XML
  * parser drops (C0 controls, {@code &#1;}, {@code &#xffff;}, the UTF-8 of U+FFFF: attacker passes 15c and 16). Which
  * sequences those are (ISO 2022 escape sequences, SO/SI, the HZ shifts and line continuation, the controls, character
- * references to dropped characters, U+FFFE/U+FFFF and surrogates in UTF-8) has one home, {@link Iso2022Sequences}
+ * references to dropped characters, U+FFFE/U+FFFF and surrogates in UTF-8) has one home, {@link DroppedSequences}
  * (shared with the {@code openshell/regex} body reading); a {@code ~} of the secret may be spelled {@code ~~}.
  * Runs of them are skipped too, any number of them in one match: what bounds a streamed match is not the secret but the
  * held-back window of {@link SecretScrubber.Scrubbing}, counted in bytes that are not such sequences
@@ -24,23 +24,23 @@ import java.nio.charset.StandardCharsets;
  * secret holding such bytes is found in every spelling: {@code k~&#125;~~9Q} (HZ: {@code k~9Q}) for {@code k~9Q},
  * {@code k ESC ( B ESC N} for {@code k ESC N}.
  */
-final class Iso2022Spelling implements Spelling {
+final class DroppedSpelling implements Spelling {
     /** Inserted sequences allowed per byte of the secret. */
     static final int PER_BYTE = 2;
 
     /** Positions a reading advances by at most, plus one: the sets of counts held ahead ({@link #readings}). */
-    private static final int RING = Iso2022Sequences.MAX_DROPPED + 1;
+    private static final int RING = DroppedSequences.MAX_DROPPED + 1;
 
     private final byte[] raw;
     /** Whether a byte of the secret can start a sequence: a byte of the text may then be read either way. */
     private final boolean ambiguous;
 
     /** @param secret the secret value; not empty */
-    Iso2022Spelling(String secret) {
+    DroppedSpelling(String secret) {
         raw = secret.getBytes(StandardCharsets.UTF_8);
         boolean any = false;
         for (byte b : raw) {
-            any |= Iso2022Sequences.mayStart(b);
+            any |= DroppedSequences.mayStart(b);
         }
         ambiguous = any;
     }
@@ -53,7 +53,7 @@ final class Iso2022Spelling implements Spelling {
     @Override
     public int longest() {
         // 2: a ~ spelled ~~; 1: one byte of look-ahead
-        return 2 * raw.length + maxSkipped() * Iso2022Sequences.MAX_SEQUENCE + 1;
+        return 2 * raw.length + maxSkipped() * DroppedSequences.MAX_SEQUENCE + 1;
     }
 
     @Override
@@ -64,7 +64,7 @@ final class Iso2022Spelling implements Spelling {
             return;
         }
         pairs.pair(b0, raw[1] & 0xff);
-        for (int b1 : Iso2022Sequences.startBytes()) {
+        for (int b1 : DroppedSequences.startBytes()) {
             pairs.pair(b0, b1);
         }
     }
@@ -115,7 +115,7 @@ final class Iso2022Spelling implements Spelling {
      * {@code ~&#125;}, HZ's {@code ~&#125;~~}; an ESC of the secret after {@code ESC ( B}), and a {@code ~} of the
      * secret as {@code ~} and as {@code ~~}: the secret's bytes read so far, for each position, are a set
      * ({@code states}, one bit per count), advanced position by position through a ring of
-     * {@value Iso2022Sequences#MAX_SEQUENCE} + 1 sets (the longest step). Each position is visited once with all its
+     * {@value DroppedSequences#MAX_SEQUENCE} + 1 sets (the longest step). Each position is visited once with all its
      * counts: linear in the bytes read, times the secret's length / 64. -1 only when no reading matched and one was
      * cut off at {@code n}.
      */
@@ -190,14 +190,14 @@ final class Iso2022Spelling implements Spelling {
 
     /**
      * {@return the length of the sequence a decoder drops at {@code p}; 0 for none; -1 if {@code buf} ends first}
-     * ({@link Iso2022Sequences#length}; a byte that cannot start one is answered without wrapping {@code buf})
+     * ({@link DroppedSequences#length}; a byte that cannot start one is answered without wrapping {@code buf})
      */
     static int skippable(byte[] buf, int p, int n) {
-        return Iso2022Sequences.mayStart(buf[p]) ? Iso2022Sequences.length(ByteBuffer.wrap(buf), p, n) : 0;
+        return DroppedSequences.mayStart(buf[p]) ? DroppedSequences.length(ByteBuffer.wrap(buf), p, n) : 0;
     }
 
     /** {@return the shorter length a reader drops of the sequence of {@code s} bytes at {@code p}} */
     private static int shorter(byte[] buf, int p, int s) {
-        return s > 1 ? Iso2022Sequences.shorter(ByteBuffer.wrap(buf), p, s) : s;
+        return s > 1 ? DroppedSequences.shorter(ByteBuffer.wrap(buf), p, s) : s;
     }
 }

@@ -2,7 +2,7 @@ package dev.openshell.builtin.regex;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.openshell.middleware.spi.internal.Iso2022Sequences;
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import net.jqwik.api.Arbitraries;
@@ -13,14 +13,14 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
 
 /**
- * The word-at-a-time search of {@link Iso2022Sequences} equals its byte-at-a-time definition: the coarse word test
- * ({@link Iso2022Sequences#mayStartInWord}) marks exactly the ASCII bytes below 0x20 or above 0x7d, {@code &} and every
+ * The word-at-a-time search of {@link DroppedSequences} equals its byte-at-a-time definition: the coarse word test
+ * ({@link DroppedSequences#mayStartInWord}) marks exactly the ASCII bytes below 0x20 or above 0x7d, {@code &} and every
  * byte that is not ASCII, so it never passes over ESC, SO, SI, {@code ~}, a reference or the UTF-8 of U+FFFF; and the
  * first dropped sequence is found at the same index as a byte loop finds it, on bytes dense with those, their
  * neighbours, the same bytes with the high bit set, line feeds and tabs, in either byte order of the buffer and at
  * every length (the tail shorter than a word included).
  */
-class Iso2022FirstPropertyTest {
+class DroppedFirstPropertyTest {
     @Provide
     Arbitrary<byte[]> bodies() {
         Arbitrary<Byte> near = Arbitraries.of((byte) 0x1b, (byte) 0x0e, (byte) 0x0f, (byte) '~', (byte) '{',
@@ -44,7 +44,7 @@ class Iso2022FirstPropertyTest {
                 expected |= 0x80L << (8 * j);
             }
         }
-        assertEquals(expected, Iso2022Sequences.mayStartInWord(w));
+        assertEquals(expected, DroppedSequences.mayStartInWord(w));
     }
 
     @Property(tries = 3000)
@@ -53,12 +53,12 @@ class Iso2022FirstPropertyTest {
         ByteBuffer b = ByteBuffer.wrap(body).order(bigEndian ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN);
         int expected = body.length;
         for (int i = 0; i < body.length; i++) {
-            if (Iso2022Text.dropped(b, i) > 0) {
+            if (DroppedText.dropped(b, i) > 0) {
                 expected = i;
                 break;
             }
         }
-        assertEquals(expected, Iso2022Sequences.first(b.asReadOnlyBuffer().order(b.order()), body.length));
-        assertEquals(expected == body.length, Iso2022Text.view(b) == null);
+        assertEquals(expected, DroppedSequences.first(b.asReadOnlyBuffer().order(b.order()), body.length));
+        assertEquals(expected == body.length, DroppedText.view(b) == null);
     }
 }
