@@ -35,10 +35,17 @@ import java.util.Locale;
  *     base/regex.jar plugins/regex/target/regex-0.1.0-SNAPSHOT.jar \
  *     ~/.m2/repository/com/google/re2j/re2j/1.8/re2j-1.8.jar
  * </pre>
- * The regex and re2j JARs must not also be on the class path.
+ * The regex and re2j JARs must not also be on the class path. A regex JAR may also hold the classes of
+ * {@code dev.openshell.middleware.spi.internal} its build was compiled with (the one home of the dropped sequences the
+ * stage reads text without, for one): each build then runs with its own, else with the class path's.
  */
 public final class RegexCpuTimeAB {
     private static final String PROVIDER = "dev.openshell.builtin.regex.RegexProvider";
+    /**
+     * The SPI's internal helpers the regex stage reads text with ({@code DroppedSequences}, ...): loaded from a regex
+     * JAR that holds them too, so each build runs with its own.
+     */
+    private static final String SPI_INTERNAL = "dev.openshell.middleware.spi.internal.";
     /** Rounds over every body and build before any is timed, so every JIT profile holds all three bodies. */
     private static final int WARM_UP_ROUNDS = 5;
 
@@ -137,12 +144,24 @@ public final class RegexCpuTimeAB {
         URLClassLoader loader = new URLClassLoader(new URL[] {jar, re2j}, parent) {
             @Override
             protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-                if (!name.startsWith("dev.openshell.builtin.regex.") && !name.startsWith("com.google.re2j.")) {
+                boolean internal = name.startsWith(SPI_INTERNAL);
+                if (!name.startsWith("dev.openshell.builtin.regex.") && !name.startsWith("com.google.re2j.")
+                        && !internal) {
                     return super.loadClass(name, resolve);
                 }
                 synchronized (getClassLoadingLock(name)) {
                     Class<?> c = findLoadedClass(name);
-                    return c != null ? c : findClass(name);
+                    if (c != null) {
+                        return c;
+                    }
+                    try {
+                        return findClass(name);
+                    } catch (ClassNotFoundException e) {
+                        if (internal) { // a regex JAR without the SPI's internal helpers: the class path's
+                            return super.loadClass(name, resolve);
+                        }
+                        throw e;
+                    }
                 }
             }
         };

@@ -11,10 +11,12 @@ import java.nio.ByteOrder;
  * (ED A0-BF) and code points above U+10FFFF (F4 90-BF, F5-FF).
  *
  * <p>Runs of ASCII are checked eight bytes at a time; the body is never decoded or copied. The same pass tells
- * whether the text holds a sequence {@link DroppedText} drops (an ISO 2022 escape, a C0 control, an HZ shift, a
- * character reference to a dropped character, U+FFFE or U+FFFF), so a body
- * without one is not read a second time for them ({@link #check}); a {@code ~} that starts none (a home directory's
- * {@code ~/}, common in code and shell text) does not count.
+ * whether the text holds a sequence {@link DroppedText} drops (an ISO 2022 escape, a C0 control, an HZ shift, U+FFFE
+ * or U+FFFF), so a body without one is not read a second time for them ({@link #check}); a {@code ~} that starts none
+ * (a home directory's {@code ~/}, common in code and shell text) does not count. A character reference to a dropped
+ * character ({@code &#1;}) is reported only where it stands next to another such byte: text that holds {@code &#} is
+ * read by the markup layer, which reads such a reference as nothing ({@link XmlText}), and an all-ASCII word pays one
+ * coarse test for the rest.
  */
 final class Utf8 {
     private static final long HIGH_BITS = 0x8080_8080_8080_8080L;
@@ -38,7 +40,7 @@ final class Utf8 {
     /**
      * {@link #check}: well-formed, and a sequence {@link DroppedText} drops starts somewhere
      * ({@link DroppedSequences#lengthInComplete}: an ISO 2022 escape, a C0 control but NUL, TAB, LF and CR,
-     * <code>~{</code>, <code>~}</code>, {@code ~} before a line feed, {@code &#1;}, U+FFFF, ...).
+     * <code>~{</code>, <code>~}</code>, {@code ~} before a line feed, U+FFFF, ...; a character reference, sometimes).
      */
     static final int SHIFTS = 1;
 

@@ -247,7 +247,8 @@ class MarkupBodyTest {
     /**
      * Attacker pass 16, P18-1: a reference to a character Python's {@code html.unescape} or libxml2 drops (C0
      * controls, DEL, noncharacters, NUL, surrogates, values above U+10FFFF) joins the text around it, in every type
-     * that is read for references and in a JSON string (the reading without dropped sequences).
+     * that is read for references (JSON is not: a reference in a JSON string is encoded a second time, as
+     * {@code &#50;} is, builtin-regex.md "Still not detected").
      */
     @Test
     void aReferenceToACharacterAParserDropsJoinsTheRun() {
@@ -259,8 +260,7 @@ class MarkupBodyTest {
             // see below)
             String ref2 = ref.endsWith(";") ? ref : ref + ";"; // "&#1" before a letter: the digits end it
             for (String[] typed : new String[][] {{"<p>", "</p>", "text/html"}, {"<a>", "</a>", "application/xml"},
-                {"", "", "text/plain"}, {"{\"a\":\"", "\"}", "application/json"},
-                {"", "", "application/octet-stream"}}) {
+                {"", "", "text/plain"}, {"", "", "application/octet-stream"}, {"# ", "", "text/markdown"}}) {
                 String body = typed[0] + half + (rest.charAt(0) >= '0' && rest.charAt(0) <= '9' ? ref2 : ref) + rest
                         + typed[1];
                 denied(body, "content-type", typed[2]);

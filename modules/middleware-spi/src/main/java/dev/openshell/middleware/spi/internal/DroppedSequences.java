@@ -274,10 +274,10 @@ public final class DroppedSequences {
     /**
      * {@return the index of the first sequence a decoder drops in the complete text {@code [0, n)}, {@code n} for
      * none} The common case holds none of the bytes that can start one ({@link #mayStart}): eight bytes are
-     * read at a time and passed over by one coarse test ({@link #mayStartInWord}: a byte below 0x20 or above 0x7d,
-     * {@code &}, a non-ASCII byte), then, for a word that passes it, the exact test of its bytes
-     * ({@link #holdsStartInWord}); only a word that holds one is read byte by byte. One linear pass; either byte order
-     * of the buffer.
+     * read at a time and passed over by one coarse test ({@link #mayStartInWord} and {@link #referenceOrUtf8InWord}:
+     * a byte below 0x20 or above 0x7d, {@code &}, a non-ASCII byte), then, for a word that passes it, the exact test
+     * of its bytes ({@link #holdsStartInWord}); only a word that holds one is read byte by byte. One linear pass;
+     * either byte order of the buffer.
      *
      * @param b the text
      * @param n its end, at most {@code b.limit()}
@@ -286,7 +286,7 @@ public final class DroppedSequences {
         int i = 0;
         for (; i + Long.BYTES <= n; i += Long.BYTES) {
             long w = b.getLong(i);
-            if (mayStartInWord(w) != 0 && holdsStartInWord(w) != 0) {
+            if ((mayStartInWord(w) | referenceOrUtf8InWord(w)) != 0 && holdsStartInWord(w) != 0) {
                 for (int k = i; k < i + Long.BYTES; k++) {
                     if (mayStart(b.get(k)) && length(b, k, n) > 0) {
                         return k;
@@ -303,15 +303,27 @@ public final class DroppedSequences {
     }
 
     /**
-     * {@return the high bit of each byte of {@code w} that is ASCII and below 0x20 or above 0x7d, an {@code &}, or not
-     * ASCII} A superset of the bytes {@link #mayStart} accepts, exact per byte (no carry leaves a byte: its low seven
-     * bits plus 0x60 or 0x02 stay below 0x100), so the byte order the word was read in does not matter.
+     * {@return the high bit of each byte of {@code w} that is ASCII and below 0x20 or above 0x7d} A superset of the
+     * ASCII bytes that start a dropped sequence other than a character reference (the controls, ESC, SO, SI,
+     * {@code ~}): the one test a UTF-8 check of all-ASCII text pays per word, as text that holds {@code &#} is read by
+     * a markup layer anyway. Exact per byte (no carry leaves a byte: its low seven bits plus 0x60 or 0x02 stay below
+     * 0x100), so the byte order the word was read in does not matter.
      *
      * @param w eight bytes
      */
     public static long mayStartInWord(long w) {
         long x = w & LOWS;
-        return ((~(x + BELOW_SPACE) | (x + ABOVE_BRACE) | equal(x, AMPERSAND8)) & ~w | w) & HIGHS;
+        return (~(x + BELOW_SPACE) | (x + ABOVE_BRACE)) & ~w & HIGHS;
+    }
+
+    /**
+     * {@return the high bit of each byte of {@code w} that is {@code &} or not ASCII} With {@link #mayStartInWord}, a
+     * superset of the bytes that start a dropped sequence. Exact per byte.
+     *
+     * @param w eight bytes
+     */
+    public static long referenceOrUtf8InWord(long w) {
+        return (equalLow(w & LOWS, AMPERSAND8) | w) & HIGHS;
     }
 
     /**
@@ -323,9 +335,19 @@ public final class DroppedSequences {
      */
     public static long holdsStartInWord(long w) {
         long x = w & LOWS;
-        long controls = ~(x + BELOW_SPACE) & ~(equal(x, 0) | equal(x, TAB8) | equal(x, LF8) | equal(x, CR8));
-        long ascii = (controls | equal(x, TILDE8) | equal(x, AMPERSAND8)) & ~w;
+        long controls = ~(x + BELOW_SPACE) & ~(equalLow(x, 0) | equalLow(x, TAB8) | equalLow(x, LF8)
+                | equalLow(x, CR8));
+        long ascii = (controls | equalLow(x, TILDE8) | equalLow(x, AMPERSAND8)) & ~w;
         return (ascii | equal(w, ED8) | equal(w, EF8) | equal(w, F48)) & HIGHS;
+    }
+
+    /**
+     * {@return the high bit of each byte of {@code x} (high bits clear) equal to the byte repeated in {@code c}},
+     * exact per byte: no carry leaves a byte
+     */
+    private static long equalLow(long x, long c) {
+        long t = x ^ c;
+        return ~((t + LOWS) | t) & HIGHS;
     }
 
     /**
