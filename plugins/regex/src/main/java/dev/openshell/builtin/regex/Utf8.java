@@ -61,7 +61,7 @@ final class Utf8 {
             if (i + 8 <= n) {
                 long w = bytes.getLong(i);
                 if ((w & HIGH_BITS) == 0) {
-                    if (DroppedSequences.mayStartInWord(w) != 0 && DroppedSequences.holdsStartInWord(w) != 0) {
+                    if (DroppedSequences.mayStartInWord(w) != 0 && DroppedSequences.holdsShiftInWord(w) != 0) {
                         shifts |= shiftsIn(bytes, i, n);
                     }
                     i += 8;

@@ -334,11 +334,22 @@ public final class DroppedSequences {
      * @param w eight bytes
      */
     public static long holdsStartInWord(long w) {
+        long others = equalLow(w & LOWS, AMPERSAND8) & ~w | equal(w, ED8) | equal(w, EF8) | equal(w, F48);
+        return holdsShiftInWord(w) | others & HIGHS;
+    }
+
+    /**
+     * {@return nonzero when a byte of {@code w} is ASCII and may start a dropped sequence other than a character
+     * reference: the high bit of each such byte, exact per byte} Below 0x20 but NUL, TAB, LF and CR, or {@code ~}: the
+     * exact test after {@link #mayStartInWord}.
+     *
+     * @param w eight bytes
+     */
+    public static long holdsShiftInWord(long w) {
         long x = w & LOWS;
         long controls = ~(x + BELOW_SPACE) & ~(equalLow(x, 0) | equalLow(x, TAB8) | equalLow(x, LF8)
                 | equalLow(x, CR8));
-        long ascii = (controls | equalLow(x, TILDE8) | equalLow(x, AMPERSAND8)) & ~w;
-        return (ascii | equal(w, ED8) | equal(w, EF8) | equal(w, F48)) & HIGHS;
+        return (controls | equalLow(x, TILDE8)) & ~w & HIGHS;
     }
 
     /**

@@ -63,10 +63,14 @@ class DroppedSequencesTest {
     @Property(tries = 2000)
     void theWordTestIsExact(@ForAll("words") long w) {
         boolean any = false;
+        boolean shift = false;
         for (int k = 0; k < Long.BYTES; k++) {
-            any |= DroppedSequences.mayStart((byte) (w >>> (8 * k)));
+            byte b = (byte) (w >>> (8 * k));
+            any |= DroppedSequences.mayStart(b);
+            shift |= DroppedSequences.mayStart(b) && b >= 0 && b != '&';
         }
         assertEquals(any, DroppedSequences.holdsStartInWord(w) != 0);
+        assertEquals(shift, DroppedSequences.holdsShiftInWord(w) != 0, "the ASCII starts but & alone");
         if (any) {
             assertEquals(true, (DroppedSequences.mayStartInWord(w) | DroppedSequences.referenceOrUtf8InWord(w)) != 0,
                     "the coarse test lets it through");
