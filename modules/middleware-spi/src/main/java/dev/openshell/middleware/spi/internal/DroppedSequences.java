@@ -102,6 +102,18 @@ public final class DroppedSequences {
     }
 
     /**
+     * {@return whether {@code b}, followed by {@code next}, may start a dropped sequence} As {@link #mayStart}, and a
+     * {@code &} only before {@code #} (a numeric character reference): the test a byte-at-a-time reader of HTML, where
+     * {@code &} is common, makes before {@link #length}.
+     *
+     * @param b a byte
+     * @param next the byte after it
+     */
+    public static boolean mayStart(byte b, byte next) {
+        return b == '&' ? next == '#' : mayStart(b);
+    }
+
+    /**
      * {@return whether {@code b} is a C0 control an HTML parser drops alone: any but NUL, TAB, LF and CR (ESC, SO and
      * SI among them)} Each is a dropped sequence of one byte by itself ({@link #length}), an ESC too where it starts no
      * escape sequence; a reading that drops only these is libxml2's.

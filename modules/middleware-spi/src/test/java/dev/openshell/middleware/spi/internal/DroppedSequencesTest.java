@@ -164,6 +164,20 @@ class DroppedSequencesTest {
         assertEquals(-1, length("\u00ef\u00bf", 0));
     }
 
+    /** The two-byte test passes every start of a dropped sequence, and no {@code &} that starts no reference. */
+    @Property(tries = 2000)
+    void theTwoByteTestPassesEveryStart(@ForAll("texts") String s) {
+        ByteBuffer b = text(s + "#");
+        for (int i = 0; i + 1 < b.limit(); i++) {
+            if (DroppedSequences.length(b, i, b.limit()) != 0) {
+                assertEquals(true, DroppedSequences.mayStart(b.get(i), b.get(i + 1)), s);
+            }
+            if (b.get(i) == '&' && b.get(i + 1) != '#') {
+                assertEquals(false, DroppedSequences.mayStart(b.get(i), b.get(i + 1)), s);
+            }
+        }
+    }
+
     /** Only an escape sequence has a shorter reading: libxml2 drops its ESC alone. */
     @Test
     void onlyAnEscapeSequenceHasAShorterReading() {

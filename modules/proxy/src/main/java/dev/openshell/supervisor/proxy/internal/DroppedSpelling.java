@@ -193,7 +193,10 @@ final class DroppedSpelling implements Spelling {
      * ({@link DroppedSequences#length}; a byte that cannot start one is answered without wrapping {@code buf})
      */
     static int skippable(byte[] buf, int p, int n) {
-        return DroppedSequences.mayStart(buf[p]) ? DroppedSequences.length(ByteBuffer.wrap(buf), p, n) : 0;
+        if (!DroppedSequences.mayStart(buf[p]) || p + 1 < n && !DroppedSequences.mayStart(buf[p], buf[p + 1])) {
+            return 0; // most bytes, and an & not before # (HTML's &amp;): no buffer wrapped
+        }
+        return DroppedSequences.length(ByteBuffer.wrap(buf), p, n);
     }
 
     /** {@return the shorter length a reader drops of the sequence of {@code s} bytes at {@code p}} */
