@@ -115,7 +115,7 @@ final class DroppedSpelling implements Spelling {
      * {@code ~&#125;}, HZ's {@code ~&#125;~~}; an ESC of the secret after {@code ESC ( B}), and a {@code ~} of the
      * secret as {@code ~} and as {@code ~~}: the secret's bytes read so far, for each position, are a set
      * ({@code states}, one bit per count), advanced position by position through a ring of
-     * {@value DroppedSequences#MAX_SEQUENCE} + 1 sets (the longest step). Each position is visited once with all its
+     * {@value DroppedSequences#MAX_DROPPED} + 1 sets (the longest step), one array. Each position is visited once with all its
      * counts: linear in the bytes read, times the secret's length / 64. -1 only when no reading matched and one was
      * cut off at {@code n}.
      */
@@ -124,16 +124,16 @@ final class DroppedSpelling implements Spelling {
             return 0;
         }
         int words = (raw.length + 64) / 64; // counts 0..raw.length
-        long[][] ring = new long[RING][words];
-        ring[i % RING][0] = 1L; // nothing read at i
+        long[] ring = new long[RING * words];
+        ring[i % RING * words] = 1L; // nothing read at i
         int best = 0;
         boolean cut = false;
         int live = 1;
         for (int p = i; live > 0; p++) {
-            long[] states = ring[p % RING];
+            int at = p % RING * words;
             for (int w = 0; w < words; w++) {
-                long bits = states[w];
-                states[w] = 0;
+                long bits = ring[at + w];
+                ring[at + w] = 0;
                 while (bits != 0) {
                     int k = w * 64 + Long.numberOfTrailingZeros(bits);
                     bits &= bits - 1;
@@ -147,7 +147,7 @@ final class DroppedSpelling implements Spelling {
                         continue;
                     }
                     int s = skippable(buf, p, n);
-                    live += step(buf, p, n, k, s, ring);
+                    live += step(buf, p, n, k, s, ring, words);
                     cut |= s < 0 || raw[k] == '~' && buf[p] == '~' && p + 1 >= n; // told by bytes after n
                 }
             }
@@ -159,32 +159,32 @@ final class DroppedSpelling implements Spelling {
      * Adds the counts that {@code k} bytes read at {@code p}, where a sequence of {@code s} bytes starts, lead to;
      * {@return how many were new}
      */
-    private int step(byte[] buf, int p, int n, int k, int s, long[][] ring) {
+    private int step(byte[] buf, int p, int n, int k, int s, long[] ring, int words) {
         int added = 0;
         if (buf[p] == raw[k]) {
-            added += add(ring, p + 1, k + 1);
+            added += add(ring, words, p + 1, k + 1);
             if (raw[k] == '~' && p + 1 < n && buf[p + 1] == '~') {
-                added += add(ring, p + 2, k + 1); // HZ's ~~ for a ~
+                added += add(ring, words, p + 2, k + 1); // HZ's ~~ for a ~
             }
         }
         if (s > 0 && k > 0) { // sequences only between bytes
-            added += add(ring, p + s, k);
+            added += add(ring, words, p + s, k);
             int alone = shorter(buf, p, s);
             if (alone != s) {
-                added += add(ring, p + alone, k); // the ESC alone, as libxml2's HTML parser drops it (P17c-1)
+                added += add(ring, words, p + alone, k); // the ESC alone, as libxml2's HTML parser drops it (P17c-1)
             }
         }
         return added;
     }
 
     /** Sets count {@code k} at position {@code p}; {@return 1 if it was not set} */
-    private static int add(long[][] ring, int p, int k) {
-        long[] states = ring[p % RING];
+    private static int add(long[] ring, int words, int p, int k) {
+        int at = p % RING * words + (k >>> 6);
         long bit = 1L << (k & 63);
-        if ((states[k >>> 6] & bit) != 0) {
+        if ((ring[at] & bit) != 0) {
             return 0;
         }
-        states[k >>> 6] |= bit;
+        ring[at] |= bit;
         return 1;
     }
 
