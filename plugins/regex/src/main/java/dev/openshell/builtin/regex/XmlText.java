@@ -430,6 +430,9 @@ final class XmlText {
         while (j < n && j - i <= 32 && isAlnum(b.get(j))) {
             j++;
         }
+        if (j == i + 1) {
+            return pack(1, LITERAL); // no name: a lone & (attacker pass 17, P19-5: a body of them cost 30 times a byte)
+        }
         if (j < n && b.get(j) == ';') {
             Integer cp = NAMED.get(ascii(b, i + 1, j));
             if (cp != null) {
@@ -437,7 +440,7 @@ final class XmlText {
             }
         }
         for (String legacy : LEGACY) {
-            if (i + 1 + legacy.length() <= n && ascii(b, i + 1, i + 1 + legacy.length()).equals(legacy)) {
+            if (startsWith(b, i + 1, legacy)) {
                 return pack(1 + legacy.length(), NAMED.get(legacy));
             }
         }
@@ -452,6 +455,18 @@ final class XmlText {
         byte[] s = new byte[to - from];
         b.get(from, s);
         return new String(s, StandardCharsets.ISO_8859_1);
+    }
+
+    private static boolean startsWith(ByteBuffer b, int at, String s) {
+        if (at + s.length() > b.limit()) {
+            return false;
+        }
+        for (int k = 0; k < s.length(); k++) {
+            if (b.get(at + k) != s.charAt(k)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean startsWith(ByteBuffer b, int at, byte[] s) {
