@@ -366,17 +366,27 @@ final class BodyDecoder {
                 read = escapedReading(text);
             }
         }
-        if (markup || (holds & MARKUP) != 0) {
-            TextView decoded = XmlText.view(text.text());
-            if (decoded != null) {
-                read = new TwoReadings(read, TextView.stacked(text, decoded), 1);
+        boolean references = markup || (holds & MARKUP) != 0;
+        if (references) {
+            read = also(read, text, XmlText.view(text.text()));
+        }
+        if (html) {
+            read = also(read, text, XmlText.htmlView(text.text()));
+        }
+        int differing = references ? MarkupReference.differing(text.text(), markup && !html) : 0;
+        for (MarkupReference.Reader reader : MarkupReference.Reader.values()) {
+            if ((differing & 1 << reader.ordinal()) != 0) { // a reader that drops a reference WHATWG reads (P19)
+                read = also(read, text, XmlText.view(text.text(), reader));
+                read = html && reader == MarkupReference.Reader.PYTHON
+                        ? also(read, text, XmlText.htmlView(text.text(), reader)) : read;
             }
         }
-        TextView tokenized = html ? XmlText.htmlView(text.text()) : null;
-        if (tokenized != null) {
-            read = new TwoReadings(read, TextView.stacked(text, tokenized), 1);
-        }
         return read;
+    }
+
+    /** {@return {@code read} and, when not {@code null}, {@code upper} over {@code text}: both scanned} */
+    private static TextView also(TextView read, TextView text, TextView upper) {
+        return upper == null ? read : new TwoReadings(read, TextView.stacked(text, upper), 1);
     }
 
     /** {@link #escapedOrMarkedUp} bit: the text holds a valid JSON string escape. */

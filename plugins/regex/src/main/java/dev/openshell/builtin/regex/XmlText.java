@@ -1,12 +1,10 @@
 package dev.openshell.builtin.regex;
 
-import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The markup layer: the text an XML parser (XML 1.0 sections 2.4, 2.5, 2.6, 2.7, 4.1, 4.6) or an HTML parser (WHATWG
@@ -14,14 +12,10 @@ import java.util.Map;
  * {@code &#} or a CDATA section ({@link BodyDecoder}).
  *
  * <ul>
- *   <li>Character references are decoded: {@code &#115;} and {@code &#x73;} (any number of leading zeros; the
- *       semicolon may be missing, as an HTML parser accepts), the five predefined entities ({@code &amp;},
- *       {@code &lt;}, {@code &gt;}, {@code &quot;}, {@code &apos;}) and the HTML named references that stand for an
- *       ASCII character ({@code &period;}, {@code &lowbar;}, {@code &colon;}, ...; {@code &amp}, {@code &lt},
- *       {@code &gt}, {@code &quot} also without the semicolon). A numeric reference to a character a parser drops
- *       ({@link DroppedSequences#droppedCodePoint}: C0 controls but TAB, LF and CR, DEL, noncharacters, surrogates,
- *       values above U+10FFFF; Python's {@code html.unescape} and libxml2 read {@code ghp_R8xq&#1;2LmT...} as the
- *       token, attacker pass 16, P18-1) reads as nothing; one of an unknown name stays as it is.</li>
+ *   <li>Character references are decoded as a reader reads them ({@link MarkupReference}: browsers by default,
+ *       also Python's {@code html.unescape} and libxml2, which drop some): {@code &#115;} and {@code &#x73;} (any
+ *       number of leading zeros; the semicolon may be missing, as an HTML parser accepts), the five predefined
+ *       entities and the HTML named references that stand for an ASCII character.</li>
  *   <li>CDATA section markers ({@code <![CDATA[} and {@code ]]>}) read as nothing, and nothing is decoded inside a
  *       section: a parser reports the text before, in and after adjacent sections as one text node.</li>
  *   <li>Comments ({@code <!-- -->}) and processing instructions ({@code <? ?>}) read as nothing: a parser that drops
@@ -40,35 +34,15 @@ import java.util.Map;
  */
 final class XmlText {
     /** A unit that stands for itself (one byte). */
-    private static final int LITERAL = -1;
-    /** A unit that reads as nothing (a marker, a comment, a processing instruction). */
-    private static final int NOTHING = -2;
+    private static final int LITERAL = MarkupReference.LITERAL;
+    /** A unit that reads as nothing (a marker, a comment, a processing instruction, a dropped reference). */
+    private static final int NOTHING = MarkupReference.NOTHING;
 
     private static final byte[] CDATA_OPEN = "<![CDATA[".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CDATA_CLOSE = "]]>".getBytes(StandardCharsets.US_ASCII);
     private static final java.util.regex.Pattern ENCODING = java.util.regex.Pattern
             .compile("[ \t\r\n]encoding[ \t\r\n]*=[ \t\r\n]*(?:\"([^\"]*)\"|'([^']*)')");
     private static final byte[] ENTITY = "<!ENTITY".getBytes(StandardCharsets.US_ASCII);
-
-    /** Named references that stand for an ASCII character (XML's five, then HTML's). */
-    private static final Map<String, Integer> NAMED = Map.ofEntries(Map.entry("amp", (int) '&'),
-            Map.entry("lt", (int) '<'), Map.entry("gt", (int) '>'), Map.entry("quot", (int) '"'),
-            Map.entry("apos", (int) '\''), Map.entry("AMP", (int) '&'), Map.entry("LT", (int) '<'),
-            Map.entry("GT", (int) '>'), Map.entry("QUOT", (int) '"'), Map.entry("excl", (int) '!'),
-            Map.entry("num", (int) '#'), Map.entry("dollar", (int) '$'), Map.entry("percnt", (int) '%'),
-            Map.entry("lpar", (int) '('), Map.entry("rpar", (int) ')'), Map.entry("ast", (int) '*'),
-            Map.entry("midast", (int) '*'), Map.entry("plus", (int) '+'), Map.entry("comma", (int) ','),
-            Map.entry("period", (int) '.'), Map.entry("sol", (int) '/'), Map.entry("colon", (int) ':'),
-            Map.entry("semi", (int) ';'), Map.entry("equals", (int) '='), Map.entry("quest", (int) '?'),
-            Map.entry("commat", (int) '@'), Map.entry("lsqb", (int) '['), Map.entry("lbrack", (int) '['),
-            Map.entry("bsol", (int) '\\'), Map.entry("rsqb", (int) ']'), Map.entry("rbrack", (int) ']'),
-            Map.entry("Hat", (int) '^'), Map.entry("lowbar", (int) '_'), Map.entry("UnderBar", (int) '_'),
-            Map.entry("grave", (int) '`'), Map.entry("DiacriticalGrave", (int) '`'), Map.entry("lcub", (int) '{'),
-            Map.entry("lbrace", (int) '{'), Map.entry("verbar", (int) '|'), Map.entry("vert", (int) '|'),
-            Map.entry("VerticalLine", (int) '|'), Map.entry("rcub", (int) '}'), Map.entry("rbrace", (int) '}'),
-            Map.entry("Tab", (int) '\t'), Map.entry("NewLine", (int) '\n'));
-    /** Named references an HTML parser also reads without the semicolon. */
-    private static final String[] LEGACY = {"amp", "lt", "gt", "quot", "AMP", "LT", "GT", "QUOT"};
 
     private XmlText() {
     }
@@ -166,7 +140,18 @@ final class XmlText {
      * @param input text (UTF-8, or ASCII-compatible)
      */
     static TextView view(ByteBuffer input) {
-        return view(input, null);
+        return view(input, null, MarkupReference.Reader.WHATWG);
+    }
+
+    /**
+     * {@return the markup reading of the input with its character references read as {@code reader} reads them
+     * ({@link MarkupReference}), or {@code null} when it decodes nothing}
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     * @param reader the reader
+     */
+    static TextView view(ByteBuffer input, MarkupReference.Reader reader) {
+        return view(input, null, reader);
     }
 
     /**
@@ -181,21 +166,31 @@ final class XmlText {
      * @param input text (UTF-8, or ASCII-compatible)
      */
     static TextView htmlView(ByteBuffer input) {
-        return view(input, literalOpeners(input));
+        return htmlView(input, MarkupReference.Reader.WHATWG);
+    }
+
+    /**
+     * {@return {@link #htmlView} with the character references read as {@code reader} reads them}
+     *
+     * @param input text (UTF-8, or ASCII-compatible)
+     * @param reader the reader (Python's {@code html.parser} drops bogus comments too)
+     */
+    static TextView htmlView(ByteBuffer input, MarkupReference.Reader reader) {
+        return view(input, literalOpeners(input), reader);
     }
 
     /**
      * @param html for HTML, the positions of the {@code <} that open nothing ({@link #literalOpeners}); {@code null}
      *     for XML
      */
-    private static TextView view(ByteBuffer input, BitSet html) {
+    private static TextView view(ByteBuffer input, BitSet html, MarkupReference.Reader reader) {
         int n = input.limit();
         byte[] out = new byte[n + 4];
         int o = 0;
         boolean cdata = false;
         boolean changed = false;
         for (int i = 0; i < n; ) {
-            long u = step(input, i, cdata, html);
+            long u = step(input, i, cdata, html, reader);
             int len = (int) (u >>> 32);
             int kind = (int) u;
             if (kind == LITERAL) {
@@ -210,7 +205,7 @@ final class XmlText {
             }
             i += len;
         }
-        return changed ? new Decoded(input, ByteBuffer.wrap(out, 0, o).slice(), html) : null;
+        return changed ? new Decoded(input, ByteBuffer.wrap(out, 0, o).slice(), html, reader) : null;
     }
 
     /**
@@ -242,7 +237,7 @@ final class XmlText {
      * {@return the unit at {@code i}: its input length times 2^32 plus its kind ({@link #LITERAL}, {@link #NOTHING}
      * or the code point it reads as)}
      */
-    private static long step(ByteBuffer b, int i, boolean cdata, BitSet html) {
+    private static long step(ByteBuffer b, int i, boolean cdata, BitSet html, MarkupReference.Reader reader) {
         byte c = b.get(i);
         if (cdata) {
             return c == ']' && startsWith(b, i, CDATA_CLOSE) ? pack(3, NOTHING) : pack(1, LITERAL);
@@ -262,7 +257,7 @@ final class XmlText {
             }
             return pack(1, LITERAL);
         }
-        return c == '&' ? reference(b, i) : pack(1, LITERAL);
+        return c == '&' ? MarkupReference.at(b, i, reader) : pack(1, LITERAL);
     }
 
     /** {@return the unit at {@code i} (a {@code <}) of HTML: a comment or bogus comment, else a literal} */
@@ -415,58 +410,10 @@ final class XmlText {
         return n;
     }
 
-    /** {@return the unit of the reference at {@code i} (its {@code &}), or a literal {@code &}} */
-    private static long reference(ByteBuffer b, int i) {
-        int n = b.limit();
-        if (i + 1 < n && b.get(i + 1) == '#') {
-            long r = DroppedSequences.reference(b, i, n, true);
-            if (r == 0) {
-                return pack(1, LITERAL);
-            }
-            int cp = (int) r;
-            return pack((int) (r >>> 32), DroppedSequences.droppedCodePoint(cp) ? NOTHING : cp);
-        }
-        int j = i + 1;
-        while (j < n && j - i <= 32 && isAlnum(b.get(j))) {
-            j++;
-        }
-        if (j == i + 1) {
-            return pack(1, LITERAL); // no name: a lone & (attacker pass 17, P19-5: a body of them cost 30 times a byte)
-        }
-        if (j < n && b.get(j) == ';') {
-            Integer cp = NAMED.get(ascii(b, i + 1, j));
-            if (cp != null) {
-                return pack(j + 1 - i, cp);
-            }
-        }
-        for (String legacy : LEGACY) {
-            if (startsWith(b, i + 1, legacy)) {
-                return pack(1 + legacy.length(), NAMED.get(legacy));
-            }
-        }
-        return pack(1, LITERAL);
-    }
-
-    private static boolean isAlnum(byte c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    }
-
     private static String ascii(ByteBuffer b, int from, int to) {
         byte[] s = new byte[to - from];
         b.get(from, s);
         return new String(s, StandardCharsets.ISO_8859_1);
-    }
-
-    private static boolean startsWith(ByteBuffer b, int at, String s) {
-        if (at + s.length() > b.limit()) {
-            return false;
-        }
-        for (int k = 0; k < s.length(); k++) {
-            if (b.get(at + k) != s.charAt(k)) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static boolean startsWith(ByteBuffer b, int at, byte[] s) {
@@ -486,11 +433,13 @@ final class XmlText {
         private final ByteBuffer input;
         private final ByteBuffer text;
         private final BitSet html;
+        private final MarkupReference.Reader reader;
 
-        Decoded(ByteBuffer input, ByteBuffer text, BitSet html) {
+        Decoded(ByteBuffer input, ByteBuffer text, BitSet html, MarkupReference.Reader reader) {
             this.input = input;
             this.text = text;
             this.html = html;
+            this.reader = reader;
         }
 
         @Override
@@ -507,7 +456,7 @@ final class XmlText {
             boolean cdata = false;
             for (Edit e : edits) {
                 while (i < n) { // to the edit's first text byte, past markers and comments before it
-                    long u = step(input, i, cdata, html);
+                    long u = step(input, i, cdata, html, reader);
                     if (d >= e.start() && textLength(u) > 0) {
                         break;
                     }
@@ -518,7 +467,7 @@ final class XmlText {
                 int start = i;
                 boolean startCdata = cdata;
                 while (i < n && d < e.end()) {
-                    long u = step(input, i, cdata, html);
+                    long u = step(input, i, cdata, html, reader);
                     cdata = next(i, u, cdata);
                     d += textLength(u);
                     i += (int) (u >>> 32);

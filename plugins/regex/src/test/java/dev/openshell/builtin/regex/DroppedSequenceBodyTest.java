@@ -101,6 +101,20 @@ class DroppedSequenceBodyTest {
                 .decision(), "U+FFFD is read: no token");
     }
 
+    /** Attacker pass 17, P19-2: libxml2 2.14's recovering XML parser (lxml's wheels) drops NUL from text. */
+    @Test
+    void aTokenSplitByNulIsFound() {
+        RegexProvider provider = new RegexProvider();
+        for (String nul : new String[] {"\u0000", "\u0000\u0000\u0000", "\u0000\u0001\u0000"}) {
+            for (String type : new String[] {"application/xml", "text/xml", "text/html", "text/plain"}) {
+                byte[] body = ("<a>" + TOKEN.substring(0, 10) + nul + TOKEN.substring(10) + "</a>")
+                        .getBytes(StandardCharsets.UTF_8);
+                assertEquals(Decision.DENY, DecodedBodyTest.evaluate(provider, DENY, body, "content-type", type)
+                        .decision(), type);
+            }
+        }
+    }
+
     @Test
     void textWithoutSuchSequencesHasNoSecondReading() {
         assertEquals(null, DroppedText.view(java.nio.ByteBuffer.wrap("plain ~ text ~x\ttab\r\n \u007f".getBytes(

@@ -29,6 +29,10 @@ import org.apiguardian.api.API;
  *       ({@link #droppedCodePoint}: Python's {@code html.parser} and {@code html.unescape} drop C0 controls, DEL and
  *       the noncharacters, libxml2 also NUL, U+000C, surrogates and values above U+10FFFF; attacker pass 16, P18-1),
  *       at most {@value #MAX_REFERENCE} bytes long;</li>
+ *   <li>{@code &#} or {@code &#x} without digits (libxml2 reads a reference to nothing, P19-1) and a named reference
+ *       other than XML's five predefined entities ({@code &a;}, {@code &nbsp;}: libxml2's recovering XML parser
+ *       drops an entity no DTD declares, P19-3), at most {@value #MAX_REFERENCE} bytes;</li>
+ *   <li>a run of at most {@value #MAX_NUL_RUN} NUL bytes (libxml2 2.14's recovering XML parser drops NUL, P19-2);</li>
  *   <li>the UTF-8 bytes of U+FFFE and U+FFFF ({@code EF BF BE}, {@code EF BF BF}), of a UTF-16 surrogate
  *       ({@code ED A0-BF 80-BF}) and of a value above U+10FFFF ({@code F4 90-BF 80-BF 80-BF}): libxml2 reads each as
  *       a character that is not an XML {@code Char} and drops it (P18-2).</li>
@@ -53,8 +57,17 @@ public final class DroppedSequences {
      * limit: character references).
      */
     public static final int MAX_REFERENCE = 32;
-    /** The longest dropped sequence, in bytes: a character reference. */
-    public static final int MAX_DROPPED = MAX_REFERENCE;
+    /** The longest run of NUL bytes read as a dropped sequence; a longer one is text (a binary body's zeros). */
+    public static final int MAX_NUL_RUN = 32;
+    /** The longest dropped sequence, in bytes: a character reference, or a run of NULs. */
+    public static final int MAX_DROPPED = Math.max(MAX_REFERENCE, MAX_NUL_RUN);
+    /**
+     * The value {@link #reference} gives {@code &#} or {@code &#x} without digits: libxml2 reads it as a reference to
+     * nothing and drops it (attacker pass 17, P19-1); Python and WHATWG parsers read it as written.
+     */
+    public static final int NO_DIGITS = -1;
+    /** XML's five predefined entities (XML 1.0 section 4.6): every other name needs a declaration. */
+    private static final java.util.Set<String> PREDEFINED = java.util.Set.of("amp", "lt", "gt", "quot", "apos");
     private static final byte ESC = 0x1b;
     /** The code point a reference's value is clamped to: no Unicode scalar value, as parsers clamp it. */
     private static final int CLAMPED = 0x110000;
@@ -91,26 +104,27 @@ public final class DroppedSequences {
     }
 
     /**
-     * {@return whether {@code b} may start a dropped sequence: a C0 control but NUL, TAB, LF and CR (ESC, SO and SI
+     * {@return whether {@code b} may start a dropped sequence: a C0 control but TAB, LF and CR (ESC, SO, SI and NUL
      * among them), {@code ~}, {@code &} (a character reference), or the UTF-8 lead bytes {@code ED}, {@code EF} and
      * {@code F4} (a surrogate, U+FFFE/U+FFFF, a value above U+10FFFF)}
      *
      * @param b a byte
      */
     public static boolean mayStart(byte b) {
-        return b == '~' || b == '&' || b == (byte) 0xed || b == (byte) 0xef || b == (byte) 0xf4 || droppedControl(b);
+        return b == '~' || b == '&' || b == 0 || b == (byte) 0xed || b == (byte) 0xef || b == (byte) 0xf4
+                || droppedControl(b);
     }
 
     /**
      * {@return whether {@code b}, followed by {@code next}, may start a dropped sequence} As {@link #mayStart}, and a
-     * {@code &} only before {@code #} (a numeric character reference): the test a byte-at-a-time reader of HTML, where
-     * {@code &} is common, makes before {@link #length}.
+     * {@code &} only before {@code #} or a name's first character (a character reference): the test a byte-at-a-time
+     * reader of HTML, where {@code &} is common, makes before {@link #length}.
      *
      * @param b a byte
      * @param next the byte after it
      */
     public static boolean mayStart(byte b, byte next) {
-        return b == '&' ? next == '#' : mayStart(b);
+        return b == '&' ? next == '#' || nameChar(next, true) : mayStart(b);
     }
 
     /**
@@ -144,6 +158,9 @@ public final class DroppedSequences {
         }
         if (x == '&') {
             return droppedReference(b, p, n);
+        }
+        if (x == 0) {
+            return nulRun(b, p, n);
         }
         if (x < 0) {
             return droppedUtf8(b, p, n, x & 0xff);
@@ -180,14 +197,77 @@ public final class DroppedSequences {
         return s > 1 && b.get(p) == ESC ? 1 : s;
     }
 
-    /** {@return the length of the character reference to a dropped code point at {@code p} (an {@code &}), as length} */
+    /**
+     * {@return the length of the character reference at {@code p} (an {@code &}) that a reader drops, as length}: a
+     * numeric one to a dropped code point or without digits, or a named one no DTD declares (libxml2's recovering XML
+     * parser drops it: {@code &a;}, {@code &nbsp;}; attacker pass 17, P19-3), at most {@value #MAX_REFERENCE} bytes
+     */
     private static int droppedReference(ByteBuffer b, int p, int n) {
         int end = Math.min(n, p + MAX_REFERENCE);
+        if (p + 1 < end && b.get(p + 1) != '#') {
+            return undeclaredEntity(b, p, n, end);
+        }
         long r = reference(b, p, end, false);
         if (r < 0) {
             return end < n || end - p >= MAX_REFERENCE ? 0 : -1; // longer than the bound: text
         }
-        return r != 0 && droppedCodePoint((int) r) ? (int) (r >>> 32) : 0;
+        return r != 0 && ((int) r == NO_DIGITS || droppedCodePoint((int) r)) ? (int) (r >>> 32) : 0;
+    }
+
+    /** {@return the length of {@code &name;} at {@code p} for a name other than the predefined five, as length} */
+    private static int undeclaredEntity(ByteBuffer b, int p, int n, int end) {
+        int j = p + 1;
+        while (j < end && nameChar(b.get(j), j == p + 1)) {
+            j++;
+        }
+        if (j >= end) {
+            return end < n || end - p >= MAX_REFERENCE ? 0 : -1;
+        }
+        if (j == p + 1 || b.get(j) != ';') {
+            return 0;
+        }
+        return predefined(b, p + 1, j) ? 0 : j + 1 - p;
+    }
+
+    /** {@return whether the name {@code [from, to)} of {@code b} is a predefined entity's}, without a string */
+    private static boolean predefined(ByteBuffer b, int from, int to) {
+        for (String name : PREDEFINED) {
+            boolean same = name.length() == to - from;
+            for (int k = 0; same && k < name.length(); k++) {
+                same = b.get(from + k) == name.charAt(k);
+            }
+            if (same) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** {@return whether {@code c} continues an XML name (ASCII letters, digits, {@code _ : . -}; not first: digits, {@code . -})} */
+    private static boolean nameChar(byte c, boolean first) {
+        boolean start = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+        return start || !first && ((c >= '0' && c <= '9') || c == '.' || c == '-');
+    }
+
+    /** {@return whether {@code name} is one of XML's five predefined entities} @param name an entity name */
+    public static boolean predefinedEntity(String name) {
+        return PREDEFINED.contains(name);
+    }
+
+    /**
+     * {@return the length of the run of NUL bytes at {@code p}, as length} libxml2's recovering XML parser (2.14,
+     * lxml's wheels) drops a NUL (attacker pass 17, P19-2); a run longer than {@value #MAX_NUL_RUN} is text, so the
+     * zeros of a binary body are never held as sequences.
+     */
+    private static int nulRun(ByteBuffer b, int p, int n) {
+        int j = p;
+        while (j < n && j - p <= MAX_NUL_RUN && b.get(j) == 0) {
+            j++;
+        }
+        if (j - p > MAX_NUL_RUN) {
+            return 0;
+        }
+        return j >= n ? -1 : j - p;
     }
 
     /**
@@ -214,20 +294,39 @@ public final class DroppedSequences {
     }
 
     /**
-     * {@return whether a reader drops the character {@code cp} when a character reference names it} Python's
-     * {@code html.parser} / {@code html.unescape}: U+0001-U+0008, U+000B, U+000E-U+001F, U+007F, U+FDD0-U+FDEF and
-     * U+nFFFE/U+nFFFF of every plane; libxml2 (Debian's 2.9: lxml, xmllint, PHP's DOM), every value that is not an
-     * XML {@code Char}: also U+0000, U+000C, the surrogates U+D800-U+DFFF and values above U+10FFFF. TAB, LF, CR and
-     * U+0080-U+009F (windows-1252 to Python and WHATWG) are kept.
+     * {@return whether a reader drops the character {@code cp} when a character reference names it}: Python's
+     * ({@link #droppedByPython}) or libxml2's ({@link #droppedByLibxml2}). TAB, LF, CR and U+0080-U+009F
+     * (windows-1252 to Python and WHATWG) are kept by both.
      *
      * @param cp a code point, or a value above U+10FFFF
      */
     public static boolean droppedCodePoint(int cp) {
-        if (cp < 0x20) {
-            return cp != '\t' && cp != '\n' && cp != '\r';
-        }
-        return cp == 0x7f || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0xfdd0 && cp <= 0xfdef)
-                || (cp & 0xfffe) == 0xfffe || cp > 0x10ffff || cp < 0;
+        return droppedByPython(cp) || droppedByLibxml2(cp);
+    }
+
+    /**
+     * {@return whether Python's {@code html.unescape} (and {@code html.parser}) reads a reference to {@code cp} as
+     * nothing}: U+0001-U+0008, U+000B, U+000E-U+001F, U+007F, U+FDD0-U+FDEF and U+nFFFE/U+nFFFF of every plane
+     * ({@code html._invalid_codepoints})
+     *
+     * @param cp a code point, or a value above U+10FFFF
+     */
+    public static boolean droppedByPython(int cp) {
+        return cp >= 0 && ((cp >= 1 && cp <= 8) || cp == 0xb || (cp >= 0xe && cp <= 0x1f) || cp == 0x7f
+                || (cp >= 0xfdd0 && cp <= 0xfdef) || ((cp & 0xfffe) == 0xfffe && cp <= 0x10ffff));
+    }
+
+    /**
+     * {@return whether libxml2 (Debian's 2.9: lxml, xmllint, PHP's DOM) reads a reference to {@code cp} as nothing}:
+     * every value that is not an XML {@code Char} (XML 1.0 section 2.2): U+0000-U+0008, U+000B, U+000C,
+     * U+000E-U+001F, the surrogates, U+FFFE, U+FFFF and values above U+10FFFF
+     *
+     * @param cp a code point, or a value above U+10FFFF
+     */
+    public static boolean droppedByLibxml2(int cp) {
+        boolean xmlChar = cp == '\t' || cp == '\n' || cp == '\r' || (cp >= 0x20 && cp <= 0xd7ff)
+                || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+        return !xmlChar;
     }
 
     /**
@@ -263,12 +362,12 @@ public final class DroppedSequences {
             return -1;
         }
         if (j == start) {
-            return 0;
+            cp = NO_DIGITS; // &# or &#x before no digit: libxml2 drops it (with its ;), others read it as written
         }
         if (j < n && b.get(j) == ';') {
             j++;
         }
-        return (long) (j - p) << 32 | cp;
+        return (long) (j - p) << 32 | cp & 0xffff_ffffL;
     }
 
     private static int digit(byte c, boolean hex) {
@@ -340,7 +439,7 @@ public final class DroppedSequences {
 
     /**
      * {@return nonzero when a byte of {@code w} may start a dropped sequence ({@link #mayStart}): the high bit of each
-     * such byte, exact per byte} Below 0x20 but NUL, TAB, LF and CR, {@code ~}, {@code &}, {@code ED}, {@code EF},
+     * such byte, exact per byte} Below 0x20 but TAB, LF and CR, {@code ~}, {@code &}, {@code ED}, {@code EF},
      * {@code F4}.
      *
      * @param w eight bytes
@@ -352,15 +451,14 @@ public final class DroppedSequences {
 
     /**
      * {@return nonzero when a byte of {@code w} is ASCII and may start a dropped sequence other than a character
-     * reference: the high bit of each such byte, exact per byte} Below 0x20 but NUL, TAB, LF and CR, or {@code ~}: the
+     * reference: the high bit of each such byte, exact per byte} Below 0x20 but TAB, LF and CR, or {@code ~}: the
      * exact test after {@link #mayStartInWord}.
      *
      * @param w eight bytes
      */
     public static long holdsShiftInWord(long w) {
         long x = w & LOWS;
-        long controls = ~(x + BELOW_SPACE) & ~(equalLow(x, 0) | equalLow(x, TAB8) | equalLow(x, LF8)
-                | equalLow(x, CR8));
+        long controls = ~(x + BELOW_SPACE) & ~(equalLow(x, TAB8) | equalLow(x, LF8) | equalLow(x, CR8));
         return (controls | equalLow(x, TILDE8)) & ~w & HIGHS;
     }
 

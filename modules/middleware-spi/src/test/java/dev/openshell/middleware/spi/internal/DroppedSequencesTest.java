@@ -47,8 +47,8 @@ class DroppedSequencesTest {
      */
     @Test
     void dropsTheControlsAnHtmlParserDrops() {
-        for (int c = 0; c < 0x20; c++) {
-            boolean kept = c == 0 || c == '\t' || c == '\n' || c == '\r';
+        for (int c = 1; c < 0x20; c++) {
+            boolean kept = c == '\t' || c == '\n' || c == '\r';
             String s = (char) c + "x";
             if (c != 0x1b) {
                 assertEquals(kept ? 0 : 1, length(s, 0), "control 0x" + Integer.toHexString(c));
@@ -56,7 +56,7 @@ class DroppedSequencesTest {
             assertEquals(!kept, DroppedSequences.mayStart((byte) c), "control 0x" + Integer.toHexString(c));
         }
         assertEquals(0, length("\u007f", 0), "DEL is kept");
-        assertEquals(33, DroppedSequences.startBytes().length, "29 controls and ~, &, ED, EF, F4");
+        assertEquals(34, DroppedSequences.startBytes().length, "29 controls, NUL and ~, &, ED, EF, F4");
     }
 
     /** The word test flags exactly the bytes that may start a dropped sequence, in any word. */
@@ -138,7 +138,8 @@ class DroppedSequencesTest {
         assertEquals(3, length("&#1x", 0), "no semicolon: the digits end the reference");
         assertEquals(4, length("&#x1g", 0));
         for (String r : new String[] {"&#9;", "&#10;", "&#13;", "&#x20;", "&#65;", "&#x80;", "&#x9f;", "&#xfdcf;",
-                "&#xfdf0;", "&#xfffd;", "&#x10000;", "&amp;", "&#;", "&#x;", "&", "&#a", "&lt;"}) {
+                "&#xfdf0;", "&#xfffd;", "&#x10000;", "&amp;", "&", "&lt;", "&quot;", "&apos;", "&gt;", "& a;",
+                "&1a;", "&a"}) {
             assertEquals(0, DroppedSequences.lengthInComplete(text(r + "x"), 0, r.length() + 1), r);
         }
         String longest = "&#" + "0".repeat(DroppedSequences.MAX_REFERENCE - 4) + "1;";
@@ -147,6 +148,35 @@ class DroppedSequencesTest {
         assertEquals(-1, length("&#00", 0), "a streamed reference may go on");
         assertEquals(-1, length("&", 0));
         assertEquals(0, DroppedSequences.lengthInComplete(text("&#00"), 0, 4));
+    }
+
+    /**
+     * Attacker pass 17, P19-1 and P19-3: libxml2 reads {@code &#} without digits as a reference to nothing, and its
+     * recovering XML parser drops a named reference no DTD declares; both are dropped sequences.
+     */
+    @Test
+    void dropsReferencesWithoutDigitsAndUndeclaredEntities() {
+        assertEquals(3, length("&#;x", 0));
+        assertEquals(4, length("&#x;x", 0));
+        assertEquals(4, length("&#X;x", 0));
+        assertEquals(2, length("&#ax", 0), "&# before a non-digit: the two bytes");
+        assertEquals(3, length("&#xgx", 0));
+        assertEquals(3, length("&a;x", 0));
+        assertEquals(6, length("&nbsp;x", 0));
+        assertEquals(8, length("&a.b-c1;x", 0));
+        assertEquals(0, length("&amp;x", 0), "predefined: a character");
+        assertEquals(-1, length("&#", 0));
+        assertEquals(-1, length("&abc", 0), "a streamed name may go on");
+        assertEquals(0, length("&" + "a".repeat(DroppedSequences.MAX_REFERENCE) + ";", 0), "longer than the bound");
+    }
+
+    /** Attacker pass 17, P19-2: libxml2 2.14's recovering XML parser drops NUL; a run longer than the bound is text. */
+    @Test
+    void dropsShortRunsOfNul() {
+        assertEquals(1, length("\u0000x", 0));
+        assertEquals(DroppedSequences.MAX_NUL_RUN, length("\u0000".repeat(DroppedSequences.MAX_NUL_RUN) + "x", 0));
+        assertEquals(0, length("\u0000".repeat(DroppedSequences.MAX_NUL_RUN + 1) + "x", 0), "a binary body's zeros");
+        assertEquals(-1, length("\u0000\u0000", 0));
     }
 
     /** Attacker pass 16, P18-2: libxml2 drops U+FFFE, U+FFFF, surrogates and values above U+10FFFF read from UTF-8. */
@@ -164,7 +194,10 @@ class DroppedSequencesTest {
         assertEquals(-1, length("\u00ef\u00bf", 0));
     }
 
-    /** The two-byte test passes every start of a dropped sequence, and no {@code &} that starts no reference. */
+    /**
+     * The two-byte test passes every start of a dropped sequence, and no {@code &} before a byte that starts no
+     * reference.
+     */
     @Property(tries = 2000)
     void theTwoByteTestPassesEveryStart(@ForAll("texts") String s) {
         ByteBuffer b = text(s + "#");
@@ -172,7 +205,8 @@ class DroppedSequencesTest {
             if (DroppedSequences.length(b, i, b.limit()) != 0) {
                 assertEquals(true, DroppedSequences.mayStart(b.get(i), b.get(i + 1)), s);
             }
-            if (b.get(i) == '&' && b.get(i + 1) != '#') {
+            byte next = b.get(i + 1);
+            if (b.get(i) == '&' && next != '#' && !Character.isLetter(next) && next != '_' && next != ':') {
                 assertEquals(false, DroppedSequences.mayStart(b.get(i), b.get(i + 1)), s);
             }
         }

@@ -316,7 +316,8 @@ class SecretScrubberTest {
      */
     private static final String[] DROPPED = {"\u001b(B", "\u001b$B", "\u001b$)C", "\u001b$(D", "\u001b&@",
             "\u000e", "\u000f", "~{", "~}", "~\n", "\u0001", "\u000b", "\u001f", "\u001b", "&#1;", "&#x1b;",
-            "&#xFFFF;", "&#x10fffe;", "&#0;", "&#xd800;", "\u00ef\u00bf\u00be", "\u00ed\u00a0\u0080"};
+            "&#xFFFF;", "&#x10fffe;", "&#0;", "&#xd800;", "\u00ef\u00bf\u00be", "\u00ed\u00a0\u0080", "&#;", "&#x;",
+            "&a;", "&nbsp;", "\u0000", "\u0000\u0000"};
 
     /** {@return {@code secret}'s UTF-8 bytes with, before byte k > 0, the run {@code runs[k % size]} of DROPPED} */
     private static byte[] withDropped(String secret, List<List<Integer>> runs) {
@@ -337,7 +338,7 @@ class SecretScrubberTest {
     @Property(tries = 300)
     void anyInsertionOfDroppedSequencesIsFound(@ForAll("secrets") String secret, @ForAll("filler") String before,
                                                   @ForAll @Size(max = 8) List<@Size(max = 2) List<@IntRange(min = 0,
-                                                          max = 21) Integer>> runs,
+                                                          max = 27) Integer>> runs,
                                                   @ForAll @Size(max = 12) List<@IntRange(min = 0, max = 9) Integer>
                                                           cuts) {
         ByteArrayOutputStream in = new ByteArrayOutputStream();
@@ -353,7 +354,7 @@ class SecretScrubberTest {
     @Property(tries = 200)
     void textWithDroppedSequencesButNoSecretPassesUnchanged(@ForAll("filler") String text,
                                                             @ForAll @Size(max = 8) List<@Size(max = 2)
-                                                                    List<@IntRange(min = 0, max = 21) Integer>> runs,
+                                                                    List<@IntRange(min = 0, max = 27) Integer>> runs,
                                                             @ForAll @Size(max = 8) List<@IntRange(min = 0, max = 9)
                                                                     Integer> cuts) {
         String secret = "k-secret-1";
@@ -369,7 +370,8 @@ class SecretScrubberTest {
         for (String body : new String[] {"k\u001b(B" + key, "k\u001b$B\u001b(B" + key, "k\u000e\u000f" + key,
                 "k~{~}" + key, "k~\n" + key, "k" + "\u001b(B".repeat(4) + key, "k\u0001" + key, "k\u001b" + key,
                 "k\u000b\u000c" + key, "k&#1;" + key, "k&#x7f;&#xfdd0;" + key, "k&#00000000001;" + key,
-                "k\u00ef\u00bf\u00bf" + key, "k\u00ed\u00b0\u0080" + key}) {
+                "k\u00ef\u00bf\u00bf" + key, "k\u00ed\u00b0\u0080" + key, "k&#;" + key, "k&a;" + key,
+                "k\u0000" + key}) {
             byte[] in = ("\u001b$B$3$s\u001b(B " + body + "\n").getBytes(StandardCharsets.ISO_8859_1);
             String out = new String(new SecretScrubber(Map.of("k" + key, PLACEHOLDER)).scrubAll(in),
                     StandardCharsets.ISO_8859_1);
@@ -380,7 +382,8 @@ class SecretScrubberTest {
         assertEquals(new String(single, StandardCharsets.ISO_8859_1),
                 new String(s.scrubAll(single), StandardCharsets.ISO_8859_1));
         for (String kept : new String[] {"k&#65;" + key, "k&#x80;" + key, "k&#9;" + key, "k&#xfffd;" + key,
-                "k&#" + "0".repeat(DroppedSequences.MAX_REFERENCE) + "1;" + key, "k\u00ef\u00bf\u00bd" + key}) {
+                "k&#" + "0".repeat(DroppedSequences.MAX_REFERENCE) + "1;" + key, "k\u00ef\u00bf\u00bd" + key,
+                "k&amp;" + key, "k" + "\u0000".repeat(DroppedSequences.MAX_NUL_RUN + 1) + key}) {
             byte[] in = kept.getBytes(StandardCharsets.ISO_8859_1); // a character a reader keeps; a bound passed
             assertEquals(kept, new String(s.scrubAll(in), StandardCharsets.ISO_8859_1));
         }
