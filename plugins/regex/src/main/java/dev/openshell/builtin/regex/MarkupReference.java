@@ -143,19 +143,37 @@ final class MarkupReference {
     static int differing(ByteBuffer b, boolean xml) {
         Reader libxml2 = xml ? Reader.LIBXML2_XML : Reader.LIBXML2_HTML;
         int n = b.limit();
+        int all = 1 << Reader.PYTHON.ordinal() | 1 << libxml2.ordinal();
         int out = 0;
         int i = 0;
-        while (i < n) {
+        while (i < n && out != all) {
             i = JsonText.skipTo(b, i, n, XmlText.AMPERSANDS, XmlText.AMPERSANDS);
             for (int end = Math.min(n, i + Long.BYTES); i < end; i++) {
                 if (b.get(i) == '&') {
-                    long whatwg = at(b, i, Reader.WHATWG);
-                    out |= at(b, i, Reader.PYTHON) != whatwg ? 1 << Reader.PYTHON.ordinal() : 0;
-                    out |= at(b, i, libxml2) != whatwg ? 1 << libxml2.ordinal() : 0;
+                    out |= differingAt(b, i, libxml2);
                 }
             }
         }
         return out;
+    }
+
+    /**
+     * {@return the readers (ordinal bits) that read the reference at {@code i} otherwise than WHATWG} A numeric one
+     * is read once and its value judged per reader; a named one differs only to libxml2's XML parser.
+     */
+    private static int differingAt(ByteBuffer b, int i, Reader libxml2) {
+        int n = b.limit();
+        if (i + 1 < n && b.get(i + 1) == '#') {
+            long r = DroppedSequences.reference(b, i, n, true);
+            if (r == 0) {
+                return 0;
+            }
+            int whatwg = Reader.WHATWG.numeric((int) r);
+            return (Reader.PYTHON.numeric((int) r) != whatwg ? 1 << Reader.PYTHON.ordinal() : 0)
+                    | (libxml2.numeric((int) r) != whatwg ? 1 << libxml2.ordinal() : 0);
+        }
+        boolean xml = libxml2 == Reader.LIBXML2_XML;
+        return xml && at(b, i, libxml2) != at(b, i, Reader.WHATWG) ? 1 << libxml2.ordinal() : 0;
     }
 
     static long pack(int length, int kind) {
