@@ -45,7 +45,7 @@ final class DroppedText {
     static TextView shorterView(ByteBuffer input) {
         int n = input.limit();
         for (int i = 0; i < n; i++) {
-            int d = DroppedSequences.mayStart(input.get(i)) ? dropped(input, i) : 0;
+            int d = DroppedSequences.mayHaveShorter(input.get(i)) ? dropped(input, i) : 0;
             if (d > 1 && DroppedSequences.shorter(input, i, d) != d) {
                 return reading(input, DroppedSequences.first(input, n), true);
             }

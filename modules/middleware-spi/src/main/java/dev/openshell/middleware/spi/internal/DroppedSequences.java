@@ -194,7 +194,12 @@ public final class DroppedSequences {
      * @param s its length ({@link #length}), positive
      */
     public static int shorter(ByteBuffer b, int p, int s) {
-        return s > 1 && b.get(p) == ESC ? 1 : s;
+        return s > 1 && mayHaveShorter(b.get(p)) ? 1 : s;
+    }
+
+    /** {@return whether a sequence that starts with {@code b} may have a shorter reading ({@link #shorter}): an ESC} */
+    public static boolean mayHaveShorter(byte b) {
+        return b == ESC;
     }
 
     /**
