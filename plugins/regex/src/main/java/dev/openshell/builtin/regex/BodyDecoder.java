@@ -224,10 +224,10 @@ final class BodyDecoder {
         TextView dropped = text.shiftFree() ? null // the UTF-8 check saw no byte that starts one
                 : DroppedText.view(text.text()); // transcoded text too: U+0001, U+FFFF, &#1; in UTF-16
         if (dropped != null) { // ISO 2022 escapes, SO/SI or HZ shifts: also read without them (P10-6)
-            read = new TwoReadings(read, TextView.stacked(text, dropped), 1);
+            read = withoutDropped(read, TextView.stacked(text, dropped), type, json || form);
             TextView shorter = DroppedText.shorterView(text.text()); // and as libxml2's HTML parser (P17c-1)
             if (shorter != null) {
-                read = new TwoReadings(read, TextView.stacked(text, shorter), 1);
+                read = withoutDropped(read, TextView.stacked(text, shorter), type, json || form);
             }
         }
         if (text instanceof Charsets.Transcoded transcoded) {
@@ -366,22 +366,54 @@ final class BodyDecoder {
                 read = escapedReading(text);
             }
         }
-        boolean references = markup || (holds & MARKUP) != 0;
+        return markupViews(read, text, markup || (holds & MARKUP) != 0, html, markup && !html);
+    }
+
+    /**
+     * {@return {@code read} and the markup readings of {@code text}, all scanned}: as browsers read it
+     * ({@link XmlText#view}, and for HTML {@link XmlText#htmlView}), and as each reader that reads some reference of
+     * it otherwise reads it ({@link MarkupReference}: Python's {@code html.unescape}, libxml2's HTML parser, and its
+     * recovering XML parser for XML and for text of no markup type).
+     *
+     * @param read the readings so far
+     * @param text the text
+     * @param references whether it is read for references at all (markup, or text that holds {@code &#}, an
+     *     undeclared entity or a CDATA section)
+     * @param html whether its media type is HTML
+     * @param xml whether its media type is XML
+     */
+    private static TextView markupViews(TextView read, TextView text, boolean references, boolean html, boolean xml) {
         if (references) {
             read = also(read, text, XmlText.view(text.text()));
         }
         if (html) {
             read = also(read, text, XmlText.htmlView(text.text()));
         }
-        int differing = references ? MarkupReference.differing(text.text(), markup && !html) : 0;
+        int differing = references ? MarkupReference.differing(text.text(), !xml, !html) : 0;
         for (MarkupReference.Reader reader : MarkupReference.Reader.values()) {
             if ((differing & 1 << reader.ordinal()) != 0) { // a reader that drops a reference WHATWG reads (P19)
                 read = also(read, text, XmlText.view(text.text(), reader));
-                read = html && reader == MarkupReference.Reader.PYTHON
+                read = html && reader != MarkupReference.Reader.LIBXML2_XML
                         ? also(read, text, XmlText.htmlView(text.text(), reader)) : read;
             }
         }
         return read;
+    }
+
+    /**
+     * {@return {@code read} and a reading without dropped sequences, and for content that is not JSON or a form, the
+     * markup readings of that reading too} (attacker pass 17b, P20-1: a control next to a comment inside a token, which
+     * libxml2 drops both of, was found in neither reading alone)
+     */
+    private static TextView withoutDropped(TextView read, TextView dropped, MediaType type, boolean structured) {
+        read = new TwoReadings(read, dropped, 1);
+        if (structured) {
+            return read;
+        }
+        boolean html = type != null && type.isHtml();
+        boolean xml = type != null && type.isXml();
+        boolean references = html || xml || XmlText.worthReading(dropped.text());
+        return markupViews(read, dropped, references, html, xml);
     }
 
     /** {@return {@code read} and, when not {@code null}, {@code upper} over {@code text}: both scanned} */

@@ -135,22 +135,23 @@ final class MarkupReference {
 
     /**
      * {@return the readers other than WHATWG that read some reference of {@code b} otherwise than it does, one bit
-     * per reader ordinal} One pass over the {@code &} bytes.
+     * per reader ordinal} One pass over the {@code &} bytes, ended once every reader asked about differs.
      *
      * @param b the text
-     * @param xml whether libxml2 reads it as XML ({@link Reader#LIBXML2_XML}) rather than HTML
+     * @param html whether libxml2 may read it as HTML ({@link Reader#LIBXML2_HTML})
+     * @param xml whether libxml2 may read it as XML ({@link Reader#LIBXML2_XML})
      */
-    static int differing(ByteBuffer b, boolean xml) {
-        Reader libxml2 = xml ? Reader.LIBXML2_XML : Reader.LIBXML2_HTML;
+    static int differing(ByteBuffer b, boolean html, boolean xml) {
+        int asked = 1 << Reader.PYTHON.ordinal() | (html ? 1 << Reader.LIBXML2_HTML.ordinal() : 0)
+                | (xml ? 1 << Reader.LIBXML2_XML.ordinal() : 0);
         int n = b.limit();
-        int all = 1 << Reader.PYTHON.ordinal() | 1 << libxml2.ordinal();
         int out = 0;
         int i = 0;
-        while (i < n && out != all) {
+        while (i < n && out != asked) {
             i = JsonText.skipTo(b, i, n, XmlText.AMPERSANDS, XmlText.AMPERSANDS);
             for (int end = Math.min(n, i + Long.BYTES); i < end; i++) {
                 if (b.get(i) == '&') {
-                    out |= differingAt(b, i, libxml2);
+                    out |= differingAt(b, i) & asked;
                 }
             }
         }
@@ -159,21 +160,22 @@ final class MarkupReference {
 
     /**
      * {@return the readers (ordinal bits) that read the reference at {@code i} otherwise than WHATWG} A numeric one
-     * is read once and its value judged per reader; a named one differs only to libxml2's XML parser.
+     * is read once and its value judged per reader (libxml2's two parsers alike); a named one differs only to
+     * libxml2's XML parser.
      */
-    private static int differingAt(ByteBuffer b, int i, Reader libxml2) {
+    private static int differingAt(ByteBuffer b, int i) {
         int n = b.limit();
+        int xml = 1 << Reader.LIBXML2_XML.ordinal();
         if (i + 1 < n && b.get(i + 1) == '#') {
             long r = DroppedSequences.reference(b, i, n, true);
             if (r == 0) {
                 return 0;
             }
             int whatwg = Reader.WHATWG.numeric((int) r);
-            return (Reader.PYTHON.numeric((int) r) != whatwg ? 1 << Reader.PYTHON.ordinal() : 0)
-                    | (libxml2.numeric((int) r) != whatwg ? 1 << libxml2.ordinal() : 0);
+            int libxml2 = Reader.LIBXML2_HTML.numeric((int) r) != whatwg ? 1 << Reader.LIBXML2_HTML.ordinal() | xml : 0;
+            return (Reader.PYTHON.numeric((int) r) != whatwg ? 1 << Reader.PYTHON.ordinal() : 0) | libxml2;
         }
-        boolean xml = libxml2 == Reader.LIBXML2_XML;
-        return xml && at(b, i, libxml2) != at(b, i, Reader.WHATWG) ? 1 << libxml2.ordinal() : 0;
+        return at(b, i, Reader.LIBXML2_XML) != at(b, i, Reader.WHATWG) ? xml : 0;
     }
 
     static long pack(int length, int kind) {

@@ -1,5 +1,6 @@
 package dev.openshell.builtin.regex;
 
+import dev.openshell.middleware.spi.internal.DroppedSequences;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -53,20 +54,25 @@ final class XmlText {
     static final long LESS_THANS = 0x3c3c_3c3c_3c3c_3c3cL;
 
     /**
-     * {@return whether {@code &#} or {@code <![CDATA[} starts at {@code i}: what makes text of no markup media type
-     * worth the markup reading}
+     * {@return whether {@code &#}, a named reference other than XML's five predefined entities ({@code &a;}: libxml2's
+     * recovering XML parser drops it) or {@code <![CDATA[} starts at {@code i}: what makes text of no markup media
+     * type worth the markup reading}
      *
      * @param input text
      * @param i a position in it
      */
     static boolean markupAt(ByteBuffer input, int i) {
-        return (input.get(i) == '&' && i + 1 < input.limit() && input.get(i + 1) == '#')
-                || startsWith(input, i, CDATA_OPEN);
+        if (input.get(i) == '&') { // &#, or an entity no DTD declares (attacker pass 17b, P20-2: lxml's recover drops it)
+            return i + 1 < input.limit() && (input.get(i + 1) == '#'
+                    || DroppedSequences.lengthInComplete(input, i, input.limit()) > 0);
+        }
+        return startsWith(input, i, CDATA_OPEN);
     }
 
     /**
-     * {@return whether text of no markup media type is worth the markup reading: it holds {@code &#} or
-     * {@code <![CDATA[}} The test reads eight bytes at a time to the next {@code &} or {@code <}.
+     * {@return whether text of no markup media type is worth the markup reading: it holds {@code &#}, an undeclared
+     * entity or {@code <![CDATA[} ({@link #markupAt})} The test reads eight bytes at a time to the next {@code &} or
+     * {@code <}.
      *
      * @param input text (UTF-8, or ASCII-compatible)
      */

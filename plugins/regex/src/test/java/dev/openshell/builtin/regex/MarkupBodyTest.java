@@ -312,6 +312,44 @@ class MarkupBodyTest {
         denied("<a>" + half + "&a;" + rest + "&#x7f;xyz</a>", "content-type", "application/xml");
     }
 
+    /**
+     * Attacker pass 17b, P20-1: a dropped character next to a comment, a processing instruction or a CDATA marker
+     * inside the key, which libxml2 drops both of; each alone was found, the pair not.
+     */
+    @Test
+    void aDroppedCharacterNextToMarkupJoinsTheRun() {
+        String half = KEY.substring(0, 12);
+        String rest = KEY.substring(12);
+        String[][] cases = {{"\u0001<!---->", "text/html"}, {"<!---->\u0001", "text/html"}, {"\u000e<?x?>", "text/html"},
+            {"\uffff<!---->", "text/html"}, {"<?x>\u0001", "text/html"}, {"\u001b(B<!---->", "text/html"},
+            {"&#0;<?x>", "text/html"}, {"&#;<?x>", "text/html"}, {"&#xd800;<?x>", "text/html"},
+            {"\u0000<!---->", "application/xml"}, {"<![CDATA[]]>\u0001", "application/xml"},
+            {"\u0001<?x?>", "application/xml"}, {"<!---->\uffff", "application/xml"},
+            {"\u0001<![CDATA[]]>", "text/plain"}}; // (text of no markup type is read for comments only with &#)
+        for (String[] c : cases) {
+            String body = "<p>" + half + c[0] + rest + "</p>";
+            denied(body, "content-type", c[1]);
+        }
+    }
+
+    /**
+     * Attacker pass 17b, P20-2: XML with an undeclared entity inside the key sent as text of no markup type; lxml's
+     * recovering parser reads the key whole whatever the type.
+     */
+    @Test
+    void anUndeclaredEntityInTextOfNoMarkupTypeJoinsTheRun() {
+        String half = KEY.substring(0, 12);
+        String rest = KEY.substring(12);
+        for (String type : new String[] {"text/plain", "application/octet-stream", "text/markdown", "text/csv"}) {
+            for (String ref : new String[] {"&a;", "&nbsp;", "&zwnj;"}) {
+                denied("<a>" + half + ref + rest + "</a>", "content-type", type);
+                denied("<a>&#38;" + half + ref + rest + "</a>", "content-type", type);
+            }
+        }
+        denied("<a>" + half + "&a;" + rest + "</a>");
+        untouched("<a>" + half + "&amp;" + rest + "</a>", "content-type", "text/plain");
+    }
+
     @Test
     void nearMissesStayUntouched() {
         String half = KEY.substring(0, 12);
