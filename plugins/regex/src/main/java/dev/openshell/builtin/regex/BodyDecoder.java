@@ -224,10 +224,11 @@ final class BodyDecoder {
         TextView dropped = text.shiftFree() ? null // the UTF-8 check saw no byte that starts one
                 : DroppedText.view(text.text()); // transcoded text too: U+0001, U+FFFF, &#1; in UTF-16
         if (dropped != null) { // ISO 2022 escapes, SO/SI or HZ shifts: also read without them (P10-6)
-            read = withoutDropped(read, TextView.stacked(text, dropped), type, json || form);
+            boolean marked = holds >= 0 ? (holds & MARKUP) != 0 : XmlText.worthReading(text.text());
+            read = withoutDropped(read, TextView.stacked(text, dropped), type, json || form, marked);
             TextView shorter = DroppedText.shorterView(text.text()); // and as libxml2's HTML parser (P17c-1)
             if (shorter != null) {
-                read = withoutDropped(read, TextView.stacked(text, shorter), type, json || form);
+                read = withoutDropped(read, TextView.stacked(text, shorter), type, json || form, marked);
             }
         }
         if (text instanceof Charsets.Transcoded transcoded) {
@@ -402,17 +403,20 @@ final class BodyDecoder {
 
     /**
      * {@return {@code read} and a reading without dropped sequences, and for content that is not JSON or a form, the
-     * markup readings of that reading too} (attacker pass 17b, P20-1: a control next to a comment inside a token, which
-     * libxml2 drops both of, was found in neither reading alone)
+     * markup readings of that reading too, where the content is markup or the text or this reading holds what makes
+     * text markup ({@link XmlText#worthReading})} (attacker pass 17b, P20-1: a control next to a comment inside a
+     * token, which libxml2 drops both of, was found in neither reading alone)
      */
-    private static TextView withoutDropped(TextView read, TextView dropped, MediaType type, boolean structured) {
+    private static TextView withoutDropped(TextView read, TextView dropped, MediaType type, boolean structured,
+                                           boolean marked) {
         read = new TwoReadings(read, dropped, 1);
         if (structured) {
             return read;
         }
         boolean html = type != null && type.isHtml();
         boolean xml = type != null && type.isXml();
-        boolean references = html || xml || XmlText.worthReading(dropped.text());
+        // read as markup where the text was (its &a; may be among what the reading dropped: P21-1) or now is
+        boolean references = html || xml || marked || XmlText.worthReading(dropped.text());
         return markupViews(read, dropped, references, html, xml);
     }
 

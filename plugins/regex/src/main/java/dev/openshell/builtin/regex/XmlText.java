@@ -256,10 +256,10 @@ final class XmlText {
                 return pack(CDATA_OPEN.length, NOTHING);
             }
             if (i + 3 < b.limit() && b.get(i + 1) == '!' && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
-                return pack(through(b, i + 2, "-->") - i, NOTHING); // "<!-->" closes as in HTML
+                return pack(xmlThrough(b, i + 2, "-->") - i, NOTHING); // "<!-->" closes as in HTML
             }
             if (i + 1 < b.limit() && b.get(i + 1) == '?') {
-                return pack(through(b, i + 2, "?>") - i, NOTHING);
+                return pack(xmlThrough(b, i + 2, "?>") - i, NOTHING);
             }
             return pack(1, LITERAL);
         }
@@ -399,6 +399,26 @@ final class XmlText {
 
     private static boolean isAsciiLetter(byte c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    }
+
+    /**
+     * {@return the index after the first {@code end} at or after {@code from}, or after the first character XML does
+     * not allow (a C0 control but TAB, LF and CR, NUL, U+FFFE, U+FFFF, a surrogate: {@link DroppedSequences#notXmlChar})
+     * if one comes first, or the input's limit} A recovering XML parser (libxml2: lxml's {@code recover=True},
+     * BeautifulSoup's {@code xml}) ends an unterminated comment or processing instruction there and drops the
+     * character with it (attacker pass 17c: {@code ghp_R8xq<!--} 0x01 {@code 2LmT...} reads as the token); a
+     * well-formed document holds no such character, so no other reader reads it otherwise.
+     */
+    private static int xmlThrough(ByteBuffer b, int from, String end) {
+        int n = b.limit();
+        int stop = through(b, from, end);
+        for (int j = from; j < stop; j++) {
+            int bad = DroppedSequences.notXmlChar(b, j, n);
+            if (bad > 0) {
+                return j + bad;
+            }
+        }
+        return stop;
     }
 
     /** {@return the index after the first {@code end} at or after {@code from}, or the input's limit} */

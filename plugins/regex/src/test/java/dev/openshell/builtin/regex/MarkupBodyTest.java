@@ -350,6 +350,31 @@ class MarkupBodyTest {
         untouched("<a>" + half + "&amp;" + rest + "</a>", "content-type", "text/plain");
     }
 
+    /**
+     * Attacker pass 17c: an undeclared entity that is the text's only markup next to a control and a comment inside a
+     * key (the reading without dropped sequences drops the entity, the markup reading of it the comment: P21-1); and,
+     * in XML, a comment or processing instruction left open up to a character XML does not allow, where a recovering
+     * parser ends it and drops both (P21-2).
+     */
+    @Test
+    void markupAroundDroppedSequencesIsReadWhateverDropsIt() {
+        String half = KEY.substring(0, 12);
+        String rest = KEY.substring(12);
+        for (String ins : new String[] {"&a;\u0001<!---->", "\u0001&a;<!---->", "&a;\u0000<!---->", "&#1;\u0001<!---->",
+            "&#;\u0001<!---->"}) {
+            for (String type : new String[] {"text/plain", "application/octet-stream", "text/markdown"}) {
+                denied("<r>" + half + ins + rest + "</r>", "content-type", type);
+            }
+        }
+        for (String ins : new String[] {"<!--\u0001", "<!-- hidden \u0001", "<?x\u0001", "<?x>\u0001", "<?x>ab\u0000",
+            "<?x>\uffff"}) {
+            for (String type : new String[] {"application/xml", "text/xml", "application/soap+xml"}) {
+                denied("<r>" + half + ins + rest + "</r>", "content-type", type);
+            }
+        }
+        untouched("<r>" + half + "<!--" + rest + "</r>", "content-type", "application/xml");
+    }
+
     @Test
     void nearMissesStayUntouched() {
         String half = KEY.substring(0, 12);

@@ -382,6 +382,23 @@ public final class DroppedSequences {
         return c >= '0' && c <= '9' ? c - '0' : -1;
     }
 
+    /**
+     * {@return the length of the character at {@code p} that is not an XML {@code Char} (XML 1.0 section 2.2), 0 for
+     * one that is} NUL, a C0 control but TAB, LF and CR, and the UTF-8 of U+FFFE, U+FFFF, a surrogate or a value above
+     * U+10FFFF; the text is read as complete at {@code n}.
+     *
+     * @param b the text
+     * @param p where to look, {@code 0 <= p < n}
+     * @param n the end of the text, at most {@code b.limit()}
+     */
+    public static int notXmlChar(ByteBuffer b, int p, int n) {
+        byte x = b.get(p);
+        if (x >= 0) {
+            return x == 0 || droppedControl(x) ? 1 : 0;
+        }
+        return Math.max(0, droppedUtf8(b, p, n, x & 0xff));
+    }
+
     /** {@return the length of the sequence dropped at {@code p} of a complete text ending at {@code n}, 0 for none} */
     public static int lengthInComplete(ByteBuffer b, int p, int n) {
         return Math.max(0, length(b, p, n));
