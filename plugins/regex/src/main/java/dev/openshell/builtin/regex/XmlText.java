@@ -21,7 +21,8 @@ import java.util.List;
  *       section: a parser reports the text before, in and after adjacent sections as one text node.</li>
  *   <li>Comments ({@code <!-- -->}) and processing instructions ({@code <? ?>}) read as nothing: a parser that drops
  *       them (Python's ElementTree, DOM {@code textContent}, XPath {@code string()}) joins the text around them. An
- *       unclosed one runs to the end of the input (as an HTML parser reads it). Their content is scanned in the
+ *       unclosed one runs to the end of the input (as an HTML parser reads it), or to a character XML does not allow,
+ *       which ends it ({@link #xmlThrough}). Their content is scanned in the
  *       other reading, the text as it is.</li>
  *   <li>Element tags stay in the text: text in two elements is two values, and a keyword entry reads {@code >} ending
  *       a start tag as an assignment.</li>
