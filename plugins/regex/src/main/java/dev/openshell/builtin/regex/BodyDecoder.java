@@ -391,6 +391,9 @@ final class BodyDecoder {
             read = also(read, text, XmlText.htmlView(text.text()));
         }
         int differing = references ? MarkupReference.differing(text.text(), !xml, !html) : 0;
+        if (html && MarkupRecovery.libxml2DropsAnywhere(text.text())) { // </ or <? before a dropped character (P21-3)
+            differing |= 1 << MarkupReference.Reader.LIBXML2_HTML.ordinal();
+        }
         for (MarkupReference.Reader reader : MarkupReference.Reader.values()) {
             if ((differing & 1 << reader.ordinal()) != 0) { // a reader that drops a reference WHATWG reads (P19)
                 read = also(read, text, XmlText.view(text.text(), reader));

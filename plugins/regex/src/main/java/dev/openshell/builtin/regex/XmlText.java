@@ -22,7 +22,7 @@ import java.util.List;
  *   <li>Comments ({@code <!-- -->}) and processing instructions ({@code <? ?>}) read as nothing: a parser that drops
  *       them (Python's ElementTree, DOM {@code textContent}, XPath {@code string()}) joins the text around them. An
  *       unclosed one runs to the end of the input (as an HTML parser reads it), or to a character XML does not allow,
- *       which ends it ({@link #xmlThrough}). Their content is scanned in the
+ *       which ends it ({@link MarkupRecovery#xmlThrough}). Their content is scanned in the
  *       other reading, the text as it is.</li>
  *   <li>Element tags stay in the text: text in two elements is two values, and a keyword entry reads {@code >} ending
  *       a start tag as an assignment.</li>
@@ -250,26 +250,49 @@ final class XmlText {
             return c == ']' && startsWith(b, i, CDATA_CLOSE) ? pack(3, NOTHING) : pack(1, LITERAL);
         }
         if (c == '<' && html != null) {
-            return html.get(i) ? pack(1, LITERAL) : htmlMarkup(b, i);
+            return html.get(i) ? pack(1, LITERAL) : htmlMarkup(b, i, reader);
         }
         if (c == '<') {
             if (startsWith(b, i, CDATA_OPEN)) {
                 return pack(CDATA_OPEN.length, NOTHING);
             }
             if (i + 3 < b.limit() && b.get(i + 1) == '!' && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
-                return pack(xmlThrough(b, i + 2, "-->") - i, NOTHING); // "<!-->" closes as in HTML
+                return pack(MarkupRecovery.xmlThrough(b, i + 2, "-->") - i, NOTHING); // "<!-->" closes as in HTML
             }
             if (i + 1 < b.limit() && b.get(i + 1) == '?') {
-                return pack(xmlThrough(b, i + 2, "?>") - i, NOTHING);
+                return pack(MarkupRecovery.xmlThrough(b, i + 2, "?>") - i, NOTHING);
             }
-            return pack(1, LITERAL);
+            int broken = MarkupRecovery.brokenTag(b, i + 1);
+            return broken > 0 ? pack(broken - i, NOTHING) : pack(1, LITERAL);
+        }
+        if (c == '&' && html == null) {
+            int broken = MarkupRecovery.brokenName(b, i + 1);
+            if (broken > 0) {
+                return pack(broken - i, NOTHING);
+            }
         }
         return c == '&' ? MarkupReference.at(b, i, reader) : pack(1, LITERAL);
     }
 
     /** {@return the unit at {@code i} (a {@code <}) of HTML: a comment or bogus comment, else a literal} */
     private static long htmlMarkup(ByteBuffer b, int i) {
+        return htmlMarkup(b, i, MarkupReference.Reader.WHATWG);
+    }
+
+    /**
+     * {@return {@link #htmlMarkup} as {@code reader} reads it} libxml2's HTML parser drops {@code </} or {@code <?}
+     * before a character it drops (raw, or a reference) together with it, where a WHATWG tokenizer opens a bogus
+     * comment to the next {@code >} (attacker pass 17c, P21-3: {@code ghp_R8xq2</} 0x01 {@code LmT5...} reads as the
+     * token to Debian's libxml2).
+     */
+    private static long htmlMarkup(ByteBuffer b, int i, MarkupReference.Reader reader) {
         int n = b.limit();
+        if (reader == MarkupReference.Reader.LIBXML2_HTML) {
+            int after = MarkupRecovery.libxml2Drops(b, i);
+            if (after > 0) {
+                return pack(after - i, NOTHING);
+            }
+        }
         byte next = i + 1 < n ? b.get(i + 1) : 0;
         if (next == '!' && i + 3 < n && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
             return pack(htmlCommentEnd(b, i + 2) - i, NOTHING);
@@ -400,26 +423,6 @@ final class XmlText {
 
     private static boolean isAsciiLetter(byte c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    }
-
-    /**
-     * {@return the index after the first {@code end} at or after {@code from}, or after the first character XML does
-     * not allow (a C0 control but TAB, LF and CR, NUL, U+FFFE, U+FFFF, a surrogate: {@link DroppedSequences#notXmlChar})
-     * if one comes first, or the input's limit} A recovering XML parser (libxml2: lxml's {@code recover=True},
-     * BeautifulSoup's {@code xml}) ends an unterminated comment or processing instruction there and drops the
-     * character with it (attacker pass 17c: {@code ghp_R8xq<!--} 0x01 {@code 2LmT...} reads as the token); a
-     * well-formed document holds no such character, so no other reader reads it otherwise.
-     */
-    private static int xmlThrough(ByteBuffer b, int from, String end) {
-        int n = b.limit();
-        int stop = through(b, from, end);
-        for (int j = from; j < stop; j++) {
-            int bad = DroppedSequences.notXmlChar(b, j, n);
-            if (bad > 0) {
-                return j + bad;
-            }
-        }
-        return stop;
     }
 
     /** {@return the index after the first {@code end} at or after {@code from}, or the input's limit} */

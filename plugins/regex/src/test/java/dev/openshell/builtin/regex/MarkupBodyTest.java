@@ -353,8 +353,9 @@ class MarkupBodyTest {
     /**
      * Attacker pass 17c: an undeclared entity that is the text's only markup next to a control and a comment inside a
      * key (the reading without dropped sequences drops the entity, the markup reading of it the comment: P21-1); and,
-     * in XML, a comment or processing instruction left open up to a character XML does not allow, where a recovering
-     * parser ends it and drops both (P21-2).
+     * in XML, a comment, processing instruction, tag or reference left open up to a character XML does not allow,
+     * where a recovering parser drops them with it (P21-2); in HTML, {@code </} or {@code <?} before a character
+     * libxml2 drops, which it drops with it (P21-3).
      */
     @Test
     void markupAroundDroppedSequencesIsReadWhateverDropsIt() {
@@ -373,6 +374,17 @@ class MarkupBodyTest {
             }
         }
         untouched("<r>" + half + "<!--" + rest + "</r>", "content-type", "application/xml");
+        for (String ins : new String[] {"<\u0001", "&\u0001", "&a\u0001", "<a \u0001", "<a b=\u0001", "<?\u0001",
+            "<&#0;\u0001", "<a\uffff"}) {
+            for (String type : new String[] {"application/xml", "text/xml", "application/atom+xml"}) {
+                denied("<r>" + half + ins + rest + "</r>", "content-type", type);
+            }
+        }
+        for (String ins : new String[] {"</\u0001", "</\u000e", "</\u001f", "</\uffff", "</&#1;", "</&#0;", "<?\u0001",
+            "<?&#1;"}) {
+            denied("<p>" + half + ins + rest + "</p>", "content-type", "text/html");
+        }
+        untouched("<p>" + half + "</x" + rest + "</p>", "content-type", "text/html");
     }
 
     @Test
