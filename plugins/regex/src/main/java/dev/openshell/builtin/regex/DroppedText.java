@@ -12,8 +12,8 @@ import java.nio.ByteBuffer;
  * <code>~&#125;</code> and the HZ line continuation {@code ~} LF dropped. A server that sniffs an undeclared charset
  * (charset_normalizer: ISO-2022-JP, ISO-2022-KR, HZ) reads {@code ghp_ ESC ( B R8xq...} as the token; this reading
  * has it too. Dropping every such sequence is a superset of what a decoder drops (text shifted into a double-byte set
- * is not ASCII when decoded), so it finds at least what those readers find. Every other C0 control but NUL, TAB, LF
- * and CR, and an ESC that starts no escape sequence ({@code ESC N} too), is dropped alone, as libxml2's HTML parser
+ * is not ASCII when decoded), so it finds at least what those readers find. Every other C0 control but TAB, LF and
+ * CR (NUL in runs of at most 32), and an ESC that starts no escape sequence ({@code ESC N} too), is dropped alone, as libxml2's HTML parser
  * drops it ({@link #shorterView} is that parser's reading where an ESC makes the two differ), and so are character
  * references to characters a parser drops ({@code &#1;}, {@code &#xffff;}) and the UTF-8 of U+FFFE and U+FFFF. The
  * rule of which sequences go has one home, {@link DroppedSequences} (shared with the response scrub), whose word-at-a-time search finds the first one. One

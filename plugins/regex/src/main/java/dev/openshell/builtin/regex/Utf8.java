@@ -39,7 +39,7 @@ final class Utf8 {
     static final int NO_SHIFTS = 0;
     /**
      * {@link #check}: well-formed, and a sequence {@link DroppedText} drops starts somewhere
-     * ({@link DroppedSequences#lengthInComplete}: an ISO 2022 escape, a C0 control but NUL, TAB, LF and CR,
+     * ({@link DroppedSequences#lengthInComplete}: an ISO 2022 escape, a C0 control but TAB, LF and CR (NUL in a short run),
      * <code>~{</code>, <code>~}</code>, {@code ~} before a line feed, U+FFFF, ...; a character reference, sometimes).
      */
     static final int SHIFTS = 1;
