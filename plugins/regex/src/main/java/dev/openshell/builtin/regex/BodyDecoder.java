@@ -391,8 +391,11 @@ final class BodyDecoder {
             read = also(read, text, XmlText.htmlView(text.text()));
         }
         int differing = references ? MarkupReference.differing(text.text(), !xml, !html) : 0;
-        if (html && MarkupRecovery.libxml2DropsAnywhere(text.text())) { // </ or <? before a dropped character (P21-3)
+        if (html) { // libxml2's HTML recovery from broken markup (P21-3, P22-4): its reading, always
             differing |= 1 << MarkupReference.Reader.LIBXML2_HTML.ordinal();
+        }
+        if (references && !html) { // libxml2's XML recovery (P22-1 to P22-3): its reading, always
+            differing |= 1 << MarkupReference.Reader.LIBXML2_XML.ordinal();
         }
         for (MarkupReference.Reader reader : MarkupReference.Reader.values()) {
             if ((differing & 1 << reader.ordinal()) != 0) { // a reader that drops a reference WHATWG reads (P19)

@@ -79,6 +79,9 @@ final class MarkupRecovery {
                 || c == '.' || c == '-' || c == '#';
     }
 
+    /** The longest run after {@code </} or {@code <?} read for what libxml2 drops: every scan is bounded. */
+    private static final int MAX_RUN = 64;
+
     /** The longest name a broken reference is read through. */
     private static final int MAX_NAME = 32;
 
@@ -91,32 +94,60 @@ final class MarkupRecovery {
         if (i + 2 >= n || b.get(i) != '<' || (b.get(i + 1) != '/' && b.get(i + 1) != '?')) {
             return 0;
         }
-        int bad = DroppedSequences.notXmlChar(b, i + 2, n);
-        if (bad == 0 && b.get(i + 2) == '&') {
-            long r = MarkupReference.at(b, i + 2, MarkupReference.Reader.LIBXML2_HTML);
-            bad = (int) r == MarkupReference.NOTHING ? (int) (r >>> 32) : 0;
+        int j = i + 2;
+        int dropped = j;
+        while (j < n && j - i < MAX_RUN) { // a run of them (P22-4: </ 0x01 0x01), other such starts among them
+            int bad = DroppedSequences.notXmlChar(b, j, n);
+            if (bad == 0 && b.get(j) == '&') {
+                long r = MarkupReference.at(b, j, MarkupReference.Reader.LIBXML2_HTML);
+                bad = (int) r == MarkupReference.NOTHING ? (int) (r >>> 32) : 0;
+            }
+            if (bad > 0) {
+                j += bad;
+                dropped = j;
+            } else if (b.get(j) == '<' && j + 1 < n && (b.get(j + 1) == '/' || b.get(j + 1) == '?')) {
+                j += 2; // <?</&#1;: kept only if a dropped character follows
+            } else {
+                break;
+            }
         }
-        return bad > 0 ? i + 2 + bad : 0;
+        return dropped > i + 2 ? dropped : 0;
     }
 
     /**
-     * {@return whether HTML holds a {@code </} or {@code <?} that libxml2's HTML parser drops with the character
-     * after it ({@link #libxml2Drops}): its reading is then scanned too}
+     * {@return the length of what libxml2's recovering XML parser drops at {@code i} of XML beside what
+     * {@link XmlText} reads as markup, 0 for none} A {@code <} or {@code &} that starts nothing (before another
+     * {@code <} or {@code &}, or before a character that starts no name: {@code &&a;}, {@code <&#}), and {@code <} and
+     * a name broken by an {@code &} ({@code <a&a;}): attacker pass 17d, P22-3.
      *
      * @param b the text
+     * @param i the index of a {@code <} or {@code &}
      */
-    static boolean libxml2DropsAnywhere(ByteBuffer b) {
+    static int libxml2XmlDrops(ByteBuffer b, int i) {
         int n = b.limit();
-        int i = 0;
-        while (i < n) {
-            i = JsonText.skipTo(b, i, n, XmlText.LESS_THANS, XmlText.LESS_THANS);
-            for (int end = Math.min(n, i + Long.BYTES); i < end; i++) {
-                if (libxml2Drops(b, i) > 0) {
-                    return true;
-                }
-            }
+        byte c = b.get(i);
+        if (i + 1 >= n) {
+            return 0;
         }
-        return false;
+        byte next = b.get(i + 1);
+        if (c == '&') {
+            return next == '#' || nameStart(next) ? 0 : 1;
+        }
+        if (next == '/' || next == '!' || next == '?') {
+            return 0;
+        }
+        if (!nameStart(next)) {
+            return 1;
+        }
+        int j = i + 1;
+        while (j < n && isNameChar(b.get(j)) && b.get(j) != '#') {
+            j++;
+        }
+        return j < n && b.get(j) == '&' ? j - i : 0;
+    }
+
+    private static boolean nameStart(byte c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
     }
 
     private static boolean startsWith(ByteBuffer b, int at, String s) {

@@ -20,8 +20,9 @@ import java.util.Map;
  *       reference that names no XML {@code Char} ({@link DroppedSequences#droppedByLibxml2}), and {@code &#} or
  *       {@code &#x} without digits, read as nothing;</li>
  *   <li>{@link Reader#LIBXML2_XML} (libxml2's XML parser recovering: lxml's {@code recover=True}, BeautifulSoup's
- *       {@code xml}): as {@link Reader#LIBXML2_HTML}, and a named reference other than XML's five predefined entities
- *       (no DTD declares it) reads as nothing.</li>
+ *       {@code xml}): as {@link Reader#LIBXML2_HTML}, and every named reference reads as nothing (one no DTD declares
+ *       always; XML's five predefined entities too once the document had an error before them, which this reading
+ *       takes as given: attacker pass 17d, P22-1), and so does a numeric reference without its semicolon (P22-2).</li>
  * </ul>
  * Numeric references: {@code &#} and decimal digits or {@code &#x} and hex digits, any number of leading zeros, the
  * semicolon optional ({@link DroppedSequences#reference}). Named references: XML's five predefined entities and the
@@ -104,7 +105,11 @@ final class MarkupReference {
         if (i + 1 < n && b.get(i + 1) == '#') {
             long r = DroppedSequences.reference(b, i, n, true);
             int kind = r == 0 ? LITERAL : reader.numeric((int) r);
-            return kind == LITERAL ? pack(1, LITERAL) : pack((int) (r >>> 32), kind);
+            int length = (int) (r >>> 32);
+            if (reader == Reader.LIBXML2_XML && r != 0 && b.get(i + length - 1) != ';') {
+                kind = NOTHING; // XML requires the semicolon: libxml2 recovering drops the reference (P22-2: &#45)
+            }
+            return kind == LITERAL ? pack(1, LITERAL) : pack(length, kind);
         }
         int j = i + 1;
         while (j < n && j - i <= MAX_NAME && isAlnum(b.get(j))) {
@@ -116,8 +121,8 @@ final class MarkupReference {
         if (j < n && b.get(j) == ';') {
             String name = ascii(b, i + 1, j);
             Integer cp = NAMED.get(name);
-            if (reader == Reader.LIBXML2_XML) {
-                return pack(j + 1 - i, DroppedSequences.predefinedEntity(name) ? cp : NOTHING);
+            if (reader == Reader.LIBXML2_XML) { // after any earlier error, the predefined ones too (P22-1)
+                return pack(j + 1 - i, NOTHING);
             }
             if (cp != null) {
                 return pack(j + 1 - i, cp);

@@ -246,6 +246,18 @@ final class XmlText {
      */
     private static long step(ByteBuffer b, int i, boolean cdata, BitSet html, MarkupReference.Reader reader) {
         byte c = b.get(i);
+        if (reader.libxml2()) { // libxml2 drops a character XML does not allow wherever it stands (P22-4)
+            int bad = DroppedSequences.notXmlChar(b, i, b.limit());
+            if (bad > 0) {
+                return pack(bad, NOTHING);
+            }
+            if (reader == MarkupReference.Reader.LIBXML2_XML && !cdata && (c == '<' || c == '&')) {
+                int drops = MarkupRecovery.libxml2XmlDrops(b, i);
+                if (drops > 0) {
+                    return pack(drops, NOTHING);
+                }
+            }
+        }
         if (cdata) {
             return c == ']' && startsWith(b, i, CDATA_CLOSE) ? pack(3, NOTHING) : pack(1, LITERAL);
         }

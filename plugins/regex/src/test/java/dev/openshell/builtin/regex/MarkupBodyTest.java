@@ -387,6 +387,35 @@ class MarkupBodyTest {
         untouched("<p>" + half + "</x" + rest + "</p>", "content-type", "text/html");
     }
 
+    /**
+     * Attacker pass 17d: libxml2's recovering XML parser drops XML's predefined entities once the document had an
+     * error (P22-1), a numeric reference without its semicolon (P22-2), a {@code <} or {@code &} that starts nothing
+     * and a name an {@code &} breaks (P22-3); its HTML parser drops {@code </} or {@code <?} with a run of characters
+     * it drops after it, and those characters anywhere (P22-4).
+     */
+    @Test
+    void libxml2sRecoveryIsReadAsItRecovers() {
+        String half = KEY.substring(0, 12);
+        String rest = KEY.substring(12);
+        for (String ent : new String[] {"&amp;", "&lt;", "&quot;", "&gt;&apos;"}) {
+            denied("<?xml version=\"1.0\"?><r><a>&a;</a><t>" + half + ent + rest + "</t></r>", "content-type",
+                    "application/xml");
+            denied("<r>&a;<t>" + half + ent + rest + "</t></r>", "content-type", "text/plain");
+        }
+        for (String ref : new String[] {"&#45", "&#10", "&#32"}) {
+            denied("<r>" + half + ref + rest + "</r>", "content-type", "application/xml");
+        }
+        for (String ins : new String[] {"&&a;", "<&a;", "<a&a;", "&&#", "<&#", "<a&#x", "\u0001&x\u0001",
+            "\u0001<!--\u007f\u000e", "<<\uffff", "&#<\ufffe\u0001"}) {
+            denied("<r>" + half + ins + rest + "</r>", "content-type", "application/xml");
+        }
+        for (String ins : new String[] {"</\u0001\u0001", "<?\u0001\u0001", "</\u000e\u000e", "\u0001</\u0001",
+            "\u000e<?\u0001", "\uffff<?&#1;", "<?</&#1;"}) {
+            denied("<p>" + half + ins + rest + "</p>", "content-type", "text/html");
+        }
+        untouched("<?xml version=\"1.0\"?><r><t>" + half + "&amp;" + rest + "</t></r>", "content-type", "text/plain");
+    }
+
     @Test
     void nearMissesStayUntouched() {
         String half = KEY.substring(0, 12);
