@@ -27,7 +27,7 @@ final class MarkupRecovery {
     static int xmlThrough(ByteBuffer b, int from, String end) {
         int n = b.limit();
         for (int j = from; j < n; j++) {
-            if (startsWith(b, j, end)) {
+            if (MarkupReference.startsWith(b, j, end)) {
                 return j + end.length();
             }
             int bad = DroppedSequences.notXmlChar(b, j, n);
@@ -149,17 +149,4 @@ final class MarkupRecovery {
     private static boolean nameStart(byte c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
     }
-
-    private static boolean startsWith(ByteBuffer b, int at, String s) {
-        if (at + s.length() > b.limit()) {
-            return false;
-        }
-        for (int k = 0; k < s.length(); k++) {
-            if (b.get(at + k) != s.charAt(k)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
 }

@@ -197,7 +197,8 @@ final class MarkupReference {
         return new String(s, StandardCharsets.ISO_8859_1);
     }
 
-    private static boolean startsWith(ByteBuffer b, int at, String s) {
+    /** {@return whether {@code s} (ASCII) stands in {@code b} at {@code at}} */
+    static boolean startsWith(ByteBuffer b, int at, String s) {
         if (at + s.length() > b.limit()) {
             return false;
         }
