@@ -133,7 +133,13 @@ final class MarkupRecovery {
         if (c == '&') {
             return next == '#' || nameStart(next) ? 0 : 1;
         }
-        if (next == '/' || next == '!' || next == '?') {
+        if (next == '?') { // a processing instruction without a name (P23-2: <?&#)
+            return i + 2 < n && nameStart(b.get(i + 2)) ? 0 : 2;
+        }
+        if (next == '!') {
+            return openCdataBroken(b, i);
+        }
+        if (next == '/') {
             return 0;
         }
         if (!nameStart(next)) {
@@ -144,6 +150,28 @@ final class MarkupRecovery {
             j++;
         }
         return j < n && b.get(j) == '&' ? j - i : 0;
+    }
+
+    /**
+     * {@return the length from a {@code <![CDATA[} at {@code i} through the first character XML does not allow before
+     * its {@code ]]>}, else 0} libxml2's recovering parser drops such a section from its start through the character
+     * (attacker pass 17e, P23-1: {@code <![CDATA[-} 0x01 inside a token).
+     */
+    private static int openCdataBroken(ByteBuffer b, int i) {
+        int n = b.limit();
+        if (!MarkupReference.startsWith(b, i, "<![CDATA[")) {
+            return 0;
+        }
+        for (int j = i + 9; j < n; j++) {
+            if (MarkupReference.startsWith(b, j, "]]>")) {
+                return 0;
+            }
+            int bad = DroppedSequences.notXmlChar(b, j, n);
+            if (bad > 0) {
+                return j + bad - i;
+            }
+        }
+        return 0;
     }
 
     private static boolean nameStart(byte c) {
