@@ -390,7 +390,7 @@ final class BodyDecoder {
         if (html) {
             read = also(read, text, XmlText.htmlView(text.text()));
         }
-        int differing = references ? MarkupReference.differing(text.text(), !xml, !html) : 0;
+        int differing = references ? MarkupReference.differing(text.text(), !xml && !html) : 0;
         if (html) { // libxml2's HTML recovery from broken markup (P21-3, P22-4): its reading, always
             differing |= 1 << MarkupReference.Reader.LIBXML2_HTML.ordinal();
         }

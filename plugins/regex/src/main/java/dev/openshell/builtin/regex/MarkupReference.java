@@ -139,48 +139,37 @@ final class MarkupReference {
     }
 
     /**
-     * {@return the readers other than WHATWG that read some reference of {@code b} otherwise than it does, one bit
-     * per reader ordinal} One pass over the {@code &} bytes, ended once every reader asked about differs.
+     * {@return the readers that read some numeric reference of {@code b} otherwise than WHATWG does, one bit per
+     * reader ordinal: Python's, and libxml2's HTML parser when asked} One pass over the {@code &} bytes, ended once
+     * every reader asked about differs. (libxml2's readings of markup are scanned whatever references it holds, for its
+     * recovery from broken markup: only text of no markup type asks about its HTML reading here.)
      *
      * @param b the text
-     * @param html whether libxml2 may read it as HTML ({@link Reader#LIBXML2_HTML})
-     * @param xml whether libxml2 may read it as XML ({@link Reader#LIBXML2_XML})
+     * @param html whether to ask about libxml2's HTML parser ({@link Reader#LIBXML2_HTML})
      */
-    static int differing(ByteBuffer b, boolean html, boolean xml) {
-        int asked = 1 << Reader.PYTHON.ordinal() | (html ? 1 << Reader.LIBXML2_HTML.ordinal() : 0)
-                | (xml ? 1 << Reader.LIBXML2_XML.ordinal() : 0);
+    static int differing(ByteBuffer b, boolean html) {
+        int python = 1 << Reader.PYTHON.ordinal();
+        int libxml2 = 1 << Reader.LIBXML2_HTML.ordinal();
+        int asked = python | (html ? libxml2 : 0);
         int n = b.limit();
         int out = 0;
         int i = 0;
         while (i < n && out != asked) {
             i = JsonText.skipTo(b, i, n, XmlText.AMPERSANDS, XmlText.AMPERSANDS);
             for (int end = Math.min(n, i + Long.BYTES); i < end; i++) {
-                if (b.get(i) == '&') {
-                    out |= differingAt(b, i) & asked;
+                if (b.get(i) != '&' || i + 1 >= n || b.get(i + 1) != '#') {
+                    continue;
+                }
+                long r = DroppedSequences.reference(b, i, n, true);
+                if (r != 0) { // a numeric reference: read once, its value judged per reader
+                    int whatwg = Reader.WHATWG.numeric((int) r);
+                    out |= (Reader.PYTHON.numeric((int) r) != whatwg ? python : 0)
+                            | (Reader.LIBXML2_HTML.numeric((int) r) != whatwg ? libxml2 : 0);
+                    out &= asked;
                 }
             }
         }
         return out;
-    }
-
-    /**
-     * {@return the readers (ordinal bits) that read the reference at {@code i} otherwise than WHATWG} A numeric one
-     * is read once and its value judged per reader (libxml2's two parsers alike); a named one differs only to
-     * libxml2's XML parser.
-     */
-    private static int differingAt(ByteBuffer b, int i) {
-        int n = b.limit();
-        int xml = 1 << Reader.LIBXML2_XML.ordinal();
-        if (i + 1 < n && b.get(i + 1) == '#') {
-            long r = DroppedSequences.reference(b, i, n, true);
-            if (r == 0) {
-                return 0;
-            }
-            int whatwg = Reader.WHATWG.numeric((int) r);
-            int libxml2 = Reader.LIBXML2_HTML.numeric((int) r) != whatwg ? 1 << Reader.LIBXML2_HTML.ordinal() | xml : 0;
-            return (Reader.PYTHON.numeric((int) r) != whatwg ? 1 << Reader.PYTHON.ordinal() : 0) | libxml2;
-        }
-        return at(b, i, Reader.LIBXML2_XML) != at(b, i, Reader.WHATWG) ? xml : 0;
     }
 
     static long pack(int length, int kind) {
