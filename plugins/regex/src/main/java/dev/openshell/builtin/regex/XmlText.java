@@ -205,7 +205,7 @@ final class XmlText {
             } else {
                 changed |= kind != NOTHING || cdata || startsWith(input, i, CDATA_OPEN) || joins(input, i);
                 if (kind == NOTHING) {
-                    cdata = html == null && stateAfter(input, i, cdata);
+                    cdata = html == null && stateAfter(input, i, len, cdata);
                 } else {
                     o = Charsets.Transcoded.putUtf8(out, o, kind);
                 }
@@ -229,11 +229,12 @@ final class XmlText {
     }
 
     /** {@return the state after the NOTHING unit at {@code i}: inside a CDATA section or not} */
-    private static boolean stateAfter(ByteBuffer b, int i, boolean cdata) {
+    private static boolean stateAfter(ByteBuffer b, int i, int length, boolean cdata) {
         if (cdata) {
-            return false; // the unit is "]]>"
+            return !(length == CDATA_CLOSE.length && b.get(i) == ']'); // "]]>" closes; a dropped character does not
         }
-        return b.get(i + 1) == '!' && b.get(i + 2) == '['; // "<![CDATA[" opens, a comment or PI does not
+        // "<![CDATA[" opens; a comment, a PI, or a section libxml2 drops whole (attacker pass 18, P24-1) does not
+        return length == CDATA_OPEN.length && b.get(i) == '<' && b.get(i + 1) == '!' && b.get(i + 2) == '[';
     }
 
     private static long pack(int length, int kind) {
@@ -520,7 +521,7 @@ final class XmlText {
         }
 
         private boolean next(int i, long u, boolean cdata) {
-            return (int) u == NOTHING ? html == null && stateAfter(input, i, cdata) : cdata;
+            return (int) u == NOTHING ? html == null && stateAfter(input, i, (int) (u >>> 32), cdata) : cdata;
         }
 
         private static int textLength(long u) {

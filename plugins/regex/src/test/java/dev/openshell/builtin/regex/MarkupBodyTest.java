@@ -407,7 +407,8 @@ class MarkupBodyTest {
         }
         for (String ins : new String[] {"&&a;", "<&a;", "<a&a;", "&&#", "<&#", "<a&#x", "\u0001&x\u0001",
             "\u0001<!--\u007f\u000e", "<<\uffff", "&#<\ufffe\u0001", "<?&#", "<?&amp;", "<?&a;",
-            "<![CDATA[-\u0001", "<![CDATA[x y\u0001", "<![CDATA[]\u0000", "<![CDATA[;\uffff"}) {
+            "<![CDATA[-\u0001", "<![CDATA[x y\u0001", "<![CDATA[]\u0000", "<![CDATA[;\uffff", "<![CDATA[\u0001&amp;",
+            "<![CDATA[-\u0001&lt;", "<![CDATA[\u0000&amp;", "<![CDATA[\uffff&lt;&amp;"}) {
             denied("<r>" + half + ins + rest + "</r>", "content-type", "application/xml");
         }
         for (String ins : new String[] {"</\u0001\u0001", "<?\u0001\u0001", "</\u000e\u000e", "\u0001</\u0001",
