@@ -8,6 +8,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A few platform threads for the CPU-bound built-in stages ({@link ChainEngine#BOUNDED_BUILT_IN_STAGES}: the regex
@@ -29,14 +30,24 @@ import java.util.concurrent.TimeoutException;
  * a stage that waited for a lane thread for a quarter of its timeout is taken back and run on the caller's thread,
  * so a saturated lane never turns into timeouts (with {@code fail_open}: unscanned bodies). The stages are bounded
  * by their input, so a lane thread is never stuck.
+ *
+ * <p>Deadline: wherever it runs (a lane thread, or the caller's when taken back), the stage's thread is interrupted
+ * once the stage has run for its timeout ({@link StageDeadlines}); a stage that checks its interrupt status stops
+ * there, and the run is {@linkplain Ran#overran() overran} whatever it returned or threw. A lane thread is thus held
+ * for about the stage's timeout at most, however costly the body, and a caller interrupted while waiting interrupts
+ * the stage too.
  */
 public final class BulkLane implements AutoCloseable {
     /** The body size from which a bounded built-in stage runs on the lane: 128 KiB. */
     public static final int DEFAULT_THRESHOLD_BYTES = 128 * 1024;
     private static final int QUEUE = 4096;
+    private static final int FREE = 0;
+    private static final int LANE = 1;
+    private static final int CALLER = 2;
 
     private final ThreadPoolExecutor executor;
     private final long thresholdBytes;
+    private final StageDeadlines deadlines = new StageDeadlines();
 
     private BulkLane(int threads, long thresholdBytes) {
         this.thresholdBytes = thresholdBytes;
@@ -74,53 +85,51 @@ public final class BulkLane implements AutoCloseable {
     /**
      * What a stage run on the lane returned, with its own run time (not counting its wait in the queue).
      *
-     * @param value the stage's value
+     * @param value the stage's value; {@code null} when it overran
      * @param runNanos how long the stage itself ran, in nanoseconds
+     * @param overran whether it ran past its timeout and was interrupted there (what it returned or threw is
+     *     discarded)
      */
-    record Ran<T>(T value, long runNanos) {
+    record Ran<T>(T value, long runNanos, boolean overran) {
     }
 
     /**
      * Runs {@code call} on a lane thread and waits for it. A call that has not started within {@code startMillis}
      * (every lane thread busy with earlier calls) is taken back and run on the caller's thread instead, so the wait
-     * for the lane never makes a stage late; a call that has started is waited for to its end (the stages are bounded
-     * by their input). When the queue is full, or the lane is closed, the call runs on the caller's thread at once.
+     * for the lane never makes a stage late; a call that has started is waited for to its end, which its deadline
+     * bounds. When the queue is full, or the lane is closed, the call runs on the caller's thread at once.
      *
      * @param call the stage
      * @param startMillis how long the call may wait for a lane thread, in milliseconds
-     * @return its value and its run time
-     * @throws Exception what {@code call} threw
+     * @param timeoutMillis the stage's timeout, in milliseconds of its own run time: its thread is interrupted then
+     * @return its value and its run time, or that it overran
+     * @throws Exception what {@code call} threw before its deadline
      * @throws InterruptedException when the caller was interrupted while waiting (a call not started yet is
-     *     cancelled; a running one runs to its end, its result discarded)
+     *     cancelled; a running one is interrupted, its result discarded)
      */
-    <T> Ran<T> run(Callable<T> call, long startMillis) throws Exception {
-        long[] ran = new long[2];
-        FutureTask<T> task = new FutureTask<>(() -> {
-            ran[0] = System.nanoTime();
-            try {
-                return call.call();
-            } finally {
-                ran[1] = System.nanoTime();
-            }
-        });
+    <T> Ran<T> run(Callable<T> call, long startMillis, long timeoutMillis) throws Exception {
+        // who runs the call: a lane thread or the caller, whichever claims it first (a FutureTask's cancel cannot
+        // tell a running task from a queued one: the call would run twice, once abandoned on the lane)
+        AtomicInteger claim = new AtomicInteger(FREE);
+        FutureTask<Ran<T>> task = new FutureTask<>(
+                () -> claim.compareAndSet(FREE, LANE) ? watched(call, timeoutMillis) : null);
         try {
             executor.execute(task);
         } catch (RejectedExecutionException full) {
-            return inline(call);
+            return watched(call, timeoutMillis);
         }
         try {
-            T value;
             try {
-                value = task.get(startMillis, TimeUnit.MILLISECONDS);
+                return task.get(startMillis, TimeUnit.MILLISECONDS);
             } catch (TimeoutException late) {
-                if (task.cancel(false)) {
-                    return inline(call); // never started: the lane is saturated, run it here
+                if (claim.compareAndSet(FREE, CALLER)) {
+                    task.cancel(false);
+                    return watched(call, timeoutMillis); // never started: the lane is saturated, run it here
                 }
-                value = task.get();
+                return task.get();
             }
-            return new Ran<>(value, ran[1] - ran[0]); // the task's writes are visible after get()
         } catch (InterruptedException e) {
-            task.cancel(false);
+            task.cancel(true);
             throw e;
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
@@ -134,15 +143,27 @@ public final class BulkLane implements AutoCloseable {
         }
     }
 
-    private static <T> Ran<T> inline(Callable<T> call) throws Exception {
+    /** Runs {@code call} on this thread under a deadline {@code timeoutMillis} from now. */
+    private <T> Ran<T> watched(Callable<T> call, long timeoutMillis) throws Exception {
+        StageDeadlines.Watch watch = deadlines.arm(timeoutMillis);
         long start = System.nanoTime();
-        T value = call.call();
-        return new Ran<>(value, System.nanoTime() - start);
+        T value;
+        try {
+            value = call.call();
+        } catch (Exception | Error e) {
+            if (watch.disarm()) {
+                return new Ran<>(null, System.nanoTime() - start, true); // what it threw once interrupted
+            }
+            throw e;
+        }
+        boolean overran = watch.disarm();
+        return new Ran<>(overran ? null : value, System.nanoTime() - start, overran);
     }
 
     /** Stops the threads once their tasks end; later stages run on their caller's thread. */
     @Override
     public void close() {
         executor.shutdown();
+        deadlines.close();
     }
 }

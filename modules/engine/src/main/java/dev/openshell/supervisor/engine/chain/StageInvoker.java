@@ -50,7 +50,10 @@ final class StageInvoker {
             long laneRunNanos = -1;
             try {
                 if (bulk != null && bulk.takes(bodyBytes) && ChainEngine.BOUNDED_BUILT_IN_STAGES.test(s)) {
-                    BulkLane.Ran<T> ran = bulk.run(call, Math.max(1, s.timeoutMillis() / 4));
+                    BulkLane.Ran<T> ran = bulk.run(call, Math.max(1, s.timeoutMillis() / 4), s.timeoutMillis());
+                    if (ran.overran()) {
+                        return new Invoked<>(null, timedOut(s)); // interrupted at its deadline
+                    }
                     value = ran.value();
                     laneRunNanos = ran.runNanos();
                 } else {

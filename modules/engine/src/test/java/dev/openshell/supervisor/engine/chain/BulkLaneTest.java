@@ -12,6 +12,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.openshell.middleware.spi.HttpRequestResult;
 import dev.openshell.middleware.spi.MiddlewareException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -104,6 +108,106 @@ class BulkLaneTest {
             assertInstanceOf(ChainOutcome.Forward.class, r.outcome());
             assertTrue(r.stages().get(0).failure().isEmpty(), "the wait for the lane is not the stage's time");
             assertEquals(Thread.currentThread(), ran.get());
+        } finally {
+            release.countDown();
+            busy.join();
+            one.close();
+        }
+    }
+
+    /** A stage that reads until its thread is interrupted, as the regex scan does every 64 KiB; records where. */
+    private static HttpRequestResult scanUntilInterrupted(AtomicReference<Thread> ranOn) {
+        ranOn.set(Thread.currentThread());
+        while (!Thread.currentThread().isInterrupted()) {
+            Thread.onSpinWait();
+        }
+        throw new CancellationException("interrupted");
+    }
+
+    @Test
+    void aStageStillRunningAtItsTimeoutIsInterruptedThereAndTimesOut() {
+        AtomicReference<Thread> ran = new AtomicReference<>();
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        // without the deadline the stage never returns and this test hangs
+        ChainResult r = engine.run(chain(spec("k", 1, provider(e -> {
+            runs.incrementAndGet();
+            return scanUntilInterrupted(ran);
+        })).binding("openshell/regex").timeout(400).build()), request("a".repeat(4096)));
+        assertInstanceOf(ChainOutcome.Deny.class, r.outcome(), "fail_closed: nothing unread is forwarded");
+        assertEquals(PlatformCodes.STAGE_TIMEOUT, r.stages().get(0).failure().orElseThrow().code());
+        // running past the lane's start window (a quarter of the timeout) is not waiting for the lane: it runs once
+        assertEquals(1, runs.get());
+        assertFalse(Thread.currentThread().isInterrupted());
+    }
+
+    @Test
+    void theDeadlinesInterruptNeverReachesTheLaneThreadsNextStage() {
+        BulkLane one = BulkLane.create(1, 1024);
+        ChainEngine engine1 = ChainEngine.builder().bulkLane(one).build();
+        try {
+            AtomicReference<Thread> lane = new AtomicReference<>();
+            engine1.run(chain(spec("k", 1, provider(e -> {
+                lane.set(Thread.currentThread());
+                return HttpRequestResult.allow();
+            })).binding("openshell/regex").timeout(20_000).build()), request("a".repeat(4096)));
+            assertTrue(lane.get().getName().startsWith("bulk-stage-"), "the lane's thread is started");
+            AtomicReference<Thread> first = new AtomicReference<>();
+            engine1.run(chain(spec("k", 1, provider(e -> scanUntilInterrupted(first)))
+                    .binding("openshell/regex").timeout(400).build()), request("a".repeat(4096)));
+            AtomicReference<Thread> second = new AtomicReference<>();
+            AtomicBoolean interruptedAtStart = new AtomicBoolean(true);
+            ChainResult r = engine1.run(chain(spec("k", 1, provider(e -> {
+                second.set(Thread.currentThread());
+                interruptedAtStart.set(Thread.currentThread().isInterrupted());
+                return HttpRequestResult.allow();
+            })).binding("openshell/regex").timeout(5_000).build()), request("a".repeat(4096)));
+            assertInstanceOf(ChainOutcome.Forward.class, r.outcome());
+            assertEquals(lane.get(), first.get(), "the lane's one thread ran all three");
+            assertEquals(lane.get(), second.get());
+            assertFalse(interruptedAtStart.get());
+        } finally {
+            one.close();
+        }
+    }
+
+    @Test
+    void aStageThatAnswersAfterItsInterruptIsStillLateAndItsAnswerDiscarded() {
+        ChainResult r = engine.run(chain(spec("k", 1, provider(e -> {
+            try {
+                new CountDownLatch(1).await(); // only the deadline's interrupt ends this wait
+            } catch (InterruptedException ex) {
+                return HttpRequestResult.allow(); // swallows it and answers
+            }
+            return HttpRequestResult.allow();
+        })).binding("openshell/regex").timeout(100).build()), request("a".repeat(4096)));
+        assertInstanceOf(ChainOutcome.Deny.class, r.outcome());
+        assertEquals(PlatformCodes.STAGE_TIMEOUT, r.stages().get(0).failure().orElseThrow().code());
+    }
+
+    @Test
+    void aStageTakenBackFromABusyLaneIsInterruptedOnTheCallersThreadAndTheCallerLeftUninterrupted()
+            throws Exception {
+        BulkLane one = BulkLane.create(1, 1024);
+        ChainEngine engine1 = ChainEngine.builder().bulkLane(one).build();
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread busy = Thread.ofVirtual().start(() -> engine1.run(chain(spec("k", 1, provider(e -> {
+            started.countDown();
+            try {
+                release.await(); // holds the lane's only thread (stage timeout 10 s)
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+            return HttpRequestResult.allow();
+        })).binding("openshell/regex").timeout(10_000).build()), request("a".repeat(4096))));
+        try {
+            assertTrue(started.await(30, TimeUnit.SECONDS));
+            AtomicReference<Thread> ran = new AtomicReference<>();
+            ChainResult r = engine1.run(chain(spec("k", 1, provider(e -> scanUntilInterrupted(ran)))
+                    .binding("openshell/regex").timeout(200).build()), request("a".repeat(4096)));
+            assertEquals(Thread.currentThread(), ran.get(), "taken back after 50 ms without a lane thread");
+            assertEquals(PlatformCodes.STAGE_TIMEOUT, r.stages().get(0).failure().orElseThrow().code());
+            assertFalse(Thread.interrupted(), "the deadline's interrupt was the watch's, and it is cleared");
         } finally {
             release.countDown();
             busy.join();
