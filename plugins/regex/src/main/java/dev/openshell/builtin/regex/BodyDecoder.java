@@ -428,6 +428,7 @@ final class BodyDecoder {
 
     /** {@return {@code read} and, when not {@code null}, {@code upper} over {@code text}: both scanned} */
     private static TextView also(TextView read, TextView text, TextView upper) {
+        Interrupts.check(); // between readings, each a pass over the text
         return upper == null ? read : new TwoReadings(read, TextView.stacked(text, upper), 1);
     }
 

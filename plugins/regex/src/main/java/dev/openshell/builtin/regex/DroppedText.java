@@ -63,7 +63,11 @@ final class DroppedText {
         for (int k = 0; k < i; k++) {
             out.write(input.get(k));
         }
+        int check = 0;
         while (i < n) {
+            if (i >= check) {
+                check = Interrupts.checkAt(i);
+            }
             int d = dropped(input, i, shorter);
             if (d > 0) {
                 i += d;

@@ -137,7 +137,11 @@ final class SecretScanner {
         int n = text.limit();
         int i = 0;
         int k = 0;
+        int check = 0;
         while (k < n) {
+            if (k >= check) {
+                check = Interrupts.checkAt(k);
+            }
             long run = everyByte ? n : gate.nextRun(words, k);
             if (run < 0) {
                 break;

@@ -196,7 +196,11 @@ final class XmlText {
         int o = 0;
         boolean cdata = false;
         boolean changed = false;
+        int check = 0;
         for (int i = 0; i < n; ) {
+            if (i >= check) {
+                check = Interrupts.checkAt(i);
+            }
             long u = step(input, i, cdata, html, reader);
             int len = (int) (u >>> 32);
             int kind = (int) u;
