@@ -197,9 +197,20 @@ final class XmlText {
         boolean cdata = false;
         boolean changed = false;
         int check = 0;
+        boolean[] special = reader.libxml2() ? SPECIAL_TO_LIBXML2 : SPECIAL;
         for (int i = 0; i < n; ) {
             if (i >= check) {
                 check = Interrupts.checkAt(i);
+            }
+            int plain = i;
+            while (plain < n && !special[input.get(plain) & 0xff]) {
+                plain++;
+            }
+            if (plain > i) { // a run of bytes that read as themselves: copied at once
+                input.get(i, out, o, plain - i);
+                o += plain - i;
+                i = plain;
+                continue;
             }
             long u = step(input, i, cdata, html, reader);
             int len = (int) (u >>> 32);
@@ -239,6 +250,27 @@ final class XmlText {
         }
         // "<![CDATA[" opens; a comment, a PI, or a section libxml2 drops whole (attacker pass 18, P24-1) does not
         return length == CDATA_OPEN.length && b.get(i) == '<' && b.get(i + 1) == '!' && b.get(i + 2) == '[';
+    }
+
+    /** The bytes at which {@link #step} may read other than the byte itself: {@code <}, {@code &}, {@code ]}. */
+    private static final boolean[] SPECIAL = special(false);
+    /** {@link #SPECIAL} and what starts a character libxml2 drops ({@link DroppedSequences#notXmlChar}). */
+    private static final boolean[] SPECIAL_TO_LIBXML2 = special(true);
+
+    private static boolean[] special(boolean libxml2) {
+        boolean[] out = new boolean[256];
+        out['<'] = true;
+        out['&'] = true;
+        out[']'] = true;
+        if (libxml2) {
+            for (int c = 0; c < 0x20; c++) {
+                out[c] = true;
+            }
+            out[0xed] = true;
+            out[0xef] = true;
+            out[0xf4] = true;
+        }
+        return out;
     }
 
     private static long pack(int length, int kind) {
