@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The attacker and the victims of tests/load/attack.sh (not a test). java Attack.java ATTACK PROXY_PORT UPSTREAM_PORT
  * ADMIN_PORT SECONDS runs one attack from 127.0.0.1 against the proxy for SECONDS (at most 120; ATTACK one of none,
- * heads, slow-bodies, uploads, spin), opening at most a fixed number of connections. java Attack.java victim ATTACK
+ * heads, slow-bodies, uploads, dense, spin), opening at most a fixed number of connections. java Attack.java victim ATTACK
  * PROXY_PORT UPSTREAM_PORT ADMIN_PORT SECONDS FROM is a victim, in a process of its own, from address FROM: it sends
  * GET and small POST requests through a chain, one at a time, each on a fresh connection, and probes /health/live on
  * the admin port, then prints one result line per request kind. attack.sh runs one victim from 127.0.0.2 (another
@@ -96,30 +96,15 @@ public class Attack {
                 System.arraycopy(open, 0, body, 0, open.length);
                 body[FOUR_MIB - 2] = '"';
                 body[FOUR_MIB - 1] = '}';
-                for (int i = 0; i < 100; i++) {
-                    attackers.add(Thread.ofVirtual().start(() -> {
-                        while (System.nanoTime() < end) {
-                            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy, ATTACKER, 0)) {
-                                s.setSoTimeout(30_000);
-                                while (System.nanoTime() < end) {
-                                    OutputStream out = s.getOutputStream();
-                                    out.write(post(authority, body.length).getBytes(StandardCharsets.ISO_8859_1));
-                                    out.write(body);
-                                    out.flush();
-                                    int st = status(s.getInputStream());
-                                    if (st != 200) {
-                                        attackRefused.incrementAndGet();
-                                        outcomes.merge("status " + st, 1, Integer::sum);
-                                        break;
-                                    }
-                                }
-                            } catch (IOException e) {
-                                attackRefused.incrementAndGet();
-                                outcomes.merge(e.getClass().getSimpleName(), 1, Integer::sum);
-                            }
-                        }
-                    }));
-                }
+                uploaders(100, proxy, post(authority, "application/json", body.length), body, end, attackRefused,
+                        outcomes, attackers);
+            }
+            case "dense" -> {
+                // 8 concurrent 4 MB text/html bodies of "&a;": the costliest body per byte to read in every way a
+                // reader might (0.3 to 0.7 s of CPU each), refused at the stage's deadline (403 stage_timeout)
+                byte[] body = "&a;".repeat(FOUR_MIB / 3).getBytes(StandardCharsets.US_ASCII);
+                uploaders(8, proxy, post(authority, "text/html", body.length), body, end, attackRefused, outcomes,
+                        attackers);
             }
             case "spin" -> {
                 // 8 clients, each sending requests one after another to a host whose stage spins on the CPU
@@ -189,8 +174,45 @@ public class Attack {
     }
 
     private static String post(String authority, int length) {
+        return post(authority, "application/json", length);
+    }
+
+    private static String post(String authority, String type, int length) {
         return "POST http://" + authority + "/upload HTTP/1.1\r\nHost: " + authority
-                + "\r\nContent-Type: application/json\r\nContent-Length: " + length + "\r\n\r\n";
+                + "\r\nContent-Type: " + type + "\r\nContent-Length: " + length + "\r\n\r\n";
+    }
+
+    /**
+     * Starts {@code clients} uploaders, each posting {@code body} again on its connection as soon as it is answered
+     * 200 (on a new connection after any other status) until {@code end}.
+     */
+    private static void uploaders(int clients, int proxy, String head, byte[] body, long end,
+                                  AtomicInteger refused, java.util.Map<String, Integer> outcomes,
+                                  List<Thread> attackers) {
+        for (int i = 0; i < clients; i++) {
+            attackers.add(Thread.ofVirtual().start(() -> {
+                while (System.nanoTime() < end) {
+                    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy, ATTACKER, 0)) {
+                        s.setSoTimeout(30_000);
+                        while (System.nanoTime() < end) {
+                            OutputStream out = s.getOutputStream();
+                            out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+                            out.write(body);
+                            out.flush();
+                            int st = status(s.getInputStream());
+                            if (st != 200) {
+                                refused.incrementAndGet();
+                                outcomes.merge("status " + st, 1, Integer::sum);
+                                break;
+                            }
+                        }
+                    } catch (IOException e) {
+                        refused.incrementAndGet();
+                        outcomes.merge(e.getClass().getSimpleName(), 1, Integer::sum);
+                    }
+                }
+            }));
+        }
     }
 
     /** One request on a fresh connection from {@code from}; {@return the status, -1 on a connection failure} */

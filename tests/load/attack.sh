@@ -8,6 +8,8 @@
 #   heads        4000 connections (ATTACK_HEADS), each a 60 KiB header section without its final CRLF, then silence
 #   slow-bodies  48 uploads declaring Content-Length 4194304 and sending a byte a second
 #   uploads      100 concurrent 4 MiB uploads, each connection posting again when answered
+#   dense        8 concurrent 4 MB text/html bodies of "&a;" (the costliest to read per byte), each connection posting
+#                again when answered; each is refused at the regex stage's deadline (403 stage_timeout)
 #   spin         8 clients sending requests to a host whose chain is the fixture plugin fixtures/spin, a stage that
 #                spins on the CPU ignoring interrupts (each stuck stage burns a core until the supervisor exits)
 # Bounded: SECONDS per attack (default 15, at most 120); only 127.0.0.1/127.0.0.2; the processes it starts are
@@ -21,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-15}
 shift || true
-attacks=("${@:-none heads slow-bodies uploads spin}")
+attacks=("${@:-none heads slow-bodies uploads dense spin}")
 read -r -a attacks <<<"${attacks[*]}"
 if ! [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -ge 3 && "$seconds" -le 120 ]]; then
   echo "seconds must be 3..120" >&2
