@@ -86,19 +86,9 @@ class BulkLaneTest {
     void aStageThatFindsTheLaneBusyRunsOnTheCallersThreadInsteadOfTimingOut() throws Exception {
         BulkLane one = BulkLane.create(1, 1024);
         ChainEngine engine1 = ChainEngine.builder().bulkLane(one).build();
-        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        Thread busy = Thread.ofVirtual().start(() -> engine1.run(chain(spec("k", 1, provider(e -> {
-            started.countDown();
-            try {
-                release.await(); // holds the lane's only thread (stage timeout 5 s)
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-            }
-            return HttpRequestResult.allow();
-        })).binding("openshell/regex").timeout(5_000).build()), request("a".repeat(4096))));
+        CountDownLatch release = new CountDownLatch(1);
+        Thread busy = holdTheLane(engine1, release);
         try {
-            assertTrue(started.await(30, java.util.concurrent.TimeUnit.SECONDS));
             AtomicReference<Thread> ran = new AtomicReference<>();
             // timeout 400 ms: after 100 ms without a lane thread the stage is taken back and run here
             ChainResult r = engine1.run(chain(spec("k", 1, provider(e -> {
@@ -113,6 +103,25 @@ class BulkLaneTest {
             busy.join();
             one.close();
         }
+    }
+
+    /**
+     * {@return a thread whose stage holds {@code engine}'s one-thread lane until {@code release} (stage timeout 10 s),
+     * once the stage has started}
+     */
+    private static Thread holdTheLane(ChainEngine engine, CountDownLatch release) throws InterruptedException {
+        CountDownLatch started = new CountDownLatch(1);
+        Thread busy = Thread.ofVirtual().start(() -> engine.run(chain(spec("k", 1, provider(e -> {
+            started.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+            return HttpRequestResult.allow();
+        })).binding("openshell/regex").timeout(10_000).build()), request("a".repeat(4096))));
+        assertTrue(started.await(30, TimeUnit.SECONDS));
+        return busy;
     }
 
     /** A stage that reads until its thread is interrupted, as the regex scan does every 64 KiB; records where. */
@@ -189,19 +198,9 @@ class BulkLaneTest {
             throws Exception {
         BulkLane one = BulkLane.create(1, 1024);
         ChainEngine engine1 = ChainEngine.builder().bulkLane(one).build();
-        CountDownLatch started = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread busy = Thread.ofVirtual().start(() -> engine1.run(chain(spec("k", 1, provider(e -> {
-            started.countDown();
-            try {
-                release.await(); // holds the lane's only thread (stage timeout 10 s)
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-            }
-            return HttpRequestResult.allow();
-        })).binding("openshell/regex").timeout(10_000).build()), request("a".repeat(4096))));
+        Thread busy = holdTheLane(engine1, release);
         try {
-            assertTrue(started.await(30, TimeUnit.SECONDS));
             AtomicReference<Thread> ran = new AtomicReference<>();
             ChainResult r = engine1.run(chain(spec("k", 1, provider(e -> scanUntilInterrupted(ran)))
                     .binding("openshell/regex").timeout(200).build()), request("a".repeat(4096)));
