@@ -257,7 +257,7 @@ final class BodyDecoder {
             boolean utf8 = charset == null || Charsets.named(charset) != Charsets.Encoding.SINGLE_BYTE;
             return TextView.stacked(text, FormText.view(t, utf8));
         }
-        if (xml && XmlText.declaresEntities(t)) {
+        if (xml && XmlDeclarations.declaresEntities(t)) {
             throw Undecodable.because("request body is XML that declares entities (their expansion is not read)");
         }
         TextView sniffed = JsonText.sniff(t);
@@ -283,7 +283,7 @@ final class BodyDecoder {
         if (!xml) {
             return declared;
         }
-        String encoding = XmlText.declaredEncoding(input);
+        String encoding = XmlDeclarations.declaredEncoding(input);
         if (encoding == null) {
             return declared;
         }

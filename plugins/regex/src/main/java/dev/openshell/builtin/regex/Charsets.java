@@ -464,7 +464,7 @@ final class Charsets {
          * @throws Undecodable if it names another encoding, or one outside the supported set
          */
         void checkXmlDeclaration() throws Undecodable {
-            String declared = XmlText.declaredEncoding(text);
+            String declared = XmlDeclarations.declaredEncoding(text);
             if (declared == null) {
                 return;
             }

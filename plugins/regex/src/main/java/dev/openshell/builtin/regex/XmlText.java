@@ -42,9 +42,6 @@ final class XmlText {
 
     private static final byte[] CDATA_OPEN = "<![CDATA[".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CDATA_CLOSE = "]]>".getBytes(StandardCharsets.US_ASCII);
-    private static final java.util.regex.Pattern ENCODING = java.util.regex.Pattern
-            .compile("[ \t\r\n]encoding[ \t\r\n]*=[ \t\r\n]*(?:\"([^\"]*)\"|'([^']*)')");
-    private static final byte[] ENTITY = "<!ENTITY".getBytes(StandardCharsets.US_ASCII);
 
     private XmlText() {
     }
@@ -93,51 +90,6 @@ final class XmlText {
             }
             i++;
         }
-    }
-
-    /**
-     * {@return whether an XML document declares entities ({@code <!ENTITY}, in its internal DTD subset)} A parser
-     * expands them where they are referenced, which this layer does not: such a document is undecodable.
-     *
-     * @param input the document as text
-     */
-    static boolean declaresEntities(ByteBuffer input) {
-        int n = input.limit();
-        for (int i = 0; i + ENTITY.length <= n; i++) {
-            if (input.get(i) == '<' && startsWith(input, i, ENTITY)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * {@return the {@code encoding} of an XML declaration at the start of the input (after a UTF-8 byte order mark),
-     * read as ASCII, or {@code null} when there is none}
-     *
-     * @param input the document's bytes
-     */
-    static String declaredEncoding(ByteBuffer input) {
-        int n = Math.min(input.limit(), 512);
-        int i = n >= 3 && input.get(0) == (byte) 0xef && input.get(1) == (byte) 0xbb && input.get(2) == (byte) 0xbf
-                ? 3 : 0;
-        byte[] head = new byte[n - i];
-        input.get(i, head);
-        String s = new String(head, StandardCharsets.ISO_8859_1);
-        if (!s.startsWith("<?xml") || s.length() < 6 || !isSpace(s.charAt(5))) {
-            return null;
-        }
-        int end = s.indexOf("?>");
-        String decl = end < 0 ? s : s.substring(0, end);
-        java.util.regex.Matcher m = ENCODING.matcher(decl);
-        if (!m.find()) {
-            return null;
-        }
-        return m.group(1) != null ? m.group(1) : m.group(2);
-    }
-
-    private static boolean isSpace(char c) {
-        return c == ' ' || c == '\t' || c == '\r' || c == '\n';
     }
 
     /**
@@ -192,7 +144,7 @@ final class XmlText {
      */
     private static TextView view(ByteBuffer input, BitSet html, MarkupReference.Reader reader) {
         int n = input.limit();
-        byte[] out = new byte[n + 4];
+        byte[] out = null; // made at the first unit that does not read as itself: until then o == i
         int o = 0;
         boolean cdata = false;
         boolean changed = false;
@@ -207,7 +159,9 @@ final class XmlText {
                 plain++;
             }
             if (plain > i) { // a run of bytes that read as themselves: copied at once
-                input.get(i, out, o, plain - i);
+                if (out != null) {
+                    input.get(i, out, o, plain - i);
+                }
                 o += plain - i;
                 i = plain;
                 continue;
@@ -216,8 +170,15 @@ final class XmlText {
             int len = (int) (u >>> 32);
             int kind = (int) u;
             if (kind == LITERAL) {
-                out[o++] = input.get(i);
+                if (out != null) {
+                    out[o] = input.get(i);
+                }
+                o++;
             } else {
+                if (out == null) {
+                    out = new byte[n + 4];
+                    input.get(0, out, 0, i);
+                }
                 changed |= kind != NOTHING || cdata || startsWith(input, i, CDATA_OPEN) || joins(input, i);
                 if (kind == NOTHING) {
                     cdata = html == null && stateAfter(input, i, len, cdata);
@@ -495,7 +456,7 @@ final class XmlText {
         return new String(s, StandardCharsets.ISO_8859_1);
     }
 
-    private static boolean startsWith(ByteBuffer b, int at, byte[] s) {
+    static boolean startsWith(ByteBuffer b, int at, byte[] s) {
         if (at + s.length > b.limit()) {
             return false;
         }
