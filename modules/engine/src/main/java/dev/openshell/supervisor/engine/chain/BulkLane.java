@@ -23,15 +23,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * request; the request thread parks (unmounted) until its stage returns.
  *
  * <p>Shape: {@code threads} platform threads (default: the available processors, at least 2) named
- * {@code bulk-stage-N}, daemon, and a queue of at most {@value #QUEUE} tasks; when it is full the stage runs on the
- * caller's thread as before (never refused). Only stages on bodies of at least {@code thresholdBytes} (default
- * {@value #DEFAULT_THRESHOLD_BYTES}) take the lane: below it the hand-off (a park and an unpark, some microseconds)
- * would cost more than it saves. The stage's timeout is judged as for an inline stage, on the stage's own run time:
- * a stage that waited for a lane thread for a quarter of its timeout is taken back and run on the caller's thread,
- * so a saturated lane never turns into timeouts (with {@code fail_open}: unscanned bodies). The stages are bounded
- * by their input, so a lane thread is never stuck.
+ * {@code bulk-stage-N}, daemon, and a queue of at most {@value #QUEUE} tasks; when it is full the stage runs on a
+ * platform thread of its own, {@code bulk-overflow-N} (never refused). Only stages on bodies of at least
+ * {@code thresholdBytes} (default {@value #DEFAULT_THRESHOLD_BYTES}) take the lane: below it the hand-off (a park
+ * and an unpark, some microseconds) would cost more than it saves. The stage's timeout is judged as for an inline
+ * stage, on the stage's own run time: a stage that waited for a lane thread for a quarter of its timeout is taken
+ * back and run on a {@code bulk-overflow-N} thread, so a saturated lane never turns into timeouts (with
+ * {@code fail_open}: unscanned bodies) and never puts a scan on a carrier. The stages are bounded by their input, so
+ * a lane thread is never stuck.
  *
- * <p>Deadline: wherever it runs (a lane thread, or the caller's when taken back), the stage's thread is interrupted
+ * <p>Deadline: wherever it runs (a lane thread, or an overflow thread), the stage's thread is interrupted
  * once the stage has run for its timeout ({@link StageDeadlines}); a stage that checks its interrupt status stops
  * there, and the run is {@linkplain Ran#overran() overran} whatever it returned or threw. A lane thread is thus held
  * for about the stage's timeout at most, however costly the body, and a caller interrupted while waiting interrupts
@@ -48,6 +49,8 @@ public final class BulkLane implements AutoCloseable {
     private final ThreadPoolExecutor executor;
     private final long thresholdBytes;
     private final StageDeadlines deadlines = new StageDeadlines();
+    private static final java.util.concurrent.ThreadFactory OVERFLOW = Thread.ofPlatform().name("bulk-overflow-", 0)
+            .daemon(true).inheritInheritableThreadLocals(false).factory();
 
     private BulkLane(int threads, long thresholdBytes) {
         this.thresholdBytes = thresholdBytes;
@@ -95,9 +98,9 @@ public final class BulkLane implements AutoCloseable {
 
     /**
      * Runs {@code call} on a lane thread and waits for it. A call that has not started within {@code startMillis}
-     * (every lane thread busy with earlier calls) is taken back and run on the caller's thread instead, so the wait
-     * for the lane never makes a stage late; a call that has started is waited for to its end, which its deadline
-     * bounds. When the queue is full, or the lane is closed, the call runs on the caller's thread at once.
+     * (every lane thread busy with earlier calls) is taken back and run on a platform thread of its own instead
+     * ({@link #overflow}), so the wait for the lane never makes a stage late; a call that has started is waited for to
+     * its end, which its deadline bounds. When the queue is full, or the lane is closed, it runs there at once.
      *
      * @param call the stage
      * @param startMillis how long the call may wait for a lane thread, in milliseconds
@@ -116,31 +119,62 @@ public final class BulkLane implements AutoCloseable {
         try {
             executor.execute(task);
         } catch (RejectedExecutionException full) {
-            return watched(call, timeoutMillis);
+            return overflow(call, timeoutMillis);
         }
         try {
-            try {
-                return task.get(startMillis, TimeUnit.MILLISECONDS);
-            } catch (TimeoutException late) {
-                if (claim.compareAndSet(FREE, CALLER)) {
-                    task.cancel(false);
-                    return watched(call, timeoutMillis); // never started: the lane is saturated, run it here
-                }
-                return task.get();
+            return task.get(startMillis, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException late) {
+            if (claim.compareAndSet(FREE, CALLER)) {
+                task.cancel(false);
+                return overflow(call, timeoutMillis); // never started: the lane is saturated
             }
+            return await(task);
         } catch (InterruptedException e) {
             task.cancel(true);
             throw e;
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof Exception ex) {
-                throw ex;
-            }
-            if (cause instanceof Error err) {
-                throw err;
-            }
-            throw e;
+            throw unwrapped(e);
         }
+    }
+
+    /**
+     * Runs {@code call} on a platform thread of its own and waits for it: the lane is saturated (or its queue full).
+     * On the caller's virtual thread the scan would hold a carrier for up to its timeout, and with as many such scans
+     * as carriers every other request of the proxy, {@code /health/live} included, would wait behind them; a platform
+     * thread is time-sliced against the carriers instead. How many run at once is bounded by the proxy's middleware
+     * work bound (32 by default). When no thread can be started, the call runs on the caller's thread.
+     */
+    private <T> Ran<T> overflow(Callable<T> call, long timeoutMillis) throws Exception {
+        FutureTask<Ran<T>> task = new FutureTask<>(() -> watched(call, timeoutMillis));
+        try {
+            OVERFLOW.newThread(task).start();
+        } catch (OutOfMemoryError cannotStart) { // "unable to create native thread"
+            return watched(call, timeoutMillis);
+        }
+        return await(task);
+    }
+
+    /** {@return the task's result, waited for to its end} the caller's interrupt interrupts the task too */
+    private static <T> Ran<T> await(FutureTask<Ran<T>> task) throws Exception {
+        try {
+            return task.get();
+        } catch (InterruptedException e) {
+            task.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            throw unwrapped(e);
+        }
+    }
+
+    private static Exception unwrapped(ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof Exception ex) {
+            return ex;
+        }
+        if (cause instanceof Error err) {
+            throw err;
+        }
+        return e;
     }
 
     /** Runs {@code call} on this thread under a deadline {@code timeoutMillis} from now. */
@@ -160,7 +194,7 @@ public final class BulkLane implements AutoCloseable {
         return new Ran<>(overran ? null : value, System.nanoTime() - start, overran);
     }
 
-    /** Stops the threads once their tasks end; later stages run on their caller's thread. */
+    /** Stops the threads once their tasks end; later stages run on overflow threads. */
     @Override
     public void close() {
         executor.shutdown();
