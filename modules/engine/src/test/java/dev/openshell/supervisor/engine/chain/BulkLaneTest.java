@@ -84,13 +84,9 @@ class BulkLaneTest {
 
     @Test
     void aStageThatFindsTheLaneBusyRunsOnAnOverflowPlatformThreadInsteadOfTimingOut() throws Exception {
-        BulkLane one = BulkLane.create(1, 1024);
-        ChainEngine engine1 = ChainEngine.builder().bulkLane(one).build();
-        CountDownLatch release = new CountDownLatch(1);
-        Thread busy = holdTheLane(engine1, release);
-        try {
+        whileTheOnlyLaneThreadIsHeld(engine1 -> {
             AtomicReference<Thread> ran = new AtomicReference<>();
-            // timeout 400 ms: after 100 ms without a lane thread the stage is taken back and run here
+            // timeout 400 ms: after 100 ms without a lane thread the stage is taken back and run elsewhere
             ChainResult r = engine1.run(chain(spec("k", 1, provider(e -> {
                 ran.set(Thread.currentThread());
                 return HttpRequestResult.allow();
@@ -99,6 +95,21 @@ class BulkLaneTest {
             assertTrue(r.stages().get(0).failure().isEmpty(), "the wait for the lane is not the stage's time");
             assertFalse(ran.get().isVirtual());
             assertTrue(ran.get().getName().startsWith("bulk-overflow-"), "never on a carrier: " + ran.get());
+        });
+    }
+
+    /** What a test does with an engine whose one-thread lane is held by another stage. */
+    private interface LaneUser {
+        void use(ChainEngine engine) throws Exception;
+    }
+
+    private static void whileTheOnlyLaneThreadIsHeld(LaneUser user) throws Exception {
+        BulkLane one = BulkLane.create(1, 1024);
+        ChainEngine engine1 = ChainEngine.builder().bulkLane(one).build();
+        CountDownLatch release = new CountDownLatch(1);
+        Thread busy = holdTheLane(engine1, release);
+        try {
+            user.use(engine1);
         } finally {
             release.countDown();
             busy.join();
@@ -197,22 +208,14 @@ class BulkLaneTest {
     @Test
     void aStageTakenBackFromABusyLaneIsInterruptedOnItsOverflowThreadAndTheCallerLeftUninterrupted()
             throws Exception {
-        BulkLane one = BulkLane.create(1, 1024);
-        ChainEngine engine1 = ChainEngine.builder().bulkLane(one).build();
-        CountDownLatch release = new CountDownLatch(1);
-        Thread busy = holdTheLane(engine1, release);
-        try {
+        whileTheOnlyLaneThreadIsHeld(engine1 -> {
             AtomicReference<Thread> ran = new AtomicReference<>();
             ChainResult r = engine1.run(chain(spec("k", 1, provider(e -> scanUntilInterrupted(ran)))
                     .binding("openshell/regex").timeout(200).build()), request("a".repeat(4096)));
             assertTrue(ran.get().getName().startsWith("bulk-overflow-"), "taken back after 50 ms: " + ran.get());
             assertEquals(PlatformCodes.STAGE_TIMEOUT, r.stages().get(0).failure().orElseThrow().code());
             assertFalse(Thread.interrupted(), "the deadline interrupted the overflow thread, not the caller");
-        } finally {
-            release.countDown();
-            busy.join();
-            one.close();
-        }
+        });
     }
 
     @Test
