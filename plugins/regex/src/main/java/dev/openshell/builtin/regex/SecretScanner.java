@@ -224,10 +224,10 @@ final class SecretScanner {
             if (p < resume || !selection.on(rule.index()) || !l.at(text, p)) {
                 continue;
             }
-            long m = rule.kind() == Rule.Kind.PEM ? span(p, PemBlock.match(text, p))
+            Match m = rule.kind() == Rule.Kind.PEM ? span(rule, p, PemBlock.match(text, p))
                     : prefixMatch(text, p, l, selection);
             if (record(text, m, found, resume)) {
-                return (int) (m & 0xFFFFFF);
+                return m.end();
             }
         }
         return NO_MATCH;
@@ -258,9 +258,9 @@ final class SecretScanner {
             }
             for (Prefilter.Literal l : literals) {
                 if (l.ignoreCase() && selection.on(l.rule().index()) && l.at(text, p)) {
-                    long m = keywordMatch(text, p, l, selection);
+                    Match m = keywordMatch(text, p, l, selection);
                     if (record(text, m, found, resume)) {
-                        return (int) (m & 0xFFFFFF);
+                        return m.end();
                     }
                 }
             }
@@ -269,55 +269,47 @@ final class SecretScanner {
     }
 
     /** Records a match unless there is none or it starts before {@code resume}; {@return whether it recorded} */
-    private static boolean record(ByteBuffer text, long m, Found found, int resume) {
-        if (m == NO_MATCH || (int) (m >>> 24 & 0xFFFFFF) < resume) {
+    private static boolean record(ByteBuffer text, Match m, Found found, int resume) {
+        if (m == null || m.start() < resume) {
             return false;
         }
-        int type = (int) (m >>> 48);
-        int start = (int) (m >>> 24 & 0xFFFFFF);
-        int end = (int) (m & 0xFFFFFF);
-        found.add(type, start, end, verified(text, type, start, end));
+        found.add(m.type(), m.start(), m.end(), verified(text, m.type(), m.start(), m.end()));
         return true;
     }
 
-    /** {@return a match of {@code rule} as one long: type, start and end; or NO_MATCH when end is negative} */
-    private static long span(Rule rule, int start, int end) {
-        return end < 0 ? NO_MATCH : (long) rule.index() << 48 | (long) start << 24 | end;
+    /**
+     * A match: its type ({@link Selection} numbering) and its span of the text, {@code start} inclusive, {@code end}
+     * exclusive. Positions are whole ints: the text a scan reads joins every reading of a body (each up to 4 MiB, and
+     * a body has a dozen readings or more), so positions pass 2^24 (attacker pass 19, P25-4: packed in 24 bits, a
+     * match past 16 MiB wrapped to an earlier end and the scan went back over the same text for ever).
+     */
+    private record Match(int type, int start, int end) {
     }
 
-    private static long span(int start, int end) {
-        return span(CATALOG.rules().get(pemIndex()), start, end);
+    /** {@return a match of {@code rule}, or {@code null} when {@code end} is negative (none)} */
+    private static Match span(Rule rule, int start, int end) {
+        return end < 0 ? null : new Match(rule.index(), start, end);
     }
 
-    private static int pemIndex() {
-        return PemIndex.INDEX;
-    }
-
-    /** The PEM entry's index, found once. */
-    private static final class PemIndex {
-        static final int INDEX = CATALOG.rules().stream().filter(r -> r.kind() == Rule.Kind.PEM).findFirst()
-                .orElseThrow().index();
-    }
-
-    private static long prefixMatch(ByteBuffer text, int p, Prefilter.Literal l, Selection selection) {
+    private static Match prefixMatch(ByteBuffer text, int p, Prefilter.Literal l, Selection selection) {
         Rule.Form form = l.rule().forms().get(l.form());
         int start = p;
         if (form.lead() != null) {
             start = p - form.lead().fixedLength();
             if (start < 0 || form.lead().match(text, start) != p) {
-                return NO_MATCH;
+                return null;
             }
         }
         if (continuesToken(text, start, form, true)) {
-            return NO_MATCH;
+            return null;
         }
         int bodyStart = p + l.bytes().length;
         int end = form.shape() == null ? bodyStart : form.shape().match(text, bodyStart);
         if (end < 0 || (end < text.limit() && continuesToken(text, end, form, false))) {
-            return NO_MATCH;
+            return null;
         }
         if (l.rule().entropy() > 0 && TokenChecks.entropy(text, bodyStart, end) < l.rule().entropy()) {
-            return NO_MATCH;
+            return null;
         }
         return span(l.rule(), start, end);
     }
@@ -347,42 +339,42 @@ final class SecretScanner {
         return before ? (c == '_' || c == '-') && form.inAlphabet(c) : form.inAlphabet(c);
     }
 
-    private static long keywordMatch(ByteBuffer text, int p, Prefilter.Literal l, Selection selection) {
+    private static Match keywordMatch(ByteBuffer text, int p, Prefilter.Literal l, Selection selection) {
         int valueStart = Assignment.valueStart(text, p + l.bytes().length);
         if (valueStart < 0 || (!l.rule().bareKey() && !Assignment.namesACredential(text, p, p + l.bytes().length))) {
-            return NO_MATCH;
+            return null;
         }
-        long prefixed = prefixAt(text, valueStart, selection);
-        if (prefixed != NO_MATCH) {
+        Match prefixed = prefixAt(text, valueStart, selection);
+        if (prefixed != null) {
             return prefixed;
         }
         Rule.Form form = l.rule().forms().get(l.form());
         int end = form.shape().match(text, valueStart);
         if (end < 0 || (end < text.limit() && continuesToken(text, end, form, false))) {
-            return NO_MATCH;
+            return null;
         }
         if (TokenChecks.entropy(text, valueStart, end) < l.rule().entropy()) {
-            return NO_MATCH;
+            return null;
         }
         return span(l.rule(), valueStart, end);
     }
 
-    /** {@return a match of an enabled prefix entry starting exactly at {@code at}, or NO_MATCH} */
-    private static long prefixAt(ByteBuffer text, int at, Selection selection) {
+    /** {@return a match of an enabled prefix entry starting exactly at {@code at}, or {@code null}} */
+    private static Match prefixAt(ByteBuffer text, int at, Selection selection) {
         int gram = Prefilter.gramAt(text, at);
         Prefilter.Literal[] literals = gram < 0 ? null : CATALOG.prefilter().candidates(gram);
         if (literals == null) {
-            return NO_MATCH;
+            return null;
         }
         for (Prefilter.Literal l : literals) {
             if (l.rule().kind() == Rule.Kind.PREFIX && selection.on(l.rule().index()) && l.at(text, at)) {
-                long m = prefixMatch(text, at, l, selection);
-                if (m != NO_MATCH) {
+                Match m = prefixMatch(text, at, l, selection);
+                if (m != null) {
                     return m;
                 }
             }
         }
-        return NO_MATCH;
+        return null;
     }
 
     /** {@return true unless the type's format has a checksum that this match fails} */
