@@ -1,0 +1,54 @@
+package dev.openshell.builtin.regex;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Markup inside a key that readers read through (attacker pass 19): in HTML, an end tag (one that closes nothing
+ * leaves the text on both sides one text node to html.parser, lxml.html, BeautifulSoup and libxml2's HTML parser:
+ * P25-3); in XML, a comment opened as {@code <!-->} that libxml2's recovering parser reads on past that {@code >}
+ * and drops through a character XML does not allow (P25-2). Each is denied and redacted.
+ */
+class StrayMarkupTest {
+    private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
+    private final RegexProvider provider = new RegexProvider();
+
+    private HttpRequestResult run(JsonObject config, String body, String type) {
+        return DecodedBodyTest.evaluate(provider, config, body.getBytes(StandardCharsets.UTF_8), "content-type", type);
+    }
+
+    private void deniedAndRedacted(String body, String type) {
+        assertEquals(Decision.DENY, run(DENY, body, type).decision(), type + " " + body);
+        HttpRequestResult r = run(JsonObject.EMPTY_JSON_OBJECT, body, type);
+        String out = new String(r.body().orElseThrow(() -> new AssertionError("nothing redacted: " + body))
+                .toByteArray(), StandardCharsets.UTF_8);
+        assertFalse(out.contains("Ab3dE6gH") && out.contains("yZ7cF0iL"), out);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"</b>", "</x>", "</div>", "</br>", "</x-->", "</b >", "</b x=\">\">", "</B>"})
+    void anEndTagInsideAKeyInHtml(String tag) {
+        deniedAndRedacted("<p>sk-proj-Ab3dE6gH9jK2" + tag + "mN5pQ8sT1vW4yZ7cF0iL</p>", "text/html");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"<!-->-\u0001", "<!-->>\u0001", "<!-->#\u0000", "<!-->\u0080\u0000", "<!--> x \u0001"})
+    void aCommentOpenedAsHtmlClosesItInsideAKeyInXml(String broken) {
+        deniedAndRedacted("<r>sk-proj-Ab3dE6gH9jK2" + broken + "mN5pQ8sT1vW4yZ7cF0iL</r>", "application/xml");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"<p>sk-proj-Ab3dE6gH9jK2</b> and then mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>xsk-proj-Ab3dE6gH9jK2</b>mN5pQ8sT1vW4yZ7cF0iL</p>", "<p>a</b>b</i>c</p>"})
+    void nearMissesStayUntouched(String body) {
+        assertEquals(Decision.ALLOW, run(DENY, body, "text/html").decision(), body);
+    }
+}
