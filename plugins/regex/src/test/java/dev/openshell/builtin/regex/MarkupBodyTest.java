@@ -48,6 +48,13 @@ class MarkupBodyTest {
         assertEquals(RegexProvider.DENY_CODE, r.reasonCode().orElseThrow());
     }
 
+    /** Denies the key split between its halves by each of {@code inserts}, between {@code open} and {@code close}. */
+    private void deniedSplit(String open, String close, String type, String... inserts) {
+        for (String ins : inserts) {
+            denied(open + KEY.substring(0, 12) + ins + KEY.substring(12) + close, "content-type", type);
+        }
+    }
+
     private String redacted(String body, String... headers) {
         HttpRequestResult r = run(JsonObject.EMPTY_JSON_OBJECT, body, headers);
         assertEquals(Decision.ALLOW, r.decision());
@@ -362,29 +369,21 @@ class MarkupBodyTest {
     void markupAroundDroppedSequencesIsReadWhateverDropsIt() {
         String half = KEY.substring(0, 12);
         String rest = KEY.substring(12);
-        for (String ins : new String[] {"&a;\u0001<!---->", "\u0001&a;<!---->", "&a;\u0000<!---->", "&#1;\u0001<!---->",
-            "&#;\u0001<!---->"}) {
-            for (String type : new String[] {"text/plain", "application/octet-stream", "text/markdown"}) {
-                denied("<r>" + half + ins + rest + "</r>", "content-type", type);
-            }
+        for (String type : new String[] {"text/plain", "application/octet-stream", "text/markdown"}) {
+            deniedSplit("<r>", "</r>", type, "&a;\u0001<!---->", "\u0001&a;<!---->", "&a;\u0000<!---->",
+                    "&#1;\u0001<!---->", "&#;\u0001<!---->");
         }
-        for (String ins : new String[] {"<!--\u0001", "<!-- hidden \u0001", "<?x\u0001", "<?x>\u0001", "<?x>ab\u0000",
-            "<?x>\uffff"}) {
-            for (String type : new String[] {"application/xml", "text/xml", "application/soap+xml"}) {
-                denied("<r>" + half + ins + rest + "</r>", "content-type", type);
-            }
+        for (String type : new String[] {"application/xml", "text/xml", "application/soap+xml"}) {
+            deniedSplit("<r>", "</r>", type, "<!--\u0001", "<!-- hidden \u0001", "<?x\u0001", "<?x>\u0001",
+                    "<?x>ab\u0000", "<?x>\uffff");
         }
         untouched("<r>" + half + "<!--" + rest + "</r>", "content-type", "application/xml");
-        for (String ins : new String[] {"<\u0001", "&\u0001", "&a\u0001", "<a \u0001", "<a b=\u0001", "<?\u0001",
-            "<&#0;\u0001", "<a\uffff"}) {
-            for (String type : new String[] {"application/xml", "text/xml", "application/atom+xml"}) {
-                denied("<r>" + half + ins + rest + "</r>", "content-type", type);
-            }
+        for (String type : new String[] {"application/xml", "text/xml", "application/atom+xml"}) {
+            deniedSplit("<r>", "</r>", type, "<\u0001", "&\u0001", "&a\u0001", "<a \u0001", "<a b=\u0001",
+                    "<?\u0001", "<&#0;\u0001", "<a\uffff");
         }
-        for (String ins : new String[] {"</\u0001", "</\u000e", "</\u001f", "</\uffff", "</&#1;", "</&#0;", "<?\u0001",
-            "<?&#1;"}) {
-            denied("<p>" + half + ins + rest + "</p>", "content-type", "text/html");
-        }
+        deniedSplit("<p>", "</p>", "text/html", "</\u0001", "</\u000e", "</\u001f", "</\uffff", "</&#1;", "</&#0;",
+                "<?\u0001", "<?&#1;");
         untouched("<p>" + half + "</x" + rest + "</p>", "content-type", "text/html");
     }
 
@@ -406,16 +405,14 @@ class MarkupBodyTest {
         for (String ref : new String[] {"&#45", "&#10", "&#32"}) {
             denied("<r>" + half + ref + rest + "</r>", "content-type", "application/xml");
         }
-        for (String ins : new String[] {"&&a;", "<&a;", "<a&a;", "&&#", "<&#", "<a&#x", "\u0001&x\u0001",
-            "\u0001<!--\u007f\u000e", "<<\uffff", "&#<\ufffe\u0001", "<?&#", "<?&amp;", "<?&a;",
-            "<![CDATA[-\u0001", "<![CDATA[x y\u0001", "<![CDATA[]\u0000", "<![CDATA[;\uffff", "<![CDATA[\u0001&amp;",
-            "<![CDATA[-\u0001&lt;", "<![CDATA[\u0000&amp;", "<![CDATA[\uffff&lt;&amp;"}) {
-            denied("<r>" + half + ins + rest + "</r>", "content-type", "application/xml");
-        }
-        for (String ins : new String[] {"</\u0001\u0001", "<?\u0001\u0001", "</\u000e\u000e", "\u0001</\u0001",
-            "\u000e<?\u0001", "\uffff<?&#1;", "<?</&#1;"}) {
-            denied("<p>" + half + ins + rest + "</p>", "content-type", "text/html");
-        }
+        deniedSplit("<r>", "</r>", "application/xml",
+                "&&a;", "<&a;", "<a&a;", "&&#", "<&#", "<a&#x", "\u0001&x\u0001",
+                "\u0001<!--\u007f\u000e", "<<\uffff", "&#<\ufffe\u0001", "<?&#", "<?&amp;", "<?&a;",
+                "<![CDATA[-\u0001", "<![CDATA[x y\u0001", "<![CDATA[]\u0000", "<![CDATA[;\uffff",
+                "<![CDATA[\u0001&amp;", "<![CDATA[-\u0001&lt;", "<![CDATA[\u0000&amp;", "<![CDATA[\uffff&lt;&amp;");
+        deniedSplit("<p>", "</p>", "text/html",
+                "</\u0001\u0001", "<?\u0001\u0001", "</\u000e\u000e", "\u0001</\u0001",
+                "\u000e<?\u0001", "\uffff<?&#1;", "<?</&#1;");
         untouched("<?xml version=\"1.0\"?><r><t>" + half + "&amp;" + rest + "</t></r>", "content-type", "text/plain");
     }
 
