@@ -3,6 +3,7 @@ package dev.openshell.builtin.regex;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.internal.BodyCharsets;
 import java.nio.ByteBuffer;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
 
@@ -393,8 +394,9 @@ final class BodyDecoder {
         if (references) {
             read = also(read, text, XmlText.view(text.text()));
         }
+        BitSet openers = html ? XmlText.literalOpeners(text.text()) : null; // one pass for every HTML reading
         if (html) {
-            read = also(read, text, XmlText.htmlView(text.text()));
+            read = also(read, text, XmlText.htmlView(text.text(), openers, MarkupReference.Reader.WHATWG));
         }
         int differing = references ? MarkupReference.differing(text.text(), !xml && !html) : 0;
         if (html) { // libxml2's HTML recovery from broken markup (P21-3, P22-4): its reading, always
@@ -407,7 +409,7 @@ final class BodyDecoder {
             if ((differing & 1 << reader.ordinal()) != 0) { // a reader that drops a reference WHATWG reads (P19)
                 read = also(read, text, XmlText.view(text.text(), reader));
                 read = html && reader != MarkupReference.Reader.LIBXML2_XML
-                        ? also(read, text, XmlText.htmlView(text.text(), reader)) : read;
+                        ? also(read, text, XmlText.htmlView(text.text(), openers, reader)) : read;
             }
         }
         return read;

@@ -114,28 +114,21 @@ final class XmlText {
     }
 
     /**
-     * {@return the reading of HTML as a WHATWG tokenizer reads it (HTML, "Tokenization"), or {@code null} when it
-     * decodes nothing} As {@link #view}, except for the markup read as nothing: a comment ends at the first
-     * {@code -->} or {@code --!>}; {@code <!} not followed by {@code --} (a doctype, and {@code <![CDATA[} in HTML
-     * content), {@code <?}, and {@code </} not followed by an ASCII letter open a bogus comment that ends at the first
-     * {@code >}; there are no CDATA sections. Python's {@code html.parser} drops the same units. A {@code <} inside a
-     * tag (an attribute value: {@code <p title="<!--">}) or inside the text of a raw-text element ({@code script},
-     * {@code style}, {@code textarea}, {@code title}, ...: {@link #literalOpeners}) opens nothing.
+     * {@return the reading of HTML as a WHATWG tokenizer reads it (HTML, "Tokenization"), with the character references
+     * read as {@code reader} reads them, or {@code null} when it decodes nothing} As {@link #view}, except for the
+     * markup read as nothing: a comment ends at the first {@code -->} or {@code --!>}; {@code <!} not followed by
+     * {@code --} (a doctype, and {@code <![CDATA[} in HTML content), {@code <?}, and {@code </} not followed by an
+     * ASCII letter open a bogus comment that ends at the first {@code >}; an end tag reads as nothing; there are no
+     * CDATA sections. Python's {@code html.parser} drops the same units. A {@code <} inside a tag (an attribute value:
+     * {@code <p title="<!--">}) or inside the text of a raw-text element ({@code script}, {@code style},
+     * {@code textarea}, {@code title}, ...: {@link #literalOpeners}) opens nothing.
      *
      * @param input text (UTF-8, or ASCII-compatible)
-     */
-    static TextView htmlView(ByteBuffer input) {
-        return htmlView(input, MarkupReference.Reader.WHATWG);
-    }
-
-    /**
-     * {@return {@link #htmlView} with the character references read as {@code reader} reads them}
-     *
-     * @param input text (UTF-8, or ASCII-compatible)
+     * @param openers the input's {@link #literalOpeners}, found once for every reader's reading
      * @param reader the reader (Python's {@code html.parser} drops bogus comments too)
      */
-    static TextView htmlView(ByteBuffer input, MarkupReference.Reader reader) {
-        return view(input, literalOpeners(input), reader);
+    static TextView htmlView(ByteBuffer input, BitSet openers, MarkupReference.Reader reader) {
+        return view(input, openers, reader);
     }
 
     /**
@@ -223,13 +216,8 @@ final class XmlText {
         out['<'] = true;
         out['&'] = true;
         out[']'] = true;
-        if (libxml2) {
-            for (int c = 0; c < 0x20; c++) {
-                out[c] = true;
-            }
-            out[0xed] = true;
-            out[0xef] = true;
-            out[0xf4] = true;
+        for (int c = 0; libxml2 && c < out.length; c++) {
+            out[c] |= DroppedSequences.mayStartNotXmlChar((byte) c);
         }
         return out;
     }

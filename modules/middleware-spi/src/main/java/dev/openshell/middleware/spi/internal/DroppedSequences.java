@@ -280,7 +280,7 @@ public final class DroppedSequences {
      * length} U+FFFE and U+FFFF, a surrogate, a value above U+10FFFF.
      */
     private static int droppedUtf8(ByteBuffer b, int p, int n, int c) {
-        int need = c == 0xf4 ? 4 : c == 0xed || c == 0xef ? 3 : 0;
+        int need = droppedUtf8Length(c);
         if (need == 0) {
             return 0;
         }
@@ -380,6 +380,21 @@ public final class DroppedSequences {
             return c < 0 ? -1 : Syntax.hexDigit((char) c);
         }
         return c >= '0' && c <= '9' ? c - '0' : -1;
+    }
+
+    /**
+     * {@return whether {@code x} may start a character that is not an XML {@code Char} ({@link #notXmlChar}): every
+     * byte at which {@link #notXmlChar} may be above 0}
+     *
+     * @param x a byte of the text
+     */
+    public static boolean mayStartNotXmlChar(byte x) {
+        return x >= 0 ? x == 0 || droppedControl(x) : droppedUtf8Length(x & 0xff) > 0;
+    }
+
+    /** {@return the length of the UTF-8 sequences whose lead byte {@code c} may start one dropped, 0 for none} */
+    private static int droppedUtf8Length(int c) {
+        return c == 0xf4 ? 4 : c == 0xed || c == 0xef ? 3 : 0; // above U+10FFFF; a surrogate; U+FFFE or U+FFFF
     }
 
     /**
