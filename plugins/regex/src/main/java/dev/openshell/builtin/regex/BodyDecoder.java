@@ -402,6 +402,9 @@ final class BodyDecoder {
         if (html) { // libxml2's HTML recovery from broken markup (P21-3, P22-4): its reading, always
             differing |= 1 << MarkupReference.Reader.LIBXML2_HTML.ordinal();
         }
+        if (html && XmlText.holdsComment(text.text())) { // Python's comment end differs from both (P26-1)
+            differing |= 1 << MarkupReference.Reader.PYTHON.ordinal();
+        }
         if (references && !html) { // libxml2's XML recovery (P22-1 to P22-3): its reading, always
             differing |= 1 << MarkupReference.Reader.LIBXML2_XML.ordinal();
         }

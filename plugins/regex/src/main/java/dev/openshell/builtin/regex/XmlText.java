@@ -296,7 +296,11 @@ final class XmlText {
         }
         byte next = i + 1 < n ? b.get(i + 1) : 0;
         if (next == '!' && i + 3 < n && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
-            return pack(htmlCommentEnd(b, i + 2) - i, NOTHING);
+            // Python's html.parser (to 3.12) and libxml2's HTML parser read a comment's text from after "<!--", so
+            // "<!-->" opens one that the next "-->" ends (attacker pass 20, P26-1: T1<!-->-->T2 is one text node)
+            int end = reader == MarkupReference.Reader.WHATWG ? htmlCommentEnd(b, i + 2)
+                    : legacyCommentEnd(b, i + 4, reader == MarkupReference.Reader.PYTHON);
+            return pack(end - i, NOTHING);
         }
         boolean closeTag = next == '/' && i + 2 < n && !isAsciiLetter(b.get(i + 2));
         if (next == '!' || next == '?' || closeTag) {
@@ -306,6 +310,31 @@ final class XmlText {
             return pack(tagEnd(b, i + 2, null) - i, NOTHING); // to every HTML reader (pass 19, P25-3: T1</b>T2)
         }
         return pack(1, LITERAL);
+    }
+
+    /**
+     * {@return the index after the end of a comment whose text starts at {@code from}, as Python's {@code html.parser}
+     * (to 3.12: {@code --}, white space, {@code >}; {@code spaceBeforeClose}) or libxml2's HTML parser ({@code -->})
+     * ends it, or the input's limit}
+     */
+    private static int legacyCommentEnd(ByteBuffer b, int from, boolean spaceBeforeClose) {
+        int n = b.limit();
+        for (int j = from; j + 2 < n; j++) {
+            if (b.get(j) == '-' && b.get(j + 1) == '-') {
+                int k = j + 2;
+                while (spaceBeforeClose && k < n && isHtmlSpace(b.get(k))) {
+                    k++;
+                }
+                if (k < n && b.get(k) == '>') {
+                    return k + 1;
+                }
+            }
+        }
+        return n;
+    }
+
+    private static boolean isHtmlSpace(byte c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
     }
 
     /**
@@ -326,6 +355,17 @@ final class XmlText {
             }
         }
         return n;
+    }
+
+    /** {@return whether the text holds {@code <!--}} @param b the text */
+    static boolean holdsComment(ByteBuffer b) {
+        int n = b.limit();
+        for (int i = 0; i + 3 < n; i++) {
+            if (b.get(i) == '<' && b.get(i + 1) == '!' && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Elements whose text a WHATWG tokenizer reads as raw text or RCDATA: no markup in it but its end tag. */

@@ -39,6 +39,14 @@ class StrayMarkupTest {
         deniedAndRedacted("<p>sk-proj-Ab3dE6gH9jK2" + tag + "mN5pQ8sT1vW4yZ7cF0iL</p>", "text/html");
     }
 
+    /** Pass 20, P26-1: Python's html.parser (to 3.12) and libxml2's HTML parser end a comment after "<!--". */
+    @ParameterizedTest
+    @ValueSource(strings = {"<!-->-->", "<!--->-->", "<!-->x-->", "<!-->\n-->", "<!-->a<b>-->", "<!--><p>-->",
+        "<!-- x -- >"})
+    void aCommentOpenedAsHtmlClosesItButOlderReadersDoNotInsideAKeyInHtml(String comment) {
+        deniedAndRedacted("<p>sk-proj-Ab3dE6gH9jK2" + comment + "mN5pQ8sT1vW4yZ7cF0iL</p>", "text/html");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"<!-->-\u0001", "<!-->>\u0001", "<!-->#\u0000", "<!-->\u0080\u0000", "<!--> x \u0001"})
     void aCommentOpenedAsHtmlClosesItInsideAKeyInXml(String broken) {
