@@ -156,6 +156,7 @@ final class PartHeaderText extends TextView {
         Set<List<int[]>> done = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         List<Edit> raw = new ArrayList<>();
         for (Edit e : edits) {
+            Interrupts.check(); // each edit is compared with every parameter's reading
             if (e.end() <= block.limit()) {
                 raw.add(e);
                 continue;

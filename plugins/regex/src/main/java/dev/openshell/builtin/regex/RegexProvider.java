@@ -200,7 +200,7 @@ public final class RegexProvider implements MiddlewareProvider {
         }
         HttpRequestResult.Builder result;
         if (redact) {
-            byte[] redacted = Edit.apply(bytes, view.toInput(scan.edits()));
+            byte[] redacted = Edit.apply(bytes, view.toInput(scan.edits())); // each walk checks the interrupt
             if (redacted.length > EnvelopeLimits.MAX_BODY_BYTES) {
                 throw new MiddlewareException(REDACTED_TOO_LARGE_CODE,
                         "redacted body would exceed the 4 MiB platform maximum");

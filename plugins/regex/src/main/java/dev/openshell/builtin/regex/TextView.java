@@ -157,6 +157,7 @@ abstract class TextView {
             int d = 0;
             int n = input.limit();
             for (Edit e : edits) {
+                Interrupts.check(); // the walk between two edits reads at most the input once
                 int unitStart = i;
                 while (d < e.start() && i < n) {
                     unitStart = i;

@@ -529,6 +529,7 @@ final class XmlText {
             int d = 0;
             boolean cdata = false;
             for (Edit e : edits) {
+                Interrupts.check(); // the walk between two edits reads at most the input once
                 while (i < n) { // to the edit's first text byte, past markers and comments before it
                     long u = step(input, i, cdata, html, reader);
                     if (d >= e.start() && textLength(u) > 0) {
