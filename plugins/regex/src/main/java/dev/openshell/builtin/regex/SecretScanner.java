@@ -308,7 +308,8 @@ final class SecretScanner {
         if (end < 0 || (end < text.limit() && continuesToken(text, end, form, false))) {
             return null;
         }
-        if (l.rule().entropy() > 0 && TokenChecks.entropy(text, bodyStart, end) < l.rule().entropy()) {
+        if (l.rule().entropy() > 0 && TokenChecks.entropy(text, bodyStart, end) < l.rule().entropy()
+                || TokenChecks.placeholder(text, bodyStart, end)) {
             return null;
         }
         return span(l.rule(), start, end);
@@ -353,7 +354,8 @@ final class SecretScanner {
         if (end < 0 || (end < text.limit() && continuesToken(text, end, form, false))) {
             return null;
         }
-        if (TokenChecks.entropy(text, valueStart, end) < l.rule().entropy()) {
+        if (TokenChecks.entropy(text, valueStart, end) < l.rule().entropy()
+                || TokenChecks.placeholder(text, valueStart, end)) {
             return null;
         }
         return span(l.rule(), valueStart, end);

@@ -37,6 +37,55 @@ final class TokenChecks {
         return bits / Math.log(2);
     }
 
+    /** The fewest repeats in a row that make a stretch of a placeholder: 8 (random base 62: about 62^-8 per place). */
+    static final int PLACEHOLDER_REPEATS = 8;
+    /** The longest period of a placeholder's stretch: 8 ({@code EXAMPLE}, {@code 123}, {@code x}). */
+    static final int PLACEHOLDER_PERIOD = 8;
+
+    /**
+     * {@return whether the token body {@code [start, end)} is a placeholder written in a token's shape} Separators
+     * ({@code - _ . ~}) left out, at least half of its characters lie in stretches that repeat with a period of 1 to
+     * {@value #PLACEHOLDER_PERIOD} at least {@value #PLACEHOLDER_REPEATS} times in a row ({@code ghp_xxxx...},
+     * {@code AKIAXXXXXXXXXXXXXXXX}, {@code ...EXAMPLEEXAMPLE...}, {@code GR1348941} and {@code 123123...}). A body
+     * drawn at random never is: each such stretch has a chance of about {@code alphabet^-8} per place, and one
+     * stretch is not half of a real token's body (a Telegram bot id {@code 5000000001:...} is a tenth of its token).
+     *
+     * @param text the text
+     * @param start the first character after the prefix (or of a keyword entry's value)
+     * @param end the end of the token
+     */
+    static boolean placeholder(ByteBuffer text, int start, int end) {
+        byte[] s = new byte[end - start];
+        int n = 0;
+        for (int i = start; i < end; i++) {
+            byte b = text.get(i);
+            if (b != '-' && b != '_' && b != '.' && b != '~') {
+                s[n++] = b;
+            }
+        }
+        if (n < PLACEHOLDER_REPEATS + 1) {
+            return false;
+        }
+        boolean[] covered = new boolean[n];
+        for (int p = 1; p <= PLACEHOLDER_PERIOD && p < n; p++) {
+            int a = 0; // the stretch that repeats with period p starts at a: s[k] == s[k - p] for k in [a + p, i)
+            for (int i = p; i <= n; i++) {
+                if (i < n && s[i] == s[i - p]) {
+                    continue;
+                }
+                if (i - a - p >= PLACEHOLDER_REPEATS) {
+                    java.util.Arrays.fill(covered, a, i, true);
+                }
+                a = i - p + 1;
+            }
+        }
+        int count = 0;
+        for (boolean c : covered) {
+            count += c ? 1 : 0;
+        }
+        return 2 * count >= n;
+    }
+
     /**
      * {@return whether the token body {@code [start, end)} carries a valid checksum of the scheme}
      *
