@@ -41,14 +41,21 @@ final class TokenChecks {
     static final int PLACEHOLDER_REPEATS = 8;
     /** The longest period of a placeholder's stretch: 8 ({@code EXAMPLE}, {@code 123}, {@code x}). */
     static final int PLACEHOLDER_PERIOD = 8;
+    /**
+     * The most characters of a placeholder outside its stretches: 12, fewer than the body of nearly every entry, so
+     * a real token padded with a repeated character ({@code sk-proj-<key>xxxx...}) is not one.
+     */
+    static final int PLACEHOLDER_REST = 12;
 
     /**
      * {@return whether the token body {@code [start, end)} is a placeholder written in a token's shape} Separators
-     * ({@code - _ . ~}) left out, at least half of its characters lie in stretches that repeat with a period of 1 to
-     * {@value #PLACEHOLDER_PERIOD} at least {@value #PLACEHOLDER_REPEATS} times in a row ({@code ghp_xxxx...},
-     * {@code AKIAXXXXXXXXXXXXXXXX}, {@code ...EXAMPLEEXAMPLE...}, {@code GR1348941} and {@code 123123...}). A body
-     * drawn at random never is: each such stretch has a chance of about {@code alphabet^-8} per place, and one
-     * stretch is not half of a real token's body (a Telegram bot id {@code 5000000001:...} is a tenth of its token).
+     * ({@code - _ . ~}) left out, at least half of its characters, and all but at most {@value #PLACEHOLDER_REST},
+     * lie in stretches that repeat with a period of 1 to {@value #PLACEHOLDER_PERIOD} at least
+     * {@value #PLACEHOLDER_REPEATS} times in a row ({@code ghp_xxxx...}, {@code AKIAXXXXXXXXXXXXXXXX},
+     * {@code XXXX_YOUR_TOKEN_XXXX}, {@code GR1348941} and {@code 123123...}). A body drawn at random never
+     * is: each such stretch has a chance of about {@code alphabet^-8} per place, and one stretch is not half of a
+     * real token's body (a Telegram bot id {@code 5000000001:...} is a tenth of its token); nor is a real token
+     * padded with a repeated character, whose own characters are more than the rest allowed.
      *
      * @param text the text
      * @param start the first character after the prefix (or of a keyword entry's value)
@@ -83,7 +90,7 @@ final class TokenChecks {
         for (boolean c : covered) {
             count += c ? 1 : 0;
         }
-        return 2 * count >= n;
+        return 2 * count >= n && n - count <= PLACEHOLDER_REST;
     }
 
     /**
