@@ -37,8 +37,12 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
      * {@return {@code r} with every injected value replaced in the reason phrase and the field values, and the names
      * of the fields dropped as unreadable} A field whose name holds a value is dropped; so is one whose value a
      * reading still finds a value in, or that holds a parameter or RFC 2047 word in a charset this runtime cannot
-     * decode (named in {@link #unreadable}); framing fields ({@code Content-Length}, {@code Transfer-Encoding},
-     * {@code Connection}) are kept as they are (the relay rebuilds or reads them).
+     * decode (named in {@link #unreadable}). {@code Connection} is kept as it is (hop-by-hop: the relay reads it and
+     * never forwards it). {@code Content-Length} and {@code Transfer-Encoding} are searched too, and one that holds a
+     * value is dropped: no placeholder belongs in framing, and the relay frames a body by the head as received
+     * ({@code BodyFraming}), where such a value is no valid length or coding and refuses the response; so only a
+     * head without a body (a {@code HEAD} response, {@code 1xx}, {@code 204}, {@code 304}, the {@code 101}), whose
+     * framing fields the relay forwards as information, ever reaches here with one (attacker pass 21, P27-1).
      *
      * @param r the head as received
      * @param scrubber the response's scrubber (its count grows with each replacement)
@@ -51,11 +55,16 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
         Set<String> unreadable = new TreeSet<>();
         for (HeaderField f : r.fields()) {
             String lower = f.lowerName();
-            if (framing(lower)) {
-                fields.add(f);
-                continue;
-            }
             long before = scrubber.matches();
+            if (framing(lower)) {
+                if (!lower.equals("connection")) {
+                    HeaderReadings.read(scrub(f.value(), scrubber), scrubber); // counts what it finds
+                }
+                if (scrubber.matches() == before) {
+                    fields.add(f);
+                }
+                continue; // a length or coding that holds a value: the field goes
+            }
             String name = scrub(f.name(), scrubber);
             if (scrubber.matches() != before) {
                 continue; // a field named after a secret: the name cannot hold a placeholder, so the field goes
