@@ -39,6 +39,38 @@ final class MarkupRecovery {
     }
 
     /**
+     * {@return the index after the end of a comment whose text starts at {@code from}, as libxml2's XML parser reads
+     * it} libxml2 (2.9 and 2.14, recovering or not) reads a comment's dashes in pairs: a pair followed by {@code >}
+     * ends it, a pair followed by another dash is an error it reads past, so a run of dashes and {@code >} ends the
+     * comment only when the run is even ({@code -->}, {@code ---->}; {@code --->} does not, and the comment runs on
+     * to a later end: attacker pass 21, P27-3, {@code T1<!--x--->-->T2} is one text node to lxml). A character XML
+     * does not allow ends it after that character ({@link #xmlThrough}); the input's limit ends it too.
+     *
+     * @param b the text
+     * @param from the first byte after {@code <!--}
+     */
+    static int libxml2CommentThrough(ByteBuffer b, int from) {
+        int n = b.limit();
+        int dashes = 0;
+        for (int j = from; j < n; j++) {
+            byte c = b.get(j);
+            if (c == '-') {
+                dashes++;
+                continue;
+            }
+            if (c == '>' && dashes >= 2 && dashes % 2 == 0) {
+                return j + 1;
+            }
+            dashes = 0;
+            int bad = DroppedSequences.notXmlChar(b, j, n);
+            if (bad > 0) {
+                return j + bad;
+            }
+        }
+        return n;
+    }
+
+    /**
      * {@return the index after a character XML does not allow that comes at or after {@code from} before a {@code >},
      * another {@code <} or the input's limit, else 0} A recovering XML parser (libxml2) drops a tag such a character
      * breaks, from its {@code <} through the character (attacker pass 17c, P21-2: {@code <a b=} 0x01, {@code <} 0x01

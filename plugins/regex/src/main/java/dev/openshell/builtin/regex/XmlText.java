@@ -256,9 +256,11 @@ final class XmlText {
             }
             if (i + 3 < b.limit() && b.get(i + 1) == '!' && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
                 // "<!-->" closes as in HTML, but not to libxml2's XML parser: its comment text starts after "<!--"
-                // (attacker pass 19, P25-2: <!-->- 0x01 inside a token, dropped through the 0x01 by lxml's recover)
-                int from = reader == MarkupReference.Reader.LIBXML2_XML ? i + 4 : i + 2;
-                return pack(MarkupRecovery.xmlThrough(b, from, "-->") - i, NOTHING);
+                // (attacker pass 19, P25-2: <!-->- 0x01 inside a token, dropped through the 0x01 by lxml's recover),
+                // and it ends only at an even run of dashes and ">" (attacker pass 21, P27-3: <!--x--->-->)
+                int end = reader == MarkupReference.Reader.LIBXML2_XML ? MarkupRecovery.libxml2CommentThrough(b, i + 4)
+                        : MarkupRecovery.xmlThrough(b, i + 2, "-->");
+                return pack(end - i, NOTHING);
             }
             if (i + 1 < b.limit() && b.get(i + 1) == '?') {
                 return pack(MarkupRecovery.xmlThrough(b, i + 2, "?>") - i, NOTHING);

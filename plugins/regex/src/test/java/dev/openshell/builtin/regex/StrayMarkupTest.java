@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Markup inside a key that readers read through (attacker pass 19): in HTML, an end tag (one that closes nothing
  * leaves the text on both sides one text node to html.parser, lxml.html, BeautifulSoup and libxml2's HTML parser:
  * P25-3); in XML, a comment opened as {@code <!-->} that libxml2's recovering parser reads on past that {@code >}
- * and drops through a character XML does not allow (P25-2). Each is denied and redacted.
+ * and drops through a character XML does not allow (P25-2); later passes' comment forms (P26-1, P27-2, P27-3). Each
+ * is denied and redacted.
  */
 class StrayMarkupTest {
     private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
@@ -51,6 +52,31 @@ class StrayMarkupTest {
     @ValueSource(strings = {"<!-->-\u0001", "<!-->>\u0001", "<!-->#\u0000", "<!-->\u0080\u0000", "<!--> x \u0001"})
     void aCommentOpenedAsHtmlClosesItInsideAKeyInXml(String broken) {
         deniedAndRedacted("<r>sk-proj-Ab3dE6gH9jK2" + broken + "mN5pQ8sT1vW4yZ7cF0iL</r>", "application/xml");
+    }
+
+    /** Pass 21, P27-3: libxml2's XML parser reads a comment's dashes in pairs, so "--->" does not end it. */
+    @ParameterizedTest
+    @ValueSource(strings = {"<!--x--->-->", "<!----->-->", "<!--x--->x-->", "<!--a-b----->-->", "<!--a--b--->-->"})
+    void aCommentEndedByAnOddRunOfDashesRunsOnInsideAKeyInXml(String comment) {
+        for (String type : new String[] {"application/xml", "text/xml", "application/xhtml+xml"}) {
+            deniedAndRedacted("<r><v>sk-proj-Ab3dE6gH9jK2" + comment + "mN5pQ8sT1vW4yZ7cF0iL</v></r>", type);
+        }
+        deniedAndRedacted("&#32;sk-proj-Ab3dE6gH9jK2" + comment + "mN5pQ8sT1vW4yZ7cF0iL", "text/plain");
+    }
+
+    /**
+     * Pass 21, P27-2: text of no markup type read as markup (it holds a CDATA section or {@code &#}) is read by HTML
+     * readers too: Python's html.parser drops {@code <![CDATA[x]]>} and ends {@code <!-->} at the next {@code -->}.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<![CDATA[x]]>sk-proj-Ab3dE6gH9jK2<!-->-->mN5pQ8sT1vW4yZ7cF0iL",
+        "<![CDATA[ab]]>sk-proj-Ab3dE6gH9jK2<!--->x-->mN5pQ8sT1vW4yZ7cF0iL",
+        "<![CDATA[x]]>sk-proj-Ab3dE6gH9jK2<!-->\n-->mN5pQ8sT1vW4yZ7cF0iL",
+        "&#32;sk-proj-Ab3dE6gH9jK2<!-->-->mN5pQ8sT1vW4yZ7cF0iL"})
+    void htmlCommentFormsInTextOfNoMarkupTypeReadAsMarkup(String body) {
+        for (String type : new String[] {"text/plain", "application/octet-stream"}) {
+            deniedAndRedacted(body.replace("\\n", "\n"), type);
+        }
     }
 
     @ParameterizedTest
