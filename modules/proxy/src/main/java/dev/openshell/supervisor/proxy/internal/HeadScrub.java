@@ -86,17 +86,18 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
 
     /**
      * Replaces a value split across two of the head's texts (the reason phrase and the field values other than
-     * framing fields), as a client joining them would read it ({@link SecretScrubber#scrubSplits}).
+     * {@code Connection}), as a client joining them would read it ({@link SecretScrubber#scrubSplits}); a
+     * {@code Content-Length} or {@code Transfer-Encoding} holding a part is dropped instead.
      *
      * @param reason the scrubbed reason phrase
-     * @param fields the scrubbed fields, replaced in place where a split is found
+     * @param fields the scrubbed fields, replaced in place (or removed) where a split is found
      * @return the reason phrase, scrubbed of split parts
      */
     private static String scrubSplits(String reason, List<HeaderField> fields, SecretScrubber scrubber) {
         byte[][] values = new byte[fields.size() + 1][];
         values[0] = reason.getBytes(StandardCharsets.ISO_8859_1);
         for (int i = 0; i < fields.size(); i++) {
-            values[i + 1] = framing(fields.get(i).lowerName()) ? new byte[0]
+            values[i + 1] = fields.get(i).lowerName().equals("connection") ? new byte[0]
                     : fields.get(i).value().getBytes(StandardCharsets.ISO_8859_1);
         }
         long before = scrubber.matches();
@@ -104,10 +105,15 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
         if (scrubber.matches() == before) {
             return reason;
         }
-        for (int i = 0; i < fields.size(); i++) {
+        for (int i = fields.size() - 1; i >= 0; i--) {
             HeaderField f = fields.get(i);
             String value = new String(values[i + 1], StandardCharsets.ISO_8859_1);
-            if (!framing(f.lowerName()) && !value.equals(f.value())) {
+            if (f.lowerName().equals("connection") || value.equals(f.value())) {
+                continue;
+            }
+            if (framing(f.lowerName())) {
+                fields.remove(i); // no placeholder belongs in framing
+            } else {
                 fields.set(i, HeaderField.of(f.name(), value));
             }
         }
