@@ -26,9 +26,12 @@ import java.util.Locale;
  * processes on a shared machine falls on all builds alike. Prints, per body, the minimum thread CPU time per
  * {@code RegexProvider.evaluate} call (default config) over the rounds (30 rounds; batches of about 10 MiB of body, at
  * most 1,000 calls: 1,000 at 2 KiB, 10 at 1 MiB), after 5 untimed rounds over every body and build. Sizes: 2 KiB and
- * 1 MiB, or those the system property {@code sizes} lists ({@code -Dsizes=1024,65536,4194304}). Bodies: {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain})
- * and {@link RegexChainBenchmark}'s chat completion ({@code application/json}); every JIT profile holds all three,
- * as a proxy's does. Arguments: the regex JARs, then the re2j JAR last:
+ * 1 MiB, or those the system property {@code sizes} lists ({@code -Dsizes=1024,65536,4194304}). Bodies:
+ * {@link RegexScanBenchmark#prose} and {@link RegexScanBenchmark#text} ({@code text/plain}) and
+ * {@link RegexChainBenchmark}'s chat completion ({@code application/json}); every JIT profile holds all three, as a
+ * proxy's does. With the system property {@code bodies} (comma-separated files, such as the load harnesses' bodies
+ * from {@code tests/data/bench-peers/conf/make_bodies.py}), those files instead, each as {@code application/json}.
+ * Arguments: the regex JARs, then the re2j JAR last:
  * <pre>
  * cp=$(tr ':' '\n' &lt; tests/benchmarks/target/benchmark.classpath | grep -v '/regex-\|re2j' | paste -sd:)
  * java -cp "$cp:tests/benchmarks/target/benchmarks-0.1.0-SNAPSHOT.jar" dev.openshell.benchmarks.RegexCpuTimeAB \
@@ -67,10 +70,18 @@ public final class RegexCpuTimeAB {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         List<String> names = new ArrayList<>();
         List<HttpRequestEvaluation> bodies = new ArrayList<>();
-        for (String kind : new String[] {"prose", "code", "chat"}) {
-            for (int size : sizes()) {
-                names.add(kind + ", " + size + " bytes:");
-                bodies.add(evaluation(kind, size));
+        String files = System.getProperty("bodies");
+        if (files != null) {
+            for (String file : files.split(",")) {
+                names.add(Path.of(file).getFileName() + ":");
+                bodies.add(evaluation(java.nio.file.Files.readAllBytes(Path.of(file))));
+            }
+        } else {
+            for (String kind : new String[] {"prose", "code", "chat"}) {
+                for (int size : sizes()) {
+                    names.add(kind + ", " + size + " bytes:");
+                    bodies.add(evaluation(kind, size));
+                }
             }
         }
         for (int round = 0; round < WARM_UP_ROUNDS; round++) {
@@ -101,6 +112,14 @@ public final class RegexCpuTimeAB {
         }
     }
 
+    /** {@return a request with the bytes of a file as its {@code application/json} body} */
+    private static HttpRequestEvaluation evaluation(byte[] json) {
+        HttpRequestTarget target = new HttpRequestTarget("https", "api.example.com", 443, "POST", "/v1", "");
+        return new HttpRequestEvaluation(new BindingId("openshell/regex"), Phase.PRE_CREDENTIALS,
+                RequestContext.of("cpu"), JsonObject.EMPTY_JSON_OBJECT, target,
+                List.of(new HttpHeader("content-type", "application/json")), Body.ofOwned(json));
+    }
+
     /** {@return a request of one body kind and size, as {@code RegexCpuTime} sends it} */
     private static HttpRequestEvaluation evaluation(String kind, int size) {
         String text = switch (kind) {
@@ -129,11 +148,14 @@ public final class RegexCpuTimeAB {
         return (int) Math.max(1, Math.min(1000, (10L << 20) / Math.max(1, e.body().size())));
     }
 
-    /** Evaluates one request {@code calls} times; throws if the benchmark text held a secret. */
+    /**
+     * Evaluates one request {@code calls} times; throws if the stage denied it (the default config redacts, so a
+     * body file with a key, as the load harnesses send, is allowed with its key redacted).
+     */
     private static void run(MiddlewareProvider build, HttpRequestEvaluation e, int calls) {
         for (int k = 0; k < calls; k++) {
             if (build.evaluate(e).decision() != Decision.ALLOW) {
-                throw new IllegalStateException("the benchmark text holds a secret");
+                throw new IllegalStateException("the stage denied the benchmark body");
             }
         }
     }
