@@ -3,6 +3,7 @@ package dev.openshell.supervisor.proxy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -38,6 +39,8 @@ class FramingFieldsScrubTest {
                     + "HTTP/1.1 204 No Content\r\n";
             case "/split" -> "HTTP/1.1 200 OK\r\nContent-Length: " + value.substring(0, 9) + "\r\nX-A: "
                     + value.substring(9) + "\r\n";
+            case "/reason" -> "HTTP/1.1 200  " + value.substring(9) + "\r\nX-A: " + value.substring(0, 9) + "\r\n";
+            case "/reason2" -> "HTTP/1.1 200 " + value.substring(0, 9) + " \t\r\nX-A: " + value.substring(9) + "\r\n";
             case "/plain" -> "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n";
             default -> "HTTP/1.1 200 OK\r\nContent-Length: " + value + "\r\n";
         };
@@ -54,7 +57,8 @@ class FramingFieldsScrubTest {
     void aFramingFieldOfAHeadWithoutABodyThatHoldsTheValueIsDropped(String path) throws Exception {
         try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
             fx.upstream.respond(FramingFieldsScrubTest::reflect);
-            String method = path.equals("/head") || path.equals("/split") ? "HEAD" : "GET";
+            String method = path.equals("/head") || path.startsWith("/split") || path.startsWith("/reason") ? "HEAD"
+                    : "GET";
             try (RawClient c = fx.client()) {
                 RawClient.Response r = c.send(request(fx, method, path)).read(method.equals("HEAD"));
                 if (path.equals("/103")) {
@@ -68,6 +72,23 @@ class FramingFieldsScrubTest {
                 assertFalse(all.contains(SECRET.substring(0, 9)), "not even the part in a length: " + all);
                 assertNull(r.header("content-length"), r.head());
                 assertNull(r.header("transfer-encoding"), r.head());
+            }
+            assertEquals(1, fx.hook.scrubs.size(), "audited as a scrubbed response: " + fx.hook.scrubs);
+        }
+    }
+
+    /** A value split between a field and the reason phrase, in either order, around the white space clients strip. */
+    @ParameterizedTest
+    @ValueSource(strings = {"/reason", "/reason2"})
+    void aValueSplitBetweenAFieldAndTheReasonPhraseIsReplaced(String path) throws Exception {
+        try (ProxyFixture fx = ProxyFixture.withSteps(tmp, s -> s.credentials = ResponseScrubTest.inject(false))) {
+            fx.upstream.respond(FramingFieldsScrubTest::reflect);
+            try (RawClient c = fx.client()) {
+                RawClient.Response r = c.send(request(fx, "HEAD", path)).read(true);
+                String joined = r.head().lines().findFirst().orElseThrow().substring(12).strip() + "|"
+                        + r.header("x-a");
+                assertFalse(joined.contains(SECRET.substring(0, 9)) || joined.contains(SECRET.substring(9)), joined);
+                assertTrue(joined.contains(ResponseScrubTest.PLACEHOLDER), joined);
             }
             assertEquals(1, fx.hook.scrubs.size(), "audited as a scrubbed response: " + fx.hook.scrubs);
         }

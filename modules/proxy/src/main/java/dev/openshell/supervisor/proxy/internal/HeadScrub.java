@@ -50,7 +50,14 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
     static HeadScrub scrub(ResponseHead r, SecretScrubber scrubber) {
         String line = r.statusLine();
         int reasonAt = Math.min(line.length(), 12); // "HTTP/1.1 200"
-        String reason = scrub(line.substring(reasonAt), scrubber);
+        int reasonEnd = line.length();
+        while (reasonAt < reasonEnd && (line.charAt(reasonAt) == ' ' || line.charAt(reasonAt) == '\t')) {
+            reasonAt++; // the reason phrase as clients read it, white space stripped (http.client, requests, Node)
+        }
+        while (reasonEnd > reasonAt && (line.charAt(reasonEnd - 1) == ' ' || line.charAt(reasonEnd - 1) == '\t')) {
+            reasonEnd--;
+        }
+        String reason = scrub(line.substring(reasonAt, reasonEnd), scrubber);
         List<HeaderField> fields = new ArrayList<>(r.fields().size());
         Set<String> unreadable = new TreeSet<>();
         for (HeaderField f : r.fields()) {
@@ -80,8 +87,8 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
             fields.add(scrubber.matches() == before ? f : HeaderField.of(name, value));
         }
         reason = scrubSplits(reason, fields, scrubber);
-        return new HeadScrub(new ResponseHead(line.substring(0, reasonAt) + reason, r.version(), r.status(), fields),
-                List.copyOf(unreadable));
+        return new HeadScrub(new ResponseHead(line.substring(0, reasonAt) + reason + line.substring(reasonEnd),
+                r.version(), r.status(), fields), List.copyOf(unreadable));
     }
 
     /**
