@@ -3,7 +3,6 @@ package dev.openshell.builtin.regex;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.internal.BodyCharsets;
 import java.nio.ByteBuffer;
-import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
 
@@ -397,15 +396,15 @@ final class BodyDecoder {
         // text of no markup type read as markup is read by HTML readers too: whoever parses a fragment sent as
         // text/plain may parse it as HTML (attacker pass 21, P27-2: <![CDATA[x]]>T1<!-->-->T2, one run to html.parser)
         boolean asHtml = html || references && !xml;
-        BitSet openers = asHtml ? XmlText.literalOpeners(text.text()) : null; // one pass for every HTML reading
         if (asHtml) {
-            read = also(read, text, XmlText.htmlView(text.text(), openers, MarkupReference.Reader.WHATWG));
+            read = also(read, text, XmlText.htmlView(text.text(),
+                    HtmlTags.literalOpeners(text.text(), MarkupReference.Reader.WHATWG), MarkupReference.Reader.WHATWG));
         }
         int differing = references ? MarkupReference.differing(text.text(), !xml && !html) : 0;
         if (asHtml) { // libxml2's HTML recovery from broken markup (P21-3, P22-4): its reading, always
             differing |= 1 << MarkupReference.Reader.LIBXML2_HTML.ordinal();
         }
-        if (asHtml && XmlText.holdsComment(text.text())) { // Python's comment end differs from both (P26-1)
+        if (asHtml && HtmlTags.holdsDeclaration(text.text())) { // Python's comment and section ends (P26-1, P28-4)
             differing |= 1 << MarkupReference.Reader.PYTHON.ordinal();
         }
         if (references && !html) { // libxml2's XML recovery (P22-1 to P22-3): its reading, always
@@ -414,8 +413,8 @@ final class BodyDecoder {
         for (MarkupReference.Reader reader : MarkupReference.Reader.values()) {
             if ((differing & 1 << reader.ordinal()) != 0) { // a reader that drops a reference WHATWG reads (P19)
                 read = also(read, text, XmlText.view(text.text(), reader));
-                read = asHtml && reader != MarkupReference.Reader.LIBXML2_XML
-                        ? also(read, text, XmlText.htmlView(text.text(), openers, reader)) : read;
+                read = asHtml && reader != MarkupReference.Reader.LIBXML2_XML ? also(read, text,
+                        XmlText.htmlView(text.text(), HtmlTags.literalOpeners(text.text(), reader), reader)) : read;
             }
         }
         return read;

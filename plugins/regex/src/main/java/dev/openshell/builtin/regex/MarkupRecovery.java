@@ -119,7 +119,10 @@ final class MarkupRecovery {
 
     /**
      * {@return the index after a {@code </} or {@code <?} at {@code i} and the character libxml2's HTML parser drops
-     * right after it (raw, or a reference), else 0}
+     * right after it (raw, or a reference), else 0} Before an ASCII character that starts no name (a digit, a space,
+     * {@code -}, {@code =}, {@code >}, ...), that parser (Debian's 2.9.14) drops the {@code </} or {@code <?} alone
+     * and reads the character as text (attacker pass 22, P28-3: {@code ghp_...pD</6sG0...} is the token to it), where
+     * a WHATWG tokenizer opens a bogus comment to the next {@code >}.
      */
     static int libxml2Drops(ByteBuffer b, int i) {
         int n = b.limit();
@@ -143,7 +146,12 @@ final class MarkupRecovery {
                 break;
             }
         }
-        return dropped > i + 2 ? dropped : 0;
+        if (dropped > i + 2) {
+            return dropped;
+        }
+        byte c = b.get(i + 2);
+        boolean nameStart = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || c < 0;
+        return nameStart ? 0 : i + 2;
     }
 
     /**

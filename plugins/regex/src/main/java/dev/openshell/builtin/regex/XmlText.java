@@ -121,10 +121,10 @@ final class XmlText {
      * ASCII letter open a bogus comment that ends at the first {@code >}; an end tag reads as nothing; there are no
      * CDATA sections. Python's {@code html.parser} drops the same units. A {@code <} inside a tag (an attribute value:
      * {@code <p title="<!--">}) or inside the text of a raw-text element ({@code script}, {@code style},
-     * {@code textarea}, {@code title}, ...: {@link #literalOpeners}) opens nothing.
+     * {@code textarea}, {@code title}, ...: {@link HtmlTags#literalOpeners}) opens nothing.
      *
      * @param input text (UTF-8, or ASCII-compatible)
-     * @param openers the input's {@link #literalOpeners}, found once for every reader's reading
+     * @param openers the input's {@link HtmlTags#literalOpeners} to {@code reader}
      * @param reader the reader (Python's {@code html.parser} drops bogus comments too)
      */
     static TextView htmlView(ByteBuffer input, BitSet openers, MarkupReference.Reader reader) {
@@ -132,7 +132,7 @@ final class XmlText {
     }
 
     /**
-     * @param html for HTML, the positions of the {@code <} that open nothing ({@link #literalOpeners}); {@code null}
+     * @param html for HTML, the positions of the {@code <} that open nothing ({@link HtmlTags#literalOpeners}); {@code null}
      *     for XML
      */
     private static TextView view(ByteBuffer input, BitSet html, MarkupReference.Reader reader) {
@@ -277,18 +277,13 @@ final class XmlText {
         return c == '&' ? MarkupReference.at(b, i, reader) : pack(1, LITERAL);
     }
 
-    /** {@return the unit at {@code i} (a {@code <}) of HTML: a comment or bogus comment, else a literal} */
-    private static long htmlMarkup(ByteBuffer b, int i) {
-        return htmlMarkup(b, i, MarkupReference.Reader.WHATWG);
-    }
-
     /**
      * {@return {@link #htmlMarkup} as {@code reader} reads it} libxml2's HTML parser drops {@code </} or {@code <?}
      * before a character it drops (raw, or a reference) together with it, where a WHATWG tokenizer opens a bogus
      * comment to the next {@code >} (attacker pass 17c, P21-3: {@code ghp_R8xq2</} 0x01 {@code LmT5...} reads as the
      * token to Debian's libxml2).
      */
-    private static long htmlMarkup(ByteBuffer b, int i, MarkupReference.Reader reader) {
+    static long htmlMarkup(ByteBuffer b, int i, MarkupReference.Reader reader) {
         int n = b.limit();
         if (reader == MarkupReference.Reader.LIBXML2_HTML) {
             int after = MarkupRecovery.libxml2Drops(b, i);
@@ -304,12 +299,20 @@ final class XmlText {
                     : legacyCommentEnd(b, i + 4, reader == MarkupReference.Reader.PYTHON);
             return pack(end - i, NOTHING);
         }
-        boolean closeTag = next == '/' && i + 2 < n && !isAsciiLetter(b.get(i + 2));
+        if (reader == MarkupReference.Reader.PYTHON && next == '!' && i + 2 < n && b.get(i + 2) == '[') {
+            int end = HtmlTags.pythonMarkedSectionEnd(b, i); // its own ends: a '>' inside ends nothing (P28-4)
+            if (end > 0) {
+                return pack(end - i, NOTHING);
+            }
+        }
+        boolean closeTag = next == '/' && i + 2 < n && !HtmlTags.isAsciiLetter(b.get(i + 2));
         if (next == '!' || next == '?' || closeTag) {
             return pack(through(b, i + 1, ">") - i, NOTHING);
         }
         if (next == '/' && i + 2 < n) { // an end tag: one that closes nothing leaves the text around it one text node
-            return pack(tagEnd(b, i + 2, null) - i, NOTHING); // to every HTML reader (pass 19, P25-3: T1</b>T2)
+            int end = reader == MarkupReference.Reader.WHATWG ? HtmlTags.tagEnd(b, i + 2, null) // (P25-3: T1</b>T2)
+                    : HtmlTags.legacyEndTagEnd(b, i + 2, null); // to its first '>', quotes or not (P28-5)
+            return pack(end - i, NOTHING);
         }
         return pack(1, LITERAL);
     }
@@ -359,118 +362,6 @@ final class XmlText {
         return n;
     }
 
-    /** {@return whether the text holds {@code <!--}} @param b the text */
-    static boolean holdsComment(ByteBuffer b) {
-        int n = b.limit();
-        for (int i = 0; i + 3 < n; i++) {
-            if (b.get(i) == '<' && b.get(i + 1) == '!' && b.get(i + 2) == '-' && b.get(i + 3) == '-') {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Elements whose text a WHATWG tokenizer reads as raw text or RCDATA: no markup in it but its end tag. */
-    private static final java.util.Set<String> RAW_TEXT = java.util.Set.of("script", "style", "xmp", "iframe",
-            "noembed", "noframes", "noscript", "textarea", "title", "plaintext");
-
-    /**
-     * {@return the positions of the {@code <} of HTML that open no comment: those inside a tag (its attributes, quoted
-     * or not) and inside the text of a raw-text or RCDATA element up to its end tag} One pass, the comments and bogus
-     * comments skipped as {@link #htmlMarkup} reads them, so a {@code <!--} in an attribute value or a script does not
-     * hide the next real comment.
-     */
-    static BitSet literalOpeners(ByteBuffer b) {
-        int n = b.limit();
-        BitSet literal = new BitSet();
-        int i = 0;
-        while (i < n) {
-            if (b.get(i) != '<') {
-                i++;
-                continue;
-            }
-            long u = htmlMarkup(b, i);
-            if ((int) u == NOTHING) {
-                i += (int) (u >>> 32);
-                continue;
-            }
-            boolean end = i + 1 < n && b.get(i + 1) == '/';
-            int name = i + (end ? 2 : 1);
-            if (name >= n || !isAsciiLetter(b.get(name))) {
-                i++;
-                continue;
-            }
-            int j = name;
-            while (j < n && !tagNameEnd(b.get(j))) {
-                j++;
-            }
-            String tag = ascii(b, name, j).toLowerCase(java.util.Locale.ROOT);
-            j = tagEnd(b, j, literal);
-            i = !end && RAW_TEXT.contains(tag) ? rawTextEnd(b, j, tag, literal) : j;
-        }
-        return literal;
-    }
-
-    private static boolean tagNameEnd(byte c) {
-        return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '/' || c == '>';
-    }
-
-    /**
-     * {@return the index after the {@code >} ending a tag whose name ends at {@code j} (or the limit)}, each
-     * {@code <} in it marked literal (unless {@code literal} is {@code null}); a quote after {@code =} (and white
-     * space) opens a value that runs to the same quote, a {@code >} in it ending nothing
-     */
-    private static int tagEnd(ByteBuffer b, int j, BitSet literal) {
-        int n = b.limit();
-        byte last = 0;
-        for (; j < n; j++) {
-            byte c = b.get(j);
-            if (c == '>') {
-                return j + 1;
-            }
-            if (c == '<' && literal != null) {
-                literal.set(j);
-            } else if ((c == '"' || c == '\'') && last == '=') {
-                int k = j + 1;
-                while (k < n && b.get(k) != c) {
-                    if (b.get(k) == '<' && literal != null) {
-                        literal.set(k);
-                    }
-                    k++;
-                }
-                j = k;
-            }
-            if (c != ' ' && c != '\t' && c != '\n' && c != '\f' && c != '\r') {
-                last = c;
-            }
-        }
-        return n;
-    }
-
-    /**
-     * {@return the index of the end tag of raw-text element {@code tag} from {@code j} (or the limit)}, each
-     * {@code <} before it marked literal
-     */
-    private static int rawTextEnd(ByteBuffer b, int j, String tag, BitSet literal) {
-        int n = b.limit();
-        for (; j < n; j++) {
-            if (b.get(j) != '<') {
-                continue;
-            }
-            int k = j + 2 + tag.length();
-            if (k <= n && b.get(j + 1) == '/' && ascii(b, j + 2, k).equalsIgnoreCase(tag)
-                    && (k == n || tagNameEnd(b.get(k)))) {
-                return j;
-            }
-            literal.set(j);
-        }
-        return n;
-    }
-
-    private static boolean isAsciiLetter(byte c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    }
-
     /** {@return the index after the first {@code end} at or after {@code from}, or the input's limit} */
     private static int through(ByteBuffer b, int from, String end) {
         int n = b.limit();
@@ -484,12 +375,6 @@ final class XmlText {
             }
         }
         return n;
-    }
-
-    private static String ascii(ByteBuffer b, int from, int to) {
-        byte[] s = new byte[to - from];
-        b.get(from, s);
-        return new String(s, StandardCharsets.ISO_8859_1);
     }
 
     static boolean startsWith(ByteBuffer b, int at, byte[] s) {

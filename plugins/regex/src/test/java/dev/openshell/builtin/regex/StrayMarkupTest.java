@@ -79,6 +79,30 @@ class StrayMarkupTest {
         }
     }
 
+    /**
+     * Pass 22: an end tag inside an element whose text only WHATWG reads as raw text (P28-2); a lone {@code </} or
+     * {@code <?} before a character that starts no name, which libxml2's HTML parser drops alone (P28-3); a marked
+     * section holding {@code >}, which Python's html.parser ends at {@code ]>} or {@code ]]>} (P28-4); a {@code =}
+     * where an attribute name starts, then a quote: a name to every reader, no quoted value (P28-5).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<noscript>sk-proj-Ab3dE6gH9jK2</p>mN5pQ8sT1vW4yZ7cF0iL</noscript>",
+        "<textarea>sk-proj-Ab3dE6gH9jK2</p>mN5pQ8sT1vW4yZ7cF0iL</textarea>",
+        "<title>sk-proj-Ab3dE6gH9jK2</b>mN5pQ8sT1vW4yZ7cF0iL</title>",
+        "<xmp>sk-proj-Ab3dE6gH9jK2</p>mN5pQ8sT1vW4yZ7cF0iL</xmp>",
+        "<p>sk-proj-Ab3dE6gH9jK2</6mN5pQ8sT1vW4yZ7cF0iL</p>", "<p>sk-proj-Ab3dE6gH9jK2<?6mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2</-mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2<![if x>]>mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2<![CDATA[>]]>mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2<![cdata[a>b]]>mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2</p =\">mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2</p a=\">mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<b =\">sk-proj-Ab3dE6gH9jK2<?x>mN5pQ8sT1vW4yZ7cF0iL</b>"})
+    void markupThatSomeHtmlReaderReadsThroughInsideAKey(String body) {
+        deniedAndRedacted(body, "text/html");
+        deniedAndRedacted("&#32;" + body, "text/plain");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"<p>sk-proj-Ab3dE6gH9jK2</b> and then mN5pQ8sT1vW4yZ7cF0iL</p>",
         "<p>xsk-proj-Ab3dE6gH9jK2</b>mN5pQ8sT1vW4yZ7cF0iL</p>", "<p>a</b>b</i>c</p>"})
