@@ -69,7 +69,8 @@ final class HtmlTags {
             }
             String tag = ascii(b, name, j).toLowerCase(Locale.ROOT);
             j = tagEnd(b, j, literal);
-            i = (whatwg ? RAW_TEXT : LEGACY_RAW_TEXT).contains(tag) ? rawTextEnd(b, j, tag, literal) : j;
+            boolean anyEndTag = reader == MarkupReference.Reader.LIBXML2_HTML;
+            i = (whatwg ? RAW_TEXT : LEGACY_RAW_TEXT).contains(tag) ? rawTextEnd(b, j, tag, anyEndTag, literal) : j;
         }
         return literal;
     }
@@ -148,13 +149,18 @@ final class HtmlTags {
 
     /**
      * {@return the index of the end tag of raw-text element {@code tag} from {@code j} (or the limit)}, each
-     * {@code <} before it marked literal
+     * {@code <} before it marked literal; with {@code anyEndTag}, the first {@code </} and an ASCII letter ends it, as
+     * libxml2's HTML parser (2.9, not recovering: PHP's DOM, xmllint) ends a {@code script} or {@code style} (attacker
+     * pass 22: {@code <style>T1</p>T2</style>} reads as the token to it)
      */
-    private static int rawTextEnd(ByteBuffer b, int j, String tag, BitSet literal) {
+    private static int rawTextEnd(ByteBuffer b, int j, String tag, boolean anyEndTag, BitSet literal) {
         int n = b.limit();
         for (; j < n; j++) {
             if (b.get(j) != '<') {
                 continue;
+            }
+            if (anyEndTag && j + 2 < n && b.get(j + 1) == '/' && isAsciiLetter(b.get(j + 2))) {
+                return j;
             }
             int k = j + 2 + tag.length();
             if (k <= n && b.get(j + 1) == '/' && ascii(b, j + 2, k).equalsIgnoreCase(tag)

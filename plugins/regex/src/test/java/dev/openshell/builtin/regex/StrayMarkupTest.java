@@ -90,6 +90,8 @@ class StrayMarkupTest {
         "<textarea>sk-proj-Ab3dE6gH9jK2</p>mN5pQ8sT1vW4yZ7cF0iL</textarea>",
         "<title>sk-proj-Ab3dE6gH9jK2</b>mN5pQ8sT1vW4yZ7cF0iL</title>",
         "<xmp>sk-proj-Ab3dE6gH9jK2</p>mN5pQ8sT1vW4yZ7cF0iL</xmp>",
+        "<style>sk-proj-Ab3dE6gH9jK2</p>mN5pQ8sT1vW4yZ7cF0iL</style>",
+        "<script>sk-proj-Ab3dE6gH9jK2</b>mN5pQ8sT1vW4yZ7cF0iL</script>",
         "<p>sk-proj-Ab3dE6gH9jK2</6mN5pQ8sT1vW4yZ7cF0iL</p>", "<p>sk-proj-Ab3dE6gH9jK2<?6mN5pQ8sT1vW4yZ7cF0iL</p>",
         "<p>sk-proj-Ab3dE6gH9jK2</-mN5pQ8sT1vW4yZ7cF0iL</p>",
         "<p>sk-proj-Ab3dE6gH9jK2<![if x>]>mN5pQ8sT1vW4yZ7cF0iL</p>",
