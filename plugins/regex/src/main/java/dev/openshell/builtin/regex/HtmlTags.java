@@ -48,7 +48,11 @@ final class HtmlTags {
         int n = b.limit();
         BitSet literal = new BitSet();
         int i = 0;
+        int check = 0;
         while (i < n) {
+            if (i >= check) {
+                check = Interrupts.checkAt(i); // a pass over the text, as each reading is
+            }
             if (b.get(i) != '<') {
                 i++;
                 continue;
