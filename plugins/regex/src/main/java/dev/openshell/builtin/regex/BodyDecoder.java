@@ -404,7 +404,7 @@ final class BodyDecoder {
         if (asHtml) { // libxml2's HTML recovery from broken markup (P21-3, P22-4): its reading, always
             differing |= 1 << MarkupReference.Reader.LIBXML2_HTML.ordinal();
         }
-        if (asHtml && HtmlTags.holdsDeclaration(text.text())) { // Python's comment and section ends (P26-1, P28-4)
+        if (asHtml) { // Python's comment and section ends, raw text and end tags (P26-1, P28-4, P29-1): always
             differing |= 1 << MarkupReference.Reader.PYTHON.ordinal();
         }
         if (references && !html) { // libxml2's XML recovery (P22-1 to P22-3): its reading, always

@@ -236,15 +236,18 @@ final class HtmlTags {
         return k < n && b.get(k) == '>' ? k + 1 : 0;
     }
 
-    /** {@return whether the text holds {@code <!}: a comment, a marked section or a declaration} @param b the text */
-    static boolean holdsDeclaration(ByteBuffer b) {
+    /**
+     * {@return the index after the first {@code --!>} at or after {@code from}, or the limit} libxml2's HTML parser
+     * (2.9) ends a comment there as at {@code -->} (attacker pass 23, P29-7).
+     */
+    static int bangCommentEnd(ByteBuffer b, int from) {
         int n = b.limit();
-        for (int i = 0; i + 1 < n; i++) {
-            if (b.get(i) == '<' && b.get(i + 1) == '!') {
-                return true;
+        for (int j = from; j + 3 < n; j++) {
+            if (b.get(j) == '-' && b.get(j + 1) == '-' && b.get(j + 2) == '!' && b.get(j + 3) == '>') {
+                return j + 4;
             }
         }
-        return false;
+        return n;
     }
 
     static boolean isAsciiLetter(byte c) {

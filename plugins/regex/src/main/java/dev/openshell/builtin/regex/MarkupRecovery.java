@@ -151,6 +151,13 @@ final class MarkupRecovery {
         }
         byte c = b.get(i + 2);
         boolean nameStart = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || c < 0;
+        if (nameStart && b.get(i + 1) == '?') { // a <? whose name runs to the end: its text stays (P29-6: T1<?T2)
+            int k = i + 3;
+            while (k < n && (isNameChar(b.get(k)) && b.get(k) != '#' || b.get(k) < 0)) {
+                k++;
+            }
+            return k == n ? i + 2 : 0;
+        }
         return nameStart ? 0 : i + 2;
     }
 

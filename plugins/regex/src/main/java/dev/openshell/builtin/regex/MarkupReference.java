@@ -110,6 +110,9 @@ final class MarkupReference {
             }
             return kind == LITERAL ? pack(1, LITERAL) : pack(length, kind);
         }
+        if (reader == Reader.LIBXML2_XML) {
+            return libxml2XmlNamed(b, i);
+        }
         int j = i + 1;
         while (j < n && j - i <= MAX_NAME && isAlnum(b.get(j))) {
             j++;
@@ -118,22 +121,38 @@ final class MarkupReference {
             return pack(1, LITERAL); // no name: a lone & (attacker pass 17, P19-5: a body of them cost 30 times a byte)
         }
         if (j < n && b.get(j) == ';') {
-            if (reader == Reader.LIBXML2_XML) { // after any earlier error, the predefined ones too (P22-1)
-                return pack(j + 1 - i, NOTHING);
-            }
             int cp = named(b, i + 1, j);
             if (cp >= 0) {
                 return pack(j + 1 - i, cp);
             }
         }
-        if (reader != Reader.LIBXML2_XML) {
-            for (String legacy : LEGACY) {
-                if (startsWith(b, i + 1, legacy)) {
-                    return pack(1 + legacy.length(), NAMED.get(legacy));
-                }
+        for (String legacy : LEGACY) {
+            if (startsWith(b, i + 1, legacy)) {
+                return pack(1 + legacy.length(), NAMED.get(legacy));
             }
         }
         return pack(1, LITERAL);
+    }
+
+    /**
+     * {@return a named reference at {@code i} as libxml2's recovering XML parser reads it} {@code &} and an XML name
+     * (a letter, {@code _} or {@code :}, then letters, digits, {@code . - _ :} and non-ASCII bytes) reads as nothing,
+     * with its {@code ;} (no DTD declares it, and after any error not even the five predefined ones: P22-1) or
+     * without one (the reference is broken: attacker pass 23, P29-5, {@code T1&a&b;T2} and {@code T1&nbsp<![CDATA[]]>T2}
+     * are one text node to lxml); a lone {@code &} reads as itself.
+     */
+    private static long libxml2XmlNamed(ByteBuffer b, int i) {
+        int n = b.limit();
+        byte first = i + 1 < n ? b.get(i + 1) : 0;
+        if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_' || first == ':'
+                || first < 0)) {
+            return pack(1, LITERAL);
+        }
+        int j = i + 2;
+        while (j < n && j - i <= MAX_NAME && (isAlnum(b.get(j)) || b.get(j) < 0 || ".-_:".indexOf(b.get(j)) >= 0)) {
+            j++;
+        }
+        return pack((j < n && b.get(j) == ';' ? j + 1 : j) - i, NOTHING);
     }
 
     /**

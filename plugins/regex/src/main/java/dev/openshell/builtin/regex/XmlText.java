@@ -297,6 +297,9 @@ final class XmlText {
             // "<!-->" opens one that the next "-->" ends (attacker pass 20, P26-1: T1<!-->-->T2 is one text node)
             int end = reader == MarkupReference.Reader.WHATWG ? htmlCommentEnd(b, i + 2)
                     : legacyCommentEnd(b, i + 4, reader == MarkupReference.Reader.PYTHON);
+            if (reader == MarkupReference.Reader.LIBXML2_HTML) { // and "--!>" (pass 23, P29-7: T1<!--->--!>T2)
+                end = Math.min(end, HtmlTags.bangCommentEnd(b, i + 4));
+            }
             return pack(end - i, NOTHING);
         }
         if (reader == MarkupReference.Reader.PYTHON && next == '!' && i + 2 < n && b.get(i + 2) == '[') {
@@ -310,8 +313,12 @@ final class XmlText {
             return pack(through(b, i + 1, ">") - i, NOTHING);
         }
         if (next == '/' && i + 2 < n) { // an end tag: one that closes nothing leaves the text around it one text node
-            int end = reader == MarkupReference.Reader.WHATWG ? HtmlTags.tagEnd(b, i + 2, null) // (P25-3: T1</b>T2)
-                    : HtmlTags.legacyEndTagEnd(b, i + 2, null); // to its first '>', quotes or not (P28-5)
+            int name = i + 2; // to every HTML reader (pass 19, P25-3: T1</b>T2); its attributes after its name (P29-3)
+            while (name < n && !HtmlTags.tagNameEnd(b.get(name))) {
+                name++;
+            }
+            int end = reader == MarkupReference.Reader.WHATWG ? HtmlTags.tagEnd(b, name, null)
+                    : HtmlTags.legacyEndTagEnd(b, name, null); // to its first '>', quotes or not (P28-5)
             return pack(end - i, NOTHING);
         }
         return pack(1, LITERAL);

@@ -105,6 +105,35 @@ class StrayMarkupTest {
         deniedAndRedacted("&#32;" + body, "text/plain");
     }
 
+    /**
+     * Pass 23: bogus comments inside an element only WHATWG reads as raw text (P29-1: Python's reading, built for every
+     * HTML body); an end tag's attributes read after its name (P29-3); libxml2's HTML comment end {@code --!>} (P29-7);
+     * a {@code <?} whose name runs to the end (P29-6).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<textarea>sk-proj-Ab3dE6gH9jK2</>mN5pQ8sT1vW4yZ7cF0iL</textarea>",
+        "<title>sk-proj-Ab3dE6gH9jK2</1>mN5pQ8sT1vW4yZ7cF0iL</title>",
+        "<xmp>sk-proj-Ab3dE6gH9jK2<?>mN5pQ8sT1vW4yZ7cF0iL</xmp>",
+        "<noscript>sk-proj-Ab3dE6gH9jK2</ x>mN5pQ8sT1vW4yZ7cF0iL</noscript>",
+        "<p>sk-proj-Ab3dE6gH9jK2</b = a=\">\">mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2<!--->--!>mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2<!-->x--!>mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<p>sk-proj-Ab3dE6gH9jK2<?mN5pQ8sT1vW4yZ7cF0iL"})
+    void moreMarkupThatSomeHtmlReaderReadsThroughInsideAKey(String body) {
+        deniedAndRedacted(body, "text/html");
+        deniedAndRedacted("&#32;" + body, "text/plain");
+    }
+
+    /** Pass 23, P29-5: libxml2's recovering XML parser drops a named reference without its semicolon. */
+    @ParameterizedTest
+    @ValueSource(strings = {"&a&b;", "&nbsp&#x;", "&nbsp&amp;", "&a<![CDATA[]]>", "&a.b&c;"})
+    void aBrokenNamedReferenceInsideAKeyInXml(String refs) {
+        for (String type : new String[] {"application/xml", "text/xml"}) {
+            deniedAndRedacted("<r>sk-proj-Ab3dE6gH9jK2" + refs + "mN5pQ8sT1vW4yZ7cF0iL</r>", type);
+        }
+        deniedAndRedacted("&#32;sk-proj-Ab3dE6gH9jK2" + refs + "mN5pQ8sT1vW4yZ7cF0iL", "text/plain");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"<p>sk-proj-Ab3dE6gH9jK2</b> and then mN5pQ8sT1vW4yZ7cF0iL</p>",
         "<p>xsk-proj-Ab3dE6gH9jK2</b>mN5pQ8sT1vW4yZ7cF0iL</p>", "<p>a</b>b</i>c</p>"})
