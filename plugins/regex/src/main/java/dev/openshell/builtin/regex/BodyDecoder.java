@@ -400,6 +400,10 @@ final class BodyDecoder {
             read = also(read, text, XmlText.htmlView(text.text(),
                     HtmlTags.literalOpeners(text.text(), MarkupReference.Reader.WHATWG), MarkupReference.Reader.WHATWG));
         }
+        if (asHtml && HtmlTags.holdsNoscript(text.text())) { // scripting disabled: noscript holds markup (P30-1)
+            read = also(read, text, XmlText.htmlView(text.text(), HtmlTags.literalOpeners(text.text(),
+                    MarkupReference.Reader.WHATWG, false), MarkupReference.Reader.WHATWG));
+        }
         int differing = references ? MarkupReference.differing(text.text(), !xml && !html) : 0;
         if (asHtml) { // libxml2's HTML recovery from broken markup (P21-3, P22-4): its reading, always
             differing |= 1 << MarkupReference.Reader.LIBXML2_HTML.ordinal();

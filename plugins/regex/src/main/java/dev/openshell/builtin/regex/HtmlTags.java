@@ -33,6 +33,32 @@ final class HtmlTags {
     }
 
     /**
+     * The {@code <} that open nothing ({@link #literalOpeners}), and where the last possible end of each kind of
+     * Python marked section stands, found once per text: a section that starts after it never ends, so looking for
+     * its end costs nothing and a text of many unended sections is read in one pass.
+     */
+    static final class Openers extends BitSet {
+        private static final long serialVersionUID = 1L;
+        /** The index of the last {@code ]>} (white space allowed) in the text, or -1. */
+        private final int lastMsClose;
+        /** The index of the last {@code ]]>} (white space allowed) in the text, or -1. */
+        private final int lastClose;
+
+        Openers(ByteBuffer b) {
+            int ms = -1;
+            int std = -1;
+            for (int m = 0, n = b.limit(); m < n; m++) {
+                if (b.get(m) == ']') {
+                    ms = closes(b, m, 1) > 0 ? m : ms;
+                    std = closes(b, m, 2) > 0 ? m : std;
+                }
+            }
+            lastMsClose = ms;
+            lastClose = std;
+        }
+    }
+
+    /**
      * {@return the positions of the {@code <} of HTML that open nothing to {@code reader}: those inside a tag (its
      * attributes, quoted or not) and inside the text of a raw-text or RCDATA element up to its end tag} One pass, the
      * comments and bogus comments skipped as {@code reader} reads them, so a {@code <!--} in an attribute value or a
@@ -44,9 +70,22 @@ final class HtmlTags {
      * @param reader the reader
      */
     static BitSet literalOpeners(ByteBuffer b, MarkupReference.Reader reader) {
+        return literalOpeners(b, reader, true);
+    }
+
+    /**
+     * {@return {@link #literalOpeners}, for a WHATWG tokenizer with scripting enabled (browsers: {@code noscript}
+     * holds raw text) or disabled ({@code scripting} false: html5lib, lxml 2.14 and BeautifulSoup read a
+     * {@code noscript}'s content as markup; attacker pass 24, P30-1/P30-2)}
+     *
+     * @param b the text
+     * @param reader the reader
+     * @param scripting for WHATWG, whether {@code noscript} holds raw text
+     */
+    static BitSet literalOpeners(ByteBuffer b, MarkupReference.Reader reader, boolean scripting) {
         boolean whatwg = reader == MarkupReference.Reader.WHATWG;
         int n = b.limit();
-        BitSet literal = new BitSet();
+        Openers literal = new Openers(b);
         int i = 0;
         int check = 0;
         while (i < n) {
@@ -57,7 +96,7 @@ final class HtmlTags {
                 i++;
                 continue;
             }
-            long u = XmlText.htmlMarkup(b, i, reader); // a comment, bogus comment or end tag: skipped whole
+            long u = XmlText.htmlMarkup(b, i, reader, literal); // a comment, bogus comment or end tag: skipped whole
             if ((int) u == MarkupReference.NOTHING) {
                 i += (int) (u >>> 32);
                 continue;
@@ -74,7 +113,8 @@ final class HtmlTags {
             String tag = ascii(b, name, j).toLowerCase(Locale.ROOT);
             j = tagEnd(b, j, literal);
             boolean anyEndTag = reader == MarkupReference.Reader.LIBXML2_HTML;
-            i = (whatwg ? RAW_TEXT : LEGACY_RAW_TEXT).contains(tag) ? rawTextEnd(b, j, tag, anyEndTag, literal) : j;
+            boolean raw = (whatwg ? RAW_TEXT : LEGACY_RAW_TEXT).contains(tag) && (scripting || !tag.equals("noscript"));
+            i = raw ? rawTextEnd(b, j, tag, anyEndTag, literal) : j;
         }
         return literal;
     }
@@ -189,7 +229,7 @@ final class HtmlTags {
      * @param b the text
      * @param i the index of {@code <![}
      */
-    static int pythonMarkedSectionEnd(ByteBuffer b, int i) {
+    static int pythonMarkedSectionEnd(ByteBuffer b, int i, Openers openers) {
         int n = b.limit();
         int j = i + 3;
         if (j >= n || !isAsciiLetter(b.get(j))) {
@@ -205,10 +245,11 @@ final class HtmlTags {
             case "if", "else", "endif" -> 1;
             default -> 0;
         };
-        if (brackets == 0) {
-            return 0;
+        int last = brackets == 2 ? openers.lastClose : openers.lastMsClose;
+        if (brackets == 0 || last < i + 3) {
+            return 0; // no end after it: found in O(1), so many unended sections cost one pass
         }
-        for (int m = i + 3; m < n; m++) {
+        for (int m = i + 3; m <= last; m++) {
             int end = closes(b, m, brackets);
             if (end > 0) {
                 return end;
@@ -236,18 +277,15 @@ final class HtmlTags {
         return k < n && b.get(k) == '>' ? k + 1 : 0;
     }
 
-    /**
-     * {@return the index after the first {@code --!>} at or after {@code from}, or the limit} libxml2's HTML parser
-     * (2.9) ends a comment there as at {@code -->} (attacker pass 23, P29-7).
-     */
-    static int bangCommentEnd(ByteBuffer b, int from) {
+    /** {@return whether the text holds {@code <noscript} (any case)} @param b the text */
+    static boolean holdsNoscript(ByteBuffer b) {
         int n = b.limit();
-        for (int j = from; j + 3 < n; j++) {
-            if (b.get(j) == '-' && b.get(j + 1) == '-' && b.get(j + 2) == '!' && b.get(j + 3) == '>') {
-                return j + 4;
+        for (int i = 0; i + 9 < n; i++) {
+            if (b.get(i) == '<' && (b.get(i + 1) | 0x20) == 'n' && ascii(b, i + 1, i + 9).equalsIgnoreCase("noscript")) {
+                return true;
             }
         }
-        return n;
+        return false;
     }
 
     static boolean isAsciiLetter(byte c) {

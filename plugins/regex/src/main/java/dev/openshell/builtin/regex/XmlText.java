@@ -248,7 +248,7 @@ final class XmlText {
             return c == ']' && startsWith(b, i, CDATA_CLOSE) ? pack(3, NOTHING) : pack(1, LITERAL);
         }
         if (c == '<' && html != null) {
-            return html.get(i) ? pack(1, LITERAL) : htmlMarkup(b, i, reader);
+            return html.get(i) ? pack(1, LITERAL) : htmlMarkup(b, i, reader, html);
         }
         if (c == '<') {
             if (startsWith(b, i, CDATA_OPEN)) {
@@ -283,7 +283,7 @@ final class XmlText {
      * comment to the next {@code >} (attacker pass 17c, P21-3: {@code ghp_R8xq2</} 0x01 {@code LmT5...} reads as the
      * token to Debian's libxml2).
      */
-    static long htmlMarkup(ByteBuffer b, int i, MarkupReference.Reader reader) {
+    static long htmlMarkup(ByteBuffer b, int i, MarkupReference.Reader reader, BitSet openers) {
         int n = b.limit();
         if (reader == MarkupReference.Reader.LIBXML2_HTML) {
             int after = MarkupRecovery.libxml2Drops(b, i);
@@ -297,13 +297,10 @@ final class XmlText {
             // "<!-->" opens one that the next "-->" ends (attacker pass 20, P26-1: T1<!-->-->T2 is one text node)
             int end = reader == MarkupReference.Reader.WHATWG ? htmlCommentEnd(b, i + 2)
                     : legacyCommentEnd(b, i + 4, reader == MarkupReference.Reader.PYTHON);
-            if (reader == MarkupReference.Reader.LIBXML2_HTML) { // and "--!>" (pass 23, P29-7: T1<!--->--!>T2)
-                end = Math.min(end, HtmlTags.bangCommentEnd(b, i + 4));
-            }
             return pack(end - i, NOTHING);
         }
         if (reader == MarkupReference.Reader.PYTHON && next == '!' && i + 2 < n && b.get(i + 2) == '[') {
-            int end = HtmlTags.pythonMarkedSectionEnd(b, i); // its own ends: a '>' inside ends nothing (P28-4)
+            int end = HtmlTags.pythonMarkedSectionEnd(b, i, (HtmlTags.Openers) openers); // its ends (P28-4)
             if (end > 0) {
                 return pack(end - i, NOTHING);
             }
@@ -326,8 +323,8 @@ final class XmlText {
 
     /**
      * {@return the index after the end of a comment whose text starts at {@code from}, as Python's {@code html.parser}
-     * (to 3.12: {@code --}, white space, {@code >}; {@code spaceBeforeClose}) or libxml2's HTML parser ({@code -->})
-     * ends it, or the input's limit}
+     * (to 3.12: {@code --}, white space, {@code >}; {@code spaceBeforeClose}) or libxml2's HTML parser ({@code -->},
+     * {@code --!>}) ends it, or the input's limit} One scan for either end, so every comment is read once.
      */
     private static int legacyCommentEnd(ByteBuffer b, int from, boolean spaceBeforeClose) {
         int n = b.limit();
@@ -339,6 +336,9 @@ final class XmlText {
                 }
                 if (k < n && b.get(k) == '>') {
                     return k + 1;
+                }
+                if (!spaceBeforeClose && k + 1 < n && b.get(k) == '!' && b.get(k + 1) == '>') {
+                    return k + 2; // libxml2 (2.9) ends one at "--!>" too (attacker pass 23, P29-7: T1<!--->--!>T2)
                 }
             }
         }

@@ -108,7 +108,8 @@ class StrayMarkupTest {
     /**
      * Pass 23: bogus comments inside an element only WHATWG reads as raw text (P29-1: Python's reading, built for every
      * HTML body); an end tag's attributes read after its name (P29-3); libxml2's HTML comment end {@code --!>} (P29-7);
-     * a {@code <?} whose name runs to the end (P29-6).
+     * a {@code <?} whose name runs to the end (P29-6). Pass 24: a {@code noscript} read with scripting disabled
+     * (P30-1, P30-2).
      */
     @ParameterizedTest
     @ValueSource(strings = {"<textarea>sk-proj-Ab3dE6gH9jK2</>mN5pQ8sT1vW4yZ7cF0iL</textarea>",
@@ -118,7 +119,10 @@ class StrayMarkupTest {
         "<p>sk-proj-Ab3dE6gH9jK2</b = a=\">\">mN5pQ8sT1vW4yZ7cF0iL</p>",
         "<p>sk-proj-Ab3dE6gH9jK2<!--->--!>mN5pQ8sT1vW4yZ7cF0iL</p>",
         "<p>sk-proj-Ab3dE6gH9jK2<!-->x--!>mN5pQ8sT1vW4yZ7cF0iL</p>",
-        "<p>sk-proj-Ab3dE6gH9jK2<?mN5pQ8sT1vW4yZ7cF0iL"})
+        "<p>sk-proj-Ab3dE6gH9jK2<?mN5pQ8sT1vW4yZ7cF0iL",
+        "<noscript>sk-proj-Ab3dE6gH9jK2<!--></b>mN5pQ8sT1vW4yZ7cF0iL</noscript>",
+        "<body><div><noscript>sk-proj-Ab3dE6gH9jK2</b><!--->mN5pQ8sT1vW4yZ7cF0iL</noscript></div>",
+        "<noscript>sk-proj-Ab3dE6gH9jK2</b a=\">\">mN5pQ8sT1vW4yZ7cF0iL</noscript>"})
     void moreMarkupThatSomeHtmlReaderReadsThroughInsideAKey(String body) {
         deniedAndRedacted(body, "text/html");
         deniedAndRedacted("&#32;" + body, "text/plain");
