@@ -44,10 +44,11 @@ final class HtmlTags {
         /** The index of the last {@code ]]>} (white space allowed) in the text, or -1. */
         private final int lastClose;
 
-        Openers(ByteBuffer b) {
+        /** @param python whether the openers are Python's: only its reading has marked sections to end */
+        Openers(ByteBuffer b, boolean python) {
             int ms = -1;
             int std = -1;
-            for (int m = 0, n = b.limit(); m < n; m++) {
+            for (int m = 0, n = python ? b.limit() : 0; m < n; m++) {
                 if (b.get(m) == ']') {
                     ms = closes(b, m, 1) > 0 ? m : ms;
                     std = closes(b, m, 2) > 0 ? m : std;
@@ -85,7 +86,7 @@ final class HtmlTags {
     static BitSet literalOpeners(ByteBuffer b, MarkupReference.Reader reader, boolean scripting) {
         boolean whatwg = reader == MarkupReference.Reader.WHATWG;
         int n = b.limit();
-        Openers literal = new Openers(b);
+        Openers literal = new Openers(b, reader == MarkupReference.Reader.PYTHON);
         int i = 0;
         int check = 0;
         while (i < n) {

@@ -150,7 +150,7 @@ final class MarkupRecovery {
             return dropped;
         }
         byte c = b.get(i + 2);
-        boolean nameStart = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || c < 0;
+        boolean nameStart = nameStart(c) || c < 0;
         if (nameStart && b.get(i + 1) == '?') { // a <? whose name runs to the end: its text stays (P29-6: T1<?T2)
             int k = i + 3;
             while (k < n && (isNameChar(b.get(k)) && b.get(k) != '#' || b.get(k) < 0)) {
@@ -221,7 +221,7 @@ final class MarkupRecovery {
         return 0;
     }
 
-    private static boolean nameStart(byte c) {
+    static boolean nameStart(byte c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
     }
 }

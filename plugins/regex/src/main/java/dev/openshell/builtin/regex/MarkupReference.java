@@ -144,8 +144,7 @@ final class MarkupReference {
     private static long libxml2XmlNamed(ByteBuffer b, int i) {
         int n = b.limit();
         byte first = i + 1 < n ? b.get(i + 1) : 0;
-        if (!((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z') || first == '_' || first == ':'
-                || first < 0)) {
+        if (!MarkupRecovery.nameStart(first) && first >= 0) {
             return pack(1, LITERAL);
         }
         int j = i + 2;
