@@ -397,12 +397,7 @@ final class BodyDecoder {
         // text/plain may parse it as HTML (attacker pass 21, P27-2: <![CDATA[x]]>T1<!-->-->T2, one run to html.parser)
         boolean asHtml = html || references && !xml;
         if (asHtml) {
-            read = also(read, text, XmlText.htmlView(text.text(),
-                    HtmlTags.literalOpeners(text.text(), MarkupReference.Reader.WHATWG), MarkupReference.Reader.WHATWG));
-        }
-        if (asHtml && HtmlTags.holdsNoscript(text.text())) { // scripting disabled: noscript holds markup (P30-1)
-            read = also(read, text, XmlText.htmlView(text.text(), HtmlTags.literalOpeners(text.text(),
-                    MarkupReference.Reader.WHATWG, false), MarkupReference.Reader.WHATWG));
+            read = whatwgViews(read, text);
         }
         int differing = references ? MarkupReference.differing(text.text(), !xml && !html) : 0;
         if (asHtml) { // libxml2's HTML recovery from broken markup (P21-3, P22-4): its reading, always
@@ -422,6 +417,24 @@ final class BodyDecoder {
             }
         }
         return read;
+    }
+
+    /**
+     * {@return {@code read} and the readings of {@code text} as HTML to WHATWG readers}: the tokenizer's with scripting
+     * enabled, with it disabled where the text holds a {@code noscript} (html5lib, lxml and BeautifulSoup read its
+     * content as markup: P30-1), and a tree builder's where it reads the text otherwise ({@link HtmlTree}: ignored and
+     * foster-parenting start tags, foreign content: P29-2, P29-4, P30-3)
+     */
+    private static TextView whatwgViews(TextView read, TextView text) {
+        ByteBuffer t = text.text();
+        HtmlTags.Openers openers = HtmlTags.literalOpeners(t, MarkupReference.Reader.WHATWG);
+        read = also(read, text, XmlText.htmlView(t, openers, MarkupReference.Reader.WHATWG));
+        if (openers.noscript()) {
+            read = also(read, text, XmlText.htmlView(t, HtmlTags.literalOpeners(t, MarkupReference.Reader.WHATWG,
+                    false), MarkupReference.Reader.WHATWG));
+        }
+        HtmlTags.Openers tree = HtmlTags.treeOpeners(openers, t);
+        return tree == null ? read : also(read, text, XmlText.htmlView(t, tree, MarkupReference.Reader.WHATWG));
     }
 
     /**

@@ -21,6 +21,11 @@ final class HtmlTags {
      * them (attacker pass 22, P28-2: {@code <textarea>T1</p>T2</textarea>} is one text node to them).
      */
     private static final Set<String> LEGACY_RAW_TEXT = Set.of("script", "style");
+    /** {@link #RAW_TEXT} without {@code noscript}: a WHATWG tokenizer with scripting disabled. */
+    private static final Set<String> RAW_TEXT_NOSCRIPT = Set.of("script", "style", "xmp", "iframe", "noembed",
+            "noframes", "textarea", "title", "plaintext");
+    private static final byte[] CDATA_OPEN = "<![CDATA[".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CDATA_CLOSE = "]]>".getBytes(StandardCharsets.US_ASCII);
 
     private static final int BEFORE_NAME = 0;
     private static final int NAME = 1;
@@ -43,6 +48,18 @@ final class HtmlTags {
         private final int lastMsClose;
         /** The index of the last {@code ]]>} (white space allowed) in the text, or -1. */
         private final int lastClose;
+        /** Whether a tree reading reads with these openers ({@link #treeOpeners}): its own units count. */
+        private boolean tree;
+        /** Whether the text holds a {@code noscript} start tag. */
+        private boolean noscript;
+        /** The tree builder that followed the tags, or {@code null} (not a WHATWG reading with scripting). */
+        private transient HtmlTree builder;
+        /** The {@code <} of start tags that join the text around them ({@link HtmlTree#startTag}), or {@code null}. */
+        private BitSet joined;
+        /** The {@code <} of {@code <![CDATA[} that open a section in foreign content, or {@code null}. */
+        private BitSet cdata;
+        /** The {@code <} of end tags that close an open element ({@link HtmlTree#endTag}), or {@code null}. */
+        private BitSet closing;
 
         /** @param python whether the openers are Python's: only its reading has marked sections to end */
         Openers(ByteBuffer b, boolean python) {
@@ -57,6 +74,68 @@ final class HtmlTags {
             lastMsClose = ms;
             lastClose = std;
         }
+
+        /** {@return whether the text holds a {@code noscript} start tag (a WHATWG reading with scripting only)} */
+        boolean noscript() {
+            return noscript;
+        }
+
+        /** {@return whether a tree reading reads with these openers} */
+        boolean tree() {
+            return tree;
+        }
+
+        /**
+         * {@return for a tree reading, the index after a unit at {@code i} that only it reads as nothing: a start tag
+         * that joins the text around it, or the {@code <![CDATA[} opening a CDATA section in foreign content; else 0}
+         */
+        int treeUnitEnd(ByteBuffer b, int i) {
+            if (!tree) {
+                return 0;
+            }
+            if (cdata != null && cdata.get(i)) {
+                return i + CDATA_OPEN.length;
+            }
+            if (joined == null || !joined.get(i)) {
+                return 0;
+            }
+            return tagEnd(b, nameEnd(b, i + 1), null);
+        }
+
+        /** {@return whether, for a tree reading, {@code <![CDATA[} at {@code i} opens a section} */
+        boolean opensCdata(int i) {
+            return tree && cdata != null && cdata.get(i);
+        }
+
+        private Openers asTree() {
+            Openers t = (Openers) clone();
+            t.tree = true;
+            if (closing != null) { // an end tag that closes an element separates in the tree reading: left as text
+                t.or(closing);
+            }
+            return t;
+        }
+    }
+
+    /**
+     * {@return the openers of the tree reading of a text ({@link HtmlTree}: the start tags a tree builder ignores or
+     * foster-parents text around read as nothing, and in SVG or MathML content CDATA sections read as sections and no
+     * raw text), or {@code null} when that reading is the WHATWG tokenizer's own} The tree reading's tags are read in
+     * a second pass ({@link HtmlTree}, full), made only where the tokenizer's pass found a tag that may join text or
+     * foreign content that a tree builder's tokenizer reads otherwise.
+     *
+     * @param whatwg the text's {@link #literalOpeners} to a WHATWG tokenizer with scripting
+     * @param b the text
+     */
+    static Openers treeOpeners(Openers whatwg, ByteBuffer b) {
+        if (whatwg.builder == null) {
+            return null;
+        }
+        if (whatwg.joined == null && !whatwg.builder.differs()) {
+            return null;
+        }
+        Openers tree = scan(b, MarkupReference.Reader.WHATWG, true, new HtmlTree(true));
+        return tree.joined == null && tree.cdata == null && !whatwg.builder.differs() ? null : tree.asTree();
     }
 
     /**
@@ -70,25 +149,33 @@ final class HtmlTags {
      * @param b the text
      * @param reader the reader
      */
-    static BitSet literalOpeners(ByteBuffer b, MarkupReference.Reader reader) {
+    static Openers literalOpeners(ByteBuffer b, MarkupReference.Reader reader) {
         return literalOpeners(b, reader, true);
     }
 
     /**
      * {@return {@link #literalOpeners}, for a WHATWG tokenizer with scripting enabled (browsers: {@code noscript}
      * holds raw text) or disabled ({@code scripting} false: html5lib, lxml 2.14 and BeautifulSoup read a
-     * {@code noscript}'s content as markup; attacker pass 24, P30-1/P30-2)}
+     * {@code noscript}'s content as markup; attacker pass 24, P30-1/P30-2)} With scripting, the tags are also followed
+     * by an {@link HtmlTree} ({@link #treeOpeners}).
      *
      * @param b the text
      * @param reader the reader
      * @param scripting for WHATWG, whether {@code noscript} holds raw text
      */
-    static BitSet literalOpeners(ByteBuffer b, MarkupReference.Reader reader, boolean scripting) {
+    static Openers literalOpeners(ByteBuffer b, MarkupReference.Reader reader, boolean scripting) {
+        boolean whatwg = reader == MarkupReference.Reader.WHATWG;
+        return scan(b, reader, scripting, whatwg && scripting ? new HtmlTree(false) : null);
+    }
+
+    private static Openers scan(ByteBuffer b, MarkupReference.Reader reader, boolean scripting, HtmlTree tree) {
         boolean whatwg = reader == MarkupReference.Reader.WHATWG;
         int n = b.limit();
         Openers literal = new Openers(b, reader == MarkupReference.Reader.PYTHON);
+        literal.builder = tree;
         int i = 0;
         int check = 0;
+        int textFrom = 0;
         while (i < n) {
             if (i >= check) {
                 check = Interrupts.checkAt(i); // a pass over the text, as each reading is
@@ -97,27 +184,89 @@ final class HtmlTags {
                 i++;
                 continue;
             }
-            long u = XmlText.htmlMarkup(b, i, reader, literal); // a comment, bogus comment or end tag: skipped whole
-            if ((int) u == MarkupReference.NOTHING) {
-                i += (int) (u >>> 32);
+            if (tree != null) {
+                tree.text(b, textFrom, i);
+            }
+            if (tree != null && tree.inForeign() && XmlText.startsWith(b, i, CDATA_OPEN)) {
+                i = foreignCdata(b, i, literal);
+                tree.cdataSection();
+                textFrom = i;
                 continue;
             }
-            int name = i + 1;
-            if (name >= n || !isAsciiLetter(b.get(name))) {
+            long u = XmlText.htmlMarkup(b, i, reader, literal); // a comment, bogus comment or end tag: skipped whole
+            if ((int) u == MarkupReference.NOTHING) {
+                if (tree != null && i + 2 < n && b.get(i + 1) == '!' && b.get(i + 2) == '[') {
+                    tree.foreignMarkup(); // a CDATA section in foreign content
+                }
+                if (tree != null && i + 2 < n && b.get(i + 1) == '/' && isAsciiLetter(b.get(i + 2))
+                        && tree.endTagMatters(b, i + 2) && tree.endTag(name(b, i + 2))) {
+                    literal.closing = literal.closing == null ? new BitSet() : literal.closing;
+                    literal.closing.set(i);
+                }
+                i += (int) (u >>> 32);
+                textFrom = i;
+                continue;
+            }
+            if (i + 1 >= n || !isAsciiLetter(b.get(i + 1))) {
                 i++;
                 continue;
             }
-            int j = name;
-            while (j < n && !tagNameEnd(b.get(j))) {
-                j++;
-            }
-            String tag = ascii(b, name, j).toLowerCase(Locale.ROOT);
-            j = tagEnd(b, j, literal);
-            boolean anyEndTag = reader == MarkupReference.Reader.LIBXML2_HTML;
-            boolean raw = (whatwg ? RAW_TEXT : LEGACY_RAW_TEXT).contains(tag) && (scripting || !tag.equals("noscript"));
-            i = raw ? rawTextEnd(b, j, tag, anyEndTag, literal) : j;
+            i = startTag(b, i, whatwg ? scripting ? RAW_TEXT : RAW_TEXT_NOSCRIPT : LEGACY_RAW_TEXT,
+                    reader == MarkupReference.Reader.LIBXML2_HTML, literal);
+            textFrom = i;
         }
         return literal;
+    }
+
+    /**
+     * {@return the index after a start tag at {@code i} and, when its element holds raw text, after that text}, each
+     * {@code <} in them marked literal and the tag given to the openers' tree builder
+     */
+    private static int startTag(ByteBuffer b, int i, Set<String> rawText, boolean anyEndTag, Openers literal) {
+        int nameEnd = nameEnd(b, i + 1);
+        String tag = ascii(b, i + 1, nameEnd).toLowerCase(Locale.ROOT);
+        int j = tagEnd(b, nameEnd, literal);
+        HtmlTree tree = literal.builder;
+        literal.noscript |= tag.equals("noscript");
+        if (tree != null && tree.startTag(tag, j >= i + 3 && b.get(j - 1) == '>' && b.get(j - 2) == '/')) {
+            literal.joined = literal.joined == null ? new BitSet() : literal.joined;
+            literal.joined.set(i);
+        }
+        boolean raw = rawText.contains(tag) && !(tree != null && tree.inForeign());
+        int end = raw ? rawTextEnd(b, j, tag, anyEndTag, literal) : j;
+        if (raw && tree != null && tree.foreignOpen() && literal.nextSetBit(j) >= 0 && literal.nextSetBit(j) < end) {
+            tree.foreignMarkup(); // markup in an element's text that holds raw text in HTML content only
+        }
+        return end;
+    }
+
+    /** {@return the index after a CDATA section of foreign content at {@code i}}, its {@code <} marked literal */
+    private static int foreignCdata(ByteBuffer b, int i, Openers literal) {
+        literal.cdata = literal.cdata == null ? new BitSet() : literal.cdata;
+        literal.cdata.set(i);
+        int n = b.limit();
+        for (int j = i + CDATA_OPEN.length; j < n; j++) {
+            if (b.get(j) == '<') {
+                literal.set(j);
+            } else if (b.get(j) == ']' && XmlText.startsWith(b, j, CDATA_CLOSE)) {
+                return j + CDATA_CLOSE.length;
+            }
+        }
+        return n;
+    }
+
+    /** {@return the tag name starting at {@code from}, in lower case} */
+    private static String name(ByteBuffer b, int from) {
+        return ascii(b, from, nameEnd(b, from)).toLowerCase(Locale.ROOT);
+    }
+
+    /** {@return the index after the tag name starting at {@code from}} */
+    static int nameEnd(ByteBuffer b, int from) {
+        int j = from;
+        while (j < b.limit() && !tagNameEnd(b.get(j))) {
+            j++;
+        }
+        return j;
     }
 
     /**
@@ -143,7 +292,7 @@ final class HtmlTags {
         return isSpace(c) || c == '/' || c == '>';
     }
 
-    private static boolean isSpace(byte c) {
+    static boolean isSpace(byte c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
     }
 
@@ -278,15 +427,14 @@ final class HtmlTags {
         return k < n && b.get(k) == '>' ? k + 1 : 0;
     }
 
-    /** {@return whether the text holds {@code <noscript} (any case)} @param b the text */
-    static boolean holdsNoscript(ByteBuffer b) {
-        int n = b.limit();
-        for (int i = 0; i + 9 < n; i++) {
-            if (b.get(i) == '<' && (b.get(i + 1) | 0x20) == 'n' && ascii(b, i + 1, i + 9).equalsIgnoreCase("noscript")) {
-                return true;
+    /** {@return whether the bytes at {@code from} are {@code name} (lower case ASCII letters), in any case} */
+    static boolean equalsIgnoreCase(ByteBuffer b, int from, String name) {
+        for (int k = 0; k < name.length(); k++) {
+            if (from + k >= b.limit() || (b.get(from + k) | 0x20) != name.charAt(k)) {
+                return false;
             }
         }
-        return false;
+        return true;
     }
 
     static boolean isAsciiLetter(byte c) {

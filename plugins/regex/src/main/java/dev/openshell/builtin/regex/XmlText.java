@@ -174,7 +174,7 @@ final class XmlText {
                 }
                 changed |= kind != NOTHING || cdata || startsWith(input, i, CDATA_OPEN) || joins(input, i);
                 if (kind == NOTHING) {
-                    cdata = html == null && stateAfter(input, i, len, cdata);
+                    cdata = cdataAfter(input, i, len, cdata, html);
                 } else {
                     o = Charsets.Transcoded.putUtf8(out, o, kind);
                 }
@@ -195,6 +195,21 @@ final class XmlText {
         }
         byte c = b.get(i - 1);
         return c != '>' && c != ' ' && c != '\t' && c != '\r' && c != '\n';
+    }
+
+    /**
+     * {@return the state after the NOTHING unit at {@code i} of XML ({@code html} null) or HTML: inside a CDATA section
+     * or not} HTML has CDATA sections only in foreign content, which only a tree reading reads as such
+     * ({@link HtmlTags#treeOpeners}).
+     */
+    private static boolean cdataAfter(ByteBuffer b, int i, int length, boolean cdata, BitSet html) {
+        if (html == null) {
+            return stateAfter(b, i, length, cdata);
+        }
+        if (!(html instanceof HtmlTags.Openers o) || !o.tree()) {
+            return false;
+        }
+        return cdata ? stateAfter(b, i, length, true) : o.opensCdata(i);
     }
 
     /** {@return the state after the NOTHING unit at {@code i}: inside a CDATA section or not} */
@@ -285,6 +300,10 @@ final class XmlText {
      */
     static long htmlMarkup(ByteBuffer b, int i, MarkupReference.Reader reader, BitSet openers) {
         int n = b.limit();
+        int tree = openers instanceof HtmlTags.Openers o ? o.treeUnitEnd(b, i) : 0;
+        if (tree > 0) { // a start tag a tree builder joins the text around, a CDATA section of SVG (P29-2, P30-3)
+            return pack(tree - i, NOTHING);
+        }
         if (reader == MarkupReference.Reader.LIBXML2_HTML) {
             int after = MarkupRecovery.libxml2Drops(b, i);
             if (after > 0) {
@@ -310,10 +329,8 @@ final class XmlText {
             return pack(through(b, i + 1, ">") - i, NOTHING);
         }
         if (next == '/' && i + 2 < n) { // an end tag: one that closes nothing leaves the text around it one text node
-            int name = i + 2; // to every HTML reader (pass 19, P25-3: T1</b>T2); its attributes after its name (P29-3)
-            while (name < n && !HtmlTags.tagNameEnd(b.get(name))) {
-                name++;
-            }
+            int name = HtmlTags.nameEnd(b, i + 2); // to every HTML reader (pass 19, P25-3: T1</b>T2); its attributes
+                                                    // after its name (P29-3)
             int end = reader == MarkupReference.Reader.WHATWG ? HtmlTags.tagEnd(b, name, null)
                     : HtmlTags.legacyEndTagEnd(b, name, null); // to its first '>', quotes or not (P28-5)
             return pack(end - i, NOTHING);
@@ -447,7 +464,7 @@ final class XmlText {
         }
 
         private boolean next(int i, long u, boolean cdata) {
-            return (int) u == NOTHING ? html == null && stateAfter(input, i, (int) (u >>> 32), cdata) : cdata;
+            return (int) u == NOTHING ? cdataAfter(input, i, (int) (u >>> 32), cdata, html) : cdata;
         }
 
         private static int textLength(long u) {

@@ -1,0 +1,92 @@
+package dev.openshell.builtin.regex;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.openshell.middleware.spi.Decision;
+import dev.openshell.middleware.spi.HttpRequestResult;
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A key split by markup that an HTML tree builder reads through (attacker passes 23 and 24, P29-2, P29-4, P30-3):
+ * start tags it ignores where they stand, tags around which it moves text before a table (foster parenting), and
+ * SVG or MathML content, where CDATA sections are sections and no element holds raw text. Every body below reads as
+ * the whole key to html5lib (1.1: the text nodes joined, comments left out, as DOM {@code textContent} does); each is
+ * denied and redacted. {@code K1} and {@code K2} stand for the key's two halves.
+ */
+class TreeBuilderMarkupTest {
+    private static final String K1 = "sk-proj-Ab3dE6gH9jK2";
+    private static final String K2 = "mN5pQ8sT1vW4yZ7cF0iL";
+    private static final JsonObject DENY = Json.createObjectBuilder().add("mode", "deny").build();
+    private final RegexProvider provider = new RegexProvider();
+
+    private HttpRequestResult run(JsonObject config, String body) {
+        return DecodedBodyTest.evaluate(provider, config, body.getBytes(StandardCharsets.UTF_8), "content-type",
+                "text/html");
+    }
+
+    private static String key(String form) {
+        return form.replace("K2", "\u0000").replace("K1", K1).replace("\u0000", K2);
+    }
+
+    private void deniedAndRedacted(String form) {
+        String body = key(form);
+        assertEquals(Decision.DENY, run(DENY, body).decision(), body);
+        HttpRequestResult r = run(JsonObject.EMPTY_JSON_OBJECT, body);
+        String out = new String(r.body().orElseThrow(() -> new AssertionError("nothing redacted: " + body))
+                .toByteArray(), StandardCharsets.UTF_8);
+        assertFalse(out.contains("Ab3dE6gH") && out.contains("yZ7cF0iL"), out);
+    }
+
+    /** P29-2: a start tag the tree builder ignores "in body" makes no element between the two halves. */
+    @ParameterizedTest
+    @ValueSource(strings = {"<div>K1<html>K2</div>", "<div>K1<body>K2</div>", "<div>K1<head>K2</div>",
+        "<div>K1<frameset>K2</div>", "<div>K1<frame>K2</div>", "<div>K1<col>K2</div>", "<div>K1<colgroup>K2</div>",
+        "<div>K1<tr>K2</div>", "<div>K1<td>K2</div>", "<div>K1<th>K2</div>", "<div>K1<caption>K2</div>",
+        "<div>K1<tbody>K2</div>", "<div>K1<thead>K2</div>", "<div>K1<tfoot>K2</div>",
+        "<div>K1<TR class=\"a>b\">K2</div>", "<p>K1<html lang=en>K2", "<p>K1<body onload=\"x\">K2",
+        "<div>K1<html><tr>K2</div>", "<html><head></head><body><p>K1<head>K2</p></body></html>"})
+    void aStartTagTheTreeBuilderIgnores(String form) {
+        deniedAndRedacted(form);
+    }
+
+    /** P29-2: inside a select, the tree builder ignores every start tag but an option's. */
+    @ParameterizedTest
+    @ValueSource(strings = {"<select><option>K1<b>K2</option></select>", "<select><option>K1<div>K2</option></select>",
+        "<select><option>K1<span class=x>K2</option></select>", "<select><option>K1<title>K2</option></select>"})
+    void aStartTagInsideASelect(String form) {
+        deniedAndRedacted(form);
+    }
+
+    /** P29-4: text a table holds outside its cells moves before the table, next to the text before it. */
+    @ParameterizedTest
+    @ValueSource(strings = {"<div>K1<table>K2</table></div>", "<div>K1<table>K2</div>",
+        "<table><tr><td>x</td></tr>K1<tr>K2</table>", "<table>K1<tbody>K2</table>", "<td><table>K1<tr>K2</table>", "<b>x</b>K1<tr>K2", "<p><i>x</i>K1<html>K2</p>"})
+    void textFosterParentedBeforeATable(String form) {
+        deniedAndRedacted(form);
+    }
+
+    /** P30-3: in SVG and MathML content a CDATA section is text, and no element holds raw text. */
+    @ParameterizedTest
+    @ValueSource(strings = {"<svg>K1<![CDATA[K2]]></svg>", "<svg>K1<!x><![CDATA[K2]]></svg>",
+        "<math><mi>K1<![CDATA[K2]]></mi></math>", "<svg><![CDATA[K1]]><![CDATA[K2]]></svg>",
+        "<SVG viewBox=\"0 0 1 1\">K1<![CDATA[K2]]></SVG>", "<svg><style>K1<!--x-->K2</style></svg>",
+        "<svg><title>K1<!---->K2</title></svg>", "<svg><script>K1</x>K2</script></svg>",
+        "<svg><g><textarea>K1<!---->K2</textarea></g></svg>", "<svg><svg></svg>K1<![CDATA[K2]]></svg>"})
+    void foreignContent(String form) {
+        deniedAndRedacted(form);
+    }
+
+    /** What separates the halves to a tree builder too passes: cells, options, elements. */
+    @ParameterizedTest
+    @ValueSource(strings = {"<table><tr><td>K1</td><td>K2</td></tr></table>", "<table><tr><td>K1<td>K2</table>",
+        "<table><tr><th>K1<th>K2</table>", "<html><head><title>x</title></head><body><p>K1<p>K2</body></html>",
+        "<select><option>K1<option>K2</select>", "<svg><text>K1</text><text>K2</text></svg>"})
+    void whatATreeBuilderSeparatesPasses(String form) {
+        assertEquals(Decision.ALLOW, run(DENY, key(form)).decision(), key(form));
+    }
+}
