@@ -265,7 +265,7 @@ final class BodyDecoder {
         if (sniffed != null && !markup) {
             return TextView.stacked(text, sniffed);
         }
-        TextView read = markupReading(text, markup, type != null && type.isHtml(), type != null && type.isYaml(),
+        TextView read = markupReading(text, xml, type != null && type.readAsHtml(), type != null && type.isYaml(),
                 holds);
         // markup that is also valid JSON is read both ways: an HTML reader never decodes its JSON escapes, a JSON
         // reader never its references (attacker pass 19, P25-1: ["ghp_...&#76;..."] as text/html)
@@ -354,13 +354,14 @@ final class BodyDecoder {
      * ({@link XmlText}); every reading is scanned}
      *
      * @param text the text
-     * @param markup whether the media type is XML or HTML
-     * @param html whether the media type is HTML: it is also read as an HTML tokenizer reads it
+     * @param xml whether the media type is XML
+     * @param html whether the media type is HTML or XHTML: it is also read as HTML readers read it
      *     ({@link XmlText#htmlView}: bogus comments)
      * @param yaml whether the media type is YAML
      * @param known what the text holds ({@link #escapedOrMarkedUp}), or -1 when not known yet
      */
-    private static TextView markupReading(TextView text, boolean markup, boolean html, boolean yaml, int known) {
+    private static TextView markupReading(TextView text, boolean xml, boolean html, boolean yaml, int known) {
+        boolean markup = xml || html;
         TextView read = text;
         int holds;
         if (yaml) {
@@ -373,7 +374,7 @@ final class BodyDecoder {
                 read = escapedReading(text);
             }
         }
-        return markupViews(read, text, markup || (holds & MARKUP) != 0, html, markup && !html);
+        return markupViews(read, text, markup || (holds & MARKUP) != 0, html, xml);
     }
 
     /**
@@ -386,8 +387,8 @@ final class BodyDecoder {
      * @param text the text
      * @param references whether it is read for references at all (markup, or text that holds {@code &#}, an
      *     undeclared entity or a CDATA section)
-     * @param html whether its media type is HTML
-     * @param xml whether its media type is XML
+     * @param html whether its media type is HTML or XHTML
+     * @param xml whether its media type is XML (XHTML is both)
      */
     private static TextView markupViews(TextView read, TextView text, boolean references, boolean html, boolean xml) {
         if (references) {
@@ -406,7 +407,7 @@ final class BodyDecoder {
         if (asHtml) { // Python's comment and section ends, raw text and end tags (P26-1, P28-4, P29-1): always
             differing |= 1 << MarkupReference.Reader.PYTHON.ordinal();
         }
-        if (references && !html) { // libxml2's XML recovery (P22-1 to P22-3): its reading, always
+        if (references && (xml || !html)) { // libxml2's XML recovery (P22-1 to P22-3): its reading, always
             differing |= 1 << MarkupReference.Reader.LIBXML2_XML.ordinal();
         }
         for (MarkupReference.Reader reader : MarkupReference.Reader.values()) {
@@ -449,7 +450,7 @@ final class BodyDecoder {
         if (structured) {
             return read;
         }
-        boolean html = type != null && type.isHtml();
+        boolean html = type != null && type.readAsHtml();
         boolean xml = type != null && type.isXml();
         // read as markup where the text was (its &a; may be among what the reading dropped: P21-1) or now is
         boolean references = html || xml || marked || XmlText.worthReading(dropped.text());

@@ -97,6 +97,15 @@ record MediaType(String type, String subtype, String charset, String boundary, S
         return type.equals("text") && subtype.equals("html");
     }
 
+    /**
+     * {@return whether the body is read by HTML readers too: {@code text/html}, and XHTML ({@code application/xhtml+xml},
+     * XML that is HTML, which a scraper parses with an HTML parser as often as with an XML one: attacker pass 25,
+     * P31-1)}
+     */
+    boolean readAsHtml() {
+        return isHtml() || subtype.equals("xhtml+xml");
+    }
+
     /** {@return whether the body is YAML: {@code yaml}, {@code x-yaml} or any {@code +yaml} subtype (RFC 9512)} */
     boolean isYaml() {
         return subtype.equals("yaml") || subtype.equals("x-yaml") || subtype.endsWith("+yaml");

@@ -144,4 +144,18 @@ class StrayMarkupTest {
     void nearMissesStayUntouched(String body) {
         assertEquals(Decision.ALLOW, run(DENY, body, "text/html").decision(), body);
     }
+
+    /**
+     * Pass 25, P31-1: XHTML is read by HTML readers too (html.parser, lxml.html, BeautifulSoup and html5lib read each
+     * of these whole), and by libxml2's recovering XML parser as before.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<p>sk-proj-Ab3dE6gH9jK2</b>mN5pQ8sT1vW4yZ7cF0iL</p>",
+        "<noscript>sk-proj-Ab3dE6gH9jK2<!--></b>mN5pQ8sT1vW4yZ7cF0iL</noscript>",
+        "<noscript>sk-proj-Ab3dE6gH9jK2</b a=\">\">mN5pQ8sT1vW4yZ7cF0iL</noscript>",
+        "<p>sk-proj-Ab3dE6gH9jK2<!--x--!>mN5pQ8sT1vW4yZ7cF0iL</p>", "<div>sk-proj-Ab3dE6gH9jK2<tr>mN5pQ8sT1vW4yZ7cF0iL</div>",
+        "<r><v>sk-proj-Ab3dE6gH9jK2<!--x--->-->mN5pQ8sT1vW4yZ7cF0iL</v></r>"})
+    void xhtmlReadAsHtmlAndAsXml(String body) {
+        deniedAndRedacted(body, "application/xhtml+xml");
+    }
 }
