@@ -63,10 +63,12 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
         for (HeaderField f : r.fields()) {
             String lower = f.lowerName();
             long before = scrubber.matches();
+            if (relayOnly(lower)) {
+                fields.add(f);
+                continue;
+            }
             if (framing(lower)) {
-                if (!lower.equals("connection")) {
-                    HeaderReadings.read(scrub(f.value(), scrubber), scrubber); // counts what it finds
-                }
+                HeaderReadings.read(scrub(f.value(), scrubber), scrubber); // counts what it finds
                 if (scrubber.matches() == before) {
                     fields.add(f);
                 }
@@ -104,7 +106,7 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
         byte[][] values = new byte[fields.size() + 1][];
         values[0] = reason.getBytes(StandardCharsets.ISO_8859_1);
         for (int i = 0; i < fields.size(); i++) {
-            values[i + 1] = fields.get(i).lowerName().equals("connection") ? new byte[0]
+            values[i + 1] = relayOnly(fields.get(i).lowerName()) ? new byte[0]
                     : fields.get(i).value().getBytes(StandardCharsets.ISO_8859_1);
         }
         long before = scrubber.matches();
@@ -115,7 +117,7 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
         for (int i = fields.size() - 1; i >= 0; i--) {
             HeaderField f = fields.get(i);
             String value = new String(values[i + 1], StandardCharsets.ISO_8859_1);
-            if (f.lowerName().equals("connection") || value.equals(f.value())) {
+            if (relayOnly(f.lowerName()) || value.equals(f.value())) {
                 continue;
             }
             if (framing(f.lowerName())) {
@@ -128,7 +130,12 @@ record HeadScrub(ResponseHead head, List<String> unreadable) {
     }
 
     private static boolean framing(String lower) {
-        return lower.equals("content-length") || lower.equals("transfer-encoding") || lower.equals("connection");
+        return lower.equals("content-length") || lower.equals("transfer-encoding");
+    }
+
+    /** {@return whether a field is kept as it is: {@code Connection}, which the relay reads and never forwards} */
+    private static boolean relayOnly(String lower) {
+        return lower.equals("connection");
     }
 
     private static String scrub(String latin1, SecretScrubber scrubber) {
