@@ -169,6 +169,9 @@ final class HtmlTree {
         if (body && !select && foreign == 0 && !NAMED.contains(name)) {
             return false; // most tags of a body: one look-up
         }
+        if (select && foreign == 0) {
+            return otherStartTag(name); // in a select even <svg> makes no element
+        }
         boolean svg = name.equals("svg") || name.equals("math");
         if (foreign > 0) {
             foreign += svg && !selfClosing ? 1 : 0;

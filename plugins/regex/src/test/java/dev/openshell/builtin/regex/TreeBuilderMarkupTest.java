@@ -57,7 +57,9 @@ class TreeBuilderMarkupTest {
     /** P29-2: inside a select, the tree builder ignores every start tag but an option's. */
     @ParameterizedTest
     @ValueSource(strings = {"<select><option>K1<b>K2</option></select>", "<select><option>K1<div>K2</option></select>",
-        "<select><option>K1<span class=x>K2</option></select>", "<select><option>K1<title>K2</option></select>"})
+        "<select><option>K1<span class=x>K2</option></select>", "<select><option>K1<title>K2</option></select>",
+        "<select><option>K1<svg>K2</option></select>", "<select><option>K1<math>K2</select>",
+        "<select><option>K1<html>K2</select>"})
     void aStartTagInsideASelect(String form) {
         deniedAndRedacted(form);
     }
