@@ -3,6 +3,7 @@ package dev.openshell.builtin.regex;
 import dev.openshell.middleware.spi.HttpHeader;
 import dev.openshell.middleware.spi.internal.BodyCharsets;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -424,18 +425,22 @@ final class BodyDecoder {
      * {@return {@code read} and the readings of {@code text} as HTML to WHATWG readers}: the tokenizer's with scripting
      * enabled, with it disabled where the text holds a {@code noscript} (html5lib, lxml and BeautifulSoup read its
      * content as markup: P30-1), and a tree builder's where it reads the text otherwise ({@link HtmlTree}: ignored and
-     * foster-parenting start tags, foreign content: P29-2, P29-4, P30-3)
+     * foster-parenting start tags, foreign content: P29-2, P29-4, P30-3; text nodes split at comments)
      */
     private static TextView whatwgViews(TextView read, TextView text) {
         ByteBuffer t = text.text();
         HtmlTags.Openers openers = HtmlTags.literalOpeners(t, MarkupReference.Reader.WHATWG);
         read = also(read, text, XmlText.htmlView(t, openers, MarkupReference.Reader.WHATWG));
+        List<HtmlTags.Openers> trees = new ArrayList<>(HtmlTags.treeReadings(openers, t));
         if (openers.noscript()) {
-            read = also(read, text, XmlText.htmlView(t, HtmlTags.literalOpeners(t, MarkupReference.Reader.WHATWG,
-                    false), MarkupReference.Reader.WHATWG));
+            HtmlTags.Openers disabled = HtmlTags.literalOpeners(t, MarkupReference.Reader.WHATWG, false);
+            read = also(read, text, XmlText.htmlView(t, disabled, MarkupReference.Reader.WHATWG));
+            trees.addAll(HtmlTags.treeReadings(disabled, t));
         }
-        HtmlTags.Openers tree = HtmlTags.treeOpeners(openers, t);
-        return tree == null ? read : also(read, text, XmlText.htmlView(t, tree, MarkupReference.Reader.WHATWG));
+        for (HtmlTags.Openers tree : trees) {
+            read = also(read, text, XmlText.htmlView(t, tree, MarkupReference.Reader.WHATWG));
+        }
+        return read;
     }
 
     /**

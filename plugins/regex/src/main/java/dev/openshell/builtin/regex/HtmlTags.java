@@ -2,7 +2,9 @@ package dev.openshell.builtin.regex;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
@@ -48,8 +50,12 @@ final class HtmlTags {
         private final int lastMsClose;
         /** The index of the last {@code ]]>} (white space allowed) in the text, or -1. */
         private final int lastClose;
-        /** Whether a tree reading reads with these openers ({@link #treeOpeners}): its own units count. */
+        /** Whether a tree reading reads with these openers ({@link #treeReadings}): its own units count. */
         private boolean tree;
+        /** Whether that reading reads a comment as a boundary between two text nodes, not as nothing. */
+        private boolean commentsSeparate;
+        /** Whether the openers are a WHATWG tokenizer's with scripting enabled. */
+        private boolean scripting;
         /** Whether the text holds a {@code noscript} start tag. */
         private boolean noscript;
         /** The tree builder that followed the tags, or {@code null} (not a WHATWG reading with scripting). */
@@ -85,6 +91,11 @@ final class HtmlTags {
             return tree;
         }
 
+        /** {@return whether the reading reads a comment as a boundary (a space) rather than as nothing} */
+        boolean commentsSeparate() {
+            return commentsSeparate;
+        }
+
         /**
          * {@return for a tree reading, the index after a unit at {@code i} that only it reads as nothing: a start tag
          * that joins the text around it, or the {@code <![CDATA[} opening a CDATA section in foreign content; else 0}
@@ -107,9 +118,10 @@ final class HtmlTags {
             return tree && cdata != null && cdata.get(i);
         }
 
-        private Openers asTree() {
+        private Openers asTree(boolean separate) {
             Openers t = (Openers) clone();
             t.tree = true;
+            t.commentsSeparate = separate;
             if (closing != null) { // an end tag that closes an element separates in the tree reading: left as text
                 t.or(closing);
             }
@@ -118,24 +130,31 @@ final class HtmlTags {
     }
 
     /**
-     * {@return the openers of the tree reading of a text ({@link HtmlTree}: the start tags a tree builder ignores or
-     * foster-parents text around read as nothing, and in SVG or MathML content CDATA sections read as sections and no
-     * raw text), or {@code null} when that reading is the WHATWG tokenizer's own} The tree reading's tags are read in
-     * a second pass ({@link HtmlTree}, full), made only where the tokenizer's pass found a tag that may join text or
-     * foreign content that a tree builder's tokenizer reads otherwise.
+     * {@return the openers of the tree readings of a text ({@link HtmlTree}), none when they read it as the WHATWG
+     * tokenizer's reading does} The first reads the start tags a tree builder ignores or foster-parents text around
+     * as nothing, and in SVG or MathML content CDATA sections as sections and no raw text; it is made where the
+     * tokenizer's pass found such a tag or foreign content that reads otherwise. The second reads the same way with
+     * each comment as a boundary between two text nodes (a reader that walks the nodes), made where a comment or an
+     * end tag that closes nothing follows text. The tags are read again in a second pass only where foreign content reads otherwise.
      *
      * @param whatwg the text's {@link #literalOpeners} to a WHATWG tokenizer with scripting
      * @param b the text
      */
-    static Openers treeOpeners(Openers whatwg, ByteBuffer b) {
-        if (whatwg.builder == null) {
-            return null;
+    static List<Openers> treeReadings(Openers whatwg, ByteBuffer b) {
+        HtmlTree t = whatwg.builder;
+        if (t == null || whatwg.joined == null && !t.differs() && !t.nodesDiffer()) {
+            return List.of();
         }
-        if (whatwg.joined == null && !whatwg.builder.differs()) {
-            return null;
+        Openers tree = t.differs() ? scan(b, MarkupReference.Reader.WHATWG, whatwg.scripting, new HtmlTree(true))
+                : whatwg;
+        List<Openers> out = new ArrayList<>(2);
+        if (tree.joined != null || tree.cdata != null || t.differs()) {
+            out.add(tree.asTree(false));
         }
-        Openers tree = scan(b, MarkupReference.Reader.WHATWG, true, new HtmlTree(true));
-        return tree.joined == null && tree.cdata == null && !whatwg.builder.differs() ? null : tree.asTree();
+        if (t.nodesDiffer()) {
+            out.add(tree.asTree(true));
+        }
+        return out;
     }
 
     /**
@@ -157,7 +176,7 @@ final class HtmlTags {
      * {@return {@link #literalOpeners}, for a WHATWG tokenizer with scripting enabled (browsers: {@code noscript}
      * holds raw text) or disabled ({@code scripting} false: html5lib, lxml 2.14 and BeautifulSoup read a
      * {@code noscript}'s content as markup; attacker pass 24, P30-1/P30-2)} With scripting, the tags are also followed
-     * by an {@link HtmlTree} ({@link #treeOpeners}).
+     * by an {@link HtmlTree} ({@link #treeReadings}).
      *
      * @param b the text
      * @param reader the reader
@@ -165,7 +184,7 @@ final class HtmlTags {
      */
     static Openers literalOpeners(ByteBuffer b, MarkupReference.Reader reader, boolean scripting) {
         boolean whatwg = reader == MarkupReference.Reader.WHATWG;
-        return scan(b, reader, scripting, whatwg && scripting ? new HtmlTree(false) : null);
+        return scan(b, reader, scripting, whatwg ? new HtmlTree(false) : null);
     }
 
     private static Openers scan(ByteBuffer b, MarkupReference.Reader reader, boolean scripting, HtmlTree tree) {
@@ -173,6 +192,7 @@ final class HtmlTags {
         int n = b.limit();
         Openers literal = new Openers(b, reader == MarkupReference.Reader.PYTHON);
         literal.builder = tree;
+        literal.scripting = scripting;
         int i = 0;
         int check = 0;
         int textFrom = 0;
@@ -198,10 +218,12 @@ final class HtmlTags {
                 if (tree != null && i + 2 < n && b.get(i + 1) == '!' && b.get(i + 2) == '[') {
                     tree.foreignMarkup(); // a CDATA section in foreign content
                 }
-                if (tree != null && i + 2 < n && b.get(i + 1) == '/' && isAsciiLetter(b.get(i + 2))
-                        && tree.endTagMatters(b, i + 2) && tree.endTag(name(b, i + 2))) {
+                boolean endTag = i + 2 < n && b.get(i + 1) == '/' && isAsciiLetter(b.get(i + 2));
+                if (tree != null && endTag && tree.endTag(b, i + 2)) {
                     literal.closing = literal.closing == null ? new BitSet() : literal.closing;
                     literal.closing.set(i);
+                } else if (tree != null && !endTag) {
+                    tree.comment();
                 }
                 i += (int) (u >>> 32);
                 textFrom = i;
@@ -228,11 +250,16 @@ final class HtmlTags {
         int j = tagEnd(b, nameEnd, literal);
         HtmlTree tree = literal.builder;
         literal.noscript |= tag.equals("noscript");
-        if (tree != null && tree.startTag(tag, j >= i + 3 && b.get(j - 1) == '>' && b.get(j - 2) == '/')) {
+        boolean selfClosing = j >= i + 3 && b.get(j - 1) == '>' && b.get(j - 2) == '/';
+        if (tree != null && tree.startTag(tag, OpenElements.key(b, i + 1, nameEnd), selfClosing)) {
             literal.joined = literal.joined == null ? new BitSet() : literal.joined;
             literal.joined.set(i);
         }
-        boolean raw = rawText.contains(tag) && !(tree != null && tree.inForeign());
+        boolean raw = rawText.contains(tag)
+                && !(tree != null && (tree.inForeign() || tree.treeMode() && tree.lastIgnored()));
+        if (raw && tree != null && tree.lastIgnored()) {
+            tree.ignoredRawText(); // <select><xmp>: raw text to the tokenizer's pass, markup to the tree builder's
+        }
         int end = raw ? rawTextEnd(b, j, tag, anyEndTag, literal) : j;
         if (raw && tree != null && tree.foreignOpen() && literal.nextSetBit(j) >= 0 && literal.nextSetBit(j) < end) {
             tree.foreignMarkup(); // markup in an element's text that holds raw text in HTML content only
@@ -253,11 +280,6 @@ final class HtmlTags {
             }
         }
         return n;
-    }
-
-    /** {@return the tag name starting at {@code from}, in lower case} */
-    private static String name(ByteBuffer b, int from) {
-        return ascii(b, from, nameEnd(b, from)).toLowerCase(Locale.ROOT);
     }
 
     /** {@return the index after the tag name starting at {@code from}} */

@@ -1,8 +1,7 @@
 package dev.openshell.builtin.regex;
 
 import java.nio.ByteBuffer;
-import java.util.HashMap;
-import java.util.Map;
+import java.nio.charset.StandardCharsets;
 import java.util.Set;
 
 /**
@@ -36,9 +35,16 @@ final class HtmlTree {
     /** Elements that may stand in a document's head: they do not begin its body. */
     private static final Set<String> HEAD_CONTENT = Set.of("base", "basefont", "bgsound", "link", "meta", "noframes",
             "noscript", "script", "style", "template", "title");
-    /** Start tags a tree builder handles "in select" (HTML, 13.2.6.4.16); it ignores every other. */
-    private static final Set<String> IN_SELECT = Set.of("option", "optgroup", "hr", "input", "keygen", "textarea",
-            "script", "template");
+    /** Start tags a tree builder keeps "in select" (HTML, 13.2.6.4.16; input, keygen, textarea end it); others go. */
+    private static final Set<String> IN_SELECT = Set.of("option", "optgroup", "script");
+    /**
+     * Start tags that end foreign content (HTML, "The rules for parsing tokens in foreign content": {@code b},
+     * {@code div}, {@code p}, {@code table} ...), read as HTML after it.
+     */
+    private static final Set<String> BREAKOUT = Set.of("b", "big", "blockquote", "body", "br", "center", "code",
+            "dd", "div", "dl", "dt", "em", "embed", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li",
+            "listing", "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong", "strike",
+            "sub", "sup", "table", "tt", "u", "ul", "var", "font");
 
     /**
      * Elements no end tag separates text of: those without content (HTML, "Void elements", and the obsolete ones
@@ -50,35 +56,36 @@ final class HtmlTree {
             "head", "body");
     /** Every start tag name {@link #joins} decides on by name, or that changes its state once the body has begun. */
     private static final Set<String> NAMED = Set.of("html", "head", "body", "frameset", "frame", "select", "table",
-            "svg", "math", "caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr");
-    /** The end tags that end a state of the tokenizer's pass: a table, a select, foreign content. */
-    private static final String[] STRUCTURE = {"table", "select", "svg", "math"};
-    /** At most this many distinct element names are counted open; a text of more is read with the rest not counted. */
-    private static final int NAMES = 256;
+            "svg", "math", "caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr", "form");
 
-    private final boolean full;
-    /** How many elements of each name are open (start tags less end tags, at least 0): bounded by {@link #NAMES}. */
-    private final Map<String, Integer> open;
+    private final boolean treeMode;
+    /** How many elements of each name are open (start tags less end tags). */
+    private final OpenElements open = new OpenElements();
+    private static final long SELECT = OpenElements.key(ByteBuffer.wrap("select".getBytes(StandardCharsets.US_ASCII)),
+            0, 6);
     private int tables;
     private boolean select;
+    private boolean form;
     private int foreign;
     private boolean htmlSeen;
     private boolean headSeen;
     private boolean body;
     /** Whether foreign content holds what a tokenizer reads otherwise there: a CDATA section, raw text with markup. */
     private boolean foreignDiffers;
+    /** Whether the tree builder made no element for the last start tag (or moved the text around it). */
+    private boolean ignored;
+    /** Whether a comment or an end tag that closes nothing stood right after text. */
+    private boolean nodesDiffer;
     /** Whether the last text before the tag at hand ends in a character that is not white space. */
     private boolean afterText;
 
     /**
-     * @param full whether it drives the tree reading's own tokenization: foreign content read as foreign, and the
-     *     open elements counted so that an end tag that closes one separates ({@link #endTag}); else it follows the
-     *     tokenizer's reading (HTML content throughout, every end tag joining), which only tells whether the tree
-     *     reading differs from it ({@link #differs})
+     * @param treeMode whether it drives the tree reading's own tokenization (foreign content read as foreign, an
+     *     ignored element holding no raw text); else it follows the tokenizer's reading (HTML content throughout), and
+     *     tells whether the tree builder's tokenizer reads the text otherwise ({@link #differs})
      */
-    HtmlTree(boolean full) {
-        this.full = full;
-        this.open = full ? new HashMap<>() : null;
+    HtmlTree(boolean treeMode) {
+        this.treeMode = treeMode;
     }
 
     /**
@@ -97,6 +104,23 @@ final class HtmlTree {
         for (int k = from; !body && k < to; k++) {
             body = !HtmlTags.isSpace(b.get(k));
         }
+    }
+
+    /**
+     * A comment (or bogus comment) was read: where text stands right before it, the text after it starts a text node
+     * of its own to a reader that walks the nodes (lxml's {@code .text}/{@code .tail}, html5lib's tree, BeautifulSoup's
+     * strings), while {@code textContent} joins the two ({@code x<!---->sk-proj-...} holds the whole key in one node).
+     */
+    void comment() {
+        nodesDiffer |= afterText;
+    }
+
+    /**
+     * {@return whether a reader that walks the text nodes may read a run the other readings do not: a comment, or an
+     * end tag that closes nothing, stood right after text ({@link #comment}, {@link #endTag})}
+     */
+    boolean nodesDiffer() {
+        return nodesDiffer;
     }
 
     /** A CDATA section of foreign content was read: it is text. */
@@ -118,65 +142,67 @@ final class HtmlTree {
         return foreignDiffers;
     }
 
+    /**
+     * {@return whether the tree builder made no element for the last start tag, or moved the text on both sides of
+     * it before a table} An ignored element holds no raw text: {@code <select><xmp>} leaves the tokenizer reading
+     * markup.
+     */
+    boolean lastIgnored() {
+        return ignored;
+    }
+
+    /** The tokenizer's pass read raw text after a tag the tree builder ignores: the tree reading reads it otherwise. */
+    void ignoredRawText() {
+        foreignDiffers = true;
+    }
+
+    /** {@return whether it drives the tree reading's own tokenization} */
+    boolean treeMode() {
+        return treeMode;
+    }
+
     /** {@return whether foreign content is open, whichever the reading} */
     boolean foreignOpen() {
         return foreign > 0;
     }
 
-    /**
-     * {@return whether {@link #endTag} acts on an end tag whose name starts at {@code from}: in the tree reading's pass
-     * every one, in the tokenizer's pass those of {@code table}, {@code select}, {@code svg} and {@code math} (found
-     * without making a string of the name)}
-     *
-     * @param b the input
-     * @param from the index of the name's first letter
-     */
-    boolean endTagMatters(ByteBuffer b, int from) {
-        if (full) {
-            return true;
-        }
-        int end = HtmlTags.nameEnd(b, from);
-        for (String name : STRUCTURE) {
-            if (end - from == name.length() && HtmlTags.equalsIgnoreCase(b, from, name)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** {@return whether the tokenizer is in foreign content, where it reads CDATA sections and no raw text} */
     boolean inForeign() {
-        return full && foreign > 0;
+        return treeMode && foreign > 0;
     }
 
     /**
      * {@return whether a start tag joins the text on both sides of it} (the class comment)
      *
      * @param name the tag's name, in lower case
+     * @param key its {@link OpenElements#key}
      * @param selfClosing whether it ends with {@code />}
      */
-    boolean startTag(String name, boolean selfClosing) {
-        boolean joins = joins(name, selfClosing) && afterText;
-        if (full && !joins && !selfClosing && !NEVER_CLOSED.contains(name)
-                && (open.size() < NAMES || open.containsKey(name))) {
-            open.merge(name, 1, Integer::sum);
+    boolean startTag(String name, long key, boolean selfClosing) {
+        ignored = joins(name, selfClosing);
+        boolean joins = ignored && afterText;
+        if (!ignored && !selfClosing && !NEVER_CLOSED.contains(name)) {
+            open.opened(key);
         }
         afterText &= joins;
         return joins;
     }
 
     private boolean joins(String name, boolean selfClosing) {
-        if (body && !select && foreign == 0 && !NAMED.contains(name)) {
+        if (body && !select && foreign == 0 && tables == 0 && !NAMED.contains(name)) {
             return false; // most tags of a body: one look-up
+        }
+        if (foreign > 0 && BREAKOUT.contains(name)) {
+            foreign = 0; // back to HTML content, where the tag is read
         }
         if (select && foreign == 0) {
             return otherStartTag(name); // in a select even <svg> makes no element
         }
         boolean svg = name.equals("svg") || name.equals("math");
-        if (foreign > 0) {
-            foreign += svg && !selfClosing ? 1 : 0;
+        if (foreign > 0 && svg) {
+            foreign += selfClosing ? 0 : 1;
             return false;
-        }
+        } // in foreign content the HTML rules go on: an integration point (mtext, foreignObject ...) holds HTML
         if (svg && !selfClosing) {
             foreign = 1;
             body = true;
@@ -209,8 +235,9 @@ final class HtmlTree {
 
     private boolean otherStartTag(String name) {
         if (select) {
-            if (name.equals("select")) {
-                select = false; // a select inside a select ends it
+            if (name.equals("select") || name.equals("input") || name.equals("keygen") || name.equals("textarea")) {
+                select = false; // each ends the select (the select's own end tag then closes nothing)
+                open.closeAll(SELECT);
                 return false;
             }
             return !IN_SELECT.contains(name);
@@ -230,31 +257,48 @@ final class HtmlTree {
         if (TABLE_PARTS.contains(name)) {
             return tables == 0 || TABLE_SECTIONS.contains(name);
         }
-        return false;
+        if (name.equals("form")) { // a form inside a form makes no element
+            boolean nested = form;
+            form = true;
+            return nested || tables > 0;
+        }
+        // a form or input a table holds outside a cell stands in it, the text on both sides moved before it
+        return tables > 0 && name.equals("input");
     }
 
     /**
      * {@return whether an end tag separates the text around it: it closes an element that is open (the text before it
      * is that element's, the text after it is not), where one that closes nothing makes no element and joins it} It
-     * also ends a table, a select or foreign content.
+     * also ends a table, a select, a form or foreign content.
      *
-     * @param name the tag's name, in lower case
+     * @param b the input
+     * @param from the index of the name's first letter
      */
-    boolean endTag(String name) {
-        Integer count = full ? open.get(name) : null;
-        if (count != null && count == 1) {
-            open.remove(name);
-        } else if (count != null) {
-            open.put(name, count - 1);
+    boolean endTag(ByteBuffer b, int from) {
+        int to = HtmlTags.nameEnd(b, from);
+        boolean selectEnd = is(b, from, to, "option") || is(b, from, to, "optgroup") || is(b, from, to, "select");
+        // in a select other end tags are ignored
+        boolean closes = (!select || selectEnd) && open.close(OpenElements.key(b, from, to));
+        // </br> is read as <br>, </p> that closes nothing makes an empty p: each separates (and ends foreign content)
+        boolean element = !select && (is(b, from, to, "br") || is(b, from, to, "p"));
+        if (element && foreign > 0) {
+            foreign = 0;
         }
         if (foreign > 0) {
-            foreign -= name.equals("svg") || name.equals("math") ? 1 : 0;
-        } else if (name.equals("table")) {
+            foreign -= is(b, from, to, "svg") || is(b, from, to, "math") ? 1 : 0;
+        } else if (is(b, from, to, "table")) {
             tables = Math.max(0, tables - 1);
-        } else if (name.equals("select")) {
+        } else if (is(b, from, to, "select")) {
             select = false;
+        } else if (is(b, from, to, "form")) {
+            form = false;
         }
-        afterText &= count == null;
-        return count != null;
+        nodesDiffer |= afterText && !closes && !element; // T1</b>T2: one node, x</p>T1</b>T2: two
+        afterText &= !closes && !element;
+        return closes || element;
+    }
+
+    private static boolean is(ByteBuffer b, int from, int to, String name) {
+        return to - from == name.length() && HtmlTags.equalsIgnoreCase(b, from, name);
     }
 }

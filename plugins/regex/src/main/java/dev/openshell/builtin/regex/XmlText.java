@@ -200,7 +200,7 @@ final class XmlText {
     /**
      * {@return the state after the NOTHING unit at {@code i} of XML ({@code html} null) or HTML: inside a CDATA section
      * or not} HTML has CDATA sections only in foreign content, which only a tree reading reads as such
-     * ({@link HtmlTags#treeOpeners}).
+     * ({@link HtmlTags#treeReadings}).
      */
     private static boolean cdataAfter(ByteBuffer b, int i, int length, boolean cdata, BitSet html) {
         if (html == null) {
@@ -316,7 +316,7 @@ final class XmlText {
             // "<!-->" opens one that the next "-->" ends (attacker pass 20, P26-1: T1<!-->-->T2 is one text node)
             int end = reader == MarkupReference.Reader.WHATWG ? htmlCommentEnd(b, i + 2)
                     : legacyCommentEnd(b, i + 4, reader == MarkupReference.Reader.PYTHON);
-            return pack(end - i, NOTHING);
+            return comment(end - i, openers);
         }
         if (reader == MarkupReference.Reader.PYTHON && next == '!' && i + 2 < n && b.get(i + 2) == '[') {
             int end = HtmlTags.pythonMarkedSectionEnd(b, i, (HtmlTags.Openers) openers); // its ends (P28-4)
@@ -326,7 +326,7 @@ final class XmlText {
         }
         boolean closeTag = next == '/' && i + 2 < n && !HtmlTags.isAsciiLetter(b.get(i + 2));
         if (next == '!' || next == '?' || closeTag) {
-            return pack(through(b, i + 1, ">") - i, NOTHING);
+            return comment(through(b, i + 1, ">") - i, openers);
         }
         if (next == '/' && i + 2 < n) { // an end tag: one that closes nothing leaves the text around it one text node
             int name = HtmlTags.nameEnd(b, i + 2); // to every HTML reader (pass 19, P25-3: T1</b>T2); its attributes
@@ -336,6 +336,12 @@ final class XmlText {
             return pack(end - i, NOTHING);
         }
         return pack(1, LITERAL);
+    }
+
+    /** {@return a comment of {@code length}: nothing, or a space to a tree reading of text nodes} */
+    private static long comment(int length, BitSet openers) {
+        boolean separate = openers instanceof HtmlTags.Openers o && o.commentsSeparate();
+        return pack(length, separate ? ' ' : NOTHING);
     }
 
     /**

@@ -83,6 +83,35 @@ class TreeBuilderMarkupTest {
         deniedAndRedacted(form);
     }
 
+    /**
+     * A comment right after text starts a text node of its own to a reader that walks the nodes: the key is whole in
+     * it even where text run into the comment's front (the textContent reading joins {@code x} to the key's front).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<p>x<!---->K1</b>K2</p>", "<p>x<!--c-->K1<tr>K2</p>", "<p>x</b><!---->K1</b>K2</p>",
+        "<p>x<!x>K1</i>K2</p>", "<p>x<?pi>K1</b>K2</p>", "<div>x<!---->K1<html>K2</div>"})
+    void aCommentStartsATextNode(String form) {
+        deniedAndRedacted(form);
+    }
+
+    /**
+     * The differential fuzz against html5lib (random tags around the halves): a noscript read with scripting disabled
+     * and a tree builder together, raw-text elements a select ignores, {@code </br>} and {@code </p>} making an
+     * element, breakout tags ending foreign content, a form in a table.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<th><noscript><foreignObject>K1<body><head>K2</mi>",
+        "<noscript/></frame></form>x<desc>K1<frame><table>K2", "<select><span><head><iframe>K1<ul></p><font>K2",
+        "<!--x--></head><select>K1<xmp><mi>K2<![CDATA[", "<!--x--><select/><caption>K1<hr></noscript></textarea>K2",
+        "</tfoot><path><svg>x</br>K1</th>K2<font><option>", "</foreignObject></annotation-xml><table>K1<form>K2",
+        "</tfoot>x<option><math><b>K1<tbody>K2x", "<p>x</p>K1<tr>K2", "<p>x</br>K1</b>K2",
+        "<select><colgroup><input>K1<body></i></select>K2", "<select>K1</span><template>K2<form>",
+        "<ul>x<form>K1<form></li>K2x <head>", "<html>x<math><mtext> K1</optgroup><frame><html>K2</a>x",
+        "<b/><th/><font><!--x--><select>K1</font><div/>K2<span>"})
+    void fuzzedForms(String form) {
+        deniedAndRedacted(form);
+    }
+
     /** What separates the halves to a tree builder too passes: cells, options, elements. */
     @ParameterizedTest
     @ValueSource(strings = {"<table><tr><td>K1</td><td>K2</td></tr></table>", "<table><tr><td>K1<td>K2</table>",
