@@ -4,7 +4,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Set;
 
@@ -66,6 +68,10 @@ final class HtmlTags {
         private BitSet cdata;
         /** The {@code <} of end tags that close an open element ({@link HtmlTree#endTag}), or {@code null}. */
         private BitSet closing;
+        /** The {@code <} of end tags that make an element ({@code </br>}, {@code </p>}), or {@code null}. */
+        private BitSet elements;
+        /** For a start tag that joins and holds raw text (a style in a table), the index after its end tag. */
+        private transient Map<Integer, Integer> joinedEnds;
 
         /** @param python whether the openers are Python's: only its reading has marked sections to end */
         Openers(ByteBuffer b, boolean python) {
@@ -110,6 +116,10 @@ final class HtmlTags {
             if (joined == null || !joined.get(i)) {
                 return 0;
             }
+            Integer end = joinedEnds == null ? null : joinedEnds.get(i);
+            if (end != null) {
+                return end; // the element and its raw text: the tree builder puts it in the table, not between
+            }
             return tagEnd(b, nameEnd(b, i + 1), null);
         }
 
@@ -118,12 +128,15 @@ final class HtmlTags {
             return tree && cdata != null && cdata.get(i);
         }
 
-        private Openers asTree(boolean separate) {
+        private Openers asTree(boolean closes, boolean separate) {
             Openers t = (Openers) clone();
             t.tree = true;
             t.commentsSeparate = separate;
-            if (closing != null) { // an end tag that closes an element separates in the tree reading: left as text
+            if (closing != null && closes) { // an end tag that closes an element separates: left as text
                 t.or(closing);
+            }
+            if (elements != null) {
+                t.or(elements);
             }
             return t;
         }
@@ -149,10 +162,11 @@ final class HtmlTags {
                 : whatwg;
         List<Openers> out = new ArrayList<>(2);
         if (tree.joined != null || tree.cdata != null || t.differs()) {
-            out.add(tree.asTree(false));
+            out.add(tree.asTree(true, false));
+            out.add(tree.asTree(false, false)); // end tags as nothing: one the tree builder finds out of scope
         }
         if (t.nodesDiffer()) {
-            out.add(tree.asTree(true));
+            out.add(tree.asTree(true, true));
         }
         return out;
     }
@@ -219,9 +233,13 @@ final class HtmlTags {
                     tree.foreignMarkup(); // a CDATA section in foreign content
                 }
                 boolean endTag = i + 2 < n && b.get(i + 1) == '/' && isAsciiLetter(b.get(i + 2));
-                if (tree != null && endTag && tree.endTag(b, i + 2)) {
+                int separates = tree != null && endTag ? tree.endTag(b, i + 2) : 0;
+                if (separates == HtmlTree.CLOSES) {
                     literal.closing = literal.closing == null ? new BitSet() : literal.closing;
                     literal.closing.set(i);
+                } else if (separates == HtmlTree.ELEMENT) {
+                    literal.elements = literal.elements == null ? new BitSet() : literal.elements;
+                    literal.elements.set(i);
                 } else if (tree != null && !endTag) {
                     tree.comment();
                 }
@@ -251,7 +269,8 @@ final class HtmlTags {
         HtmlTree tree = literal.builder;
         literal.noscript |= tag.equals("noscript");
         boolean selfClosing = j >= i + 3 && b.get(j - 1) == '>' && b.get(j - 2) == '/';
-        if (tree != null && tree.startTag(tag, OpenElements.key(b, i + 1, nameEnd), selfClosing)) {
+        boolean joins = tree != null && tree.startTag(tag, OpenElements.key(b, i + 1, nameEnd), selfClosing);
+        if (joins) {
             literal.joined = literal.joined == null ? new BitSet() : literal.joined;
             literal.joined.set(i);
         }
@@ -263,6 +282,10 @@ final class HtmlTags {
         int end = raw ? rawTextEnd(b, j, tag, anyEndTag, literal) : j;
         if (raw && tree != null && tree.foreignOpen() && literal.nextSetBit(j) >= 0 && literal.nextSetBit(j) < end) {
             tree.foreignMarkup(); // markup in an element's text that holds raw text in HTML content only
+        }
+        if (raw && joins && end < b.limit()) { // <table>T1<style>x</style>T2: the element read as nothing whole
+            literal.joinedEnds = literal.joinedEnds == null ? new HashMap<>() : literal.joinedEnds;
+            literal.joinedEnds.put(i, tagEnd(b, nameEnd(b, end + 2), null));
         }
         return end;
     }

@@ -2,31 +2,44 @@ package dev.openshell.builtin.regex;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.BitSet;
 import java.util.Set;
 
 /**
  * What a WHATWG HTML tree builder (HTML, "Tree construction": html5lib, browsers, and every DOM built from them)
- * does with the start tags a tokenizer reads, reduced to the one question a split token depends on: does the tag make
- * an element between the text before it and the text after it, or do the two end up as one text node? Fed the tags of
- * one text in order by {@link HtmlTags#literalOpeners}; it answers for each start tag.
+ * does with the tags a tokenizer reads, reduced to the one question a split token depends on: does a tag make an
+ * element between the text before it and the text after it, or do the two end up as one text node? Fed the tags of
+ * one text in order by {@link HtmlTags#literalOpeners}; it answers for each tag.
  *
  * <p>A start tag joins the text around it (attacker pass 23, P29-2 and P29-4) when the tree builder ignores it where
  * it stands: a second {@code <html>}, a {@code <head>} or {@code <body>} once the body has begun, a {@code <frame>}
  * outside a frameset, a table part ({@code <tr>}, {@code <td>}, {@code <caption>}, {@code <col>} ...) outside any
- * table, a tag other than an option's inside a {@code <select>} ("in select": {@code <select><option>T1<b>T2} is
- * {@code T1T2}); and when it moves the text on both sides before a table (foster parenting): {@code <table>} itself
- * ({@code <div>T1<table>T2} is {@code T1T2}) and the row and section tags inside one ({@code B<tr>C} between rows is
- * {@code BC}). A cell ({@code <td>}, {@code <th>}, {@code <caption>}) inside a table separates. The reduction answers
+ * table, a {@code <form>} inside a form, a tag other than {@code option}, {@code optgroup} and {@code script} inside a
+ * {@code <select>} ("in select": {@code <select><option>T1<b>T2} is {@code T1T2}; an element it ignores there holds no
+ * raw text); and when it moves the text on both sides before a table (foster parenting): {@code <table>} itself
+ * ({@code <div>T1<table>T2} is {@code T1T2}) and the row, section, form and input tags inside one ({@code B<tr>C}
+ * between rows is {@code BC}). A cell ({@code <td>}, {@code <th>}, {@code <caption>}) inside a table separates. Only a
+ * tag that follows text (no white space between, comments and joining tags aside) joins. The reduction answers
  * "joins" wherever some document state makes it so (a cell's text before a {@code <tr>} is not foster-parented, yet
- * the tag is read as joining), so the reading it drives may join two values that are not one; it never separates two
- * that are.
+ * the tag is read as joining), so the reading it drives may join two values that are not one.
  *
- * <p>It also tracks SVG and MathML content (foreign content, from {@code <svg>} or {@code <math>} to its end tag):
- * there a tokenizer reads {@code <![CDATA[...]]>} as a CDATA section (attacker pass 24, P30-3) and no element's text
- * as raw text ({@code <svg><style>T1<!--x-->T2</style>} is {@code T1T2} to html5lib). HTML integration points and the
- * tags that break out of foreign content are not tracked: the content is foreign to its end tag.
+ * <p>An end tag separates when it closes an open element (counted by name, {@link OpenElements}), and {@code </br>}
+ * and {@code </p>} always (each makes an element); one that closes nothing joins. A comment, or an end tag that closes
+ * nothing, right after text marks a text whose nodes a node-walking reader reads apart from {@code textContent}
+ * ({@link #nodesDiffer}).
+ *
+ * <p>It also tracks SVG and MathML content (foreign content, from {@code <svg>} or {@code <math>} to its end tag, or
+ * to a tag that breaks out of it: {@code <b>}, {@code <div>}, {@code <p>}, {@code </br>} ...): there a tokenizer
+ * reads {@code <![CDATA[...]]>} as a CDATA section (attacker pass 24, P30-3) and no element's text as raw text
+ * ({@code <svg><style>T1<!--x-->T2</style>} is {@code T1T2} to html5lib). HTML integration points
+ * ({@code foreignObject}, {@code mtext} ...) are read with both: the HTML rules for joining tags go on in foreign
+ * content.
  */
 final class HtmlTree {
+    /** {@link #endTag}: the end tag closes an open element. */
+    static final int CLOSES = 1;
+    /** {@link #endTag}: the end tag makes an element ({@code </br>}, {@code </p>}). */
+    static final int ELEMENT = 2;
     /** Table parts that a tree builder ignores outside a table (HTML, "in body", "A start tag whose tag name is..."). */
     private static final Set<String> TABLE_PARTS = Set.of("caption", "col", "colgroup", "tbody", "td", "tfoot", "th",
             "thead", "tr");
@@ -56,7 +69,8 @@ final class HtmlTree {
             "head", "body");
     /** Every start tag name {@link #joins} decides on by name, or that changes its state once the body has begun. */
     private static final Set<String> NAMED = Set.of("html", "head", "body", "frameset", "frame", "select", "table",
-            "svg", "math", "caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr", "form");
+            "svg", "math", "caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr", "form", "input",
+            "style", "script");
 
     private final boolean treeMode;
     /** How many elements of each name are open (start tags less end tags). */
@@ -72,8 +86,14 @@ final class HtmlTree {
     private boolean body;
     /** Whether foreign content holds what a tokenizer reads otherwise there: a CDATA section, raw text with markup. */
     private boolean foreignDiffers;
-    /** Whether the tree builder made no element for the last start tag (or moved the text around it). */
+    /** Whether the tree builder made no element for the last start tag, or moved the text around it. */
     private boolean ignored;
+    /** Whether it moved the text around the last start tag before a table, the element made (foster parenting). */
+    private boolean foster;
+    /** For each open table (by depth), whether a cell or caption of it is open. */
+    private final BitSet cells = new BitSet();
+    /** As {@link #afterText}, but an end tag that closes an element leaves it (the reading of end tags as nothing). */
+    private boolean joinText;
     /** Whether a comment or an end tag that closes nothing stood right after text. */
     private boolean nodesDiffer;
     /** Whether the last text before the tag at hand ends in a character that is not white space. */
@@ -101,6 +121,7 @@ final class HtmlTree {
             return; // markup right after markup: what came before it stands
         }
         afterText = !HtmlTags.isSpace(b.get(to - 1));
+        joinText = afterText;
         for (int k = from; !body && k < to; k++) {
             body = !HtmlTags.isSpace(b.get(k));
         }
@@ -126,6 +147,7 @@ final class HtmlTree {
     /** A CDATA section of foreign content was read: it is text. */
     void cdataSection() {
         afterText = true;
+        joinText = true;
     }
 
     /**
@@ -148,7 +170,7 @@ final class HtmlTree {
      * markup.
      */
     boolean lastIgnored() {
-        return ignored;
+        return ignored && !foster;
     }
 
     /** The tokenizer's pass read raw text after a tag the tree builder ignores: the tree reading reads it otherwise. */
@@ -179,17 +201,19 @@ final class HtmlTree {
      * @param selfClosing whether it ends with {@code />}
      */
     boolean startTag(String name, long key, boolean selfClosing) {
+        foster = false;
         ignored = joins(name, selfClosing);
-        boolean joins = ignored && afterText;
+        boolean joins = ignored && joinText;
         if (!ignored && !selfClosing && !NEVER_CLOSED.contains(name)) {
             open.opened(key);
         }
         afterText &= joins;
+        joinText &= joins;
         return joins;
     }
 
     private boolean joins(String name, boolean selfClosing) {
-        if (body && !select && foreign == 0 && tables == 0 && !NAMED.contains(name)) {
+        if (body && !select && foreign == 0 && !NAMED.contains(name)) {
             return false; // most tags of a body: one look-up
         }
         if (foreign > 0 && BREAKOUT.contains(name)) {
@@ -242,6 +266,12 @@ final class HtmlTree {
             }
             return !IN_SELECT.contains(name);
         }
+        boolean inTableText = tables > 0 && !cells.get(tables);
+        if (inTableText && (name.equals("style") || name.equals("script") || name.equals("input"))) {
+            foster = true; // a table holds these outside a cell: the text on both sides moves before it
+            body = true;
+            return true;
+        }
         if (HEAD_CONTENT.contains(name)) {
             return false;
         }
@@ -251,30 +281,52 @@ final class HtmlTree {
             return false;
         }
         if (name.equals("table")) {
+            if (inTableText) {
+                return false; // a table where a table holds text ends that table and starts another after it
+            }
             tables++;
+            cells.clear(tables);
+            foster = true;
             return true;
         }
         if (TABLE_PARTS.contains(name)) {
-            return tables == 0 || TABLE_SECTIONS.contains(name);
+            return tablePart(name, inTableText);
         }
-        if (name.equals("form")) { // a form inside a form makes no element
+        if (name.equals("form")) { // a form inside a form makes no element; one in a table's text stands in it
             boolean nested = form;
             form = true;
-            return nested || tables > 0;
+            foster = !nested && inTableText;
+            return nested || inTableText;
         }
-        // a form or input a table holds outside a cell stands in it, the text on both sides moved before it
-        return tables > 0 && name.equals("input");
+        return false;
+    }
+
+    /** {@return whether a table part joins: outside a table (ignored), or a row or section where text is fostered} */
+    private boolean tablePart(String name, boolean inTableText) {
+        if (tables == 0) {
+            return true;
+        }
+        boolean section = TABLE_SECTIONS.contains(name);
+        if (section) {
+            cells.clear(tables); // a row or section closes the open cell: its text stays in it
+        } else {
+            cells.set(tables);
+        }
+        foster = section;
+        return section && inTableText;
     }
 
     /**
-     * {@return whether an end tag separates the text around it: it closes an element that is open (the text before it
-     * is that element's, the text after it is not), where one that closes nothing makes no element and joins it} It
-     * also ends a table, a select, a form or foreign content.
+     * {@return how an end tag stands between the text around it: {@link #CLOSES} an element that is open (the text
+     * before it is that element's, the text after it is not; a tree reading of end tags as nothing reads through it,
+     * as the tree builder does where the element is out of scope), {@link #ELEMENT} ({@code </br>}, {@code </p>}: an
+     * element, always a boundary), or 0 (it closes nothing, makes no element and joins the text)} It also ends a
+     * table, a cell, a select, a form or foreign content.
      *
      * @param b the input
      * @param from the index of the name's first letter
      */
-    boolean endTag(ByteBuffer b, int from) {
+    int endTag(ByteBuffer b, int from) {
         int to = HtmlTags.nameEnd(b, from);
         boolean selectEnd = is(b, from, to, "option") || is(b, from, to, "optgroup") || is(b, from, to, "select");
         // in a select other end tags are ignored
@@ -287,7 +339,10 @@ final class HtmlTree {
         if (foreign > 0) {
             foreign -= is(b, from, to, "svg") || is(b, from, to, "math") ? 1 : 0;
         } else if (is(b, from, to, "table")) {
+            cells.clear(tables);
             tables = Math.max(0, tables - 1);
+        } else if (is(b, from, to, "td") || is(b, from, to, "th") || is(b, from, to, "caption")) {
+            cells.clear(tables);
         } else if (is(b, from, to, "select")) {
             select = false;
         } else if (is(b, from, to, "form")) {
@@ -295,7 +350,8 @@ final class HtmlTree {
         }
         nodesDiffer |= afterText && !closes && !element; // T1</b>T2: one node, x</p>T1</b>T2: two
         afterText &= !closes && !element;
-        return closes || element;
+        joinText &= !element;
+        return element ? ELEMENT : closes ? CLOSES : 0;
     }
 
     private static boolean is(ByteBuffer b, int from, int to, String name) {

@@ -112,11 +112,31 @@ class TreeBuilderMarkupTest {
         deniedAndRedacted(form);
     }
 
+    /**
+     * Attacker pass 26: noscript with a tree builder (P32-1), table parts outside a table (P32-2), nested forms
+     * (P32-3), svg in a select (P32-4), end tags a tree builder finds out of scope (P32-5), what a table holds outside
+     * its cells (P32-6), raw-text elements a select ignores (P32-9).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"<noscript><table>K1<tr>K2</noscript>", "<noscript><select><option>K1<b>K2</noscript>",
+        "<noscript>K1<body>K2</noscript>", "<noscript><div>K1<table>K2</noscript>", "<td>K1</td><td>K2</td>",
+        "<tr>K1<td></tr>K2", "<form>K1<form>K2", "<table>K1<form>K2", "<select><option>K1<svg>K2",
+        "<div>K1<table></div>K2", "<div><b>K1<table></b>K2", "<span><div>K1<tr></span>K2", "<b><object>K1<tr></b>K2",
+        "<form><div>K1<tr></form>K2", "<pre>K1<table></pre>K2", "<button><marquee>K1</button><tr>K2",
+        "<table>K1<input type=hidden>K2", "<table>K1<style></style>K2", "<table>K1<script>x</script>K2",
+        "<table><tbody><tr>K1<tr></tbody>K2", "<table><table></table>K1<td>K2",
+        "<select><option>K1<xmp><i>K2", "<select><option>K1<title><i>K2", "<select><option>K1<plaintext><i>K2"})
+    void attackerPass26(String form) {
+        deniedAndRedacted(form);
+    }
+
     /** What separates the halves to a tree builder too passes: cells, options, elements. */
     @ParameterizedTest
     @ValueSource(strings = {"<table><tr><td>K1</td><td>K2</td></tr></table>", "<table><tr><td>K1<td>K2</table>",
         "<table><tr><th>K1<th>K2</table>", "<html><head><title>x</title></head><body><p>K1<p>K2</body></html>",
-        "<select><option>K1<option>K2</select>", "<svg><text>K1</text><text>K2</text></svg>"})
+        "<select><option>K1<option>K2</select>", "<svg><text>K1</text><text>K2</text></svg>",
+        "<table><tr><td>K1<tr>K2", "<table><caption>K1<tr>K2", "<table><tr><th>K1<tbody>K2",
+        "<table><tr><td>K1<col>K2"})
     void whatATreeBuilderSeparatesPasses(String form) {
         assertEquals(Decision.ALLOW, run(DENY, key(form)).decision(), key(form));
     }
