@@ -60,7 +60,7 @@ final class HtmlTags {
         private boolean scripting;
         /** Whether the text holds a {@code noscript} start tag. */
         private boolean noscript;
-        /** The tree builder that followed the tags, or {@code null} (not a WHATWG reading with scripting). */
+        /** The tree builder that followed the tags, or {@code null} (not a WHATWG reading). */
         private transient HtmlTree builder;
         /** The {@code <} of start tags that join the text around them ({@link HtmlTree#startTag}), or {@code null}. */
         private BitSet joined;
@@ -87,7 +87,7 @@ final class HtmlTags {
             lastClose = std;
         }
 
-        /** {@return whether the text holds a {@code noscript} start tag (a WHATWG reading with scripting only)} */
+        /** {@return whether the text holds a {@code noscript} start tag (found by a WHATWG tag pass)} */
         boolean noscript() {
             return noscript;
         }
@@ -144,13 +144,15 @@ final class HtmlTags {
 
     /**
      * {@return the openers of the tree readings of a text ({@link HtmlTree}), none when they read it as the WHATWG
-     * tokenizer's reading does} The first reads the start tags a tree builder ignores or foster-parents text around
-     * as nothing, and in SVG or MathML content CDATA sections as sections and no raw text; it is made where the
-     * tokenizer's pass found such a tag or foreign content that reads otherwise. The second reads the same way with
-     * each comment as a boundary between two text nodes (a reader that walks the nodes), made where a comment or an
-     * end tag that closes nothing follows text. The tags are read again in a second pass only where foreign content reads otherwise.
+     * tokenizer's reading does} Two read the start tags a tree builder ignores or foster-parents text around as
+     * nothing, and in SVG or MathML content CDATA sections as sections and no raw text: one with the end tags that
+     * close an open element as boundaries, one with every end tag as nothing (an element out of scope closes
+     * nothing); they are made where the tokenizer's pass found such a tag or foreign content that reads otherwise. A
+     * third reads each comment as a boundary between two text nodes (a reader that walks the nodes), made where a
+     * comment or an end tag that closes nothing follows text. The tags are read again in a second pass only where the
+     * tree builder's tokenizer reads the text otherwise (foreign content, raw text in an ignored element).
      *
-     * @param whatwg the text's {@link #literalOpeners} to a WHATWG tokenizer with scripting
+     * @param whatwg the text's {@link #literalOpeners} to a WHATWG tokenizer
      * @param b the text
      */
     static List<Openers> treeReadings(Openers whatwg, ByteBuffer b) {
@@ -189,8 +191,8 @@ final class HtmlTags {
     /**
      * {@return {@link #literalOpeners}, for a WHATWG tokenizer with scripting enabled (browsers: {@code noscript}
      * holds raw text) or disabled ({@code scripting} false: html5lib, lxml 2.14 and BeautifulSoup read a
-     * {@code noscript}'s content as markup; attacker pass 24, P30-1/P30-2)} With scripting, the tags are also followed
-     * by an {@link HtmlTree} ({@link #treeReadings}).
+     * {@code noscript}'s content as markup; attacker pass 24, P30-1/P30-2)} A WHATWG pass also follows the tags with
+     * an {@link HtmlTree} ({@link #treeReadings}).
      *
      * @param b the text
      * @param reader the reader
