@@ -432,7 +432,7 @@ final class BodyDecoder {
         HtmlTags.Openers openers = HtmlTags.literalOpeners(t, MarkupReference.Reader.WHATWG);
         read = also(read, text, XmlText.htmlView(t, openers, MarkupReference.Reader.WHATWG));
         List<HtmlTags.Openers> trees = new ArrayList<>(HtmlTags.treeReadings(openers, t));
-        if (openers.noscript()) {
+        if (HtmlTags.holdsNoscript(t)) {
             HtmlTags.Openers disabled = HtmlTags.literalOpeners(t, MarkupReference.Reader.WHATWG, false);
             read = also(read, text, XmlText.htmlView(t, disabled, MarkupReference.Reader.WHATWG));
             trees.addAll(HtmlTags.treeReadings(disabled, t));

@@ -58,8 +58,6 @@ final class HtmlTags {
         private boolean commentsSeparate;
         /** Whether the openers are a WHATWG tokenizer's with scripting enabled. */
         private boolean scripting;
-        /** Whether the text holds a {@code noscript} start tag. */
-        private boolean noscript;
         /** The tree builder that followed the tags, or {@code null} (not a WHATWG reading). */
         private transient HtmlTree builder;
         /** The {@code <} of start tags that join the text around them ({@link HtmlTree#startTag}), or {@code null}. */
@@ -85,11 +83,6 @@ final class HtmlTags {
             }
             lastMsClose = ms;
             lastClose = std;
-        }
-
-        /** {@return whether the text holds a {@code noscript} start tag (found by a WHATWG tag pass)} */
-        boolean noscript() {
-            return noscript;
         }
 
         /** {@return whether a tree reading reads with these openers} */
@@ -269,7 +262,6 @@ final class HtmlTags {
         String tag = ascii(b, i + 1, nameEnd).toLowerCase(Locale.ROOT);
         int j = tagEnd(b, nameEnd, literal);
         HtmlTree tree = literal.builder;
-        literal.noscript |= tag.equals("noscript");
         boolean selfClosing = j >= i + 3 && b.get(j - 1) == '>' && b.get(j - 2) == '/';
         boolean joins = tree != null && tree.startTag(tag, OpenElements.key(b, i + 1, nameEnd), selfClosing);
         if (joins) {
@@ -482,6 +474,23 @@ final class HtmlTags {
             }
         }
         return true;
+    }
+
+    /**
+     * {@return whether the text holds {@code <noscript} (any case) anywhere} Read byte by byte rather than from the tag
+     * pass: a {@code noscript} after an element the tokenizer's pass reads as raw text to the end (an unclosed
+     * {@code <svg><title>}) is a tag to a tree builder (attacker pass 27, P33-5).
+     *
+     * @param b the text
+     */
+    static boolean holdsNoscript(ByteBuffer b) {
+        int n = b.limit();
+        for (int i = 0; i + 9 < n; i++) {
+            if (b.get(i) == '<' && (b.get(i + 1) | 0x20) == 'n' && equalsIgnoreCase(b, i + 1, "noscript")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static boolean isAsciiLetter(byte c) {

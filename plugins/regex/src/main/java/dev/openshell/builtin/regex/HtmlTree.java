@@ -43,6 +43,8 @@ final class HtmlTree {
     /** Table parts that a tree builder ignores outside a table (HTML, "in body", "A start tag whose tag name is..."). */
     private static final Set<String> TABLE_PARTS = Set.of("caption", "col", "colgroup", "tbody", "td", "tfoot", "th",
             "thead", "tr");
+    /** End tags of a table and its parts. */
+    private static final String[] TABLE_ENDS = {"table", "caption", "tbody", "td", "tfoot", "th", "thead", "tr"};
     /** Table parts whose text on both sides is foster-parented inside a table: all but the cells. */
     private static final Set<String> TABLE_SECTIONS = Set.of("col", "colgroup", "tbody", "tfoot", "thead", "tr");
     /** Elements that may stand in a document's head: they do not begin its body. */
@@ -70,7 +72,7 @@ final class HtmlTree {
     /** Every start tag name {@link #joins} decides on by name, or that changes its state once the body has begun. */
     private static final Set<String> NAMED = Set.of("html", "head", "body", "frameset", "frame", "select", "table",
             "svg", "math", "caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr", "form", "input",
-            "style", "script");
+            "style", "script", "template");
 
     private final boolean treeMode;
     /** How many elements of each name are open (start tags less end tags). */
@@ -90,8 +92,12 @@ final class HtmlTree {
     private boolean ignored;
     /** Whether it moved the text around the last start tag before a table, the element made (foster parenting). */
     private boolean foster;
-    /** For each open table (by depth), whether a cell or caption of it is open. */
-    private final BitSet cells = new BitSet();
+    /** For each open table (by depth), whether a {@code td} of it is open. */
+    private final BitSet td = new BitSet();
+    /** For each open table (by depth), whether a {@code th} of it is open. */
+    private final BitSet th = new BitSet();
+    /** For each open table (by depth), whether its caption is open. */
+    private final BitSet caption = new BitSet();
     /** As {@link #afterText}, but an end tag that closes an element leaves it (the reading of end tags as nothing). */
     private boolean joinText;
     /** Whether a comment or an end tag that closes nothing stood right after text. */
@@ -266,8 +272,9 @@ final class HtmlTree {
             }
             return !IN_SELECT.contains(name);
         }
-        boolean inTableText = tables > 0 && !cells.get(tables);
-        if (inTableText && (name.equals("style") || name.equals("script") || name.equals("input"))) {
+        boolean inTableText = tables > 0 && !inCell();
+        if (inTableText && (name.equals("style") || name.equals("script") || name.equals("input")
+                || name.equals("template"))) {
             foster = true; // a table holds these outside a cell: the text on both sides moves before it
             body = true;
             return true;
@@ -285,7 +292,7 @@ final class HtmlTree {
                 return false; // a table where a table holds text ends that table and starts another after it
             }
             tables++;
-            cells.clear(tables);
+            clearCell();
             foster = true;
             return true;
         }
@@ -307,10 +314,9 @@ final class HtmlTree {
             return true;
         }
         boolean section = TABLE_SECTIONS.contains(name);
-        if (section) {
-            cells.clear(tables); // a row or section closes the open cell: its text stays in it
-        } else {
-            cells.set(tables);
+        clearCell(); // a row, section or cell closes the open cell: its text stays in it
+        if (!section) {
+            (name.equals("td") ? td : name.equals("th") ? th : caption).set(tables);
         }
         foster = section;
         return section && inTableText;
@@ -328,30 +334,76 @@ final class HtmlTree {
      */
     int endTag(ByteBuffer b, int from) {
         int to = HtmlTags.nameEnd(b, from);
-        boolean selectEnd = is(b, from, to, "option") || is(b, from, to, "optgroup") || is(b, from, to, "select");
-        // in a select other end tags are ignored
-        boolean closes = (!select || selectEnd) && open.close(OpenElements.key(b, from, to));
-        // </br> is read as <br>, </p> that closes nothing makes an empty p: each separates (and ends foreign content)
+        boolean tablePart = tables > 0 && tableEndName(b, from, to);
+        // </br> is read as <br>, </p> that closes nothing makes an empty p: each separates
         boolean element = !select && (is(b, from, to, "br") || is(b, from, to, "p"));
-        if (element && foreign > 0) {
-            foreign = 0;
+        if (foreign > 0 && (element || tablePart || is(b, from, to, "select") || is(b, from, to, "form"))) {
+            foreign = 0; // an HTML end tag no foreign element matches ends foreign content and is read as HTML
         }
         if (foreign > 0) {
             foreign -= is(b, from, to, "svg") || is(b, from, to, "math") ? 1 : 0;
-        } else if (is(b, from, to, "table")) {
-            cells.clear(tables);
-            tables = Math.max(0, tables - 1);
-        } else if (is(b, from, to, "td") || is(b, from, to, "th") || is(b, from, to, "caption")) {
-            cells.clear(tables);
-        } else if (is(b, from, to, "select")) {
+        }
+        if (select && tablePart) { // </td>, </tr>, </table> in a select in a table end the select first
             select = false;
-        } else if (is(b, from, to, "form")) {
+            open.closeAll(SELECT);
+        }
+        boolean selectEnd = is(b, from, to, "option") || is(b, from, to, "optgroup") || is(b, from, to, "select");
+        // in a select other end tags are ignored
+        boolean closes = (!select || selectEnd) && open.close(OpenElements.key(b, from, to));
+        if (foreign == 0 && tablePart) {
+            closes |= tableEnd(b, from, to);
+        } else if (foreign == 0 && is(b, from, to, "select")) {
+            select = false;
+        } else if (foreign == 0 && !select && is(b, from, to, "form")) {
             form = false;
         }
         nodesDiffer |= afterText && !closes && !element; // T1</b>T2: one node, x</p>T1</b>T2: two
         afterText &= !closes && !element;
         joinText &= !element;
         return element ? ELEMENT : closes ? CLOSES : 0;
+    }
+
+    /**
+     * {@return whether the end of a table, a cell or a caption, or of a row or section, closes what holds text: the
+     * table, or a cell of its own kind that is open (a {@code </td>} in a caption is ignored), or the open cell a row
+     * end closes} A row or section end where no cell is open closes nothing that holds text (fostered text on both
+     * sides).
+     */
+    private boolean tableEnd(ByteBuffer b, int from, int to) {
+        if (is(b, from, to, "table")) {
+            clearCell();
+            tables--;
+            return true;
+        }
+        BitSet kind = is(b, from, to, "td") ? td : is(b, from, to, "th") ? th : is(b, from, to, "caption") ? caption
+                : null;
+        if (kind != null) {
+            boolean open = kind.get(tables);
+            kind.clear(tables);
+            return open;
+        }
+        boolean cell = inCell(); // tr, tbody, thead, tfoot close the open cell
+        clearCell();
+        return cell;
+    }
+
+    private boolean inCell() {
+        return td.get(tables) || th.get(tables) || caption.get(tables);
+    }
+
+    private void clearCell() {
+        td.clear(tables);
+        th.clear(tables);
+        caption.clear(tables);
+    }
+
+    private static boolean tableEndName(ByteBuffer b, int from, int to) {
+        for (String name : TABLE_ENDS) {
+            if (is(b, from, to, name)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean is(ByteBuffer b, int from, int to, String name) {
