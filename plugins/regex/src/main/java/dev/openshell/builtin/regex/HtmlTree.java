@@ -74,11 +74,13 @@ final class HtmlTree {
             "svg", "math", "caption", "col", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr", "form", "input",
             "style", "script", "template");
 
+    /** The {@link OpenElements#key} of {@code select}. */
+    private static final long SELECT = OpenElements.key(ByteBuffer.wrap("select".getBytes(StandardCharsets.US_ASCII)),
+            0, 6);
+
     private final boolean treeMode;
     /** How many elements of each name are open (start tags less end tags). */
     private final OpenElements open = new OpenElements();
-    private static final long SELECT = OpenElements.key(ByteBuffer.wrap("select".getBytes(StandardCharsets.US_ASCII)),
-            0, 6);
     private int tables;
     private boolean select;
     private boolean form;
@@ -86,8 +88,11 @@ final class HtmlTree {
     private boolean htmlSeen;
     private boolean headSeen;
     private boolean body;
-    /** Whether foreign content holds what a tokenizer reads otherwise there: a CDATA section, raw text with markup. */
-    private boolean foreignDiffers;
+    /**
+     * Whether the tree builder's tokenizer reads the text otherwise than the tokenizer's pass: foreign content holds a
+     * CDATA section or raw text with markup, or an element the tree builder ignores was read as raw text.
+     */
+    private boolean tokenizationDiffers;
     /** Whether the tree builder made no element for the last start tag, or moved the text around it. */
     private boolean ignored;
     /** Whether it moved the text around the last start tag before a table, the element made (foster parenting). */
@@ -162,12 +167,12 @@ final class HtmlTree {
      * that holds raw text in HTML content only.
      */
     void foreignMarkup() {
-        foreignDiffers |= foreign > 0;
+        tokenizationDiffers |= foreign > 0;
     }
 
     /** {@return whether the tree reading may read the text otherwise than the tokenizer (the tokenizer's pass)} */
     boolean differs() {
-        return foreignDiffers;
+        return tokenizationDiffers;
     }
 
     /**
@@ -181,7 +186,7 @@ final class HtmlTree {
 
     /** The tokenizer's pass read raw text after a tag the tree builder ignores: the tree reading reads it otherwise. */
     void ignoredRawText() {
-        foreignDiffers = true;
+        tokenizationDiffers = true;
     }
 
     /** {@return whether it drives the tree reading's own tokenization} */
